@@ -1,0 +1,73 @@
+"""The book's one figure style (seaborn-based) and figure saving (SPEC §1 "Figures")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Colour cycle used by every chapter (seaborn's colour-blind-safe palette).
+PALETTE = "colorblind"
+#: Sequential colormap for heat-maps and depth-coded curves.
+CMAP = "rocket"
+#: Diverging colormap for signed quantities (covariances).
+CMAP_DIVERGING = "vlag"
+
+
+def set_style() -> None:
+    """Apply the book's style: seaborn ``ticks`` theme, paper context, colour-blind palette."""
+    import matplotlib
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="ticks", palette=PALETTE, font_scale=1.15)
+    matplotlib.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "savefig.dpi": 150,
+            "savefig.bbox": "tight",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "legend.frameon": False,
+            "svg.fonttype": "none",
+            "svg.hashsalt": "layerwise",  # deterministic SVG ids
+            "figure.constrained_layout.use": True,
+        }
+    )
+
+
+def depth_colors(n: int) -> list[Any]:
+    """``n`` colours from the sequential map, for curves indexed by depth or time."""
+    import seaborn as sns
+
+    return sns.color_palette(CMAP, n)
+
+
+def save_figure(fig: Any, stem: str | Path, arrays: Mapping[str, Any]) -> list[Path]:
+    """Save ``fig`` as ``stem.png`` and ``stem.svg`` and the arrays it was drawn from as ``stem.npz``.
+
+    ``arrays`` must be non-empty: every figure in the book is reproducible from saved numbers.
+    Returns the three paths.
+    """
+    if not arrays:
+        raise ValueError("save_figure needs the arrays the figure was drawn from")
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg"), stem.with_suffix(".npz")]
+    fig.savefig(paths[0], metadata={"Software": None})
+    fig.savefig(paths[1], metadata={"Date": None})
+    np.savez(paths[2], **{k: np.asarray(v) for k, v in arrays.items()})
+    return paths
+
+
+def is_blank(png: str | Path, min_std: float = 0.01) -> bool:
+    """True when an image is (nearly) uniform: the check that a figure has content."""
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(str(png))
+    if img.ndim == 3:
+        img = img[..., :3].mean(axis=-1)
+    return float(np.std(img)) < min_std

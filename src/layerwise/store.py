@@ -1,0 +1,249 @@
+"""Results store: a hash-keyed on-disk cache of expensive simulations (SPEC §1 "Results store").
+
+An entry is a folder ``<root>/<name>/<key>/`` holding ``arrays.npz`` and ``meta.json``.  The key
+is the SHA-256 of the canonical JSON of ``{name, config, code_version}``: the full configuration
+(seed included) and the version of the code that produced it, *not* the device or the package's
+prose, so a rebuild after an edit re-uses the entry and a result computed elsewhere (a GPU) can be
+dropped in.  ``meta.json`` is written last and records the SHA-256 of ``arrays.npz``; an entry
+whose metadata is missing, unreadable, for another key, or whose arrays do not match the checksum
+is reported and recomputed, never used.  Long runs are split into blocks, each its own entry, so
+an interrupted run resumes losing at most the unfinished block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .params import ParameterError, check_positive_int
+
+ArrayDict = dict[str, np.ndarray]
+
+
+def _canonical(obj: Any) -> Any:
+    """Convert a configuration into plain JSON types with a stable form."""
+    if isinstance(obj, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _canonical(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"configuration value {obj!r} of type {type(obj).__name__} is not JSON-able")
+
+
+def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
+    """SHA-256 over the canonical JSON of the entry's name, configuration and code version."""
+    payload = json.dumps(
+        {"name": name, "config": _canonical(config), "code_version": code_version},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def versions() -> dict[str, str]:
+    """Versions of the interpreter and the numerical stack, for metadata."""
+    from . import __version__
+
+    out = {"layerwise": __version__, "python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("torch", "scipy"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except ImportError:  # pragma: no cover - both are hard dependencies
+            pass
+    out["machine"] = f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores"
+    return out
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Entry:
+    """A loaded, validated store entry."""
+
+    arrays: ArrayDict
+    meta: dict[str, Any]
+    path: Path
+    cached: bool  # True when loaded from disk, False when just computed
+
+
+class ResultsStore:
+    """Hash-keyed on-disk cache of array results with metadata."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+        self.events: list[tuple[str, str, str]] = []  # (event, name, key): hit/miss/corrupt
+
+    def entry_dir(self, name: str, key: str) -> Path:
+        if not name or any(c in name for c in "/\\") or name.startswith("."):
+            raise ParameterError(f"store entry name={name!r} must be a plain, non-empty name")
+        return self.root / name / key
+
+    # -- reading -----------------------------------------------------------------------------
+    def load(self, name: str, config: Mapping[str, Any], code_version: str) -> Entry | None:
+        """Return the valid entry for this configuration, or ``None`` (absent or corrupt)."""
+        key = config_key(name, config, code_version)
+        d = self.entry_dir(name, key)
+        if not d.exists():
+            return None
+        problem = self._validate(d, key)
+        if problem is None:
+            try:
+                with np.load(d / "arrays.npz", allow_pickle=False) as z:
+                    arrays = {k: z[k] for k in z.files}
+                meta = json.loads((d / "meta.json").read_text())
+                self.events.append(("hit", name, key))
+                return Entry(arrays, meta, d, cached=True)
+            except Exception as exc:  # checksum matched yet unreadable: still corrupt
+                problem = f"arrays unreadable ({exc})"
+        warnings.warn(
+            f"results store: entry {name}/{key[:12]} is corrupt or partial ({problem}); recomputing",
+            stacklevel=3,
+        )
+        self.events.append(("corrupt", name, key))
+        shutil.rmtree(d, ignore_errors=True)
+        return None
+
+    @staticmethod
+    def _validate(d: Path, key: str) -> str | None:
+        meta_path, arr_path = d / "meta.json", d / "arrays.npz"
+        if not meta_path.exists():
+            return "no meta.json (interrupted write)"
+        if not arr_path.exists():
+            return "no arrays.npz"
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as exc:
+            return f"meta.json unreadable ({exc})"
+        if meta.get("key") != key:
+            return "meta.json belongs to another configuration"
+        if meta.get("sha256") != _sha256_file(arr_path):
+            return "arrays.npz does not match its checksum"
+        return None
+
+    # -- writing -----------------------------------------------------------------------------
+    def save(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        code_version: str,
+        arrays: Mapping[str, Any],
+        **meta: Any,
+    ) -> Entry:
+        """Write an entry atomically: arrays first, metadata (with their checksum) last."""
+        key = config_key(name, config, code_version)
+        d = self.entry_dir(name, key)
+        arrays = {k: np.asarray(v) for k, v in arrays.items()}
+        if any(a.dtype == object for a in arrays.values()):
+            raise TypeError("store arrays must be numeric or string arrays, not objects")
+        d.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=d.parent))
+        try:
+            np.savez(tmp / "arrays.npz", **arrays)
+            record = {
+                "name": name,
+                "key": key,
+                "config": _canonical(config),
+                "code_version": code_version,
+                "sha256": _sha256_file(tmp / "arrays.npz"),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "versions": versions(),
+                **_canonical(meta),
+            }
+            (tmp / "meta.json").write_text(json.dumps(record, indent=1))
+            if d.exists():
+                shutil.rmtree(d)
+            os.replace(tmp, d)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return Entry(arrays, record, d, cached=False)
+
+    # -- the two ways chapters use it --------------------------------------------------------
+    def get_or_compute(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        compute: Callable[[], Mapping[str, Any]],
+        *,
+        code_version: str,
+        device: str = "cpu",
+    ) -> Entry:
+        """Load the entry for ``config`` or run ``compute()`` and store its arrays."""
+        entry = self.load(name, config, code_version)
+        if entry is not None:
+            return entry
+        self.events.append(("miss", name, config_key(name, config, code_version)))
+        t0 = time.perf_counter()
+        arrays = compute()
+        wall = time.perf_counter() - t0
+        return self.save(name, config, code_version, arrays, device=device, wall_time_s=wall)
+
+    def get_or_compute_blocks(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        n_blocks: int,
+        compute_block: Callable[[int], Mapping[str, Any]],
+        *,
+        code_version: str,
+        device: str = "cpu",
+        progress: bool = False,
+    ) -> Entry:
+        """Compute ``n_blocks`` independent blocks (each cached) and concatenate them on axis 0.
+
+        Block ``i`` is keyed by ``config`` plus ``block=i`` so an interrupted run resumes from
+        the blocks already on disk; the assembled result is cached as its own entry.
+        """
+        n_blocks = check_positive_int("n_blocks", n_blocks)
+        full_cfg = {**config, "n_blocks": n_blocks}
+        entry = self.load(name, full_cfg, code_version)
+        if entry is not None:
+            return entry
+        self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
+        blocks: list[Entry] = []
+        it = range(n_blocks)
+        if progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(it, desc=name, leave=False)
+        for i in it:
+            blocks.append(
+                self.get_or_compute(
+                    f"{name}.block",
+                    {**config, "block": i},
+                    lambda i=i: compute_block(i),
+                    code_version=code_version,
+                    device=device,
+                )
+            )
+        keys = blocks[0].arrays.keys()
+        arrays = {k: np.concatenate([b.arrays[k] for b in blocks], axis=0) for k in keys}
+        wall = sum(float(b.meta.get("wall_time_s", 0.0)) for b in blocks)
+        devices = sorted({str(b.meta.get("device", device)) for b in blocks})
+        return self.save(
+            name, full_cfg, code_version, arrays, device=",".join(devices), wall_time_s=wall
+        )
