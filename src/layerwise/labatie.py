@@ -1,0 +1,501 @@
+"""Analysis of the moments of deep networks at initialisation (Labatie 2019, Chapters 3–5).
+
+The moments engine (:mod:`layerwise.moments`) propagates a signal and its first-order noise
+through many random networks and records, for each network and each recorded layer, moments of
+signal and noise at several locations inside the layer.  This module turns those arrays
+(shape ``(n_networks, n_records)``) into the statistics the chapters report:
+
+* Gaussian fits of log-moments and the log-normal bookkeeping of Labatie §5 / Fig. 2
+  (:func:`gaussian_fit`, :func:`conservation_defect`);
+* drift and diffusion of the log-moments, linear in depth (:func:`drift_diffusion`);
+* exponential and power-law fits of the normalised sensitivity χ^l (:func:`exp_fit`,
+  :func:`power_fit`) and the exponent predicted by Theorem 4 / Eq. 15 (:func:`tau_prediction`);
+* co-activation (pseudo-linearity, §5): the fraction of units that are always on or always off
+  over the data (:func:`coactivation_fraction`, :func:`vanilla_coactivation`, the latter a small
+  torch forward pass of its own, since the engine records moments, not activation patterns);
+* means with standard errors over networks, network-bootstrap errors, rank correlations.
+
+Every error bar is a standard error over *independent random networks* (axis 0): the layers of
+one network are strongly correlated, the networks are not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .params import ParameterError, check_positive_int
+
+#: Bump when the numerics of anything cached through this module change.
+CODE_VERSION = "1"
+
+#: Gaussian reference values used in Chapters 4–5: kurtosis μ₄/μ₂² and E|z| for z ~ N(0, 1).
+GAUSS_KURTOSIS = 3.0
+GAUSS_ABS_MEAN = math.sqrt(2.0 / math.pi)
+
+#: Var[log ν₂] gained per layer by a single input through a fully-connected ReLU layer with He
+#: weights, to first order in 1/N:  ν₂' / ν₂ = (2/N) Σ_i relu(g_i)², g_i ~ N(0, 1) i.i.d., whose
+#: variance is 4/N · Var[relu(g)²] = 4/N · (3/2 − 1/4) = 5/N (Hanin & Rolnick 2018).
+SINGLE_INPUT_DIFFUSION_TIMES_N = 5.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Basic statistics over networks
+# ---------------------------------------------------------------------------------------------
+def mean_se(a: Any, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error of the mean along ``axis`` (sample std with ddof=1 / √n).
+
+    NaNs (e.g. a collapsed network) are ignored; the standard error uses the number of
+    finite values.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    n = np.sum(np.isfinite(a), axis=axis)
+    m = np.nanmean(a, axis=axis)
+    sd = np.nanstd(a, axis=axis, ddof=1) if a.shape[axis] > 1 else np.full_like(m, np.nan)
+    return m, sd / np.sqrt(np.maximum(n, 1))
+
+
+def summary(a: Any) -> dict[str, float]:
+    """Mean, standard error, spread (std) and 5 %/95 % quantiles of a 1-D sample of networks."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        raise ParameterError("summary of an empty sample (every value is NaN or inf)")
+    m, se = mean_se(a)
+    return {
+        "mean": float(m),
+        "se": float(se),
+        "std": float(a.std(ddof=1)) if a.size > 1 else float("nan"),
+        "q05": float(np.quantile(a, 0.05)),
+        "q95": float(np.quantile(a, 0.95)),
+        "n": int(a.size),
+    }
+
+
+def bootstrap(
+    stat: Callable[..., Any],
+    arrays: Sequence[np.ndarray],
+    n_boot: int = 400,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Value of ``stat(*arrays)`` and its bootstrap standard error, resampling networks (axis 0).
+
+    All ``arrays`` share axis 0 (the networks) and are resampled together.
+    """
+    n_boot = check_positive_int("n_boot", n_boot)
+    arrays = [np.asarray(a) for a in arrays]
+    n = arrays[0].shape[0]
+    if any(a.shape[0] != n for a in arrays):
+        raise ParameterError("bootstrap: all arrays need the same number of networks (axis 0)")
+    value = np.asarray(stat(*arrays), dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    reps = np.empty((n_boot,) + value.shape)
+    for b in range(n_boot):
+        idx = rng.integers(0, n, n)
+        reps[b] = stat(*[a[idx] for a in arrays])
+    return value, reps.std(axis=0, ddof=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian fits of log-moments (Labatie §5, Fig. 2)
+# ---------------------------------------------------------------------------------------------
+def gaussian_fit(samples: Any) -> dict[str, float]:
+    """Fit N(μ, σ²) to a 1-D sample and measure how Gaussian it is.
+
+    Returns the maximum-likelihood-style moments ``mu``, ``var`` (ddof=1), ``sigma``, their
+    standard errors (``se_mu`` = σ/√n, ``se_var`` from the sample fourth moment), the skewness and
+    excess kurtosis with their large-sample Gaussian standard errors √(6/n) and √(24/n), and the
+    Kolmogorov–Smirnov distance to the fitted Gaussian with its p-value (approximate, since the
+    parameters were fitted).
+    """
+    from scipy import stats
+
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    n = x.size
+    if n < 4:
+        raise ParameterError(f"gaussian_fit needs at least 4 finite samples, got {n}")
+    mu = float(x.mean())
+    var = float(x.var(ddof=1))
+    c = x - mu
+    m4 = float(np.mean(c**4))
+    sigma = math.sqrt(var)
+    ks = stats.kstest(x, "norm", args=(mu, sigma)) if sigma > 0 else None
+    return {
+        "mu": mu,
+        "var": var,
+        "sigma": sigma,
+        "se_mu": sigma / math.sqrt(n),
+        "se_var": math.sqrt(max(m4 - var**2, 0.0) / n),
+        "skew": float(stats.skew(x)),
+        "excess_kurtosis": float(stats.kurtosis(x)),
+        "se_skew": math.sqrt(6.0 / n),
+        "se_kurtosis": math.sqrt(24.0 / n),
+        "ks": float(ks.statistic) if ks else float("nan"),
+        "ks_p": float(ks.pvalue) if ks else float("nan"),
+        "n": n,
+    }
+
+
+def conservation_defect(samples: Any) -> tuple[float, float]:
+    """``mean + var/2`` of a log-moment sample and its standard error (delta method).
+
+    If ``log(ν/ν⁰)`` is Gaussian and ``E[ν] = ν⁰`` (conservation, Labatie §5), then
+    E[log] = −Var[log]/2, so the returned defect is 0.  With central moments m₂, m₃, m₄ of the
+    sample, Var[mean] = m₂/n, Var[s²] ≈ (m₄ − m₂²)/n, Cov[mean, s²] ≈ m₃/n, hence
+    Var[mean + s²/2] ≈ (m₂ + m₃ + (m₄ − m₂²)/4)/n.
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    n = x.size
+    if n < 4:
+        raise ParameterError(f"conservation_defect needs at least 4 finite samples, got {n}")
+    c = x - x.mean()
+    m2, m3, m4 = (float(np.mean(c**k)) for k in (2, 3, 4))
+    d = float(x.mean() + x.var(ddof=1) / 2)
+    v = (m2 + m3 + (m4 - m2**2) / 4) / n
+    return d, math.sqrt(max(v, 0.0))
+
+
+def log_mean_exp(samples: Any) -> tuple[float, float]:
+    """log E[exp(x)] of a sample (log of the mean moment ratio) and its delta-method error."""
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    mx = x.max()
+    e = np.exp(x - mx)
+    m = e.mean()
+    se = e.std(ddof=1) / math.sqrt(x.size)
+    return float(mx + math.log(m)), float(se / m)
+
+
+# ---------------------------------------------------------------------------------------------
+# Linear regressions
+# ---------------------------------------------------------------------------------------------
+def linear_fit(x: Any, y: Any, sigma: Any = None, through_origin: bool = False) -> dict[str, float]:
+    """Least-squares line y = a + b·x (or y = b·x) with standard errors and R².
+
+    With ``sigma`` (standard errors of the y's) the fit is weighted and the parameter errors are
+    the weighted ones; otherwise they come from the residual scatter.  The errors assume
+    independent y's: for curves measured on the same networks at several depths use
+    :func:`bootstrap` over networks instead.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    k = 1 if through_origin else 2
+    if x.size < k + 1:
+        raise ParameterError(f"linear_fit needs at least {k + 1} points, got {x.size}")
+    X = x[:, None] if through_origin else np.stack([np.ones_like(x), x], axis=1)
+    if sigma is not None:
+        w = 1.0 / np.asarray(sigma, dtype=np.float64).ravel()[ok]
+    else:
+        w = np.ones_like(x)
+    Xw, yw = X * w[:, None], y * w
+    beta, *_ = np.linalg.lstsq(Xw, yw, rcond=None)
+    resid = yw - Xw @ beta
+    cov = np.linalg.inv(Xw.T @ Xw)
+    if sigma is None:
+        cov = cov * float(resid @ resid) / (x.size - k)
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum((y - X @ beta) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
+    se = np.sqrt(np.diag(cov))
+    if through_origin:
+        return {"slope": float(beta[0]), "se_slope": float(se[0]), "intercept": 0.0, "se_intercept": 0.0, "r2": r2}
+    return {
+        "slope": float(beta[1]),
+        "se_slope": float(se[1]),
+        "intercept": float(beta[0]),
+        "se_intercept": float(se[0]),
+        "r2": r2,
+    }
+
+
+def drift_diffusion(
+    depth: Any, logs: Any, *, n_boot: int = 200, seed: int = 0
+) -> dict[str, Any]:
+    """Drift and diffusion of a log-moment across networks (Labatie §5, Theorem 1).
+
+    ``logs[i, r]`` is log(m^l / m⁰) of network i at depth ``depth[r]`` (l > 0).  Across networks,
+    the mean should fall linearly in depth (the drift, a slope through the origin since the log
+    ratio is 0 at l = 0) and the variance should grow linearly (the diffusion).  Also returned:
+    the curvature test — a quadratic term relative to the linear one — and bootstrap-over-networks
+    standard errors of every slope.
+    """
+    depth = np.asarray(depth, dtype=np.float64)
+    logs = np.asarray(logs, dtype=np.float64)
+    if logs.ndim != 2 or logs.shape[1] != depth.size:
+        raise ParameterError("drift_diffusion: logs must be (n_networks, len(depth))")
+
+    def slopes(L: np.ndarray) -> np.ndarray:
+        m = np.nanmean(L, axis=0)
+        v = np.nanvar(L, axis=0, ddof=1)
+        b_m = float(depth @ m / (depth @ depth))
+        b_v = float(depth @ v / (depth @ depth))
+        # curvature: fit v = b l + c l² ; report c·l_max / b (0 for a straight line)
+        X = np.stack([depth, depth**2], axis=1)
+        (b1, c1), *_ = np.linalg.lstsq(X, v, rcond=None)
+        (b2, c2), *_ = np.linalg.lstsq(X, m, rcond=None)
+        lmax = depth.max()
+        return np.array([b_m, b_v, c1 * lmax / b1, c2 * lmax / b2])
+
+    val, se = bootstrap(slopes, [logs], n_boot=n_boot, seed=seed)
+    m, se_m = mean_se(logs)
+    return {
+        "depth": depth,
+        "mean": m,
+        "se_mean": se_m,
+        "var": np.nanvar(logs, axis=0, ddof=1),
+        "drift": float(val[0]),
+        "se_drift": float(se[0]),
+        "diffusion": float(val[1]),
+        "se_diffusion": float(se[1]),
+        "curvature_var": float(val[2]),
+        "se_curvature_var": float(se[2]),
+        "curvature_mean": float(val[3]),
+        "se_curvature_mean": float(se[3]),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalised sensitivity χ: increments, exponential and power-law fits, Theorem 4
+# ---------------------------------------------------------------------------------------------
+def increments(chi: Any) -> np.ndarray:
+    """Geometric increments δχ^l = χ^l / χ^{l−1} along the last axis."""
+    chi = np.asarray(chi, dtype=np.float64)
+    return chi[..., 1:] / chi[..., :-1]
+
+
+def _per_network_fit(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    X = np.stack([np.ones_like(x), x], axis=1)
+    beta, *_ = np.linalg.lstsq(X, Y.T, rcond=None)
+    return beta  # (2, n_networks)
+
+
+def exp_fit(depth: Any, chi: Any, l_min: float = 0.0) -> dict[str, Any]:
+    """Fit log χ^l = a + r·l per network over depth ≥ ``l_min`` (exponential growth, Labatie §6).
+
+    Returns the mean rate ``rate`` with its standard error over networks, the implied mean
+    per-layer increment exp(rate), the R² of the fit to the network-averaged log χ, and the
+    per-network rates.
+    """
+    depth = np.asarray(depth, dtype=np.float64)
+    logc = np.log(np.asarray(chi, dtype=np.float64))
+    sel = depth >= l_min
+    beta = _per_network_fit(depth[sel], logc[:, sel])
+    rate = summary(beta[1])
+    fit = linear_fit(depth[sel], np.nanmean(logc[:, sel], axis=0))
+    return {
+        "rate": rate["mean"],
+        "se_rate": rate["se"],
+        "std_rate": rate["std"],
+        "increment": math.exp(rate["mean"]),
+        "intercept": float(np.mean(beta[0])),
+        "r2": fit["r2"],
+        "rates": beta[1],
+    }
+
+
+def power_fit(depth: Any, chi: Any, l_min: float = 1.0) -> dict[str, Any]:
+    """Fit log χ^l = a + τ·log l per network over depth ≥ ``l_min`` (power law, Labatie §7)."""
+    depth = np.asarray(depth, dtype=np.float64)
+    if l_min <= 0:
+        raise ParameterError(f"l_min={l_min} must be > 0 for a log-log fit")
+    logc = np.log(np.asarray(chi, dtype=np.float64))
+    sel = depth >= l_min
+    beta = _per_network_fit(np.log(depth[sel]), logc[:, sel])
+    tau = summary(beta[1])
+    fit = linear_fit(np.log(depth[sel]), np.nanmean(logc[:, sel], axis=0))
+    return {
+        "tau": tau["mean"],
+        "se_tau": tau["se"],
+        "std_tau": tau["std"],
+        "intercept": float(np.mean(beta[0])),
+        "r2": fit["r2"],
+        "taus": beta[1],
+    }
+
+
+def tau_prediction(delta: Any, res_depth: int) -> tuple[float, float]:
+    """Power-law exponent of Theorem 4 / Eq. 15 from the feedforward increment inside units.
+
+    τ = ((E δχ)^{2·res_depth} − 1) / 2, where E δχ is the mean per-layer increment of χ inside
+    residual units (averaged over units and networks).  ``delta`` is (n_networks, n_units); the
+    standard error propagates the error of the mean over networks by the delta method,
+    dτ/dm = res_depth · m^{2·res_depth − 1}.
+    """
+    res_depth = check_positive_int("res_depth", res_depth)
+    d = np.asarray(delta, dtype=np.float64)
+    per_net = np.nanmean(d.reshape(d.shape[0], -1), axis=1)
+    m, se = mean_se(per_net)
+    m, se = float(m), float(se)
+    tau = (m ** (2 * res_depth) - 1.0) / 2.0
+    return tau, res_depth * m ** (2 * res_depth - 1) * se
+
+
+def r2_pair(depth: Any, logchi_mean: Any, l_min: float = 1.0) -> dict[str, float]:
+    """R² of log χ against l (exponential law) and against log l (power law), over l ≥ l_min."""
+    depth = np.asarray(depth, dtype=np.float64)
+    y = np.asarray(logchi_mean, dtype=np.float64)
+    sel = depth >= l_min
+    return {
+        "r2_linear_in_l": linear_fit(depth[sel], y[sel])["r2"],
+        "r2_linear_in_log_l": linear_fit(np.log(depth[sel]), y[sel])["r2"],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Correlations
+# ---------------------------------------------------------------------------------------------
+def rank_correlation(x: Any, y: Any, *, n_boot: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Spearman correlation of paired (networks × layers) arrays, with a network-bootstrap error.
+
+    ``x`` and ``y`` are (n_networks, n_layers); all pairs are pooled, and the bootstrap resamples
+    whole networks so that the error respects the correlation between layers of one network.
+    """
+    from scipy import stats
+
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ParameterError("rank_correlation: x and y need the same shape")
+
+    def rho(a: np.ndarray, b: np.ndarray) -> float:
+        a, b = a.ravel(), b.ravel()
+        ok = np.isfinite(a) & np.isfinite(b)
+        return float(stats.spearmanr(a[ok], b[ok]).statistic)
+
+    v, se = bootstrap(rho, [x, y], n_boot=n_boot, seed=seed)
+    return float(v), float(se)
+
+
+def monotone_trend(x: Any, means: Any, ses: Any) -> dict[str, float]:
+    """Weighted slope of ``means`` against log2 ``x`` (e.g. batch size) and its significance z."""
+    x = np.log2(np.asarray(x, dtype=np.float64))
+    f = linear_fit(x, means, sigma=np.maximum(np.asarray(ses, dtype=np.float64), 1e-300))
+    f["z"] = f["slope"] / f["se_slope"] if f["se_slope"] > 0 else float("inf")
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# Co-activation / pseudo-linearity (Labatie §5)
+# ---------------------------------------------------------------------------------------------
+def activation_rates(z: Any) -> np.ndarray:
+    """Fraction of data points (batch × positions) on which each unit is active (z > 0).
+
+    ``z`` is (..., samples, units): the rates have shape (..., units).
+    """
+    z = np.asarray(z)
+    return (z > 0).mean(axis=-2)
+
+
+def coactivation_fraction(rates: Any, tol: float = 0.0) -> np.ndarray:
+    """Fraction of units whose activation rate is ≤ tol or ≥ 1 − tol (always off or always on)."""
+    p = np.asarray(rates, dtype=np.float64)
+    return ((p <= tol) | (p >= 1.0 - tol)).mean(axis=-1)
+
+
+def linearity_index(rates: Any) -> np.ndarray:
+    """1 − 4·mean p(1 − p): 1 when every unit is always on/off (the layer is linear on the data),
+    0 when every unit is active on exactly half the data (the ReLU is maximally non-linear)."""
+    p = np.asarray(rates, dtype=np.float64)
+    return 1.0 - 4.0 * (p * (1.0 - p)).mean(axis=-1)
+
+
+def input_batch(dataset: str, batch: int, seed: int) -> np.ndarray:
+    """A standardised input batch (B, C, H, W) as in Labatie App. A, from :mod:`layerwise.data`."""
+    from . import data
+
+    if dataset == "patches":
+        x = data.natural_patches(batch, seed=seed)
+    elif dataset == "digits":
+        x, _ = data.digits(batch, seed=seed)
+    elif dataset == "gaussian":
+        x = data.gaussian_images(batch, seed=seed)
+    else:
+        raise ParameterError(f"dataset={dataset!r} is not allowed; choose 'patches', 'digits' or 'gaussian'")
+    return data.standardize_per_channel(x)
+
+
+def vanilla_coactivation(
+    *,
+    kernel_size: int,
+    width: int,
+    batch: int,
+    depth: int,
+    n_nets: int,
+    dataset: str = "patches",
+    record_every: int = 1,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    """Activation rates of every unit of random vanilla ReLU nets (Labatie §5, co-activation).
+
+    The set-up is the engine's (SPEC §2 / Labatie App. A): a standardised input batch, a first
+    random layer N(0, 1/fan_in) to ``width`` channels (dense for ``kernel_size=1``, otherwise a
+    k×k stride-2 convolution, periodic), then ``depth`` He-initialised layers z = W*x, x' = relu(z)
+    (k×k periodic convolutions or dense).  A unit is a channel; its rate is the fraction of
+    (image, position) pairs where z > 0.  Returns ``depth`` (recorded layers), ``coactive``
+    (n_nets, R) fraction of always-on/off units, ``linearity`` (n_nets, R) :func:`linearity_index`.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    for name, v in (("kernel_size", kernel_size), ("width", width), ("batch", batch), ("depth", depth),
+                    ("n_nets", n_nets), ("record_every", record_every)):
+        check_positive_int(name, v)
+    if depth % record_every:
+        raise ParameterError(f"depth={depth} must be divisible by record_every={record_every}")
+    k = kernel_size
+    rec = np.arange(record_every, depth + 1, record_every)
+    coact = np.zeros((n_nets, rec.size))
+    lin = np.zeros((n_nets, rec.size))
+    for i in range(n_nets):
+        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + i)
+        x = torch.from_numpy(input_batch(dataset, batch, seed * 1_000_003 + i)).double()
+        if k == 1:
+            x = x.reshape(batch, -1)
+            W = torch.randn(x.shape[1], width, generator=g, dtype=torch.float64) / math.sqrt(x.shape[1])
+            h = x @ W
+        else:
+            c0 = x.shape[1]
+            W = torch.randn(width, c0, k, k, generator=g, dtype=torch.float64) / math.sqrt(c0 * k * k)
+            p = k // 2
+            h = F.conv2d(F.pad(x, (p, p, p, p), mode="circular"), W, stride=2)
+        j = 0
+        for l in range(1, depth + 1):
+            if k == 1:
+                W = torch.randn(width, width, generator=g, dtype=torch.float64) * math.sqrt(2.0 / width)
+                z = h @ W
+                zs = z
+            else:
+                W = torch.randn(width, width, k, k, generator=g, dtype=torch.float64) * math.sqrt(2.0 / (width * k * k))
+                p = k // 2
+                z = F.conv2d(F.pad(h, (p, p, p, p), mode="circular"), W)
+                zs = z.permute(0, 2, 3, 1).reshape(-1, width)
+            h = torch.relu(z)
+            if l == rec[j]:
+                rates = (zs > 0).double().mean(dim=0).numpy()
+                coact[i, j] = coactivation_fraction(rates)
+                lin[i, j] = linearity_index(rates)
+                j += 1
+    return {"depth": rec, "coactive": coact, "linearity": lin}
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers for engine output
+# ---------------------------------------------------------------------------------------------
+def split_depth(arrays: Mapping[str, Any]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Separate the record depths from per-network arrays (blocks may stack ``depth`` rows)."""
+    d = np.asarray(arrays["depth"])
+    depth = d[0] if d.ndim == 2 else d
+    return depth, {k: np.asarray(v) for k, v in arrays.items() if k != "depth"}
+
+
+def stack_depth(out: Mapping[str, Any], n_rows: int) -> dict[str, np.ndarray]:
+    """Engine output with ``depth`` repeated to (n_rows, R), so blocks concatenate on axis 0."""
+    res = {k: np.asarray(v) for k, v in out.items()}
+    res["depth"] = np.broadcast_to(np.asarray(out["depth"]), (n_rows, np.asarray(out["depth"]).size)).copy()
+    return res
