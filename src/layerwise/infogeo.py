@@ -1,0 +1,649 @@
+"""Information geometry of ReLU networks: Fisher–Rao norm, reparametrisation, K-FAC (Chapter 8).
+
+Sources (Daróczy, *Information geometry and generalization in deep neural networks*, slides §1–2):
+
+* Liang, Poggio, Rakhlin & Stokes (2019), *Fisher–Rao metric, geometry, and complexity of neural
+  networks*, Definition 2 and Theorem 3.1 [Eq. 3.1]: for a bias-free feed-forward network with
+  ``L`` hidden layers and an activation with σ(z) = σ'(z)·z, the network is homogeneous of degree
+  ``L+1`` in its weights, so ⟨θ, ∂f/∂θ⟩ = (L+1)·f(x) (Euler) and
+  ‖θ‖²_fr := ⟨θ, I(θ)θ⟩ = (L+1)² E⟨∂ℓ/∂f, f⟩² with I(θ) = E[∇_θℓ ⊗ ∇_θℓ]; Corollary 3.1:
+  two parameters computing the same function have the same Fisher–Rao norm.
+  (With biases the identity generalises to a *weighted* Euler identity, see :func:`euler_residual`.)
+* Dinh, Pascanu, Bengio & Bengio (2017), *Sharp minima can generalize for deep nets*,
+  Definition 5: the α-scale transformation T_α(θ₁, θ₂) = (αθ₁, θ₂/α) of two consecutive layers
+  leaves a ReLU network's function unchanged while its Hessian (sharpness) changes as
+  H ↦ T_α⁻¹ H T_α⁻¹. The same holds for the finer unit-wise rescaling (:func:`unit_scale`).
+* Martens & Grosse (2015), *Optimizing neural networks with Kronecker-factored approximate
+  curvature*, §3 [Eq. 1–3] and Fig. 2: the Fisher block of layer i is
+  F_i = E[(g_i ⊗ a_{i−1})(g_i ⊗ a_{i−1})ᵀ] = E[g_i g_iᵀ ⊗ a_{i−1}a_{i−1}ᵀ] ≈ E[g_i g_iᵀ] ⊗ E[a_{i−1}a_{i−1}ᵀ]
+  (expectations over inputs and over targets drawn from the model's predictive distribution).
+* Daróczy (2020), tangent sample sensitivity (slides §3, Definition 3.1, Lemma 3.1):
+  ∂²f/∂θ∂x is constant on each activation region of a bias-free ReLU network.
+
+Conventions. A network is a dict of float tensors ``W1, b1, W2, …`` (biases optional); layer ``l``
+maps ``h ↦ h W_lᵀ + b_l`` and every layer but the last is followed by the activation. ``L`` is the
+number of hidden layers, so there are ``L+1`` weight matrices. Vectorisation is row-major
+(``W.reshape(-1)``), so the gradient ``g aᵀ`` of a layer flattens to ``kron(g, a)`` and its Fisher
+block is compared with ``kron(G, A)``. The loss is the softmax cross-entropy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch.func import grad, jacrev, jvp, vmap
+
+from .params import (
+    ParameterError,
+    check_choice,
+    check_fraction,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+)
+
+#: Bump when the numerics of cached computations change.
+CODE_VERSION = "1"
+#: Activations; ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z, ``tanh`` does not.
+ACTIVATIONS = ("relu", "leaky_relu", "tanh")
+HOMOGENEOUS = ("relu", "leaky_relu")
+FISHER_LABELS = ("empirical", "model")
+NOISE_MODES = ("isotropic", "multiplicative")
+
+Params = dict[str, torch.Tensor]
+
+
+# --------------------------------------------------------------------------------------------
+# Networks
+# --------------------------------------------------------------------------------------------
+def check_widths(widths: Sequence[int]) -> list[int]:
+    """Validate ``[d_in, h_1, …, h_L, d_out]`` (at least input and output)."""
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) < 2:
+        raise ParameterError(
+            f"widths={widths!r} must be a list [d_in, h_1, ..., h_L, d_out] of >= 2 positive integers"
+        )
+    return [check_positive_int("widths[i]", w) for w in widths]
+
+
+def init_mlp(
+    widths: Sequence[int],
+    *,
+    seed: int = 0,
+    bias: bool = False,
+    bias_std: float = 0.1,
+    gain: float = 2.0,
+    dtype: torch.dtype = torch.float64,
+) -> Params:
+    """Random fully-connected net: W_l ~ N(0, gain/fan_in) (He for gain 2), b_l ~ N(0, bias_std²)."""
+    widths = check_widths(widths)
+    check_nonnegative("bias_std", bias_std)
+    check_positive("gain", gain)
+    gen = torch.Generator().manual_seed(int(seed))
+    p: Params = {}
+    for l, (a, b) in enumerate(zip(widths[:-1], widths[1:]), start=1):
+        p[f"W{l}"] = torch.randn(b, a, generator=gen, dtype=dtype) * math.sqrt(gain / a)
+        if bias:
+            p[f"b{l}"] = torch.randn(b, generator=gen, dtype=dtype) * bias_std
+    return p
+
+
+def n_weight_layers(params: Params) -> int:
+    """Number of weight matrices, L+1."""
+    n = sum(1 for k in params if k.startswith("W"))
+    if n == 0 or any(f"W{l}" not in params for l in range(1, n + 1)):
+        raise ParameterError(f"params must hold W1..Wn; got keys {sorted(params)}")
+    return n
+
+
+def has_bias(params: Params) -> bool:
+    return any(k.startswith("b") for k in params)
+
+
+def act(z: torch.Tensor, activation: str, slope: float = 0.1) -> torch.Tensor:
+    if activation == "relu":
+        return torch.relu(z)
+    if activation == "leaky_relu":
+        return torch.where(z > 0, z, slope * z)
+    return torch.tanh(z)
+
+
+def act_deriv(z: torch.Tensor, activation: str, slope: float = 0.1) -> torch.Tensor:
+    if activation == "relu":
+        return (z > 0).to(z.dtype)
+    if activation == "leaky_relu":
+        return torch.where(z > 0, torch.ones_like(z), torch.full_like(z, slope))
+    return 1 - torch.tanh(z) ** 2
+
+
+def forward(params: Params, x: torch.Tensor, activation: str = "relu", slope: float = 0.1) -> torch.Tensor:
+    """Network output for a batch ``(n, d_in)`` or a single input ``(d_in,)``."""
+    n = n_weight_layers(params)
+    h = x
+    for l in range(1, n + 1):
+        h = h @ params[f"W{l}"].T
+        if f"b{l}" in params:
+            h = h + params[f"b{l}"]
+        if l < n:
+            h = act(h, activation, slope)
+    return h
+
+
+def activation_pattern(params: Params, x: torch.Tensor) -> torch.Tensor:
+    """Boolean pattern (n, total hidden units) of which pre-activations are positive."""
+    n = n_weight_layers(params)
+    h, pats = x, []
+    for l in range(1, n):
+        z = h @ params[f"W{l}"].T
+        if f"b{l}" in params:
+            z = z + params[f"b{l}"]
+        pats.append(z > 0)
+        h = torch.relu(z)
+    return torch.cat(pats, dim=-1)
+
+
+def flatten(params: Params) -> torch.Tensor:
+    """All parameters in one vector, in the dict's order."""
+    return torch.cat([v.reshape(-1) for v in params.values()])
+
+
+def unflattener(params: Params) -> Callable[[torch.Tensor], Params]:
+    """Inverse of :func:`flatten` for parameters shaped like ``params``."""
+    keys = list(params)
+    shapes = [params[k].shape for k in keys]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def unflat(v: torch.Tensor) -> Params:
+        return {k: c.reshape(s) for k, c, s in zip(keys, torch.split(v, sizes), shapes)}
+
+    return unflat
+
+
+def one_hot(y: torch.Tensor | np.ndarray, n_classes: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+    return torch.nn.functional.one_hot(y, n_classes).to(dtype)
+
+
+def loss_fn(params: Params, x: torch.Tensor, yoh: torch.Tensor, activation: str = "relu") -> torch.Tensor:
+    """Mean softmax cross-entropy; ``yoh`` one-hot (or any target distribution) of shape (n, C)."""
+    f = forward(params, x, activation)
+    return -(torch.log_softmax(f, dim=-1) * yoh).sum(-1).mean()
+
+
+def _check_activation(activation: str) -> str:
+    return check_choice("activation", activation, ACTIVATIONS)
+
+
+# --------------------------------------------------------------------------------------------
+# Fisher–Rao norm (Liang et al., Theorem 3.1)
+# --------------------------------------------------------------------------------------------
+def per_example_grads(params: Params, x: torch.Tensor, yoh: torch.Tensor, activation: str = "relu") -> torch.Tensor:
+    """Exact per-example loss gradients ∇_θ ℓ(f(x_i), y_i), shape (n, P), by ``vmap(grad)``."""
+    _check_activation(activation)
+
+    def single(p: Params, xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
+        return -(torch.log_softmax(forward(p, xi, activation), dim=-1) * yi).sum()
+
+    g = vmap(grad(single), in_dims=(None, 0, 0))(params, x, yoh)
+    return torch.cat([g[k].reshape(x.shape[0], -1) for k in params], dim=1)
+
+
+def euler_residual(params: Params, x: torch.Tensor, activation: str = "relu", *, weighted: bool = False) -> float:
+    """max |⟨θ, ∂f/∂θ⟩ − (L+1) f| / max |f| over a batch (Liang et al., Lemma 2.1).
+
+    ``⟨θ, ∂f/∂θ⟩`` is the directional derivative of θ ↦ f_θ(x) along θ, computed exactly with a
+    forward-mode ``jvp``. With ``weighted=True`` the bias of layer ``l`` is weighted by ``l``
+    (its degree of homogeneity), the generalisation of Euler's identity that holds with biases:
+    Σ_l ⟨W_l, ∂f/∂W_l⟩ + Σ_l l·⟨b_l, ∂f/∂b_l⟩ = (L+1) f.
+    """
+    _check_activation(activation)
+    n = n_weight_layers(params)
+    tangent = {k: (v * int(k[1:]) if (weighted and k.startswith("b")) else v) for k, v in params.items()}
+    f, df = jvp(lambda p: forward(p, x, activation), (params,), (tangent,))
+    return float((df - n * f).abs().max() / f.abs().max())
+
+
+def fisher_rao(
+    params: Params,
+    x: torch.Tensor,
+    y: torch.Tensor | np.ndarray,
+    activation: str = "relu",
+    *,
+    labels: str = "empirical",
+    n_classes: int | None = None,
+) -> dict[str, float]:
+    """The two sides of Liang et al.'s Eq. (3.1), computed independently.
+
+    ``direct`` = ⟨θ, I(θ)θ⟩ = E⟨θ, ∇_θℓ⟩² from exact per-example gradients (no homogeneity used);
+    ``identity`` = (L+1)² E⟨∂ℓ/∂f, f⟩² from the outputs only. ``labels='empirical'`` uses the given
+    labels; ``'model'`` takes the expectation over y ~ softmax(f(x)) exactly (sum over classes),
+    i.e. the Fisher information proper. Also returns ``rel_diff`` = |direct − identity| / direct.
+    """
+    _check_activation(activation)
+    check_choice("labels", labels, FISHER_LABELS)
+    L1 = n_weight_layers(params)
+    theta = flatten(params)
+    with torch.no_grad():
+        f = forward(params, x, activation)
+    C = int(n_classes or f.shape[-1])
+    p = torch.softmax(f, dim=-1)
+    if labels == "empirical":
+        yoh = one_hot(y, C, f.dtype)
+        g = per_example_grads(params, x, yoh, activation)
+        direct = float(((g @ theta) ** 2).mean())
+        dldf = p - yoh
+        identity = float(L1**2 * ((dldf * f).sum(-1) ** 2).mean())
+    else:
+        direct_t = torch.zeros((), dtype=f.dtype)
+        ident_t = torch.zeros((), dtype=f.dtype)
+        for k in range(C):
+            yoh = torch.zeros_like(f)
+            yoh[:, k] = 1
+            g = per_example_grads(params, x, yoh, activation)
+            direct_t = direct_t + (p[:, k] * (g @ theta) ** 2).mean()
+            ident_t = ident_t + (p[:, k] * ((p - yoh) * f).sum(-1) ** 2).mean()
+        direct, identity = float(direct_t), float(L1**2 * ident_t)
+    return {"direct": direct, "identity": identity, "rel_diff": abs(direct - identity) / abs(direct)}
+
+
+def fisher_matrix(params: Params, x: torch.Tensor, y: torch.Tensor | np.ndarray, activation: str = "relu") -> torch.Tensor:
+    """Explicit empirical Fisher I(θ) = (1/n) Σ_i ∇ℓ_i ∇ℓ_iᵀ (P × P; for small networks only)."""
+    f = forward(params, x, activation)
+    g = per_example_grads(params, x, one_hot(y, f.shape[-1], f.dtype), activation)
+    return g.T @ g / x.shape[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Reparametrisations (Dinh et al., Definition 5) and norms
+# --------------------------------------------------------------------------------------------
+def alpha_scale(params: Params, alpha: float, layer: int = 1) -> Params:
+    """T_α: multiply layer ``layer`` (weights and bias) by α and divide layer ``layer+1``'s weights by α.
+
+    With a bias in layer ``layer+1`` the function is unchanged too (the bias is not touched).
+    """
+    alpha = check_positive("alpha", alpha)
+    n = n_weight_layers(params)
+    if not (1 <= layer < n):
+        raise ParameterError(f"layer={layer} must be in 1..{n - 1} (it and the next layer are rescaled)")
+    out = dict(params)
+    out[f"W{layer}"] = params[f"W{layer}"] * alpha
+    if f"b{layer}" in params:
+        out[f"b{layer}"] = params[f"b{layer}"] * alpha
+    out[f"W{layer + 1}"] = params[f"W{layer + 1}"] / alpha
+    return out
+
+
+def unit_scale(params: Params, alpha: float, layer: int = 1, signs: torch.Tensor | None = None) -> Params:
+    """Unit-wise rescaling: hidden unit j of ``layer`` gets incoming weights × α^{s_j} and outgoing × α^{−s_j}.
+
+    ``signs`` (±1 per unit) defaults to alternating +1, −1. Also a symmetry of ReLU networks
+    (positive homogeneity per unit), finer than T_α (which is the case s_j = 1 for all j).
+    """
+    alpha = check_positive("alpha", alpha)
+    n = n_weight_layers(params)
+    if not (1 <= layer < n):
+        raise ParameterError(f"layer={layer} must be in 1..{n - 1}")
+    W = params[f"W{layer}"]
+    if signs is None:
+        signs = torch.tensor([1.0 if j % 2 == 0 else -1.0 for j in range(W.shape[0])], dtype=W.dtype)
+    s = torch.as_tensor(signs, dtype=W.dtype)
+    if s.shape != (W.shape[0],):
+        raise ParameterError(f"signs must have one entry per unit of layer {layer} ({W.shape[0]})")
+    scale = torch.as_tensor(alpha, dtype=W.dtype) ** s
+    out = dict(params)
+    out[f"W{layer}"] = W * scale[:, None]
+    if f"b{layer}" in params:
+        out[f"b{layer}"] = params[f"b{layer}"] * scale
+    out[f"W{layer + 1}"] = params[f"W{layer + 1}"] / scale[None, :]
+    return out
+
+
+def weight_norms(params: Params) -> dict[str, float]:
+    """ℓ₂ norm of θ, product of Frobenius norms, product of spectral norms, ℓ₂ path norm.
+
+    The path norm sqrt(Σ_paths Π w²) (Neyshabur et al. 2015) is computed by pushing a vector of
+    ones through the squared weights; it ignores biases.
+    """
+    n = n_weight_layers(params)
+    Ws = [params[f"W{l}"] for l in range(1, n + 1)]
+    l2 = float(flatten(params).norm())
+    fro = float(np.prod([float(W.norm()) for W in Ws]))
+    spec = float(np.prod([float(torch.linalg.matrix_norm(W, ord=2)) for W in Ws]))
+    v = torch.ones(Ws[0].shape[1], dtype=Ws[0].dtype)
+    for W in Ws:
+        v = (W**2) @ v
+    return {"l2": l2, "frobenius_product": fro, "spectral_product": spec, "path_norm": float(v.sum().sqrt())}
+
+
+# --------------------------------------------------------------------------------------------
+# Sharpness
+# --------------------------------------------------------------------------------------------
+def hessian_top_eigenvalue(
+    params: Params,
+    x: torch.Tensor,
+    yoh: torch.Tensor,
+    activation: str = "relu",
+    *,
+    n_iter: int = 30,
+    seed: int = 0,
+) -> float:
+    """Largest eigenvalue of the Hessian of the mean loss by Lanczos (full re-orthogonalisation)
+    on exact Hessian-vector products (forward-over-reverse, ``jvp(grad)``)."""
+    _check_activation(activation)
+    n_iter = check_positive_int("n_iter", n_iter)
+    theta = flatten(params).detach()
+    unflat = unflattener(params)
+    P = theta.numel()
+    n_iter = min(n_iter, P)
+
+    def lossf(v: torch.Tensor) -> torch.Tensor:
+        return loss_fn(unflat(v), x, yoh, activation)
+
+    g = grad(lossf)
+
+    def hvp(u: torch.Tensor) -> torch.Tensor:
+        return jvp(g, (theta,), (u,))[1]
+
+    gen = torch.Generator().manual_seed(int(seed))
+    q = torch.randn(P, generator=gen, dtype=theta.dtype)
+    q = q / q.norm()
+    Q = [q]
+    alphas, betas = [], []
+    for j in range(n_iter):
+        w = hvp(Q[-1])
+        a = float(w @ Q[-1])
+        alphas.append(a)
+        Qm = torch.stack(Q, 1)
+        w = w - Qm @ (Qm.T @ w)
+        w = w - Qm @ (Qm.T @ w)
+        b = float(w.norm())
+        if j == n_iter - 1 or b < 1e-12 * max(1.0, abs(a)):
+            break
+        betas.append(b)
+        Q.append(w / b)
+    T = np.diag(alphas) + np.diag(betas[: len(alphas) - 1], 1) + np.diag(betas[: len(alphas) - 1], -1)
+    return float(np.linalg.eigvalsh(T)[-1])
+
+
+def expected_sharpness(
+    params: Params,
+    x: torch.Tensor,
+    yoh: torch.Tensor,
+    activation: str = "relu",
+    *,
+    sigma: float = 0.01,
+    n_draws: int = 32,
+    mode: str = "isotropic",
+    seed: int = 0,
+) -> tuple[float, float]:
+    """E_ν[L(θ+ν)] − L(θ) and its Monte-Carlo standard error (Neyshabur et al. 2017).
+
+    ``isotropic``: ν ~ N(0, σ² I); ``multiplicative``: ν = σ ε ⊙ θ with ε ~ N(0, I). The noise
+    draws depend only on ``seed`` (common random numbers across reparametrisations).
+    """
+    _check_activation(activation)
+    check_choice("mode", mode, NOISE_MODES)
+    sigma = check_nonnegative("sigma", sigma)
+    n_draws = check_positive_int("n_draws", n_draws)
+    theta = flatten(params)
+    unflat = unflattener(params)
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        base = float(loss_fn(params, x, yoh, activation))
+        vals = []
+        for _ in range(n_draws):
+            eps = torch.randn(theta.shape, generator=gen, dtype=theta.dtype)
+            nu = sigma * eps if mode == "isotropic" else sigma * eps * theta
+            vals.append(float(loss_fn(unflat(theta + nu), x, yoh, activation)) - base)
+    v = np.asarray(vals)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+
+# --------------------------------------------------------------------------------------------
+# Training and label randomisation
+# --------------------------------------------------------------------------------------------
+def randomize_labels(y: np.ndarray, fraction: float, n_classes: int, seed: int = 0) -> np.ndarray:
+    """Replace a ``fraction`` of the labels (chosen at random) by uniform random classes (Zhang et al. 2017)."""
+    fraction = check_fraction("fraction", fraction)
+    n_classes = check_positive_int("n_classes", n_classes)
+    rng = np.random.default_rng(seed)
+    y = np.array(y, copy=True)
+    idx = rng.choice(len(y), size=int(round(fraction * len(y))), replace=False)
+    y[idx] = rng.integers(0, n_classes, size=len(idx))
+    return y
+
+
+def train_mlp(
+    x: torch.Tensor,
+    y: np.ndarray,
+    widths: Sequence[int],
+    *,
+    steps: int,
+    lr: float = 1e-2,
+    seed: int = 0,
+    activation: str = "relu",
+    bias: bool = False,
+    target_loss: float = 0.0,
+    dtype: torch.dtype = torch.float64,
+) -> tuple[Params, np.ndarray]:
+    """Full-batch Adam on the cross-entropy from a He initialisation; stops after ``steps`` steps
+    or once the training loss is ≤ ``target_loss``. Returns the parameters and the loss history."""
+    _check_activation(activation)
+    steps = check_positive_int("steps", steps)
+    check_positive("lr", lr)
+    check_nonnegative("target_loss", target_loss)
+    params = {k: v.clone().requires_grad_(True) for k, v in init_mlp(widths, seed=seed, bias=bias, dtype=dtype).items()}
+    yoh = one_hot(y, widths[-1], dtype)
+    x = x.to(dtype)
+    opt = torch.optim.Adam(list(params.values()), lr=lr)
+    hist = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(params, x, yoh, activation)
+        hist.append(float(loss.detach()))
+        if hist[-1] <= target_loss:
+            break
+        loss.backward()
+        opt.step()
+    return {k: v.detach() for k, v in params.items()}, np.asarray(hist)
+
+
+def margins(f: torch.Tensor, y: np.ndarray) -> np.ndarray:
+    """f(x)[y] − max_{j≠y} f(x)[j] per example."""
+    f = f.detach()
+    y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+    fy = f.gather(1, y[:, None])[:, 0]
+    other = f.clone()
+    other.scatter_(1, y[:, None], -float("inf"))
+    return (fy - other.max(1).values).numpy()
+
+
+def capacity_measures(
+    params: Params, x: torch.Tensor, y: np.ndarray, activation: str = "relu", *, margin_quantile: float = 0.1
+) -> dict[str, float]:
+    """Norm-based capacity measures divided by the margin γ (Liang et al. §4; Neyshabur et al. 2017).
+
+    γ is the ``margin_quantile`` quantile of the training margins (a robust stand-in for the
+    minimum margin). The products of layer norms and the path norm scale like the output under a
+    global rescaling of the weights, so dividing them by γ makes them scale-free; the Fisher–Rao
+    norms (cross-entropy) are returned unnormalised and the notebook divides them by γ as well.
+    """
+    check_fraction("margin_quantile", margin_quantile)
+    with torch.no_grad():
+        f = forward(params, x, activation)
+    m = margins(f, y)
+    gamma = float(np.quantile(m, margin_quantile))
+    w = weight_norms(params)
+    fr_emp = math.sqrt(fisher_rao_identity(params, x, y, activation, labels="empirical"))
+    fr_mod = math.sqrt(fisher_rao_identity(params, x, y, activation, labels="model"))
+    out = {
+        "margin": gamma,
+        "train_accuracy": float((m > 0).mean()),
+        "l2": w["l2"],
+        "frobenius_product": w["frobenius_product"],
+        "spectral_product": w["spectral_product"],
+        "path_norm": w["path_norm"],
+        "fisher_rao_empirical": fr_emp,
+        "fisher_rao_model": fr_mod,
+    }
+    return out
+
+
+def fisher_rao_identity(
+    params: Params, x: torch.Tensor, y: np.ndarray, activation: str = "relu", *, labels: str = "model"
+) -> float:
+    """(L+1)² E⟨∂ℓ/∂f, f⟩² from the outputs only (right side of Eq. 3.1); cheap for any size."""
+    check_choice("labels", labels, FISHER_LABELS)
+    L1 = n_weight_layers(params)
+    with torch.no_grad():
+        f = forward(params, x, activation)
+        p = torch.softmax(f, -1)
+        if labels == "empirical":
+            dldf = p - one_hot(y, f.shape[-1], f.dtype)
+            return float(L1**2 * ((dldf * f).sum(-1) ** 2).mean())
+        # E_{y~p}⟨p − e_y, f⟩² = Var_{y~p}(f_y)
+        mean = (p * f).sum(-1)
+        return float(L1**2 * (p * (f - mean[:, None]) ** 2).sum(-1).mean())
+
+
+# --------------------------------------------------------------------------------------------
+# K-FAC (Martens & Grosse 2015)
+# --------------------------------------------------------------------------------------------
+def layer_statistics(params: Params, x: torch.Tensor, activation: str = "relu") -> dict[str, Any]:
+    """Per-layer inputs a_{l−1} (n, d_{l−1}) and back-propagated output gradients g_l (n, C, d_l).
+
+    g_l[i, k] = ∂ℓ(f(x_i), k)/∂s_l is the gradient of the loss with target class k with respect
+    to the pre-activation s_l of layer l; the Fisher weights class k by p_k = softmax(f(x_i))_k.
+    Bias-free networks only (K-FAC with biases appends a constant 1 to a; not needed here).
+    """
+    _check_activation(activation)
+    if has_bias(params):
+        raise ParameterError("layer_statistics needs a bias-free network (params with W1..Wn only)")
+    n = n_weight_layers(params)
+    a_list, s_list = [x], []
+    h = x
+    with torch.no_grad():
+        for l in range(1, n + 1):
+            s = h @ params[f"W{l}"].T
+            s_list.append(s)
+            h = act(s, activation) if l < n else s
+            if l < n:
+                a_list.append(h)
+        f = s_list[-1]
+        p = torch.softmax(f, -1)
+        C = f.shape[-1]
+        eye = torch.eye(C, dtype=f.dtype)
+        g = p[:, None, :] - eye[None]  # (n, k, C): ∂ℓ_k/∂f
+        gs = [None] * n
+        gs[n - 1] = g
+        for l in range(n - 1, 0, -1):
+            g = (g @ params[f"W{l + 1}"]) * act_deriv(s_list[l - 1], activation)[:, None, :]
+            gs[l - 1] = g
+    return {"a": a_list, "g": gs, "p": p}
+
+
+def exact_fisher_block(stats: dict[str, Any], i: int, j: int | None = None) -> torch.Tensor:
+    """Exact Fisher block F_ij = E_x Σ_k p_k vec(g_i aᵀ_{i−1}) vec(g_j aᵀ_{j−1})ᵀ (layers 1-indexed)."""
+    j = i if j is None else j
+    p = stats["p"]
+    n = p.shape[0]
+
+    def scores(l: int) -> torch.Tensor:
+        a, g = stats["a"][l - 1], stats["g"][l - 1]
+        u = g[:, :, :, None] * a[:, None, None, :]  # (n, C, d_l, d_{l-1})
+        return (u * p.sqrt()[:, :, None, None]).reshape(n * p.shape[1], -1)
+
+    Ui = scores(i)
+    Uj = Ui if j == i else scores(j)
+    return Ui.T @ Uj / n
+
+
+def kfac_factors(stats: dict[str, Any], i: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """K-FAC factors of layer i: G_i = E[g_i g_iᵀ] (over x and y ~ model) and A_{i−1} = E[a aᵀ]."""
+    a, g, p = stats["a"][i - 1], stats["g"][i - 1], stats["p"]
+    n = a.shape[0]
+    A = a.T @ a / n
+    G = torch.einsum("nk,nki,nkj->ij", p, g, g) / n
+    return G, A
+
+
+def nearest_kronecker(F: torch.Tensor, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Best Frobenius-norm approximation F ≈ B ⊗ C with B (m×m), C (n×n) (Van Loan & Pitsianis 1993):
+    the leading singular pair of the rearranged matrix R[(i,j),(k,l)] = F[i·n+k, j·n+l]."""
+    if F.shape != (m * n, m * n):
+        raise ParameterError(f"F has shape {tuple(F.shape)}; expected ({m * n}, {m * n}) for m={m}, n={n}")
+    R = F.reshape(m, n, m, n).permute(0, 2, 1, 3).reshape(m * m, n * n)
+    U, S, Vh = torch.linalg.svd(R, full_matrices=False)
+    B = (U[:, 0] * S[0].sqrt()).reshape(m, m)
+    C = (Vh[0] * S[0].sqrt()).reshape(n, n)
+    if B.trace() < 0:
+        B, C = -B, -C
+    return B, C
+
+
+def relative_error(F: torch.Tensor, Fhat: torch.Tensor) -> float:
+    """‖F − F̂‖_F / ‖F‖_F."""
+    return float((F - Fhat).norm() / F.norm())
+
+
+def kfac_analysis(params: Params, x: torch.Tensor, activation: str = "relu", *, n_eig: int = 0) -> dict[str, np.ndarray]:
+    """Per layer: relative Frobenius error of G⊗A and of the best Kronecker product, and the sorted
+    spectra of F_i and of G⊗A (eigenvalues of a Kronecker product are the products of the factors')."""
+    stats = layer_statistics(params, x, activation)
+    n = n_weight_layers(params)
+    out: dict[str, Any] = {"kfac_error": [], "best_kron_error": [], "block_norm": []}
+    for i in range(1, n + 1):
+        F = exact_fisher_block(stats, i)
+        G, A = kfac_factors(stats, i)
+        out["kfac_error"].append(relative_error(F, torch.kron(G, A)))
+        B, Cm = nearest_kronecker(F, G.shape[0], A.shape[0])
+        out["best_kron_error"].append(relative_error(F, torch.kron(B, Cm)))
+        out["block_norm"].append(float(F.norm()))
+        ev_F = torch.linalg.eigvalsh(F).flip(0).numpy()
+        ev_K = np.sort(np.outer(torch.linalg.eigvalsh(G).numpy(), torch.linalg.eigvalsh(A).numpy()).ravel())[::-1]
+        out[f"eig_exact_{i}"] = ev_F
+        out[f"eig_kfac_{i}"] = ev_K.copy()
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def fisher_subset(
+    params: Params, x: torch.Tensor, units: int, activation: str = "relu"
+) -> dict[str, np.ndarray]:
+    """Exact Fisher (all layers, cross-layer blocks included) and its block-diagonal K-FAC
+    approximation restricted to the weights between the first ``units`` inputs and first ``units``
+    outputs of every layer (what Martens & Grosse's Fig. 2 shows for a few middle layers)."""
+    units = check_positive_int("units", units)
+    stats = layer_statistics(params, x, activation)
+    n = n_weight_layers(params)
+    p = stats["p"]
+    N, C = p.shape
+    cols, kblocks = [], []
+    for l in range(1, n + 1):
+        a, g = stats["a"][l - 1][:, :units], stats["g"][l - 1][:, :, :units]
+        u = g[:, :, :, None] * a[:, None, None, :]
+        cols.append((u * p.sqrt()[:, :, None, None]).reshape(N * C, -1))
+        G, A = kfac_factors(stats, l)
+        kblocks.append(torch.kron(G[:units, :units], A[:units, :units]))
+    U = torch.cat(cols, 1)
+    F = U.T @ U / N
+    K = torch.block_diag(*kblocks)
+    sizes = np.array([b.shape[0] for b in kblocks])
+    return {"exact": F.numpy(), "kfac": K.numpy(), "block_sizes": sizes}
+
+
+# --------------------------------------------------------------------------------------------
+# Tangent sample sensitivity (Daróczy, Definition 3.1, Lemma 3.1)
+# --------------------------------------------------------------------------------------------
+def tangent_sensitivity(params: Params, x: torch.Tensor, output: int = 0, activation: str = "relu") -> torch.Tensor:
+    """∂²f_k/∂θ∂x at a single input x: the (P × d_in) Jacobian in x of ∇_θ f_k(x; θ)."""
+    _check_activation(activation)
+    keys = list(params)
+
+    def grad_theta(xi: torch.Tensor) -> torch.Tensor:
+        gd = grad(lambda p: forward(p, xi, activation)[output])(params)
+        return torch.cat([gd[k].reshape(-1) for k in keys])
+
+    return jacrev(grad_theta)(x)

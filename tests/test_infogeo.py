@@ -1,0 +1,237 @@
+"""Unit tests of layerwise.infogeo against closed forms, brute force and invariances (Chapter 8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from layerwise import infogeo as ig
+from layerwise.params import ParameterError
+
+D = torch.float64
+
+
+def data(n: int = 24, d: int = 7, c: int = 4, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d, generator=g, dtype=D)
+    y = torch.randint(0, c, (n,), generator=g).numpy()
+    return x, y
+
+
+# -- Fisher–Rao identity (Liang et al., Theorem 3.1) ------------------------------------------
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu"])
+@pytest.mark.parametrize("hidden", [[5], [6, 4], [5, 5, 5, 5]])
+@pytest.mark.parametrize("labels", ["empirical", "model"])
+def test_fisher_rao_identity_holds(activation, hidden, labels):
+    x, y = data()
+    p = ig.init_mlp([7, *hidden, 4], seed=len(hidden))
+    r = ig.fisher_rao(p, x, y, activation, labels=labels)
+    assert r["rel_diff"] < 1e-12
+    assert ig.euler_residual(p, x, activation) < 1e-12
+    # the cheap outputs-only form agrees with the per-example-gradient form
+    assert abs(ig.fisher_rao_identity(p, x, y, activation, labels=labels) - r["direct"]) < 1e-12 * r["direct"]
+
+
+def test_fisher_matrix_quadratic_form_matches():
+    x, y = data()
+    p = ig.init_mlp([7, 5, 5, 4], seed=3)
+    I = ig.fisher_matrix(p, x, y)
+    th = ig.flatten(p)
+    # brute force: explicit sum of per-example outer products, gradients by autograd one by one
+    brute = torch.zeros_like(I)
+    for i in range(len(x)):
+        q = {k: v.clone().requires_grad_(True) for k, v in p.items()}
+        loss = ig.loss_fn(q, x[i : i + 1], ig.one_hot(y[i : i + 1], 4))
+        gi = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, list(q.values()))])
+        brute += torch.outer(gi, gi) / len(x)
+    assert torch.allclose(I, brute, rtol=1e-12, atol=1e-14)
+    fr = ig.fisher_rao(p, x, y)
+    assert abs(float(th @ I @ th) - fr["identity"]) < 1e-12 * fr["identity"]
+
+
+@pytest.mark.parametrize("case", ["bias", "tanh"])
+def test_fisher_rao_identity_fails_when_assumptions_fail(case):
+    x, y = data()
+    p = ig.init_mlp([7, 6, 6, 4], seed=1, bias=(case == "bias"), bias_std=0.5)
+    act = "tanh" if case == "tanh" else "relu"
+    assert ig.fisher_rao(p, x, y, act)["rel_diff"] > 1e-3
+    assert ig.euler_residual(p, x, act) > 1e-3
+
+
+def test_weighted_euler_identity_with_biases():
+    x, _ = data()
+    p = ig.init_mlp([7, 6, 6, 4], seed=2, bias=True, bias_std=0.5)
+    assert ig.euler_residual(p, x, weighted=True) < 1e-12
+
+
+# -- reparametrisations (Dinh et al.) -------------------------------------------------------
+@pytest.mark.parametrize("alpha", [1e-2, 0.3, 7.0, 1e2])
+def test_scalings_preserve_function_and_fisher_rao(alpha):
+    x, y = data()
+    p = ig.init_mlp([7, 8, 8, 4], seed=4)
+    f0 = ig.forward(p, x)
+    fr0 = ig.fisher_rao(p, x, y)["direct"]
+    for q in (ig.alpha_scale(p, alpha), ig.unit_scale(p, alpha)):
+        assert torch.allclose(ig.forward(q, x), f0, rtol=1e-12, atol=1e-12)
+        assert abs(ig.fisher_rao(q, x, y)["direct"] - fr0) < 1e-10 * fr0
+    n0, na, nu = ig.weight_norms(p), ig.weight_norms(ig.alpha_scale(p, alpha)), ig.weight_norms(ig.unit_scale(p, alpha))
+    # T_alpha keeps products of layer norms and the path norm, changes the l2 norm
+    for k in ("frobenius_product", "spectral_product", "path_norm"):
+        assert na[k] == pytest.approx(n0[k], rel=1e-12)
+    assert nu["path_norm"] == pytest.approx(n0["path_norm"], rel=1e-12)
+    assert abs(np.log(na["l2"] / n0["l2"])) > 0.1
+    assert abs(np.log(nu["spectral_product"] / n0["spectral_product"])) > 0.1
+
+
+def test_hessian_lanczos_matches_dense_and_transforms():
+    x, y = data(n=16, d=5, c=3)
+    p = ig.init_mlp([5, 4, 3], seed=5)
+    yoh = ig.one_hot(y, 3)
+    th = ig.flatten(p)
+    unflat = ig.unflattener(p)
+    H = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), th)
+    lam = float(torch.linalg.eigvalsh(H)[-1])
+    assert ig.hessian_top_eigenvalue(p, x, yoh, n_iter=th.numel()) == pytest.approx(lam, rel=1e-9)
+    # H(T θ) = T^{-1} H(θ) T^{-1} for the linear reparametrisation T_alpha
+    a = 3.0
+    q = ig.alpha_scale(p, a)
+    t = torch.cat([torch.full_like(p["W1"].reshape(-1), a), torch.full_like(p["W2"].reshape(-1), 1 / a)])
+    Hq = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), ig.flatten(q))
+    assert torch.allclose(Hq, H / t[:, None] / t[None, :], rtol=1e-9, atol=1e-12)
+
+
+def test_multiplicative_noise_sharpness_is_invariant():
+    x, y = data()
+    p = ig.init_mlp([7, 8, 8, 4], seed=6)
+    yoh = ig.one_hot(y, 4)
+    m0, _ = ig.expected_sharpness(p, x, yoh, sigma=0.1, n_draws=8, mode="multiplicative")
+    m1, _ = ig.expected_sharpness(ig.alpha_scale(p, 50.0), x, yoh, sigma=0.1, n_draws=8, mode="multiplicative")
+    assert m1 == pytest.approx(m0, rel=1e-9)
+    i0, _ = ig.expected_sharpness(p, x, yoh, sigma=0.1, n_draws=8)
+    i1, _ = ig.expected_sharpness(ig.alpha_scale(p, 50.0), x, yoh, sigma=0.1, n_draws=8)
+    assert i1 > 10 * abs(i0)
+
+
+# -- K-FAC algebra (Martens & Grosse) ---------------------------------------------------------
+def test_exact_fisher_blocks_match_brute_force():
+    x, _ = data(n=10, d=5, c=3)
+    p = ig.init_mlp([5, 4, 6, 3], seed=7)
+    stats = ig.layer_statistics(p, x)
+    # brute force: per-example, per-class gradients of the log-likelihood, weighted outer products
+    th_keys = list(p)
+    f = ig.forward(p, x)
+    prob = torch.softmax(f, -1)
+    rows, weights = [], []
+    for i in range(len(x)):
+        for k in range(3):
+            q = {kk: v.clone().requires_grad_(True) for kk, v in p.items()}
+            loss = -torch.log_softmax(ig.forward(q, x[i]), -1)[k]
+            gr = torch.autograd.grad(loss, [q[kk] for kk in th_keys])
+            rows.append(torch.cat([t.reshape(-1) for t in gr]))
+            weights.append(prob[i, k])
+    U = torch.stack(rows)
+    w = torch.stack(weights)
+    F = (U * w[:, None]).T @ U / len(x)
+    sizes = [p[k].numel() for k in th_keys]
+    off = np.concatenate([[0], np.cumsum(sizes)])
+    for a in range(3):
+        for b in range(3):
+            blk = ig.exact_fisher_block(stats, a + 1, b + 1)
+            assert torch.allclose(blk, F[off[a] : off[a + 1], off[b] : off[b + 1]], rtol=1e-10, atol=1e-13)
+    # the cross-layer subset with every unit kept is the whole Fisher
+    sub = ig.fisher_subset(p, x, units=10)
+    assert np.allclose(sub["exact"], F.numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_kronecker_algebra():
+    g = torch.Generator().manual_seed(8)
+    G = torch.randn(3, 3, generator=g, dtype=D)
+    A = torch.randn(4, 4, generator=g, dtype=D)
+    G, A = G @ G.T + torch.eye(3, dtype=D), A @ A.T + torch.eye(4, dtype=D)
+    K = torch.kron(G, A)
+    explicit = torch.empty(12, 12, dtype=D)
+    for i in range(3):
+        for j in range(3):
+            for k in range(4):
+                for l in range(4):
+                    explicit[i * 4 + k, j * 4 + l] = G[i, j] * A[k, l]
+    assert torch.equal(K, explicit)
+    # row-major vec(g a^T) = kron(g, a), and E[(g⊗a)(g⊗a)^T] = G⊗A when g ⟂ a (all pairs)
+    gs, as_ = torch.randn(5, 3, generator=g, dtype=D), torch.randn(6, 4, generator=g, dtype=D)
+    assert torch.equal(torch.outer(gs[0], as_[0]).reshape(-1), torch.kron(gs[0], as_[0]))
+    V = torch.stack([torch.kron(u, v) for u in gs for v in as_])
+    assert torch.allclose(V.T @ V / 30, torch.kron(gs.T @ gs / 5, as_.T @ as_ / 6), rtol=1e-12)
+    # inverse and spectrum of a Kronecker product
+    assert torch.allclose(torch.linalg.inv(K), torch.kron(torch.linalg.inv(G), torch.linalg.inv(A)), rtol=1e-9)
+    ev = np.sort(np.outer(torch.linalg.eigvalsh(G), torch.linalg.eigvalsh(A)).ravel())
+    assert np.allclose(torch.linalg.eigvalsh(K).numpy(), ev, rtol=1e-10)
+    # nearest Kronecker product recovers an exact one, and never loses to G⊗A
+    B, C = ig.nearest_kronecker(K, 3, 4)
+    assert torch.allclose(torch.kron(B, C), K, rtol=1e-10)
+    noisy = K + 0.3 * torch.randn(12, 12, generator=g, dtype=D)
+    B, C = ig.nearest_kronecker(noisy, 3, 4)
+    assert ig.relative_error(noisy, torch.kron(B, C)) <= ig.relative_error(noisy, K) + 1e-12
+
+
+def test_kfac_factors_and_analysis():
+    x, _ = data(n=30, d=6, c=3)
+    p = ig.init_mlp([6, 5, 3], seed=9)
+    stats = ig.layer_statistics(p, x)
+    for i in (1, 2):
+        F = ig.exact_fisher_block(stats, i)
+        G, A = ig.kfac_factors(stats, i)
+        d_out, d_in = G.shape[0], A.shape[0]
+        # traces factorise exactly: tr F = E[|g|^2 |a|^2] while tr(G⊗A) = E|g|^2 E|a|^2
+        assert F.shape == (d_out * d_in, d_out * d_in)
+        assert float(torch.trace(torch.kron(G, A))) == pytest.approx(float(torch.trace(G) * torch.trace(A)), rel=1e-12)
+    r = ig.kfac_analysis(p, x)
+    assert np.all(r["best_kron_error"] <= r["kfac_error"] + 1e-12)
+    assert np.all(r["kfac_error"] >= 0)
+    assert r["eig_exact_1"].shape == r["eig_kfac_1"].shape == (30,)
+
+
+# -- tangent sample sensitivity (Daróczy, Lemma 3.1) ------------------------------------------
+def test_tangent_sensitivity_constant_on_activation_region():
+    x, _ = data(n=4, d=5)
+    p = ig.init_mlp([5, 6, 6, 3], seed=10)
+    S = ig.tangent_sensitivity(p, x[0])
+    # bias-free: x and c·x (c > 0) share the activation pattern
+    assert torch.equal(ig.activation_pattern(p, x[0]), ig.activation_pattern(p, 2.5 * x[0]))
+    assert torch.allclose(ig.tangent_sensitivity(p, 2.5 * x[0]), S, rtol=1e-12, atol=1e-12)
+    other = next(i for i in range(1, 4) if not torch.equal(ig.activation_pattern(p, x[i]), ig.activation_pattern(p, x[0])))
+    assert float((ig.tangent_sensitivity(p, x[other]) - S).norm() / S.norm()) > 1e-2
+
+
+# -- training and validation ----------------------------------------------------------------
+def test_randomize_labels_and_train():
+    y = np.arange(100) % 10
+    assert np.array_equal(ig.randomize_labels(y, 0.0, 10), y)
+    yr = ig.randomize_labels(y, 1.0, 10, seed=1)
+    assert 0.6 < (yr != y).mean() < 1.0  # random labels coincide with the true one 1/10 of the time
+    x, yy = data(n=40, d=6, c=3)
+    p, hist = ig.train_mlp(x, yy, [6, 16, 3], steps=300, lr=1e-2, seed=0, target_loss=0.05)
+    assert hist[-1] < hist[0]
+    m = ig.capacity_measures(p, x, yy)
+    assert m["margin"] > 0 and m["fisher_rao_model"] > 0
+
+
+def test_bad_input_raises_parameter_error():
+    x, y = data()
+    p = ig.init_mlp([7, 5, 4])
+    with pytest.raises(ParameterError, match="activation"):
+        ig.fisher_rao(p, x, y, "gelu")
+    with pytest.raises(ParameterError, match="labels"):
+        ig.fisher_rao(p, x, y, labels="true")
+    with pytest.raises(ParameterError, match="alpha"):
+        ig.alpha_scale(p, -1.0)
+    with pytest.raises(ParameterError, match="layer"):
+        ig.alpha_scale(p, 2.0, layer=2)
+    with pytest.raises(ParameterError, match="fraction"):
+        ig.randomize_labels(y, 1.5, 4)
+    with pytest.raises(ParameterError, match="widths"):
+        ig.init_mlp([7])
+    with pytest.raises(ParameterError, match="mode"):
+        ig.expected_sharpness(p, x, ig.one_hot(y, 4), mode="uniform")
+    with pytest.raises(ParameterError, match="bias-free"):
+        ig.layer_statistics(ig.init_mlp([7, 5, 4], bias=True), x)
