@@ -1,0 +1,693 @@
+"""Exact activation and linear regions of fully-connected ReLU networks on a 2-D slice.
+
+A ReLU network computes a continuous piecewise-linear function.  Every activation pattern (which
+neurons are on) defines a convex *activation region*, on which the network is one affine map;
+adjacent activation regions with the same affine map form one *linear region*, which need not be
+convex (Hanin & Rolnick 2019, "Deep ReLU networks have surprisingly few activation patterns",
+§2; Daróczy, slides §3).
+
+The counter works on a convex polygon in a 2-D affine slice ``x = origin + basis @ (u, v)`` of
+input space.  Restricted to the slice the first layer is an affine map of ``(u, v)``; on any
+region of the partition cut by the layers before it, every pre-activation of layer ``l`` is an
+affine function of ``(u, v)``, so layer ``l`` cuts each such region along straight lines.  The
+regions are split layer by layer, neuron by neuron, all polygons at once (padded vertex arrays,
+numpy, float64).  A vertex within ``tol`` (a distance) of a cutting line belongs to both sides,
+so a line through a vertex, along an edge or grazing a sliver never creates an empty or
+duplicated polygon.  For the last hidden layer only the *number* of pieces is needed when one
+only counts: ``n`` chords of a convex polygon cut it into ``1 + Σ_j (1 + #distinct interior points
+where chord j meets earlier chords)`` pieces (Euler), which needs no polygon at all.
+
+Also here: the plane through three inputs (square of half-width 1.25 × their circumradius,
+Hanin & Rolnick 2019, §5), a brute-force grid count, a per-polygon per-neuron reference
+implementation (for the benchmark), merging into linear regions, He-normal networks with tiny
+biases, and the tangent sample sensitivity ∂²f/∂θ∂x, constant on each activation region
+(Daróczy, slides §3, Lemma 3.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .params import ParameterError, check_positive, check_positive_int
+
+#: Bump when the numerics change (results-store key).
+CODE_VERSION = "regions-1"
+
+Weights = list[tuple[np.ndarray, np.ndarray]]
+METHODS = ("arrangement", "polygons")
+
+
+# --------------------------------------------------------------------------------------------
+# Networks
+# --------------------------------------------------------------------------------------------
+def as_weights(net: Any) -> Weights:
+    """Weights ``[(W1, b1), …, (W_out, b_out)]`` as float64 numpy arrays.
+
+    ``net`` is a ``torch.nn.Module`` whose ``nn.Linear`` layers, in registration order, are the
+    layers of a fully-connected ReLU network (ReLU after every layer but the last), or already a
+    sequence of ``(W, b)`` pairs.  The last layer is the (linear) output layer.
+    """
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    try:
+        import torch
+
+        if isinstance(net, torch.nn.Module):
+            for m in net.modules():
+                if isinstance(m, torch.nn.Linear):
+                    W = m.weight.detach().cpu().double().numpy()
+                    b = (
+                        m.bias.detach().cpu().double().numpy()
+                        if m.bias is not None
+                        else np.zeros(W.shape[0])
+                    )
+                    pairs.append((W, b))
+            if not pairs:
+                raise ParameterError("net: the module has no nn.Linear layer")
+            net = pairs
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        pass
+    if not isinstance(net, Sequence) or len(net) < 2:
+        raise ParameterError(
+            "net must be a torch module or a sequence of (W, b) pairs with at least one hidden "
+            "layer and an output layer (>= 2 layers)"
+        )
+    out: Weights = []
+    d = None
+    for i, pair in enumerate(net):
+        if len(pair) != 2:
+            raise ParameterError(f"net layer {i} must be a (W, b) pair")
+        W, b = (np.asarray(a, dtype=np.float64) for a in pair)
+        if W.ndim != 2 or b.shape != (W.shape[0],):
+            raise ParameterError(f"net layer {i}: W must be 2-D (out, in) and b of shape (out,)")
+        if d is not None and W.shape[1] != d:
+            raise ParameterError(f"net layer {i} takes {W.shape[1]} inputs but layer {i-1} gives {d}")
+        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
+            raise ParameterError(f"net layer {i} has non-finite weights")
+        d = W.shape[0]
+        out.append((W, b))
+    return out
+
+
+def check_widths(widths: Any) -> list[int]:
+    """Validate a list of hidden widths (positive integers, at least one layer)."""
+    if isinstance(widths, (int, np.integer)) or not isinstance(widths, Sequence) or len(widths) == 0:
+        raise ParameterError(f"widths={widths!r} must be a non-empty list of positive integers")
+    return [check_positive_int("widths[i]", w) for w in widths]
+
+
+def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0, bias_var: float = 1e-6):
+    """A ReLU MLP (``torch.nn.Sequential``) with He-normal weights, N(0, 2/fan_in), and biases
+    N(0, ``bias_var``): the initialisation of Hanin & Rolnick 2019, §5 (tiny, non-zero biases)."""
+    import torch
+
+    d_in = check_positive_int("d_in", d_in)
+    d_out = check_positive_int("d_out", d_out)
+    widths = check_widths(widths)
+    bias_var = float(bias_var)
+    if not bias_var >= 0:
+        raise ParameterError(f"bias_var={bias_var!r} must be >= 0")
+    g = torch.Generator().manual_seed(int(seed))
+    dims = [d_in, *widths, d_out]
+    layers: list[Any] = []
+    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+        lin = torch.nn.Linear(a, b)
+        with torch.no_grad():
+            lin.weight.copy_(torch.randn(b, a, generator=g) * np.sqrt(2.0 / a))
+            lin.bias.copy_(torch.randn(b, generator=g) * np.sqrt(bias_var))
+        layers.append(lin)
+        if i < len(widths):
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def n_hidden(weights: Weights) -> int:
+    """Number of hidden (ReLU) neurons."""
+    return int(sum(W.shape[0] for W, _ in weights[:-1]))
+
+
+# --------------------------------------------------------------------------------------------
+# The slice
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plane:
+    """The affine plane ``origin + basis @ (u, v)`` (orthonormal ``basis``, shape (d, 2)) and the
+    square ``|u|, |v| <= half_width`` in it."""
+
+    origin: np.ndarray
+    basis: np.ndarray
+    half_width: float
+
+    def square(self) -> np.ndarray:
+        h = self.half_width
+        return np.array([[-h, -h], [h, -h], [h, h], [-h, h]], dtype=np.float64)
+
+    def to_input(self, uv: np.ndarray) -> np.ndarray:
+        """Input-space points of slice coordinates ``uv`` (…, 2)."""
+        return self.origin + np.asarray(uv, dtype=np.float64) @ self.basis.T
+
+    def to_plane(self, x: np.ndarray) -> np.ndarray:
+        """Slice coordinates of input-space points (orthogonal projection)."""
+        return (np.asarray(x, dtype=np.float64) - self.origin) @ self.basis
+
+
+def plane_through(points: np.ndarray, scale: float = 1.25) -> Plane:
+    """The plane through three inputs, centred on their circumcentre, with the square of
+    half-width ``scale`` × circumradius (Hanin & Rolnick 2019, §5: 1.25)."""
+    scale = check_positive("scale", scale)
+    P = np.asarray(points, dtype=np.float64).reshape(3, -1) if np.size(points) else None
+    if P is None or np.asarray(points).shape[0] != 3:
+        raise ParameterError("points must hold exactly three inputs (shape (3, …))")
+    a, b = P[1] - P[0], P[2] - P[0]
+    e1 = a / np.linalg.norm(a) if np.linalg.norm(a) > 0 else None
+    if e1 is None:
+        raise ParameterError("points: the three inputs must be distinct and not collinear")
+    b_perp = b - (b @ e1) * e1
+    nb = np.linalg.norm(b_perp)
+    if nb <= 1e-12 * max(np.linalg.norm(a), np.linalg.norm(b)):
+        raise ParameterError("points: the three inputs must be distinct and not collinear")
+    e2 = b_perp / nb
+    # circumcentre in plane coordinates (P0 at the origin)
+    q1 = np.array([a @ e1, a @ e2])
+    q2 = np.array([b @ e1, b @ e2])
+    A = 2 * np.array([q1, q2])
+    centre = np.linalg.solve(A, np.array([q1 @ q1, q2 @ q2]))
+    R = float(np.linalg.norm(centre))
+    origin = P[0] + centre[0] * e1 + centre[1] * e2
+    return Plane(origin, np.stack([e1, e2], axis=1), scale * R)
+
+
+def restrict(weights: Weights, plane: Plane | None) -> Weights:
+    """The network as a function of slice coordinates ``(u, v)`` (first layer composed with the
+    plane's affine map); ``plane=None`` means the network already has 2 inputs."""
+    weights = as_weights(weights)
+    if plane is None:
+        if weights[0][0].shape[1] != 2:
+            raise ParameterError("plane=None needs a network with 2 inputs; pass a Plane otherwise")
+        return weights
+    W1, b1 = weights[0]
+    if W1.shape[1] != plane.origin.shape[0]:
+        raise ParameterError(
+            f"plane lives in dimension {plane.origin.shape[0]} but the network takes {W1.shape[1]} inputs"
+        )
+    return [(W1 @ plane.basis, W1 @ plane.origin + b1), *weights[1:]]
+
+
+def _check_polygon(polygon: np.ndarray) -> np.ndarray:
+    P = np.asarray(polygon, dtype=np.float64)
+    if P.ndim != 2 or P.shape[1] != 2 or len(P) < 3 or not np.all(np.isfinite(P)):
+        raise ParameterError("polygon must be an array of >= 3 finite 2-D vertices")
+    area = _shoelace(P[None], np.array([len(P)]))[0]
+    if area == 0:
+        raise ParameterError("polygon has zero area")
+    if area < 0:
+        P = P[::-1].copy()
+    # convexity: every turn has the same (left) orientation
+    e = np.roll(P, -1, axis=0) - P
+    turn = e[:, 0] * np.roll(e, -1, axis=0)[:, 1] - e[:, 1] * np.roll(e, -1, axis=0)[:, 0]
+    if np.any(turn < -1e-12 * np.abs(area)):
+        raise ParameterError("polygon must be convex")
+    return P
+
+
+def _shoelace(V: np.ndarray, cnt: np.ndarray) -> np.ndarray:
+    """Signed areas of padded polygons V (P, M, 2) with ``cnt`` vertices each."""
+    M = V.shape[1]
+    idx = np.arange(M)
+    nxt = np.where(idx + 1 < cnt[:, None], idx + 1, 0)
+    Vn = np.take_along_axis(V, nxt[..., None], axis=1)
+    cr = V[..., 0] * Vn[..., 1] - V[..., 1] * Vn[..., 0]
+    return 0.5 * np.where(idx < cnt[:, None], cr, 0.0).sum(axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# The exact counter
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Regions:
+    """Activation regions on a convex polygon of a slice.
+
+    ``vertices`` (P, M, 2) padded counter-clockwise polygons with ``n_vertices`` (P,) vertices
+    each; ``patterns`` (P, #hidden neurons) the activation pattern (layer by layer);
+    ``maps`` (P, d_out, 3) the network's affine map on each region in slice coordinates,
+    ``f(u, v) = maps[..., 0] u + maps[..., 1] v + maps[..., 2]``.
+    """
+
+    vertices: np.ndarray
+    n_vertices: np.ndarray
+    patterns: np.ndarray
+    maps: np.ndarray
+    widths: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.n_vertices)
+
+    @property
+    def areas(self) -> np.ndarray:
+        return _shoelace(self.vertices, self.n_vertices)
+
+    def polygon(self, i: int) -> np.ndarray:
+        return self.vertices[i, : self.n_vertices[i]]
+
+    def centroids(self) -> np.ndarray:
+        """Vertex means (interior points of the convex polygons)."""
+        valid = np.arange(self.vertices.shape[1]) < self.n_vertices[:, None]
+        return (self.vertices * valid[..., None]).sum(1) / self.n_vertices[:, None]
+
+    def locate(self, uv: np.ndarray, tol: float = 0.0) -> np.ndarray:
+        """Index of the region containing each point (−1 if none), by half-plane tests."""
+        uv = np.asarray(uv, dtype=np.float64).reshape(-1, 2)
+        V, cnt = self.vertices, self.n_vertices
+        M = V.shape[1]
+        idx = np.arange(M)
+        nxt = np.where(idx + 1 < cnt[:, None], idx + 1, 0)
+        Vn = np.take_along_axis(V, nxt[..., None], axis=1)
+        e = Vn - V
+        out = np.full(len(uv), -1)
+        for k, p in enumerate(uv):
+            cr = e[..., 0] * (p[1] - V[..., 1]) - e[..., 1] * (p[0] - V[..., 0])
+            ok = np.where(idx < cnt[:, None], cr >= -tol * np.hypot(e[..., 0], e[..., 1]), True).all(1)
+            hit = np.flatnonzero(ok)
+            if len(hit):
+                out[k] = hit[0]
+        return out
+
+
+def _classify(d: np.ndarray, valid: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    pos = (d > tol) & valid
+    neg = (d < -tol) & valid
+    return pos, neg
+
+
+def _clip(V: np.ndarray, cnt: np.ndarray, d: np.ndarray, tol: float):
+    """Split convex polygons (P, M, 2) by the zero line of the signed distances ``d`` (P, M).
+
+    Vertices within ``tol`` of the line go to both halves; a new vertex is created only on
+    edges whose end points lie strictly (beyond ``tol``) on opposite sides.  Returns the
+    positive and negative halves as (vertices, counts)."""
+    P, M, _ = V.shape
+    idx = np.arange(M)
+    valid = idx < cnt[:, None]
+    nxt = np.where(idx + 1 < cnt[:, None], idx + 1, 0)
+    Vn = np.take_along_axis(V, nxt[..., None], axis=1)
+    dn = np.take_along_axis(d, nxt, axis=1)
+    cls = np.where(d > tol, 1, np.where(d < -tol, -1, 0))
+    clsn = np.where(dn > tol, 1, np.where(dn < -tol, -1, 0))
+    cross = valid & (cls * clsn == -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(cross, d / (d - dn), 0.0)
+    X = V + t[..., None] * (Vn - V)
+    out = np.empty((P, 2 * M, 2))
+    out[:, 0::2] = V
+    out[:, 1::2] = X
+    halves = []
+    for keep_v in (valid & (cls >= 0), valid & (cls <= 0)):
+        keep = np.empty((P, 2 * M), dtype=bool)
+        keep[:, 0::2] = keep_v
+        keep[:, 1::2] = cross
+        n = keep.sum(1)
+        order = np.argsort(~keep, axis=1, kind="stable")[:, : n.max()]
+        halves.append((np.take_along_axis(out, order[..., None], axis=1), n))
+    return halves
+
+
+def _pad(V: np.ndarray, M: int) -> np.ndarray:
+    if V.shape[1] >= M:
+        return V
+    return np.concatenate([V, np.zeros((V.shape[0], M - V.shape[1], 2))], axis=1)
+
+
+def _signed_distance(V: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Signed distance of vertices V (P, M, 2) to the lines g (P, 3): a·p + c = 0, as a distance
+    (±inf for constant non-zero functions, 0 where identically zero)."""
+    s = V[..., 0] * g[:, 0, None] + V[..., 1] * g[:, 1, None] + g[:, 2, None]
+    norm = np.hypot(g[:, 0], g[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = s / norm[:, None]
+    const = norm == 0
+    if const.any():
+        d[const] = np.sign(g[const, 2])[:, None] * np.inf
+        d[const & (g[:, 2] == 0)] = 0.0
+    return d
+
+
+def _split_layer(V, cnt, G, tol):
+    """Split every polygon by the n zero lines of its pre-activations G (P, n, 3)."""
+    P0, n, _ = G.shape
+    parent = np.arange(P0)
+    bits = np.zeros((P0, n), dtype=bool)
+    for j in range(n):
+        g = G[parent, j]
+        d = _signed_distance(V, g)
+        valid = np.arange(V.shape[1]) < cnt[:, None]
+        pos, neg = _classify(d, valid, tol)
+        hp, hn = pos.any(1), neg.any(1)
+        split = hp & hn
+        # polygons on one side (or, within tol, on the line: decided by the mean distance)
+        on_line = ~hp & ~hn
+        mean_d = np.where(valid & np.isfinite(d), d, 0.0).sum(1) / cnt
+        bits[:, j] = hp | (on_line & (mean_d > 0))
+        if split.any():
+            s = np.flatnonzero(split)
+            (Vp, np_), (Vq, nq) = _clip(V[s], cnt[s], d[s], tol)
+            M = max(V.shape[1], Vp.shape[1], Vq.shape[1])
+            V = _pad(V, M)
+            V[s] = _pad(Vp, M)
+            cnt = cnt.copy()
+            cnt[s] = np_
+            bits[s, j] = True
+            newbits = bits[s].copy()
+            newbits[:, j] = False
+            V = np.concatenate([V, _pad(Vq, M)])
+            cnt = np.concatenate([cnt, nq])
+            bits = np.concatenate([bits, newbits])
+            parent = np.concatenate([parent, parent[s]])
+    return V, cnt, parent, bits
+
+
+def _next_maps(G: np.ndarray, bits: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Affine maps (P, k, 3) of the next layer's pre-activations given this layer's maps G
+    (P, n, 3) and patterns (P, n)."""
+    H = G * bits[..., None]
+    out = np.einsum("kn,pnc->pkc", W, H)
+    out[..., 2] += b
+    return out
+
+
+def _arrangement_counts(V, cnt, G, tol) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return _arrangement_counts_(V, cnt, G, tol)
+
+
+def _arrangement_counts_(V, cnt, G, tol) -> np.ndarray:
+    """Number of pieces each convex polygon is cut into by its lines G (P, n, 3), without
+    building them: ``1 + Σ_j [chord j crosses and is new] (1 + #distinct interior points where
+    chord j meets earlier chords)`` (Euler's formula for chords of a convex polygon; concurrent
+    chords are counted once per distinct point, coincident chords once)."""
+    P, n, _ = G.shape
+    M = V.shape[1]
+    valid = np.arange(M) < cnt[:, None]
+    norm = np.hypot(G[..., 0], G[..., 1])
+    safe = np.where(norm > 0, norm, 1.0)
+    Gn = G / safe[..., None]  # unit normals (zero rows stay constant lines)
+    s = np.einsum("pmi,pni->pmn", V, Gn[..., :2]) + Gn[:, None, :, 2]
+    s = np.where((norm > 0)[:, None, :], s, np.sign(G[:, None, :, 2]) * np.inf)
+    vm = valid[..., None]
+    crossing = ((s > tol) & vm).any(1) & ((s < -tol) & vm).any(1)  # (P, n)
+    counts = np.ones(P, dtype=np.int64)
+    if n == 0:
+        return counts
+    # pairs (j < k) of crossing chords in the same polygon
+    p_idx, k_idx = np.nonzero(crossing)
+    # for each crossing chord k, all earlier crossing chords j of the same polygon
+    order = np.lexsort((k_idx, p_idx))
+    p_idx, k_idx = p_idx[order], k_idx[order]
+    start = np.searchsorted(p_idx, np.arange(P))
+    rank = np.arange(len(p_idx)) - start[p_idx]  # position of k among the polygon's crossing chords
+    rep = np.repeat(np.arange(len(p_idx)), rank)
+    if len(rep):
+        offs = np.arange(len(rep)) - np.repeat(np.cumsum(rank) - rank, rank)
+        j_pos = start[p_idx[rep]] + offs
+        pp, kk, jj = p_idx[rep], k_idx[rep], k_idx[j_pos]
+        a, b = Gn[pp, kk], Gn[pp, jj]
+        det = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+        parallel = np.abs(det) < 1e-12
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = (-a[:, 2] * b[:, 1] + b[:, 2] * a[:, 1]) / det
+            y = (-a[:, 0] * b[:, 2] + b[:, 0] * a[:, 2]) / det
+        # coincident chords: k adds nothing
+        foot = -a[:, 2, None] * a[:, :2]
+        coincide = parallel & (np.abs(np.einsum("ti,ti->t", foot, b[:, :2]) + b[:, 2]) <= tol)
+        dup = np.zeros((P, n), dtype=bool)
+        dup[pp[coincide], kk[coincide]] = True
+        # strict interior test against the polygon's edges
+        Vp, cp = V[pp], cnt[pp]
+        idx = np.arange(M)
+        nxt = np.where(idx + 1 < cp[:, None], idx + 1, 0)
+        e = np.take_along_axis(Vp, nxt[..., None], axis=1) - Vp
+        el = np.hypot(e[..., 0], e[..., 1])
+        cr = e[..., 0] * (y[:, None] - Vp[..., 1]) - e[..., 1] * (x[:, None] - Vp[..., 0])
+        inside = np.where((idx < cp[:, None]) & (el > 0), cr > tol * el, True).all(1) & ~parallel
+        # distinct points along chord k: position t = p · (unit direction of k)
+        t = x * -a[:, 1] + y * a[:, 0]
+        sel = np.flatnonzero(inside & ~dup[pp, kk])
+        key_p, key_k, tt = pp[sel], kk[sel], t[sel]
+        o = np.lexsort((tt, key_k, key_p))
+        key_p, key_k, tt = key_p[o], key_k[o], tt[o]
+        new = np.ones(len(tt), dtype=bool)
+        if len(tt) > 1:
+            same = (key_p[1:] == key_p[:-1]) & (key_k[1:] == key_k[:-1])
+            new[1:] = ~(same & (np.abs(tt[1:] - tt[:-1]) <= tol))
+        np.add.at(counts, key_p[new], 1)
+        chords = crossing & ~dup
+    else:
+        chords = crossing
+    counts += chords.sum(1)
+    return counts
+
+
+def _prepare(net, plane, polygon, tol):
+    w2 = restrict(net, plane)
+    if polygon is None:
+        if plane is None:
+            raise ParameterError("give a plane (with its square) or a polygon")
+        polygon = plane.square()
+    poly = _check_polygon(polygon)
+    tol = check_positive("tol", tol)
+    diam = float(np.max(np.linalg.norm(poly[:, None] - poly[None], axis=-1)))
+    return w2, poly, tol * diam
+
+
+def activation_regions(net: Any, plane: Plane | None = None, polygon: np.ndarray | None = None,
+                       *, tol: float = 1e-9) -> Regions:
+    """All activation regions of ``net`` inside ``polygon`` (default: the plane's square).
+
+    ``tol`` is relative to the polygon's diameter: a vertex closer than that to a cutting line
+    lies on it.  Float64 throughout."""
+    w2, poly, eps = _prepare(net, plane, polygon, tol)
+    V = poly[None].copy()
+    cnt = np.array([len(poly)])
+    W1, b1 = w2[0]
+    G = np.concatenate([W1, b1[:, None]], axis=1)[None]
+    patterns = np.zeros((1, 0), dtype=bool)
+    widths = []
+    for li, (W, b) in enumerate(w2[1:]):
+        V, cnt, parent, bits = _split_layer(V, cnt, G, eps)
+        patterns = np.concatenate([patterns[parent], bits], axis=1)
+        widths.append(bits.shape[1])
+        G = _next_maps(G[parent], bits, W, b)
+    return Regions(V, cnt, patterns, G, tuple(widths))
+
+
+def count_regions(net: Any, plane: Plane | None = None, polygon: np.ndarray | None = None,
+                  *, method: str = "arrangement", tol: float = 1e-9) -> int:
+    """Number of activation regions inside the polygon.
+
+    ``method="polygons"`` builds every region; ``"arrangement"`` (default, faster) builds the
+    regions of all hidden layers but the last and counts the last layer's pieces with the
+    chord formula of :func:`_arrangement_counts`."""
+    if method not in METHODS:
+        raise ParameterError(f"method={method!r} is not allowed; choose one of: {', '.join(map(repr, METHODS))}")
+    w2, poly, eps = _prepare(net, plane, polygon, tol)
+    if method == "polygons":
+        return len(activation_regions(w2, None, poly, tol=tol))
+    V = poly[None].copy()
+    cnt = np.array([len(poly)])
+    W1, b1 = w2[0]
+    G = np.concatenate([W1, b1[:, None]], axis=1)[None]
+    for W, b in w2[1:-1]:
+        V, cnt, parent, bits = _split_layer(V, cnt, G, eps)
+        G = _next_maps(G[parent], bits, W, b)
+    return int(_arrangement_counts(V, cnt, G, eps).sum())
+
+
+# --------------------------------------------------------------------------------------------
+# References: brute-force grid, naive per-polygon loop
+# --------------------------------------------------------------------------------------------
+def patterns_at(net: Any, X: np.ndarray) -> np.ndarray:
+    """Activation patterns (n, #hidden) of inputs X (n, d_in), float64; ReLU(0) counts as off."""
+    w = as_weights(net)
+    h = np.asarray(X, dtype=np.float64)
+    out = []
+    for W, b in w[:-1]:
+        z = h @ W.T + b
+        out.append(z > 0)
+        h = np.maximum(z, 0.0)
+    return np.concatenate(out, axis=1)
+
+
+def forward(net: Any, X: np.ndarray) -> np.ndarray:
+    """Network outputs (n, d_out) in float64."""
+    w = as_weights(net)
+    h = np.asarray(X, dtype=np.float64)
+    for W, b in w[:-1]:
+        h = np.maximum(h @ W.T + b, 0.0)
+    W, b = w[-1]
+    return h @ W.T + b
+
+
+def grid_count(net: Any, plane: Plane | None = None, polygon: np.ndarray | None = None,
+               n: int = 100) -> int:
+    """Distinct activation patterns at the centres of an n×n grid over the polygon's bounding
+    box (points inside the polygon only): a lower bound of the exact count."""
+    n = check_positive_int("n", n)
+    w2, poly, _ = _prepare(net, plane, polygon, 1e-9)
+    lo, hi = poly.min(0), poly.max(0)
+    g = (np.arange(n) + 0.5) / n
+    U = np.stack(np.meshgrid(lo[0] + g * (hi[0] - lo[0]), lo[1] + g * (hi[1] - lo[1])), -1).reshape(-1, 2)
+    e = np.roll(poly, -1, axis=0) - poly
+    cr = e[None, :, 0] * (U[:, None, 1] - poly[None, :, 1]) - e[None, :, 1] * (U[:, None, 0] - poly[None, :, 0])
+    U = U[(cr >= 0).all(1)]
+    pats = patterns_at(w2, U)
+    return int(len(np.unique(np.packbits(pats, axis=1), axis=0)))
+
+
+def activation_regions_naive(net: Any, plane: Plane | None = None, polygon: np.ndarray | None = None,
+                             *, tol: float = 1e-9, count_only: bool = True):
+    """Reference implementation: a Python loop over polygons and neurons (one numpy clip per
+    polygon per neuron).  Returns the number of regions (``count_only``) or the list of
+    (polygon, pattern) pairs.  Used by the benchmark and the tests."""
+    w2, poly, eps = _prepare(net, plane, polygon, tol)
+    regs = [(poly, np.zeros(0, dtype=bool), np.concatenate([w2[0][0], w2[0][1][:, None]], 1))]
+    for W, b in w2[1:]:
+        new = []
+        for P, pat, G in regs:
+            pieces = [(P, [])]
+            for j in range(G.shape[0]):
+                a, c = G[j, :2], G[j, 2]
+                na = float(np.hypot(*a))
+                nxt = []
+                for Q, bits in pieces:
+                    d = (Q @ a + c) / na if na > 0 else np.full(len(Q), np.sign(c) * np.inf if c else 0.0)
+                    if (d > eps).any() and (d < -eps).any():
+                        (Vp, np_), (Vq, nq) = _clip(Q[None], np.array([len(Q)]), d[None], eps)
+                        nxt.append((Vp[0, : np_[0]], bits + [True]))
+                        nxt.append((Vq[0, : nq[0]], bits + [False]))
+                    else:
+                        on = (d > eps).any() or (not (d < -eps).any() and d.mean() > 0)
+                        nxt.append((Q, bits + [bool(on)]))
+                pieces = nxt
+            for Q, bits in pieces:
+                m = np.array(bits)
+                Gn = W @ (G * m[:, None])
+                Gn[:, 2] += b
+                new.append((Q, np.concatenate([pat, m]), Gn))
+        regs = new
+    if count_only:
+        return len(regs)
+    return [(P, pat) for P, pat, _ in regs]
+
+
+# --------------------------------------------------------------------------------------------
+# Linear regions
+# --------------------------------------------------------------------------------------------
+def _shared_edge_length(P: np.ndarray, Q: np.ndarray, tol: float) -> float:
+    """Length of the longest segment common to the boundaries of convex polygons P and Q."""
+    best = 0.0
+    Pn, Qn = np.roll(P, -1, axis=0), np.roll(Q, -1, axis=0)
+    for a, b in zip(P, Pn):
+        e = b - a
+        L = float(np.hypot(*e))
+        if L <= tol:
+            continue
+        u = e / L
+        nrm = np.array([-u[1], u[0]])
+        for c, d in zip(Q, Qn):
+            if abs((c - a) @ nrm) > tol or abs((d - a) @ nrm) > tol:
+                continue
+            t0, t1 = sorted(((c - a) @ u, (d - a) @ u))
+            best = max(best, min(L, t1) - max(0.0, t0))
+    return best
+
+
+def linear_regions(regions: Regions, *, rtol: float = 1e-9, tol: float = 1e-9) -> np.ndarray:
+    """Labels (P,) grouping activation regions into linear regions: connected unions of
+    activation regions sharing an edge of positive length and the same affine map (relative
+    tolerance ``rtol`` on the map's coefficients).
+
+    Neighbours are looked for among regions whose patterns differ in one neuron (the generic
+    case: crossing the zero line of one neuron flips that neuron only), then checked
+    geometrically."""
+    P = len(regions)
+    pats = regions.patterns
+    N = pats.shape[1]
+    key = {row.tobytes(): i for i, row in enumerate(np.packbits(pats, axis=1))}
+    parent = np.arange(P)
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    maps = regions.maps.reshape(P, -1)
+    scale = np.abs(maps).max() if P else 1.0
+    span = float(np.ptp(regions.vertices[0, : regions.n_vertices[0]], axis=0).max()) if P else 1.0
+    diam = max(span, float(np.abs(regions.vertices).max()) * 2) if P else 1.0
+    for j in range(N):
+        flipped = pats.copy()
+        flipped[:, j] = ~flipped[:, j]
+        packed = np.packbits(flipped, axis=1)
+        for i in np.flatnonzero(pats[:, j]):  # each unordered pair once
+            k = key.get(packed[i].tobytes())
+            if k is None:
+                continue
+            if np.max(np.abs(maps[i] - maps[k])) > rtol * max(scale, 1e-300):
+                continue
+            if _shared_edge_length(regions.polygon(i), regions.polygon(k), tol * diam) > tol * diam:
+                ri, rk = find(i), find(k)
+                if ri != rk:
+                    parent[max(ri, rk)] = min(ri, rk)
+    roots = np.array([find(i) for i in range(P)])
+    _, labels = np.unique(roots, return_inverse=True)
+    return labels
+
+
+def convex_deficit(regions: Regions, members: np.ndarray) -> float:
+    """1 − area(union of the member polygons) / area(convex hull of their vertices): zero for a
+    convex union, positive for a non-convex one."""
+    from scipy.spatial import ConvexHull
+
+    pts = np.concatenate([regions.polygon(i) for i in members])
+    hull = ConvexHull(pts).volume
+    return float(1.0 - regions.areas[members].sum() / hull)
+
+
+# --------------------------------------------------------------------------------------------
+# Tangent sample sensitivity (Daróczy, slides §3, Definition 3.1 and Lemma 3.1)
+# --------------------------------------------------------------------------------------------
+def tangent_sensitivity(net: Any, X: np.ndarray, *, directions: np.ndarray | None = None,
+                        output: int = 0) -> np.ndarray:
+    """Sens_tan(x; θ) = ∂²f_output/∂θ∂x for every row of X, shape (n, #params, k): the derivative
+    of the parameter gradient along the ``directions`` (d_in, k) (default: all input axes)."""
+    import torch
+    from torch.func import grad, jacfwd, vmap
+
+    w = as_weights(net)
+    d_in = w[0][0].shape[1]
+    d_out = w[-1][0].shape[0]
+    if not 0 <= int(output) < d_out:
+        raise ParameterError(f"output={output!r} must be in 0..{d_out - 1}")
+    D = np.eye(d_in) if directions is None else np.asarray(directions, dtype=np.float64)
+    if D.ndim != 2 or D.shape[0] != d_in:
+        raise ParameterError(f"directions must have shape ({d_in}, k)")
+    params = tuple(torch.tensor(a) for W, b in w for a in (W, b))
+    Dt = torch.tensor(D)
+
+    def f(theta, x):
+        h = x
+        for i in range(0, len(theta) - 2, 2):
+            h = torch.relu(theta[i] @ h + theta[i + 1])
+        return (theta[-2] @ h + theta[-1])[output]
+
+    def gflat(u, x0):
+        g = grad(f)(params, x0 + Dt @ u)
+        return torch.cat([t.reshape(-1) for t in g])
+
+    X = torch.tensor(np.asarray(X, dtype=np.float64))
+    u0 = torch.zeros(D.shape[1], dtype=torch.float64)
+    J = vmap(lambda x0: jacfwd(gflat)(u0, x0))(X)
+    return J.numpy()
