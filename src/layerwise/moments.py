@@ -1,0 +1,620 @@
+"""Moments engine: signal and first-order noise through random deep networks (Labatie 2019).
+
+Reproduces the set-up of Labatie, *Characterizing Well-Behaved vs. Pathological Deep Neural
+Networks* (ICML 2019, ``papers/002_…``), §2 Eq. (1)–(2) and appendix A, as restated in SPEC §2
+"Chapters 3–5":
+
+* input: a batch of ``B`` images standardised per channel (zero mean, unit variance over batch and
+  positions) and an input noise ``dx⁰`` i.i.d. N(0, 1) of the same shape;
+* a first random *linear* layer (weights N(0, 1/fan_in), no bias, no activation) to width ``N``: a
+  dense layer on the flattened image when ``kernel_size == 1``, else a k×k convolution of stride 2
+  (32×32 → 16×16);
+* ``depth`` layers (ResNets: ``depth`` residual units of ``res_depth`` layers) with He weights
+  N(0, 2/fan_in), zero biases, ReLU, BN in test mode with the batch's own statistics (ε);
+* the noise is propagated to first order, Eq. (2): ``dz = W*dx``, ``dx' = 1{z>0} ⊙ dz``; BN only
+  rescales it, ``dy = dz/√(v_c+ε)``.  It is renormalised after every layer (every residual unit)
+  and its log-scale accumulated in float64, so χ of 10²⁰ and far beyond does not overflow.
+
+Moments (Labatie §3.1; SPEC), over batch, positions and channels, ``c`` a channel, ``m_c`` its mean
+over batch and positions:
+
+* ``nu1_abs_signal`` ν₁(|x|) = E|x|,  ``nu2_signal`` ν₂(x) = E x²,
+* ``mu2_signal`` μ₂(x) = E (x − m_c)²,  ``mu4_signal`` μ₄(x) = E (x − m_c)⁴,
+* ``mu2_noise`` μ₂(dx) = E dx² (the noise is centred with respect to its own distribution, so its
+  central and non-central moments coincide, Labatie §3.1),
+* ``reff_signal`` / ``reff_noise`` r_eff = Tr C / λ_max(C) (Vershynin 2010; Labatie §3.1), C the
+  channel covariance over batch and positions (centred for x, uncentred for dx),
+* ``chi`` the normalised sensitivity χ = √(μ₂(dx)/μ₂(x)) / √(μ₂(dx⁰)/μ₂(x⁰)) (Labatie Eq. 3),
+  with ``x⁰, dx⁰`` the standardised input images and input noise.
+
+Performance (SPEC §3): the networks of a block are propagated together, each with independent
+weights (``torch.bmm`` for dense layers, grouped convolutions), signal and noise in one product
+(concatenated along the batch axis); only one layer is kept in memory; r_eff uses the smaller of
+the two Gram matrices and ``torch.linalg.eigvalsh`` (never an SVD) and is computed only at record
+steps.  Every network draws its input noise and weights from its own generator seeded from
+``(seed, network index)`` so that results do not depend on how networks are blocked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .data import load_images, standardize_per_channel
+from .params import (
+    ParameterError,
+    check_choice,
+    check_divisible,
+    check_positive,
+    check_positive_int,
+    resolve_device,
+)
+
+CODE_VERSION = "moments-1"
+"""Bump whenever the numbers produced by :func:`simulate` change (the results store keys on it)."""
+
+ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
+BOUNDARIES: tuple[str, ...] = ("periodic", "zero_padding", "symmetric")
+BUILTIN_DATASETS: tuple[str, ...] = ("patches", "digits", "gaussian")
+MOMENTS: tuple[str, ...] = (
+    "nu1_abs_signal",
+    "nu2_signal",
+    "mu2_signal",
+    "mu4_signal",
+    "mu2_noise",
+    "reff_signal",
+    "reff_noise",
+    "chi",
+)
+LOCATIONS: dict[str, tuple[str, ...]] = {
+    "vanilla": ("loc1", "loc2", "loc3"),
+    "bn_ff": ("loc1", "loc2", "loc3", "loc4"),
+    "bn_res": ("loc1", "loc2", "loc3", "loc4", "loc5"),
+}
+LOCATION_NAMES: dict[str, dict[str, str]] = {
+    "vanilla": {
+        "loc1": "layer input x^{l-1} (before the layer's weights)",
+        "loc2": "pre-activation z^l = W^l * x^{l-1} (after the weights)",
+        "loc3": "post-activation x^l = relu(z^l) (after ReLU)",
+    },
+    "bn_ff": {
+        "loc1": "layer input x^{l-1} (before the layer's weights)",
+        "loc2": "z^l = W^l * x^{l-1} (after the weights)",
+        "loc3": "y^l = BN(z^l) (after batch normalisation)",
+        "loc4": "x^l = relu(y^l) (after ReLU)",
+    },
+    "bn_res": {
+        "loc1": "unit input x^{u-1} (= the first layer's BN input)",
+        "loc2": "BN(x^{u-1}) (first layer of the unit, after BN)",
+        "loc3": "relu(BN(x^{u-1})) (first layer, after ReLU)",
+        "loc4": "W * relu(BN(x^{u-1})) (first layer, after the weights)",
+        "loc5": "x^u = x^{u-1} + residual branch (after the addition)",
+    },
+}
+"""Each location of each architecture, in words (``LOCATIONS[arch]`` gives their order)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+def _check_dataset(dataset: Any) -> str:
+    if not isinstance(dataset, str):
+        raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, cifar10:DIR, mnist:DIR")
+    kind, sep, arg = dataset.partition(":")
+    if (kind in BUILTIN_DATASETS and not sep) or (kind in ("cifar10", "mnist") and arg):
+        return dataset
+    raise ParameterError(
+        f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, cifar10:DIR, mnist:DIR"
+    )
+
+
+@dataclass(frozen=True)
+class MomentsConfig:
+    """Everything a moments run depends on (SPEC §2, Labatie appendix A); validated at creation.
+
+    ``records`` is the number R of evenly spaced records (at layers — residual units for
+    ``bn_res`` — ``depth/R, 2·depth/R, …, depth``) and must divide ``depth``.  ``kernel_size=1``
+    means a fully-connected network (flattened input, dense layers); otherwise an odd k ≥ 3.
+    """
+
+    arch: str = "bn_ff"
+    kernel_size: int = 3
+    width: int = 512
+    batch: int = 64
+    depth: int = 200
+    res_depth: int = 2
+    boundary: str = "periodic"
+    dataset: str = "patches"
+    n_sims: int = 1
+    records: int | None = None
+    seed: int = 0
+    device: str = "auto"
+    epsilon: float = 1e-3
+    reff_signal: bool = True
+    reff_noise: bool = True
+
+    def __post_init__(self) -> None:
+        check_choice("arch", self.arch, ARCHS)
+        k = check_positive_int("kernel_size", self.kernel_size)
+        if k != 1 and k % 2 == 0:
+            raise ParameterError(
+                f"kernel_size={k} is not allowed; choose 1 (fully-connected) or an odd size >= 3"
+            )
+        check_positive_int("width", self.width)
+        check_positive_int("batch", self.batch)
+        if self.batch < 2:
+            raise ParameterError(f"batch={self.batch} must be >= 2 (moments are centred over the batch)")
+        check_positive_int("depth", self.depth)
+        check_positive_int("res_depth", self.res_depth)
+        check_choice("boundary", self.boundary, BOUNDARIES)
+        _check_dataset(self.dataset)
+        check_positive_int("n_sims", self.n_sims)
+        if self.records is None:
+            object.__setattr__(self, "records", self.depth)
+        check_positive_int("records", self.records)
+        if self.records > self.depth:
+            raise ParameterError(f"records={self.records} must be <= depth={self.depth}")
+        check_divisible("depth", self.depth, "records", self.records)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ParameterError(f"seed={self.seed!r} must be a non-negative integer")
+        check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        for name in ("reff_signal", "reff_noise"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ParameterError(f"{name}={getattr(self, name)!r} must be True or False")
+
+    @property
+    def interval(self) -> int:
+        """Layers (residual units) between two records."""
+        return self.depth // self.records
+
+    @property
+    def record_depths(self) -> np.ndarray:
+        """Layer (residual-unit) index of each record, shape (R,)."""
+        return np.arange(1, self.records + 1, dtype=np.int64) * self.interval
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        return LOCATIONS[self.arch]
+
+    @property
+    def n_layers(self) -> int:
+        """Number of weight layers after the first random layer."""
+        return self.depth * (self.res_depth if self.arch == "bn_res" else 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (for the results store key); ``device`` is kept, the store may drop it."""
+        return asdict(self)
+
+    def array_names(self) -> list[str]:
+        """Names of the arrays :func:`simulate` returns, ``<moment>_<loc>``."""
+        return [f"{m}_{loc}" for m in MOMENTS for loc in self.locations]
+
+
+# --------------------------------------------------------------------------------------------
+# Seeds, inputs and weights of one network
+# --------------------------------------------------------------------------------------------
+def network_seed(seed: int, net: int, stream: int = 0) -> int:
+    """63-bit seed of stream ``stream`` of network ``net`` (independent of blocking)."""
+    state = np.random.SeedSequence([int(seed), int(net), int(stream), 0x4C57]).generate_state(2, np.uint64)
+    return int((int(state[0]) << 1 ^ int(state[1])) & ((1 << 63) - 1))
+
+
+def network_images(cfg: MomentsConfig, net: int) -> np.ndarray:
+    """The standardised input images x⁰ of network ``net``, shape (B, C, H, W), float32."""
+    x = load_images(cfg.dataset, cfg.batch, seed=network_seed(cfg.seed, net, 1) % (2**32))
+    return standardize_per_channel(np.asarray(x, dtype=np.float32))
+
+
+def _fan_in_first(cfg: MomentsConfig, img_shape: Sequence[int]) -> int:
+    c, h, w = img_shape
+    return c * h * w if cfg.kernel_size == 1 else c * cfg.kernel_size**2
+
+
+def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
+    """(shape, std) of each weight tensor of a network, in drawing order.
+
+    Dense weights are ``(fan_in, fan_out)`` and act as ``x @ W``; convolution weights are
+    ``(out, in, k, k)`` (PyTorch layout).  First layer std 1/√fan_in, then He std √(2/fan_in).
+    """
+    n, k = cfg.width, cfg.kernel_size
+    c = img_shape[0]
+    if k == 1:
+        first = ((_fan_in_first(cfg, img_shape), n), 1.0 / math.sqrt(_fan_in_first(cfg, img_shape)))
+        rest = ((n, n), math.sqrt(2.0 / n))
+    else:
+        first = ((n, c, k, k), 1.0 / math.sqrt(c * k * k))
+        rest = ((n, n, k, k), math.sqrt(2.0 / (n * k * k)))
+    return [first] + [rest] * cfg.n_layers
+
+
+def _generator(cfg_device: str, seed: int) -> torch.Generator:
+    g = torch.Generator(device=cfg_device)
+    g.manual_seed(seed)
+    return g
+
+
+def network_inputs(cfg: MomentsConfig, net: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Input x⁰ (standardised images) and noise dx⁰ ~ N(0, 1) of network ``net`` (float32)."""
+    x0 = torch.from_numpy(network_images(cfg, net)).to(device)
+    g = _generator(device, network_seed(cfg.seed, net, 0))
+    dx0 = torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
+    return x0, dx0
+
+
+def network_weights(cfg: MomentsConfig, net: int, device: str = "cpu") -> list[torch.Tensor]:
+    """All weights of network ``net`` exactly as :func:`simulate` draws them (for tests/brute force).
+
+    The generator of stream 0 first draws dx⁰ (see :func:`network_inputs`), then the weights
+    in order, each with ``Tensor.normal_(0, std)``.
+    """
+    x0 = network_images(cfg, net)
+    g = _generator(device, network_seed(cfg.seed, net, 0))
+    torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
+    return [torch.empty(s, device=device).normal_(0.0, std, generator=g) for s, std in weight_shapes(cfg, x0.shape[1:])]
+
+
+# --------------------------------------------------------------------------------------------
+# Moments of a tensor
+# --------------------------------------------------------------------------------------------
+def _lambda_max_gram(x: torch.Tensor) -> torch.Tensor:
+    """Largest eigenvalue of XᵀX for a batch X of shape (S, M, N), from the smaller Gram matrix.
+
+    XᵀX (N×N) and XXᵀ (M×M) share their non-zero eigenvalues, so the smaller one is formed and
+    ``torch.linalg.eigvalsh`` (symmetric eigen-solver, no SVD) gives λ_max.
+    """
+    s, m, n = x.shape
+    g = torch.bmm(x, x.transpose(1, 2)) if m < n else torch.bmm(x.transpose(1, 2), x)
+    return torch.linalg.eigvalsh(g)[:, -1]
+
+
+def feature_moments(
+    x: torch.Tensor | None,
+    dx: torch.Tensor | None = None,
+    *,
+    reff_signal: bool = True,
+    reff_noise: bool = True,
+) -> dict[str, torch.Tensor]:
+    """Moments of signal features ``x`` and noise features ``dx``, each of shape (S, M, N).
+
+    S independent networks, M samples (batch × positions), N channels.  Returns float64 tensors
+    of shape (S,): ``nu1_abs_signal`` E|x|, ``nu2_signal`` E x², ``mu2_signal`` E (x−m_c)²,
+    ``mu4_signal`` E (x−m_c)⁴, ``reff_signal`` Tr C/λ_max(C) with C = X_cᵀX_c/M (Labatie §3.1),
+    and for the noise ``mu2_noise`` E dx² and ``reff_noise`` (uncentred C = dXᵀdX/M).  The noise
+    is taken as given (the caller rescales by its log-scale).  r_eff entries are NaN when off.
+    """
+    out: dict[str, torch.Tensor] = {}
+    if x is not None:
+        n = x.shape[2]
+        xc = x - x.mean(dim=1, keepdim=True)
+        xc2 = xc * xc
+        out["nu1_abs_signal"] = x.abs().mean(dim=(1, 2)).double()
+        out["nu2_signal"] = (x * x).mean(dim=(1, 2)).double()
+        mu2 = xc2.mean(dim=(1, 2))
+        out["mu2_signal"] = mu2.double()
+        out["mu4_signal"] = (xc2 * xc2).mean(dim=(1, 2)).double()
+        if reff_signal:
+            trace = n * mu2.double() * x.shape[1]
+            out["reff_signal"] = trace / _lambda_max_gram(xc).double()
+        else:
+            out["reff_signal"] = torch.full((x.shape[0],), float("nan"), dtype=torch.float64, device=x.device)
+    if dx is not None:
+        n = dx.shape[2]
+        mu2n = (dx * dx).mean(dim=(1, 2))
+        out["mu2_noise"] = mu2n.double()
+        if reff_noise:
+            out["reff_noise"] = n * mu2n.double() * dx.shape[1] / _lambda_max_gram(dx).double()
+        else:
+            out["reff_noise"] = torch.full((dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device)
+    return out
+
+
+def _to_features(x: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """(B, C, *spatial) or (B, C) → (1, B·positions, C) float64 tensor."""
+    t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x).double()
+    if t.ndim < 2:
+        raise ParameterError(f"tensor of shape {tuple(t.shape)} must be (batch, channels, *spatial)")
+    c = t.shape[1]
+    return t.reshape(t.shape[0], c, -1).permute(0, 2, 1).reshape(1, -1, c)
+
+
+def tensor_moments(
+    x: np.ndarray | torch.Tensor,
+    dx: np.ndarray | torch.Tensor | None = None,
+    *,
+    x0: np.ndarray | torch.Tensor | None = None,
+    dx0: np.ndarray | torch.Tensor | None = None,
+    reff: bool = True,
+) -> dict[str, float]:
+    """All moments (Labatie §3.1) of a signal ``x`` and noise ``dx`` of shape (B, C, *spatial).
+
+    Channels are axis 1; moments average over batch, positions and channels.  With the input
+    ``x0, dx0`` also given, ``chi`` = √(μ₂(dx)/μ₂(x)) / √(μ₂(dx⁰)/μ₂(x⁰)) (Labatie Eq. 3).
+    Computed in float64 (this is the slow, plain reference used by tests and chapters).
+    """
+    f = feature_moments(_to_features(x), None if dx is None else _to_features(dx), reff_signal=reff, reff_noise=reff)
+    out = {k: float(v[0]) for k, v in f.items()}
+    if dx is not None and x0 is not None and dx0 is not None:
+        m0 = feature_moments(_to_features(x0), _to_features(dx0), reff_signal=False, reff_noise=False)
+        chi0 = math.sqrt(float(m0["mu2_noise"][0]) / float(m0["mu2_signal"][0]))
+        out["chi"] = math.sqrt(out["mu2_noise"] / out["mu2_signal"]) / chi0
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Propagation of a block of networks
+# --------------------------------------------------------------------------------------------
+def pad_boundary(x: torch.Tensor, p: int, boundary: str) -> torch.Tensor:
+    """Pad the two last (spatial) axes by ``p`` with periodic, zero or symmetric boundaries.
+
+    ``symmetric`` mirrors including the edge sample (NumPy's ``mode="symmetric"``: ``cb|abcd|dc``),
+    the "reflective" condition of Labatie appendix A.
+    """
+    if p == 0:
+        return x
+    if boundary == "periodic":
+        return F.pad(x, (p, p, p, p), mode="circular")
+    if boundary == "zero_padding":
+        return F.pad(x, (p, p, p, p))
+    if boundary == "symmetric":
+        if p > x.shape[-1] or p > x.shape[-2]:
+            raise ParameterError(f"kernel_size is too large for symmetric padding of a {tuple(x.shape[-2:])} map")
+        x = torch.cat([x[..., :p].flip(-1), x, x[..., -p:].flip(-1)], dim=-1)
+        return torch.cat([x[..., :p, :].flip(-2), x, x[..., -p:, :].flip(-2)], dim=-2)
+    raise ParameterError(f"boundary={boundary!r} is not allowed; choose one of: {', '.join(BOUNDARIES)}")
+
+
+WeightFn = Callable[[int, int, tuple[int, ...], float], torch.Tensor]
+Observer = Callable[[int, str, torch.Tensor, torch.Tensor, torch.Tensor], None]
+
+
+class _Block:
+    """S networks propagated together.
+
+    Dense layout: one tensor ``(S, 2B, N)``, rows ``[:B]`` signal, ``[B:]`` noise; weights
+    ``(S, N, N)``, ``torch.bmm``.  Convolutional layout: ``(2B, S·N, H, W)``, grouped convolution
+    with ``groups=S``.  The stored noise times ``exp(logscale)`` is the true first-order noise.
+    """
+
+    def __init__(self, cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
+                 inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None):
+        self.cfg, self.nets, self.device = cfg, list(nets), device
+        self.S, self.B, self.N = len(nets), cfg.batch, cfg.width
+        self.dense = cfg.kernel_size == 1
+        self.weight_fn = weight_fn
+        xs, dxs, self.gens = [], [], []
+        for net in self.nets:
+            if inputs is not None:
+                x0, dx0 = inputs(net)
+                x0, dx0 = x0.to(device, torch.float32), dx0.to(device, torch.float32)
+            else:
+                x0 = torch.from_numpy(network_images(cfg, net)).to(device)
+                g = _generator(device, network_seed(cfg.seed, net, 0))
+                dx0 = torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
+                self.gens.append(g)
+            xs.append(x0)
+            dxs.append(dx0)
+        self.img_shape = tuple(xs[0].shape[1:])
+        self.shapes = weight_shapes(cfg, self.img_shape)
+        self.layer = 0  # index into self.shapes of the next weight to draw
+        # χ normalisation √(μ₂(dx⁰)/μ₂(x⁰)) per network, float64, with the input in the network's
+        # own feature layout: channels × positions for conv nets, the D = C·H·W inputs for dense nets
+        chi0 = []
+        for x0, dx0 in zip(xs, dxs):
+            if self.dense:
+                x0, dx0 = x0.reshape(self.B, -1), dx0.reshape(self.B, -1)
+            m = feature_moments(_to_features(x0), _to_features(dx0), reff_signal=False, reff_noise=False)
+            chi0.append(math.sqrt(float(m["mu2_noise"][0]) / float(m["mu2_signal"][0])))
+        self.chi0 = torch.tensor(chi0, dtype=torch.float64, device=device)
+        self.logscale = torch.zeros(self.S, dtype=torch.float64, device=device)
+        if self.dense:
+            self.t = torch.stack([torch.cat([x.reshape(self.B, -1), d.reshape(self.B, -1)]) for x, d in zip(xs, dxs)])
+        else:
+            self.t = torch.stack([torch.cat([x, d]) for x, d in zip(xs, dxs)])  # (S, 2B, C, H, W)
+
+    # ---------------- weights
+    def next_weights(self) -> torch.Tensor:
+        """Draw the next layer's weights of every network (each from its own generator)."""
+        shape, std = self.shapes[self.layer]
+        w = torch.empty((self.S, *shape), device=self.device)
+        for s in range(self.S):
+            if self.weight_fn is not None:
+                w[s] = self.weight_fn(self.nets[s], self.layer, shape, std)
+            else:
+                w[s].normal_(0.0, std, generator=self.gens[s])
+        self.layer += 1
+        return w
+
+    # ---------------- linear map
+    def linear(self, t: torch.Tensor, first: bool = False) -> torch.Tensor:
+        w = self.next_weights()
+        if self.dense:
+            return torch.bmm(t, w)
+        # one convolution per network (not a grouped one): the floating-point result of a
+        # network then does not depend on how many networks share its block
+        k = self.cfg.kernel_size
+        p = k // 2
+        stride = 2 if first else 1
+        outs = []
+        for s in range(self.S):
+            if self.cfg.boundary == "zero_padding":
+                outs.append(F.conv2d(t[s], w[s], stride=stride, padding=p))
+            else:
+                outs.append(F.conv2d(pad_boundary(t[s], p, self.cfg.boundary), w[s], stride=stride))
+        return torch.stack(outs)
+
+    # ---------------- per-channel helpers
+    def batchnorm(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """BN with the batch's statistics on the signal; the noise is only rescaled (SPEC §2).
+
+        Returns the new tensor and the per-channel factor 1/√(v_c+ε), shape (S, N).
+        """
+        eps = self.cfg.epsilon
+        if self.dense:
+            z = t[:, : self.B]
+            v, m = torch.var_mean(z, dim=1, correction=0, keepdim=True)  # (S,1,N)
+            inv = torch.rsqrt(v + eps)
+            out = t * inv
+            out[:, : self.B] -= m * inv
+            return out, inv[:, 0]
+        z = t[:, : self.B]
+        v, m = torch.var_mean(z, dim=(1, 3, 4), correction=0, keepdim=True)  # (S,1,N,1,1)
+        inv = torch.rsqrt(v + eps)
+        out = t * inv
+        out[:, : self.B] -= m * inv
+        return out, inv.reshape(self.S, self.N)
+
+    def relu(self, t: torch.Tensor) -> torch.Tensor:
+        """x' = relu(z), dx' = 1{z>0} ⊙ dz (Labatie Eq. 1–2), as one masked product."""
+        mask = (t[:, : self.B] > 0).to(t.dtype)
+        return (t.view(self.S, 2, self.B, *t.shape[2:]) * mask.unsqueeze(1)).view_as(t)
+
+    def renormalise(self, t: torch.Tensor) -> torch.Tensor:
+        """Divide each network's noise by its RMS, accumulating the log-scale in float64."""
+        dx = t[:, self.B :].reshape(self.S, -1)
+        ms = (dx * dx).mean(dim=1)
+        t[:, self.B :] *= torch.rsqrt(ms).view((self.S,) + (1,) * (t.ndim - 1))
+        self.logscale += 0.5 * torch.log(ms.double())
+        return t
+
+    def features(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions."""
+        if self.dense:
+            return t[:, : self.B], t[:, self.B :]
+        p = t.shape[-1] * t.shape[-2]
+        f = t.reshape(self.S, 2, self.B, self.N, p).transpose(3, 4).reshape(self.S, 2, self.B * p, self.N)
+        return f[:, 0], f[:, 1]
+
+    def moments(self, t: torch.Tensor) -> dict[str, torch.Tensor]:
+        x, dx = self.features(t)
+        out = feature_moments(x, dx, reff_signal=self.cfg.reff_signal, reff_noise=self.cfg.reff_noise)
+        out["mu2_noise"] = out["mu2_noise"] * torch.exp(2.0 * self.logscale)
+        out["chi"] = torch.sqrt(out["mu2_noise"] / out["mu2_signal"]) / self.chi0
+        return out
+
+
+def _auto_block(cfg: MomentsConfig, n: int) -> int:
+    """Networks per block: bounded by ~1.5 GB of activations/weights and by 16."""
+    if cfg.kernel_size == 1:
+        per = 4 * (cfg.width * cfg.width * 2 + 2 * cfg.batch * cfg.width * 8)
+    else:
+        side = 16
+        per = 4 * (cfg.width**2 * cfg.kernel_size**2 + 2 * cfg.batch * cfg.width * side * side * 8)
+    return max(1, min(n, 16, int(1.5e9 // per)))
+
+
+def simulate(
+    cfg: MomentsConfig,
+    sims: Iterable[int] | None = None,
+    progress: bool = False,
+    *,
+    block: int | None = None,
+    observer: Observer | None = None,
+    weight_fn: WeightFn | None = None,
+    inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None = None,
+) -> dict[str, np.ndarray]:
+    """Propagate signal and noise through networks ``sims`` (default ``range(cfg.n_sims)``).
+
+    Returns ``depth`` (R,) and one float64 array ``<moment>_<loc>`` of shape (len(sims), R) per
+    moment of :data:`MOMENTS` and location of ``LOCATIONS[cfg.arch]``.  Row i only depends on
+    ``(cfg, sims[i])``, so blocks of networks can be computed separately and concatenated.
+
+    Test hooks: ``observer(depth, loc, signal, noise, logscale)`` is called at every record
+    with (S, M, N) feature tensors (true noise = noise·exp(logscale)); ``weight_fn(net, layer,
+    shape, std)`` and ``inputs(net) -> (x0, dx0)`` replace the random draws.
+    """
+    sims = list(range(cfg.n_sims) if sims is None else sims)
+    for s in sims:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ParameterError(f"sims must hold non-negative network indices, got {s!r}")
+    device = resolve_device(cfg.device)
+    locs = cfg.locations
+    R = cfg.records
+    out = {f"{m}_{loc}": np.full((len(sims), R), np.nan) for m in MOMENTS for loc in locs}
+    out_depth = cfg.record_depths
+    if not sims:
+        return {"depth": out_depth, **out}
+    bs = block or _auto_block(cfg, len(sims))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(sims) * cfg.depth, desc=f"moments {cfg.arch}", unit="layer")
+    with torch.inference_mode():
+        for b0 in range(0, len(sims), bs):
+            nets = sims[b0 : b0 + bs]
+            rows = _run_block(cfg, nets, device, weight_fn, inputs, observer, bar)
+            for name, arr in rows.items():
+                out[name][b0 : b0 + len(nets)] = arr
+    if bar is not None:
+        bar.close()
+    return {"depth": out_depth, **out}
+
+
+def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
+               inputs: Any, observer: Observer | None, bar: Any) -> dict[str, np.ndarray]:
+    blk = _Block(cfg, nets, device, weight_fn, inputs)
+    locs = cfg.locations
+    rec: dict[str, list[torch.Tensor]] = {f"{m}_{loc}": [] for m in MOMENTS for loc in locs}
+    interval = cfg.interval
+
+    def record(depth: int, loc: str, t: torch.Tensor, cached: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        mom = cached if cached is not None else blk.moments(t)
+        for m in MOMENTS:
+            rec[f"{m}_{loc}"].append(mom[m])
+        if observer is not None:
+            x, dx = blk.features(t)
+            observer(depth, loc, x, dx, blk.logscale.clone())
+        return mom
+
+    t = blk.linear(blk.t, first=True)
+    del blk.t
+    last: tuple[int, dict[str, torch.Tensor]] | None = None  # moments of the previous unit output
+    for d in range(1, cfg.depth + 1):
+        on = d % interval == 0
+        cached = last[1] if (last is not None and last[0] == d - 1) else None
+        if cfg.arch in ("vanilla", "bn_ff"):
+            if on:
+                record(d, "loc1", t, cached)
+            t = blk.linear(t)
+            if on:
+                record(d, "loc2", t)
+            if cfg.arch == "bn_ff":
+                t, _ = blk.batchnorm(t)
+                if on:
+                    record(d, "loc3", t)
+            t = blk.relu(t)
+            t = blk.renormalise(t)
+            if on:
+                last = (d, record(d, locs[-1], t))
+        else:  # bn_res, pre-activation units
+            if on:
+                record(d, "loc1", t, cached)
+            h = t
+            for j in range(cfg.res_depth):
+                h, _ = blk.batchnorm(h)
+                if on and j == 0:
+                    record(d, "loc2", h)
+                h = blk.relu(h)
+                if on and j == 0:
+                    record(d, "loc3", h)
+                h = blk.linear(h)
+                if on and j == 0:
+                    record(d, "loc4", h)
+            t = blk.renormalise(t + h)
+            if on:
+                last = (d, record(d, "loc5", t))
+        if bar is not None:
+            bar.update(len(nets))
+    return {k: torch.stack(v, dim=1).cpu().numpy().astype(np.float64) for k, v in rec.items()}
+
+
+def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write the arrays of :func:`simulate` to ``path`` (``.npz``)."""
+    np.savez(path, **arrays)

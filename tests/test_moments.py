@@ -1,0 +1,512 @@
+"""Tests of the moments engine (Labatie 2019, SPEC §2 Chapters 3–5).
+
+Every check is against an independent construction — a forward-mode derivative (torch.func.jvp)
+of a plain float64 re-implementation of the same network, explicit circulant / padded
+convolutions, a hand-written BN, NumPy moments with an SVD for r_eff, closed forms for identity
+networks — never against the engine's own output (except the determinism checks, whose point is
+equality of two runs).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from layerwise.moments import (
+    LOCATION_NAMES,
+    LOCATIONS,
+    MOMENTS,
+    MomentsConfig,
+    ParameterError,
+    network_inputs,
+    network_weights,
+    simulate,
+    tensor_moments,
+)
+
+torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+
+
+# ------------------------------------------------------------------------------------------
+# Independent references
+# ------------------------------------------------------------------------------------------
+def np_moments(x: np.ndarray, dx: np.ndarray | None = None) -> dict[str, float]:
+    """Plain NumPy moments (Labatie §3.1) of (B, C, *spatial) arrays; r_eff through an SVD."""
+    c = x.shape[1]
+    f = np.moveaxis(np.asarray(x, np.float64), 1, -1).reshape(-1, c)
+    fc = f - f.mean(axis=0)
+    s = np.linalg.svd(fc, compute_uv=False) ** 2
+    out = {
+        "nu1_abs_signal": np.abs(f).mean(),
+        "nu2_signal": (f**2).mean(),
+        "mu2_signal": (fc**2).mean(),
+        "mu4_signal": (fc**4).mean(),
+        "reff_signal": s.sum() / s.max(),
+    }
+    if dx is not None:
+        d = np.moveaxis(np.asarray(dx, np.float64), 1, -1).reshape(-1, c)
+        sd = np.linalg.svd(d, compute_uv=False) ** 2
+        out["mu2_noise"] = (d**2).mean()
+        out["reff_noise"] = sd.sum() / sd.max()
+    return out
+
+
+def pad_ref(x: torch.Tensor, p: int, boundary: str) -> torch.Tensor:
+    """Explicit padding by index maps: periodic i mod H, symmetric mirror with edge repeated."""
+    if boundary == "zero_padding":
+        return F.pad(x, (p, p, p, p))
+    h, w = x.shape[-2:]
+
+    def idx(n: int) -> torch.Tensor:
+        i = np.arange(-p, n + p)
+        if boundary == "periodic":
+            j = i % n
+        else:  # symmetric
+            j = np.where(i < 0, -i - 1, np.where(i >= n, 2 * n - 1 - i, i))
+        return torch.as_tensor(j)
+
+    return x[..., idx(h), :][..., idx(w)]
+
+
+def ref_forward(cfg: MomentsConfig, W: list[torch.Tensor], x0: torch.Tensor) -> list[list[torch.Tensor]]:
+    """Plain float64 network of one config (Labatie Eq. 1, SPEC §2): tensors at every location.
+
+    Returns, for every layer (residual unit) d = 1..depth, the list of location tensors in the
+    order of ``LOCATIONS[cfg.arch]``.
+    """
+    k = cfg.kernel_size
+    B = x0.shape[0]
+
+    def lin(h: torch.Tensor, w: torch.Tensor, stride: int = 1) -> torch.Tensor:
+        if k == 1:
+            return h.reshape(B, -1) @ w
+        return F.conv2d(pad_ref(h, k // 2, cfg.boundary), w, stride=stride)
+
+    def bn(z: torch.Tensor) -> torch.Tensor:
+        # BN in test mode with the clean batch's statistics: constants for the noise (SPEC §2)
+        axes = (0,) if z.ndim == 2 else (0, 2, 3)
+        m = z.detach().mean(dim=axes, keepdim=True)
+        v = ((z.detach() - m) ** 2).mean(dim=axes, keepdim=True)
+        return (z - m) / torch.sqrt(v + cfg.epsilon)
+
+    h = lin(x0, W[0], stride=2)
+    li = 1
+    out = []
+    for _ in range(cfg.depth):
+        if cfg.arch == "vanilla":
+            z = lin(h, W[li]); li += 1
+            x = torch.relu(z)
+            out.append([h, z, x]); h = x
+        elif cfg.arch == "bn_ff":
+            z = lin(h, W[li]); li += 1
+            y = bn(z); x = torch.relu(y)
+            out.append([h, z, y, x]); h = x
+        else:
+            r = h; locs = []
+            for j in range(cfg.res_depth):
+                a = bn(r); b = torch.relu(a); r = lin(b, W[li]); li += 1
+                if j == 0:
+                    locs = [h, a, b, r]
+            new = h + r
+            out.append(locs + [new]); h = new
+    return out
+
+
+def jvp_reference(cfg: MomentsConfig, net: int) -> dict[str, np.ndarray]:
+    """Moments of the float64 network and of its forward-mode derivative along dx⁰."""
+    x0, dx0 = (t.double() for t in network_inputs(cfg, net))
+    W = [w.double() for w in network_weights(cfg, net)]
+    names = LOCATIONS[cfg.arch]
+
+    def flat(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple(t for layer in ref_forward(cfg, W, x) for t in layer)
+
+    prim, tang = torch.func.jvp(flat, (x0,), (dx0,))
+    if cfg.kernel_size == 1:  # a dense net sees the D = C·H·W inputs as its channels
+        m0 = np_moments(x0.reshape(x0.shape[0], -1).numpy(), dx0.reshape(x0.shape[0], -1).numpy())
+    else:
+        m0 = np_moments(x0.numpy(), dx0.numpy())
+    chi0 = math.sqrt(m0["mu2_noise"] / m0["mu2_signal"])
+    out = {f"{m}_{loc}": np.zeros(cfg.depth) for m in MOMENTS for loc in names}
+    for i, (p, t) in enumerate(zip(prim, tang)):
+        d, loc = divmod(i, len(names))
+        p4 = p if p.ndim == 4 else p[:, :, None, None]
+        t4 = t if t.ndim == 4 else t[:, :, None, None]
+        mm = np_moments(p4.numpy(), t4.numpy())
+        mm["chi"] = math.sqrt(mm["mu2_noise"] / mm["mu2_signal"]) / chi0
+        for m in MOMENTS:
+            out[f"{m}_{names[loc]}"][d] = mm[m]
+    return out
+
+
+def small(arch: str, k: int, **kw) -> MomentsConfig:
+    base = dict(arch=arch, kernel_size=k, width=12, batch=6, depth=4, dataset="digits", n_sims=2,
+                device="cpu", seed=3, records=None)
+    base.update(kw)
+    return MomentsConfig(**base)
+
+
+# ------------------------------------------------------------------------------------------
+# Noise = forward-mode derivative; all moments against the float64 reference
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
+@pytest.mark.parametrize("k", [1, 3])
+def test_noise_is_jvp_and_moments_match_reference(arch: str, k: int) -> None:
+    cfg = small(arch, k, depth=3 if arch == "bn_res" else 5)
+    got = simulate(cfg)
+    assert np.array_equal(got["depth"], np.arange(1, cfg.depth + 1))
+    for net in range(cfg.n_sims):
+        ref = jvp_reference(cfg, net)
+        for name, r in ref.items():
+            np.testing.assert_allclose(got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"{arch} k={k} {name} net {net}")
+
+
+def test_records_subsample_the_layers() -> None:
+    cfg = small("bn_ff", 1, depth=6, records=3)
+    got = simulate(cfg, sims=[0])
+    ref = jvp_reference(cfg, 0)
+    assert np.array_equal(got["depth"], [2, 4, 6])
+    for name, r in ref.items():
+        np.testing.assert_allclose(got[name][0], r[[1, 3, 5]], rtol=2e-4, err_msg=name)
+
+
+# ------------------------------------------------------------------------------------------
+# Convolutions and boundaries, through the engine's own records
+# ------------------------------------------------------------------------------------------
+def _capture(cfg: MomentsConfig, **kw) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray, float]]:
+    seen = {}
+
+    def obs(depth, loc, x, dx, ls):
+        seen[(depth, loc)] = (x[0].double().numpy().copy(), dx[0].double().numpy().copy(), float(ls[0]))
+
+    simulate(cfg, sims=[0], observer=obs, **kw)
+    return seen
+
+
+def _features_to_map(f: np.ndarray, B: int, side: int) -> np.ndarray:
+    """(B·P, N) engine features → (B, N, side, side)."""
+    return f.reshape(B, side, side, -1).transpose(0, 3, 1, 2)
+
+
+def circulant_conv(x: np.ndarray, w: np.ndarray, stride: int = 1) -> np.ndarray:
+    """Periodic k×k convolution as an explicit (N·H'·W') × (C·H·W) circulant matrix."""
+    B, C, H, Wd = x.shape
+    N, _, k, _ = w.shape
+    p = k // 2
+    Ho, Wo = H // stride, Wd // stride
+    A = np.zeros((N, Ho, Wo, C, H, Wd))
+    for i in range(Ho):
+        for j in range(Wo):
+            for a in range(k):
+                for b in range(k):
+                    A[:, i, j, :, (stride * i + a - p) % H, (stride * j + b - p) % Wd] += w[:, :, a, b]
+    A = A.reshape(N * Ho * Wo, C * H * Wd)
+    return (x.reshape(B, -1) @ A.T).reshape(B, N, Ho, Wo)
+
+
+def padded_conv(x: np.ndarray, w: np.ndarray, boundary: str, stride: int = 1) -> np.ndarray:
+    """k×k convolution after explicit ``np.pad`` (zeros or NumPy's 'symmetric'), by loops."""
+    N, C, k, _ = w.shape
+    p = k // 2
+    mode = "constant" if boundary == "zero_padding" else "symmetric"
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), mode=mode)
+    B, _, H, Wd = x.shape
+    Ho, Wo = (H - 1) // stride + 1, (Wd - 1) // stride + 1
+    out = np.zeros((B, N, Ho, Wo))
+    for a in range(k):
+        for b in range(k):
+            patch = xp[:, :, a : a + stride * Ho : stride, b : b + stride * Wo : stride]
+            out += np.einsum("bchw,nc->bnhw", patch, w[:, :, a, b])
+    return out
+
+
+@pytest.mark.parametrize("boundary", ["periodic", "zero_padding", "symmetric"])
+def test_convolution_boundaries_against_explicit_construction(boundary: str) -> None:
+    cfg = small("vanilla", 3, width=5, batch=3, depth=1, boundary=boundary, dataset="digits")
+    seen = _capture(cfg)
+    x0, dx0 = (t.double().numpy() for t in network_inputs(cfg, 0))
+    W = [w.double().numpy() for w in network_weights(cfg, 0)]
+    ref = circulant_conv if boundary == "periodic" else (lambda x, w, stride=1: padded_conv(x, w, boundary, stride))
+    h1 = ref(x0, W[0], stride=2)  # first layer: stride 2, 8×8 → 4×4
+    dh1 = ref(dx0, W[0], stride=2)
+    x, dx, ls = seen[(1, "loc1")]
+    np.testing.assert_allclose(_features_to_map(x, 3, 4), h1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(dx, 3, 4) * math.exp(ls), dh1, rtol=1e-5, atol=1e-5)
+    z, dz, ls = seen[(1, "loc2")]
+    np.testing.assert_allclose(_features_to_map(z, 3, 4), ref(h1, W[1]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(dz, 3, 4) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5)
+
+
+def test_stride2_maps_32_to_16() -> None:
+    cfg = small("vanilla", 3, width=4, batch=2, depth=1, dataset="gaussian")
+    x, _, _ = _capture(cfg)[(1, "loc1")]
+    assert x.shape == (2 * 16 * 16, 4)
+
+
+# ------------------------------------------------------------------------------------------
+# BN step against a hand computation
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 3])
+def test_bn_step_by_hand(k: int) -> None:
+    cfg = small("bn_ff", k, width=7, batch=5, depth=2, epsilon=0.3)
+    seen = _capture(cfg)
+    for d in (1, 2):
+        z, dz, lz = seen[(d, "loc2")]
+        y, dy, ly = seen[(d, "loc3")]
+        m = z.mean(axis=0)
+        v = ((z - m) ** 2).mean(axis=0)
+        np.testing.assert_allclose(y, (z - m) / np.sqrt(v + 0.3), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dy * math.exp(ly), dz * math.exp(lz) / np.sqrt(v + 0.3), rtol=1e-4, atol=1e-6)
+        x, dx, lx = seen[(d, "loc4")]
+        np.testing.assert_allclose(x, np.maximum(y, 0), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(dx * math.exp(lx), dy * math.exp(ly) * (y > 0), rtol=1e-4, atol=1e-7)
+
+
+# ------------------------------------------------------------------------------------------
+# Moments of a tensor against NumPy
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(40, 6), (5, 30), (4, 3, 5, 5), (2, 16, 3, 3)])
+def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(1)
+    # anisotropic, non-centred, fat-tailed channels so that every moment matters
+    x = rng.standard_t(5, size=shape) * np.linspace(0.5, 3, shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2)) + 0.7
+    dx = rng.standard_normal(shape) @ np.eye(shape[-1]) if len(shape) == 2 else rng.standard_normal(shape)
+    got = tensor_moments(x, dx, x0=x, dx0=2 * dx)
+    ref = np_moments(x, dx)
+    for key, val in ref.items():
+        assert got[key] == pytest.approx(val, rel=1e-10), key
+    assert got["chi"] == pytest.approx(0.5, rel=1e-12)  # x0 = x, dx0 = 2·dx ⇒ χ = 1/2
+    # r_eff of a rank-one signal is 1; of an isotropic matrix with orthogonal columns it is C
+    u = rng.standard_normal((50, 1)) @ rng.standard_normal((1, 8))
+    assert tensor_moments(u - u.mean(0) + 5)["reff_signal"] == pytest.approx(1.0, rel=1e-9)
+    q = np.linalg.qr(rng.standard_normal((64, 8)))[0]
+    q -= q.mean(0)
+    q = np.linalg.qr(q)[0]
+    assert tensor_moments(np.vstack([q, -q]))["reff_signal"] == pytest.approx(8.0, rel=1e-9)
+
+
+def test_chi_of_tensor_moments_closed_form() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((10, 4))
+    dx = rng.standard_normal((10, 4))
+    got = tensor_moments(3 * x, 5 * dx, x0=x, dx0=dx)
+    assert got["chi"] == pytest.approx(5 / 3, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# χ through identity layers
+# ------------------------------------------------------------------------------------------
+def test_chi_is_one_through_identity_layers() -> None:
+    """Identity weights: the linear steps keep χ = 1 exactly; after the first ReLU nothing changes."""
+    cfg = small("vanilla", 1, width=64, batch=9, depth=6, dataset="digits")  # fan_in 1·8·8 = 64
+    eye = lambda net, layer, shape, std: torch.eye(shape[0], shape[1])
+    got = simulate(cfg, weight_fn=eye)
+    x0, dx0 = (t.double().numpy().reshape(9, -1) for t in network_inputs(cfg, 0))
+    np.testing.assert_allclose(got["chi_loc1"][:, 0], 1.0, rtol=1e-6)
+    np.testing.assert_allclose(got["chi_loc2"][:, 0], 1.0, rtol=1e-6)
+    # by hand: after ReLU x = relu(x0), dx = 1{x0>0} dx0
+    chi0 = math.sqrt((dx0**2).mean() / x0.var(axis=0).mean())
+    x1, dx1 = np.maximum(x0, 0), dx0 * (x0 > 0)
+    chi1 = math.sqrt((dx1**2).mean() / x1.var(axis=0).mean()) / chi0
+    assert got["chi_loc3"][0, 0] == pytest.approx(chi1, rel=1e-5)
+    for loc in LOCATIONS["vanilla"]:
+        np.testing.assert_allclose(got[f"chi_{loc}"][0, 1:], chi1, rtol=1e-5)
+        np.testing.assert_allclose(got[f"mu2_noise_{loc}"][0, 1:], (dx1**2).mean(), rtol=1e-5)
+
+
+def test_identity_layers_scaled_noise_logscale() -> None:
+    """W = c·I with c = 1e4 in a vanilla net: signal and noise both grow ×c per layer (χ fixed),
+    so μ₂(dx) grows ×c² per layer; the log-scale must carry it without overflow."""
+    cfg = small("vanilla", 1, width=64, batch=5, depth=3, dataset="digits")
+    c = 1e4
+    got = simulate(cfg, sims=[0], weight_fn=lambda net, layer, shape, std: c * torch.eye(shape[0], shape[1]))
+    mu = got["mu2_noise_loc3"][0]
+    np.testing.assert_allclose(mu[1:] / mu[:-1], c**2, rtol=1e-5)
+    np.testing.assert_allclose(got["chi_loc3"][0], got["chi_loc3"][0, 0], rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------
+# Brute force: a fully-connected net, every quantity recomputed with explicit loops in NumPy
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
+def test_fully_connected_brute_force(arch: str) -> None:
+    N, B = 10, 7
+    cfg = small(arch, 1, width=N, batch=B, depth=12, records=4, dataset="gaussian", n_sims=1, epsilon=1e-3)
+    got = simulate(cfg)
+    x0, dx0 = (t.double().numpy().reshape(B, -1) for t in network_inputs(cfg, 0))
+    W = [w.double().numpy() for w in network_weights(cfg, 0)]
+    assert W[0].shape == (3 * 32 * 32, N) and all(w.shape == (N, N) for w in W[1:])
+    # every weight ~ N(0, std²): check the draws themselves (first layer 1/fan_in, then He 2/N)
+    assert W[0].std() == pytest.approx(1 / math.sqrt(3072), rel=0.05)
+
+    def mom(x, dx):
+        out = {"nu1_abs_signal": 0.0, "nu2_signal": 0.0, "mu2_signal": 0.0, "mu4_signal": 0.0, "mu2_noise": 0.0}
+        for c in range(N):
+            col = [x[b][c] for b in range(B)]
+            m = sum(col) / B
+            for b in range(B):
+                out["nu1_abs_signal"] += abs(x[b][c]) / (B * N)
+                out["nu2_signal"] += x[b][c] ** 2 / (B * N)
+                out["mu2_signal"] += (x[b][c] - m) ** 2 / (B * N)
+                out["mu4_signal"] += (x[b][c] - m) ** 4 / (B * N)
+                out["mu2_noise"] += dx[b][c] ** 2 / (B * N)
+        xc = x - x.mean(axis=0)
+        for name, a in (("reff_signal", xc), ("reff_noise", dx)):
+            cov = a.T @ a / B
+            out[name] = np.trace(cov) / np.linalg.eigvalsh(cov)[-1]  # N×N covariance, not the Gram trick
+        return out
+
+    def bn(z):
+        return np.array([[(z[b][c] - z[:, c].mean()) / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)] for b in range(B)]), \
+            np.array([1 / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)])
+
+    chi0 = math.sqrt((dx0**2).mean() / x0.var(axis=0).mean())
+    h, dh = x0 @ W[0], dx0 @ W[0]
+    li = 1
+    rows = []
+    for d in range(1, cfg.depth + 1):
+        if arch == "vanilla":
+            z, dz = h @ W[li], dh @ W[li]; li += 1
+            x, dxx = np.maximum(z, 0), dz * (z > 0)
+            locs = [(h, dh), (z, dz), (x, dxx)]
+        elif arch == "bn_ff":
+            z, dz = h @ W[li], dh @ W[li]; li += 1
+            y, s = bn(z); dy = dz * s
+            x, dxx = np.maximum(y, 0), dy * (y > 0)
+            locs = [(h, dh), (z, dz), (y, dy), (x, dxx)]
+        else:
+            r, dr = h, dh
+            for j in range(cfg.res_depth):
+                a, s = bn(r); da = dr * s
+                b_, db = np.maximum(a, 0), da * (a > 0)
+                r, dr = b_ @ W[li], db @ W[li]; li += 1
+                if j == 0:
+                    locs = [(h, dh), (a, da), (b_, db), (r, dr)]
+            x, dxx = h + r, dh + dr
+            locs.append((x, dxx))
+        if d % cfg.interval == 0:
+            rows.append(locs)
+        h, dh = x, dxx
+    for i, locs in enumerate(rows):
+        for name, (s, n) in zip(LOCATIONS[arch], locs):
+            ref = mom(s, n)
+            ref["chi"] = math.sqrt(ref["mu2_noise"] / ref["mu2_signal"]) / chi0
+            for m in MOMENTS:
+                assert got[f"{m}_{name}"][0, i] == pytest.approx(ref[m], rel=5e-4), (arch, m, name, i)
+
+
+def test_chi_beyond_1e20_does_not_overflow() -> None:
+    """A deep BN feedforward net is a noise amplifier (Labatie §6): χ grows exponentially."""
+    cfg = small("bn_ff", 1, width=16, batch=8, depth=900, records=9, dataset="gaussian", n_sims=1)
+    got = simulate(cfg)
+    chi = got["chi_loc4"][0]
+    assert np.all(np.isfinite(chi)) and np.all(np.isfinite(got["mu2_noise_loc4"][0]))
+    assert chi[-1] > 1e20
+    # χ² ∝ μ₂(dx)/μ₂(x) with one constant (the input's) for every record
+    ratio = got["mu2_noise_loc4"][0] / got["mu2_signal_loc4"][0] / chi**2
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-9)
+    assert np.all(np.diff(np.log(chi)) > 0)
+
+
+# ------------------------------------------------------------------------------------------
+# Determinism and independence of blocking
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 3])
+def test_determinism_and_blocking(k: int) -> None:
+    cfg = small("bn_res", k, depth=3, n_sims=4, dataset="patches")
+    a = simulate(cfg)
+    b = simulate(cfg)
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=True), name
+    c = simulate(cfg, sims=range(1, 3))
+    d = simulate(cfg, block=1)
+    for name in a:
+        if name == "depth":
+            continue
+        assert c[name].shape == (2, cfg.records)
+        assert np.array_equal(a[name][1:3], c[name], equal_nan=True), name
+        assert np.array_equal(a[name], d[name], equal_nan=True), name
+    e = simulate(MomentsConfig(**{**cfg.to_dict(), "seed": cfg.seed + 1}))
+    assert not np.allclose(a["chi_loc5"], e["chi_loc5"])
+    # independent networks differ
+    assert not np.allclose(a["chi_loc5"][0], a["chi_loc5"][1])
+
+
+def test_reff_flags_and_keys() -> None:
+    cfg = small("vanilla", 1, reff_signal=False, reff_noise=True)
+    got = simulate(cfg)
+    assert set(got) == {"depth"} | {f"{m}_{l}" for m in MOMENTS for l in LOCATIONS["vanilla"]}
+    assert np.all(np.isnan(got["reff_signal_loc1"])) and np.all(np.isfinite(got["reff_noise_loc1"]))
+    assert all(v.dtype == np.float64 and v.shape == (2, cfg.records) for k, v in got.items() if k != "depth")
+    assert set(LOCATION_NAMES["bn_res"]) == set(LOCATIONS["bn_res"]) == {f"loc{i}" for i in range(1, 6)}
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input: clear errors, before any computation
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kw, word",
+    [
+        (dict(arch="resnet"), "arch"),
+        (dict(boundary="reflect"), "boundary"),
+        (dict(dataset="imagenet"), "dataset"),
+        (dict(dataset="cifar10:"), "dataset"),
+        (dict(width=0), "width"),
+        (dict(batch=-3), "batch"),
+        (dict(depth=0), "depth"),
+        (dict(depth=10, records=3), "records"),
+        (dict(depth=10, records=20), "records"),
+        (dict(kernel_size=4), "kernel_size"),
+        (dict(res_depth=0), "res_depth"),
+        (dict(n_sims=0), "n_sims"),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(device="tpu"), "device"),
+        (dict(seed=-1), "seed"),
+        (dict(width=2.5), "width"),
+        (dict(reff_signal="yes"), "reff_signal"),
+    ],
+)
+def test_bad_arguments(kw: dict, word: str) -> None:
+    with pytest.raises(ParameterError, match=word):
+        MomentsConfig(**kw)
+
+
+def test_bad_sims() -> None:
+    with pytest.raises(ParameterError, match="sims"):
+        simulate(small("vanilla", 1), sims=[-1])
+
+
+def test_cli_rejects_bad_arguments_fast(tmp_path) -> None:
+    from layerwise.moments_cli import main
+
+    out = tmp_path / "m.npz"
+    assert main(["--arch", "bn_ff", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "10",
+                 "--records", "3", "--out", str(out)]) == 2
+    assert not out.exists()
+    assert main(["--arch", "nope", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "4",
+                 "--out", str(out)]) == 2
+
+
+def test_cli_writes_npz(tmp_path) -> None:
+    out = tmp_path / "m.npz"
+    proc = subprocess.run(
+        [sys.executable, "-m", "layerwise", "moments", "--arch", "bn_res", "--kernel-size", "1", "--width", "8",
+         "--batch", "4", "--depth", "4", "--records", "2", "--dataset", "digits", "--sims", "2",
+         "--no-reff-signal", "--device", "cpu", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    z = np.load(out)
+    assert list(z["depth"]) == [2, 4]
+    assert z["chi_loc5"].shape == (2, 2) and z["chi_loc5"].dtype == np.float64
+    assert np.all(np.isnan(z["reff_signal_loc1"])) and np.all(np.isfinite(z["reff_noise_loc1"]))
+    cfg = small("bn_res", 1, width=8, batch=4, depth=4, records=2, dataset="digits", seed=0, reff_signal=False)
+    ref = simulate(cfg)
+    np.testing.assert_array_equal(z["chi_loc5"], ref["chi_loc5"])
