@@ -372,7 +372,9 @@ def _next_maps(G: np.ndarray, bits: np.ndarray, W: np.ndarray, b: np.ndarray) ->
     """Affine maps (P, k, 3) of the next layer's pre-activations given this layer's maps G
     (P, n, 3) and patterns (P, n)."""
     H = G * bits[..., None]
-    out = np.einsum("kn,pnc->pkc", W, H)
+    P, n, _ = H.shape
+    out = (H.transpose(0, 2, 1).reshape(P * 3, n) @ W.T).reshape(P, 3, -1).transpose(0, 2, 1)
+    out = np.ascontiguousarray(out)
     out[..., 2] += b
     return out
 
@@ -393,7 +395,7 @@ def _arrangement_counts_(V, cnt, G, tol) -> np.ndarray:
     norm = np.hypot(G[..., 0], G[..., 1])
     safe = np.where(norm > 0, norm, 1.0)
     Gn = G / safe[..., None]  # unit normals (zero rows stay constant lines)
-    s = np.einsum("pmi,pni->pmn", V, Gn[..., :2]) + Gn[:, None, :, 2]
+    s = V[..., 0, None] * Gn[:, None, :, 0] + V[..., 1, None] * Gn[:, None, :, 1] + Gn[:, None, :, 2]
     s = np.where((norm > 0)[:, None, :], s, np.sign(G[:, None, :, 2]) * np.inf)
     vm = valid[..., None]
     crossing = ((s > tol) & vm).any(1) & ((s < -tol) & vm).any(1)  # (P, n)
