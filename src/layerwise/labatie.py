@@ -499,3 +499,30 @@ def stack_depth(out: Mapping[str, Any], n_rows: int) -> dict[str, np.ndarray]:
     res = {k: np.asarray(v) for k, v in out.items()}
     res["depth"] = np.broadcast_to(np.asarray(out["depth"]), (n_rows, np.asarray(out["depth"]).size)).copy()
     return res
+
+
+def simulate_cached(ch: Any, name: str, cfg: Any, *, block: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Run the moments engine for ``cfg`` through the chapter's results store, in resumable blocks.
+
+    ``cfg`` is a :class:`layerwise.moments.MomentsConfig`; networks ``0 .. cfg.n_sims − 1`` are
+    simulated in blocks of ``block`` networks (each block cached on its own, so an interrupted run
+    resumes).  The device is not part of the cache key: results computed on a GPU can be dropped
+    into the store and re-used on a CPU.  Returns ``(depth, arrays)`` with arrays (n_sims, R).
+    """
+    from dataclasses import asdict
+
+    from .moments import CODE_VERSION as ENGINE_VERSION
+    from .moments import simulate
+
+    n = check_positive_int("n_sims", cfg.n_sims)
+    block = min(n, check_positive_int("block", block or n))
+    n_blocks = -(-n // block)
+
+    def compute(i: int) -> dict[str, np.ndarray]:
+        sims = range(i * block, min(n, (i + 1) * block))
+        return stack_depth(simulate(cfg, sims=sims, progress=False), len(sims))
+
+    key = {k: v for k, v in asdict(cfg).items() if k != "device"}
+    key["block"] = block
+    arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}")
+    return split_depth(arrays)
