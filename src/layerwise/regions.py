@@ -35,7 +35,7 @@ import numpy as np
 from .params import ParameterError, check_positive, check_positive_int
 
 #: Bump when the numerics change (results-store key).
-CODE_VERSION = "regions-1"
+CODE_VERSION = "regions-2"
 
 Weights = list[tuple[np.ndarray, np.ndarray]]
 METHODS = ("arrangement", "polygons")
@@ -693,3 +693,162 @@ def tangent_sensitivity(net: Any, X: np.ndarray, *, directions: np.ndarray | Non
     u0 = torch.zeros(D.shape[1], dtype=torch.float64)
     J = vmap(lambda x0: jacfwd(gflat)(u0, x0))(X)
     return J.numpy()
+
+
+# --------------------------------------------------------------------------------------------
+# Experiments of chapter 6
+# --------------------------------------------------------------------------------------------
+def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
+    """Montúfar et al. (2014), Thm. 4: a ReLU network with hidden ``widths`` (each >= n_in)
+    and ``n_in`` inputs can have at least (Π_{l<L} ⌊n_l/n_in⌋^{n_in}) Σ_{j<=n_in} C(n_L, j)
+    linear regions — exponential in depth.  Returned as a float."""
+    from math import comb
+
+    widths = check_widths(widths)
+    prod = 1.0
+    for w in widths[:-1]:
+        prod *= float(w // n_in) ** n_in
+    return prod * sum(comb(widths[-1], j) for j in range(n_in + 1))
+
+
+def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits as 64-vectors, each pixel standardised over the data set (constant
+    pixels left at zero), and their labels."""
+    from .data import digits
+
+    x, y = digits()
+    x = x.reshape(len(x), -1).astype(np.float64)
+    sd = x.std(0)
+    return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
+
+
+def architectures(neurons: Sequence[int], depths: Sequence[int]) -> list[list[int]]:
+    """Equal-width architectures [N/d]*d; every N must be divisible by every depth."""
+    out = []
+    for N in neurons:
+        N = check_positive_int("neurons", N)
+        for d in depths:
+            d = check_positive_int("depths", d)
+            if N % d:
+                raise ParameterError(
+                    f"neurons={N} is not divisible by depth {d}; allowed: multiples of "
+                    f"lcm(depths) (e.g. {int(np.lcm.reduce([int(x) for x in depths]))})"
+                )
+            out.append([N // d] * d)
+    return out
+
+
+def init_counts(X: np.ndarray, archs: Sequence[Sequence[int]], n_nets: int, seed: int,
+                bias_var: float = 1e-6) -> np.ndarray:
+    """Region counts (len(archs), n_nets) at He-normal initialisation on the slices through
+    ``n_nets`` random triples of rows of X (triple i shared by all architectures)."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    rng = np.random.default_rng(seed)
+    triples = [rng.choice(len(X), 3, replace=False) for _ in range(n_nets)]
+    seeds = rng.integers(2**31, size=(len(archs), n_nets))
+    out = np.zeros((len(archs), n_nets), dtype=np.int64)
+    for a, widths in enumerate(archs):
+        for i, t in enumerate(triples):
+            net = he_mlp(X.shape[1], widths, 1, seed=int(seeds[a, i]), bias_var=bias_var)
+            out[a, i] = count_regions(net, plane_through(X[t]))
+    return out
+
+
+def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
+                 n_checkpoints: int, label_noise: float, seed: int, lr: float = 1e-3,
+                 batch: int = 64, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """Train a He-initialised ReLU MLP on (X, y) with Adam and cross-entropy, a fraction
+    ``label_noise`` of the labels replaced by uniformly random ones, and count its activation
+    regions on the plane through three training inputs at ``n_checkpoints`` + 1 epochs
+    (Hanin & Rolnick 2019, §5).  Returns epochs, counts, train accuracy (on the noisy labels),
+    loss, and the final weights flattened with their plane points."""
+    import torch
+
+    from .params import check_fraction
+
+    label_noise = check_fraction("label_noise", label_noise)
+    epochs = check_positive_int("epochs", epochs)
+    n_checkpoints = check_positive_int("n_checkpoints", n_checkpoints)
+    # slice, initial network and batch order depend on ``seed`` only, so runs with different
+    # label noise and the same seed are paired; the noisy labels use their own stream
+    rng = np.random.default_rng(seed)
+    n_cls = int(y.max()) + 1
+    triple = rng.choice(len(X), 3, replace=False)
+    plane = plane_through(X[triple])
+    net = he_mlp(X.shape[1], widths, n_cls, seed=int(rng.integers(2**31)), bias_var=bias_var)
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    lrng = np.random.default_rng([seed, 1])
+    y = y.copy()
+    noisy = lrng.random(len(y)) < label_noise
+    y[noisy] = lrng.integers(0, n_cls, noisy.sum())
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    Xt = torch.tensor(X, dtype=torch.float32)
+    yt = torch.tensor(y)
+    ck = np.unique(np.round(np.linspace(0, epochs, n_checkpoints + 1)).astype(int))
+    rec = {"epoch": [], "count": [], "acc": [], "loss": []}
+
+    def record(ep):
+        with torch.no_grad():
+            out = net(Xt)
+            rec["loss"].append(float(torch.nn.functional.cross_entropy(out, yt)))
+            rec["acc"].append(float((out.argmax(1) == yt).float().mean()))
+        rec["epoch"].append(ep)
+        rec["count"].append(count_regions(net, plane))
+
+    record(0)
+    for ep in range(1, epochs + 1):
+        perm = torch.randperm(len(Xt), generator=g)
+        for i in range(0, len(Xt), batch):
+            idx = perm[i : i + batch]
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(Xt[idx]), yt[idx]).backward()
+            opt.step()
+        if ep in ck:
+            record(ep)
+    flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
+    return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
+
+
+def unflatten(flat: np.ndarray, dims: Sequence[int]) -> Weights:
+    """Inverse of the flattening used by :func:`train_counts` for layer sizes ``dims``."""
+    out, k = [], 0
+    for a, b in zip(dims[:-1], dims[1:]):
+        W = flat[k : k + a * b].reshape(b, a)
+        k += a * b
+        out.append((W, flat[k : k + b].copy()))
+        k += b
+    return out
+
+
+def sensitivity_by_region(net: Any, plane: Plane, regions: Regions, *, output: int = 0,
+                          per_region: int = 3, check: int = 50, seed: int = 0,
+                          chunk: int = 256) -> dict[str, np.ndarray]:
+    """Tangent sample sensitivity restricted to the slice (∂²f/∂θ∂(u, v), #params × 2) on every
+    activation region (Daróczy, Lemma 3.1).
+
+    Returns its Frobenius norm at each region's centroid, and for the ``check`` largest regions
+    the largest relative difference between ``per_region`` random interior points of the same
+    region (zero up to rounding if the lemma holds) and between the centroids of those regions
+    and their nearest other checked region."""
+    rng = np.random.default_rng(seed)
+    C = regions.centroids()
+    norms = np.empty(len(regions))
+    for s in range(0, len(C), chunk):
+        S = tangent_sensitivity(net, plane.to_input(C[s : s + chunk]), directions=plane.basis, output=output)
+        norms[s : s + chunk] = np.sqrt((S**2).sum((1, 2)))
+    big = np.argsort(regions.areas)[::-1][: min(check, len(regions))]
+    within = np.empty(len(big))
+    ref = []
+    for k, i in enumerate(big):
+        P = regions.polygon(i)
+        w = rng.dirichlet(np.ones(len(P)), size=per_region)
+        S = tangent_sensitivity(net, plane.to_input(np.vstack([C[i], w @ P])), directions=plane.basis, output=output)
+        within[k] = np.abs(S[1:] - S[0]).max() / np.abs(S[0]).max()
+        ref.append(S[0])
+    ref = np.array(ref)
+    between = np.empty(len(big))
+    for k in range(len(big)):
+        d = np.abs(ref - ref[k]).reshape(len(big), -1).max(1) / np.abs(ref[k]).max()
+        d[k] = np.inf
+        between[k] = d.min() if len(big) > 1 else np.nan
+    return {"norm": norms, "checked": big, "within": within, "between": between}
