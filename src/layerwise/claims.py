@@ -69,7 +69,8 @@ class Claim:
         if not self.justification.strip():
             raise ParameterError(f"claim {self.id}: every tolerance needs a justification")
         self.measured, self.reference = _num(self.measured), _num(self.reference)
-        self.passed = None if self.skipped else self.evaluate()
+        self.tolerance = None if self.tolerance is None else float(self.tolerance)
+        self.passed = None if self.skipped else bool(self.evaluate())
 
     @property
     def skipped(self) -> bool:

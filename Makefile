@@ -1,0 +1,69 @@
+# Layerwise — one command to build the book, one to test it. See README.md.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SCALE ?= default
+CH ?=
+P ?=
+SEED ?= 0
+DEVICE ?= auto
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
+PARAMS := $(foreach p,$(P),-p $(p))
+
+.PHONY: help venv book chapters html chapter test unit sync bench browser clean
+
+help:
+	@echo "make book [SCALE=ci|default|paper]      set up, execute every chapter, render _build/html"
+	@echo "make test                               set up, then unit tests + pair check + chapters at ci + HTML build + browser check"
+	@echo "make chapter CH=07 [SCALE=ci] [P='width=300 n_nets=4']   execute one chapter"
+	@echo "make html                               re-render _build/html from the executed chapters"
+	@echo "make bench                              benchmarks -> results/bench/"
+	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
+	@echo "make clean                              remove build outputs and results (keeps .venv)"
+
+# The environment: created once, re-installed when pyproject.toml or requirements.txt change.
+venv: $(STAMP)
+$(STAMP):
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(VENV)/bin/python -m ipykernel install --sys-prefix --name python3 > /dev/null
+	@rm -f $(VENV)/.installed-*; touch $@
+
+book: venv
+	$(PY) -m layerwise book all --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+
+chapters: venv
+	$(PY) -m layerwise book run --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+
+html: venv
+	$(PY) -m layerwise book build
+
+chapter: venv
+	@test -n "$(CH)" || { echo "error: CH is required, e.g. make chapter CH=07 (chapters: $$($(PY) -m layerwise book list | tr '\n' ' '))"; exit 2; }
+	$(PY) -m layerwise book run --chapters $(CH) --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+
+# Headless Chromium for the rendered-page test (Debian packages; installed when missing).
+browser:
+	@command -v chromium > /dev/null && command -v chromedriver > /dev/null || { \
+	  echo "installing chromium + chromium-driver (apt)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver > /dev/null; }
+
+test: venv browser
+	$(PY) -m pytest -q -p no:cacheprovider
+
+unit: venv
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser"
+
+sync: venv
+	$(VENV)/bin/jupytext --sync notebooks/[0-9][0-9]_*.py
+
+bench: venv
+	@mkdir -p results/bench
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf _build book/chapters book/dashboard.md book/_static_mathjax results .pytest_cache
+	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +

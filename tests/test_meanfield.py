@@ -1,0 +1,134 @@
+"""Mean-field maps against adaptive quadrature, closed forms (erf, linear) and random networks."""
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from layerwise import meanfield as mf
+from layerwise.params import ParameterError
+
+
+def gauss_quad(f):
+    """E_{z~N(0,1)} f(z) by adaptive quadrature, split at 0 and ±1 where tanh(√q z) turns."""
+    g = lambda z: f(z) * np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    return sum(quad(g, a, b, epsabs=1e-15, epsrel=1e-13, limit=500)[0] for a, b in [(-12, -1), (-1, 0), (0, 1), (1, 12)])
+
+
+@pytest.mark.parametrize("q", [1e-3, 0.3, 2.0, 15.0, 80.0])
+def test_length_map_and_chi1_against_adaptive_quadrature(q):
+    sw2, sb2 = 2.3, 0.2
+    ref_v = sw2 * gauss_quad(lambda z: np.tanh(np.sqrt(q) * z) ** 2) + sb2
+    ref_c = sw2 * gauss_quad(lambda z: (1 - np.tanh(np.sqrt(q) * z) ** 2) ** 2)
+    assert abs(mf.length_map(q, sw2, sb2) - ref_v) < 1e-10
+    assert abs(mf.chi1(sw2, sb2, q=q) - ref_c) < 1e-10
+
+
+def erf_V(q, sw2, sb2):
+    """Closed form for φ = erf: E[erf(u)²] = (2/π) arcsin(2q/(1+2q)) (Williams 1997)."""
+    return sw2 * 2 / np.pi * np.arcsin(2 * q / (1 + 2 * q)) + sb2
+
+
+@pytest.mark.parametrize("sw2, sb2", [(1.5, 0.1), (4.0, 0.5), (2.0, 0.0)])
+def test_erf_fixed_point_and_correlation_map_closed_forms(sw2, sb2):
+    qs = mf.q_star(sw2, sb2, "erf")
+    assert abs(erf_V(qs, sw2, sb2) - qs) < 1e-12
+    for c in (0.0, 0.4, 0.95):
+        ref = (sw2 * 2 / np.pi * np.arcsin(2 * c * qs / (1 + 2 * qs)) + sb2) / qs
+        assert abs(mf.correlation_map(c, sw2, sb2, "erf") - ref) < 1e-12
+    # χ1 for erf: E[φ'(u)²] = (4/π) / √(1 + 4q)
+    assert abs(mf.chi1(sw2, sb2, "erf") - sw2 * 4 / np.pi / np.sqrt(1 + 4 * qs)) < 1e-12
+
+
+def test_linear_closed_forms():
+    assert mf.q_star(0.5, 0.2, "linear") == pytest.approx(0.4, abs=1e-15)
+    assert mf.correlation_map(0.3, 0.5, 0.2, "linear") == pytest.approx((0.5 * 0.3 * 0.4 + 0.2) / 0.4, abs=1e-12)
+    with pytest.raises(ParameterError, match="sigma_w2"):
+        mf.q_star(1.5, 0.2, "linear")
+
+
+def test_fixed_point_properties():
+    for sw2, sb2 in [(1.69, 0.09), (6.25, 0.09), (16.0, 0.09), (3.0, 0.0)]:
+        qs = mf.q_star(sw2, sb2)
+        assert abs(mf.length_map(qs, sw2, sb2) - qs) < 1e-12 * max(1, qs)
+        assert mf.length_map_slope(qs, sw2, sb2) < 1  # stable
+        assert abs(mf.correlation_map(1.0, sw2, sb2) - 1.0) < 1e-12 if qs > 0 else True
+    assert mf.q_star(0.8, 0.0) == 0.0  # ordered, bias-free: zero is the stable fixed point
+
+
+def test_slopes_match_finite_differences():
+    sw2, sb2 = 5.0, 0.3
+    qs = mf.q_star(sw2, sb2)
+    h = 1e-5
+    fd = (mf.length_map(qs + h, sw2, sb2) - mf.length_map(qs - h, sw2, sb2)) / (2 * h)
+    assert abs(fd - mf.length_map_slope(qs, sw2, sb2)) < 1e-8
+    for c in (0.2, 0.7):
+        fd = (mf.correlation_map(c + h, sw2, sb2) - mf.correlation_map(c - h, sw2, sb2)) / (2 * h)
+        assert abs(fd - mf.correlation_map_slope(c, sw2, sb2)) < 1e-8
+    fd1 = (1 - mf.correlation_map(1 - h, sw2, sb2)) / h
+    assert abs(fd1 - mf.chi1(sw2, sb2)) < 1e-3
+
+
+def test_critical_line():
+    assert mf.critical_sigma_w2(0.0) == 1.0
+    for sb2 in (0.05, 0.3, 1.0):
+        s = mf.critical_sigma_w2(sb2)
+        assert abs(mf.chi1(s, sb2) - 1.0) < 1e-9
+        assert mf.chi1(s * 0.98, sb2) < 1 < mf.chi1(s * 1.02, sb2)
+    # monotone: more bias needs more weight variance to become chaotic
+    assert mf.critical_sigma_w2(0.05) < mf.critical_sigma_w2(0.3) < mf.critical_sigma_w2(1.0)
+
+
+def test_c_star_and_depth_scales():
+    d = mf.depth_scales(1.5, 0.05)  # ordered
+    assert d["c_star"] == 1.0 and d["xi_c"] == pytest.approx(-1 / np.log(d["chi1"]))
+    d = mf.depth_scales(3.0, 0.05)  # chaotic
+    assert 0 < d["c_star"] < 1
+    assert abs(mf.correlation_map(d["c_star"], 3.0, 0.05) - d["c_star"]) < 1e-10
+    assert d["chi_c"] < 1 < d["chi1"]
+    assert mf.depth_scales(mf.critical_sigma_w2(0.05) * 1.001, 0.05)["xi_c"] > 50 * d["xi_c"] / 10
+
+
+def test_iterate_maps_reduces_to_fixed_point_maps():
+    qs = mf.q_star(4.0, 0.1)
+    q, c = mf.iterate_maps(qs, 0.3, 5, 4.0, 0.1)
+    np.testing.assert_allclose(q, qs, rtol=1e-12)
+    np.testing.assert_allclose(c, mf.iterate_correlation_map(0.3, 5, 4.0, 0.1), atol=1e-12)
+
+
+def test_random_networks_follow_the_maps():
+    sw2, sb2, n_nets, width = 4.0, 0.1, 16, 500
+    s = mf.simulate_pairs(0.5, 0.3, sigma_w2=sw2, sigma_b2=sb2, width=width, n_layers=6, n_nets=n_nets, seed=1)
+    q, c = mf.iterate_maps(0.5, 0.3, 6, sw2, sb2)
+    assert np.allclose(s["q"][:, 0], 0.5) and np.allclose(s["c"][:, 0], 0.3)  # exact inputs
+    qm = s["q"].mean(axis=(0, 2))
+    qse = s["q"].mean(2).std(0, ddof=1) / np.sqrt(n_nets)
+    cse = s["c"].std(0, ddof=1) / np.sqrt(n_nets)
+    assert np.all(np.abs(qm[1:] - q[1:]) < 5 * qse[1:])
+    assert np.all(np.abs(s["c"].mean(0)[1:] - c[1:]) < 5 * cse[1:])
+
+
+def test_circle_lengths():
+    sw2, sb2, N = 6.25, 0.09, 300
+    r = mf.circle_experiment(sigma_w2=sw2, sigma_b2=sb2, width=N, n_layers=3, n_points=2000, seed=0, record_layers=(2,))
+    exact0 = 2 * np.pi * np.sqrt(N * mf.q_star(sw2, sb2))  # circumference of the input circle
+    assert r["length_tangent"][0] == pytest.approx(exact0, rel=1e-12)
+    assert r["length_chord"][0] == pytest.approx(exact0, rel=1e-5)  # 2000-gon: error π²/(6·2000²)
+    # with fine sampling the polygon converges to the exact length after a few layers too
+    assert r["length_chord"][2] == pytest.approx(r["length_tangent"][2], rel=0.05)
+    assert r["proj_2"].shape == (2000, 3)
+    assert np.all(np.diff(r["pca_var"][0]) <= 1e-12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: mf.q_star(-1.0, 0.1),
+        lambda: mf.q_star(1.0, -0.1),
+        lambda: mf.chi1(1.0, 0.1, phi="relu6"),
+        lambda: mf.simulate_pairs(1.0, 0.1, sigma_w2=1.0, sigma_b2=0.1, width=0, n_layers=2, n_nets=2, seed=0),
+        lambda: mf.circle_experiment(sigma_w2=1.0, sigma_b2=0.1, width=10, n_layers=2, n_points=5, seed=0, record_layers=(7,)),
+    ],
+)
+def test_bad_input_is_refused(call):
+    with pytest.raises(ParameterError):
+        call()

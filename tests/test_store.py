@@ -1,0 +1,125 @@
+"""The results store: caching, invalidation, corruption detection, resumable blocks, drop-in."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from layerwise.params import ParameterError
+from layerwise.store import ResultsStore, config_key
+
+
+def counting(value=1.0):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.full(3, value), "n": np.array(len(calls))}
+
+    return compute, calls
+
+
+def test_second_call_is_a_hit_with_identical_arrays(tmp_path):
+    store = ResultsStore(tmp_path)
+    compute, calls = counting()
+    a = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    b = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    assert len(calls) == 1 and not a.cached and b.cached
+    np.testing.assert_array_equal(a.arrays["x"], b.arrays["x"])
+    assert [e[0] for e in store.events] == ["miss", "hit"]
+
+
+def test_metadata_records_config_device_versions_and_checksum(tmp_path):
+    store = ResultsStore(tmp_path)
+    e = store.get_or_compute("sim", {"w": 3, "seed": 7}, counting()[0], code_version="v9", device="cpu")
+    meta = json.loads((e.path / "meta.json").read_text())
+    assert meta["config"] == {"seed": 7, "w": 3} and meta["code_version"] == "v9" and meta["device"] == "cpu"
+    assert meta["wall_time_s"] >= 0 and {"layerwise", "torch", "numpy", "python"} <= set(meta["versions"])
+    assert len(meta["sha256"]) == 64
+
+
+def test_key_depends_on_config_and_code_version_not_on_dict_order():
+    k = config_key("a", {"x": 1, "y": [1, 2]}, "1")
+    assert k == config_key("a", {"y": [1, 2], "x": 1}, "1")
+    assert k != config_key("a", {"x": 2, "y": [1, 2]}, "1")
+    assert k != config_key("a", {"x": 1, "y": [1, 2]}, "2")
+    assert k != config_key("b", {"x": 1, "y": [1, 2]}, "1")
+    assert config_key("a", {"x": 1}, "1") != config_key("a", {"x": 1.5}, "1")
+
+
+def test_changed_config_recomputes(tmp_path):
+    store = ResultsStore(tmp_path)
+    compute, calls = counting()
+    store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    store.get_or_compute("sim", {"w": 4}, compute, code_version="1")
+    store.get_or_compute("sim", {"w": 3}, compute, code_version="2")
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("damage", ["truncate_arrays", "flip_byte", "drop_meta", "garble_meta", "foreign_meta", "drop_arrays"])
+def test_corrupt_or_partial_entries_are_detected_and_recomputed(tmp_path, damage):
+    store = ResultsStore(tmp_path)
+    compute, calls = counting(2.0)
+    e = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    arr, meta = e.path / "arrays.npz", e.path / "meta.json"
+    if damage == "truncate_arrays":
+        arr.write_bytes(arr.read_bytes()[:40])
+    elif damage == "flip_byte":
+        b = bytearray(arr.read_bytes())
+        b[len(b) // 2] ^= 0xFF
+        arr.write_bytes(bytes(b))
+    elif damage == "drop_meta":
+        meta.unlink()
+    elif damage == "garble_meta":
+        meta.write_text("{not json")
+    elif damage == "foreign_meta":
+        m = json.loads(meta.read_text())
+        m["key"] = "0" * 64
+        meta.write_text(json.dumps(m))
+    else:
+        arr.unlink()
+    with pytest.warns(UserWarning, match="corrupt or partial"):
+        again = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    assert len(calls) == 2 and not again.cached
+    np.testing.assert_array_equal(again.arrays["x"], np.full(3, 2.0))
+    assert store.get_or_compute("sim", {"w": 3}, compute, code_version="1").cached
+
+
+def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path):
+    store = ResultsStore(tmp_path)
+    done = []
+
+    def block(i, fail_at=None):
+        if i == fail_at:
+            raise KeyboardInterrupt
+        done.append(i)
+        return {"rows": np.full((2, 3), float(i))}
+
+    with pytest.raises(KeyboardInterrupt):
+        store.get_or_compute_blocks("mc", {"n": 5}, 5, lambda i: block(i, fail_at=3), code_version="1")
+    assert done == [0, 1, 2]
+    e = store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1")
+    assert done == [0, 1, 2, 3, 4]  # blocks 0-2 came from disk
+    np.testing.assert_array_equal(e.arrays["rows"][:, 0], np.repeat(np.arange(5.0), 2))
+    assert store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1").cached
+
+
+def test_entries_computed_elsewhere_can_be_dropped_in(tmp_path):
+    gpu = ResultsStore(tmp_path / "gpu")
+    e = gpu.get_or_compute("sim", {"w": 3}, counting(5.0)[0], code_version="1", device="cuda")
+    local = ResultsStore(tmp_path / "local")
+    shutil.copytree(e.path, local.root / "sim" / e.path.name)
+    compute, calls = counting()
+    hit = local.get_or_compute("sim", {"w": 3}, compute, code_version="1", device="cpu")
+    assert hit.cached and not calls and hit.meta["device"] == "cuda"
+
+
+def test_bad_names_and_configs_are_refused(tmp_path):
+    store = ResultsStore(tmp_path)
+    with pytest.raises(ParameterError):
+        store.get_or_compute("../x", {}, counting()[0], code_version="1")
+    with pytest.raises(TypeError):
+        store.get_or_compute("sim", {"f": object()}, counting()[0], code_version="1")
+    with pytest.raises(ParameterError):
+        store.get_or_compute_blocks("sim", {}, 0, lambda i: {}, code_version="1")
