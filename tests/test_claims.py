@@ -75,7 +75,8 @@ def test_chapter_writes_the_results_schema(tmp_path):
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
     ch.figure(fig, "demo", "A caption.", arrays={"y": [1, 0]})
-    data = json.loads(ch.finish().read_text())
+    ch.finish()
+    data = json.loads(ch.results_path.read_text())
     assert {"chapter", "scale", "seed", "device", "wall_time_s", "versions", "claims", "figures"} <= set(data)
     assert data["chapter"] == "42_demo" and data["scale"] == "ci" and data["seed"] == 3
     assert set(data["claims"][0]) >= {"id", "statement", "measured", "reference", "tolerance", "passed", "source", "min_scale"}

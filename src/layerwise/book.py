@@ -298,10 +298,10 @@ def install_mathjax(root: Path | None = None) -> Path:
 def build_html(root: Path | None = None) -> Path:
     """Render ``_build/html`` with warnings as errors (all reported)."""
     root = root or repo_root()
+    write_dashboard(root)
     missing = [e for e in _toc_files(root) if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))]
     if missing:
         raise ChapterFailed(f"the table of contents names files that do not exist yet: {missing}; run `make book` first")
-    write_dashboard(root)
     install_mathjax(root)
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb), "build", str(root), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]

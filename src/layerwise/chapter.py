@@ -168,9 +168,14 @@ class Chapter:
             },
         }
 
-    def finish(self) -> Path:
+    @property
+    def results_path(self) -> Path:
+        """Where :meth:`finish` writes the chapter's results: ``results/<scale>/<chapter>.json``."""
+        return self.results_dir / f"{self.name}.json"
+
+    def finish(self) -> None:
         """Write ``results/<scale>/<chapter>.json`` and show the scorecard."""
-        out = self.results_dir / f"{self.name}.json"
+        out = self.results_path
         out.parent.mkdir(parents=True, exist_ok=True)
         data = self.results()
         out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
@@ -180,4 +185,3 @@ class Chapter:
             _display(HTML(self.ledger.to_html()))
         except ImportError:  # pragma: no cover
             pass
-        return out

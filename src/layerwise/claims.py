@@ -164,21 +164,29 @@ class Ledger:
         return pd.DataFrame(rows)
 
     def to_html(self) -> str:
-        """A self-contained HTML scorecard table."""
+        """A self-contained HTML scorecard: result, claim (with why its tolerance is honest),
+        measured, reference and test, source."""
         import html
 
-        df = self.to_frame()
         n = self.counts()
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-        body = []
-        for _, row in df.iterrows():
-            cls = row["result"].split()[-1].lower()
-            cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values)
-            body.append(f'<tr class="lw-{cls}">{cells}</tr>')
+        label = {"pass": "✅ pass", "fail": "❌ FAIL", "skipped": "⏭ skipped"}
+        rows = []
+        for c in self.claims:
+            skipped = f"<br><small>checked from scale <code>{c.min_scale}</code></small>" if c.skipped else ""
+            test = COMPARISONS[c.comparison].replace("tol", fmt(c.tolerance))
+            rows.append(
+                f'<tr class="lw-{c.status}"><td>{label[c.status]}{skipped}</td>'
+                f"<td><code>{html.escape(c.id)}</code><br>{html.escape(c.statement)}"
+                f'<br><small class="lw-why">Tolerance: {html.escape(c.justification)}</small></td>'
+                f"<td>{html.escape(fmt(c.measured))}</td>"
+                f"<td>{html.escape(fmt(c.reference))}<br><small>{html.escape(test)}</small></td>"
+                f"<td><small>{html.escape(c.source)}</small></td></tr>"
+            )
+        head = "".join(f"<th>{h}</th>" for h in ("result", "claim", "measured", "reference / test", "source"))
         return (
             f'<p class="lw-score"><b>{n["pass"]} passed, {n["fail"]} failed, {n["skipped"]} skipped</b>'
             f" at scale <code>{self.scale}</code>.</p>"
-            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         )
 
 

@@ -1,0 +1,199 @@
+"""End to end: every chapter executes at `ci` with all claims passing, writes its figures and
+results, the HTML book builds, and every rendered chapter displays offline in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from layerwise import book
+from layerwise.params import ParameterError
+from layerwise.plotting import is_blank
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+#: Figures each chapter must write (checked independently of what the notebook says it wrote).
+EXPECTED_FIGURES: dict[str, set[str]] = {
+    "07_meanfield_chaos": {
+        "length_map", "maps_vs_networks", "correlation_map", "phase_diagram", "circle_pca", "circle_length", "depth_scales",
+    },
+}
+
+
+# -------------------------------------------------------------------------------------------
+# Fast checks of the pipeline's plumbing
+# -------------------------------------------------------------------------------------------
+def test_every_notebook_pair_is_in_sync():
+    assert book.check_pairs(ROOT) == []
+
+
+def test_every_chapter_has_a_parameters_cell_with_scale_seed_device():
+    for name in CHAPTERS:
+        params = book.notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")
+        assert {"scale", "seed", "device"} <= set(params), name
+
+
+def test_overrides_are_parsed_as_literals():
+    assert book.parse_overrides(["width=2000", "phi='tanh'", "eps=1e-3", "name=abc", "xs=[1, 2]"]) == {
+        "width": 2000, "phi": "tanh", "eps": 1e-3, "name": "abc", "xs": [1, 2]
+    }
+    for bad in (["width"], ["=3"], ["2x=3"]):
+        with pytest.raises(ParameterError, match="malformed"):
+            book.parse_overrides(bad)
+
+
+def test_unknown_chapter_names_the_available_ones():
+    with pytest.raises(ParameterError, match="chapter='99' is not allowed; choose one of: .*07"):
+        book.select(["99"], ROOT)
+    assert list(book.select(["7"], ROOT)) == ["07"]
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LAYERWISE_RESULTS": str(ROOT / "results")}
+    return subprocess.run([sys.executable, "-m", "layerwise", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["book", "run", "--scale", "huge", "--chapters", "07"], "scale='huge' is not allowed; choose one of: 'ci', 'default', 'paper'"),
+        (["book", "run", "--scale", "ci", "--chapters", "99"], "chapter='99' is not allowed"),
+        (["book", "run", "--scale", "ci", "--chapters", "07", "-p", "widht=3"], "unknown parameter(s) ['widht']"),
+        (["book", "run", "--scale", "ci", "--chapters", "07", "-p", "width"], "is malformed; expected NAME=VALUE"),
+        (["book", "run", "--scale", "ci", "--chapters", "07", "--device", "tpu"], "device='tpu' is not allowed"),
+        (["frobnicate"], "command='frobnicate' is not allowed"),
+    ],
+)
+def test_bad_command_lines_fail_fast_with_a_clear_message(args, message):
+    p = run_cli(*args, timeout=60)
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+@pytest.mark.slow
+def test_bad_parameter_value_fails_before_work_naming_chapter_and_parameter():
+    p = run_cli("book", "run", "--scale", "ci", "--chapters", "07", "-p", "width=-5", timeout=300)
+    assert p.returncode == 1
+    assert "07_meanfield_chaos failed" in p.stderr and "width=-5 must be a positive integer" in p.stderr
+
+
+# -------------------------------------------------------------------------------------------
+# The whole book at ci scale
+# -------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def ci_book():
+    """Execute every chapter at ci scale and build the HTML (once per test session)."""
+    p = run_cli("book", "all", "--scale", "ci", "--seed", "0", timeout=1800)
+    print(p.stdout[-3000:], p.stderr[-3000:])
+    return p
+
+
+@pytest.mark.slow
+def test_the_ci_book_runs_and_builds(ci_book):
+    assert ci_book.returncode == 0, ci_book.stderr[-6000:]
+    assert (ROOT / "_build" / "html" / "index.html").exists()
+    assert (ROOT / "_build" / "html" / "book" / "dashboard.html").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_claims_pass_at_ci(ci_book, chapter):
+    res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
+    assert res["chapter"] == chapter and res["scale"] == "ci" and res["seed"] == 0
+    assert res["claims"], f"{chapter} states no claims"
+    for c in res["claims"]:
+        assert {"id", "statement", "measured", "reference", "tolerance", "passed", "source", "min_scale", "justification"} <= set(c)
+    failed = [f"{c['id']}: measured {c['measured']} vs {c['reference']} (tol {c['tolerance']})" for c in res["claims"] if c["status"] == "fail"]
+    assert not failed, f"{chapter}: failed claims:\n" + "\n".join(failed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_figures_are_written_and_not_blank(ci_book, chapter):
+    assert chapter in EXPECTED_FIGURES, f"add the figures {chapter} must produce to EXPECTED_FIGURES"
+    fig_dir = ROOT / "results" / "ci" / "figures" / chapter
+    for name in EXPECTED_FIGURES[chapter]:
+        for ext in (".png", ".svg", ".npz"):
+            assert (fig_dir / f"{name}{ext}").exists(), f"{chapter}: missing {name}{ext}"
+        assert not is_blank(fig_dir / f"{name}.png"), f"{chapter}: {name}.png is blank"
+
+
+@pytest.mark.slow
+def test_executed_chapters_hide_parameters_and_show_the_execution_header(ci_book):
+    import nbformat
+
+    for chapter in CHAPTERS:
+        nb = nbformat.read(ROOT / "book" / "chapters" / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            tags = cell.metadata.get("tags", [])
+            if "parameters" in tags or "injected-parameters" in tags:
+                assert "remove-cell" in tags, chapter
+        header = [c for c in nb.cells if "lw-execution-header" in c.metadata.get("tags", [])]
+        assert len(header) == 1 and "scale **`ci`**" in header[0].source and "wall time" in header[0].source
+
+
+# -------------------------------------------------------------------------------------------
+# The rendered pages, in a real browser with no network
+# -------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def browser():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.fail("headless Chromium is required: `make browser` installs chromium and chromium-driver")
+    os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager reach the network
+    from selenium import webdriver
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1280,1600"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=driver))
+    drv.set_script_timeout(60)
+    yield drv
+    drv.quit()
+
+
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome:", "chrome-extension:", "devtools:")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("page", [f"book/chapters/{c}" for c in CHAPTERS] + ["book/intro", "book/dashboard", "book/reproduce"])
+def test_rendered_page_displays_offline(ci_book, browser, page):
+    html = ROOT / "_build" / "html" / f"{page}.html"
+    assert html.exists(), html
+    browser.get_log("performance")  # drop earlier pages' events
+    browser.get(html.as_uri())
+    typeset = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "if (!window.MathJax || !MathJax.startup) { done('no MathJax'); return; }"
+        "MathJax.startup.promise.then(() => done('ok')).catch(e => done('error: ' + e));"
+    )
+    assert typeset == "ok", f"{page}: MathJax did not typeset ({typeset})"
+    text = browser.execute_script("return document.querySelector('article, main, body').innerText")
+    n_math = browser.execute_script("return document.querySelectorAll('mjx-container').length")
+    if page.startswith("book/chapters/"):
+        assert n_math > 0, f"{page}: no typeset equation"
+    assert "$$" not in text and "\\[" not in text and "\\begin{" not in text, f"{page}: raw TeX left on the page"
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert broken == [], f"{page}: images that did not load: {broken}"
+    if page.startswith("book/chapters/"):
+        assert browser.execute_script("return document.images.length") >= len(EXPECTED_FIGURES.get(page.split("/")[-1], ()))
+    urls = []
+    for entry in browser.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    external = [u for u in urls if not u.startswith(LOCAL_SCHEMES)]
+    assert urls and not external, f"{page}: requests left the machine: {external}"
