@@ -31,7 +31,7 @@ import numpy as np
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 
 #: Bump when numerics change (part of every results-store key of chapters 1–2).
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 #: Activations whose η is piecewise constant, η = α·1{z≤0} + β·1{z>0} (or pseudo-random).
 PIECEWISE: tuple[str, ...] = ("linear", "leaky_relu", "relu", "abs", "pseudo_random")
@@ -585,7 +585,8 @@ def conv_net_gradients(
     """Mean squared input-gradient of one output unit of random 1-D conv nets, and its prediction.
 
     Networks (circular padding, no bias, weights N(0, 1/(kernel·channels))):
-    plain  x_l = f(W_l * x_{l−1});  residual  x_l = x_{l−1} + s·W_l * f(x_{l−1}) (s = ``res_scale``).
+    plain  x_l = f(W_l * x_{l−1}) for l < L and x_L = W_L * x_{L−1} (linear read-out);
+    residual  x_l = x_{l−1} + s·W_l * f(x_{l−1}) (s = ``res_scale``).
     f is √2·ReLU, the pseudo-random f(z) = η(z)z (±1 hash per unit) or linear. Inputs x_0 ~ N(0, I).
     The output is channel 0 at the central position; its gradient g = ∂y/∂x_0 is taken by autograd.
 
@@ -624,7 +625,9 @@ def conv_net_gradients(
             x = x0
             for l, W in enumerate(Ws):
                 if arch == "plain":
-                    x = _act_torch(activation, _circ_conv(x, W), seeds[l])
+                    x = _circ_conv(x, W)
+                    if l < depth - 1:  # linear read-out layer: a deep ReLU unit can be dead on all inputs
+                        x = _act_torch(activation, x, seeds[l])
                 else:
                     x = x + s * _circ_conv(_act_torch(activation, x, seeds[l]), W)
             (g,) = torch.autograd.grad(x[:, 0, center].sum(), x0)
