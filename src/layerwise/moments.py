@@ -290,26 +290,28 @@ def feature_moments(
     is taken as given (the caller rescales by its log-scale).  r_eff entries are NaN when off.
     """
     out: dict[str, torch.Tensor] = {}
+    norm = torch.linalg.vector_norm
     if x is not None:
-        n = x.shape[2]
+        s, m, n = x.shape
+        cnt = float(m * n)
+        # centre per channel first (no ν₂ − m² cancellation: vanilla nets' signal is nearly constant)
         xc = x - x.mean(dim=1, keepdim=True)
-        xc2 = xc * xc
-        out["nu1_abs_signal"] = x.abs().mean(dim=(1, 2)).double()
-        out["nu2_signal"] = (x * x).mean(dim=(1, 2)).double()
-        mu2 = xc2.mean(dim=(1, 2))
-        out["mu2_signal"] = mu2.double()
-        out["mu4_signal"] = (xc2 * xc2).mean(dim=(1, 2)).double()
+        out["nu1_abs_signal"] = norm(x, 1, dim=(1, 2)).double() / cnt
+        out["nu2_signal"] = norm(x, 2, dim=(1, 2)).double() ** 2 / cnt
+        mu2 = norm(xc, 2, dim=(1, 2)).double() ** 2 / cnt
+        out["mu2_signal"] = mu2
+        out["mu4_signal"] = norm(xc, 4, dim=(1, 2)).double() ** 4 / cnt
         if reff_signal:
-            trace = n * mu2.double() * x.shape[1]
+            trace = n * mu2 * m  # Tr(X_cᵀX_c) = Σ x_c², free
             out["reff_signal"] = trace / _lambda_max_gram(xc).double()
         else:
             out["reff_signal"] = torch.full((x.shape[0],), float("nan"), dtype=torch.float64, device=x.device)
     if dx is not None:
-        n = dx.shape[2]
-        mu2n = (dx * dx).mean(dim=(1, 2))
-        out["mu2_noise"] = mu2n.double()
+        s, m, n = dx.shape
+        mu2n = norm(dx, 2, dim=(1, 2)).double() ** 2 / float(m * n)
+        out["mu2_noise"] = mu2n
         if reff_noise:
-            out["reff_noise"] = n * mu2n.double() * dx.shape[1] / _lambda_max_gram(dx).double()
+            out["reff_noise"] = n * mu2n * m / _lambda_max_gram(dx).double()
         else:
             out["reff_noise"] = torch.full((dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device)
     return out
@@ -477,9 +479,9 @@ class _Block:
 
     def renormalise(self, t: torch.Tensor) -> torch.Tensor:
         """Divide each network's noise by its RMS, accumulating the log-scale in float64."""
-        dx = t[:, self.B :].reshape(self.S, -1)
-        ms = (dx * dx).mean(dim=1)
-        t[:, self.B :] *= torch.rsqrt(ms).view((self.S,) + (1,) * (t.ndim - 1))
+        dx = t[:, self.B :]
+        ms = torch.linalg.vector_norm(dx.reshape(self.S, -1), 2, dim=1) ** 2 / dx[0].numel()
+        dx *= torch.rsqrt(ms).view((self.S,) + (1,) * (t.ndim - 1))
         self.logscale += 0.5 * torch.log(ms.double())
         return t
 
@@ -500,13 +502,13 @@ class _Block:
 
 
 def _auto_block(cfg: MomentsConfig, n: int) -> int:
-    """Networks per block: bounded by ~1.5 GB of activations/weights and by 16."""
+    """Networks per block: bounded by ~1 GB of activations/weights per block and by 16."""
     if cfg.kernel_size == 1:
         per = 4 * (cfg.width * cfg.width * 2 + 2 * cfg.batch * cfg.width * 8)
     else:
         side = 16
         per = 4 * (cfg.width**2 * cfg.kernel_size**2 + 2 * cfg.batch * cfg.width * side * side * 8)
-    return max(1, min(n, 16, int(1.5e9 // per)))
+    return max(1, min(n, 16, int(1e9 // per)))
 
 
 def simulate(
@@ -515,6 +517,7 @@ def simulate(
     progress: bool = False,
     *,
     block: int | None = None,
+    workers: int | None = None,
     observer: Observer | None = None,
     weight_fn: WeightFn | None = None,
     inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None = None,
@@ -525,14 +528,25 @@ def simulate(
     moment of :data:`MOMENTS` and location of ``LOCATIONS[cfg.arch]``.  Row i only depends on
     ``(cfg, sims[i])``, so blocks of networks can be computed separately and concatenated.
 
+    On CPU, blocks of ``block`` networks run on ``workers`` threads (default: one per core), each
+    with single-threaded torch operations: no OpenMP barriers (robust on a loaded machine) and
+    numbers that do not depend on the number of cores or on the blocking.
+
     Test hooks: ``observer(depth, loc, signal, noise, logscale)`` is called at every record
     with (S, M, N) feature tensors (true noise = noise·exp(logscale)); ``weight_fn(net, layer,
     shape, std)`` and ``inputs(net) -> (x0, dx0)`` replace the random draws.
     """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
     sims = list(range(cfg.n_sims) if sims is None else sims)
     for s in sims:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise ParameterError(f"sims must hold non-negative network indices, got {s!r}")
+    if block is not None:
+        check_positive_int("block", block)
+    if workers is not None:
+        check_positive_int("workers", workers)
     device = resolve_device(cfg.device)
     locs = cfg.locations
     R = cfg.records
@@ -540,18 +554,39 @@ def simulate(
     out_depth = cfg.record_depths
     if not sims:
         return {"depth": out_depth, **out}
-    bs = block or _auto_block(cfg, len(sims))
+    if device == "cuda":
+        nw = 1
+    else:
+        nw = workers or (os.cpu_count() or 1)
+        if observer is not None:
+            nw = 1
+    bs = block or _auto_block(cfg, -(-len(sims) // nw))
+    starts = list(range(0, len(sims), bs))
+    nw = max(1, min(nw, len(starts)))
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(sims) * cfg.depth, desc=f"moments {cfg.arch}", unit="layer")
-    with torch.inference_mode():
-        for b0 in range(0, len(sims), bs):
-            nets = sims[b0 : b0 + bs]
-            rows = _run_block(cfg, nets, device, weight_fn, inputs, observer, bar)
-            for name, arr in rows.items():
-                out[name][b0 : b0 + len(nets)] = arr
+
+    def job(b0: int) -> tuple[int, dict[str, np.ndarray]]:
+        if device == "cpu":
+            torch.set_num_threads(1)
+        with torch.inference_mode():
+            return b0, _run_block(cfg, sims[b0 : b0 + bs], device, weight_fn, inputs, observer, bar)
+
+    prev = torch.get_num_threads()
+    try:
+        if nw == 1:
+            results = [job(b0) for b0 in starts]
+        else:
+            with ThreadPoolExecutor(max_workers=nw) as pool:
+                results = list(pool.map(job, starts))
+    finally:
+        torch.set_num_threads(prev)
+    for b0, rows in results:
+        for name, arr in rows.items():
+            out[name][b0 : b0 + arr.shape[0]] = arr
     if bar is not None:
         bar.close()
     return {"depth": out_depth, **out}
