@@ -58,6 +58,50 @@ Params = dict[str, torch.Tensor]
 
 
 # --------------------------------------------------------------------------------------------
+# Chapter parameters
+# --------------------------------------------------------------------------------------------
+_POS_INT = ("fr_n", "hidden", "n_train", "train_steps", "lanczos_iter", "sharp_draws", "kfac_n",
+            "kfac_units", "kfac_seeds", "rand_seeds", "rand_hidden", "rand_steps", "tangent_pairs")
+_POS_INT_LISTS = ("fr_depths", "fr_widths")
+
+
+def check_params(P: dict[str, Any]) -> dict[str, Any]:
+    """Validate Chapter 8's parameter table (raises :class:`ParameterError` naming the parameter)."""
+    for k in _POS_INT:
+        if k in P:
+            check_positive_int(k, P[k])
+    for k in _POS_INT_LISTS:
+        if k in P:
+            if isinstance(P[k], (str, bytes)) or not isinstance(P[k], Sequence) or not P[k]:
+                raise ParameterError(f"{k}={P[k]!r} must be a non-empty list of positive integers")
+            for v in P[k]:
+                check_positive_int(k, v)
+    if "alphas" in P:
+        if isinstance(P["alphas"], (str, bytes)) or not isinstance(P["alphas"], Sequence) or len(P["alphas"]) < 3:
+            raise ParameterError(f"alphas={P['alphas']!r} must be a list of >= 3 positive numbers including 1")
+        for a in P["alphas"]:
+            check_positive("alphas", a)
+        if 1 not in [float(a) for a in P["alphas"]]:
+            raise ParameterError(f"alphas={P['alphas']!r} must include 1 (the trained parametrisation)")
+    if "rand_fractions" in P:
+        fr = P["rand_fractions"]
+        if isinstance(fr, (str, bytes)) or not isinstance(fr, Sequence) or len(fr) < 2:
+            raise ParameterError(f"rand_fractions={fr!r} must be a list of >= 2 fractions in [0, 1] incl. 0 and 1")
+        for v in fr:
+            check_fraction("rand_fractions", v)
+        if 0 not in [float(v) for v in fr] or 1 not in [float(v) for v in fr]:
+            raise ParameterError(f"rand_fractions={fr!r} must include 0 and 1")
+    for k in ("lr", "sharp_sigma"):
+        if k in P:
+            check_positive(k, P[k])
+    if "target_loss" in P:
+        check_nonnegative("target_loss", P["target_loss"])
+    if "n_train" in P and P["n_train"] > 1500:
+        raise ParameterError(f"n_train={P['n_train']} must be <= 1500 (the rest of the 1797 digits is the test set)")
+    return P
+
+
+# --------------------------------------------------------------------------------------------
 # Networks
 # --------------------------------------------------------------------------------------------
 def check_widths(widths: Sequence[int]) -> list[int]:
@@ -576,9 +620,17 @@ def nearest_kronecker(F: torch.Tensor, m: int, n: int) -> tuple[torch.Tensor, to
     if F.shape != (m * n, m * n):
         raise ParameterError(f"F has shape {tuple(F.shape)}; expected ({m * n}, {m * n}) for m={m}, n={n}")
     R = F.reshape(m, n, m, n).permute(0, 2, 1, 3).reshape(m * m, n * n)
-    U, S, Vh = torch.linalg.svd(R, full_matrices=False)
-    B = (U[:, 0] * S[0].sqrt()).reshape(m, m)
-    C = (Vh[0] * S[0].sqrt()).reshape(n, n)
+    # leading singular pair from the eigen-decomposition of the smaller Gram matrix (exact, cheap)
+    if m <= n:
+        w, V = torch.linalg.eigh(R @ R.T)
+        u, s = V[:, -1], w[-1].clamp_min(0).sqrt()
+        v = R.T @ u / s if s > 0 else torch.zeros(n * n, dtype=F.dtype)
+    else:
+        w, V = torch.linalg.eigh(R.T @ R)
+        v, s = V[:, -1], w[-1].clamp_min(0).sqrt()
+        u = R @ v / s if s > 0 else torch.zeros(m * m, dtype=F.dtype)
+    B = (u * s.sqrt()).reshape(m, m)
+    C = (v * s.sqrt()).reshape(n, n)
     if B.trace() < 0:
         B, C = -B, -C
     return B, C
@@ -590,18 +642,20 @@ def relative_error(F: torch.Tensor, Fhat: torch.Tensor) -> float:
 
 
 def kfac_analysis(params: Params, x: torch.Tensor, activation: str = "relu", *, n_eig: int = 0) -> dict[str, np.ndarray]:
-    """Per layer: relative Frobenius error of G⊗A and of the best Kronecker product, and the sorted
-    spectra of F_i and of G⊗A (eigenvalues of a Kronecker product are the products of the factors')."""
+    """Per layer: relative Frobenius error of G⊗A, of the best Kronecker product and of the diagonal
+    approximation diag(F); tr(G⊗A)/tr(F); and the sorted spectra of F_i and of G⊗A (eigenvalues of a Kronecker product are the products of the factors')."""
     stats = layer_statistics(params, x, activation)
     n = n_weight_layers(params)
-    out: dict[str, Any] = {"kfac_error": [], "best_kron_error": [], "block_norm": []}
+    out: dict[str, Any] = {"kfac_error": [], "best_kron_error": [], "diag_error": [], "block_norm": [], "trace_ratio": []}
     for i in range(1, n + 1):
         F = exact_fisher_block(stats, i)
         G, A = kfac_factors(stats, i)
         out["kfac_error"].append(relative_error(F, torch.kron(G, A)))
         B, Cm = nearest_kronecker(F, G.shape[0], A.shape[0])
         out["best_kron_error"].append(relative_error(F, torch.kron(B, Cm)))
+        out["diag_error"].append(relative_error(F, torch.diag(torch.diagonal(F))))
         out["block_norm"].append(float(F.norm()))
+        out["trace_ratio"].append(float(torch.trace(G) * torch.trace(A) / torch.trace(F)))
         ev_F = torch.linalg.eigvalsh(F).flip(0).numpy()
         ev_K = np.sort(np.outer(torch.linalg.eigvalsh(G).numpy(), torch.linalg.eigvalsh(A).numpy()).ravel())[::-1]
         out[f"eig_exact_{i}"] = ev_F
