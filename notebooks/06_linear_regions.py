@@ -331,6 +331,11 @@ ch.claim("train_far_from_max", "After training, the count is far below Montúfar
          why="'far' is taken as two orders of magnitude; the maximum (≈3.5·10⁷ for the whole plane) exceeds "
              "the measured counts by more than that at every scale, so the verdict does not hinge on noise",
          source="Montúfar et al. 2014, Thm. 4; Hanin & Rolnick 2019, §5")
+ch.claim("train_grows", "Training with true labels increases the count (final/initial, mean over runs)",
+         measured=float(g0.mean()), reference=1.0, tol=0.0, comparison="ge",
+         why="the paper's statement is a direction; graded as a sign test on the mean over runs, spread "
+             f"{(g0.std(ddof=1) if len(g0) > 1 else 0):.2f} reported to judge it",
+         source="Hanin & Rolnick 2019, Fig. 5; Daróczy, slides §3", min_scale="default")
 ch.claim("train_modest", "Training with true labels changes the count modestly (final/initial, mean over runs)",
          measured=float(g0.mean()), reference=(0.5, 3.0), comparison="between",
          why="'modest' = within a factor 2–3 either way of the initial count, against a possible growth "
@@ -478,6 +483,17 @@ ch.claim("sens_identity", "E_x‖Sens‖² over uniform points equals the area-w
 # falls several-fold. And the training results are given with the number of runs we could
 # afford: where the scorecard marks a claim as skipped at `ci`, it needs the longer training of
 # `default` to mean anything.
+#
+# **Where we disagree.** Hanin & Rolnick (2019) and the slides report that the count *increases*
+# during training, a little more with memorisation. In our runs (digits, [32, 32, 32], Adam
+# 10⁻³, 80 epochs at `default`) memorisation does raise the count relative to the true-label
+# runs, and the change stays modest in every case — but with true labels the count ends
+# slightly *below* its initial value (ratio ≈ 0.9), so the `train_grows` claim fails at `default`.
+# We have not pinned down why. Candidates we could not test in this chapter's budget: the
+# much smaller data set (1 797 8×8 digits instead of 60 000 MNIST images, so the network fits
+# it within a few epochs and then stops reshaping the slice), our per-pixel standardisation,
+# and training length (the paper trains longer). The `paper` scale trains for 300 epochs with
+# five seeds per noise level to settle it.
 
 # %%
 ch.finish()
