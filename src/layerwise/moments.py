@@ -296,11 +296,11 @@ def feature_moments(
         cnt = float(m * n)
         # centre per channel first (no ν₂ − m² cancellation: vanilla nets' signal is nearly constant)
         xc = x - x.mean(dim=1, keepdim=True)
-        out["nu1_abs_signal"] = norm(x, 1, dim=(1, 2)).double() / cnt
+        out["nu1_abs_signal"] = x.abs().sum(dim=(1, 2)).double() / cnt
         out["nu2_signal"] = norm(x, 2, dim=(1, 2)).double() ** 2 / cnt
         mu2 = norm(xc, 2, dim=(1, 2)).double() ** 2 / cnt
         out["mu2_signal"] = mu2
-        out["mu4_signal"] = norm(xc, 4, dim=(1, 2)).double() ** 4 / cnt
+        out["mu4_signal"] = norm(xc * xc, 2, dim=(1, 2)).double() ** 2 / cnt  # Σ x_c⁴ = ‖x_c²‖²
         if reff_signal:
             trace = n * mu2 * m  # Tr(X_cᵀX_c) = Σ x_c², free
             out["reff_signal"] = trace / _lambda_max_gram(xc).double()
@@ -376,12 +376,29 @@ WeightFn = Callable[[int, int, tuple[int, ...], float], torch.Tensor]
 Observer = Callable[[int, str, torch.Tensor, torch.Tensor, torch.Tensor], None]
 
 
-class _Block:
-    """S networks propagated together.
+def _pad_axis(x: torch.Tensor, p: int, boundary: str, axis: int) -> torch.Tensor:
+    """Pad one axis by ``p`` on both sides (periodic wrap, zeros, or symmetric mirror)."""
+    n = x.shape[axis]
+    if boundary == "periodic":
+        lo, hi = x.narrow(axis, n - p, p), x.narrow(axis, 0, p)
+    elif boundary == "symmetric":
+        lo, hi = x.narrow(axis, 0, p).flip(axis), x.narrow(axis, n - p, p).flip(axis)
+    else:
+        shape = list(x.shape)
+        shape[axis] = p
+        lo = hi = x.new_zeros(shape)
+    return torch.cat([lo, x, hi], dim=axis)
 
-    Dense layout: one tensor ``(S, 2B, N)``, rows ``[:B]`` signal, ``[B:]`` noise; weights
-    ``(S, N, N)``, ``torch.bmm``.  Convolutional layout: ``(2B, S·N, H, W)``, grouped convolution
-    with ``groups=S``.  The stored noise times ``exp(logscale)`` is the true first-order noise.
+
+class _Block:
+    """S networks propagated together, in one channels-last layout for dense and conv nets.
+
+    The state is one tensor ``(S, 2·B·P, N)`` (P positions, P = 1 for dense nets): rows
+    ``[:B·P]`` are the signal, rows ``[B·P:]`` the noise, so that one ``torch.bmm`` per layer
+    applies each network's own weights to both.  A k×k convolution is the sum over the k²
+    kernel offsets of shifted copies of the padded map times an N×N matrix (``baddbmm``), or one
+    product with the unfolded map when it is small.  The stored noise times ``exp(logscale)``
+    is the true first-order noise.
     """
 
     def __init__(self, cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
@@ -417,12 +434,18 @@ class _Block:
         self.logscale = torch.zeros(self.S, dtype=torch.float64, device=device)
         if self.dense:
             self.t = torch.stack([torch.cat([x.reshape(self.B, -1), d.reshape(self.B, -1)]) for x, d in zip(xs, dxs)])
-        else:
-            self.t = torch.stack([torch.cat([x, d]) for x, d in zip(xs, dxs)])  # (S, 2B, C, H, W)
+            self.hw = (1, 1)
+        else:  # (S, 2, H, B, W, C): rows (signal|noise, h, b, w), channels last
+            self.t = torch.stack([torch.stack([x, d]).permute(0, 3, 1, 4, 2) for x, d in zip(xs, dxs)]).contiguous()
+            self.hw = tuple(self.img_shape[1:])
+        self.BP = self.B  # rows of signal; updated to B·P by the first layer
 
     # ---------------- weights
     def next_weights(self) -> torch.Tensor:
-        """Draw the next layer's weights of every network (each from its own generator)."""
+        """Draw the next layer's weights of every network (each from its own generator).
+
+        Returns ``(S, fan_in, N)`` dense matrices or ``(S, k, k, C_in, N)`` conv kernels.
+        """
         shape, std = self.shapes[self.layer]
         w = torch.empty((self.S, *shape), device=self.device)
         for s in range(self.S):
@@ -431,67 +454,77 @@ class _Block:
             else:
                 w[s].normal_(0.0, std, generator=self.gens[s])
         self.layer += 1
-        return w
+        if self.dense:
+            return w
+        return w.permute(0, 3, 4, 2, 1)  # (S, N_out, C_in, k, k) -> (S, k, k, C_in, N_out)
 
     # ---------------- linear map
     def linear(self, t: torch.Tensor, first: bool = False) -> torch.Tensor:
+        """One layer's weights on signal and noise together (Labatie Eq. 1–2, linear part).
+
+        Conv maps are stored with rows ordered (signal|noise, h, b, w), i.e. the tensor is
+        (S, 2, H, B, W, C): a shift along h is then a plain row offset, so a k×k periodic (or
+        zero-padded, or symmetric) convolution is k copies of the W-shifted padded map and k²
+        ``baddbmm`` products on row-offset views of them, with no im2col.
+        """
         w = self.next_weights()
         if self.dense:
             return torch.bmm(t, w)
-        # one convolution per network (not a grouped one): the floating-point result of a
-        # network then does not depend on how many networks share its block
-        k = self.cfg.kernel_size
+        k, S, B = self.cfg.kernel_size, self.S, self.B
         p = k // 2
         stride = 2 if first else 1
-        outs = []
-        for s in range(self.S):
-            if self.cfg.boundary == "zero_padding":
-                outs.append(F.conv2d(t[s], w[s], stride=stride, padding=p))
-            else:
-                outs.append(F.conv2d(pad_boundary(t[s], p, self.cfg.boundary), w[s], stride=stride))
-        return torch.stack(outs)
+        h, wd = self.hw
+        c = w.shape[3]
+        x = t.view(S, 2, h, B, wd, c)
+        if p:
+            x = _pad_axis(_pad_axis(x, p, self.cfg.boundary, 2), p, self.cfg.boundary, 4)
+        ho, wo = (h - 1) // stride + 1, (wd - 1) // stride + 1
+        rows = ho * B * wo
+        w2 = w.unsqueeze(1).expand(S, 2, k, k, c, w.shape[-1]).reshape(S * 2, k, k, c, w.shape[-1])
+        z = None
+        for bb in range(k):
+            if stride == 1:
+                xb = x[:, :, :, :, bb : bb + wo].contiguous().view(S * 2, (h + 2 * p) * B * wo, c)
+            for a in range(k):
+                if stride == 1:
+                    xs = xb[:, a * B * wo : a * B * wo + rows]
+                else:
+                    xs = x[:, :, a : a + stride * (ho - 1) + 1 : stride, :, bb : bb + stride * (wo - 1) + 1 : stride]
+                    xs = xs.reshape(S * 2, rows, c)
+                z = torch.bmm(xs, w2[:, a, bb]) if z is None else torch.baddbmm(z, xs, w2[:, a, bb])
+        self.hw = (ho, wo)
+        self.BP = rows
+        return z.view(S, 2 * rows, -1)
 
-    # ---------------- per-channel helpers
+    # ---------------- per-channel steps
     def batchnorm(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """BN with the batch's statistics on the signal; the noise is only rescaled (SPEC §2).
 
         Returns the new tensor and the per-channel factor 1/√(v_c+ε), shape (S, N).
         """
-        eps = self.cfg.epsilon
-        if self.dense:
-            z = t[:, : self.B]
-            v, m = torch.var_mean(z, dim=1, correction=0, keepdim=True)  # (S,1,N)
-            inv = torch.rsqrt(v + eps)
-            out = t * inv
-            out[:, : self.B] -= m * inv
-            return out, inv[:, 0]
-        z = t[:, : self.B]
-        v, m = torch.var_mean(z, dim=(1, 3, 4), correction=0, keepdim=True)  # (S,1,N,1,1)
-        inv = torch.rsqrt(v + eps)
+        z = t[:, : self.BP]
+        v, m = torch.var_mean(z, dim=1, correction=0, keepdim=True)  # (S,1,N)
+        inv = torch.rsqrt(v + self.cfg.epsilon)
         out = t * inv
-        out[:, : self.B] -= m * inv
-        return out, inv.reshape(self.S, self.N)
+        out[:, : self.BP] -= m * inv
+        return out, inv[:, 0]
 
     def relu(self, t: torch.Tensor) -> torch.Tensor:
         """x' = relu(z), dx' = 1{z>0} ⊙ dz (Labatie Eq. 1–2), as one masked product."""
-        mask = (t[:, : self.B] > 0).to(t.dtype)
-        return (t.view(self.S, 2, self.B, *t.shape[2:]) * mask.unsqueeze(1)).view_as(t)
+        mask = (t[:, : self.BP] > 0).to(t.dtype)
+        return (t.view(self.S, 2, self.BP, self.N) * mask.unsqueeze(1)).view_as(t)
 
     def renormalise(self, t: torch.Tensor) -> torch.Tensor:
         """Divide each network's noise by its RMS, accumulating the log-scale in float64."""
-        dx = t[:, self.B :]
-        ms = torch.linalg.vector_norm(dx.reshape(self.S, -1), 2, dim=1) ** 2 / dx[0].numel()
-        dx *= torch.rsqrt(ms).view((self.S,) + (1,) * (t.ndim - 1))
+        dx = t[:, self.BP :]
+        ms = torch.linalg.vector_norm(dx, 2, dim=(1, 2)) ** 2 / (self.BP * self.N)
+        dx *= torch.rsqrt(ms).view(self.S, 1, 1)
         self.logscale += 0.5 * torch.log(ms.double())
         return t
 
     def features(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions."""
-        if self.dense:
-            return t[:, : self.B], t[:, self.B :]
-        p = t.shape[-1] * t.shape[-2]
-        f = t.reshape(self.S, 2, self.B, self.N, p).transpose(3, 4).reshape(self.S, 2, self.B * p, self.N)
-        return f[:, 0], f[:, 1]
+        """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions (views)."""
+        return t[:, : self.BP], t[:, self.BP :]
 
     def moments(self, t: torch.Tensor) -> dict[str, torch.Tensor]:
         x, dx = self.features(t)
