@@ -210,8 +210,9 @@ ch.figure(fig, "fisher_rao_identity",
 
 # %% [markdown]
 # On the homogeneous networks the two sides agree to a few units of the float64 machine epsilon,
-# the size of the round-off in sums of a few thousand products; with biases or tanh they differ in
-# the first or second significant digit. The failure with biases is not arbitrary: a bias in layer
+# the size of the round-off in sums of a few thousand products; with tanh they differ in the first
+# significant digit, with small biases (standard deviation 0.1) in the second or third — small, but
+# eleven orders of magnitude above round-off. The failure with biases is not arbitrary: a bias in layer
 # l scales like c^l when the weights scale like c, so Euler's identity survives in the weighted
 # form Σ_l ⟨W_l, ∂f/∂W_l⟩ + Σ_l l·⟨b_l, ∂f/∂b_l⟩ = (L+1) f, which we also check (column
 # `euler_weighted`). The Fisher–Rao identity of Liang et al. is the special case in which every
@@ -231,12 +232,14 @@ ch.claim("euler_identity", "⟨θ, ∂f/∂θ⟩ = (L+1) f(x) for the same netwo
          measured=homog.euler.max(), reference=tol_id, tol=0, comparison="le", why=why_id,
          source="Liang et al. 2019, Lemma 2.1 (Euler's identity)")
 ch.claim("fr_fails_bias", "with biases (b ~ N(0, 0.1²)) the identity fails: min relative difference over nets",
-         measured=fr[fr.bias].rel_diff.min(), reference=1e-3, tol=0, comparison="ge",
-         why="any violation ≥ 1e-3 is ≥ 7 orders above the round-off bound of the identity claim",
+         measured=fr[fr.bias].rel_diff.min(), reference=1e-6, tol=0, comparison="ge",
+         why="'fails' means beyond round-off by far: ≥ 1e-6 is ≥ 4 orders above the identity claim's 1e-10 "
+             "and ≥ 9 orders above the observed round-off (small biases give small but real violations)",
          source="Liang et al. 2019, Definition 1 (bias-free networks)")
 ch.claim("fr_fails_tanh", "with tanh (σ(z) ≠ σ'(z)z) the identity fails: min relative difference over nets",
-         measured=fr[fr.activation == "tanh"].rel_diff.min(), reference=1e-3, tol=0, comparison="ge",
-         why="any violation ≥ 1e-3 is ≥ 7 orders above the round-off bound of the identity claim",
+         measured=fr[fr.activation == "tanh"].rel_diff.min(), reference=1e-6, tol=0, comparison="ge",
+         why="'fails' means beyond round-off by far: ≥ 1e-6 is ≥ 4 orders above the identity claim's 1e-10 "
+             "and ≥ 9 orders above the observed round-off",
          source="Liang et al. 2019, Theorem 3.1 (assumption σ(z) = σ'(z)z)")
 ch.claim("euler_weighted_bias", "beyond the paper: with biases, weighting b_l by l restores Euler's identity "
          "(max relative residual)", measured=fr[fr.bias].euler_weighted.max(), reference=tol_id, tol=0,
@@ -543,7 +546,8 @@ ch.claim("kfac_trace_at_init", "at initialisation tr(G⊗A)/tr(F) ≈ 1 (g, a ne
 # that explains generalisation should be larger for a network that memorised random labels than for
 # one that learnt real ones, the two having the same training error. We train bias-free ReLU MLPs
 # 64-h-h-10 on digits in which a fraction of the labels has been replaced by uniformly random ones,
-# until the training cross-entropy reaches `target_loss` (all runs reach 100 % training accuracy),
+# with full-batch Adam until the training cross-entropy reaches 10 × `target_loss` (all runs then
+# classify every training digit correctly),
 # and compute, each divided by the margin γ (the 10th percentile of f(x)[y] − max_{j≠y} f(x)[j] over
 # the training set): the ℓ₂ norm ‖θ‖, the products of Frobenius and of spectral norms, the ℓ₂ path
 # norm, and the Fisher–Rao norm from Eq. (3.1), both with the Fisher proper (labels drawn from the
@@ -695,12 +699,10 @@ def tangent_check():
 
 TS = tangent_check()
 fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.scatter(np.maximum(TS["same"], EPS / 10), np.zeros(len(TS["same"])) + 0.0, marker="|", s=300,
-           label="same activation region")
-ax.scatter(TS["different"], np.ones(len(TS["different"])), marker="|", s=300, label="different regions")
+ax.scatter(np.maximum(TS["same"], EPS / 10), np.zeros(len(TS["same"])), marker="|", s=300)
+ax.scatter(TS["different"], np.ones(len(TS["different"])), marker="|", s=300)
 ax.set(xscale="log", yticks=[0, 1], yticklabels=["same region", "different"],
        xlabel="‖S(x′) − S(x)‖_F / ‖S(x)‖_F  (floored at ε/10)", ylim=(-0.5, 1.5))
-ax.legend(fontsize=7, loc="center")
 ch.figure(fig, "tangent_sensitivity",
           "Daróczy, Lemma 3.1: the tangent sample sensitivity S(x) = ∂²f₀/∂θ∂x of the trained MLP is "
           "identical (to round-off, shown at ε/10 when exactly equal) at points of one activation region and "
