@@ -491,7 +491,10 @@ class _Block:
                 else:
                     xs = x[:, :, a : a + stride * (ho - 1) + 1 : stride, :, bb : bb + stride * (wo - 1) + 1 : stride]
                     xs = xs.reshape(S * 2, rows, c)
-                z = torch.bmm(xs, w2[:, a, bb]) if z is None else torch.baddbmm(z, xs, w2[:, a, bb])
+                if z is None:
+                    z = torch.bmm(xs, w2[:, a, bb])
+                else:
+                    z.baddbmm_(xs, w2[:, a, bb])
         self.hw = (ho, wo)
         self.BP = rows
         return z.view(S, 2 * rows, -1)
@@ -503,7 +506,9 @@ class _Block:
         Returns the new tensor and the per-channel factor 1/√(v_c+ε), shape (S, N).
         """
         z = t[:, : self.BP]
-        v, m = torch.var_mean(z, dim=1, correction=0, keepdim=True)  # (S,1,N)
+        m = z.mean(dim=1, keepdim=True)  # (S,1,N); two passes beat var_mean's Welford ~10× on CPU
+        zc = z - m
+        v = (zc * zc).mean(dim=1, keepdim=True)
         inv = torch.rsqrt(v + self.cfg.epsilon)
         out = t * inv
         out[:, : self.BP] -= m * inv
