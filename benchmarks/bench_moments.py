@@ -1,0 +1,169 @@
+"""Benchmark of the moments engine (SPEC §3; issue #6) — not a timed test.
+
+Runs the reference configurations for a few random networks each and writes, per row, seconds
+per network (best of the repeats; wall clock of the whole ``simulate`` call), simulations per
+second, the CPU seconds per network, and the achieved GFLOP/s counting the matrix products
+(propagation of signal+noise and the Gram matrices of r_eff), to ``results/bench/moments.json``,
+plus a bar chart ``results/bench/moments.png`` (reference vs target vs measured).
+
+    .venv/bin/python benchmarks/bench_moments.py [--quick] [--skip-paper-conv] [--repeats 2]
+
+``--quick`` uses fewer networks and runs the paper-scale conv row on 10 of its 200 layers,
+extrapolated ×20 (flagged ``extrapolated`` in the JSON); ``--skip-paper-conv`` leaves that row
+out (a full paper-scale conv network takes minutes on 2 cores).  The machine load average is
+recorded with each row: on a shared machine, timings are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from layerwise.moments import CODE_VERSION, MomentsConfig, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ROWS = [
+    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=8, quick=4,
+         cfg=dict(arch="vanilla", kernel_size=1, width=512, batch=64, depth=200, reff_signal=True, reff_noise=False)),
+    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=8, quick=4,
+         cfg=dict(arch="bn_ff", kernel_size=1, width=512, batch=64, depth=200)),
+    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=4, quick=2,
+         cfg=dict(arch="bn_res", kernel_size=1, width=512, batch=64, depth=500)),
+    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=4,
+         cfg=dict(arch="vanilla", kernel_size=1, width=128, batch=1024, depth=200, records=4,
+                  reff_signal=False, reff_noise=False)),
+    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=2,
+         cfg=dict(arch="bn_ff", kernel_size=3, width=128, batch=16, depth=200)),
+    dict(name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)", ref=218.0, floor=97.0, target=120.0, n=2, quick=2,
+         cfg=dict(arch="bn_ff", kernel_size=3, width=512, batch=64, depth=200), paper=True),
+]
+
+
+def matmul_flops(cfg: MomentsConfig) -> float:
+    """Floating-point operations of the matrix products of one network (2·m·n·k each)."""
+    B, N, k = cfg.batch, cfg.width, cfg.kernel_size
+    if k == 1:
+        P, fan0 = 1, 3 * 32 * 32
+    else:
+        P, fan0 = 16 * 16, 3 * k * k
+    kk = k * k
+    flops = 2.0 * (2 * B * P) * fan0 * N  # first layer
+    flops += cfg.n_layers * 2.0 * (2 * B * P) * kk * N * N  # every layer, signal + noise
+    M = B * P
+    gram = 2.0 * M * N * min(M, N)
+    n_loc = len(cfg.locations)
+    per_record = (n_loc - 1) * (int(cfg.reff_signal) + int(cfg.reff_noise)) * gram
+    first = (int(cfg.reff_signal) + int(cfg.reff_noise)) * gram * (cfg.records if cfg.interval > 1 else 1)
+    return flops + cfg.records * per_record + first
+
+
+def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1) -> dict:
+    c = dict(row["cfg"])
+    extrap = 1
+    if depth_frac > 1:
+        c["depth"] = c["depth"] // depth_frac
+        extrap = depth_frac
+    cfg = MomentsConfig(**c, n_sims=n, dataset="patches", device="auto", seed=0)
+    # warm-up (allocator, kernels) on a tiny depth
+    simulate(MomentsConfig(**{**cfg.to_dict(), "depth": 2, "records": 2 if cfg.records >= 2 else 1, "n_sims": min(n, 2)}))
+    best, best_cpu = float("inf"), float("inf")
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        simulate(cfg)
+        best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    s_net = best / n * extrap
+    flops = matmul_flops(cfg) * extrap
+    return {
+        "name": row["name"], "config": row["cfg"], "networks": n, "repeats": repeats,
+        "reference_s_per_network": row["ref"], "floor_s_per_network": row["floor"],
+        "target_s_per_network": row["target"],
+        "measured_s_per_network": s_net, "cpu_s_per_network": best_cpu / n * extrap,
+        "simulations_per_s": 1.0 / s_net, "gflops_per_network": flops / 1e9,
+        "achieved_gflop_per_s": flops / s_net / 1e9,
+        "meets_target": bool(s_net <= row["target"]),
+        "extrapolated_from_depth": c["depth"] if extrap > 1 else None,
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        from layerwise.plotting import set_style
+
+        set_style()
+    except Exception:  # pragma: no cover - style is cosmetic
+        pass
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    x = np.arange(len(rows))
+    for j, (key, label) in enumerate([("reference_s_per_network", "reference (authors' TF)"),
+                                      ("target_s_per_network", "target"),
+                                      ("measured_s_per_network", "measured")]):
+        ax.bar(x + (j - 1) * 0.27, [r[key] for r in rows], width=0.27, label=label)
+    ax.set_yscale("log")
+    ax.set_xticks(x, [r["name"].replace(", ", "\n", 1) for r in rows], fontsize=7)
+    ax.set_ylabel("seconds per network")
+    ax.set_title("Moments engine, 2-core CPU (lower is better)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer networks; paper conv row on 10 layers, extrapolated")
+    ap.add_argument("--skip-paper-conv", action="store_true", help="leave out the paper-scale conv row (minutes per network)")
+    ap.add_argument("--repeats", type=int, default=2, help="timed repeats per row (best is reported)")
+    ap.add_argument("--only", type=int, nargs="*", default=None, help="row indices to run (0-based)")
+    ap.add_argument("--out", default=str(ROOT / "results" / "bench" / "moments.json"))
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results = []
+    for i, row in enumerate(ROWS):
+        if a.only is not None and i not in a.only:
+            continue
+        if row.get("paper") and a.skip_paper_conv:
+            print(f"skipping: {row['name']} (--skip-paper-conv)", file=sys.stderr)
+            continue
+        n = row["quick"] if a.quick else row["n"]
+        frac = 20 if (row.get("paper") and a.quick) else 1
+        reps = 1 if row.get("paper") else a.repeats
+        r = run_row(row, n, reps, frac)
+        results.append(r)
+        print(f"{r['name']:<55} {r['measured_s_per_network']:8.3f} s/net (target {r['target_s_per_network']}, "
+              f"ref {r['reference_s_per_network']})  {r['achieved_gflop_per_s']:6.1f} GFLOP/s  "
+              f"load {r['load_average_1min']:.1f}", flush=True)
+    meta = {
+        "code_version": CODE_VERSION, "torch": torch.__version__, "python": platform.python_version(),
+        "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
+        "device": "cuda" if torch.cuda.is_available() else "cpu", "quick": a.quick,
+        "note": "s/network = best wall time of simulate() over repeats / networks; GFLOP/s counts matrix "
+                "products only (propagation of signal+noise, r_eff Gram matrices). On a shared machine "
+                "see load_average_1min.",
+        "rows": results,
+    }
+    out.write_text(json.dumps(meta, indent=2))
+    if results:
+        plot(results, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
