@@ -108,7 +108,7 @@ def plot(rows: list[dict], path: Path) -> None:
         set_style()
     except Exception:  # pragma: no cover - style is cosmetic
         pass
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.5), layout="constrained")
     x = np.arange(len(rows))
     for j, (key, label) in enumerate([("reference_s_per_network", "reference (authors' TF)"),
                                       ("target_s_per_network", "target"),
@@ -119,7 +119,6 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_ylabel("seconds per network")
     ax.set_title("Moments engine, 2-core CPU (lower is better)")
     ax.legend()
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
