@@ -21,9 +21,16 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"
 
 #: Figures each chapter must write (checked independently of what the notebook says it wrote).
 EXPECTED_FIGURES: dict[str, set[str]] = {
+    "01_layer_decoupling": {"nu_scale", "augmented_covariance", "footnote3_error", "pseudo_random_capacities", "smooth_nu"},
+    "02_capacity_diffusion": {"residual_diffusion", "effective_receptive_field", "gradients_vs_capacity", "shattering"},
+    "03_vanilla_pathologies": {"fig2_log_moments", "fig2_drift_diffusion", "width_dependence", "fig3_fc", "fig3_conv", "coactivation", "datasets"},
+    "04_bn_exploding_sensitivity": {"fig4_fc", "dbn_vs_conditioning", "datasets", "batch_size", "fig4_conv"},
+    "05_resnet_power_laws": {"fig5_fc", "resnet_vs_ff", "datasets", "fig5_conv"},
+    "06_linear_regions": {"slice_regions", "counts_vs_neurons", "counts_training", "activation_vs_linear", "tangent_sensitivity"},
     "07_meanfield_chaos": {
-        "length_map", "maps_vs_networks", "correlation_map", "phase_diagram", "circle_pca", "circle_length", "depth_scales",
+        "length_map", "maps_vs_networks", "correlation_map", "phase_diagram", "circle_pca", "circle_length", "depth_scales", "trainability",
     },
+    "08_information_geometry": {"fisher_rao_identity", "reparametrisation", "kfac_heatmaps", "kfac_spectra", "label_randomisation", "tangent_sensitivity"},
 }
 
 
@@ -32,6 +39,12 @@ EXPECTED_FIGURES: dict[str, set[str]] = {
 # -------------------------------------------------------------------------------------------
 def test_every_notebook_pair_is_in_sync():
     assert book.check_pairs(ROOT) == []
+
+
+def test_every_chapter_is_in_the_table_of_contents():
+    toc = set(book._toc_files(ROOT))
+    assert {f"book/chapters/{c}" for c in CHAPTERS} <= toc
+    assert {t for t in toc if t.startswith("book/chapters/")} <= {f"book/chapters/{c}" for c in CHAPTERS}
 
 
 def test_every_chapter_has_a_parameters_cell_with_scale_seed_device():

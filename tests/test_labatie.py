@@ -164,9 +164,3 @@ def test_vanilla_coactivation_grows_with_depth():
         lb.input_batch("cifar", 4, 0)
 
 
-def test_stack_and_split_depth():
-    out = {"depth": np.arange(1, 4), "chi_loc1": np.ones((2, 3))}
-    s = lb.stack_depth(out, 2)
-    cat = {k: np.concatenate([v, v]) for k, v in s.items()}
-    d, arr = lb.split_depth(cat)
-    assert list(d) == [1, 2, 3] and arr["chi_loc1"].shape == (4, 3) and "depth" not in arr

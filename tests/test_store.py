@@ -105,6 +105,19 @@ def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path
     assert store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1").cached
 
 
+def test_shared_block_arrays_are_kept_once_and_must_agree(tmp_path):
+    store = ResultsStore(tmp_path)
+    block = lambda i: {"rows": np.full((2, 3), float(i)), "depth": np.arange(3)}  # noqa: E731
+    e = store.get_or_compute_blocks("mc", {"n": 3}, 3, block, code_version="1", shared=("depth",))
+    assert e.arrays["rows"].shape == (6, 3)
+    np.testing.assert_array_equal(e.arrays["depth"], np.arange(3))
+    bad = lambda i: {"rows": np.zeros((1, 3)), "depth": np.arange(3) + i}  # noqa: E731
+    with pytest.raises(ValueError, match="differs between blocks"):
+        store.get_or_compute_blocks("mc2", {"n": 3}, 3, bad, code_version="1", shared=("depth",))
+    with pytest.raises(ParameterError, match="shared"):
+        store.get_or_compute_blocks("mc3", {"n": 3}, 3, block, code_version="1", shared=("nope",))
+
+
 def test_entries_computed_elsewhere_can_be_dropped_in(tmp_path):
     gpu = ResultsStore(tmp_path / "gpu")
     e = gpu.get_or_compute("sim", {"w": 3}, counting(5.0)[0], code_version="1", device="cuda")

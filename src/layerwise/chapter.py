@@ -108,8 +108,10 @@ class Chapter:
         compute_block: Callable[[int], Mapping[str, Any]],
         *,
         code_version: str,
+        shared: tuple[str, ...] = (),
     ) -> ArrayDict:
-        """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0."""
+        """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0
+        (arrays named in ``shared`` are identical in every block and kept once)."""
         entry = self.store.get_or_compute_blocks(
             f"{self.name}.{name}",
             {**config, "seed": self.seed},
@@ -118,6 +120,7 @@ class Chapter:
             code_version=code_version,
             device=self.device,
             progress=True,
+            shared=shared,
         )
         return entry.arrays
 

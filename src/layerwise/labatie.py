@@ -30,7 +30,7 @@ import numpy as np
 from .params import ParameterError, check_positive_int
 
 #: Bump when the numerics of anything cached through this module change.
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: engine blocks cached with shared depth (store API) instead of a stacked copy
 
 #: Gaussian reference values used in Chapters 4–5: kurtosis μ₄/μ₂² and E|z| for z ~ N(0, 1).
 GAUSS_KURTOSIS = 3.0
@@ -487,20 +487,6 @@ def vanilla_coactivation(
 # ---------------------------------------------------------------------------------------------
 # Helpers for engine output
 # ---------------------------------------------------------------------------------------------
-def split_depth(arrays: Mapping[str, Any]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Separate the record depths from per-network arrays (blocks may stack ``depth`` rows)."""
-    d = np.asarray(arrays["depth"])
-    depth = d[0] if d.ndim == 2 else d
-    return depth, {k: np.asarray(v) for k, v in arrays.items() if k != "depth"}
-
-
-def stack_depth(out: Mapping[str, Any], n_rows: int) -> dict[str, np.ndarray]:
-    """Engine output with ``depth`` repeated to (n_rows, R), so blocks concatenate on axis 0."""
-    res = {k: np.asarray(v) for k, v in out.items()}
-    res["depth"] = np.broadcast_to(np.asarray(out["depth"]), (n_rows, np.asarray(out["depth"]).size)).copy()
-    return res
-
-
 def simulate_cached(ch: Any, name: str, cfg: Any, *, block: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Run the moments engine for ``cfg`` through the chapter's results store, in resumable blocks.
 
@@ -520,9 +506,9 @@ def simulate_cached(ch: Any, name: str, cfg: Any, *, block: int | None = None) -
 
     def compute(i: int) -> dict[str, np.ndarray]:
         sims = range(i * block, min(n, (i + 1) * block))
-        return stack_depth(simulate(cfg, sims=sims, progress=False), len(sims))
+        return simulate(cfg, sims=sims, progress=False)
 
     key = {k: v for k, v in asdict(cfg).items() if k != "device"}
     key["block"] = block
-    arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}")
-    return split_depth(arrays)
+    arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}", shared=("depth",))
+    return arrays["depth"], {k: v for k, v in arrays.items() if k != "depth"}

@@ -212,11 +212,14 @@ class ResultsStore:
         code_version: str,
         device: str = "cpu",
         progress: bool = False,
+        shared: tuple[str, ...] = (),
     ) -> Entry:
         """Compute ``n_blocks`` independent blocks (each cached) and concatenate them on axis 0.
 
         Block ``i`` is keyed by ``config`` plus ``block=i`` so an interrupted run resumes from
-        the blocks already on disk; the assembled result is cached as its own entry.
+        the blocks already on disk; the assembled result is cached as its own entry. Arrays named
+        in ``shared`` (e.g. the layer index of each record) are the same in every block: they are
+        checked to be identical and kept once instead of concatenated.
         """
         n_blocks = check_positive_int("n_blocks", n_blocks)
         full_cfg = {**config, "n_blocks": n_blocks}
@@ -241,7 +244,13 @@ class ResultsStore:
                 )
             )
         keys = blocks[0].arrays.keys()
-        arrays = {k: np.concatenate([b.arrays[k] for b in blocks], axis=0) for k in keys}
+        missing = [k for k in shared if k not in keys]
+        if missing:
+            raise ParameterError(f"shared={missing} are not arrays of the blocks; they have: {sorted(keys)}")
+        for k in shared:
+            if not all(np.array_equal(b.arrays[k], blocks[0].arrays[k]) for b in blocks):
+                raise ValueError(f"array {k!r} declared shared differs between blocks of {name}")
+        arrays = {k: blocks[0].arrays[k] if k in shared else np.concatenate([b.arrays[k] for b in blocks], axis=0) for k in keys}
         wall = sum(float(b.meta.get("wall_time_s", 0.0)) for b in blocks)
         devices = sorted({str(b.meta.get("device", device)) for b in blocks})
         return self.save(
