@@ -410,3 +410,73 @@ def circle_experiment(
     res.update({k: np.asarray(v[0]) for k, v in out.items() if k.startswith("proj_")})
     res["theta"] = theta.numpy()
     return res
+
+
+# ----------------------------------------------------------------------------------------------
+# Trainability against the correlation depth scale (Schoenholz et al. 2017, §5 and Fig. 5)
+# ----------------------------------------------------------------------------------------------
+def train_depth_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma_w2s: np.ndarray,
+    depth: int,
+    sigma_b2: float,
+    width: int,
+    steps: int,
+    lr: float,
+    batch: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Train one deep tanh network per σ_w² (all at once, one batched product per layer) with
+    plain minibatch SGD on cross-entropy, from the random initialisation of Chapter 7
+    (W ~ N(0, σ_w²/fan_in), b ~ N(0, σ_b²), linear read-out), and return the training accuracy on
+    the whole set after ``steps`` steps, plus the accuracy at initialisation.
+
+    Schoenholz et al. 2017 train such networks and find them trainable only for depths below a
+    small multiple of ξ_c (about 6 ξ_c after long training); this is the experiment behind
+    their Fig. 5, at the size of the digits data set.
+    """
+    import torch
+
+    sig = np.asarray(sigma_w2s, dtype=float)
+    if sig.ndim != 1 or len(sig) == 0 or np.any(sig <= 0):
+        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive numbers")
+    depth, width, steps, batch = (check_positive_int(k, v) for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch)))
+    check_positive("lr", lr)
+    sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
+    g = torch.Generator().manual_seed(int(seed))
+    X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1)
+    Y = torch.as_tensor(y, dtype=torch.long)
+    K, d_in, n_cls = len(sig), X.shape[1], int(Y.max()) + 1
+    sw = torch.as_tensor(np.sqrt(sig), dtype=torch.float32)[:, None, None]
+    Ws = [torch.randn(K, d_in, width, generator=g) * sw / np.sqrt(d_in)]
+    Ws += [torch.randn(K, width, width, generator=g) * sw / np.sqrt(width) for _ in range(depth - 1)]
+    bs = [torch.randn(K, 1, width, generator=g) * np.sqrt(sigma_b2) for _ in range(depth)]
+    Wo = torch.randn(K, width, n_cls, generator=g) * sw / np.sqrt(width)
+    params = [*Ws, *bs, Wo]
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.SGD(params, lr=lr)
+
+    def forward(xb):
+        h = xb.expand(K, *xb.shape)
+        for W, b in zip(Ws, bs):
+            h = torch.tanh(torch.baddbmm(b, h, W))
+        return torch.bmm(h, Wo)  # (K, batch, classes)
+
+    def accuracy():
+        with torch.no_grad():
+            return (forward(X).argmax(-1) == Y).float().mean(1).numpy()
+
+    acc0 = accuracy()
+    losses = np.empty((steps, K))
+    for t in range(steps):
+        idx = torch.randint(len(X), (batch,), generator=g)
+        logits = forward(X[idx])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
+        opt.zero_grad()
+        loss.sum().backward()  # the K networks are independent: the sum's gradient is each one's own
+        opt.step()
+        losses[t] = loss.detach().numpy()
+    return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
