@@ -86,14 +86,6 @@ base = MomentsConfig(arch="vanilla", kernel_size=1, width=P["width"], batch=P["b
 timings = {}
 
 
-def claim(id, statement, **kw):
-    """ch.claim with plain-Python numbers (numpy scalars are converted before grading)."""
-    for k in ("measured", "tol"):
-        if isinstance(kw.get(k), np.generic):
-            kw[k] = kw[k].item()
-    return ch.claim(id, statement, **kw)
-
-
 def run(name, cfg):
     t0 = time.perf_counter()
     d, a = lb.simulate_cached(ch, name, cfg, block=P["block"])
@@ -196,13 +188,13 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
     f = fits[key][-1]
     n = f["n"]
     ks_noise = 1.36 / np.sqrt(n)   # 95 % quantile of the KS distance of a Gaussian sample of size n
-    claim(f"fig2_{key}_nearly_gaussian",
+    ch.claim(f"fig2_{key}_nearly_gaussian",
              f"log {name} ratio at l = {L} is nearly Gaussian across networks: KS distance to the fitted Gaussian ≤ 0.05",
              measured=f["ks"], reference=0.05, tol=ks_noise, comparison="le",
              why=f"0.05 is the declared meaning of 'nearly' (distribution function right to 5 points); "
                  f"tol = 1.36/√n = {ks_noise:.3f} is the 95 % KS sampling noise of {n} networks",
              source="Labatie 2019, §5 and Fig. 2")
-    claim(f"fig2_{key}_skew_small",
+    ch.claim(f"fig2_{key}_skew_small",
              f"log {name} ratio at l = {L} is nearly symmetric: |skewness| ≤ 0.5",
              measured=abs(f["skew"]), reference=0.5, tol=2 * f["se_skew"], comparison="le",
              why=f"0.5 declared threshold for approximate symmetry; tol = 2 SE of the skewness (√(6/n), n = {n})",
@@ -253,17 +245,17 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
     print(f"{name}: drift {r['drift']:.5f} ± {r['se_drift']:.5f} per layer, diffusion {r['diffusion']:.5f} ± "
           f"{r['se_diffusion']:.5f} per layer, curvature of variance {r['curvature_var']:.3f} ± {r['se_curvature_var']:.3f}; "
           f"mean + var/2 at l = {L}: {cons[key][0]:.3f} ± {cons[key][1]:.3f}; log E[ratio] = {lme[key][0]:.3f} ± {lme[key][1]:.3f}")
-    claim(f"drift_{key}_negative", f"log {name} drifts downwards: drift/SE (z-score) ≤ −3",
+    ch.claim(f"drift_{key}_negative", f"log {name} drifts downwards: drift/SE (z-score) ≤ −3",
              measured=r["drift"] / r["se_drift"], reference=-3.0, tol=0.0, comparison="le",
              why="a drift is 'present' when it is 3 bootstrap standard errors (over networks) below 0",
              source="Labatie 2019, Theorem 1 and Fig. 2")
-    claim(f"diffusion_{key}_linear",
+    ch.claim(f"diffusion_{key}_linear",
              f"variance of log {name} grows linearly in depth: relative quadratic term |c·L/b| ≤ 0.25",
              measured=abs(r["curvature_var"]), reference=0.25, tol=3 * r["se_curvature_var"], comparison="le",
              why="0.25 is the declared meaning of 'linear' (the curve departs from a line by < 25 % over the depth range); "
                  "tol = 3 bootstrap SE over networks",
              source="Labatie 2019, Theorem 1 and Fig. 2")
-    claim(f"conservation_{key}",
+    ch.claim(f"conservation_{key}",
              f"E[{name}] is conserved: mean of log ratio + variance/2 ≈ 0 at l = {L}",
              measured=cons[key][0], reference=0.0, tol=3 * cons[key][1], comparison="abs",
              why="3 delta-method standard errors of (mean + s²/2) over the networks",
@@ -306,11 +298,11 @@ ch.figure(fig, "width_dependence",
           "Labatie App. A ('the diffusion gets slower with larger N'): width times the per-layer diffusion of log ν₂(x) "
           "for fully-connected vanilla nets; a constant means diffusion ∝ 1/N.",
           arrays={"width": np.array(W_list), "diffusion": D, "se": Dse})
-claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as N^(−1)",
+ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as N^(−1)",
          measured=wfit["slope"], reference=-1.0, tol=3 * wfit["se_slope"], comparison="abs",
          why="3 standard errors of the weighted log-log slope (bootstrap SE of each diffusion over networks)",
          source="Labatie 2019, §5 ('finite-width effect') and App. A; Hanin & Rolnick 2018 (5/N)")
-claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the smallest (z-score of the difference ≥ 3)",
+ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the smallest (z-score of the difference ≥ 3)",
       measured=(D[0] - D[-1]) / np.hypot(Dse[0], Dse[-1]), reference=3.0, tol=0.0, comparison="ge",
       why="a difference is 'present' when it exceeds 3 combined bootstrap standard errors over networks",
       source="Labatie 2019, App. A")
@@ -362,22 +354,22 @@ def fig3_claims(tag, d, A, dchi, min_scale="ci"):
     se_l, se_e = lb.summary(late)["se"], lb.summary(early)["se"]
     print(f"[{tag}] δχ first 10 layers {early.mean():.4f} ± {se_e:.4f}; last quarter {late.mean():.5f} ± {se_l:.5f}; "
           f"χ^L = {lb.summary(A['chi_loc3'][:, -1])}; r_eff(x^L) = {lb.summary(A['reff_signal_loc3'][:, -1])}")
-    claim(f"{tag}_dchi_ge_1", "δχ ≥ 1 (Theorem 2): mean increment over the last quarter of depth",
+    ch.claim(f"{tag}_dchi_ge_1", "δχ ≥ 1 (Theorem 2): mean increment over the last quarter of depth",
              measured=late.mean(), reference=1.0, tol=3 * se_l, comparison="ge",
              why=f"3 SE over {n} networks", source="Labatie 2019, Theorem 2", min_scale=min_scale)
-    claim(f"{tag}_dchi_to_1",
+    ch.claim(f"{tag}_dchi_to_1",
              "δχ → 1: the excess δχ − 1 in the last quarter is below half its value in the first 10 layers",
              measured=(late.mean() - 1) - 0.5 * (early.mean() - 1), reference=0.0,
              tol=3 * np.hypot(se_l, 0.5 * se_e), comparison="le",
              why=f"3 SE over {n} networks of the difference", source="Labatie 2019, Theorem 2 and Fig. 3",
              min_scale=min_scale)
     r = lb.summary(A["reff_signal_loc3"][:, -1])
-    claim(f"{tag}_reff_to_1", f"r_eff(x^{L}) → 1: one-dimensional signal (mean r_eff ≤ 1.5)",
+    ch.claim(f"{tag}_reff_to_1", f"r_eff(x^{L}) → 1: one-dimensional signal (mean r_eff ≤ 1.5)",
              measured=r["mean"], reference=1.5, tol=3 * r["se"], comparison="le",
              why="1.5 declared: less than half a second direction; tol = 3 SE over networks",
              source="Labatie 2019, §5 and Fig. 3", min_scale=min_scale)
     c = lb.summary(np.log10(A["chi_loc3"][:, -1]))
-    claim(f"{tag}_chi_slow", f"χ grows slowly: log10 χ^{L} between 0 and 1 (χ^{L} between 1 and 10)",
+    ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log10 χ^{L} between 0 and 1 (χ^{L} between 1 and 10)",
              measured=c["mean"], reference=(0.0, 1.0), comparison="between",
              why=f"a bracket, not a tolerance: exponential growth (as in Chapter 4) would give χ^{L} ≫ 10; "
                  f"measured log10 χ = {c['mean']:.3f} ± {c['se']:.3f}",
@@ -445,11 +437,11 @@ c_late = lb.summary(CA["coactive"][:, -1])
 lin_late = lb.summary(CA["linearity"][:, -1])
 print(f"always-on/off fraction at l = {CA['depth'][1]}: {c_early['mean']:.3f} ± {c_early['se']:.3f}; "
       f"at l = {L}: {c_late['mean']:.3f} ± {c_late['se']:.3f}; linearity index {lin_late['mean']:.4f} ± {lin_late['se']:.4f}")
-claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = {CA['depth'][1]} → {L})",
+ch.claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = {CA['depth'][1]} → {L})",
          measured=c_late["mean"] - c_early["mean"], reference=0.0, tol=-3 * np.hypot(c_late["se"], c_early["se"]),
          comparison="ge", why="the increase exceeds 3 SE over networks (tol is negative: a margin, not a slack)",
          source="Labatie 2019, §5 (co-activation)")
-claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9",
+ch.claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9",
          measured=lin_late["mean"], reference=0.9, tol=3 * lin_late["se"], comparison="ge",
          why="0.9 declared: units split the data on average at most 1/40 of the time p(1−p); tol = 3 SE over networks",
          source="Labatie 2019, §5, D.9")
@@ -491,13 +483,13 @@ pd.DataFrame([{ "data": r["data"],
 
 # %%
 g = {r["data"]: r for r in rows}
-claim("data_reff_input_differs", "patches enter much less well-conditioned than Gaussian images: r_eff(x⁰) ratio Gaussian/patches ≥ 3",
+ch.claim("data_reff_input_differs", "patches enter much less well-conditioned than Gaussian images: r_eff(x⁰) ratio Gaussian/patches ≥ 3",
          measured=g["gaussian"]["reff_x1"]["mean"] / g["patches"]["reff_x1"]["mean"], reference=3.0, tol=0.0,
          comparison="ge", why="declared factor (SPEC §1 Data: ≈1.3 vs ≈33 at B = 64); the SEs are a few per cent",
          source="SPEC §1 Data (design note on photo patches)")
 for ds in ["digits", "gaussian"]:
     r = g[ds]["reffL"]
-    claim(f"data_{ds}_reff_to_1", f"with {ds} inputs too the signal becomes one-dimensional: r_eff(x^{L}) ≤ 1.5",
+    ch.claim(f"data_{ds}_reff_to_1", f"with {ds} inputs too the signal becomes one-dimensional: r_eff(x^{L}) ≤ 1.5",
              measured=r["mean"], reference=1.5, tol=3 * r["se"], comparison="le",
              why="same declared threshold as for patches; tol = 3 SE over networks",
              source="Labatie 2019, §5 and App. A (MNIST gave an equivalent behaviour)")

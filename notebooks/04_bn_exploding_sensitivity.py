@@ -84,14 +84,6 @@ def run(name, cfg):
     return d, a
 
 
-def claim(id, statement, **kw):
-    """ch.claim with plain-Python numbers (numpy scalars are converted before grading)."""
-    for k in ("measured", "tol"):
-        if isinstance(kw.get(k), np.generic):
-            kw[k] = kw[k].item()
-    return ch.claim(id, statement, **kw)
-
-
 def zscore(x):
     s = lb.summary(x)
     return s["mean"] / s["se"]
@@ -135,39 +127,22 @@ def panels(d, A):
     }
 
 
-def band(ax, d, arr, label, color=None, log=False):
-    m = np.exp(np.mean(np.log(arr), 0)) if log else arr.mean(0)
-    lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
-    ax.fill_between(d, lo, hi, alpha=0.2, color=color)
-    ax.plot(d, m, label=label, color=color)
-
-
 def fig4(d, Q, title, fit=None):
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    band(axes[0], d, Q["dchi"], r"$\delta\chi$", "C0")
-    band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
+    lb.plot_band(axes[0], d, Q["dchi"], r"$\delta\chi$", "C0")
+    lb.plot_band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
+    lb.plot_band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
     axes[0].axhline(1, color="k", lw=0.8)
     axes[0].set_ylabel("increment")
     axes[0].legend(fontsize=8)
-    band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if fit is not None:
         axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1,
                      label=f"exp fit: δχ = {fit['increment']:.4f}")
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\chi^l$")
     axes[1].legend(fontsize=8)
-    band(axes[2], d, Q["reff_x"], r"signal $r_\mathrm{eff}(x^l)$", "C0")
-    band(axes[2], d, Q["reff_dx"], r"noise $r_\mathrm{eff}(dx^l)$", "C1")
-    axes[2].set_yscale("log")
-    axes[2].legend(fontsize=8)
-    band(axes[3], d, Q["kurt_z"], r"$\mu_4(y^l)/\mu_2(y^l)^2$", "C0")
-    axes[3].axhline(lb.GAUSS_KURTOSIS, color="C0", ls=":", lw=1)
-    ax2 = axes[3].twinx()
-    band(ax2, d, Q["nu1_z"], r"$\nu_1(|y^l|)/\sqrt{\nu_2}$", "C3")
-    ax2.axhline(lb.GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
-    ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
-    axes[3].set_ylabel(r"kurtosis $\mu_4$", color="C0")
+    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
     for ax in axes:
         ax.set_xlabel("layer l")
     fig.suptitle(title)
@@ -199,17 +174,17 @@ print(f"exponential fit over l ≥ {L0}: rate {fitexp['rate']:.5f} ± {fitexp['s
 tab
 
 # %%
-claim("chi_exponential", f"log χ^l is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99",
+ch.claim("chi_exponential", f"log χ^l is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99",
       measured=fitexp["r2"], reference=0.99, tol=0.0, comparison="ge",
       why="declared meaning of 'exponential': the straight line explains ≥ 99 % of the variation of the "
           "network-averaged log χ (R² is computed from the mean over networks)",
       source="Labatie 2019, Theorem 3 and Fig. 4(b)")
 for k, name in [("dchi", "δχ"), ("dbn", "δ_BN χ"), ("dphi", "δ_φ χ")]:
-    claim(f"{k}_gt_1", f"{name} > 1: z-score of (mean increment − 1) over layers ≥ {L0} is ≥ 3",
+    ch.claim(f"{k}_gt_1", f"{name} > 1: z-score of (mean increment − 1) over layers ≥ {L0} is ≥ 3",
           measured=zscore(inc[k] - 1), reference=3.0, tol=0.0, comparison="ge",
           why=f"significance over {len(inc[k])} independent networks (standard error of the per-network average)",
           source="Labatie 2019, Theorem 3 and Fig. 4(a)")
-claim("chi_200_range", f"χ^{L} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
+ch.claim("chi_200_range", f"χ^{L} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
       measured=logchi_L["mean"], reference=(13.0, 18.0), comparison="between",
       why=f"a bracket read off the paper's Fig. 4(b) (CIFAR-10, conv); measured {logchi_L['mean']:.2f} ± "
           f"{logchi_L['se']:.2f}, network spread {logchi_L['std']:.2f}",
@@ -234,15 +209,15 @@ rx, rdx = lb.summary(Q["reff_x"][:, -1]), lb.summary(Q["reff_dx"][:, -1])
 ku, n1 = lb.summary(Q["kurt_z"][:, -1]), lb.summary(Q["nu1_z"][:, -1])
 print(f"l = {L}: r_eff(x) = {rx['mean']:.2f} ± {rx['se']:.2f}, r_eff(dx) = {rdx['mean']:.1f} ± {rdx['se']:.1f}; "
       f"kurtosis {ku['mean']:.2f} ± {ku['se']:.2f}; ν1(|y|)/√ν2 = {n1['mean']:.4f} ± {n1['se']:.4f}")
-claim("reff_signal_vs_noise", f"at l = {L} the signal is better conditioned than the noise: r_eff(x) / r_eff(dx) ≥ 2",
+ch.claim("reff_signal_vs_noise", f"at l = {L} the signal is better conditioned than the noise: r_eff(x) / r_eff(dx) ≥ 2",
       measured=rx["mean"] / rdx["mean"], reference=2.0, tol=0.0, comparison="ge",
       why=f"declared factor; r_eff(x) = {rx['mean']:.2f} ± {rx['se']:.2f}, r_eff(dx) = {rdx['mean']:.1f} ± {rdx['se']:.1f} "
           "(SE over networks), so the ratio's own error is a few per cent",
       source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)")
-claim("kurtosis_fat", f"μ₄ of the BN output at l = {L} exceeds the Gaussian 3 (z-score ≥ 3)",
+ch.claim("kurtosis_fat", f"μ₄ of the BN output at l = {L} exceeds the Gaussian 3 (z-score ≥ 3)",
       measured=(ku["mean"] - 3) / ku["se"], reference=3.0, tol=0.0, comparison="ge",
       why="significance over networks", source="Labatie 2019, §6 and Fig. 4(d)")
-claim("nu1_small", f"ν₁(|y|) of the BN output at l = {L} is below the Gaussian √(2/π) (z-score ≥ 3)",
+ch.claim("nu1_small", f"ν₁(|y|) of the BN output at l = {L} is below the Gaussian √(2/π) (z-score ≥ 3)",
       measured=(lb.GAUSS_ABS_MEAN - n1["mean"]) / n1["se"], reference=3.0, tol=0.0, comparison="ge",
       why="significance over networks", source="Labatie 2019, §6 and Fig. 4(d)")
 
@@ -278,7 +253,7 @@ ch.figure(fig, "dbn_vs_conditioning",
           "Labatie §6 ('δ_BN χ and r_eff(x) are inversely correlated'): increment of the conv+BN step against the "
           "effective rank of the incoming signal (colour: depth), and the rank correlation across networks at each depth.",
           arrays={"reff_in": rin, "dbn": dbn, "depth": d[late], "within": within})
-claim("dbn_inverse_conditioning", "δ_BN χ^l is inversely related to r_eff(x^{l−1}): pooled Spearman ρ ≤ 0 by ≥ 3 SE",
+ch.claim("dbn_inverse_conditioning", "δ_BN χ^l is inversely related to r_eff(x^{l−1}): pooled Spearman ρ ≤ 0 by ≥ 3 SE",
       measured=rho / rho_se, reference=-3.0, tol=0.0, comparison="le",
       why="z-score with a bootstrap over networks (layers of one network are not independent)",
       source="Labatie 2019, §6 and Fig. 4")
@@ -318,7 +293,7 @@ DT = pd.DataFrame(rows)
 rates = DT["rate"].to_numpy()
 rse = DT["se_rate"].to_numpy()
 spread = (rates.max() - rates.min()) / rates.mean()
-claim("rate_data_independent", "the exponential rate of χ barely depends on the data set: (max − min)/mean of the rates ≤ 0.1",
+ch.claim("rate_data_independent", "the exponential rate of χ barely depends on the data set: (max − min)/mean of the rates ≤ 0.1",
       measured=spread, reference=0.1, tol=float(3 * np.sqrt(2) * rse.max() / rates.mean()), comparison="le",
       why="0.1 declared ('barely'); tol = 3 SE of a difference of two rates, relative to the mean rate",
       source="SPEC §1 Data; Labatie 2019 App. A (MNIST equivalent)")
@@ -361,15 +336,15 @@ ch.figure(fig, "batch_size",
           arrays={k: BT[k].to_numpy() for k in BT.columns})
 trend = {k: lb.monotone_trend(BT["B"], BT[k], BT[f"se_{k}"]) for k in ["log10_chi_L", "kurtosis_L", "reff_x_L"]}
 print({k: (round(v["slope"], 4), round(v["z"], 1)) for k, v in trend.items()})
-claim("batch_kurtosis_L", "with a larger batch the BN output is more fat-tailed: z-score of the kurtosis slope against log2 B ≥ 3",
+ch.claim("batch_kurtosis_L", "with a larger batch the BN output is more fat-tailed: z-score of the kurtosis slope against log2 B ≥ 3",
       measured=trend["kurtosis_L"]["z"], reference=3.0, tol=0.0, comparison="ge",
       why=f"weighted least-squares slope over {len(BT)} batch sizes, errors from the SE over networks",
       source="Labatie 2019, App. A (empirical kurtosis bounded by about B)")
-claim("batch_reff_x_L", "with a larger batch the signal is worse conditioned: z-score of the r_eff(x^L) slope ≤ −3",
+ch.claim("batch_reff_x_L", "with a larger batch the signal is worse conditioned: z-score of the r_eff(x^L) slope ≤ −3",
       measured=trend["reff_x_L"]["z"], reference=-3.0, tol=0.0, comparison="le",
       why=f"weighted least-squares slope over {len(BT)} batch sizes, errors from the SE over networks",
       source="Labatie 2019, App. A (our reading of the stripped list (i)–(iv): pathologies of the signal worsen with B)")
-claim("batch_chi_depends", "χ^L depends on the batch size: |z-score of the log10 χ^L slope against log2 B| ≥ 3 (direction reported in the text)",
+ch.claim("batch_chi_depends", "χ^L depends on the batch size: |z-score of the log10 χ^L slope against log2 B| ≥ 3 (direction reported in the text)",
       measured=abs(trend["log10_chi_L"]["z"]), reference=3.0, tol=0.0, comparison="ge",
       why="the direction cannot be read from the paper's stripped text; only the existence of the dependence is graded",
       source="Labatie 2019, App. A")
@@ -390,11 +365,11 @@ ch.figure(fig, "fig4_conv",
           arrays={"depth": dc, **Qc})
 print(f"conv: rate {fitc['rate']:.4f} ± {fitc['se_rate']:.4f}, R² {fitc['r2']:.4f}; log10 χ^L = "
       f"{lb.summary(np.log10(Qc['chi'][:, -1]))}")
-claim("conv_chi_exponential", "convolutional nets: log χ^l linear in l (R² ≥ 0.99)",
+ch.claim("conv_chi_exponential", "convolutional nets: log χ^l linear in l (R² ≥ 0.99)",
       measured=fitc["r2"], reference=0.99, tol=0.0, comparison="ge",
       why="same declared criterion as for the fully-connected nets", source="Labatie 2019, Fig. 4(b)",
       min_scale="default")
-claim("conv_dchi_gt_1", "convolutional nets: δχ > 1 (z-score ≥ 3)",
+ch.claim("conv_dchi_gt_1", "convolutional nets: δχ > 1 (z-score ≥ 3)",
       measured=zscore(Qc["dchi"][:, dc >= L0].mean(1) - 1), reference=3.0, tol=0.0, comparison="ge",
       why="significance over networks", source="Labatie 2019, Theorem 3", min_scale="default")
 

@@ -85,14 +85,6 @@ def run(name, cfg):
     return d, a
 
 
-def claim(id, statement, **kw):
-    """ch.claim with plain-Python numbers (numpy scalars are converted before grading)."""
-    for k in ("measured", "tol"):
-        if isinstance(kw.get(k), np.generic):
-            kw[k] = kw[k].item()
-    return ch.claim(id, statement, **kw)
-
-
 print(f"scale={scale}, device={ch.device}; parameters: {P}")
 
 # %% [markdown]
@@ -129,22 +121,15 @@ def panels(A):
     }
 
 
-def band(ax, d, arr, label, color=None, log=False):
-    m = np.exp(np.mean(np.log(arr), 0)) if log else arr.mean(0)
-    lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
-    ax.fill_between(d, lo, hi, alpha=0.2, color=color)
-    ax.plot(d, m, label=label, color=color)
-
-
 def fig5(d, Q, title, pfit=None, tau_pred=None):
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    band(axes[0], d, Q["dff"], r"$\delta\chi$ (one layer)", "C0")
-    band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
+    lb.plot_band(axes[0], d, Q["dff"], r"$\delta\chi$ (one layer)", "C0")
+    lb.plot_band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
+    lb.plot_band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
     axes[0].axhline(1, color="k", lw=0.8)
     axes[0].set_ylabel("increment inside units")
     axes[0].legend(fontsize=8)
-    band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if pfit is not None:
         axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label=f"fit l^{pfit['tau']:.3f}")
     if tau_pred is not None:
@@ -155,17 +140,7 @@ def fig5(d, Q, title, pfit=None, tau_pred=None):
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\chi^l$")
     axes[1].legend(fontsize=8)
-    band(axes[2], d, Q["reff_x"], r"signal $r_\mathrm{eff}(x^l)$", "C0")
-    band(axes[2], d, Q["reff_dx"], r"noise $r_\mathrm{eff}(dx^l)$", "C1")
-    axes[2].set_yscale("log")
-    axes[2].legend(fontsize=8)
-    band(axes[3], d, Q["kurt_z"], r"kurtosis after BN", "C0")
-    axes[3].axhline(lb.GAUSS_KURTOSIS, color="C0", ls=":", lw=1)
-    ax2 = axes[3].twinx()
-    band(ax2, d, Q["nu1_z"], r"$\nu_1(|y|)/\sqrt{\nu_2}$", "C3")
-    ax2.axhline(lb.GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
-    ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
-    axes[3].set_ylabel(r"kurtosis $\mu_4$", color="C0")
+    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
     for ax in axes:
         ax.set_xlabel("residual unit l")
     fig.suptitle(title)
@@ -191,7 +166,7 @@ ch.figure(fig, "fig5_fc",
 # log χ^l on log l per network over the same range. Both come with standard errors over networks.
 
 # %%
-claim("tau_matches_eq15", "the free log-log exponent of χ^l agrees with τ = ((E δχ)^{2·res_depth} − 1)/2 (Eq. 15)",
+ch.claim("tau_matches_eq15", "the free log-log exponent of χ^l agrees with τ = ((E δχ)^{2·res_depth} − 1)/2 (Eq. 15)",
       measured=pf["tau"], reference=tau_pred, tol=3 * float(np.hypot(pf["se_tau"], tau_pred_se)), comparison="abs",
       why=f"3 combined standard errors over {Q['chi'].shape[0]} networks: fit {pf['tau']:.4f} ± {pf['se_tau']:.4f}, "
           f"prediction {tau_pred:.4f} ± {tau_pred_se:.4f}",
@@ -199,14 +174,14 @@ claim("tau_matches_eq15", "the free log-log exponent of χ^l agrees with τ = ((
 r2 = lb.r2_pair(d, np.log(Q["chi"]).mean(0), l_min=L_MIN)
 print(f"τ fit {pf['tau']:.4f} ± {pf['se_tau']:.4f} (spread {pf['std_tau']:.4f}); Eq. 15: {tau_pred:.4f} ± {tau_pred_se:.4f}; "
       f"mean δχ inside units {lb.summary(Q['dff'][:, sel].mean(1))}; R² {r2}")
-claim("power_law_r2", "log χ^l is linear in log l (R² ≥ 0.99)",
+ch.claim("power_law_r2", "log χ^l is linear in log l (R² ≥ 0.99)",
       measured=r2["r2_linear_in_log_l"], reference=0.99, tol=0.0, comparison="ge",
       why="declared meaning of 'power law', computed on the network-averaged log χ",
       source="Labatie 2019, Theorem 4 and Fig. 5(b)")
-claim("power_not_exponential", "the power law describes χ better than an exponential: R²(log l) > R²(l)",
+ch.claim("power_not_exponential", "the power law describes χ better than an exponential: R²(log l) > R²(l)",
       measured=r2["r2_linear_in_log_l"] - r2["r2_linear_in_l"], reference=0.0, tol=0.0, comparison="ge",
       why="direct comparison of the two fits on the same data", source="Labatie 2019, §7")
-claim("dff_gt_1", "the feedforward increment inside the units exceeds 1 (z-score ≥ 3): the branch alone would explode",
+ch.claim("dff_gt_1", "the feedforward increment inside the units exceeds 1 (z-score ≥ 3): the branch alone would explode",
       measured=(lb.summary(Q["dff"][:, sel].mean(1))["mean"] - 1) / lb.summary(Q["dff"][:, sel].mean(1))["se"],
       reference=3.0, tol=0.0, comparison="ge", why="significance over networks", source="Labatie 2019, §7 and F.1")
 
@@ -218,7 +193,7 @@ rx = lb.summary(Q["reff_x"][:, -1])
 ku = lb.summary(Q["kurt_z"][:, -1])
 print(f"unit {L}: r_eff(x) = {rx['mean']:.2f} ± {rx['se']:.2f} (spread {rx['std']:.2f}); kurtosis after BN "
       f"{ku['mean']:.3f} ± {ku['se']:.3f}")
-claim("kurtosis_near_3", f"kurtosis of the BN output at unit {L} close to the Gaussian 3: |μ₄ − 3| ≤ 0.5",
+ch.claim("kurtosis_near_3", f"kurtosis of the BN output at unit {L} close to the Gaussian 3: |μ₄ − 3| ≤ 0.5",
       measured=abs(ku["mean"] - 3), reference=0.5, tol=3 * ku["se"], comparison="le",
       why="0.5 declared ('close to Gaussian', against ≫ 3 for fat tails); tol = 3 SE over networks",
       source="Labatie 2019, §7 and Fig. 5(d)")
@@ -245,8 +220,8 @@ ax2.plot(np.log(d), np.log(Q["chi"]).mean(0), label="BN ResNet: log χ vs log l"
 ax2.set_xlabel("log l (ResNet units)", color="C0")
 axes[0].legend(loc="upper left", fontsize=8)
 ax2.legend(loc="lower right", fontsize=8)
-band(axes[1], dF, AF["reff_signal_loc4"], "BN feedforward", "C3")
-band(axes[1], d, Q["reff_x"], "BN ResNet", "C0")
+lb.plot_band(axes[1], dF, AF["reff_signal_loc4"], "BN feedforward", "C3")
+lb.plot_band(axes[1], d, Q["reff_x"], "BN ResNet", "C0")
 axes[1].set_xscale("log")
 axes[1].set_yscale("log")
 axes[1].set_xlabel("layer / unit l")
@@ -260,10 +235,10 @@ ch.figure(fig, "resnet_vs_ff",
                   "ff_reff": AF["reff_signal_loc4"].mean(0), "res_reff": Q["reff_x"].mean(0)})
 rF = lb.summary(AF["reff_signal_loc4"][:, -1])
 print(f"feedforward: R² {r2F}; rate {fF['rate']:.4f}; r_eff(x^{P['ff_depth']}) = {rF['mean']:.2f} ± {rF['se']:.2f}")
-claim("ff_exponential_res_power", "feedforward: log χ linear in l (R² ≥ 0.99) and better than in log l",
+ch.claim("ff_exponential_res_power", "feedforward: log χ linear in l (R² ≥ 0.99) and better than in log l",
       measured=bool(r2F["r2_linear_in_l"] >= 0.99 and r2F["r2_linear_in_l"] > r2F["r2_linear_in_log_l"]),
       comparison="true", why="same declared R² criterion as for the ResNet power law", source="Labatie 2019, §6–7")
-claim("reff_resnet_large", f"the ResNet signal keeps several directions: r_eff(x^{L}) ≥ 3 (vanilla nets collapse to 1, Chapter 3)",
+ch.claim("reff_resnet_large", f"the ResNet signal keeps several directions: r_eff(x^{L}) ≥ 3 (vanilla nets collapse to 1, Chapter 3)",
       measured=rx["mean"], reference=3.0, tol=0.0, comparison="ge",
       why=f"declared threshold against the one-dimensional collapse of Chapter 3; measured {rx['mean']:.2f} ± {rx['se']:.2f} "
           f"(SE over networks), bounded above by B − 1 = {P['batch'] - 1}",
@@ -316,7 +291,7 @@ g = DT.set_index("data")
 ratio = np.exp(g.loc["patches", "log_chi_L"] - g.loc["gaussian", "log_chi_L"])
 ratio_se = ratio * np.hypot(g.loc["patches", "se_log_chi_L"], g.loc["gaussian", "se_log_chi_L"])
 print(f"χ^L(patches)/χ^L(gaussian) = {ratio:.2f} ± {ratio_se:.2f}")
-claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i.d. Gaussian images (z-score of the log ratio ≥ 3)",
+ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i.d. Gaussian images (z-score of the log ratio ≥ 3)",
       measured=np.log(ratio) / np.hypot(g.loc["patches", "se_log_chi_L"], g.loc["gaussian", "se_log_chi_L"]),
       reference=3.0, tol=0.0, comparison="ge", why="significance over networks",
       source="SPEC §1 Data (≈2.5× at unit 500, conv); Labatie App. A", min_scale="default")
@@ -339,7 +314,7 @@ ch.figure(fig, "fig5_conv",
           f"{P['conv_depth']} units, {Qc['chi'].shape[0]} networks.",
           arrays={"depth": dc, **Qc})
 print(f"conv: τ fit {pc['tau']:.4f} ± {pc['se_tau']:.4f}; Eq. 15 {tc:.4f} ± {tcse:.4f}")
-claim("conv_tau_matches_eq15", "convolutional ResNets: free exponent agrees with Eq. 15",
+ch.claim("conv_tau_matches_eq15", "convolutional ResNets: free exponent agrees with Eq. 15",
       measured=pc["tau"], reference=tc, tol=3 * float(np.hypot(pc["se_tau"], tcse)), comparison="abs",
       why="3 combined standard errors over networks", source="Labatie 2019, Theorem 4 / Eq. 15", min_scale="default")
 

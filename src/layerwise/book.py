@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .params import SCALES, ParameterError, check_choice, check_scale
-from .paths import repo_root
+from .paths import repo_root, results_root
 
 #: Per-chapter time limits in seconds by scale (SPEC budgets with margin); ``paper`` is unbounded.
 TIMEOUTS = {"ci": 600, "default": 1800, "paper": None}
@@ -73,6 +73,11 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def _results_dir(root: Path) -> Path:
+    """``$LAYERWISE_RESULTS`` when set, else ``<root>/results``."""
+    return results_root() if "LAYERWISE_RESULTS" in os.environ else root / "results"
+
+
 def notebook_parameters(nb_path: Path) -> list[str]:
     """Names assigned in the notebook's ``parameters`` cell."""
     import nbformat
@@ -83,10 +88,6 @@ def notebook_parameters(nb_path: Path) -> list[str]:
             tree = ast.parse(cell.source)
             return [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
     raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
-
-
-def _executed_path(root: Path, nb: Path) -> Path:
-    return root / "book" / "chapters" / nb.name
 
 
 def _decorate(executed: Path, results: Path, scale: str) -> None:
@@ -138,8 +139,12 @@ def run_chapter(
     overrides: dict[str, Any] | None = None,
     timeout: float | None = None,
     root: Path | None = None,
+    executed_dir: Path | None = None,
 ) -> Path:
-    """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error."""
+    """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
+
+    The executed copy goes to ``executed_dir`` (default ``book/chapters/``), results to
+    ``$LAYERWISE_RESULTS`` (default ``results/``)."""
     root = root or repo_root()
     overrides = overrides or {}
     allowed = notebook_parameters(nb)
@@ -147,9 +152,9 @@ def run_chapter(
     if unknown:
         raise ParameterError(f"chapter {nb.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
     params = {"scale": scale, "seed": seed, "device": device, **overrides}
-    out = _executed_path(root, nb)
+    out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
-    results_dir = root / "results"
+    results_dir = _results_dir(root)
     env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0"}
     code = (
         "import json, sys, papermill as pm\n"
@@ -221,7 +226,7 @@ def write_dashboard(root: Path | None = None) -> Path:
     root = root or repo_root()
     runs: dict[str, dict[str, dict]] = {}
     for scale in SCALES:
-        for f in sorted((root / "results" / scale).glob("[0-9][0-9]_*.json")):
+        for f in sorted((_results_dir(root) / scale).glob("[0-9][0-9]_*.json")):
             runs.setdefault(f.stem, {})[scale] = json.loads(f.read_text())
     lines = [
         "# Reproduction dashboard",
@@ -393,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
                 failures.append(nb.stem)
                 continue
-            res = json.loads((root / "results" / a.scale / f"{nb.stem}.json").read_text())
+            res = json.loads((_results_dir(root) / a.scale / f"{nb.stem}.json").read_text())
             n = {"pass": 0, "fail": 0, "skipped": 0}
             for c in res["claims"]:
                 n[c["status"]] += 1

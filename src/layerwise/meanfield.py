@@ -32,7 +32,7 @@ from scipy.special import erf
 
 from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
 
-CODE_VERSION = "meanfield-1"
+CODE_VERSION = "meanfield-2"  # 2: float32 weights and propagation, float64 reductions; PCA from the Gram matrix
 PHIS: tuple[str, ...] = ("tanh", "erf", "linear")
 
 _T = 9.0  # truncation of the standard normal: 2 Φ(-9) ≈ 2.3e-19
@@ -316,13 +316,13 @@ def simulate_pairs(
     width, n_layers, n_nets = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets)))
     f = _torch_phi(phi)
     g = torch.Generator(device="cpu").manual_seed(int(seed))
-    dt = torch.float64
+    dt = torch.float32  # weights and propagation; every reduction below is done in float64
     # two orthonormal directions per net -> exact q0 and c0
-    a = torch.randn(n_nets, width, 2, generator=g, dtype=dt)
+    a = torch.randn(n_nets, width, 2, generator=g, dtype=torch.float64)
     qmat, _ = torch.linalg.qr(a)
     u, v = qmat[..., 0], qmat[..., 1]
     s = np.sqrt(width * q0)
-    z = torch.stack([s * u, s * (c0 * u + np.sqrt(max(0.0, 1 - c0 * c0)) * v)], dim=1).to(device)  # (nets, 2, N)
+    z = torch.stack([s * u, s * (c0 * u + np.sqrt(max(0.0, 1 - c0 * c0)) * v)], dim=1)  # (nets, 2, N)
     qs = np.empty((n_nets, n_layers + 1, 2))
     cs = np.empty((n_nets, n_layers + 1))
 
@@ -333,10 +333,11 @@ def simulate_pairs(
         cs[:, l] = ((zz[:, 0] * zz[:, 1]).mean(-1) / torch.sqrt(q[:, 0] * q[:, 1])).cpu().numpy()
 
     record(0, z)
+    z = z.to(device=device, dtype=dt)
     for l in range(1, n_layers + 1):
         W = torch.randn(n_nets, width, width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_w2 / width)
         b = torch.randn(n_nets, 1, width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_b2)
-        z = f(z) @ W.transpose(1, 2) + b
+        z = torch.baddbmm(b, f(z), W.transpose(1, 2))
         record(l, z)
     return {"q": qs, "c": cs}
 
@@ -371,29 +372,30 @@ def circle_experiment(
     f = _torch_phi(phi)
     qs = q_star(sigma_w2, sigma_b2, phi)
     g = torch.Generator().manual_seed(int(seed))
-    dt = torch.float64
-    basis, _ = torch.linalg.qr(torch.randn(width, 2, generator=g, dtype=dt))
-    theta = torch.arange(n_points, dtype=dt) * (2 * np.pi / n_points)
+    dt = torch.float32  # weights and propagation; lengths and principal components in float64
+    basis, _ = torch.linalg.qr(torch.randn(width, 2, generator=g, dtype=torch.float64))
+    theta = torch.arange(n_points, dtype=torch.float64) * (2 * np.pi / n_points)
     r = np.sqrt(width * qs)
     h = r * (torch.cos(theta)[:, None] * basis[:, 0] + torch.sin(theta)[:, None] * basis[:, 1])
     dh = r * (-torch.sin(theta)[:, None] * basis[:, 0] + torch.cos(theta)[:, None] * basis[:, 1])
     out: dict[str, list] = {"length_chord": [], "length_tangent": [], "q": [], "pca_var": []}
     dtheta = 2 * np.pi / n_points
 
-    def record(l: int) -> None:
+    def record(l: int, h: Any, dh: Any) -> None:
+        h, dh = h.double(), dh.double()
         out["length_chord"].append(float(torch.linalg.norm(h - torch.roll(h, 1, 0), dim=1).sum()))
         out["length_tangent"].append(float(torch.linalg.norm(dh, dim=1).sum() * dtheta))
         out["q"].append(float((h**2).mean()))
         hc = h - h.mean(0)
-        sv = torch.linalg.svdvals(hc)
-        var = sv**2 / (sv**2).sum()
-        out["pca_var"].append(var[:n_components].numpy())
+        # principal components from the points' Gram matrix: hc = U S Vᵀ, hc hcᵀ = U S² Uᵀ
+        lam, U = torch.linalg.eigh(hc @ hc.T)
+        lam, U = lam.flip(0).clamp_min(0), U.flip(1)
+        out["pca_var"].append((lam[:n_components] / lam.sum()).numpy())
         if l in record_layers:
-            _, _, vh = torch.linalg.svd(hc, full_matrices=False)
-            proj = hc @ vh[:n_components].T
-            out[f"proj_{l}"] = [proj.numpy()]
+            out[f"proj_{l}"] = [(U[:, :n_components] * lam[:n_components].sqrt()).numpy()]
 
-    record(0)
+    record(0, h, dh)
+    h, dh = h.to(dt), dh.to(dt)
     for l in range(1, n_layers + 1):
         W = torch.randn(width, width, generator=g, dtype=dt) * np.sqrt(sigma_w2 / width)
         b = torch.randn(width, generator=g, dtype=dt) * np.sqrt(sigma_b2)
@@ -404,8 +406,8 @@ def circle_experiment(
         else:
             dphi = torch.ones_like(h)
         dh = (dphi * dh) @ W.T
-        h = f(h) @ W.T + b
-        record(l)
+        h = torch.addmm(b, f(h), W.T)
+        record(l, h, dh)
     res = {k: np.asarray(v) for k, v in out.items() if not k.startswith("proj_")}
     res.update({k: np.asarray(v[0]) for k, v in out.items() if k.startswith("proj_")})
     res["theta"] = theta.numpy()
