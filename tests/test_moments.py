@@ -144,7 +144,7 @@ def jvp_reference(cfg: MomentsConfig, net: int) -> dict[str, np.ndarray]:
 
 def small(arch: str, k: int, **kw) -> MomentsConfig:
     base = dict(arch=arch, kernel_size=k, width=12, batch=6, depth=4, dataset="digits", n_sims=2,
-                device="cpu", seed=3, records=None)
+                device="cpu", seed=3, records=None, sampling="explicit")
     base.update(kw)
     return MomentsConfig(**base)
 
@@ -435,6 +435,175 @@ def test_determinism_and_blocking(k: int) -> None:
     assert not np.allclose(a["chi_loc5"][0], a["chi_loc5"][1])
 
 
+# ------------------------------------------------------------------------------------------
+# Projected sampling of dense layers (MomentsConfig.sampling)
+# ------------------------------------------------------------------------------------------
+def test_sampling_default_and_validation() -> None:
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64).sampling == "projected"
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64).sampling == "explicit"  # 2B = N
+    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64).sampling == "explicit"
+    assert MomentsConfig(kernel_size=1, sampling="explicit").to_dict()["sampling"] == "explicit"
+    with pytest.raises(ParameterError, match="sampling"):
+        MomentsConfig(kernel_size=3, sampling="projected")
+    with pytest.raises(ParameterError, match="sampling"):
+        MomentsConfig(kernel_size=1, sampling="qr")
+
+
+@pytest.mark.parametrize("sampling", ["explicit", "projected"])
+def test_first_layer_law_is_gaussian_with_kron_covariance(sampling: str) -> None:
+    """For a fixed input X (signal and noise rows, M × K), vec(X W) ~ N(0, σ²·XXᵀ ⊗ I_N).
+
+    Thousands of networks with the same fixed X (``inputs`` hook) and the engine's own random
+    draws; the first layer's output, whitened by L⁻¹ (L = chol(XXᵀ), computed here in float64),
+    must be i.i.d. N(0, 1): mean, row and column covariances and the fourth moment are checked
+    against their standard errors.
+    """
+    B, N, n = 2, 3, 3000
+    rng = np.random.default_rng(5)
+    x0 = torch.as_tensor(rng.standard_normal((B, 1, 8, 8)) * np.linspace(0.2, 2.0, 64).reshape(1, 1, 8, 8),
+                         dtype=torch.float32)
+    dx0 = torch.as_tensor(0.5 * rng.standard_normal((B, 1, 8, 8)) + 0.3 * x0.numpy(), dtype=torch.float32)
+    cfg = MomentsConfig(arch="vanilla", kernel_size=1, width=N, batch=B, depth=1, dataset="digits", device="cpu",
+                        seed=11, sampling=sampling, reff_signal=False, reff_noise=False)
+    zs = []
+
+    def obs(depth, loc, x, dx, ls):
+        if loc == "loc1":
+            zs.append(torch.cat([x, dx * torch.exp(ls).view(-1, 1, 1).float()], dim=1).double().numpy())
+
+    simulate(cfg, sims=range(n), observer=obs, inputs=lambda net: (x0, dx0), block=64)
+    Z = np.concatenate(zs)  # (n, M, N)
+    assert Z.shape == (n, 2 * B, N)
+    X = np.vstack([x0.double().numpy().reshape(B, -1), dx0.double().numpy().reshape(B, -1)])
+    sigma2 = 1.0 / X.shape[1]
+    L = np.linalg.cholesky(X @ X.T * sigma2)
+    Y = np.linalg.solve(L, Z)  # (n, M, N): should be i.i.d. N(0, 1)
+    cnt = Y.size
+    assert abs(Y.mean()) < 5 / math.sqrt(cnt)
+    rows = np.einsum("sin,sjn->ij", Y, Y) / (n * N)
+    cols = np.einsum("sim,sin->mn", Y, Y) / (n * 2 * B)
+    se_rows, se_cols = 1 / math.sqrt(n * N), 1 / math.sqrt(n * 2 * B)
+    assert np.max(np.abs(rows - np.eye(2 * B))) < 5 * math.sqrt(2) * se_rows, rows
+    assert np.max(np.abs(cols - np.eye(N))) < 5 * math.sqrt(2) * se_cols, cols
+    assert abs((Y**4).mean() - 3.0) < 5 * math.sqrt(96.0 / cnt)
+    # the un-whitened covariance is wrong by a lot if the law were, e.g., σ²·(diag XXᵀ ⊗ I)
+    assert np.max(np.abs(np.einsum("sin,sjn->ij", Z, Z) / (n * N) / sigma2 - X @ X.T)) < 0.1 * np.abs(X @ X.T).max()
+
+
+def test_projected_and_explicit_moments_agree_in_distribution() -> None:
+    """Same law of every recorded moment: means of the log-moments over many small networks
+    (independent seeds for the two samplings) agree within a few standard errors."""
+    n = 160
+    for arch in ("vanilla", "bn_ff", "bn_res"):
+        base = dict(arch=arch, kernel_size=1, width=24, batch=4, depth=6, records=2, dataset="gaussian",
+                    n_sims=n, device="cpu")
+        a = simulate(MomentsConfig(**base, seed=1, sampling="explicit"))
+        b = simulate(MomentsConfig(**base, seed=2, sampling="projected"))
+        for name in a:
+            if name == "depth":
+                continue
+            for r in range(2):
+                u, v = np.log(a[name][:, r]), np.log(b[name][:, r])
+                se = math.sqrt(u.var(ddof=1) / n + v.var(ddof=1) / n)
+                assert abs(u.mean() - v.mean()) < 4.5 * se + 1e-9, (arch, name, r, u.mean(), v.mean(), se)
+
+
+def _proj_reference(cfg: MomentsConfig, G: list[np.ndarray], x0: np.ndarray, dx0: np.ndarray, eps: float):
+    """Float64 projected network with fixed draws G: at every layer the realised map is
+    W = Q G, Q from the QR (non-negative diagonal R) of the stacked clean signal and noise rows.
+    Propagates the signal x, its linearised noise dx, and x ± ε·dx⁰ through the same maps and
+    BN constants; returns, per layer, [(x, dx, (x₊ − x₋)/2ε) per location]."""
+    B = x0.shape[0]
+    st = [x0.reshape(B, -1), dx0.reshape(B, -1), x0.reshape(B, -1) + eps * dx0.reshape(B, -1),
+          x0.reshape(B, -1) - eps * dx0.reshape(B, -1)]
+    li = [0]
+
+    def lin(s):
+        g = G[li[0]]; li[0] += 1
+        K = s[0].shape[1]
+        if g.shape[0] == K:  # explicit layer
+            W = g
+        else:
+            q, r = np.linalg.qr(np.vstack([s[0], s[1]]).T)
+            sign = np.where(np.diag(r) < 0, -1.0, 1.0)
+            W = (q * sign) @ g
+        return [a @ W for a in s]
+
+    def bn(s):
+        m = s[0].mean(axis=0)
+        inv = 1 / np.sqrt(((s[0] - m) ** 2).mean(axis=0) + cfg.epsilon)
+        return [(s[0] - m) * inv, s[1] * inv, (s[2] - m) * inv, (s[3] - m) * inv]
+
+    def relu(s):
+        return [np.maximum(s[0], 0), s[1] * (s[0] > 0), np.maximum(s[2], 0), np.maximum(s[3], 0)]
+
+    def view(s):
+        return (s[0], s[1], (s[2] - s[3]) / (2 * eps))
+
+    h = lin(st)
+    out = []
+    for _ in range(cfg.depth):
+        if cfg.arch == "vanilla":
+            z = lin(h); x = relu(z)
+            out.append([view(h), view(z), view(x)]); h = x
+        elif cfg.arch == "bn_ff":
+            z = lin(h); y = bn(z); x = relu(y)
+            out.append([view(h), view(z), view(y), view(x)]); h = x
+        else:
+            r = h
+            for j in range(cfg.res_depth):
+                a = bn(r); b = relu(a); r = lin(b)
+                if j == 0:
+                    locs = [view(h), view(a), view(b), view(r)]
+            h = [u + v for u, v in zip(h, r)]
+            out.append(locs + [view(h)])
+    return out
+
+
+@pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
+def test_projected_noise_is_derivative_of_the_sampled_map(arch: str) -> None:
+    """With a fixed draw of every G (``weight_fn`` hook), the engine's signal equals the float64
+    projected network (maps Q G built here by an independent QR) and its noise equals the
+    central finite difference of that network's output along dx⁰ (same maps, same BN constants):
+    the projected layer is one linear map applied to signal and noise alike."""
+    cfg = MomentsConfig(arch=arch, kernel_size=1, width=16, batch=4, depth=3, dataset="digits", n_sims=1,
+                        device="cpu", seed=4, sampling="projected")
+    draws: dict[int, np.ndarray] = {}
+
+    def wfn(net, layer, shape, std):
+        g = np.random.default_rng(100 + layer).standard_normal(shape).astype(np.float32) * np.float32(std)
+        draws[layer] = g.astype(np.float64)
+        return torch.from_numpy(g)
+
+    seen = _capture(cfg, weight_fn=wfn)
+    assert draws[0].shape == (8, 16) and draws[1].shape == (8, 16)  # 2B × N draws, not K × N weights
+    x0, dx0 = (t.double().numpy() for t in network_inputs(cfg, 0))
+    ref = _proj_reference(cfg, [draws[i] for i in sorted(draws)], x0, dx0, 1e-6)
+    for d, locs in enumerate(ref, start=1):
+        for loc, (x, dx, fd) in zip(LOCATIONS[arch], locs):
+            ex, edx, ls = seen[(d, loc)]
+            edx = edx * math.exp(ls)
+            scale = np.abs(x).max()
+            np.testing.assert_allclose(ex, x, rtol=1e-4, atol=1e-5 * scale, err_msg=f"{arch} {d} {loc} signal")
+            np.testing.assert_allclose(fd, dx, rtol=1e-5, atol=1e-6 * np.abs(dx).max(), err_msg="reference FD")
+            np.testing.assert_allclose(edx, fd, rtol=1e-4, atol=1e-5 * np.abs(fd).max(), err_msg=f"{arch} {d} {loc} noise")
+
+
+def test_projected_determinism_and_blocking() -> None:
+    cfg = MomentsConfig(arch="bn_res", kernel_size=1, width=20, batch=4, depth=3, n_sims=4, dataset="patches",
+                        device="cpu", seed=3)
+    assert cfg.sampling == "projected"
+    a = simulate(cfg, workers=1)
+    b = simulate(cfg, workers=2)
+    c = simulate(cfg, sims=range(1, 3), block=1)
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=True), name
+        if name != "depth":
+            assert np.array_equal(a[name][1:3], c[name], equal_nan=True), name
+    e = simulate(MomentsConfig(**{**cfg.to_dict(), "sampling": "explicit"}))
+    assert not np.allclose(a["chi_loc5"], e["chi_loc5"])
+
+
 def test_reff_flags_and_keys() -> None:
     cfg = small("vanilla", 1, reff_signal=False, reff_noise=True)
     got = simulate(cfg)
@@ -489,6 +658,8 @@ def test_cli_rejects_bad_arguments_fast(tmp_path) -> None:
     assert not out.exists()
     assert main(["--arch", "nope", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "4",
                  "--out", str(out)]) == 2
+    assert main(["--arch", "bn_ff", "--kernel-size", "3", "--width", "8", "--batch", "4", "--depth", "4",
+                 "--sampling", "projected", "--out", str(out)]) == 2
 
 
 def test_cli_writes_npz(tmp_path) -> None:
@@ -499,10 +670,17 @@ def test_cli_writes_npz(tmp_path) -> None:
                "--records", "2", "--dataset", "digits", "--sims", "2", "--no-reff-signal", "--device", "cpu",
                "--quiet", "--out", str(out)])
     assert rc == 0
+    out2 = tmp_path / "p.npz"
+    assert main(["moments", "--arch", "vanilla", "--kernel-size", "1", "--width", "16", "--batch", "4", "--depth",
+                 "2", "--dataset", "digits", "--sampling", "explicit", "--device", "cpu", "--quiet",
+                 "--out", str(out2)]) == 0
+    np.testing.assert_array_equal(np.load(out2)["chi_loc3"], simulate(
+        small("vanilla", 1, width=16, batch=4, depth=2, seed=0, n_sims=1, sampling="explicit"))["chi_loc3"])
     z = np.load(out)
     assert list(z["depth"]) == [2, 4]
     assert z["chi_loc5"].shape == (2, 2) and z["chi_loc5"].dtype == np.float64
     assert np.all(np.isnan(z["reff_signal_loc1"])) and np.all(np.isfinite(z["reff_noise_loc1"]))
-    cfg = small("bn_res", 1, width=8, batch=4, depth=4, records=2, dataset="digits", seed=0, reff_signal=False)
+    cfg = small("bn_res", 1, width=8, batch=4, depth=4, records=2, dataset="digits", seed=0, reff_signal=False,
+                sampling=None)
     ref = simulate(cfg)
     np.testing.assert_array_equal(z["chi_loc5"], ref["chi_loc5"])

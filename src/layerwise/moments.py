@@ -56,12 +56,13 @@ from .params import (
     resolve_device,
 )
 
-CODE_VERSION = "moments-1"
+CODE_VERSION = "moments-2"  # 2: projected sampling of dense layers (``MomentsConfig.sampling``)
 """Bump whenever the numbers produced by :func:`simulate` change (the results store keys on it)."""
 
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
 BOUNDARIES: tuple[str, ...] = ("periodic", "zero_padding", "symmetric")
 BUILTIN_DATASETS: tuple[str, ...] = ("patches", "digits", "gaussian")
+SAMPLINGS: tuple[str, ...] = ("explicit", "projected")
 MOMENTS: tuple[str, ...] = (
     "nu1_abs_signal",
     "nu2_signal",
@@ -121,6 +122,22 @@ class MomentsConfig:
     ``records`` is the number R of evenly spaced records (at layers — residual units for
     ``bn_res`` — ``depth/R, 2·depth/R, …, depth``) and must divide ``depth``.  ``kernel_size=1``
     means a fully-connected network (flattened input, dense layers); otherwise an odd k ≥ 3.
+
+    ``sampling`` says how a dense layer's product Z = X W is drawn, X the (M × K) matrix of the
+    M = 2·B signal and noise rows of one network and W (K × N) i.i.d. N(0, σ²):
+
+    * ``"explicit"``: draw W (K·N numbers) and multiply;
+    * ``"projected"``: for every dense layer with M < K, factor Xᵀ = Q R (Householder QR, R with
+      a non-negative diagonal) and set Z = Rᵀ G with G (M × N) i.i.d. N(0, σ²).  Qᵀ W is (M × N)
+      i.i.d. N(0, σ²) for any orthonormal Q independent of W, so Z = X (Q G) has exactly the law
+      of X W given X; the weights of every layer are fresh, so the joint law of all recorded
+      moments is unchanged.  The realised map Q G is linear and shared by signal and noise rows,
+      so the noise is still the exact first-order derivative of the sampled network.  M·N random
+      numbers and ≈ 4·M²·K flops instead of K·N numbers and 2·M·K·N flops.  Layers with M ≥ K
+      are drawn explicitly.
+
+    Default (``None``): ``"projected"`` for fully-connected nets with 2·batch < width, else
+    ``"explicit"``; convolutional nets are always ``"explicit"``.
     """
 
     arch: str = "bn_ff"
@@ -138,6 +155,7 @@ class MomentsConfig:
     epsilon: float = 1e-3
     reff_signal: bool = True
     reff_noise: bool = True
+    sampling: str | None = None
 
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, ARCHS)
@@ -168,6 +186,15 @@ class MomentsConfig:
         for name in ("reff_signal", "reff_noise"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ParameterError(f"{name}={getattr(self, name)!r} must be True or False")
+        if self.sampling is None:
+            auto = "projected" if (k == 1 and 2 * self.batch < self.width) else "explicit"
+            object.__setattr__(self, "sampling", auto)
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        if self.sampling == "projected" and k != 1:
+            raise ParameterError(
+                f"sampling='projected' is only for fully-connected nets (kernel_size=1), not kernel_size={k}; "
+                "use sampling='explicit'"
+            )
 
     @property
     def interval(self) -> int:
@@ -217,17 +244,25 @@ def _fan_in_first(cfg: MomentsConfig, img_shape: Sequence[int]) -> int:
     return c * h * w if cfg.kernel_size == 1 else c * cfg.kernel_size**2
 
 
+def _projects(cfg: MomentsConfig, fan_in: int) -> bool:
+    """Whether a dense layer of this fan-in is drawn projected (M = 2·batch rows < fan_in)."""
+    return cfg.sampling == "projected" and 2 * cfg.batch < fan_in
+
+
 def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
-    """(shape, std) of each weight tensor of a network, in drawing order.
+    """(shape, std) of each random tensor a network draws, in drawing order.
 
     Dense weights are ``(fan_in, fan_out)`` and act as ``x @ W``; convolution weights are
     ``(out, in, k, k)`` (PyTorch layout).  First layer std 1/√fan_in, then He std √(2/fan_in).
+    A projected dense layer (``cfg.sampling == "projected"`` and 2·batch < fan_in) draws
+    G of shape ``(2·batch, fan_out)`` instead, with the same std.
     """
     n, k = cfg.width, cfg.kernel_size
     c = img_shape[0]
     if k == 1:
-        first = ((_fan_in_first(cfg, img_shape), n), 1.0 / math.sqrt(_fan_in_first(cfg, img_shape)))
-        rest = ((n, n), math.sqrt(2.0 / n))
+        f0, m = _fan_in_first(cfg, img_shape), 2 * cfg.batch
+        first = ((m if _projects(cfg, f0) else f0, n), 1.0 / math.sqrt(f0))
+        rest = ((m if _projects(cfg, n) else n, n), math.sqrt(2.0 / n))
     else:
         first = ((n, c, k, k), 1.0 / math.sqrt(c * k * k))
         rest = ((n, n, k, k), math.sqrt(2.0 / (n * k * k)))
@@ -252,7 +287,8 @@ def network_weights(cfg: MomentsConfig, net: int, device: str = "cpu") -> list[t
     """All weights of network ``net`` exactly as :func:`simulate` draws them (for tests/brute force).
 
     The generator of stream 0 first draws dx⁰ (see :func:`network_inputs`), then the weights
-    in order, each with ``Tensor.normal_(0, std)``.
+    in order, each with ``Tensor.normal_(0, std)``.  For projected dense layers these are the
+    (2·batch × N) matrices G of :class:`MomentsConfig` ``sampling``, not N × N weights.
     """
     x0 = network_images(cfg, net)
     g = _generator(device, network_seed(cfg.seed, net, 0))
@@ -390,6 +426,20 @@ def _pad_axis(x: torch.Tensor, p: int, boundary: str, axis: int) -> torch.Tensor
     return torch.cat([lo, x, hi], dim=axis)
 
 
+def projection_factor(x: torch.Tensor) -> torch.Tensor:
+    """R of Xᵀ = Q R for a batch X (S, M, K), M ≤ K: (S, M, M) upper triangular, diagonal ≥ 0.
+
+    Householder QR (LAPACK ``geqrf``, backward stable in float32: no Gram matrix, no squared
+    condition number); the rows of R are flipped to a non-negative diagonal so that R is the
+    unique factor of a full-rank X (then Xᵀ R⁻¹ = Q) whatever LAPACK's sign choices.
+    """
+    m = x.shape[1]
+    r = torch.geqrf(x.mT)[0][:, :m, :].triu()
+    d = torch.diagonal(r, dim1=1, dim2=2)
+    sign = torch.where(d < 0, -1.0, 1.0).to(r.dtype)
+    return r * sign.unsqueeze(2)
+
+
 class _Block:
     """S networks propagated together, in one channels-last layout for dense and conv nets.
 
@@ -409,14 +459,15 @@ class _Block:
         self.weight_fn = weight_fn
         xs, dxs, self.gens = [], [], []
         for net in self.nets:
-            if inputs is not None:
+            g = _generator(device, network_seed(cfg.seed, net, 0))
+            if inputs is not None:  # the network's own weights still follow (same stream as without hook)
                 x0, dx0 = inputs(net)
                 x0, dx0 = x0.to(device, torch.float32), dx0.to(device, torch.float32)
+                torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
             else:
                 x0 = torch.from_numpy(network_images(cfg, net)).to(device)
-                g = _generator(device, network_seed(cfg.seed, net, 0))
                 dx0 = torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
-                self.gens.append(g)
+            self.gens.append(g)
             xs.append(x0)
             dxs.append(dx0)
         self.img_shape = tuple(xs[0].shape[1:])
@@ -469,7 +520,9 @@ class _Block:
         """
         w = self.next_weights()
         if self.dense:
-            return torch.bmm(t, w)
+            if w.shape[1] == t.shape[2]:  # explicit: Z = X W
+                return torch.bmm(t, w)
+            return torch.bmm(projection_factor(t).mT, w)  # projected: Z = Rᵀ G
         k, S, B = self.cfg.kernel_size, self.S, self.B
         p = k // 2
         stride = 2 if first else 1

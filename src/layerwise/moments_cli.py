@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .moments import ARCHS, BOUNDARIES, CODE_VERSION, MomentsConfig, simulate
+from .moments import ARCHS, BOUNDARIES, CODE_VERSION, SAMPLINGS, MomentsConfig, simulate
 from .params import ParameterError, resolve_device
 
 
@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=1e-3, help="BN epsilon")
     p.add_argument("--no-reff-signal", action="store_true", help="skip r_eff of the signal")
     p.add_argument("--no-reff-noise", action="store_true", help="skip r_eff of the noise")
+    p.add_argument("--sampling", default=None,
+                   help=f"one of {', '.join(SAMPLINGS)} (default: projected for fully-connected nets with "
+                        "2*batch < width, else explicit; conv nets are always explicit)")
     p.add_argument("--block", type=int, default=None, help="networks propagated together (default: automatic)")
     p.add_argument("--out", required=True, help="output .npz file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -58,7 +61,7 @@ def main(argv: list[str]) -> int:
             arch=a.arch, kernel_size=a.kernel_size, width=a.width, batch=a.batch, depth=a.depth,
             res_depth=a.res_depth, boundary=a.boundary, dataset=a.dataset, n_sims=a.sims,
             records=a.records, seed=a.seed, device=a.device, epsilon=a.epsilon,
-            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise,
+            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise, sampling=a.sampling,
         )
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")
