@@ -127,14 +127,14 @@ class MomentsConfig:
     M = 2·B signal and noise rows of one network and W (K × N) i.i.d. N(0, σ²):
 
     * ``"explicit"``: draw W (K·N numbers) and multiply;
-    * ``"projected"``: for every dense layer with M < K, factor Xᵀ = Q R (Householder QR, R with
+    * ``"projected"``: for every dense layer with M < min(K, N), factor Xᵀ = Q R (Householder QR, R with
       a non-negative diagonal) and set Z = Rᵀ G with G (M × N) i.i.d. N(0, σ²).  Qᵀ W is (M × N)
       i.i.d. N(0, σ²) for any orthonormal Q independent of W, so Z = X (Q G) has exactly the law
       of X W given X; the weights of every layer are fresh, so the joint law of all recorded
       moments is unchanged.  The realised map Q G is linear and shared by signal and noise rows,
       so the noise is still the exact first-order derivative of the sampled network.  M·N random
-      numbers and ≈ 4·M²·K flops instead of K·N numbers and 2·M·K·N flops.  Layers with M ≥ K
-      are drawn explicitly.
+      numbers and ≈ 2·M²·(K + N) flops instead of K·N numbers and 2·M·K·N flops.  Layers with
+      M ≥ min(K, N) are drawn explicitly.
 
     Default (``None``): ``"projected"`` for fully-connected nets with 2·batch < width, else
     ``"explicit"``; convolutional nets are always ``"explicit"``.
@@ -245,8 +245,11 @@ def _fan_in_first(cfg: MomentsConfig, img_shape: Sequence[int]) -> int:
 
 
 def _projects(cfg: MomentsConfig, fan_in: int) -> bool:
-    """Whether a dense layer of this fan-in is drawn projected (M = 2·batch rows < fan_in)."""
-    return cfg.sampling == "projected" and 2 * cfg.batch < fan_in
+    """Whether a dense layer is drawn projected: M = 2·batch rows < min(fan_in, width).
+
+    (With M ≥ fan_out the QR, ≈ 2·fan_in·M² flops, costs more than the explicit product.)
+    """
+    return cfg.sampling == "projected" and 2 * cfg.batch < min(fan_in, cfg.width)
 
 
 def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
@@ -254,7 +257,7 @@ def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tu
 
     Dense weights are ``(fan_in, fan_out)`` and act as ``x @ W``; convolution weights are
     ``(out, in, k, k)`` (PyTorch layout).  First layer std 1/√fan_in, then He std √(2/fan_in).
-    A projected dense layer (``cfg.sampling == "projected"`` and 2·batch < fan_in) draws
+    A projected dense layer (``cfg.sampling == "projected"`` and 2·batch < min(fan_in, width)) draws
     G of shape ``(2·batch, fan_out)`` instead, with the same std.
     """
     n, k = cfg.width, cfg.kernel_size
