@@ -302,15 +302,29 @@ def network_weights(cfg: MomentsConfig, net: int, device: str = "cpu") -> list[t
 # --------------------------------------------------------------------------------------------
 # Moments of a tensor
 # --------------------------------------------------------------------------------------------
-def _lambda_max_gram(x: torch.Tensor) -> torch.Tensor:
-    """Largest eigenvalue of XᵀX for a batch X of shape (S, M, N), from the smaller Gram matrix.
+def _gram(x: torch.Tensor) -> torch.Tensor:
+    """The smaller Gram matrix of a batch X (S, M, N): XXᵀ (M×M) if M < N else XᵀX (N×N).
 
-    XᵀX (N×N) and XXᵀ (M×M) share their non-zero eigenvalues, so the smaller one is formed and
-    ``torch.linalg.eigvalsh`` (symmetric eigen-solver, no SVD) gives λ_max.
+    XᵀX and XXᵀ share their non-zero eigenvalues, so λ_max of the channel covariance comes from
+    ``torch.linalg.eigvalsh`` (symmetric eigen-solver, no SVD) of the smaller one.
     """
     s, m, n = x.shape
-    g = torch.bmm(x, x.transpose(1, 2)) if m < n else torch.bmm(x.transpose(1, 2), x)
-    return torch.linalg.eigvalsh(g)[:, -1]
+    return torch.bmm(x, x.transpose(1, 2)) if m < n else torch.bmm(x.transpose(1, 2), x)
+
+
+def _given(grams: dict[str, torch.Tensor] | None, key: str, x: torch.Tensor) -> torch.Tensor:
+    """``grams[key]`` if present, else :func:`_gram` of ``x`` (stored in ``grams`` when a dict)."""
+    if grams is not None and key in grams:
+        return grams[key]
+    g = _gram(x)
+    if grams is not None:
+        grams[key] = g
+    return g
+
+
+def _lambda_max_gram(x: torch.Tensor) -> torch.Tensor:
+    """Largest eigenvalue of XᵀX for a batch X of shape (S, M, N), from the smaller Gram matrix."""
+    return torch.linalg.eigvalsh(_gram(x))[:, -1]
 
 
 def feature_moments(
@@ -319,6 +333,7 @@ def feature_moments(
     *,
     reff_signal: bool = True,
     reff_noise: bool = True,
+    grams: dict[str, torch.Tensor] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Moments of signal features ``x`` and noise features ``dx``, each of shape (S, M, N).
 
@@ -327,22 +342,32 @@ def feature_moments(
     ``mu4_signal`` E (x−m_c)⁴, ``reff_signal`` Tr C/λ_max(C) with C = X_cᵀX_c/M (Labatie §3.1),
     and for the noise ``mu2_noise`` E dx² and ``reff_noise`` (uncentred C = dXᵀdX/M).  The noise
     is taken as given (the caller rescales by its log-scale).  r_eff entries are NaN when off.
+
+    ``grams``: if given, a dict that may hold the Gram matrices to use (keys ``reff_signal``,
+    ``reff_noise``, as :func:`_gram` of X_c and dX) instead of computing them; the ones computed
+    are stored in it (the engine reuses them: a BN output's channel Gram is D·G·D).
     """
     out: dict[str, torch.Tensor] = {}
     norm = torch.linalg.vector_norm
+    gl: list[torch.Tensor] = []  # Gram matrices of r_eff, one eigvalsh call for all
+    names: list[tuple[str, torch.Tensor]] = []
     if x is not None:
         s, m, n = x.shape
         cnt = float(m * n)
         # centre per channel first (no ν₂ − m² cancellation: vanilla nets' signal is nearly constant)
         xc = x - x.mean(dim=1, keepdim=True)
-        out["nu1_abs_signal"] = x.abs().sum(dim=(1, 2)).double() / cnt
-        out["nu2_signal"] = norm(x, 2, dim=(1, 2)).double() ** 2 / cnt
-        mu2 = norm(xc, 2, dim=(1, 2)).double() ** 2 / cnt
+        sq = xc * xc
+        dims = (1, 2)
+        st = torch.stack([x.abs().sum(dim=dims), norm(x, 2, dim=dims), sq.sum(dim=dims), norm(sq, 2, dim=dims)], 1)
+        st = st.double()
+        out["nu1_abs_signal"] = st[:, 0] / cnt
+        out["nu2_signal"] = st[:, 1] ** 2 / cnt
+        mu2 = st[:, 2] / cnt
         out["mu2_signal"] = mu2
-        out["mu4_signal"] = norm(xc * xc, 2, dim=(1, 2)).double() ** 2 / cnt  # Σ x_c⁴ = ‖x_c²‖²
+        out["mu4_signal"] = st[:, 3] ** 2 / cnt  # Σ x_c⁴ = ‖x_c²‖²
         if reff_signal:
-            trace = n * mu2 * m  # Tr(X_cᵀX_c) = Σ x_c², free
-            out["reff_signal"] = trace / _lambda_max_gram(xc).double()
+            gl.append(_given(grams, "reff_signal", xc))
+            names.append(("reff_signal", n * mu2 * m))  # Tr(X_cᵀX_c) = Σ x_c², free
         else:
             out["reff_signal"] = torch.full((x.shape[0],), float("nan"), dtype=torch.float64, device=x.device)
     if dx is not None:
@@ -350,9 +375,14 @@ def feature_moments(
         mu2n = norm(dx, 2, dim=(1, 2)).double() ** 2 / float(m * n)
         out["mu2_noise"] = mu2n
         if reff_noise:
-            out["reff_noise"] = n * mu2n * m / _lambda_max_gram(dx).double()
+            gl.append(_given(grams, "reff_noise", dx))
+            names.append(("reff_noise", n * mu2n * m))
         else:
             out["reff_noise"] = torch.full((dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device)
+    if gl:
+        lam = torch.linalg.eigvalsh(gl[0] if len(gl) == 1 else torch.cat(gl))[:, -1].double()
+        for i, (name, trace) in enumerate(names):
+            out[name] = trace / lam[i * trace.shape[0] : (i + 1) * trace.shape[0]]
     return out
 
 
@@ -587,9 +617,10 @@ class _Block:
         """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions (views)."""
         return t[:, : self.BP], t[:, self.BP :]
 
-    def moments(self, t: torch.Tensor) -> dict[str, torch.Tensor]:
+    def moments(self, t: torch.Tensor, grams: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        """Moments of the block's state; ``grams`` as in :func:`feature_moments`."""
         x, dx = self.features(t)
-        out = feature_moments(x, dx, reff_signal=self.cfg.reff_signal, reff_noise=self.cfg.reff_noise)
+        out = feature_moments(x, dx, reff_signal=self.cfg.reff_signal, reff_noise=self.cfg.reff_noise, grams=grams)
         out["mu2_noise"] = out["mu2_noise"] * torch.exp(2.0 * self.logscale)
         out["chi"] = torch.sqrt(out["mu2_noise"] / out["mu2_signal"]) / self.chi0
         return out
@@ -693,8 +724,9 @@ def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: 
     rec: dict[str, list[torch.Tensor]] = {f"{m}_{loc}": [] for m in MOMENTS for loc in locs}
     interval = cfg.interval
 
-    def record(depth: int, loc: str, t: torch.Tensor, cached: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        mom = cached if cached is not None else blk.moments(t)
+    def record(depth: int, loc: str, t: torch.Tensor, cached: dict[str, torch.Tensor] | None = None,
+               grams: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        mom = cached if cached is not None else blk.moments(t, grams)
         for m in MOMENTS:
             rec[f"{m}_{loc}"].append(mom[m])
         if observer is not None:
@@ -712,12 +744,18 @@ def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: 
             if on:
                 record(d, "loc1", t, cached)
             t = blk.linear(t)
+            # channel-side Gram matrices (M > N) of z give those of y = BN(z) as D·G·D, D = 1/√(v+ε):
+            # y_c = z_c·D and dy = dz·D exactly (sample-side ones, M < N, have no such relation)
+            grams = {} if (on and cfg.arch == "bn_ff" and blk.BP > blk.N) else None
             if on:
-                record(d, "loc2", t)
+                record(d, "loc2", t, grams=grams)
             if cfg.arch == "bn_ff":
-                t, _ = blk.batchnorm(t)
+                t, inv = blk.batchnorm(t)
                 if on:
-                    record(d, "loc3", t)
+                    if grams:
+                        dd = inv.unsqueeze(2) * inv.unsqueeze(1)  # (S, N, N) = D·1·D
+                        grams = {k: g * dd for k, g in grams.items()}
+                    record(d, "loc3", t, grams=grams)
             t = blk.relu(t)
             t = blk.renormalise(t)
             if on:
