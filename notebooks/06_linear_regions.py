@@ -193,7 +193,11 @@ ch.claim("areas_tile", "The regions' areas add up to the square's area",
 # numbers of neurons N we compare depths at equal N ([N], [N/2, N/2], …), each on
 # `n_nets` independent networks and slices (the k-th slice is shared by all architectures,
 # which makes the depth comparison paired). Their Theorem 5 bounds the expected number of
-# regions in a 2-D cube by (T·N)²/2 for a constant T; for N = 96 with T = 1 that is 96²/2 = 4608.
+# regions in a 2-D cube by
+#
+# $$\mathbb E\,\#\{\text{regions}\} \;\lesssim\; \frac{(T\,N)^{n_{\rm in}}}{n_{\rm in}!}, \qquad n_{\rm in} = 2,$$
+#
+# for a constant $T$; for $N = 96$ with $T = 1$ that is $96^2/2 = 4608$ {cite}`hanin2019complexity`.
 
 # %%
 cfg = {"archs": ARCHS, "n_nets": P["n_nets"], "data": "digits-standardised", "bias_var": 1e-6}
@@ -405,7 +409,11 @@ ch.claim("nonconvex_linear_region", "The largest merged linear region is not con
 # %% [markdown]
 # ## Tangent sample sensitivity is constant on activation regions
 #
-# Daróczy's Definition 3.1 calls Sens_tan(x; θ) = ∂²f(x; θ)/∂θ∂x the tangent sample sensitivity:
+# Daróczy's Definition 3.1 {cite}`daroczy2020information` calls
+#
+# $$\mathrm{Sens}_{\tan}(x;\theta) = \frac{\partial^2 f(x;\theta)}{\partial\theta\,\partial x}$$
+#
+# the tangent sample sensitivity:
 # how the gradient with respect to the parameters turns as the input moves. Lemma 3.1 states that
 # it is the same at every point of an activation region. The reason is short: with the pattern
 # fixed, ∂f/∂θ is an affine function of x (for a weight of layer l it is the product of the
@@ -415,7 +423,8 @@ ch.claim("nonconvex_linear_region", "The largest merged linear region is not con
 # inside each of the largest regions against the region's centroid, and different regions
 # against each other. Then, since Sens is a function of the region, its distribution over the
 # square is the distribution over regions weighted by area (the slides' identity
-# E_x‖Sens(x)‖² = E_A‖Sens(A)‖²), which we compare with a Monte-Carlo average over uniform points.
+# $\mathbb E_x \|\mathrm{Sens}(x)\|^2 = \mathbb E_A \|\mathrm{Sens}(A)\|^2$, $A$ a region drawn with
+# probability proportional to its area), which we compare with a Monte-Carlo average over uniform points.
 
 # %%
 dims = [64, 32, 32, 32, 10]

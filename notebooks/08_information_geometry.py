@@ -145,11 +145,16 @@ def trained_mlp(s):
 # σ(z) = σ'(z)·z: ReLU and leaky ReLU qualify, tanh does not. Each layer is then positively
 # homogeneous, and scaling all L+1 weight matrices by c scales the output by c^{L+1}.
 # Differentiating in c at c = 1 gives Euler's identity for the network,
-# ⟨θ, ∂f/∂θ⟩ = (L+1)·f_θ(x). Liang et al. (2019) build their capacity measure on it. With the
-# Fisher information I(θ) = E[∇_θℓ ⊗ ∇_θℓ] and the chain rule ∇_θℓ = (∂f/∂θ)ᵀ ∂ℓ/∂f, the
-# quadratic form in the direction of θ itself collapses to a statement about outputs:
 #
-# ‖θ‖²_fr := ⟨θ, I(θ)θ⟩ = E⟨θ, ∇_θℓ⟩² = (L+1)² E⟨∂ℓ/∂f, f⟩²   (Liang et al., Eq. 3.1).
+# $$\Big\langle \theta, \frac{\partial f_\theta(x)}{\partial \theta} \Big\rangle = (L+1)\, f_\theta(x).$$
+#
+# {cite}`liang2019fisher` build their capacity measure on it. With the Fisher information
+# $I(\theta) = \mathbb E[\nabla_\theta \ell \otimes \nabla_\theta \ell]$ and the chain rule
+# $\nabla_\theta \ell = (\partial f/\partial\theta)^\top \partial \ell/\partial f$, the quadratic form in the
+# direction of θ itself collapses to a statement about outputs (Liang et al., Theorem 3.1):
+#
+# $$\|\theta\|_{\rm fr}^2 := \langle \theta, I(\theta)\,\theta\rangle = \mathbb E\,\langle \theta, \nabla_\theta \ell\rangle^2
+#   = (L+1)^2\, \mathbb E \Big\langle \frac{\partial \ell}{\partial f}, f_\theta(x) \Big\rangle^2 .$$
 #
 # We compute both sides independently: the left side from exact per-example gradients
 # (`torch.func.vmap(grad)`), with no use of homogeneity, and the right side from the outputs alone.
@@ -214,8 +219,11 @@ ch.figure(fig, "fisher_rao_identity",
 # significant digit, with small biases (standard deviation 0.1) in the second or third — small, but
 # eleven orders of magnitude above round-off. The failure with biases is not arbitrary: a bias in layer
 # l scales like c^l when the weights scale like c, so Euler's identity survives in the weighted
-# form Σ_l ⟨W_l, ∂f/∂W_l⟩ + Σ_l l·⟨b_l, ∂f/∂b_l⟩ = (L+1) f, which we also check (column
-# `euler_weighted`). The Fisher–Rao identity of Liang et al. is the special case in which every
+# form
+#
+# $$\sum_l \Big\langle W_l, \frac{\partial f}{\partial W_l}\Big\rangle + \sum_l l\,\Big\langle b_l, \frac{\partial f}{\partial b_l}\Big\rangle = (L+1)\, f,$$
+#
+# which we also check (column `euler_weighted`). The Fisher–Rao identity of Liang et al. is the special case in which every
 # parameter has weight one. No such repair exists for tanh, which is not homogeneous.
 
 # %%
@@ -248,10 +256,13 @@ ch.claim("euler_weighted_bias", "beyond the paper: with biases, weighting b_l by
 # %% [markdown]
 # ## 2. Flatness is not invariant under reparametrisation
 #
-# Dinh et al. (2017) point out that for a rectifier network the α-scale transformation
-# T_α(θ₁, θ₂) = (αθ₁, θ₂/α) of two consecutive layers is a symmetry: the function, hence the
-# loss, is unchanged. Its Hessian is not: since T_α is linear and diagonal,
-# H(T_αθ) = T_α⁻¹ H(θ) T_α⁻¹, so the curvature along the second layer grows like α² and along the
+# {cite}`dinh2017sharp` point out that for a rectifier network the α-scale transformation
+# $T_\alpha(\theta_1, \theta_2) = (\alpha\theta_1, \theta_2/\alpha)$ of two consecutive layers is a symmetry:
+# the function, hence the loss, is unchanged. Its Hessian is not: since $T_\alpha$ is linear and diagonal,
+#
+# $$H(T_\alpha\theta) = T_\alpha^{-1}\, H(\theta)\, T_\alpha^{-1},$$
+#
+# so the curvature along the second layer grows like α² and along the
 # first like α⁻². Any minimum can be made as sharp as one wishes without changing a single
 # prediction. The Fisher–Rao norm is immune by construction: ⟨T_αθ, ∇ℓ(T_αθ)⟩ = ⟨θ, ∇ℓ(θ)⟩
 # (Liang et al., Corollary 3.1).
@@ -412,11 +423,17 @@ ch.claim("sharpness_multiplicative", "expected sharpness with noise ∝ |θ| is 
 #
 # For a layer with input activations a_{i−1} and pre-activation gradients g_i, the weight gradient
 # is g_i a_{i−1}ᵀ, whose row-major vectorisation is g_i ⊗ a_{i−1}. The Fisher block of the layer is
-# therefore F_i = E[(g_i g_iᵀ) ⊗ (a_{i−1} a_{i−1}ᵀ)], expectations over the inputs and over targets
-# drawn from the model's predictive distribution. K-FAC (Martens & Grosse 2015) replaces the
-# expectation of the Kronecker product by the Kronecker product of the expectations,
-# F_i ≈ G_i ⊗ A_{i−1} with G_i = E[g gᵀ] and A_{i−1} = E[a aᵀ] — exact if g and a are
-# independent, an approximation otherwise. It also drops the blocks between layers.
+# therefore
+#
+# $$F_i = \mathbb E\big[(g_i g_i^\top) \otimes (a_{i-1} a_{i-1}^\top)\big],$$
+#
+# expectations over the inputs and over targets drawn from the model's predictive distribution.
+# K-FAC {cite}`martens2015optimizing` replaces the expectation of the Kronecker product by the
+# Kronecker product of the expectations,
+#
+# $$F_i \approx G_i \otimes A_{i-1}, \qquad G_i = \mathbb E[g_i g_i^\top],\quad A_{i-1} = \mathbb E[a_{i-1} a_{i-1}^\top],$$
+#
+# exact if g and a are independent, an approximation otherwise. It also drops the blocks between layers.
 #
 # We build every F_i exactly (a sum over inputs and the ten classes of p_k-weighted outer
 # products; the unit tests check it against a brute-force sum of per-example, per-class gradients)

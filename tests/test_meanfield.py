@@ -132,3 +132,30 @@ def test_circle_lengths():
 def test_bad_input_is_refused(call):
     with pytest.raises(ParameterError):
         call()
+
+
+def _digits_unit():
+    from layerwise.data import digits
+
+    x, y = digits()
+    x = x.reshape(len(x), -1)
+    x = (x - x.mean(0)) / (x.std(0) + 1e-8)
+    return x / np.sqrt((x**2).mean(1, keepdims=True)), y
+
+
+def test_training_learns_and_is_deterministic():
+    x, y = _digits_unit()
+    kw = dict(depth=2, sigma_b2=0.05, width=32, steps=150, lr=0.05, batch=64, seed=3)
+    a = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    b = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    assert np.all(a["accuracy"] > 0.8) and np.all(a["accuracy_init"] < 0.4)  # learned, from near chance
+    np.testing.assert_array_equal(a["accuracy"], b["accuracy"])
+    assert a["loss"].shape == (150, 2) and a["loss"][-20:].mean() < a["loss"][:20].mean()
+
+
+def test_training_bad_input():
+    x, y = _digits_unit()
+    for kw in (dict(sigma_w2s=np.array([])), dict(sigma_w2s=np.array([-1.0])), dict(sigma_w2s=np.array([1.0]), depth=0)):
+        args = dict(depth=2, sigma_b2=0.05, width=8, steps=1, lr=0.1, batch=8, seed=0) | kw
+        with pytest.raises(ParameterError):
+            mf.train_depth_grid(x, y, **args)
