@@ -145,7 +145,7 @@ def simulate(sw: float, q0: float, c0: float):
     cfg = dict(sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["width"], n_layers=P["n_layers"], n_nets=P["n_nets"], q0=q0, c0=c0, phi="tanh")
     return ch.cached("pairs", cfg,
                      lambda: mf.simulate_pairs(q0, c0, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["width"], n_layers=P["n_layers"],
-                                               n_nets=P["n_nets"], seed=ch.torch_seed("pairs", sw, q0, c0), device="cpu"),
+                                               n_nets=P["n_nets"], seed=ch.torch_seed("pairs", sw, q0, c0), device=ch.device),
                      code_version=mf.CODE_VERSION)
 
 RUNS = [(0.1, 0.2), (10.0, 0.95)]
@@ -329,11 +329,16 @@ ch.claim("critical_line_matches_grid",
 # length: $\ell^l = \oint \lVert \partial z^l / \partial \theta \rVert\, d\theta$.
 
 # %%
+N_PCA = 3  # principal components (an eigen-decomposition per layer) for the first networks only
+
 def circle(sw: float, net: int, record: tuple[int, ...]):
-    cfg = dict(sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["circle_width"], n_layers=P["circle_layers"], n_points=P["circle_points"], net=net, record=record)
+    pca = net < N_PCA
+    cfg = dict(sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["circle_width"], n_layers=P["circle_layers"], n_points=P["circle_points"],
+               net=net, record=record, pca=pca)
     return ch.cached("circle", cfg, lambda: mf.circle_experiment(sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["circle_width"],
                                                                    n_layers=P["circle_layers"], n_points=P["circle_points"],
-                                                                   seed=ch.torch_seed("circle", sw, net), record_layers=record),
+                                                                   seed=ch.torch_seed("circle", sw, net), record_layers=record,
+                                                                   device=ch.device, pca=pca),
                      code_version=mf.CODE_VERSION)
 
 SHOW = (5, 10, 15)
@@ -369,7 +374,7 @@ for sw, color in zip(SIGMA_WS, sns.color_palette()):
     axes[0].plot(Lc, lt.mean(0), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$ exact (tangent)")
     axes[0].plot(Lc, lc.mean(0), ":", color=color, label=fr"$\sigma_w={sw}$ polygon")
     axes[0].plot(Lc, lt.mean(0)[0] * np.sqrt(x1) ** Lc, "--", lw=1, color=color)
-    pv = np.array([r["pca_var"] for r in circles[sw]]).mean(0)
+    pv = np.array([r["pca_var"] for r in circles[sw] if "pca_var" in r]).mean(0)
     axes[1].plot(Lc, pv[:, :2].sum(1), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$")
 axes[0].set(yscale="log", xlabel="layer $l$", ylabel="length of the curve", title=r"length vs depth (dashed: $\ell^0\sqrt{\chi_1}^{\,l}$)")
 axes[0].legend(fontsize=7)
@@ -378,10 +383,10 @@ axes[1].legend(fontsize=8)
 ch.figure(fig, "circle_length",
           "Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): exact length from propagated tangents (solid), "
           "polygon through the points (dotted; saturates when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). "
-          "Right: fraction of the curve's variance in its top two principal components.",
+          f"Right: fraction of the curve's variance in its top two principal components (mean of the first {N_PCA} networks).",
           arrays={f"length_tangent_sw{sw}": np.array([r["length_tangent"] for r in circles[sw]]) for sw in SIGMA_WS}
           | {f"length_chord_sw{sw}": np.array([r["length_chord"] for r in circles[sw]]) for sw in SIGMA_WS}
-          | {f"pca_var_sw{sw}": np.array([r["pca_var"] for r in circles[sw]]) for sw in SIGMA_WS} | {"layers": Lc})
+          | {f"pca_var_sw{sw}": np.array([r["pca_var"] for r in circles[sw] if "pca_var" in r]) for sw in SIGMA_WS} | {"layers": Lc})
 growth_df = pd.DataFrame(growth).T
 growth_df
 
@@ -451,7 +456,7 @@ def empirical_xi(sw2: float):
     c0 = 0.99 if cs == 1.0 else cs + 0.4  # start close to c*, where the map is nearly linear
     cfg = dict(sigma_w2=sw2, sigma_b2=SB2_XI, width=P["width"], n_layers=P["n_layers"], n_nets=P["n_nets"], q0=qs, c0=c0, phi="tanh")
     s = ch.cached("xi_pairs", cfg, lambda: mf.simulate_pairs(qs, c0, sigma_w2=sw2, sigma_b2=SB2_XI, width=P["width"], n_layers=P["n_layers"],
-                                                             n_nets=P["n_nets"], seed=ch.torch_seed("xi", sw2), device="cpu"),
+                                                             n_nets=P["n_nets"], seed=ch.torch_seed("xi", sw2), device=ch.device),
                   code_version=mf.CODE_VERSION)
     _, c_map = mf.iterate_maps(qs, c0, P["n_layers"], sw2, SB2_XI)
     cm, cse = mean_se(s["c"])
@@ -540,7 +545,7 @@ def trainability():
     acc = np.empty((len(train_sw2), len(P["train_depths"])))
     for j, L in enumerate(P["train_depths"]):
         r = mf.train_depth_grid(xd, yd, sigma_w2s=train_sw2, depth=L, sigma_b2=TRAIN_SB2, width=P["train_width"],
-                                steps=P["train_steps"], lr=0.01, batch=64, seed=ch.torch_seed("train", L))
+                                steps=P["train_steps"], lr=0.01, batch=64, seed=ch.torch_seed("train", L), device=ch.device)
         acc[:, j] = r["accuracy"]
     return {"accuracy": acc, "sigma_w2": train_sw2, "depths": np.array(P["train_depths"])}
 

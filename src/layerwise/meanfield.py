@@ -353,19 +353,24 @@ def circle_experiment(
     phi: str = "tanh",
     record_layers: tuple[int, ...] = (),
     n_components: int = 3,
+    device: str = "cpu",
+    pca: bool = True,
 ) -> dict[str, np.ndarray]:
     """Propagate a great circle of input length √(N q*) through one random net (Poole et al. 2016,
     Figs. 3–4) together with its exact tangent vectors (forward-mode, dh^{l} = W diag φ'(h^{l-1}) dh^{l-1}).
 
     Returns per layer l = 0..L: ``length_chord`` (the closed polygon through the points),
     ``length_tangent`` (∮ |∂h/∂θ| dθ by the Riemann sum of exact speeds), ``q`` (mean |h|²/N),
-    ``pca_var`` (explained-variance fractions, top ``n_components``); and for each layer in
-    ``record_layers`` its projection on the top principal components, ``proj_<l>`` (n_points, k).
+    ``pca_var`` (explained-variance fractions, top ``n_components``; only with ``pca=True``, which
+    costs an eigen-decomposition per layer); and for each layer in ``record_layers`` its
+    projection on the top principal components, ``proj_<l>`` (n_points, k).
     """
     import torch
 
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     width, n_layers, n_points = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_points", n_points)))
+    if record_layers and not pca:
+        raise ParameterError("record_layers needs pca=True (projections are principal components)")
     for l in record_layers:
         if not 0 <= l <= n_layers:
             raise ParameterError(f"record_layers contains {l}; allowed: 0..n_layers={n_layers}")
@@ -378,14 +383,16 @@ def circle_experiment(
     r = np.sqrt(width * qs)
     h = r * (torch.cos(theta)[:, None] * basis[:, 0] + torch.sin(theta)[:, None] * basis[:, 1])
     dh = r * (-torch.sin(theta)[:, None] * basis[:, 0] + torch.cos(theta)[:, None] * basis[:, 1])
-    out: dict[str, list] = {"length_chord": [], "length_tangent": [], "q": [], "pca_var": []}
+    out: dict[str, list] = {"length_chord": [], "length_tangent": [], "q": []} | ({"pca_var": []} if pca else {})
     dtheta = 2 * np.pi / n_points
 
     def record(l: int, h: Any, dh: Any) -> None:
-        h, dh = h.double(), dh.double()
+        h, dh = h.double().cpu(), dh.double().cpu()
         out["length_chord"].append(float(torch.linalg.norm(h - torch.roll(h, 1, 0), dim=1).sum()))
         out["length_tangent"].append(float(torch.linalg.norm(dh, dim=1).sum() * dtheta))
         out["q"].append(float((h**2).mean()))
+        if not pca:
+            return
         hc = h - h.mean(0)
         # principal components from the points' Gram matrix: hc = U S Vᵀ, hc hcᵀ = U S² Uᵀ
         lam, U = torch.linalg.eigh(hc @ hc.T)
@@ -395,10 +402,11 @@ def circle_experiment(
             out[f"proj_{l}"] = [(U[:, :n_components] * lam[:n_components].sqrt()).numpy()]
 
     record(0, h, dh)
-    h, dh = h.to(dt), dh.to(dt)
+    h, dh = h.to(device=device, dtype=dt), dh.to(device=device, dtype=dt)
     for l in range(1, n_layers + 1):
-        W = torch.randn(width, width, generator=g, dtype=dt) * np.sqrt(sigma_w2 / width)
-        b = torch.randn(width, generator=g, dtype=dt) * np.sqrt(sigma_b2)
+        # drawn on the CPU generator, then moved: the same numbers on every device
+        W = torch.randn(width, width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_w2 / width)
+        b = torch.randn(width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_b2)
         if phi == "tanh":
             dphi = 1 - torch.tanh(h) ** 2
         elif phi == "erf":
@@ -429,6 +437,7 @@ def train_depth_grid(
     lr: float,
     batch: int,
     seed: int,
+    device: str = "cpu",
 ) -> dict[str, np.ndarray]:
     """Train one deep tanh network per σ_w² (all at once, one batched product per layer) with
     plain minibatch SGD on cross-entropy, from the random initialisation of Chapter 7
@@ -448,15 +457,16 @@ def train_depth_grid(
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
     g = torch.Generator().manual_seed(int(seed))
-    X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1)
-    Y = torch.as_tensor(y, dtype=torch.long)
+    X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1).to(device)
+    Y = torch.as_tensor(y, dtype=torch.long).to(device)
     K, d_in, n_cls = len(sig), X.shape[1], int(Y.max()) + 1
     sw = torch.as_tensor(np.sqrt(sig), dtype=torch.float32)[:, None, None]
     Ws = [torch.randn(K, d_in, width, generator=g) * sw / np.sqrt(d_in)]
     Ws += [torch.randn(K, width, width, generator=g) * sw / np.sqrt(width) for _ in range(depth - 1)]
     bs = [torch.randn(K, 1, width, generator=g) * np.sqrt(sigma_b2) for _ in range(depth)]
     Wo = torch.randn(K, width, n_cls, generator=g) * sw / np.sqrt(width)
-    params = [*Ws, *bs, Wo]
+    params = [p.to(device) for p in (*Ws, *bs, Wo)]
+    Ws, bs, Wo = params[:depth], params[depth : 2 * depth], params[-1]
     for p in params:
         p.requires_grad_(True)
     opt = torch.optim.SGD(params, lr=lr)
@@ -469,16 +479,16 @@ def train_depth_grid(
 
     def accuracy():
         with torch.no_grad():
-            return (forward(X).argmax(-1) == Y).float().mean(1).numpy()
+            return (forward(X).argmax(-1) == Y).float().mean(1).cpu().numpy()
 
     acc0 = accuracy()
     losses = np.empty((steps, K))
     for t in range(steps):
-        idx = torch.randint(len(X), (batch,), generator=g)
+        idx = torch.randint(len(X), (batch,), generator=g).to(device)
         logits = forward(X[idx])
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
         opt.zero_grad()
         loss.sum().backward()  # the K networks are independent: the sum's gradient is each one's own
         opt.step()
-        losses[t] = loss.detach().numpy()
+        losses[t] = loss.detach().cpu().numpy()
     return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
