@@ -136,3 +136,22 @@ def test_bad_names_and_configs_are_refused(tmp_path):
         store.get_or_compute("sim", {"f": object()}, counting()[0], code_version="1")
     with pytest.raises(ParameterError):
         store.get_or_compute_blocks("sim", {}, 0, lambda i: {}, code_version="1")
+
+
+def test_store_cli_imports_only_verified_entries_and_verify_flags_corruption(tmp_path, monkeypatch, capsys):
+    from layerwise import store_cli
+
+    elsewhere = ResultsStore(tmp_path / "gpu" / "store")
+    good = elsewhere.get_or_compute("sim", {"w": 1}, counting(1.0)[0], code_version="1", device="cuda")
+    bad = elsewhere.get_or_compute("sim", {"w": 2}, counting(2.0)[0], code_version="1", device="cuda")
+    (bad.path / "arrays.npz").write_bytes(b"truncated")
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "local"))
+    assert store_cli.main(["import", str(elsewhere.root)]) == 1  # one corrupt entry reported
+    local = ResultsStore(tmp_path / "local" / "store")
+    assert local.load("sim", {"w": 1}, "1") is not None and local.load("sim", {"w": 2}, "1") is None
+    assert store_cli.main(["verify"]) == 0
+    arr = tmp_path / "local" / "store" / "sim" / good.path.name / "arrays.npz"
+    arr.write_bytes(arr.read_bytes()[:-10])
+    assert store_cli.main(["verify"]) == 1
+    assert "corrupt" in capsys.readouterr().err
+    assert store_cli.main(["import", str(tmp_path / "nope")]) == 2
