@@ -187,8 +187,8 @@ def _capture(cfg: MomentsConfig, **kw) -> dict[tuple[int, str], tuple[np.ndarray
 
 
 def _features_to_map(f: np.ndarray, B: int, side: int) -> np.ndarray:
-    """(B·P, N) engine features, rows ordered (h, b, w) → (B, N, side, side)."""
-    return f.reshape(side, B, side, -1).transpose(1, 3, 0, 2)
+    """(B·P, N) engine features, rows ordered (b, h, w) → (B, N, side, side)."""
+    return f.reshape(B, side, side, -1).transpose(0, 3, 1, 2)
 
 
 def circulant_conv(x: np.ndarray, w: np.ndarray, stride: int = 1) -> np.ndarray:

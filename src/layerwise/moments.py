@@ -477,11 +477,11 @@ class _Block:
     """S networks propagated together, in one channels-last layout for dense and conv nets.
 
     The state is one tensor ``(S, 2·B·P, N)`` (P positions, P = 1 for dense nets): rows
-    ``[:B·P]`` are the signal, rows ``[B·P:]`` the noise, so that one ``torch.bmm`` per layer
-    applies each network's own weights to both.  A k×k convolution is the sum over the k²
-    kernel offsets of shifted copies of the padded map times an N×N matrix (``baddbmm``), or one
-    product with the unfolded map when it is small.  The stored noise times ``exp(logscale)``
-    is the true first-order noise.
+    ``[:B·P]`` are the signal, rows ``[B·P:]`` the noise, so that each network's own weights
+    apply to both in one product (``torch.bmm`` for dense layers; for conv layers the rows are
+    ordered (signal|noise, b, h, w), a (2B, H, W, N) NHWC batch, and one ``F.conv2d`` per
+    network applies the k×k kernel to the padded map).  The stored noise times
+    ``exp(logscale)`` is the true first-order noise.
     """
 
     def __init__(self, cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
@@ -526,12 +526,12 @@ class _Block:
                 self.t[s, : self.B] = x.reshape(self.B, -1)
                 self.t[s, self.B :] = d.reshape(self.B, -1)
             self.hw = (1, 1)
-        else:  # (S, 2, H, B, W, C): rows (signal|noise, h, b, w), channels last
+        else:  # (S, 2, B, H, W, C): rows (signal|noise, b, h, w), channels last
             c, h, w = self.img_shape
-            self.t = torch.empty((self.S, 2, h, self.B, w, c), device=device)
+            self.t = torch.empty((self.S, 2, self.B, h, w, c), device=device)
             for s, (x, d) in enumerate(zip(xs, dxs)):
-                self.t[s, 0] = x.permute(2, 0, 3, 1)
-                self.t[s, 1] = d.permute(2, 0, 3, 1)
+                self.t[s, 0] = x.permute(0, 2, 3, 1)
+                self.t[s, 1] = d.permute(0, 2, 3, 1)
             self.hw = (h, w)
         self.BP = self.B  # rows of signal; updated to B·P by the first layer
 
@@ -539,7 +539,8 @@ class _Block:
     def next_weights(self) -> torch.Tensor:
         """Draw the next layer's weights of every network (each from its own generator).
 
-        Returns ``(S, fan_in, N)`` dense matrices or ``(S, k, k, C_in, N)`` conv kernels.
+        Returns ``(S, fan_in, N)`` dense matrices (``(S, 2B, N)`` draws G when projected) or
+        ``(S, N, C_in, k, k)`` conv kernels (PyTorch layout).
         """
         shape, std = self.shapes[self.layer]
         w = torch.empty((self.S, *shape), device=self.device)
@@ -549,18 +550,17 @@ class _Block:
             else:
                 w[s].normal_(0.0, std, generator=self.gens[s])
         self.layer += 1
-        if self.dense:
-            return w
-        return w.permute(0, 3, 4, 2, 1)  # (S, N_out, C_in, k, k) -> (S, k, k, C_in, N_out)
+        return w
 
     # ---------------- linear map
     def linear(self, t: torch.Tensor, first: bool = False) -> torch.Tensor:
         """One layer's weights on signal and noise together (Labatie Eq. 1–2, linear part).
 
-        Conv maps are stored with rows ordered (signal|noise, h, b, w), i.e. the tensor is
-        (S, 2, H, B, W, C): a shift along h is then a plain row offset, so a k×k periodic (or
-        zero-padded, or symmetric) convolution is k copies of the W-shifted padded map and k²
-        ``baddbmm`` products on row-offset views of them, with no im2col.
+        Conv maps are stored with rows ordered (signal|noise, b, h, w), channels last, i.e. each
+        network's state is a (2B, H, W, C) batch of images in NHWC memory: the map is padded along
+        h and w (periodic, zeros, or symmetric) and one ``F.conv2d`` per network on the
+        channels-last view (oneDNN direct convolution; no im2col, no shifted copies) computes the
+        k×k convolution of signal and noise.
         """
         w = self.next_weights()
         if self.dense:
@@ -571,30 +571,20 @@ class _Block:
         p = k // 2
         stride = 2 if first else 1
         h, wd = self.hw
-        c = w.shape[3]
-        x = t.view(S, 2, h, B, wd, c)
+        c = w.shape[2]
+        x = t.view(S, 2 * B, h, wd, c)
         if p:
-            x = _pad_axis(_pad_axis(x, p, self.cfg.boundary, 2), p, self.cfg.boundary, 4)
+            x = _pad_axis(_pad_axis(x, p, self.cfg.boundary, 2), p, self.cfg.boundary, 3)
         ho, wo = (h - 1) // stride + 1, (wd - 1) // stride + 1
-        rows = ho * B * wo
-        w2 = w.unsqueeze(1).expand(S, 2, k, k, c, w.shape[-1]).reshape(S * 2, k, k, c, w.shape[-1])
-        z = None
-        for bb in range(k):
-            if stride == 1:
-                xb = x[:, :, :, :, bb : bb + wo].contiguous().view(S * 2, (h + 2 * p) * B * wo, c)
-            for a in range(k):
-                if stride == 1:
-                    xs = xb[:, a * B * wo : a * B * wo + rows]
-                else:
-                    xs = x[:, :, a : a + stride * (ho - 1) + 1 : stride, :, bb : bb + stride * (wo - 1) + 1 : stride]
-                    xs = xs.reshape(S * 2, rows, c)
-                if z is None:
-                    z = torch.bmm(xs, w2[:, a, bb])
-                else:
-                    z.baddbmm_(xs, w2[:, a, bb])
+        rows = B * ho * wo
+        zs = []
+        for s in range(S):
+            ws = w[s].contiguous(memory_format=torch.channels_last)
+            zs.append(F.conv2d(x[s].permute(0, 3, 1, 2), ws, stride=stride).permute(0, 2, 3, 1))
+        z = zs[0].unsqueeze(0) if S == 1 else torch.stack(zs)
         self.hw = (ho, wo)
         self.BP = rows
-        return z.view(S, 2 * rows, -1)
+        return z.reshape(S, 2 * rows, -1)
 
     # ---------------- per-channel steps
     def batchnorm(self, t: torch.Tensor, inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
