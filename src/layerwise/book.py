@@ -249,11 +249,11 @@ def write_dashboard(root: Path | None = None) -> Path:
                 n = {"pass": 0, "fail": 0, "skipped": 0}
                 for c in by_scale[s]["claims"]:
                     n[c["status"]] += 1
-                mark = "❌" if n["fail"] else "✅"
+                mark = "✗" if n["fail"] else "✓"
                 cells.append(f"{mark} {n['pass']} pass, {n['fail']} fail, {n['skipped']} skipped ({by_scale[s]['wall_time_s']:.0f} s, {by_scale[s]['device']})")
             lines.append(f"| {ch} | " + " | ".join(cells) + " |")
         lines += ["", "## Claims", ""]
-        sym = {"pass": "✅", "fail": "❌", "skipped": "⏭"}
+        sym = {"pass": "✓", "fail": "✗", "skipped": "–"}
         for ch, by_scale in runs.items():
             lines += [f"### {ch}", "", "| claim | statement | source | " + " | ".join(SCALES) + " |", "|---|---|---|" + "---|" * len(SCALES)]
             ids: dict[str, dict] = {}

@@ -158,7 +158,7 @@ class Ledger:
                     "why this tolerance": c.justification,
                     "source": c.source,
                     "checked from": c.min_scale,
-                    "result": {"pass": "✅ pass", "fail": "❌ FAIL", "skipped": "⏭ skipped"}[c.status],
+                    "result": {"pass": "✓ pass", "fail": "✗ FAIL", "skipped": "– skipped"}[c.status],
                 }
             )
         return pd.DataFrame(rows)
@@ -169,7 +169,7 @@ class Ledger:
         import html
 
         n = self.counts()
-        label = {"pass": "✅ pass", "fail": "❌ FAIL", "skipped": "⏭ skipped"}
+        label = {"pass": "✓ pass", "fail": "✗ FAIL", "skipped": "– skipped"}
         rows = []
         for c in self.claims:
             skipped = f"<br><small>checked from scale <code>{c.min_scale}</code></small>" if c.skipped else ""
