@@ -28,10 +28,13 @@ over batch and positions:
   with ``x⁰, dx⁰`` the standardised input images and input noise.
 
 Performance (SPEC §3): the networks of a block are propagated together, each with independent
-weights (``torch.bmm`` for dense layers, grouped convolutions), signal and noise in one product
-(concatenated along the batch axis); only one layer is kept in memory; r_eff uses the smaller of
-the two Gram matrices and ``torch.linalg.eigvalsh`` (never an SVD) and is computed only at record
-steps.  Every network draws its input noise and weights from its own generator seeded from
+weights (``torch.bmm`` for dense layers, one channels-last ``F.conv2d`` per network for conv
+layers), signal and noise in one product (concatenated along the batch axis); dense layers with
+fewer signal+noise rows than units are drawn *projected* (``MomentsConfig.sampling``: Z = Rᵀ G
+from the QR of the rows, exact in distribution, 2B·N random numbers instead of N²); only one
+layer is kept in memory and elementwise steps work in place; r_eff uses the smaller of the two
+Gram matrices (for BN outputs of conv nets, D·G·D from the pre-BN one) and one
+``torch.linalg.eigvalsh`` call per location (never an SVD), only at record steps.  Every network draws its input noise and weights from its own generator seeded from
 ``(seed, network index)`` so that results do not depend on how networks are blocked.
 """
 
