@@ -71,7 +71,7 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     M2 = 2 * B * P
 
     def dense(K: int) -> float:
-        if cfg.sampling == "projected" and M2 < min(K, N):
+        if cfg.sampling_used == "projected" and M2 < min(K, N):
             return 2.0 * K * M2 * M2 - 2.0 * M2**3 / 3 + 2.0 * M2 * M2 * N
         return 2.0 * M2 * K * N
 
@@ -119,7 +119,7 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
     flops = matmul_flops(cfg) * extrap
     est = cpu_net / nw
     return {
-        "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling, "networks": n, "repeats": repeats,
+        "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling_used, "networks": n, "repeats": repeats,
         "reference_s_per_network": row["ref"], "floor_s_per_network": row["floor"],
         "target_s_per_network": row["target"],
         "cpu_s_per_network": cpu_net,

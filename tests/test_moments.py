@@ -10,6 +10,8 @@ equality of two runs).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -439,9 +441,13 @@ def test_determinism_and_blocking(k: int) -> None:
 # Projected sampling of dense layers (MomentsConfig.sampling)
 # ------------------------------------------------------------------------------------------
 def test_sampling_default_and_validation() -> None:
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64).sampling == "projected"
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64).sampling == "explicit"  # 2B = N
-    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64).sampling == "explicit"
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64).sampling_used == "projected"
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64).sampling_used == "explicit"  # 2B = N
+    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64).sampling_used == "explicit"
+    # a config derived from a dense one re-resolves its sampling (regression: it used to inherit 'projected')
+    dense = MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64)
+    conv = replace(dense, kernel_size=3)
+    assert conv.sampling == "auto" and conv.sampling_used == "explicit"
     assert MomentsConfig(kernel_size=1, sampling="explicit").to_dict()["sampling"] == "explicit"
     with pytest.raises(ParameterError, match="sampling"):
         MomentsConfig(kernel_size=3, sampling="projected")
@@ -592,7 +598,7 @@ def test_projected_noise_is_derivative_of_the_sampled_map(arch: str) -> None:
 def test_projected_determinism_and_blocking() -> None:
     cfg = MomentsConfig(arch="bn_res", kernel_size=1, width=20, batch=4, depth=3, n_sims=4, dataset="patches",
                         device="cpu", seed=3)
-    assert cfg.sampling == "projected"
+    assert cfg.sampling_used == "projected"
     a = simulate(cfg, workers=1)
     b = simulate(cfg, workers=2)
     c = simulate(cfg, sims=range(1, 3), block=1)
@@ -681,6 +687,6 @@ def test_cli_writes_npz(tmp_path) -> None:
     assert z["chi_loc5"].shape == (2, 2) and z["chi_loc5"].dtype == np.float64
     assert np.all(np.isnan(z["reff_signal_loc1"])) and np.all(np.isfinite(z["reff_noise_loc1"]))
     cfg = small("bn_res", 1, width=8, batch=4, depth=4, records=2, dataset="digits", seed=0, reff_signal=False,
-                sampling=None)
+                sampling="auto")
     ref = simulate(cfg)
     np.testing.assert_array_equal(z["chi_loc5"], ref["chi_loc5"])

@@ -65,7 +65,7 @@ CODE_VERSION = "moments-2"  # 2: projected sampling of dense layers (``MomentsCo
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
 BOUNDARIES: tuple[str, ...] = ("periodic", "zero_padding", "symmetric")
 BUILTIN_DATASETS: tuple[str, ...] = ("patches", "digits", "gaussian")
-SAMPLINGS: tuple[str, ...] = ("explicit", "projected")
+SAMPLINGS: tuple[str, ...] = ("auto", "explicit", "projected")
 MOMENTS: tuple[str, ...] = (
     "nu1_abs_signal",
     "nu2_signal",
@@ -158,7 +158,7 @@ class MomentsConfig:
     epsilon: float = 1e-3
     reff_signal: bool = True
     reff_noise: bool = True
-    sampling: str | None = None
+    sampling: str = "auto"
 
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, ARCHS)
@@ -189,9 +189,6 @@ class MomentsConfig:
         for name in ("reff_signal", "reff_noise"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ParameterError(f"{name}={getattr(self, name)!r} must be True or False")
-        if self.sampling is None:
-            auto = "projected" if (k == 1 and 2 * self.batch < self.width) else "explicit"
-            object.__setattr__(self, "sampling", auto)
         check_choice("sampling", self.sampling, SAMPLINGS)
         if self.sampling == "projected" and k != 1:
             raise ParameterError(
@@ -217,6 +214,16 @@ class MomentsConfig:
     def n_layers(self) -> int:
         """Number of weight layers after the first random layer."""
         return self.depth * (self.res_depth if self.arch == "bn_res" else 1)
+
+    @property
+    def sampling_used(self) -> str:
+        """The sampling actually used: ``"auto"`` resolves to ``"projected"`` for fully-connected nets
+        with 2·batch < width and to ``"explicit"`` otherwise. The field keeps what was asked for, so
+        ``dataclasses.replace(cfg, kernel_size=3)`` re-resolves instead of inheriting a choice made
+        for another architecture."""
+        if self.sampling != "auto":
+            return self.sampling
+        return "projected" if (self.kernel_size == 1 and 2 * self.batch < self.width) else "explicit"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for the results store key); ``device`` is kept, the store may drop it."""
@@ -252,7 +259,7 @@ def _projects(cfg: MomentsConfig, fan_in: int) -> bool:
 
     (With M ≥ fan_out the QR, ≈ 2·fan_in·M² flops, costs more than the explicit product.)
     """
-    return cfg.sampling == "projected" and 2 * cfg.batch < min(fan_in, cfg.width)
+    return cfg.sampling_used == "projected" and 2 * cfg.batch < min(fan_in, cfg.width)
 
 
 def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
@@ -260,7 +267,7 @@ def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tu
 
     Dense weights are ``(fan_in, fan_out)`` and act as ``x @ W``; convolution weights are
     ``(out, in, k, k)`` (PyTorch layout).  First layer std 1/√fan_in, then He std √(2/fan_in).
-    A projected dense layer (``cfg.sampling == "projected"`` and 2·batch < min(fan_in, width)) draws
+    A projected dense layer (``cfg.sampling_used == "projected"`` and 2·batch < min(fan_in, width)) draws
     G of shape ``(2·batch, fan_out)`` instead, with the same std.
     """
     n, k = cfg.width, cfg.kernel_size

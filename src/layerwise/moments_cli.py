@@ -44,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=1e-3, help="BN epsilon")
     p.add_argument("--no-reff-signal", action="store_true", help="skip r_eff of the signal")
     p.add_argument("--no-reff-noise", action="store_true", help="skip r_eff of the noise")
-    p.add_argument("--sampling", default=None,
-                   help=f"one of {', '.join(SAMPLINGS)} (default: projected for fully-connected nets with "
+    p.add_argument("--sampling", default="auto",
+                   help=f"one of {', '.join(SAMPLINGS)} (default auto: projected for fully-connected nets with "
                         "2*batch < width, else explicit; conv nets are always explicit)")
     p.add_argument("--block", type=int, default=None, help="networks propagated together (default: automatic)")
     p.add_argument("--out", required=True, help="output .npz file")
