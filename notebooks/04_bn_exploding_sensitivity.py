@@ -191,6 +191,16 @@ ch.claim("chi_200_range", f"χ^{L} reaches 10¹³–10¹⁸ (log10 between 13 an
       source="Labatie 2019, Fig. 4(b); SPEC §2", min_scale="default")
 
 # %% [markdown]
+# The bracket comes from the paper's convolutional networks on CIFAR-10; ours are fully-connected
+# and see photo patches. At `default` scale the fully-connected χ^200 lands just above the top of
+# the bracket (scorecard: `chi_200_range` fails by a fraction of a decade, far more than its
+# standard error), while the growth *rate* — the quantity Theorem 3 is about — is graded
+# separately and agrees. The final value integrates 200 layers of a rate that depends on the
+# architecture and on the data (the first layers' growth depends on the input, SPEC *Data*), so a
+# different network family and data set can shift it by a decade or more without any change in
+# the mechanism; the convolutional variant below (reduced width) shows where our conv nets land.
+
+# %% [markdown]
 # ### Signal vs noise: conditioning and fat tails
 #
 # Which of signal and noise keeps its directions? The symbols of the paper's sentence (§6, "we
@@ -213,6 +223,11 @@ ch.claim("reff_signal_vs_noise", f"at l = {L} the signal is better conditioned t
       measured=rx["mean"] / rdx["mean"], reference=2.0, tol=0.0, comparison="ge",
       why=f"declared factor; r_eff(x) = {rx['mean']:.2f} ± {rx['se']:.2f}, r_eff(dx) = {rdx['mean']:.1f} ± {rdx['se']:.1f} "
           "(SE over networks), so the ratio's own error is a few per cent",
+      source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)")
+ch.claim("reff_signal_gt_noise", f"at l = {L} the signal's effective rank exceeds the noise's (z-score of the difference ≥ 3)",
+      measured=(rx["mean"] - rdx["mean"]) / float(np.hypot(rx["se"], rdx["se"])), reference=3.0, tol=0.0, comparison="ge",
+      why="significance over networks of the direction alone, which is what the paper's sentence states; the factor-2 "
+          "claim above is our own stronger reading",
       source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)")
 ch.claim("kurtosis_fat", f"μ₄ of the BN output at l = {L} exceeds the Gaussian 3 (z-score ≥ 3)",
       measured=(ku["mean"] - 3) / ku["se"], reference=3.0, tol=0.0, comparison="ge",

@@ -186,6 +186,33 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units exceeds 1 (z-sc
       reference=3.0, tol=0.0, comparison="ge", why="significance over networks", source="Labatie 2019, §7 and F.1")
 
 # %% [markdown]
+# ### Where the two exponents are measured matters
+#
+# Theorem 4 is a statement about the asymptotic regime. At the depths we can simulate the
+# feedforward increment inside the units is still drifting slowly downwards, so the exponent
+# Eq. 15 predicts depends on the window of units over which δχ is averaged, while the free
+# log-log exponent hardly does. The table computes both over successive windows of units. At
+# `default` scale the free fit is stable from window to window while the Eq. 15 prediction falls
+# from the first window to the last, ending within about two combined standard errors of the fit;
+# over the whole range used by the claim above the gap exceeds three, which is why that claim
+# fails at `default` (the scorecard gives the numbers). We read this as the
+# prediction approaching the fit as the units' increment settles — the theorem's asymptotics not
+# yet reached at 500 units — rather than as a disagreement with Labatie's result; a `paper`-scale
+# run (1 000 networks) would narrow both error bars but not the drift, which only more depth
+# removes.
+
+# %%
+edges = np.unique(np.linspace(L_MIN, L, 5).astype(int))
+rows = []
+for a, b in zip(edges[:-1], edges[1:]):
+    w = (d >= a) & (d <= b)
+    pw = lb.power_fit(d[w], Q["chi"][:, w], l_min=a)
+    tw, twse = lb.tau_prediction(Q["dff"][:, w], RD)
+    rows.append({"units": f"{a}–{b}", "free τ": pw["tau"], "± s.e.": pw["se_tau"], "Eq. 15 τ": tw, "± s.e. ": twse,
+                 "difference / combined s.e.": (pw["tau"] - tw) / np.hypot(pw["se_tau"], twse)})
+pd.DataFrame(rows).round(4)
+
+# %% [markdown]
 # ## No pathology: many directions, nearly Gaussian
 
 # %%
@@ -197,6 +224,17 @@ ch.claim("kurtosis_near_3", f"kurtosis of the BN output at unit {L} close to the
       measured=abs(ku["mean"] - 3), reference=0.5, tol=3 * ku["se"], comparison="le",
       why="0.5 declared ('close to Gaussian', against ≫ 3 for fat tails); tol = 3 SE over networks",
       source="Labatie 2019, §7 and Fig. 5(d)")
+
+# %% [markdown]
+# Labatie describes the BN output of ResNets as staying close to Gaussian (his Fig. 5(d)), in
+# contrast with the fat tails that build up in BN feedforward nets (Chapter 4). We declared
+# "close" as a kurtosis within 0.5 of the Gaussian 3 before running anything. Our networks stay
+# far from the feedforward pathology, but at `default` scale the kurtosis at the last unit
+# (printed above) lies outside that declared band, so the claim fails and we leave it failing. Two differences
+# from the paper could contribute and are not separated here: our inputs are patches of three
+# photographs, whose batches are nearly rank one (SPEC, *Data*), instead of CIFAR-10 images; and
+# our batch of 64 such patches bounds how Gaussian the per-channel statistics can look. The
+# data-set comparison below shows how much the input changes the deep moments.
 
 # %% [markdown]
 # ## ResNet against feedforward: logarithmic against exponential
