@@ -562,8 +562,8 @@ k_found = float(np.exp(np.mean(np.log(ratio)))) if inside.any() else float("nan"
 
 fig, ax = plt.subplots(figsize=(6.5, 4.2))
 im = ax.pcolormesh(tr["sigma_w2"], tr["depths"], tr["accuracy"].T, cmap="rocket", vmin=0.1, vmax=1, shading="nearest")
-sw_fine = np.linspace(1.0, 4.0, 200)
-xi_fine = np.array([mf.depth_scales(s, TRAIN_SB2)["xi_c"] for s in sw_fine])
+assert TRAIN_SB2 == SB2_XI  # the depth-scale curve computed (and cached) above serves here too
+sw_fine, xi_fine = xi["sigma_w2"], xi["xi_c"]
 ax.plot(sw_fine, 6 * xi_fine, color="w", ls="--", label=r"$6\,\xi_c$ (Schoenholz et al.)")
 if inside.any():
     ax.plot(sw_fine, k_found * xi_fine, color="cyan", label=fr"${k_found:.1f}\,\xi_c$ (fitted here)")
