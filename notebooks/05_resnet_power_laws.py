@@ -235,6 +235,38 @@ ch.claim("kurtosis_near_3", f"kurtosis of the BN output at unit {L} close to the
 # photographs, whose batches are nearly rank one (SPEC, *Data*), instead of CIFAR-10 images; and
 # our batch of 64 such patches bounds how Gaussian the per-channel statistics can look. The
 # data-set comparison below shows how much the input changes the deep moments.
+#
+# To separate the two we rerun the ResNets with i.i.d. Gaussian inputs and with a four times
+# larger batch of patches (`data_nets` networks each, signal moments only) and compare the
+# kurtosis at the last unit.
+
+# %%
+kurt_rows = []
+for label, ds, bsz in [("photo patches", "patches", P["batch"]), ("i.i.d. Gaussian", "gaussian", P["batch"]),
+                       ("photo patches", "patches", 4 * P["batch"])]:
+    _, Ak = run(f"kurtosis_{ds}_b{bsz}", replace(base, dataset=ds, batch=bsz, n_sims=P["data_nets"], records=P["records"],
+                                                  reff_signal=False, reff_noise=False))
+    kk = Ak["mu4_signal_loc2"][:, -1] / Ak["mu2_signal_loc2"][:, -1] ** 2
+    kurt_rows.append({"input": label, "batch": bsz, "kurtosis at the last unit": kk.mean(),
+                      "± s.e.": kk.std(ddof=1) / np.sqrt(len(kk)), "networks": len(kk)})
+kurt_table = pd.DataFrame(kurt_rows)
+kurt_table.round(3)
+
+# %% [markdown]
+# With i.i.d. Gaussian inputs the BN output of the deep ResNet is as Gaussian as Labatie
+# describes; with photo patches it is not, and more so for larger batches. The excess kurtosis
+# comes from our stand-in data — batches of patches from three photographs are dominated by
+# their brightness and nearly rank one — not from the ResNet; the `kurtosis_near_3` claim
+# above stays failing because it is stated for the chapter's main data, and the claim below
+# grades the architecture on data-free inputs.
+
+# %%
+kg = kurt_rows[1]
+ch.claim("kurtosis_near_3_gaussian_inputs",
+         f"with i.i.d. Gaussian inputs, the kurtosis of the BN output at unit {L} is close to the Gaussian 3: |μ₄ − 3| ≤ 0.5",
+         measured=abs(kg["kurtosis at the last unit"] - 3), reference=0.5, tol=3 * kg["± s.e."], comparison="le",
+         why="the same declared 0.5 band as for patches; tol = 3 SE over networks",
+         source="Labatie 2019, §7 and Fig. 5(d)")
 
 # %% [markdown]
 # ## ResNet against feedforward: logarithmic against exponential
