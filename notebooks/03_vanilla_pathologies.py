@@ -87,10 +87,7 @@ timings = {}
 
 
 def run(name, cfg):
-    t0 = time.perf_counter()
-    d, a = lb.simulate_cached(ch, name, cfg, block=P["block"])
-    timings[name] = time.perf_counter() - t0
-    return d, a
+    return lb.simulate_cached(ch, name, cfg, block=P["block"], timings=timings)
 
 
 print(f"scale={scale}, device={ch.device}; parameters: {P}")

@@ -78,10 +78,7 @@ timings = {}
 
 
 def run(name, cfg):
-    t0 = time.perf_counter()
-    d, a = lb.simulate_cached(ch, name, cfg, block=P["block"])
-    timings[name] = time.perf_counter() - t0
-    return d, a
+    return lb.simulate_cached(ch, name, cfg, block=P["block"], timings=timings)
 
 
 def zscore(x):

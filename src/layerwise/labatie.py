@@ -487,14 +487,18 @@ def vanilla_coactivation(
 # ---------------------------------------------------------------------------------------------
 # Helpers for engine output
 # ---------------------------------------------------------------------------------------------
-def simulate_cached(ch: Any, name: str, cfg: Any, *, block: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def simulate_cached(
+    ch: Any, name: str, cfg: Any, *, block: int | None = None, timings: dict[str, float] | None = None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Run the moments engine for ``cfg`` through the chapter's results store, in resumable blocks.
 
     ``cfg`` is a :class:`layerwise.moments.MomentsConfig`; networks ``0 .. cfg.n_sims − 1`` are
     simulated in blocks of ``block`` networks (each block cached on its own, so an interrupted run
     resumes).  The device is not part of the cache key: results computed on a GPU can be dropped
-    into the store and re-used on a CPU.  Returns ``(depth, arrays)`` with arrays (n_sims, R).
+    into the store and re-used on a CPU.  Returns ``(depth, arrays)`` with arrays (n_sims, R);
+    the wall time (computing or loading) is recorded in ``timings[name]`` when given.
     """
+    import time
     from dataclasses import asdict
 
     from .moments import CODE_VERSION as ENGINE_VERSION
@@ -510,7 +514,10 @@ def simulate_cached(ch: Any, name: str, cfg: Any, *, block: int | None = None) -
 
     key = {k: v for k, v in asdict(cfg).items() if k != "device"}
     key["block"] = block
+    t0 = time.perf_counter()
     arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}", shared=("depth",))
+    if timings is not None:
+        timings[name] = time.perf_counter() - t0
     return arrays["depth"], {k: v for k, v in arrays.items() if k != "depth"}
 
 
