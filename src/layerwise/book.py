@@ -73,9 +73,21 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _results_dir(root: Path) -> Path:
-    """``$LAYERWISE_RESULTS`` when set, else ``<root>/results``."""
-    return results_root() if "LAYERWISE_RESULTS" in os.environ else root / "results"
+def status_counts(results: dict[str, Any]) -> dict[str, int]:
+    """``{"pass": n, "fail": n, "skipped": n}`` over the claims of a chapter's results JSON."""
+    counts = {"pass": 0, "fail": 0, "skipped": 0}
+    for c in results.get("claims", []):
+        counts[c["status"]] += 1
+    return counts
+
+
+def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> None:
+    """Raise :class:`ParameterError` unless every override names a variable of the notebook's
+    parameters cell."""
+    allowed = notebook_parameters(nb_path)
+    unknown = sorted(set(overrides) - set(allowed))
+    if unknown:
+        raise ParameterError(f"chapter {nb_path.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
 
 
 def notebook_parameters(nb_path: Path) -> list[str]:
@@ -103,9 +115,7 @@ def _decorate(executed: Path, results: Path, scale: str) -> None:
     info: dict[str, Any] = {}
     if results.exists():
         info = json.loads(results.read_text())
-    counts = {"pass": 0, "fail": 0, "skipped": 0}
-    for c in info.get("claims", []):
-        counts[c["status"]] += 1
+    counts = status_counts(info)
     store = info.get("store", {})
     params = ", ".join(f"`{k}={v}`" for k, v in info.get("params", {}).items())
     wall = f"{duration:.1f} s" if duration is not None else "unknown"
@@ -147,14 +157,11 @@ def run_chapter(
     ``$LAYERWISE_RESULTS`` (default ``results/``)."""
     root = root or repo_root()
     overrides = overrides or {}
-    allowed = notebook_parameters(nb)
-    unknown = sorted(set(overrides) - set(allowed))
-    if unknown:
-        raise ParameterError(f"chapter {nb.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
+    check_overrides(nb, overrides)
     params = {"scale": scale, "seed": seed, "device": device, **overrides}
     out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
-    results_dir = _results_dir(root)
+    results_dir = results_root(root)
     env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0"}
     code = (
         "import json, sys, papermill as pm\n"
@@ -226,7 +233,7 @@ def write_dashboard(root: Path | None = None) -> Path:
     root = root or repo_root()
     runs: dict[str, dict[str, dict]] = {}
     for scale in SCALES:
-        for f in sorted((_results_dir(root) / scale).glob("[0-9][0-9]_*.json")):
+        for f in sorted((results_root(root) / scale).glob("[0-9][0-9]_*.json")):
             runs.setdefault(f.stem, {})[scale] = json.loads(f.read_text())
     lines = [
         "# Reproduction dashboard",
@@ -246,9 +253,7 @@ def write_dashboard(root: Path | None = None) -> Path:
                 if s not in by_scale:
                     cells.append("")
                     continue
-                n = {"pass": 0, "fail": 0, "skipped": 0}
-                for c in by_scale[s]["claims"]:
-                    n[c["status"]] += 1
+                n = status_counts(by_scale[s])
                 mark = "✗" if n["fail"] else "✓"
                 cells.append(f"{mark} {n['pass']} pass, {n['fail']} fail, {n['skipped']} skipped ({by_scale[s]['wall_time_s']:.0f} s, {by_scale[s]['device']})")
             lines.append(f"| {ch} | " + " | ".join(cells) + " |")
@@ -382,11 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         todo = select(a.chapters, root)
         if overrides:  # validate against every selected chapter before running any
             for nb in todo.values():
-                unknown = sorted(set(overrides) - set(notebook_parameters(nb)))
-                if unknown:
-                    raise ParameterError(
-                        f"chapter {nb.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(notebook_parameters(nb))}"
-                    )
+                check_overrides(nb, overrides)
         timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
         failures = []
         for key, nb in todo.items():
@@ -398,10 +399,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
                 failures.append(nb.stem)
                 continue
-            res = json.loads((_results_dir(root) / a.scale / f"{nb.stem}.json").read_text())
-            n = {"pass": 0, "fail": 0, "skipped": 0}
-            for c in res["claims"]:
-                n[c["status"]] += 1
+            res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
+            n = status_counts(res)
             print(f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims passed, {n['fail']} failed, {n['skipped']} skipped", flush=True)
         if failures:
             print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)

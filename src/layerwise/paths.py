@@ -18,10 +18,13 @@ def repo_root(start: str | os.PathLike[str] | None = None) -> Path:
     return here
 
 
-def results_root() -> Path:
-    """``$LAYERWISE_RESULTS`` if set, else ``<repo>/results``."""
+def results_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """``$LAYERWISE_RESULTS`` if set, else ``<root>/results`` (``root`` defaults to the repository
+    containing the working directory)."""
     env = os.environ.get("LAYERWISE_RESULTS")
-    return Path(env).resolve() if env else repo_root() / "results"
+    if env:
+        return Path(env).resolve()
+    return (Path(root) if root is not None else repo_root()) / "results"
 
 
 def store_root() -> Path:
