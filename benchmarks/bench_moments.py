@@ -60,7 +60,8 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     """Floating-point operations of the matrix products of one network (2·m·n·k each).
 
     Projected dense layers (M = 2B rows < min(fan_in, N)) count the QR (≈ 2·K·M² − 2M³/3) and
-    Rᵀ G (2·M²·N); explicit layers 2·M·K·N.
+    Rᵀ G (2·M²·N); explicit layers 2·M·K·N; FFT conv layers (``MomentsConfig.conv``) the complex
+    per-frequency products, direct ones 2·M·k²·C·N.
     """
     B, N, k = cfg.batch, cfg.width, cfg.kernel_size
     if k == 1:
@@ -76,7 +77,13 @@ def matmul_flops(cfg: MomentsConfig) -> float:
         return 2.0 * M2 * K * N
 
     flops = dense(fan0) if k == 1 else 2.0 * M2 * fan0 * N  # first layer
-    flops += cfg.n_layers * (dense(N) if k == 1 else 2.0 * M2 * kk * N * N)  # every layer
+    if k == 1:
+        layer = dense(N)
+    elif cfg.conv_used == "fft":  # complex product per frequency of the 16×16 map: 8·(2B)·N·N each
+        layer = 8.0 * 16 * (16 // 2 + 1) * 2 * B * N * N
+    else:
+        layer = 2.0 * M2 * kk * N * N
+    flops += cfg.n_layers * layer  # every layer
     M = B * P
     gram = 2.0 * M * N * min(M, N)
     n_loc = len(cfg.locations)
@@ -119,7 +126,7 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
     flops = matmul_flops(cfg) * extrap
     est = cpu_net / nw
     return {
-        "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling_used, "networks": n, "repeats": repeats,
+        "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling_used, "conv": cfg.conv_used, "networks": n, "repeats": repeats,
         "reference_s_per_network": row["ref"], "floor_s_per_network": row["floor"],
         "target_s_per_network": row["target"],
         "cpu_s_per_network": cpu_net,

@@ -225,9 +225,11 @@ def padded_conv(x: np.ndarray, w: np.ndarray, boundary: str, stride: int = 1) ->
     return out
 
 
-@pytest.mark.parametrize("boundary", ["periodic", "zero_padding", "symmetric"])
-def test_convolution_boundaries_against_explicit_construction(boundary: str) -> None:
-    cfg = small("vanilla", 3, width=5, batch=3, depth=1, boundary=boundary, dataset="digits")
+@pytest.mark.parametrize("boundary, conv", [("periodic", "fft"), ("periodic", "direct"), ("zero_padding", "direct"),
+                                           ("symmetric", "direct")])
+def test_convolution_boundaries_against_explicit_construction(boundary: str, conv: str) -> None:
+    cfg = small("vanilla", 3, width=5, batch=3, depth=1, boundary=boundary, dataset="digits", conv=conv)
+    assert cfg.conv_used == conv
     seen = _capture(cfg)
     x0, dx0 = (t.double().numpy() for t in network_inputs(cfg, 0))
     W = [w.double().numpy() for w in network_weights(cfg, 0)]
@@ -240,6 +242,28 @@ def test_convolution_boundaries_against_explicit_construction(boundary: str) -> 
     z, dz, ls = seen[(1, "loc2")]
     np.testing.assert_allclose(_features_to_map(z, 3, 4), ref(h1, W[1]), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(_features_to_map(dz, 3, 4) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arch, k", [("bn_ff", 3), ("vanilla", 5), ("bn_res", 3)])
+def test_fft_and_direct_convolution_agree_network_by_network(arch: str, k: int) -> None:
+    """Same weights, two algorithms: every moment at every record agrees to float32 rounding."""
+    cfg = small(arch, k, width=16, batch=4, depth=4, boundary="periodic")
+    assert cfg.conv_used == "fft"
+    a = simulate(cfg)
+    b = simulate(replace(cfg, conv="direct"))
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=2e-5, err_msg=name)
+
+
+def test_fft_convolution_on_a_32x32_map_against_circulant() -> None:
+    """The stride-2 first layer maps 32×32 to 16×16; the FFT layers then act on 16×16 maps."""
+    cfg = small("vanilla", 3, width=3, batch=2, depth=1, dataset="gaussian")
+    seen = _capture(cfg)
+    x, _, _ = seen[(1, "loc1")]
+    z, _, _ = seen[(1, "loc2")]
+    W = [w.double().numpy() for w in network_weights(cfg, 0)]
+    np.testing.assert_allclose(_features_to_map(z, 2, 16), circulant_conv(_features_to_map(x, 2, 16), W[1]),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_stride2_maps_32_to_16() -> None:
@@ -288,6 +312,26 @@ def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
     q -= q.mean(0)
     q = np.linalg.qr(q)[0]
     assert tensor_moments(np.vstack([q, -q]))["reff_signal"] == pytest.approx(8.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("m, n", [(500, 300), (300, 256), (200, 260)])
+def test_gram_and_reff_of_wide_features_against_svd(m: int, n: int) -> None:
+    """Channel-side Grams of ≥ 256 channels are built blockwise, lower triangle only: r_eff and the
+    Gram's lower triangle against float64 NumPy (r_eff by an SVD)."""
+    from layerwise.moments import _gram, feature_moments
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, m, n)) * np.geomspace(0.2, 3.0, n) + 0.3
+    dx = rng.standard_normal((2, m, n)) @ np.diag(np.linspace(1, 2, n))
+    g = _gram(torch.from_numpy(x)).numpy()
+    small_side = x @ x.transpose(0, 2, 1) if m < n else x.transpose(0, 2, 1) @ x
+    np.testing.assert_allclose(np.tril(g), np.tril(small_side), rtol=1e-12, atol=1e-9)
+    got = feature_moments(torch.from_numpy(x), torch.from_numpy(dx))
+    for s in range(2):
+        xc = x[s] - x[s].mean(0)
+        for key, mat in (("reff_signal", xc), ("reff_noise", dx[s])):
+            sv = np.linalg.svd(mat, compute_uv=False)
+            assert float(got[key][s]) == pytest.approx(np.sum(sv**2) / sv[0] ** 2, rel=1e-10), key
 
 
 def test_chi_of_tensor_moments_closed_form() -> None:
@@ -643,6 +687,9 @@ def test_reff_flags_and_keys() -> None:
         (dict(seed=-1), "seed"),
         (dict(width=2.5), "width"),
         (dict(reff_signal="yes"), "reff_signal"),
+        (dict(conv="winograd"), "conv"),
+        (dict(conv="fft", boundary="zero_padding"), "conv"),
+        (dict(conv="fft", kernel_size=1), "conv"),
     ],
 )
 def test_bad_arguments(kw: dict, word: str) -> None:
@@ -666,6 +713,9 @@ def test_cli_rejects_bad_arguments_fast(tmp_path) -> None:
                  "--out", str(out)]) == 2
     assert main(["--arch", "bn_ff", "--kernel-size", "3", "--width", "8", "--batch", "4", "--depth", "4",
                  "--sampling", "projected", "--out", str(out)]) == 2
+    assert main(["--arch", "bn_ff", "--kernel-size", "3", "--width", "8", "--batch", "4", "--depth", "4",
+                 "--boundary", "symmetric", "--conv", "fft", "--out", str(out)]) == 2
+    assert not out.exists()
 
 
 def test_cli_writes_npz(tmp_path) -> None:
@@ -690,3 +740,16 @@ def test_cli_writes_npz(tmp_path) -> None:
                 sampling="auto")
     ref = simulate(cfg)
     np.testing.assert_array_equal(z["chi_loc5"], ref["chi_loc5"])
+
+
+def test_reuse_freed_memory_changes_no_number() -> None:
+    """The allocator setting (glibc ``mallopt``) only changes where memory comes from."""
+    from layerwise.moments import reuse_freed_memory
+
+    cfg = small("bn_ff", 3, width=8, batch=3, depth=3)
+    inside = simulate(cfg)  # simulate() turns it on for CPU runs
+    with reuse_freed_memory():
+        with reuse_freed_memory():  # nested use is harmless
+            again = simulate(cfg, workers=1)
+    for name in inside:
+        np.testing.assert_array_equal(inside[name], again[name], err_msg=name)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .moments import ARCHS, BOUNDARIES, CODE_VERSION, SAMPLINGS, MomentsConfig, simulate
+from .moments import ARCHS, BOUNDARIES, CODE_VERSION, CONV_ALGORITHMS, SAMPLINGS, MomentsConfig, simulate
 from .params import ParameterError, resolve_device
 
 
@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampling", default="auto",
                    help=f"one of {', '.join(SAMPLINGS)} (default auto: projected for fully-connected nets with "
                         "2*batch < width, else explicit; conv nets are always explicit)")
+    p.add_argument("--conv", default="auto",
+                   help=f"one of {', '.join(CONV_ALGORITHMS)}: how k×k layers after the first are computed "
+                        "(default auto: fft for periodic boundaries, else direct)")
     p.add_argument("--block", type=int, default=None, help="networks propagated together (default: automatic)")
     p.add_argument("--out", required=True, help="output .npz file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -61,7 +64,7 @@ def main(argv: list[str]) -> int:
             arch=a.arch, kernel_size=a.kernel_size, width=a.width, batch=a.batch, depth=a.depth,
             res_depth=a.res_depth, boundary=a.boundary, dataset=a.dataset, n_sims=a.sims,
             records=a.records, seed=a.seed, device=a.device, epsilon=a.epsilon,
-            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise, sampling=a.sampling,
+            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise, sampling=a.sampling, conv=a.conv,
         )
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")
