@@ -188,8 +188,11 @@ def _capture(cfg: MomentsConfig, **kw) -> dict[tuple[int, str], tuple[np.ndarray
     return seen
 
 
-def _features_to_map(f: np.ndarray, B: int, side: int) -> np.ndarray:
-    """(B·P, N) engine features, rows ordered (b, h, w) → (B, N, side, side)."""
+def _features_to_map(f: np.ndarray, B: int, side: int, cfg: MomentsConfig | None = None) -> np.ndarray:
+    """(B·P, N) engine features → (B, N, side, side); rows ordered (b, h, w), or (h, w, b) when the
+    convolutions run in the Fourier domain (``cfg.conv_used == "fft"``)."""
+    if cfg is not None and cfg.conv_used == "fft":
+        return f.reshape(side, side, B, -1).transpose(2, 3, 0, 1)
     return f.reshape(B, side, side, -1).transpose(0, 3, 1, 2)
 
 
@@ -237,11 +240,11 @@ def test_convolution_boundaries_against_explicit_construction(boundary: str, con
     h1 = ref(x0, W[0], stride=2)  # first layer: stride 2, 8×8 → 4×4
     dh1 = ref(dx0, W[0], stride=2)
     x, dx, ls = seen[(1, "loc1")]
-    np.testing.assert_allclose(_features_to_map(x, 3, 4), h1, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(_features_to_map(dx, 3, 4) * math.exp(ls), dh1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(x, 3, 4, cfg), h1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(dx, 3, 4, cfg) * math.exp(ls), dh1, rtol=1e-5, atol=1e-5)
     z, dz, ls = seen[(1, "loc2")]
-    np.testing.assert_allclose(_features_to_map(z, 3, 4), ref(h1, W[1]), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(_features_to_map(dz, 3, 4) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(z, 3, 4, cfg), ref(h1, W[1]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_features_to_map(dz, 3, 4, cfg) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("arch, k", [("bn_ff", 3), ("vanilla", 5), ("bn_res", 3)])
@@ -262,7 +265,7 @@ def test_fft_convolution_on_a_32x32_map_against_circulant() -> None:
     x, _, _ = seen[(1, "loc1")]
     z, _, _ = seen[(1, "loc2")]
     W = [w.double().numpy() for w in network_weights(cfg, 0)]
-    np.testing.assert_allclose(_features_to_map(z, 2, 16), circulant_conv(_features_to_map(x, 2, 16), W[1]),
+    np.testing.assert_allclose(_features_to_map(z, 2, 16, cfg), circulant_conv(_features_to_map(x, 2, 16, cfg), W[1]),
                                rtol=1e-5, atol=1e-5)
 
 
