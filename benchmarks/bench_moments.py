@@ -14,6 +14,7 @@ Runs the reference configurations for a few random networks each and writes, per
 to ``results/bench/moments.json``, plus a bar chart ``results/bench/moments.png``.
 
     .venv/bin/python benchmarks/bench_moments.py [--quick] [--skip-paper-conv] [--repeats 2] [--workers W]
+                                                 [--only I ...] [--single-core-only | --wall-only]
 
 ``--quick`` uses fewer networks and runs the paper-scale conv row on 10 of its 200 layers,
 extrapolated ×20 (flagged ``extrapolated`` in the JSON); ``--skip-paper-conv`` leaves that row
@@ -93,7 +94,7 @@ def matmul_flops(cfg: MomentsConfig) -> float:
 
 
 def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int | None = None,
-            single_core_only: bool = False) -> dict:
+            single_core_only: bool = False, wall_only: bool = False) -> dict:
     c = dict(row["cfg"])
     extrap = 1
     if depth_frac > 1:
@@ -105,9 +106,9 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
              workers=1)
     prev = torch.get_num_threads()
     torch.set_num_threads(1)
-    best_cpu = float("inf")
+    best_cpu = float("inf") if not wall_only else float("nan")
     try:
-        for _ in range(repeats):  # single core: one worker, one thread, CPU time of this process
+        for _ in range(0 if wall_only else repeats):  # single core: one worker, one thread, CPU time
             c0 = time.process_time()
             simulate(cfg, workers=1)
             best_cpu = min(best_cpu, time.process_time() - c0)
@@ -124,7 +125,7 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
             best = min(best, time.perf_counter() - t0)
     s_net = best / n * extrap
     flops = matmul_flops(cfg) * extrap
-    est = cpu_net / nw
+    est = cpu_net / nw  # NaN with --wall-only
     return {
         "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling_used, "conv": cfg.conv_used, "networks": n, "repeats": repeats,
         "reference_s_per_network": row["ref"], "floor_s_per_network": row["floor"],
@@ -133,7 +134,7 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
         "workers": nw, "measured_s_per_network": s_net,
         "estimated_s_per_network_from_cpu": est,
         "simulations_per_s": 1.0 / (s_net if s_net == s_net else est), "gflops_per_network": flops / 1e9,
-        "single_core_gflop_per_s": flops / cpu_net / 1e9,
+        "single_core_gflop_per_s": flops / cpu_net / 1e9 if cpu_net == cpu_net else float("nan"),
         "meets_target": bool((s_net if s_net == s_net else est) <= row["target"]),
         "meets_target_from": "wall" if s_net == s_net else "single-core cpu / workers (estimate)",
         "extrapolated_from_depth": c["depth"] if extrap > 1 else None,
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="workers of the wall-clock run (default: one per core)")
     ap.add_argument("--single-core-only", action="store_true",
                     help="only the single-core CPU time (no multi-worker wall-clock run; for a shared machine)")
+    ap.add_argument("--wall-only", action="store_true",
+                    help="only the multi-worker wall-clock run (no single-core CPU pass; halves a full paper-row run)")
     ap.add_argument("--only", type=int, nargs="*", default=None, help="row indices to run (0-based)")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench" / "moments.json"))
     a = ap.parse_args(argv)
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         n = row["quick"] if a.quick else row["n"]
         frac = 20 if (row.get("paper") and a.quick) else 1
         reps = 1 if row.get("paper") else a.repeats
-        r = run_row(row, n, reps, frac, a.workers, a.single_core_only)
+        r = run_row(row, n, reps, frac, a.workers, a.single_core_only, a.wall_only)
         results.append(r)
         print(f"{r['name']:<55} [{r['sampling']}] {r['cpu_s_per_network']:8.3f} CPU-s/net (1 core), "
               f"{r['measured_s_per_network']:8.3f} s/net wall ({r['workers']} workers; est. "

@@ -117,10 +117,11 @@ def ref_forward(cfg: MomentsConfig, W: list[torch.Tensor], x0: torch.Tensor) -> 
     return out
 
 
-def jvp_reference(cfg: MomentsConfig, net: int) -> dict[str, np.ndarray]:
-    """Moments of the float64 network and of its forward-mode derivative along dx⁰."""
-    x0, dx0 = (t.double() for t in network_inputs(cfg, net))
-    W = [w.double() for w in network_weights(cfg, net)]
+def jvp_reference(cfg: MomentsConfig, net: int, device: str = "cpu") -> dict[str, np.ndarray]:
+    """Moments of the float64 network and of its forward-mode derivative along dx⁰ (the inputs
+    and weights drawn as the engine draws them on ``device``; the reference runs on the CPU)."""
+    x0, dx0 = (t.double().cpu() for t in network_inputs(cfg, net, device))
+    W = [w.double().cpu() for w in network_weights(cfg, net, device)]
     names = LOCATIONS[cfg.arch]
 
     def flat(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -756,3 +757,32 @@ def test_reuse_freed_memory_changes_no_number() -> None:
             again = simulate(cfg, workers=1)
     for name in inside:
         np.testing.assert_array_equal(inside[name], again[name], err_msg=name)
+
+
+# ------------------------------------------------------------------------------------------
+# On a GPU (skipped without one; run on the lent device machine — see README "GPU")
+# ------------------------------------------------------------------------------------------
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@cuda
+@pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
+@pytest.mark.parametrize("k, conv", [(1, "auto"), (3, "fft"), (3, "direct")])
+def test_cuda_noise_is_jvp_and_moments_match_reference(arch: str, k: int, conv: str) -> None:
+    cfg = small(arch, k, depth=3 if arch == "bn_res" else 5, device="cuda", conv=conv)
+    got = simulate(cfg)
+    for net in range(cfg.n_sims):
+        ref = jvp_reference(cfg, net, "cuda")
+        for name, r in ref.items():
+            np.testing.assert_allclose(got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"cuda {arch} k={k} {name}")
+
+
+@cuda
+@pytest.mark.parametrize("k", [1, 3])
+def test_cuda_determinism_and_blocking(k: int) -> None:
+    cfg = small("bn_ff", k, width=64 if k == 1 else 16, batch=8, depth=6, device="cuda", sampling="auto", n_sims=3)
+    a, b = simulate(cfg), simulate(cfg)
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    # cuBLAS picks kernels by batch size, so on a GPU the blocking changes the rounding (not more)
+    np.testing.assert_allclose(simulate(cfg, sims=[2])["chi_loc4"][0], a["chi_loc4"][2], rtol=1e-5)
