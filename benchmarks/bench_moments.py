@@ -41,18 +41,18 @@ from layerwise.moments import CODE_VERSION, MomentsConfig, simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 ROWS = [
-    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=8, quick=4,
+    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=8, quick=4, mem=4,
          cfg=dict(arch="vanilla", kernel_size=1, width=512, batch=64, depth=200, reff_signal=True, reff_noise=False)),
-    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=8, quick=4,
+    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=8, quick=4, mem=4,
          cfg=dict(arch="bn_ff", kernel_size=1, width=512, batch=64, depth=200)),
-    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=4, quick=2,
+    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=4, quick=2, mem=4,
          cfg=dict(arch="bn_res", kernel_size=1, width=512, batch=64, depth=500)),
-    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=4,
+    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=4, mem=4,
          cfg=dict(arch="vanilla", kernel_size=1, width=128, batch=1024, depth=200, records=4,
                   reff_signal=False, reff_noise=False)),
-    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=2,
+    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=2, mem=8,
          cfg=dict(arch="bn_ff", kernel_size=3, width=128, batch=16, depth=200)),
-    dict(name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)", ref=218.0, floor=97.0, target=120.0, n=2, quick=2,
+    dict(name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)", ref=218.0, floor=97.0, target=120.0, n=2, quick=2, mem=8,
          cfg=dict(arch="bn_ff", kernel_size=3, width=512, batch=64, depth=200), paper=True),
 ]
 
@@ -93,6 +93,48 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     return flops + cfg.records * per_record + first
 
 
+def _cpu_seconds(cfg: MomentsConfig) -> float:
+    c0 = time.process_time()
+    simulate(cfg, workers=1)
+    return time.process_time() - c0
+
+
+def _wall_seconds(cfg: MomentsConfig, workers: int) -> float:
+    t0 = time.perf_counter()
+    simulate(cfg, workers=workers)
+    return time.perf_counter() - t0
+
+
+class PeakRSS:
+    """Peak resident memory of this process while the context is open (a thread reading
+    ``/proc/self/statm`` every 5 ms; NaN where that file does not exist)."""
+
+    def __enter__(self) -> "PeakRSS":
+        import threading
+
+        self.peak, self._stop = float("nan"), threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        try:
+            with open("/proc/self/statm") as f:
+                while True:
+                    f.seek(0)
+                    rss = int(f.read().split()[1]) * self._page
+                    self.peak = rss if self.peak != self.peak else max(self.peak, rss)
+                    if self._stop.wait(0.005):
+                        return
+        except OSError:
+            return
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int | None = None,
             single_core_only: bool = False, wall_only: bool = False) -> dict:
     c = dict(row["cfg"])
@@ -104,25 +146,19 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
     # warm-up (allocator, kernels) on a tiny depth
     simulate(MomentsConfig(**{**cfg.to_dict(), "depth": 2, "records": 2 if cfg.records >= 2 else 1, "n_sims": min(n, 2)}),
              workers=1)
-    prev = torch.get_num_threads()
-    torch.set_num_threads(1)
-    best_cpu = float("inf") if not wall_only else float("nan")
-    try:
-        for _ in range(0 if wall_only else repeats):  # single core: one worker, one thread, CPU time
-            c0 = time.process_time()
-            simulate(cfg, workers=1)
-            best_cpu = min(best_cpu, time.process_time() - c0)
-    finally:
-        torch.set_num_threads(prev)
-    cpu_net = best_cpu / n * extrap
     nw = workers or (os.cpu_count() or 1)
-    best = float("nan")
-    if not single_core_only:
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            simulate(cfg, workers=nw)
-            best = min(best, time.perf_counter() - t0)
+    best_cpu, best = float("nan"), float("nan")
+    with PeakRSS() as mem:  # peak memory of the whole process over both runs
+        prev = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            if not wall_only:  # single core: one worker, one thread, CPU time of this process
+                best_cpu = min(_cpu_seconds(cfg) for _ in range(repeats))
+        finally:
+            torch.set_num_threads(prev)
+        if not single_core_only:
+            best = min(_wall_seconds(cfg, nw) for _ in range(repeats))
+    cpu_net = best_cpu / n * extrap
     s_net = best / n * extrap
     flops = matmul_flops(cfg) * extrap
     est = cpu_net / nw  # NaN with --wall-only
@@ -139,6 +175,9 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
         "meets_target_from": "wall" if s_net == s_net else "single-core cpu / workers (estimate)",
         "extrapolated_from_depth": c["depth"] if extrap > 1 else None,
         "load_average_1min": os.getloadavg()[0],
+        "peak_rss_gb": mem.peak / 1e9,
+        "memory_limit_gb": row["mem"],
+        "meets_memory": bool(mem.peak <= row["mem"] * 1e9),
     }
 
 
@@ -203,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['measured_s_per_network']:8.3f} s/net wall ({r['workers']} workers; est. "
               f"{r['estimated_s_per_network_from_cpu']:.3f}), target {r['target_s_per_network']}, "
               f"ref {r['reference_s_per_network']}, {r['single_core_gflop_per_s']:6.1f} GFLOP/s/core  "
-              f"load {r['load_average_1min']:.1f}", flush=True)
+              f"peak RSS {r['peak_rss_gb']:.2f} GB (limit {r['memory_limit_gb']})  load {r['load_average_1min']:.1f}", flush=True)
     meta = {
         "code_version": CODE_VERSION, "torch": torch.__version__, "python": platform.python_version(),
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
