@@ -80,8 +80,12 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     flops = dense(fan0) if k == 1 else 2.0 * M2 * fan0 * N  # first layer
     if k == 1:
         layer = dense(N)
-    elif cfg.conv_used == "fft":  # complex product per frequency of the 16×16 map: 8·(2B)·N·N each
-        layer = 8.0 * 16 * (16 // 2 + 1) * 2 * B * N * N
+    elif cfg.conv_used == "fft":  # Moments engine's fft_conv on a 16×16 map (h = w = 16, 9 columns)
+        h, wd, wh, fu = 16, 16, 9, 16 * 9 - 2 * 7  # 130 frequencies multiplied, 14 filled by conjugation
+        layer = (fu * 3 * 2.0 * 2 * B * N * N  # 3 real products per complex one
+                 + fu * 3 * 2.0 * kk * N * N  # W_f from the taps
+                 + 2.0 * (2 * wh) * wd * (2 * h * B * N) + wh * 2.0 * (4 * h) ** 2 * B * N  # A, B
+                 + wh * 2.0 * (2 * h) ** 2 * 2 * B * N + 2 * h * 2.0 * wd * (2 * wh) * B * N)  # B⁻¹, A⁻¹
     else:
         layer = 2.0 * M2 * kk * N * N
     flops += cfg.n_layers * layer  # every layer
