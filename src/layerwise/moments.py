@@ -158,10 +158,10 @@ class MomentsConfig:
     * ``"fft"`` (periodic boundaries only): by the convolution theorem a circular k×k
       cross-correlation is, at every spatial frequency f of the H×W map, a channel product
       Z_f = X_f W_f with W_f[c, n] = Σ_{a,b} w[n, c, a, b]·exp(2πi(f₁(a−p)/H + f₂(b−p)/W)),
-      p = k//2: a real FFT of the map (H·(W/2+1) frequencies), one complex batched product,
-      an inverse FFT — ≈ 8·M·C·N·(W/2+1)/W flops instead of 2·M·k²·C·N (4× fewer for k = 3 on
-      a 16×16 map),
-      and the same weights w are drawn, so the two agree network by network.
+      p = k//2: a real DFT of the map (H·(W/2+1) frequencies, as matrix products), 3 real
+      products per complex one, the inverse DFT (see ``_Block.fft_conv``) — at paper scale
+      2.4× fewer flops than the direct convolution, transforms and W_f included.  The same
+      weights w are drawn, so the two agree network by network.
 
     Default (``"auto"``): ``"fft"`` for periodic boundaries, else ``"direct"``.
     """
@@ -778,7 +778,7 @@ class _Block:
         return out, inv[:, 0]
 
     def relu(self, t: torch.Tensor) -> torch.Tensor:
-        """x' = relu(z), dx' = 1{z>0} ⊙ dz (Labatie Eq. 1–2), as one masked product, in place."""
+        """x' = relu(z), dx' = 1{z>0} ⊙ dz (Labatie Eq. 1–2), in place."""
         z = t[:, : self.BP]
         mask = torch.gt(z, 0, out=torch.empty_like(z))  # a float 0/1 mask: no bool→float conversion
         t[:, self.BP :].mul_(mask)
@@ -813,7 +813,7 @@ def reuse_freed_memory() -> Iterator[None]:
     PyTorch's CPU allocator takes every tensor from ``malloc``; glibc serves large blocks by
     ``mmap`` and unmaps them on free, so each layer's fresh tensors (tens to hundreds of MB at
     paper scale) are page-faulted in again, which costs more than the arithmetic on them
-    (measured: ``x*x`` on a 64 MB tensor 44 ms → 6.5 ms, a real FFT of it 152 → 68 ms).  Inside
+    (measured: ``x*x`` on a 64 MB tensor 44 ms → 6.5 ms).  Inside
     this context ``mallopt`` serves all blocks from one heap arena (M_MMAP_MAX = 0,
     M_ARENA_MAX = 1) and does not trim it (M_TRIM_THRESHOLD), so the next layer reuses the
     pages; on exit glibc's defaults are restored and the heap is trimmed (``malloc_trim``).
