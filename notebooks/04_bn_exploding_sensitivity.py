@@ -126,12 +126,7 @@ def panels(d, A):
 
 def fig4(d, Q, title, fit=None):
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    lb.plot_band(axes[0], d, Q["dchi"], r"$\delta\chi$", "C0")
-    lb.plot_band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    lb.plot_band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
-    axes[0].axhline(1, color="k", lw=0.8)
-    axes[0].set_ylabel("increment")
-    axes[0].legend(fontsize=8)
+    lb.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
     lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if fit is not None:
         axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1,

@@ -120,12 +120,7 @@ def panels(A):
 
 def fig5(d, Q, title, pfit=None, tau_pred=None):
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    lb.plot_band(axes[0], d, Q["dff"], r"$\delta\chi$ (one layer)", "C0")
-    lb.plot_band(axes[0], d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    lb.plot_band(axes[0], d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
-    axes[0].axhline(1, color="k", lw=0.8)
-    axes[0].set_ylabel("increment inside units")
-    axes[0].legend(fontsize=8)
+    lb.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
     lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if pfit is not None:
         axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label=f"fit l^{pfit['tau']:.3f}")

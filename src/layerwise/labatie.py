@@ -533,6 +533,17 @@ def plot_band(ax: Any, d: np.ndarray, arr: np.ndarray, label: str, color: Any = 
     ax.plot(d, m, label=label, color=color)
 
 
+def plot_increment_panel(ax: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], key: str, label: str, ylabel: str) -> None:
+    """Panel (a) of Labatie's Figs. 4–5: the increment ``Q[key]`` of χ (per layer or unit) and
+    its BN and activation factors ``Q["dbn"]``, ``Q["dphi"]``, against the neutral value 1."""
+    plot_band(ax, d, Q[key], label, "C0")
+    plot_band(ax, d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
+    plot_band(ax, d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
+    ax.axhline(1, color="k", lw=0.8)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+
+
 def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], kurt_label: str) -> None:
     """Panels (c) and (d) of Labatie's Figs. 4–5: effective ranks of signal and noise; kurtosis
     and ν₁(|y|)/√ν₂ of the normalised pre-activation, with their Gaussian values dotted."""
