@@ -83,8 +83,8 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     elif cfg.conv_used == "fft":  # Moments engine's fft_conv on a 16×16 map (h = w = 16, 9 columns)
         h, wd, wh, fu = 16, 16, 9, 16 * 9 - 2 * 7  # 130 frequencies multiplied, 14 filled by conjugation
         layer = (fu * 3 * 2.0 * 2 * B * N * N  # 3 real products per complex one
-                 + fu * 3 * 2.0 * kk * N * N  # W_f from the taps
-                 + 2.0 * (2 * wh) * wd * (2 * h * B * N) + wh * 2.0 * (4 * h) ** 2 * B * N  # A, B
+                 + fu * 3 * 2.0 * (2 * k) * N * N + wh * 2.0 * (2 * k) * kk * N * N  # W_f (separable taps)
+                 + 2.0 * (2 * wh) * wd * (2 * h * B * N) + wh * 2 * 2.0 * (2 * h) ** 2 * B * N  # A, B (signal, noise)
                  + wh * 2.0 * (2 * h) ** 2 * 2 * B * N + 2 * h * 2.0 * wd * (2 * wh) * B * N)  # B⁻¹, A⁻¹
     else:
         layer = 2.0 * M2 * kk * N * N

@@ -318,9 +318,9 @@ def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
     assert tensor_moments(np.vstack([q, -q]))["reff_signal"] == pytest.approx(8.0, rel=1e-9)
 
 
-@pytest.mark.parametrize("m, n", [(500, 300), (300, 256), (200, 260)])
+@pytest.mark.parametrize("m, n", [(500, 300), (300, 256), (200, 260), (400, 128), (300, 129), (300, 127)])
 def test_gram_and_reff_of_wide_features_against_svd(m: int, n: int) -> None:
-    """Channel-side Grams of ≥ 256 channels are built blockwise, lower triangle only: r_eff and the
+    """Channel-side Grams of ≥ 128 channels are built blockwise, lower triangle only: r_eff and the
     Gram's lower triangle against float64 NumPy (r_eff by an SVD)."""
     from layerwise.moments import _gram, feature_moments
 

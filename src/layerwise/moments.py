@@ -358,16 +358,17 @@ def _gram(x: torch.Tensor) -> torch.Tensor:
 
     XᵀX and XXᵀ share their non-zero eigenvalues, so λ_max of the channel covariance comes from
     ``torch.linalg.eigvalsh`` (symmetric eigen-solver, no SVD) of the smaller one.  Channel-side
-    Grams with N ≥ 256 hold only their lower triangle (the upper one is zero): pass them to
+    Grams with N ≥ 128 hold only their lower triangle (the upper one is zero): pass them to
     ``eigvalsh`` with its default ``UPLO="L"``.
     """
     s, m, n = x.shape
     if m < n:
         return torch.bmm(x, x.transpose(1, 2))
-    if n < 256:
+    if n < 128:
         return torch.bmm(x.transpose(1, 2), x)
     # large channel-side Gram: only the lower triangle, by 2×2 blocks (3 products of 4, measured
-    # 0.8× the time of one full product); eigvalsh reads the lower triangle (UPLO="L")
+    # 0.8× the time of one full product at N = 512, 0.87× at N = 128); eigvalsh reads the lower
+    # triangle (UPLO="L")
     h = n // 2
     a, b = x[:, :, :h], x[:, :, h:]
     g = torch.empty((s, n, n), dtype=x.dtype, device=x.device)
@@ -386,11 +387,6 @@ def _given(grams: dict[str, torch.Tensor] | None, key: str, x: torch.Tensor) -> 
     if grams is not None:
         grams[key] = g
     return g
-
-
-def _lambda_max_gram(x: torch.Tensor) -> torch.Tensor:
-    """Largest eigenvalue of XᵀX for a batch X of shape (S, M, N), from the smaller Gram matrix."""
-    return torch.linalg.eigvalsh(_gram(x))[:, -1]
 
 
 def feature_moments(
@@ -670,12 +666,10 @@ class _Block:
         ch, sh = torch.cos(th), torch.sin(th)
         # A: real DFT along w, rows (ri, f₂): Re = Σ x cos, Im = −Σ x sin
         fa = torch.cat([torch.cos(tw), -torch.sin(tw)])
-        # B: complex DFT along h, input rows (u, h, ri), output rows (ro, f₁, u) (u = signal|noise):
+        # B: complex DFT along h, input rows (h, ri), output rows (ro, f₁) — applied to signal and
+        # noise u separately, written to rows (ro, f₁, u):
         # Re X = Σ_h (c·Re Y + s·Im Y), Im X = Σ_h (c·Im Y − s·Re Y), c, s = cos, sin 2πf₁h/H
-        blk = torch.stack([torch.stack([ch, sh], -1), torch.stack([-sh, ch], -1)])  # (ro, f₁, h, ri)
-        fb = torch.zeros(2, h, 2, 2, h, 2, dtype=f64)  # (ro, f₁, u, u', h, ri)
-        for u in range(2):
-            fb[:, :, u, u] = blk
+        fb = torch.stack([torch.stack([ch, sh], -1), torch.stack([-sh, ch], -1)])  # (ro, f₁, h, ri)
         # B⁻¹: inverse complex DFT along f₁, input rows (ro, f₁), output rows (ri, h):
         # Re V = Σ (c·Re Z − s·Im Z), Im V = Σ (s·Re Z + c·Im Z)
         ib = torch.stack([torch.stack([ch.T, -sh.T], 1), torch.stack([sh.T, ch.T], 1)])  # (ri, h, ro, f₁)
@@ -686,15 +680,24 @@ class _Block:
         if wd % 2 == 0:
             alpha[-1] = 1.0
         ia = torch.stack([torch.cos(tw).T, -torch.sin(tw).T], -1) * (alpha / (h * wd)).view(1, wh, 1)  # (w, f₂, ri)
-        # taps: W_f = Σ_(a,b) w[:, :, a, b]·exp(2πi(f₁(a−p)/H + f₂(b−p)/W)), frequencies (f₂, f₁)
+        # taps: W_f = Σ_(a,b) w[:, :, a, b]·exp(iφ₁(f₁, a))·exp(iφ₂(f₂, b)), φ₁ = 2πf₁(a−p)/H,
+        # φ₂ = 2πf₂(b−p)/W — separable: per column f₂, U_a = Σ_b exp(iφ₂)·w[:, :, a, b] (rows
+        # (ri, a), 2k of them), then for each f₁ the rows (Re, Im, Re + Im) of W_f = Σ_a exp(iφ₁)·U_a:
+        # Re = Σ_a (cos φ₁ Re U_a − sin φ₁ Im U_a), Im = Σ_a (sin φ₁ Re U_a + cos φ₁ Im U_a)
         off = torch.arange(k, dtype=f64) - k // 2
-        ph = 2 * math.pi * (torch.arange(wh, dtype=f64).view(wh, 1, 1, 1) * off.view(1, 1, 1, k) / wd
-                            + torch.arange(h, dtype=f64).view(1, h, 1, 1) * off.view(1, 1, k, 1) / h)
-        er, ei = torch.cos(ph).reshape(wh, h, k * k), torch.sin(ph).reshape(wh, h, k * k)
+        p1 = 2 * math.pi * torch.outer(torch.arange(h, dtype=f64), off) / h  # (f₁, a)
+        p2 = 2 * math.pi * torch.outer(torch.arange(wh, dtype=f64), off) / wd  # (f₂, b)
+        c1, s1 = torch.cos(p1), torch.sin(p1)
+        taps1 = torch.stack([torch.cat([c1, -s1], 1), torch.cat([s1, c1], 1), torch.cat([c1 + s1, c1 - s1], 1)])
+        taps2 = torch.zeros(wh, 2, k, k, k, dtype=f64)  # (f₂, ri, a, a', b): δ(a, a')·(cos | sin) φ₂(f₂, b)
+        for a in range(k):
+            taps2[:, 0, a, a] = torch.cos(p2)
+            taps2[:, 1, a, a] = torch.sin(p2)
         f32 = dict(dtype=torch.float32, device=dev)
         self._fft = dict(
-            a=fa.to(**f32), b=fb.reshape(4 * h, 4 * h).to(**f32), ib=ib.reshape(2 * h, 2 * h).to(**f32),
-            ia=ia.reshape(wd, 2 * wh).to(**f32), taps=torch.stack([er, ei, er + ei], 1).to(**f32),  # (f₂, 3, f₁, k²)
+            a=fa.to(**f32), b=fb.reshape(2 * h, 2 * h).to(**f32), ib=ib.reshape(2 * h, 2 * h).to(**f32),
+            ia=ia.reshape(wd, 2 * wh).to(**f32), taps1=taps1.to(**f32),  # (3, f₁, 2k)
+            taps2=taps2.reshape(wh, 2 * k, k * k).to(**f32), u=torch.empty((2 * k, c * n_out), **f32),
             self_conj=[0] + ([wd // 2] if wd % 2 == 0 and wd > 1 else []),
             y=torch.empty((2, h, 2, wh, B * c), **f32), x=torch.empty((wh, 2, h, 2 * B, c), **f32),
             zf=torch.empty((wh, 2, h, 2 * B, n_out), **f32), v=torch.empty((wh, 2, h, 2 * B * n_out), **f32),
@@ -707,11 +710,12 @@ class _Block:
 
         Rows are ordered (signal|noise u, h, w, b) in this mode, so that each half is an
         (H·W) × (B·C) matrix and every transform is a matrix product (no FFT library, no
-        transposes): A (real DFT along w), B (complex DFT along h, output rows (Re|Im, f₁, u)
-        so that each frequency's signal and noise rows form one (2B × C) matrix X_f); the
-        channel product Z_f = X_f W_f in real arithmetic with 3 products instead of 4
-        (Re Z = X_r W_r − X_i W_i, Im Z = (X_r+X_i)(W_r+W_i) − X_r W_r − X_i W_i), W_f = E·w from
-        the taps; then B⁻¹ and A⁻¹.  Frequencies (f₂, f₁) with f₂ = 0 or W/2 and f₁ > H/2 are the
+        transposes): A (real DFT along w), B (complex DFT along h, applied to signal and noise
+        separately, written to rows (Re|Im, f₁, u) so that each frequency's signal and noise rows
+        form one (2B × C) matrix X_f); the channel product Z_f = X_f W_f in real arithmetic with 3
+        products instead of 4 (Re Z = X_r W_r − X_i W_i, Im Z = (X_r+X_i)(W_r+W_i) − X_r W_r −
+        X_i W_i), W_f from the taps in two separable steps (along w for each column f₂, then
+        along h); then B⁻¹ and A⁻¹.  Frequencies (f₂, f₁) with f₂ = 0 or W/2 and f₁ > H/2 are the
         conjugates of (f₂, H − f₁) (real maps) and are filled in, not multiplied.
         """
         S, B, k = self.S, self.B, self.cfg.kernel_size
@@ -727,16 +731,19 @@ class _Block:
         for s in range(S):
             xin = t[s].view(2 * h, wd, B * c)
             torch.matmul(q["a"], xin, out=y.view(2 * h, 2 * wh, B * c))  # A: (u, h, ri, f₂, B·C)
-            yv = y.view(4 * h, wh, B * c)  # rows (u, h, ri) at one stride for each f₂
+            yv = y.view(2, 2 * h, wh, B * c)  # rows (h, ri) of each u at one stride for each f₂
             for f2 in range(wh):
-                torch.mm(q["b"], yv[:, f2], out=x[f2].view(4 * h, B * c))  # B: rows (ro, f₁, u)
+                xo = x[f2].view(2 * h, 2, B * c)  # B: rows (ro, f₁) of each u, one stride apart
+                for u in range(2):
+                    torch.mm(q["b"], yv[u, :, f2], out=xo[:, u])
             wt = w[s].permute(2, 3, 1, 0).reshape(k * k, c * n_out)  # (k², C·N)
             for f2 in range(wh):
                 m = hh if f2 in q["self_conj"] else h  # frequencies to multiply in this column
+                torch.mm(q["taps2"][f2], wt, out=q["u"])  # U_a of this column, rows (ri, a)
                 for a in range(0, m, 8):  # 8 frequencies at a time: their W_f stays in cache
                     b = min(a + 8, m)
                     wc = wf[: 3 * (b - a) * c * n_out].view(3, b - a, c, n_out)  # contiguous
-                    torch.matmul(q["taps"][f2, :, a:b], wt, out=wc.view(3, b - a, c * n_out))
+                    torch.matmul(q["taps1"][:, a:b], q["u"], out=wc.view(3, b - a, c * n_out))
                     xr, xi, zr, zi = x[f2, 0, a:b], x[f2, 1, a:b], zf[f2, 0, a:b], zf[f2, 1, a:b]
                     tmp, xsum = t1[: b - a], xs[: b - a]
                     torch.add(xr, xi, out=xsum)
