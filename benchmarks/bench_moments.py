@@ -2,6 +2,9 @@
 
 Runs the reference configurations for a few random networks each and writes, per row:
 
+(networks per row: enough that each of 2 workers gets a block of 4–8 networks, as in a chapter's
+run — one network per block costs up to a third more per network on the dense rows, measured)
+
 * ``cpu_s_per_network``: single-core CPU seconds per network — ``time.process_time()`` around
   ``simulate(cfg, workers=1)`` with ``torch.set_num_threads(1)`` (best of the repeats);
 * ``measured_s_per_network``: wall seconds per network of ``simulate`` with ``--workers``
@@ -41,16 +44,16 @@ from layerwise.moments import CODE_VERSION, MomentsConfig, simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 ROWS = [
-    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=8, quick=4, mem=4,
+    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=16, quick=16, mem=4,
          cfg=dict(arch="vanilla", kernel_size=1, width=512, batch=64, depth=200, reff_signal=True, reff_noise=False)),
-    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=8, quick=4, mem=4,
+    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=16, quick=16, mem=4,
          cfg=dict(arch="bn_ff", kernel_size=1, width=512, batch=64, depth=200)),
-    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=4, quick=2, mem=4,
+    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=16, quick=8, mem=4,
          cfg=dict(arch="bn_res", kernel_size=1, width=512, batch=64, depth=500)),
-    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=4, mem=4,
+    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=8, mem=4,
          cfg=dict(arch="vanilla", kernel_size=1, width=128, batch=1024, depth=200, records=4,
                   reff_signal=False, reff_noise=False)),
-    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=2, mem=8,
+    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=4, mem=8,
          cfg=dict(arch="bn_ff", kernel_size=3, width=128, batch=16, depth=200)),
     dict(name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)", ref=218.0, floor=97.0, target=120.0, n=2, quick=2, mem=8,
          cfg=dict(arch="bn_ff", kernel_size=3, width=512, batch=64, depth=200), paper=True),

@@ -25,6 +25,23 @@ def test_patches_are_deterministic_in_range_and_use_every_photograph():
         assert (windows == crop).all(axis=(-1, -2, -3)).any()
 
 
+@pytest.mark.parametrize("n, seed, size", [(1, 0, 32), (7, 3, 8), (500, 11, 32), (64, 2, 17)])
+def test_patches_equal_the_crop_by_crop_definition(n: int, seed: int, size: int) -> None:
+    """The vectorised crops are the ones of the documented draw order, bit for bit: for i = 0, 1, …
+    row then column of crop i by ``rng.integers`` from photograph i mod P (so published results keep
+    their inputs)."""
+    photos = data.photographs()
+    rng = np.random.default_rng(seed)
+    want = np.empty((n, 3, size, size), np.float32)
+    for i in range(n):
+        im = photos[i % len(photos)][1]
+        r, c = rng.integers(0, im.shape[0] - size + 1), rng.integers(0, im.shape[1] - size + 1)
+        want[i] = im[r : r + size, c : c + size].transpose(2, 0, 1) / 255.0
+    np.testing.assert_array_equal(data.natural_patches(n, seed=seed, size=size), want)
+    with pytest.raises(ParameterError, match="size"):
+        data.natural_patches(2, size=10_000)
+
+
 def test_digits():
     x, y = data.digits()
     assert x.shape == (1797, 1, 8, 8) and y.shape == (1797,) and x.max() == 1.0

@@ -65,15 +65,18 @@ def natural_patches(n: int, seed: int = 0, size: int = 32) -> np.ndarray:
     n = check_positive_int("n", n)
     size = check_positive_int("size", size)
     photos = photographs()
-    rng = np.random.default_rng(seed)
+    hw = np.array([im.shape[:2] for _, im in photos])
+    if (hw < size).any():
+        raise ParameterError(f"size={size} exceeds the photographs' size {'/'.join(f'{h}×{w}' for h, w in hw)}")
+    which = np.arange(n) % len(photos)
+    # crop i's row and column: the draws rng.integers(0, h − size + 1), rng.integers(0, w − size + 1)
+    # for i = 0, 1, … in turn — one call with the bounds as an array draws the same stream
+    rc = np.random.default_rng(seed).integers(0, (hw[which] - size + 1).reshape(-1)).reshape(n, 2)
     out = np.empty((n, 3, size, size), dtype=np.float32)
-    for i in range(n):
-        _, im = photos[i % len(photos)]
-        h, w = im.shape[:2]
-        if h < size or w < size:
-            raise ParameterError(f"size={size} exceeds the photographs' size {h}×{w}")
-        r, c = rng.integers(0, h - size + 1), rng.integers(0, w - size + 1)
-        out[i] = im[r : r + size, c : c + size].transpose(2, 0, 1) / 255.0
+    for p, (_, im) in enumerate(photos):
+        sel = np.flatnonzero(which == p)
+        windows = np.lib.stride_tricks.sliding_window_view(im, (size, size), axis=(0, 1))  # (r, c, 3, size, size)
+        out[sel] = windows[rc[sel, 0], rc[sel, 1]] / 255.0
     return out
 
 

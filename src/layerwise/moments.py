@@ -66,7 +66,7 @@ from .params import (
     resolve_device,
 )
 
-CODE_VERSION = "moments-3"  # 2: projected sampling of dense layers; 3: FFT convolution (``MomentsConfig.conv``)
+CODE_VERSION = "moments-4"  # 2: projected sampling of dense layers; 3: FFT convolution (``MomentsConfig.conv``); 4: separable W_f, Grams blocked from N = 128 (rounding-level changes)
 """Bump whenever the numbers produced by :func:`simulate` change (the results store keys on it)."""
 
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
