@@ -759,6 +759,46 @@ def test_reuse_freed_memory_changes_no_number() -> None:
         np.testing.assert_array_equal(inside[name], again[name], err_msg=name)
 
 
+def test_heap_guard_trims_only_above_its_limit() -> None:
+    """HeapGuard: the first layer sets the limit (2 × resident + slack); only a layer that ends above
+    it trims, and the limit then follows what is left after the trim."""
+    from layerwise.moments import HeapGuard
+
+    gib = 1 << 30
+    readings, trims = [], []
+    guard = HeapGuard(trims.append, rss=lambda: readings.pop(0))
+    readings[:] = [1 * gib]
+    guard.after_layer()
+    assert guard.limit == 2 * gib + HeapGuard.SLACK and trims == []
+    readings[:] = [2 * gib + HeapGuard.SLACK]  # at the limit: nothing to do
+    guard.after_layer()
+    assert trims == [] and guard.trims == 0
+    readings[:] = [3 * gib, gib // 2]  # above it: trim; what is left (0.5 GiB) does not lower the limit
+    guard.after_layer()
+    assert trims == [0] and guard.trims == 1 and guard.limit == 2 * gib + HeapGuard.SLACK
+    readings[:] = [4 * gib, 2 * gib]  # a bigger live set after the trim raises the limit
+    guard.after_layer()
+    assert trims == [0, 0] and guard.limit == 4 * gib + HeapGuard.SLACK
+    # no trim function (no glibc, or CUDA) or no memory reading: nothing is read or trimmed
+    HeapGuard(None, rss=lambda: pytest.fail("read without a trim function")).after_layer()
+    off = HeapGuard(trims.append, rss=lambda: None)
+    off.after_layer()
+    off.after_layer()
+    assert off.limit is None and trims == [0, 0]
+
+
+def test_simulate_checks_the_heap_after_every_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every worker calls the guard once per layer (residual unit) of each of its blocks."""
+    from layerwise import moments
+
+    calls: list[int] = []
+    monkeypatch.setattr(moments.HeapGuard, "after_layer", lambda self: calls.append(1))
+    simulate(small("bn_ff", 3, width=8, batch=3, depth=5, n_sims=3), block=1, workers=2)
+    assert len(calls) == 5 * 3
+    resident = moments.resident_bytes()
+    assert resident is None or resident > 0
+
+
 # ------------------------------------------------------------------------------------------
 # On a GPU (skipped without one; run on the lent device machine — see README "GPU")
 # ------------------------------------------------------------------------------------------

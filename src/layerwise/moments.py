@@ -48,6 +48,8 @@ import contextlib
 import ctypes
 import ctypes.util
 import math
+import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -735,7 +737,7 @@ class _Block:
             for f2 in range(wh):
                 xo = x[f2].view(2 * h, 2, B * c)  # B: rows (ro, f₁) of each u, one stride apart
                 for u in range(2):
-                    torch.mm(q["b"], yv[u, :, f2], out=xo[:, u])
+                    torch.mm(q["b"], yv[u, :, f2], out=xo[:, u])  # (a row stride BLAS takes as is)
             wt = w[s].permute(2, 3, 1, 0).reshape(k * k, c * n_out)  # (k², C·N)
             for f2 in range(wh):
                 m = hh if f2 in q["self_conj"] else h  # frequencies to multiply in this column
@@ -813,35 +815,82 @@ class _Block:
         return out
 
 
+def resident_bytes() -> int | None:
+    """Resident memory of this process in bytes (``/proc/self/statm``), or None where unreadable."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class HeapGuard:
+    """Bounds the resident memory of a run whose freed memory stays in the heap.
+
+    Kept-but-free heap memory fragments (two worker threads allocate tensors of many sizes in turn),
+    so it can grow layer after layer: ≈ 0.15 GB per layer at paper scale, 16 GB after 200 layers
+    (measured).  :meth:`after_layer` is called by every worker after each layer: the first call sets
+    the limit to 2 × the resident memory then + 512 MiB; a call that finds more than the limit
+    returns the free heap pages to the system (``malloc_trim``) and raises the limit to 2 × what is
+    left + 512 MiB if that is higher.  Trimming every layer instead would cost a quarter of a
+    dense network's time (its pages are page-faulted in again; measured), so it is done only when
+    needed.  ``trim`` None (no glibc, or CUDA) makes this a no-op; ``rss`` is the memory probe.
+    """
+
+    SLACK = 512 << 20
+
+    def __init__(self, trim: Callable[[int], Any] | None, rss: Callable[[], int | None] = resident_bytes):
+        self._trim, self._rss = trim, rss
+        self.limit: int | None = None
+        self.trims = 0
+        self._lock = threading.Lock()
+
+    def after_layer(self) -> None:
+        if self._trim is None:
+            return
+        now = self._rss()
+        if now is None:
+            return
+        with self._lock:
+            if self.limit is None:
+                self.limit = 2 * now + self.SLACK
+            elif now > self.limit:
+                self._trim(0)
+                self.trims += 1
+                left = self._rss()
+                self.limit = max(self.limit, 2 * (now if left is None else left) + self.SLACK)
+
+
 @contextlib.contextmanager
-def reuse_freed_memory() -> Iterator[None]:
+def reuse_freed_memory() -> Iterator[HeapGuard]:
     """Keep freed memory in the process heap while the engine runs (glibc only; else a no-op).
 
     PyTorch's CPU allocator takes every tensor from ``malloc``; glibc serves large blocks by
     ``mmap`` and unmaps them on free, so each layer's fresh tensors (tens to hundreds of MB at
     paper scale) are page-faulted in again, which costs more than the arithmetic on them
-    (measured: ``x*x`` on a 64 MB tensor 44 ms → 6.5 ms).  Inside
-    this context ``mallopt`` serves all blocks from one heap arena (M_MMAP_MAX = 0,
-    M_ARENA_MAX = 1) and does not trim it (M_TRIM_THRESHOLD), so the next layer reuses the
-    pages; on exit glibc's defaults are restored and the heap is trimmed (``malloc_trim``).
+    (measured: ``x*x`` on a 64 MB tensor 44 ms → 6.5 ms).  Inside this context ``mallopt`` serves
+    all blocks from the heap (M_MMAP_MAX = 0) and does not trim it (M_TRIM_THRESHOLD), so the next
+    layer reuses the pages; the :class:`HeapGuard` it yields keeps the heap from growing without
+    bound (the engine calls it after every layer).  On exit glibc's defaults are restored and the
+    heap is trimmed (``malloc_trim``).  The number of arenas is left alone (one arena shared by
+    the workers, M_ARENA_MAX = 1, fragmented fastest: measured).
     """
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt, trim = libc.mallopt, libc.malloc_trim
     except (OSError, AttributeError):
-        yield
+        yield HeapGuard(None)
         return
-    m_trim, m_mmap_threshold, m_mmap_max, m_arena_max = -1, -3, -4, -8
-    ok = mallopt(m_mmap_max, 0) and mallopt(m_trim, 2**31 - 1) and mallopt(m_arena_max, 1)
+    m_trim, m_mmap_threshold, m_mmap_max = -1, -3, -4
+    ok = mallopt(m_mmap_max, 0) and mallopt(m_trim, 2**31 - 1)
     try:
-        yield
+        yield HeapGuard(trim if ok else None)
     finally:
         if ok:
-            # glibc defaults: 128 KiB trim / mmap thresholds, 65536 mmaps, 8 arenas per core
+            # glibc defaults: 128 KiB trim / mmap thresholds, 65536 mmaps
             mallopt(m_mmap_max, 65536)
             mallopt(m_mmap_threshold, 128 * 1024)
             mallopt(m_trim, 128 * 1024)
-            mallopt(m_arena_max, 0)
             trim(0)
 
 
@@ -917,11 +966,13 @@ def simulate(
 
         bar = tqdm(total=len(sims) * cfg.depth, desc=f"moments {cfg.arch}", unit="layer")
 
+    guard = HeapGuard(None)  # replaced by the CPU heap's guard below
+
     def job(b0: int) -> tuple[int, dict[str, np.ndarray]]:
         if device == "cpu":
             torch.set_num_threads(1)
         with torch.inference_mode():
-            return b0, _run_block(cfg, sims[b0 : b0 + bs], device, weight_fn, inputs, observer, bar)
+            return b0, _run_block(cfg, sims[b0 : b0 + bs], device, weight_fn, inputs, observer, bar, guard)
 
     prev = torch.get_num_threads()
     # CPU: keep freed pages in the heap; CUDA: deterministic cuDNN without TF32 (float32 means
@@ -929,7 +980,9 @@ def simulate(
     ctx = reuse_freed_memory() if device == "cpu" else torch.backends.cudnn.flags(
         enabled=True, benchmark=False, deterministic=True, allow_tf32=False)
     try:
-        with ctx:
+        with ctx as g:
+            if isinstance(g, HeapGuard):
+                guard = g
             if nw == 1:
                 results = [job(b0) for b0 in starts]
             else:
@@ -946,7 +999,7 @@ def simulate(
 
 
 def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
-               inputs: Any, observer: Observer | None, bar: Any) -> dict[str, np.ndarray]:
+               inputs: Any, observer: Observer | None, bar: Any, guard: HeapGuard | None = None) -> dict[str, np.ndarray]:
     blk = _Block(cfg, nets, device, weight_fn, inputs)
     locs = cfg.locations
     rec: dict[str, list[torch.Tensor]] = {f"{m}_{loc}": [] for m in MOMENTS for loc in locs}
@@ -1005,6 +1058,8 @@ def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: 
             t = blk.renormalise(h.add_(t))  # h is the branch's fresh output: x_u = x + h in its buffer
             if on:
                 last = (d, record(d, "loc5", t))
+        if guard is not None:
+            guard.after_layer()
         if bar is not None:
             bar.update(len(nets))
     return {k: torch.stack(v, dim=1).cpu().numpy().astype(np.float64) for k, v in rec.items()}
