@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from layerwise.moments import CODE_VERSION, MomentsConfig, simulate
+from layerwise.moments import CODE_VERSION, MomentsConfig, resident_bytes, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,28 +114,24 @@ def _wall_seconds(cfg: MomentsConfig, workers: int) -> float:
 
 class PeakRSS:
     """Peak resident memory of this process while the context is open (a thread reading
-    ``/proc/self/statm`` every 5 ms; NaN where that file does not exist)."""
+    :func:`layerwise.moments.resident_bytes` every 5 ms; NaN where it cannot be read)."""
 
     def __enter__(self) -> "PeakRSS":
         import threading
 
         self.peak, self._stop = float("nan"), threading.Event()
-        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
         return self
 
     def _watch(self) -> None:
-        try:
-            with open("/proc/self/statm") as f:
-                while True:
-                    f.seek(0)
-                    rss = int(f.read().split()[1]) * self._page
-                    self.peak = rss if self.peak != self.peak else max(self.peak, rss)
-                    if self._stop.wait(0.005):
-                        return
-        except OSError:
-            return
+        while True:
+            rss = resident_bytes()
+            if rss is None:
+                return
+            self.peak = rss if self.peak != self.peak else max(self.peak, rss)
+            if self._stop.wait(0.005):
+                return
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

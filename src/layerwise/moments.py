@@ -967,8 +967,6 @@ def simulate(
 
         bar = tqdm(total=len(sims) * cfg.depth, desc=f"moments {cfg.arch}", unit="layer")
 
-    guard = HeapGuard(None)  # replaced by the CPU heap's guard below
-
     def job(b0: int) -> tuple[int, dict[str, np.ndarray]]:
         if device == "cpu":
             torch.set_num_threads(1)
@@ -976,14 +974,15 @@ def simulate(
             return b0, _run_block(cfg, sims[b0 : b0 + bs], device, weight_fn, inputs, observer, bar, guard)
 
     prev = torch.get_num_threads()
-    # CPU: keep freed pages in the heap; CUDA: deterministic cuDNN without TF32 (float32 means
-    # float32 here: TF32's 10-bit mantissa would be a 1e-3 error per convolution)
-    ctx = reuse_freed_memory() if device == "cpu" else torch.backends.cudnn.flags(
-        enabled=True, benchmark=False, deterministic=True, allow_tf32=False)
     try:
-        with ctx as g:
-            if isinstance(g, HeapGuard):
-                guard = g
+        with contextlib.ExitStack() as stack:
+            if device == "cpu":  # keep freed pages in the heap, bounded by its guard
+                guard = stack.enter_context(reuse_freed_memory())
+            else:  # deterministic cuDNN without TF32 (float32 means float32 here: TF32's 10-bit
+                # mantissa would be a 1e-3 error per convolution); no heap to guard
+                stack.enter_context(torch.backends.cudnn.flags(
+                    enabled=True, benchmark=False, deterministic=True, allow_tf32=False))
+                guard = HeapGuard(None)
             if nw == 1:
                 results = [job(b0) for b0 in starts]
             else:
@@ -1000,7 +999,7 @@ def simulate(
 
 
 def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
-               inputs: Any, observer: Observer | None, bar: Any, guard: HeapGuard | None = None) -> dict[str, np.ndarray]:
+               inputs: Any, observer: Observer | None, bar: Any, guard: HeapGuard) -> dict[str, np.ndarray]:
     blk = _Block(cfg, nets, device, weight_fn, inputs)
     locs = cfg.locations
     rec: dict[str, list[torch.Tensor]] = {f"{m}_{loc}": [] for m in MOMENTS for loc in locs}
@@ -1059,8 +1058,7 @@ def _run_block(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: 
             t = blk.renormalise(h.add_(t))  # h is the branch's fresh output: x_u = x + h in its buffer
             if on:
                 last = (d, record(d, "loc5", t))
-        if guard is not None:
-            guard.after_layer()
+        guard.after_layer()
         if bar is not None:
             bar.update(len(nets))
     return {k: torch.stack(v, dim=1).cpu().numpy().astype(np.float64) for k, v in rec.items()}
