@@ -149,7 +149,7 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
     # warm-up (allocator, kernels) on a tiny depth
     simulate(MomentsConfig(**{**cfg.to_dict(), "depth": 2, "records": 2 if cfg.records >= 2 else 1, "n_sims": min(n, 2)}),
              workers=1)
-    nw = workers or (os.cpu_count() or 1)
+    nw = 1 if cfg.on_cuda else (workers or (os.cpu_count() or 1))  # simulate runs one block at a time on CUDA
     best_cpu, best = float("nan"), float("nan")
     with PeakRSS() as mem:  # peak memory of the whole process over both runs
         prev = torch.get_num_threads()

@@ -15,6 +15,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch.nn.functional as F
 
 from layerwise.moments import (
@@ -489,11 +491,11 @@ def test_determinism_and_blocking(k: int) -> None:
 # Projected sampling of dense layers (MomentsConfig.sampling)
 # ------------------------------------------------------------------------------------------
 def test_sampling_default_and_validation() -> None:
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64).sampling_used == "projected"
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64).sampling_used == "explicit"  # 2B = N
-    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64).sampling_used == "explicit"
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64, device="cpu").sampling_used == "projected"
+    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64, device="cpu").sampling_used == "explicit"  # 2B = N
+    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64, device="cpu").sampling_used == "explicit"
     # a config derived from a dense one re-resolves its sampling (regression: it used to inherit 'projected')
-    dense = MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64)
+    dense = MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64, device="cpu")
     conv = replace(dense, kernel_size=3)
     assert conv.sampling == "auto" and conv.sampling_used == "explicit"
     assert MomentsConfig(kernel_size=1, sampling="explicit").to_dict()["sampling"] == "explicit"
@@ -799,6 +801,94 @@ def test_simulate_checks_the_heap_after_every_layer(monkeypatch: pytest.MonkeyPa
     assert resident is None or resident > 0
 
 
+def test_auto_algorithms_resolve_by_device() -> None:
+    """``"auto"`` sampling / convolution: projected and Fourier on CPU, explicit and direct on CUDA
+    (resolvable without a GPU: the choice follows the configured device)."""
+    fc = dict(arch="vanilla", kernel_size=1, width=512, batch=64)
+    assert MomentsConfig(**fc, device="cpu").sampling_used == "projected"
+    assert MomentsConfig(**fc, device="cuda").sampling_used == "explicit"
+    assert MomentsConfig(**fc, device="cuda", sampling="projected").sampling_used == "projected"
+    assert MomentsConfig(**fc, device="cpu").conv_used == "none"
+    cv = dict(arch="bn_ff", kernel_size=3, boundary="periodic")
+    assert MomentsConfig(**cv, device="cpu").conv_used == "fft"
+    assert MomentsConfig(**cv, device="cuda").conv_used == "direct"
+    assert MomentsConfig(**cv, device="cuda", conv="fft").conv_used == "fft"
+    assert MomentsConfig(**cv, device="cpu").sampling_used == "explicit"
+    assert MomentsConfig(**fc, device="auto").on_cuda == torch.cuda.is_available()
+    assert not MomentsConfig(**fc, device="cpu").on_cuda and MomentsConfig(**fc, device="cuda").on_cuda
+
+
+# ------------------------------------------------------------------------------------------
+# λ_max without an eigen-solver: lambda_max_certified (the CUDA path, exercised here on CPU)
+# ------------------------------------------------------------------------------------------
+def _psd_with_spectrum(eigs: list[float], seed: int) -> np.ndarray:
+    """Q·diag(eigs)·Qᵀ for a random orthogonal Q: a symmetric PSD matrix whose eigenvalues are known."""
+    n = len(eigs)
+    q = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))[0]
+    return (q * np.asarray(eigs)) @ q.T
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.0, 1e3, allow_nan=False), min_size=1, max_size=48), st.integers(0, 2**32 - 1))
+def test_lambda_max_certified_is_within_its_bound(eigs: list[float], seed: int) -> None:
+    """λ_max/(1 + rtol) ≤ θ ≤ λ_max for any spectrum (ties and near-ties included), the exact λ_max
+    known by construction; slack only for the float64 rounding of the constructed matrix."""
+    from layerwise.moments import LAMBDA_MAX_RTOL, lambda_max_certified
+
+    a = _psd_with_spectrum(eigs, seed)
+    lam = max(eigs)
+    got = float(lambda_max_certified(torch.from_numpy(a)[None])[0])
+    slack = 8 * len(eigs) * np.finfo(np.float64).eps * lam
+    assert lam / (1 + LAMBDA_MAX_RTOL) - slack <= got <= lam + slack
+
+
+def test_lambda_max_certified_special_cases(monkeypatch: pytest.MonkeyPatch) -> None:
+    from layerwise.moments import lambda_max_certified
+
+    calls = []
+    eigvalsh = torch.linalg.eigvalsh
+    monkeypatch.setattr(torch.linalg, "eigvalsh", lambda a, *args, **kw: calls.append(a.shape[0]) or eigvalsh(a, *args, **kw))
+    rank_one = _psd_with_spectrum([5.0] + [0.0] * 15, 1)
+    tied = _psd_with_spectrum([3.0, 3.0, 3.0] + list(np.linspace(2.0, 0.0, 13)), 2)
+    identity = np.eye(16)
+    close = _psd_with_spectrum([1.0, 0.99] + list(np.linspace(0.5, 0.0, 14)), 3)  # (0.99)^4096 ≈ 1e-18
+    batch = torch.from_numpy(np.stack([np.zeros((16, 16)), rank_one, tied, identity, close]))
+    got = lambda_max_certified(batch).numpy()
+    np.testing.assert_allclose(got, [0.0, 5.0, 3.0, 1.0, 1.0], rtol=1e-6, atol=0)
+    assert calls == []  # every certificate held: no eigen-solver call
+    # only the lower triangle is read (channel-side Grams hold nothing above the diagonal)
+    np.testing.assert_array_equal(lambda_max_certified(torch.tril(batch)).numpy(), got)
+    # without squarings, the Rayleigh quotient of a column of A misses λ_max by more than the
+    # tolerance wherever lower eigenvalues remain (the tie with 2…0 and the close pair, not the rank-one
+    # or identity matrices): those alone go to the eigen-solver, in one call
+    crude = lambda_max_certified(batch, squarings=0).numpy()
+    assert calls == [2]
+    np.testing.assert_allclose(crude, [0.0, 5.0, 3.0, 1.0, 1.0], rtol=1e-12, atol=0)
+    # a gap of 1e-4 is not resolved by 12 squarings (0.9999^4096 ≈ 0.66): the eigen-solver answers
+    near_tie = _psd_with_spectrum([1.0, 1.0 - 1e-4] + list(np.linspace(0.5, 0.0, 14)), 4)
+    lam = float(lambda_max_certified(torch.from_numpy(near_tie)[None])[0])
+    assert calls == [2, 1] and lam == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("arch, width, batch, k", [("bn_ff", 128, 160, 1), ("bn_res", 48, 8, 1), ("bn_ff", 16, 4, 3)])
+def test_engine_reff_with_certified_lambda_max(monkeypatch: pytest.MonkeyPatch, arch: str, width: int, batch: int,
+                                               k: int) -> None:
+    """The engine with the CUDA λ_max (forced here on CPU) gives the r_eff of LAPACK's eigen-solver:
+    channel-side Grams stored as a lower triangle (M = 160 > N = 128), sample-side ones, BN Grams
+    D·G·D, conv features; rtol 1e-5 is the float32 eigen-solver's own accuracy."""
+    import layerwise.moments as mm
+
+    cfg = small(arch, k, width=width, batch=batch, depth=3, dataset="patches", sampling="auto")
+    a = simulate(cfg, workers=1)
+    monkeypatch.setattr(mm, "lambda_max", mm.lambda_max_certified)
+    b = simulate(cfg, workers=1)
+    for name in a:
+        if name.startswith("reff"):
+            np.testing.assert_allclose(b[name], a[name], rtol=1e-5, err_msg=name)
+        else:
+            np.testing.assert_array_equal(b[name], a[name], err_msg=name)
+
+
 # ------------------------------------------------------------------------------------------
 # On a GPU (skipped without one; run on the lent device machine — see README "GPU")
 # ------------------------------------------------------------------------------------------
@@ -826,3 +916,26 @@ def test_cuda_determinism_and_blocking(k: int) -> None:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
     # cuBLAS picks kernels by batch size, so on a GPU the blocking changes the rounding (not more)
     np.testing.assert_allclose(simulate(cfg, sims=[2])["chi_loc4"][0], a["chi_loc4"][2], rtol=1e-5)
+
+
+@cuda
+def test_cuda_projected_sampling_is_deterministic_and_matches_cpu() -> None:
+    """Projected sampling asked for explicitly on CUDA: deterministic, and the same networks as on CPU
+    (same generator streams; float32 rounding apart)."""
+    cfg = MomentsConfig(arch="bn_ff", kernel_size=1, width=48, batch=6, depth=4, n_sims=2, dataset="patches",
+                        device="cuda", sampling="projected", seed=5)
+    a, b = simulate(cfg), simulate(cfg)
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@cuda
+def test_cuda_lambda_max_is_certified_against_float64_eigvalsh() -> None:
+    from layerwise.moments import LAMBDA_MAX_RTOL, lambda_max
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 300, 96)) * np.geomspace(0.1, 3.0, 96) + rng.standard_normal((6, 1, 96))
+    g = torch.from_numpy(x.transpose(0, 2, 1) @ x)
+    ref = np.linalg.eigvalsh(g.numpy())[:, -1]
+    got = lambda_max(g.float().cuda()).cpu().numpy()  # from the float32 Gram, as in the engine
+    np.testing.assert_allclose(got, ref, rtol=LAMBDA_MAX_RTOL + 1e-6)

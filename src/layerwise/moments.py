@@ -29,16 +29,17 @@ over batch and positions:
 
 Performance (SPEC §3): the networks of a block are propagated together, each with independent
 weights (``torch.bmm`` for dense layers), signal and noise in one product (concatenated along the
-batch axis); dense layers with fewer signal+noise rows than units are drawn *projected*
+batch axis); on CPU, dense layers with fewer signal+noise rows than units are drawn *projected*
 (``MomentsConfig.sampling``: Z = Rᵀ G from the QR of the rows, exact in distribution, 2B·N random
-numbers instead of N²); periodic k×k layers run in the Fourier domain (``MomentsConfig.conv``:
+numbers instead of N²) and periodic k×k layers run in the Fourier domain (``MomentsConfig.conv``:
 real DFT matrices, per-frequency channel products with 3 real products per complex one, ≈ 5×
-fewer flops than the direct convolution at paper scale), other boundaries through oneDNN; only
+fewer flops than the direct convolution at paper scale), other boundaries through oneDNN (on
+CUDA, where small factorisations and many small products are slow, explicit weights and cuDNN); only
 one layer is kept in memory, elementwise steps work in place and, on CPU, freed memory stays in
 the heap while the engine runs (:func:`reuse_freed_memory`); r_eff uses the smaller of the two
 Gram matrices (lower triangle only when it is channel-side and large; for BN outputs, D·G·D
-from the pre-BN one) and one ``torch.linalg.eigvalsh`` call per location (never an SVD), only at
-record steps.  Every network draws its input noise and weights from its own generator seeded from
+from the pre-BN one) and one λ_max call per location (:func:`lambda_max`: LAPACK's symmetric
+eigen-solver on CPU, a certified product-based method on CUDA; never an SVD), only at record steps.  Every network draws its input noise and weights from its own generator seeded from
 ``(seed, network index)`` so that results do not depend on how networks are blocked.
 """
 
@@ -68,7 +69,7 @@ from .params import (
     resolve_device,
 )
 
-CODE_VERSION = "moments-4"  # 2: projected sampling of dense layers; 3: FFT convolution (``MomentsConfig.conv``); 4: separable W_f, Grams blocked from N = 128 (rounding-level changes)
+CODE_VERSION = "moments-5"  # 2: projected sampling of dense layers; 3: FFT convolution (``MomentsConfig.conv``); 4: separable W_f, Grams blocked from N = 128 (rounding-level changes); 5: on CUDA, certified λ_max and "auto" = explicit sampling, direct conv (CPU numbers unchanged)
 """Bump whenever the numbers produced by :func:`simulate` change (the results store keys on it)."""
 
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
@@ -149,8 +150,10 @@ class MomentsConfig:
       numbers and ≈ 2·M²·(K + N) flops instead of K·N numbers and 2·M·K·N flops.  Layers with
       M ≥ min(K, N) are drawn explicitly.
 
-    Default (``"auto"``): ``"projected"`` for fully-connected nets with 2·batch < width, else
-    ``"explicit"``; convolutional nets are always ``"explicit"``.
+    Default (``"auto"``): on CPU ``"projected"`` for fully-connected nets with 2·batch < width, else
+    ``"explicit"``; on CUDA always ``"explicit"`` (the GPU's small QR factorisations cost more
+    than the product they save: 1.5–2× slower on an H100, measured); convolutional nets are
+    always ``"explicit"``.
 
     ``conv`` says how the k×k layers after the first (stride-2) one are computed; both give the
     same convolution, to float32 rounding:
@@ -166,7 +169,9 @@ class MomentsConfig:
       included (2.5× and 2.1× for a whole network, r_eff Grams included).  The same
       weights w are drawn, so the two agree network by network.
 
-    Default (``"auto"``): ``"fft"`` for periodic boundaries, else ``"direct"``.
+    Default (``"auto"``): on CPU ``"fft"`` for periodic boundaries, else ``"direct"``; on CUDA
+    always ``"direct"`` (cuDNN; the Fourier path's many small products are launch-bound there:
+    3.2× slower at N = 128, B = 16 and 1.2× at paper scale on an H100, measured).
     """
 
     arch: str = "bn_ff"
@@ -249,25 +254,32 @@ class MomentsConfig:
         return self.depth * (self.res_depth if self.arch == "bn_res" else 1)
 
     @property
+    def on_cuda(self) -> bool:
+        """Whether the run goes to a GPU (``device="cuda"``, or ``"auto"`` with one visible)."""
+        return self.device == "cuda" or (self.device == "auto" and torch.cuda.is_available())
+
+    @property
     def sampling_used(self) -> str:
         """The sampling actually used: ``"auto"`` resolves to ``"projected"`` for fully-connected nets
-        with 2·batch < width and to ``"explicit"`` otherwise. The field keeps what was asked for, so
-        ``dataclasses.replace(cfg, kernel_size=3)`` re-resolves instead of inheriting a choice made
-        for another architecture."""
+        with 2·batch < width on CPU and to ``"explicit"`` otherwise (always on CUDA). The field keeps
+        what was asked for, so ``dataclasses.replace(cfg, kernel_size=3)`` re-resolves instead of
+        inheriting a choice made for another architecture or device."""
         if self.sampling != "auto":
             return self.sampling
-        return "projected" if (self.kernel_size == 1 and 2 * self.batch < self.width) else "explicit"
+        dense_wide = self.kernel_size == 1 and 2 * self.batch < self.width
+        return "projected" if (dense_wide and not self.on_cuda) else "explicit"
 
     @property
     def conv_used(self) -> str:
         """How the k×k layers after the first are computed: ``"fft"`` (``"auto"`` with periodic
-        boundaries: a circular convolution is a per-frequency channel product, Z_f = X_f W_f) or
-        ``"direct"`` (oneDNN on the padded map); ``"none"`` for fully-connected nets."""
+        boundaries on CPU: a circular convolution is a per-frequency channel product, Z_f = X_f W_f)
+        or ``"direct"`` (oneDNN on the padded map, cuDNN on CUDA); ``"none"`` for fully-connected
+        nets."""
         if self.kernel_size == 1:
             return "none"
         if self.conv != "auto":
             return self.conv
-        return "fft" if self.boundary == "periodic" else "direct"
+        return "fft" if (self.boundary == "periodic" and not self.on_cuda) else "direct"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for the results store key); ``device`` is kept, the store may drop it."""
@@ -382,6 +394,66 @@ def _gram(x: torch.Tensor) -> torch.Tensor:
     return g
 
 
+LAMBDA_MAX_RTOL = 1e-6
+"""Relative accuracy certified by :func:`lambda_max_certified` (far below the float32 Gram's own
+rounding, ≈ √M·2⁻²⁴ relative per entry for M summed products)."""
+
+
+def lambda_max_certified(g: torch.Tensor, rtol: float = LAMBDA_MAX_RTOL, squarings: int = 12) -> torch.Tensor:
+    """λ_max of each symmetric positive semi-definite matrix of a batch (S, n, n), certified, float64.
+
+    Only the lower triangle of ``g`` is read (as ``eigvalsh(UPLO="L")`` does).  Three steps, all
+    matrix products and one Cholesky factorisation — what a GPU does well, unlike the small
+    symmetric eigen-solvers (on an H100, ``eigvalsh`` took 90 % of a fully-connected run):
+
+    1. repeated squaring P ← P²/Tr P² from P = A/Tr A, ``squarings`` times (P → the projector onto
+       the top eigenspace; components of an eigenvalue λ_j are damped by (λ_j/λ_max)^(2^squarings));
+    2. θ = vᵀAv / vᵀv, the Rayleigh quotient of the column v of P with the largest diagonal entry:
+       θ ≤ λ_max for every v (Courant–Fischer);
+    3. the certificate: μ = θ·(1 + ``rtol``); μI − A is positive definite iff λ_max < μ, checked by
+       a float64 Cholesky factorisation (``torch.linalg.cholesky_ex``; its backward error,
+       ≈ n·2⁻⁵³·‖A‖, is 10⁷ times smaller than the margin).
+
+    So every returned θ satisfies λ_max/(1 + rtol) < θ ≤ λ_max.  Matrices whose certificate fails
+    (λ_max nearly degenerate with a lower eigenvalue, closer than the squarings resolve) get
+    λ_max from ``torch.linalg.eigvalsh`` instead; all-zero matrices get 0.
+    """
+    a = g.double()
+    a = a.tril() + a.tril(-1).mT  # the symmetric matrix of the lower triangle
+    n = a.shape[-1]
+    tr = a.diagonal(dim1=-2, dim2=-1).sum(-1)
+    pos = tr > 0
+    p = a / torch.where(pos, tr, 1.0).view(-1, 1, 1)
+    for _ in range(squarings):
+        p = torch.bmm(p, p)
+        p = p / p.diagonal(dim1=-2, dim2=-1).sum(-1).clamp_min(torch.finfo(p.dtype).tiny).view(-1, 1, 1)
+    i = p.diagonal(dim1=-2, dim2=-1).argmax(-1)
+    v = torch.gather(p, 2, i.view(-1, 1, 1).expand(-1, n, 1))  # (S, n, 1): column i of P
+    theta = (v * torch.bmm(a, v)).sum((1, 2)) / (v * v).sum((1, 2)).clamp_min(torch.finfo(p.dtype).tiny)
+    theta = torch.where(pos, theta, 0.0)
+    mu = theta * (1.0 + rtol)
+    eye = torch.eye(n, dtype=a.dtype, device=a.device)
+    info = torch.linalg.cholesky_ex(mu.view(-1, 1, 1) * eye - a)[1]
+    bad = pos & (info != 0)
+    if bool(bad.any()):
+        theta = theta.clone()
+        theta[bad] = torch.linalg.eigvalsh(a[bad])[:, -1]
+    return theta
+
+
+def lambda_max(g: torch.Tensor) -> torch.Tensor:
+    """λ_max (float64, shape (S,)) of a batch of symmetric PSD Gram matrices, lower triangle read.
+
+    CPU: LAPACK's symmetric eigen-solver (``torch.linalg.eigvalsh``; exact to float32 rounding and
+    faster there than any product-based method, measured).  CUDA: :func:`lambda_max_certified`
+    (relative error < :data:`LAMBDA_MAX_RTOL`, certified), since the GPU's batched Jacobi solver
+    costs tens of ms per call (measured on an H100: 90 % of a fully-connected run).
+    """
+    if g.device.type == "cuda":
+        return lambda_max_certified(g)
+    return torch.linalg.eigvalsh(g)[:, -1].double()
+
+
 def _given(grams: dict[str, torch.Tensor] | None, key: str, x: torch.Tensor) -> torch.Tensor:
     """``grams[key]`` if present, else :func:`_gram` of ``x`` (stored in ``grams`` when a dict)."""
     if grams is not None and key in grams:
@@ -446,7 +518,7 @@ def feature_moments(
         else:
             out["reff_noise"] = torch.full((dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device)
     if gl:
-        lam = torch.linalg.eigvalsh(gl[0] if len(gl) == 1 else torch.cat(gl))[:, -1].double()
+        lam = lambda_max(gl[0] if len(gl) == 1 else torch.cat(gl))
         for i, (name, trace) in enumerate(names):
             out[name] = trace / lam[i * trace.shape[0] : (i + 1) * trace.shape[0]]
     return out
