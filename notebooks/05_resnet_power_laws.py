@@ -191,7 +191,11 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units exceeds 1 (z-sc
 # prediction approaching the fit as the units' increment settles — the theorem's asymptotics not
 # yet reached at 500 units — rather than as a disagreement with Labatie's result; a `paper`-scale
 # run (1 000 networks) would narrow both error bars but not the drift, which only more depth
-# removes.
+# removes. The GPU spot check `benchmarks/labatie_spot_checks.py` (written to
+# `results/bench/labatie_spot_checks.json`) does both: for these fully-connected ResNets run to
+# 4 000 units the gap shrinks window by window to well within one combined standard error, and
+# convolutional ResNets at the paper's settings (width 512, B = 64, 500 units) agree with Eq. 15
+# within one standard error already over the claim's range.
 
 # %%
 edges = np.unique(np.linspace(L_MIN, L, 5).astype(int))

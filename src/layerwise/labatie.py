@@ -495,7 +495,9 @@ def simulate_cached(
     ``cfg`` is a :class:`layerwise.moments.MomentsConfig`; networks ``0 .. cfg.n_sims − 1`` are
     simulated in blocks of ``block`` networks (each block cached on its own, so an interrupted run
     resumes).  The device is not part of the cache key: results computed on a GPU can be dropped
-    into the store and re-used on a CPU.  Returns ``(depth, arrays)`` with arrays (n_sims, R);
+    into the store and re-used on a CPU (they are another realisation of the same networks' law,
+    not the CPU's numbers: ``"auto"`` picks other exact algorithms there, see ``MomentsConfig``;
+    the store's metadata records the device).  Returns ``(depth, arrays)`` with arrays (n_sims, R);
     the wall time (computing or loading) is recorded in ``timings[name]`` when given.
     """
     import time
