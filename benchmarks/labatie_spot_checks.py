@@ -13,7 +13,9 @@ to ``results/bench/labatie_spot_checks.json``:
   (``labatie.power_fit`` / ``labatie.tau_prediction``, as Chapter 5 grades them) over several
   windows of units, for fully-connected BN ResNets 8× deeper than the paper's (4 000 units) and for
   convolutional ones at the paper's settings (width 512, B = 64, 500 units) — Chapter 5's
-  ``tau_matches_eq15`` fails at `default`, explained there as asymptotics not reached at 500 units.
+  ``tau_matches_eq15`` fails at `default`, explained there as asymptotics not reached at 500 units;
+  with each row the kurtosis μ₄/μ₂² after the first BN of the last unit (``kurtosis_near_3``,
+  explained there by the nearly rank-one patch batches).
 
     python benchmarks/labatie_spot_checks.py [--device auto] [--only conv_width tau] [--out FILE]
 
@@ -65,13 +67,15 @@ def tau(device: str) -> list[dict]:
         cfg = MomentsConfig(arch="bn_res", width=512, res_depth=2, device=device, **kw, **COMMON)
         a, s = _run(cfg)
         d, chi, dff = a["depth"], a["chi_loc5"], a["chi_loc4"] / a["chi_loc1"]
+        kurt = lb.summary(a["mu4_signal_loc2"][:, -1] / a["mu2_signal_loc2"][:, -1] ** 2)  # after the first BN, last unit
         for lo, hi in windows:
             sel = (d >= lo) & (d <= hi)
             pred, pred_se = lb.tau_prediction(dff[:, sel], cfg.res_depth)
             fit = lb.power_fit(d[sel], chi[:, sel], l_min=lo)
             rows.append(dict(net=tag, units=cfg.depth, networks=cfg.n_sims, s_per_network=s, window=[lo, hi],
                              tau_fit=fit["tau"], se_fit=fit["se_tau"], tau_eq15=pred, se_eq15=pred_se,
-                             z=(fit["tau"] - pred) / float(np.hypot(fit["se_tau"], pred_se))))
+                             z=(fit["tau"] - pred) / float(np.hypot(fit["se_tau"], pred_se)),
+                             kurtosis_last_unit=kurt["mean"], kurtosis_se=kurt["se"]))
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
