@@ -34,12 +34,13 @@ batch axis); on CPU, dense layers with fewer signal+noise rows than units are dr
 numbers instead of N²) and periodic k×k layers run in the Fourier domain (``MomentsConfig.conv``:
 real DFT matrices, per-frequency channel products with 3 real products per complex one, ≈ 5×
 fewer flops than the direct convolution at paper scale), other boundaries through oneDNN (on
-CUDA, where small factorisations and many small products are slow, explicit weights and cuDNN); only
+CUDA, where small factorisations and many small products are slow: explicit weights, cuDNN); only
 one layer is kept in memory, elementwise steps work in place and, on CPU, freed memory stays in
 the heap while the engine runs (:func:`reuse_freed_memory`); r_eff uses the smaller of the two
 Gram matrices (lower triangle only when it is channel-side and large; for BN outputs, D·G·D
 from the pre-BN one) and one λ_max call per location (:func:`lambda_max`: LAPACK's symmetric
-eigen-solver on CPU, a certified product-based method on CUDA; never an SVD), only at record steps.  Every network draws its input noise and weights from its own generator seeded from
+eigen-solver on CPU, a certified product-based method on CUDA; never an SVD), only at record
+steps.  Every network draws its input noise and weights from its own generator seeded from
 ``(seed, network index)`` so that results do not depend on how networks are blocked.
 """
 
