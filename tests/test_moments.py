@@ -845,8 +845,13 @@ def _psd_with_spectrum(eigs: list[float], seed: int) -> np.ndarray:
     return (q * np.asarray(eigs)) @ q.T
 
 
+# eigenvalues 0 or in the normal float range (float32 Grams have no others; a subnormal spectrum is
+# not represented to relative precision by the construction, so its λ_max is not known exactly)
+EIGENVALUE = st.one_of(st.just(0.0), st.floats(1e-30, 1e3))
+
+
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.floats(0.0, 1e3, allow_nan=False), min_size=1, max_size=48), st.integers(0, 2**32 - 1))
+@given(st.lists(EIGENVALUE, min_size=1, max_size=48), st.integers(0, 2**32 - 1))
 def test_lambda_max_certified_is_within_its_bound(eigs: list[float], seed: int) -> None:
     """λ_max/(1 + rtol) ≤ θ ≤ λ_max for any spectrum (ties and near-ties included), the exact λ_max
     known by construction; slack only for the float64 rounding of the constructed matrix."""
