@@ -15,9 +15,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import torch.nn.functional as F
 
 from layerwise.moments import (
     LOCATION_NAMES,
@@ -941,9 +941,9 @@ def test_cuda_determinism_and_blocking(k: int) -> None:
 
 
 @cuda
-def test_cuda_projected_sampling_is_deterministic_and_matches_cpu() -> None:
-    """Projected sampling asked for explicitly on CUDA: deterministic, and the same networks as on CPU
-    (same generator streams; float32 rounding apart)."""
+def test_cuda_projected_sampling_is_deterministic() -> None:
+    """Projected sampling asked for explicitly on CUDA (``"auto"`` no longer picks it there) still
+    runs and gives the same numbers twice."""
     cfg = MomentsConfig(arch="bn_ff", kernel_size=1, width=48, batch=6, depth=4, n_sims=2, dataset="patches",
                         device="cuda", sampling="projected", seed=5)
     a, b = simulate(cfg), simulate(cfg)

@@ -373,9 +373,8 @@ def _gram(x: torch.Tensor) -> torch.Tensor:
     """The smaller Gram matrix of a batch X (S, M, N): XXᵀ (M×M) if M < N else XᵀX (N×N).
 
     XᵀX and XXᵀ share their non-zero eigenvalues, so λ_max of the channel covariance comes from
-    ``torch.linalg.eigvalsh`` (symmetric eigen-solver, no SVD) of the smaller one.  Channel-side
-    Grams with N ≥ 128 hold only their lower triangle (the upper one is zero): pass them to
-    ``eigvalsh`` with its default ``UPLO="L"``.
+    :func:`lambda_max` (no SVD) of the smaller one.  Channel-side Grams with N ≥ 128 hold only
+    their lower triangle (the upper one is zero); :func:`lambda_max` reads only the lower one.
     """
     s, m, n = x.shape
     if m < n:
@@ -421,16 +420,16 @@ def lambda_max_certified(g: torch.Tensor, rtol: float = LAMBDA_MAX_RTOL, squarin
     """
     a = g.double()
     a = a.tril() + a.tril(-1).mT  # the symmetric matrix of the lower triangle
-    n = a.shape[-1]
+    n, tiny = a.shape[-1], torch.finfo(a.dtype).tiny
     tr = a.diagonal(dim1=-2, dim2=-1).sum(-1)
     pos = tr > 0
     p = a / torch.where(pos, tr, 1.0).view(-1, 1, 1)
     for _ in range(squarings):
         p = torch.bmm(p, p)
-        p = p / p.diagonal(dim1=-2, dim2=-1).sum(-1).clamp_min(torch.finfo(p.dtype).tiny).view(-1, 1, 1)
+        p = p / p.diagonal(dim1=-2, dim2=-1).sum(-1).clamp_min(tiny).view(-1, 1, 1)
     i = p.diagonal(dim1=-2, dim2=-1).argmax(-1)
     v = torch.gather(p, 2, i.view(-1, 1, 1).expand(-1, n, 1))  # (S, n, 1): column i of P
-    theta = (v * torch.bmm(a, v)).sum((1, 2)) / (v * v).sum((1, 2)).clamp_min(torch.finfo(p.dtype).tiny)
+    theta = (v * torch.bmm(a, v)).sum((1, 2)) / (v * v).sum((1, 2)).clamp_min(tiny)
     theta = torch.where(pos, theta, 0.0)
     mu = theta * (1.0 + rtol)
     eye = torch.eye(n, dtype=a.dtype, device=a.device)
@@ -1011,7 +1010,6 @@ def simulate(
     state that later layers overwrite in place (copy what you keep); ``weight_fn(net, layer,
     shape, std)`` and ``inputs(net) -> (x0, dx0)`` replace the random draws.
     """
-    import os
     from concurrent.futures import ThreadPoolExecutor
 
     sims = list(range(cfg.n_sims) if sims is None else sims)
