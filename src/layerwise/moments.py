@@ -382,8 +382,8 @@ def _gram(x: torch.Tensor) -> torch.Tensor:
     if n < 128:
         return torch.bmm(x.transpose(1, 2), x)
     # large channel-side Gram: only the lower triangle, by 2×2 blocks (3 products of 4, measured
-    # 0.8× the time of one full product at N = 512, 0.87× at N = 128); eigvalsh reads the lower
-    # triangle (UPLO="L")
+    # 0.8× the time of one full product at N = 512, 0.87× at N = 128); lambda_max reads only the
+    # lower triangle
     h = n // 2
     a, b = x[:, :, :h], x[:, :, h:]
     g = torch.empty((s, n, n), dtype=x.dtype, device=x.device)
@@ -435,8 +435,7 @@ def lambda_max_certified(g: torch.Tensor, rtol: float = LAMBDA_MAX_RTOL, squarin
     eye = torch.eye(n, dtype=a.dtype, device=a.device)
     info = torch.linalg.cholesky_ex(mu.view(-1, 1, 1) * eye - a)[1]
     bad = pos & (info != 0)
-    if bool(bad.any()):
-        theta = theta.clone()
+    if bool(bad.any()):  # theta is torch.where's fresh tensor: filled in place
         theta[bad] = torch.linalg.eigvalsh(a[bad])[:, -1]
     return theta
 
@@ -486,7 +485,7 @@ def feature_moments(
     """
     out: dict[str, torch.Tensor] = {}
     norm = torch.linalg.vector_norm
-    gl: list[torch.Tensor] = []  # Gram matrices of r_eff, one eigvalsh call for all
+    gl: list[torch.Tensor] = []  # Gram matrices of r_eff, one lambda_max call for all
     names: list[tuple[str, torch.Tensor]] = []
     if x is not None:
         s, m, n = x.shape
@@ -977,7 +976,7 @@ def _auto_block(cfg: MomentsConfig, n: int, device: str = "cpu") -> int:
     else:
         side = 16
         per = 4 * (cfg.width**2 * cfg.kernel_size**2 + 2 * cfg.batch * cfg.width * side * side * 8)
-    budget = torch.cuda.get_device_properties(0).total_memory / 4 if device == "cuda" else 1e9
+    budget = torch.cuda.get_device_properties(device).total_memory / 4 if device == "cuda" else 1e9
     return max(1, min(n, 16, int(budget // per)))
 
 
