@@ -1,88 +1,239 @@
-"""The claims ledger: grading rules, skips below the claim's scale, the JSON record."""
+"""The claims ledger: kinds, grading rules, the three outcomes under uncertainty, skips below the
+claim's scale, tallies, the JSON record, glued numbers and numbered figures."""
 
 import json
+import math
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
 
-from layerwise.chapter import Chapter
-from layerwise.claims import Ledger
+from layerwise import claims
+from layerwise.chapter import Chapter, first_sentence, format_value
+from layerwise.claims import Ledger, accepted_set, grade, quantile
 from layerwise.params import ParameterError
 
 
+def make(led=None, **kw):
+    kw.setdefault("why", "because")
+    kw.setdefault("source", "src")
+    kw.setdefault("kind", "predicts")
+    return (led or Ledger("ci")).claim(kw.pop("id", "c"), "s", **kw)
+
+
 @pytest.mark.parametrize(
-    "kw, passed",
+    "kw, status",
     [
-        (dict(measured=1.05, reference=1.0, tol=0.1, comparison="abs"), True),
-        (dict(measured=1.2, reference=1.0, tol=0.1, comparison="abs"), False),
-        (dict(measured=105.0, reference=100.0, tol=0.06, comparison="rel"), True),
-        (dict(measured=107.0, reference=100.0, tol=0.06, comparison="rel"), False),
-        (dict(measured=3.0, reference=3.5, comparison="le"), True),
-        (dict(measured=3.6, reference=3.5, comparison="le"), False),
-        (dict(measured=3.6, reference=3.5, tol=0.2, comparison="le"), True),
-        (dict(measured=0.9, reference=1.0, tol=0.05, comparison="ge"), False),
-        (dict(measured=2.0, reference=(1.0, 3.0), comparison="between"), True),
-        (dict(measured=4.0, reference=(1.0, 3.0), comparison="between"), False),
-        (dict(measured=True, comparison="true"), True),
-        (dict(measured=False, comparison="true"), False),
-        (dict(measured=float("nan"), reference=1.0, tol=10.0, comparison="abs"), False),
+        (dict(measured=1.05, reference=1.0, tol=0.1, comparison="abs"), "pass"),
+        (dict(measured=1.2, reference=1.0, tol=0.1, comparison="abs"), "fail"),
+        (dict(measured=105.0, reference=100.0, tol=0.06, comparison="rel"), "pass"),
+        (dict(measured=107.0, reference=100.0, tol=0.06, comparison="rel"), "fail"),
+        (dict(measured=3.0, reference=3.5, comparison="le"), "pass"),
+        (dict(measured=3.6, reference=3.5, comparison="le"), "fail"),
+        (dict(measured=3.6, reference=3.5, tol=0.2, comparison="le"), "pass"),
+        (dict(measured=0.9, reference=1.0, tol=0.05, comparison="ge"), "fail"),
+        (dict(measured=2.0, reference=(1.0, 3.0), comparison="between"), "pass"),
+        (dict(measured=4.0, reference=(1.0, 3.0), comparison="between"), "fail"),
+        (dict(measured=True, comparison="true"), "pass"),
+        (dict(measured=False, comparison="true"), "fail"),
+        (dict(measured=float("nan"), reference=1.0, tol=10.0, comparison="abs"), "fail"),
     ],
 )
-def test_grading_rules(kw, passed):
-    c = Ledger("ci").claim("c", "s", why="because", source="src", **kw)
-    assert c.passed is passed and c.status == ("pass" if passed else "fail")
+def test_grading_rules_without_uncertainty(kw, status):
+    c = make(**kw)
+    assert c.status == status and c.passed is (status == "pass")
 
 
-def test_claims_above_the_scale_are_skipped_visibly():
+# --- outcomes under uncertainty -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kw, status",
+    [
+        # interval 0.5 ± 2.576·0.1 = [0.242, 0.758] inside A = (−∞, 1]: pass
+        (dict(measured=0.5, se=0.1, reference=1.0, comparison="le"), "pass"),
+        # [0.742, 1.258] straddles 1: inconclusive, never a pass
+        (dict(measured=1.0 - 0.1 * 2.5, se=0.1, reference=1.0, comparison="le"), "inconclusive"),
+        # [1.142, 1.658] beyond 1: fail
+        (dict(measured=1.4, se=0.1, reference=1.0, comparison="le"), "fail"),
+        # a point estimate inside the threshold but an interval across it is inconclusive (the old
+        # "not contradicted" pass); the whole interval above it is a fail
+        (dict(measured=0.113, se=0.02, reference=0.05, tol=0.0, comparison="le"), "fail"),
+        (dict(measured=0.113, se=0.05, reference=0.05, tol=0.0, comparison="le"), "inconclusive"),
+        (dict(measured=0.04, se=0.05, reference=0.05, comparison="le"), "inconclusive"),
+        # agreement with tol = 0 can only fail or be inconclusive
+        (dict(measured=1.0, se=1e-9, reference=1.0, tol=0.0, comparison="abs"), "inconclusive"),
+        (dict(measured=1.0, se=0.01, reference=1.0, tol=0.05, comparison="rel"), "pass"),
+        (dict(measured=0.5, interval=(0.45, 0.55), reference=(0.4, 0.6), comparison="between"), "pass"),
+        (dict(measured=0.5, interval=(0.35, 0.55), reference=(0.4, 0.6), comparison="between"), "inconclusive"),
+        (dict(measured=0.2, interval=(0.1, 0.3), reference=(0.4, 0.6), comparison="between"), "fail"),
+    ],
+)
+def test_outcomes_follow_the_whole_interval(kw, status):
+    assert make(**kw).status == status
+
+
+def test_few_degrees_of_freedom_use_students_t():
+    # 2 batch means (1 d.o.f.): t_{0.995, 1} = 63.66, not 2.58 — the normal quantile would call it a pass
+    normal = make(measured=0.9, se=0.01, reference=1.0, comparison="le")
+    student = make(measured=0.9, se=0.01, dof=1, reference=1.0, comparison="le")
+    assert normal.status == "pass" and student.status == "inconclusive"
+    assert student.interval[1] == pytest.approx(0.9 + stats.t.ppf(0.995, 1) * 0.01)
+    assert quantile(0.99) == pytest.approx(2.5758, abs=1e-4)
+    assert quantile(0.95, 10) == pytest.approx(2.2281, abs=1e-4)
+
+
+@given(
+    m=st.floats(-10, 10), se=st.floats(0, 5), ref=st.floats(-10, 10), tol=st.floats(0, 5),
+    comparison=st.sampled_from(["abs", "rel", "le", "ge"]),
+)
+def test_outcome_is_pass_iff_both_ends_pass_and_fail_iff_neither_can(m, se, ref, tol, comparison):
+    """The interval outcome equals the point rule applied at every point of the interval: pass
+    iff both ends pass (A is an interval), fail iff no point passes."""
+    c = make(measured=m, se=se, reference=ref, tol=tol, comparison=comparison)
+    lo, hi = c.interval
+    a, b = accepted_set(comparison, ref, tol)
+    ends_ok = [a <= x <= b for x in (lo, hi)]
+    grid = np.linspace(lo, hi, 201)
+    any_ok = bool(np.any((grid >= a) & (grid <= b))) or (lo <= a <= hi) or (lo <= b <= hi)
+    if all(ends_ok):
+        assert c.status == "pass"
+    elif not any_ok:
+        assert c.status == "fail"
+    else:
+        assert c.status == "inconclusive"
+
+
+def test_grade_on_edges():
+    assert grade((1.0, 2.0), (1.0, 2.0)) == "pass"
+    assert grade((0.0, 1.0), (1.0, 2.0)) == "inconclusive"  # touches: one point satisfies the rule
+    assert grade((0.0, 0.99), (1.0, 2.0)) == "fail"
+    assert grade((-math.inf, 0.0), (-math.inf, 1.0)) == "pass"
+    assert grade((float("nan"), 1.0), (0.0, 2.0)) == "fail"
+
+
+# --- kinds, tallies, records ----------------------------------------------------------------
+def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     led = Ledger("default")
-    a = led.claim("a", "s", measured=1.0, reference=9.0, tol=0.1, why="w", source="s", min_scale="paper")
-    b = led.claim("b", "s", measured=1.0, reference=9.0, tol=0.1, why="w", source="s", min_scale="default")
+    a = make(led, id="a", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="paper")
+    b = make(led, id="b", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="default")
+    c = make(led, id="c", kind="predicts", measured=1.0, se=0.5, reference=1.2, tol=0.1)
+    d = make(led, id="d", kind="checks", measured=1.0, reference=1.0, tol=0.1)
     assert a.status == "skipped" and a.passed is None
     assert b.status == "fail" and led.failed == [b]
-    assert led.counts() == {"pass": 0, "fail": 1, "skipped": 1}
-    assert "skipped" in led.to_html() and "FAIL" in led.to_html()
+    assert c.status == "inconclusive" and c.passed is False
+    assert led.counts() == {"pass": 1, "fail": 1, "inconclusive": 1, "skipped": 1}
+    t = led.tally()
+    assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}
+    assert t["predicts"]["inconclusive"] == 1 and t["checks"]["pass"] == 1
+    line = led.summary()
+    assert line.startswith("Reproduces 0 of 1 paper results (1 failed, 1 need a larger scale)")
+    assert "confirms 0 of 1 predictions (1 inconclusive)" in line and "passes 1 of 1 checks" in line
+    html = led.to_html()
+    for text in ("○ skipped", "✗ fail", "? inconclusive", "✓ pass", 'id="claim-a"', "<details>", "Paper results reproduced"):
+        assert text in html
+    # reproductions are listed before predictions, predictions before checks
+    assert html.index("claim-a") < html.index("claim-c") < html.index("claim-d")
+
+
+def test_tally_of_json_records_matches_the_ledger():
+    led = Ledger("ci")
+    for i, (m, se) in enumerate([(0.1, None), (0.9, 0.2), (2.0, 0.1), (0.5, 0.01)]):
+        make(led, id=f"c{i}", kind=["reproduces", "predicts"][i % 2], measured=m, se=se, reference=1.0, comparison="le")
+    records = json.loads(json.dumps([c.to_json() for c in led.claims]))
+    assert claims.tally(records) == led.tally()
+    assert claims.tally_outcomes(records) == led.counts()
 
 
 @pytest.mark.parametrize(
     "kw",
     [
-        dict(measured=1.0, reference=1.0, comparison="abs"),  # no tolerance
-        dict(measured=1.0, reference=1.0, tol=-1.0),
+        dict(measured=1.0, reference=1.0, comparison="abs"),  # no margin
+        dict(measured=1.0, reference=1.0, tol=-1.0),  # a negative margin is a noise allowance in disguise
         dict(measured=1.0, reference=1.0, comparison="between"),
+        dict(measured=1.0, reference=(2.0, 1.0), comparison="between"),
         dict(measured=1.0, reference=1.0, tol=0.1, comparison="roughly"),
         dict(measured=1.0, reference=1.0, tol=0.1, min_scale="huge"),
         dict(measured=1.0, reference=1.0, tol=0.1, why="  "),
+        dict(measured=1.0, reference=1.0, tol=0.1, source=" "),
+        dict(measured=1.0, reference=1.0, tol=0.1, kind="shows"),
+        dict(measured=1.0, reference=1.0, tol=0.1, se=-0.1),
+        dict(measured=1.0, reference=1.0, tol=0.1, se=0.1, interval=(0.9, 1.1)),
+        dict(measured=1.0, reference=1.0, tol=0.1, dof=3),  # dof without se
+        dict(measured=1.0, reference=1.0, tol=0.1, se=0.1, dof=0),
+        dict(measured=1.0, reference=1.0, tol=0.1, se=0.1, confidence=1.5),
+        dict(measured=1.0, reference=1.0, tol=0.1, interval=(1.1, 0.9)),
+        dict(measured=True, comparison="true", se=0.1),
+        dict(measured=1.0, reference="one", tol=0.1),
     ],
 )
 def test_malformed_claims_are_refused(kw):
-    kw.setdefault("why", "w")
     with pytest.raises(ParameterError):
-        Ledger("ci").claim("c", "s", source="src", **kw)
+        make(**kw)
+
+
+def test_kind_is_required():
+    with pytest.raises(TypeError):
+        Ledger("ci").claim("c", "s", measured=1.0, reference=1.0, tol=0.0, why="w", source="s")
 
 
 def test_duplicate_ids_are_refused():
     led = Ledger("ci")
-    led.claim("c", "s", measured=1.0, reference=1.0, tol=0.0, why="w", source="s")
+    make(led, measured=1.0, reference=1.0, tol=0.0)
     with pytest.raises(ParameterError, match="twice"):
-        led.claim("c", "s", measured=1.0, reference=1.0, tol=0.0, why="w", source="s")
+        make(led, measured=1.0, reference=1.0, tol=0.0)
 
 
+# --- the chapter: results schema, glued numbers, figures ---------------------------------------
 def test_chapter_writes_the_results_schema(tmp_path):
     import matplotlib.pyplot as plt
-    import numpy as np
 
     ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", params={"width": 10}, results=tmp_path)
-    ch.claim("c", "s", measured=np.float64(1.0), reference=1.0, tol=np.float64(0.5), why="w", source="Eq. 1")
-    fig, ax = plt.subplots()
+    ch.claim("c", "s", kind="checks", measured=np.float64(1.0), reference=1.0, tol=np.float64(0.5), why="w", source="Eq. 1")
+    ch.claim("d", "s", kind="reproduces", measured=1.0, se=0.1, dof=4, reference=1.0, tol=0.3, why="w", source="Fig. 1")
+    ch.glue("width_used", 10)
+    fig, ax = plt.subplots(figsize=(6, 3))
     ax.plot([0, 1], [1, 0])
-    ch.figure(fig, "demo", "A caption.", arrays={"y": [1, 0]})
+    ch.figure(fig, "demo", "A line falls. More text.", arrays={"y": [1, 0]})
     ch.finish()
     data = json.loads(ch.results_path.read_text())
-    assert {"chapter", "scale", "seed", "device", "wall_time_s", "versions", "claims", "figures"} <= set(data)
+    assert {"chapter", "scale", "seed", "device", "wall_time_s", "versions", "claims", "figures", "glued", "figure_labels"} <= set(data)
     assert data["chapter"] == "42_demo" and data["scale"] == "ci" and data["seed"] == 3
-    assert set(data["claims"][0]) >= {"id", "statement", "measured", "reference", "tolerance", "passed", "source", "min_scale"}
-    assert data["claims"][0]["passed"] is True
+    c, d = data["claims"]
+    assert set(c) >= {"id", "kind", "statement", "measured", "se", "dof", "interval", "confidence", "reference",
+                      "tolerance", "rule", "status", "passed", "source", "min_scale", "justification"}
+    assert c["status"] == "pass" and c["passed"] is True and c["interval"] is None
+    q = stats.t.ppf(0.995, 4)
+    assert d["interval"] == pytest.approx([1.0 - q * 0.1, 1.0 + q * 0.1]) and d["status"] == "inconclusive"
+    assert data["glued"] == {"width_used": "10"}
+    assert data["figure_labels"][0]["label"] == "fig-42-demo" and data["figure_labels"][0]["alt"] == "A line falls."
     stem = tmp_path / data["figures"][0]
     assert stem.exists() and stem.with_suffix(".svg").exists() and stem.with_suffix(".npz").exists()
+
+
+def test_figures_too_wide_for_the_column_are_refused(tmp_path):
+    import matplotlib.pyplot as plt
+
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    fig = plt.figure(figsize=(16, 4))
+    with pytest.raises(ParameterError, match="2×2 grid"):
+        ch.figure(fig, "wide", "c", arrays={"y": [1]})
+    plt.close(fig)
+
+
+def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    assert ch.glue("a", 0.123456) == "0.123"
+    assert ch.glue("b", 1.5e14) == "1.50×10¹⁴"
+    assert ch.glue("c", -0.0421, se=0.0033) == "−0.0421 ± 0.0033"
+    assert ch.glue("d", "at this scale the gap is resolved") == "at this scale the gap is resolved"
+    assert ch.glue("e", 2.0, digits=2, unit="s") == "2.0 s"
+    with pytest.raises(ParameterError, match="twice"):
+        ch.glue("a", 1.0)
+    with pytest.raises(ParameterError):
+        ch.glue("Bad-Name", 1.0)
+    assert format_value(12345678) == "12\u2009345\u2009678"
+    assert first_sentence("The *map* of {math}`q`. Then more.") == "The map of q."
 
 
 def test_chapter_validates_its_inputs(tmp_path):

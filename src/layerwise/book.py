@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .claims import tally_outcomes
 from .params import SCALES, ParameterError, check_choice, check_scale
 from .paths import repo_root, results_root
 
@@ -74,11 +75,8 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
 
 
 def status_counts(results: dict[str, Any]) -> dict[str, int]:
-    """``{"pass": n, "fail": n, "skipped": n}`` over the claims of a chapter's results JSON."""
-    counts = {"pass": 0, "fail": 0, "skipped": 0}
-    for c in results.get("claims", []):
-        counts[c["status"]] += 1
-    return counts
+    """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over a chapter's results JSON."""
+    return tally_outcomes(results.get("claims", []))
 
 
 def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> None:
@@ -401,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
             n = status_counts(res)
-            print(f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims passed, {n['fail']} failed, {n['skipped']} skipped", flush=True)
+            print(f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims passed, {n['fail']} failed, "
+                  f"{n['inconclusive']} inconclusive, {n['skipped']} skipped", flush=True)
         if failures:
             print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)
             return 1

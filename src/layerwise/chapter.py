@@ -5,12 +5,15 @@ A notebook does::
     ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
     arrays = ch.cached("circle", config, compute, code_version=meanfield.CODE_VERSION)
     ch.figure(fig, "circle_pca", "Poole et al., Fig. 3 ...", arrays={...})
-    ch.claim("q_star", "...", measured=..., reference=..., tol=..., why=..., source=...)
+    ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=..., source=...)
+    ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
     ch.finish()   # scorecard + results/<scale>/<chapter>.json
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import time
@@ -21,13 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from .claims import Claim, Ledger
+from .claims import Ledger
 from .params import ParameterError, check_scale, resolve_device
 from .paths import results_root, store_root
 from .plotting import save_figure, set_style
 from .store import ArrayDict, ResultsStore, versions
 
 CHAPTER_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
+
+#: Widest figure (inches) that displays at >= 1:1 in the book's ~690 px column (96 px per inch).
+MAX_FIGURE_WIDTH_IN = 7.5
+#: Resolution of the PNG shown in the book: 2× for HiDPI screens at the figure's size in inches.
+RETINA_DPI = 192
+#: myst-nb's prefix for glued values that are not displayed where they are computed.
+GLUE_PREFIX = "application/papermill.record/"
 
 
 def _display(obj: Any) -> None:
@@ -37,6 +47,54 @@ def _display(obj: Any) -> None:
         display(obj)
     except ImportError:  # pragma: no cover - IPython ships with the book extra
         pass
+
+
+def _display_raw(data: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
+    """Emit one display_data output (a raw MIME bundle with metadata), as myst-nb's glue does."""
+    try:
+        from IPython.display import display
+
+        display(dict(data), raw=True, metadata=dict(metadata))
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` without Markdown emphasis or roles (for alt text)."""
+    plain = re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", text)
+    plain = re.sub(r"[*_`$]", "", plain).strip()
+    m = re.match(r"(.+?[.!?])(\s|$)", plain)
+    return (m.group(1) if m else plain)[:300]
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
+    """``value`` for prose: strings as they are, integers exactly, floats to ``digits`` significant
+    digits (scientific notation outside [1e-3, 1e5)), ``± se`` to two significant digits."""
+    if isinstance(value, str):
+        if se is not None:
+            raise ParameterError("se= goes with a numeric value, not a string")
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)) and se is None:
+        return f"{int(value):,}".replace(",", "\u2009")
+
+    def num(x: float, d: int) -> str:
+        x = float(x)
+        if not np.isfinite(x):
+            return str(x)
+        if x != 0 and not 1e-3 <= abs(x) < 1e5:
+            mant, exp = f"{x:.{d - 1}e}".split("e")
+            return f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}".replace("-", "−")
+        return f"{x:#.{d}g}".rstrip(".").replace("-", "−")
+
+    text = num(value, digits)
+    if se is not None:
+        text += f" ± {num(se, 2)}"
+    return text
 
 
 class Chapter:
@@ -68,6 +126,8 @@ class Chapter:
         self.store = ResultsStore(root / "store" if results is not None else store_root())
         self.ledger = Ledger(self.scale)
         self.figures: list[str] = []
+        self.figure_meta: list[dict[str, str]] = []
+        self.glued: dict[str, str] = {}
         self._t0 = time.perf_counter()
         set_style()
 
@@ -125,31 +185,66 @@ class Chapter:
         return entry.arrays
 
     # -- claims ---------------------------------------------------------------------------------
-    def claim(self, id: str, statement: str, **kw: Any) -> Claim:
-        """Record a claim in the ledger (see :meth:`layerwise.claims.Ledger.claim`)."""
-        return self.ledger.claim(id, statement, **kw)
+    def claim(self, id: str, statement: str, **kw: Any) -> None:
+        """Record a claim in the ledger (see :meth:`layerwise.claims.Ledger.claim`); returns
+        nothing, so a cell that ends with a claim shows no repr on the page."""
+        self.ledger.claim(id, statement, **kw)
+
+    # -- numbers for the prose ---------------------------------------------------------------------
+    def glue(self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = "") -> str:
+        """Make a measured value available to the chapter's prose as {glue}`name` (myst-nb glue).
+
+        Numbers are shown to ``digits`` significant digits (with ``± se`` when given); strings as
+        they are — use them for sentences whose truth depends on the run ("at this scale …").
+        Returns the text, which is also recorded in the results JSON under ``glued``."""
+        if not re.match(r"^[a-z0-9_]+$", name):
+            raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
+        if name in self.glued:
+            raise ParameterError(f"glue name {name!r} is used twice")
+        text = format_value(value, se=se, digits=digits) + (f" {unit}" if unit else "")
+        _display_raw({"text/plain": text}, {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+        self.glued[name] = text
+        return text
 
     # -- figures --------------------------------------------------------------------------------
-    def figure(self, fig: Any, name: str, caption: str, *, arrays: Mapping[str, Any]) -> Path:
-        """Save ``fig`` (PNG, SVG and its arrays as NPZ), show it, and show its numbered caption."""
+    def figure(self, fig: Any, name: str, caption: str, *, arrays: Mapping[str, Any], alt: str | None = None) -> None:
+        """Save ``fig`` (PNG, SVG and its arrays as NPZ) and show it as a numbered, linkable figure.
+
+        The figure is shown as a crisp (2×) PNG recorded for the book under the label
+        ``fig-NN-name`` (the rendered page wraps it in a numbered figure with ``caption``; other
+        pages link to it with {numref}`fig-NN-name`).  ``alt`` says what the figure shows for a
+        reader who cannot see it (default: the caption's first sentence).  Figures wider than
+        :data:`MAX_FIGURE_WIDTH_IN` inches are refused: they would be shrunk below a readable font
+        size at the book's column width."""
         import matplotlib.pyplot as plt
 
         if not re.match(r"^[a-z0-9_]+$", name):
             raise ParameterError(f"figure name={name!r} must be lower-case letters, digits and _")
+        width = float(fig.get_size_inches()[0])
+        if width > MAX_FIGURE_WIDTH_IN + 1e-9:
+            raise ParameterError(
+                f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits the book's column "
+                "with fonts >= 10 pt (use a 2×2 grid instead of 1×4 panels)"
+            )
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))
         if rel in self.figures:
             raise ParameterError(f"figure {name!r} is saved twice")
         self.figures.append(rel)
-        _display(fig)
+        label = f"fig-{self.number:02d}-{name.replace('_', '-')}"
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=RETINA_DPI, metadata={"Software": None})
         plt.close(fig)
-        try:
-            from IPython.display import Markdown
-
-            _display(Markdown(f"**Figure {self.number}.{len(self.figures)}.** {caption}"))
-        except ImportError:  # pragma: no cover
-            pass
-        return paths[0]
+        alt_text = alt or first_sentence(caption)
+        self.figure_meta.append({"name": name, "label": label, "caption": caption, "alt": alt_text, "path": rel})
+        _display_raw(
+            {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": f"<Figure {label}>"},
+            {
+                "image/png": {"width": int(round(width * 96))},
+                "scrapbook": {"name": label, "mime_prefix": ""},
+                "layerwise": {"figure": label, "caption": caption, "alt": alt_text},
+            },
+        )
 
     # -- the end ------------------------------------------------------------------------------
     def results(self) -> dict[str, Any]:
@@ -164,6 +259,8 @@ class Chapter:
             "params": json.loads(json.dumps(self.params, default=str)),
             "claims": [c.to_json() for c in self.ledger.claims],
             "figures": list(self.figures),
+            "figure_labels": list(self.figure_meta),
+            "glued": dict(self.glued),
             "store": {
                 "hits": sum(e[0] == "hit" for e in self.store.events),
                 "computed": sum(e[0] == "miss" for e in self.store.events),

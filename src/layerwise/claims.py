@@ -1,28 +1,65 @@
 """Claims ledger and scorecard (SPEC §1 "Claims ledger and scorecard").
 
-A claim is a quantitative statement a chapter makes, in code: what was measured, what it is
-compared with (a paper's value, a closed form, a bound), how, with which tolerance and why that
-tolerance is honest at the scale the chapter ran at.  A claim whose ``min_scale`` is larger than
-the run's scale is recorded as *skipped* (visibly), never silently dropped.
+A claim is a quantitative statement a chapter makes, in code: what was measured (with its
+uncertainty, when it has one), what it is compared with (a paper's value, a prediction, a bound),
+by which rule, with which margin and why that margin is honest at the scale the chapter ran at.
+
+**Kinds.** ``reproduces``: a number, curve, panel or statement of a paper or of its authors'
+published data (the source names the figure, equation, table or array); ``predicts``: a
+theoretical prediction — the paper's or one derived in the chapter — against our measurement;
+``checks``: an identity, conservation law or consistency of two computations of ours, kept in the
+book only when a reader learns from it (round-off identities are unit tests, not claims).
+
+**Outcomes.** The rule (``comparison`` with ``reference`` and the margin ``tol``) defines an
+accepted set A of values, an interval.  A measurement with a standard error ``se`` (and ``dof``
+degrees of freedom, when the error is estimated from few samples) or with an explicit
+``interval`` (e.g. a bootstrap's) is the confidence interval I at level ``confidence``; a
+measurement without uncertainty is the point I = [m, m].  The claim
+
+* **passes** when I ⊆ A (the whole interval satisfies the rule),
+* **fails** when I ∩ A = ∅ (the whole interval violates it),
+* is **inconclusive** otherwise — never counted as a pass,
+* is **skipped** when the run's scale is below the claim's ``min_scale`` (shown, never dropped).
+
+The margin ``tol`` is part of the rule (what "agrees", "nearly" or "≈" means), never a noise
+allowance: the noise enters through ``se``/``interval``.  An agreement claim with ``tol = 0`` can
+therefore only fail or stay inconclusive: it needs a declared margin to be able to pass.
 """
 
 from __future__ import annotations
 
+import html
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .params import ParameterError, check_choice, check_scale, scale_rank
 
-#: How ``measured`` is compared with ``reference`` and ``tolerance``.
+#: How ``measured`` is compared with ``reference`` and the margin ``tol`` (the accepted set A).
 COMPARISONS: dict[str, str] = {
-    "abs": "|measured − reference| ≤ tol",
-    "rel": "|measured − reference| ≤ tol·|reference|",
-    "le": "measured ≤ reference + tol",
-    "ge": "measured ≥ reference − tol",
-    "between": "reference[0] ≤ measured ≤ reference[1]",
-    "true": "measured is true",
+    "abs": "|x − ref| ≤ tol",
+    "rel": "|x − ref| ≤ tol·|ref|",
+    "le": "x ≤ ref + tol",
+    "ge": "x ≥ ref − tol",
+    "between": "lo ≤ x ≤ hi",
+    "true": "x is true",
 }
+
+#: Claim kinds, in the order scorecards list them.
+KINDS: dict[str, str] = {
+    "reproduces": "a number, curve, panel or statement of a paper or of its authors' published data",
+    "predicts": "a theoretical prediction (the paper's or derived in the chapter) against a measurement",
+    "checks": "an identity, conservation law or consistency between two computations of ours",
+}
+
+#: Outcomes, in the order tallies list them.
+OUTCOMES: tuple[str, ...] = ("pass", "fail", "inconclusive", "skipped")
+
+#: Confidence level of the intervals when a claim does not state its own.
+DEFAULT_CONFIDENCE = 0.99
+
+LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive", "skipped": "○ skipped"}
 
 
 def _num(x: Any) -> Any:
@@ -41,12 +78,58 @@ def _num(x: Any) -> Any:
         return str(x)
 
 
+def quantile(confidence: float, dof: float | None = None) -> float:
+    """Two-sided critical value of a ``confidence`` interval: the (1 + c)/2 quantile of the normal
+    law, or of Student's t with ``dof`` degrees of freedom when the standard error is estimated
+    from ``dof + 1`` (or, for a fit, ``dof + 2``) samples."""
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
+    p = 0.5 + confidence / 2
+    if dof is None:
+        return float(stats.norm.ppf(p))
+    if not dof > 0:
+        raise ParameterError(f"dof={dof!r} must be a positive number of degrees of freedom")
+    return float(stats.t.ppf(p, dof))
+
+
+def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[float, float]:
+    """The interval A of values that satisfy the rule (``-inf``/``inf`` for one-sided rules)."""
+    t = tol or 0.0
+    if comparison == "abs":
+        return reference - t, reference + t
+    if comparison == "rel":
+        return reference - t * abs(reference), reference + t * abs(reference)
+    if comparison == "le":
+        return -math.inf, reference + t
+    if comparison == "ge":
+        return reference - t, math.inf
+    if comparison == "between":
+        return float(reference[0]), float(reference[1])
+    raise ParameterError(f"comparison={comparison!r} has no accepted interval")
+
+
+def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
+    """``pass`` if ``interval`` ⊆ ``accepted``, ``fail`` if they are disjoint, else ``inconclusive``."""
+    lo, hi = interval
+    a, b = accepted
+    if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+        return "fail"
+    if a <= lo and hi <= b:
+        return "pass"
+    if hi < a or lo > b:
+        return "fail"
+    return "inconclusive"
+
+
 @dataclass
 class Claim:
     """One entry of the ledger; field names follow the results JSON schema."""
 
     id: str
     statement: str
+    kind: str
     measured: Any
     reference: Any
     tolerance: float | None
@@ -55,61 +138,136 @@ class Claim:
     source: str
     min_scale: str
     scale: str
-    passed: bool | None = field(default=None)
+    se: float | None = None
+    dof: float | None = None
+    interval: tuple[float, float] | None = None
+    confidence: float = DEFAULT_CONFIDENCE
+    note: str = ""
+    status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
+        check_choice("kind", self.kind, KINDS)
         check_choice("comparison", self.comparison, COMPARISONS)
         check_scale(self.min_scale)
-        if self.comparison in ("abs", "rel") and (self.tolerance is None or self.tolerance < 0):
-            raise ParameterError(f"claim {self.id}: comparison={self.comparison!r} needs tolerance >= 0")
+        if self.comparison in ("abs", "rel") and self.tolerance is None:
+            raise ParameterError(f"claim {self.id}: comparison={self.comparison!r} needs a margin tol >= 0 (0 allowed)")
+        if self.tolerance is not None and not self.tolerance >= 0:
+            raise ParameterError(
+                f"claim {self.id}: tol={self.tolerance!r} must be >= 0; the margin is part of the rule — "
+                "put the measurement's uncertainty in se= or interval="
+            )
         if self.comparison == "between" and (
-            not isinstance(self.reference, (list, tuple)) or len(self.reference) != 2
+            not isinstance(self.reference, (list, tuple)) or len(self.reference) != 2 or self.reference[0] > self.reference[1]
         ):
-            raise ParameterError(f"claim {self.id}: comparison='between' needs reference=(lo, hi)")
+            raise ParameterError(f"claim {self.id}: comparison='between' needs reference=(lo, hi) with lo <= hi")
+        if self.comparison not in ("between", "true") and not isinstance(_num(self.reference), float):
+            raise ParameterError(f"claim {self.id}: comparison={self.comparison!r} needs a numeric reference")
         if not self.justification.strip():
-            raise ParameterError(f"claim {self.id}: every tolerance needs a justification")
+            raise ParameterError(f"claim {self.id}: every claim needs a justification of its rule and margin (why=)")
+        if not self.source.strip():
+            raise ParameterError(f"claim {self.id}: every claim needs a source (paper and figure/equation/table, or 'ours: …')")
+        if self.se is not None and self.interval is not None:
+            raise ParameterError(f"claim {self.id}: give the uncertainty as se= or as interval=, not both")
+        if self.comparison == "true" and (self.se is not None or self.interval is not None):
+            raise ParameterError(f"claim {self.id}: comparison='true' takes no uncertainty")
+        if self.se is not None and not float(self.se) >= 0:
+            raise ParameterError(f"claim {self.id}: se={self.se!r} must be a non-negative number")
+        if self.dof is not None and self.se is None:
+            raise ParameterError(f"claim {self.id}: dof= qualifies a standard error; give se= too")
+        self.confidence = float(self.confidence)
+        quantile(self.confidence, self.dof)  # validates confidence and dof
         self.measured, self.reference = _num(self.measured), _num(self.reference)
         self.tolerance = None if self.tolerance is None else float(self.tolerance)
-        self.passed = None if self.skipped else bool(self.evaluate())
+        self.se = None if self.se is None else float(self.se)
+        self.dof = None if self.dof is None else float(self.dof)
+        if self.interval is not None:
+            lo, hi = (float(v) for v in self.interval)
+            if not lo <= hi:
+                raise ParameterError(f"claim {self.id}: interval={self.interval!r} must be (lo, hi) with lo <= hi")
+            self.interval = (lo, hi)
+        elif self.se is not None and isinstance(self.measured, float):
+            q = quantile(self.confidence, self.dof)
+            self.interval = (self.measured - q * self.se, self.measured + q * self.se)
+        self.status = "skipped" if self.skipped else self.evaluate()
 
     @property
     def skipped(self) -> bool:
         return scale_rank(self.scale) < scale_rank(self.min_scale)
 
     @property
-    def status(self) -> str:
-        return "skipped" if self.skipped else ("pass" if self.passed else "fail")
+    def passed(self) -> bool | None:
+        """True on pass, False on fail or inconclusive, None when skipped."""
+        return None if self.status == "skipped" else self.status == "pass"
 
-    def evaluate(self) -> bool:
-        m, r, tol = self.measured, self.reference, self.tolerance or 0.0
+    @property
+    def uncertain(self) -> bool:
+        return self.interval is not None
+
+    def evaluate(self) -> str:
+        """The outcome: ``pass``, ``fail`` or ``inconclusive`` (see the module docstring)."""
+        m = self.measured
         if self.comparison == "true":
-            return bool(m)
-        if m is None or (isinstance(m, float) and math.isnan(m)):
-            return False
+            return "pass" if bool(m) else "fail"
+        if m is None or isinstance(m, str) or (isinstance(m, float) and math.isnan(m)):
+            return "fail"
+        interval = self.interval if self.interval is not None else (m, m)
+        return grade(interval, accepted_set(self.comparison, self.reference, self.tolerance))
+
+    def rule(self) -> str:
+        """The rule in words, with the reference and margin filled in."""
+        r, t = self.reference, fmt(self.tolerance or 0.0)
         if self.comparison == "abs":
-            return abs(m - r) <= tol
+            return f"|x − {fmt(r)}| ≤ {t}" if self.tolerance else f"x = {fmt(r)}"
         if self.comparison == "rel":
-            return abs(m - r) <= tol * abs(r)
+            return f"|x − {fmt(r)}| ≤ {t}·|{fmt(r)}|"
         if self.comparison == "le":
-            return m <= r + tol
+            return f"x ≤ {fmt(r + (self.tolerance or 0.0))}" if self.tolerance else f"x ≤ {fmt(r)}"
         if self.comparison == "ge":
-            return m >= r - tol
-        lo, hi = r
-        return lo <= m <= hi
+            return f"x ≥ {fmt(r - (self.tolerance or 0.0))}" if self.tolerance else f"x ≥ {fmt(r)}"
+        if self.comparison == "between":
+            return f"{fmt(r[0])} ≤ x ≤ {fmt(r[1])}"
+        return "x is true"
+
+    def uncertainty(self) -> str:
+        """How the interval was formed, in words ('' when the measurement is exact)."""
+        if self.interval is None:
+            return ""
+        level = f"{100 * self.confidence:g} %"
+        if self.se is None:
+            return f"{level} interval [{fmt(self.interval[0])}, {fmt(self.interval[1])}]"
+        law = "normal" if self.dof is None else f"t, {self.dof:g} d.o.f."
+        return f"± {fmt(self.se)} SE; {level} interval ({law}) [{fmt(self.interval[0])}, {fmt(self.interval[1])}]"
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("scale")
-        d["status"] = self.status
-        d["rule"] = COMPARISONS[self.comparison]
-        return d
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "statement": self.statement,
+            "measured": self.measured,
+            "se": self.se,
+            "dof": self.dof,
+            "interval": None if self.interval is None else list(self.interval),
+            "confidence": self.confidence if self.interval is not None else None,
+            "reference": self.reference,
+            "tolerance": self.tolerance,
+            "comparison": self.comparison,
+            "rule": self.rule(),
+            "justification": self.justification,
+            "source": self.source,
+            "min_scale": self.min_scale,
+            "note": self.note,
+            "status": self.status,
+            "passed": self.passed,
+        }
 
 
 class Ledger:
     """The claims of one chapter run at one scale."""
 
-    def __init__(self, scale: str):
+    def __init__(self, scale: str, confidence: float = DEFAULT_CONFIDENCE):
         self.scale = check_scale(scale)
+        quantile(confidence)
+        self.confidence = float(confidence)
         self.claims: list[Claim] = []
 
     def claim(
@@ -117,18 +275,32 @@ class Ledger:
         id: str,
         statement: str,
         *,
+        kind: str,
         measured: Any,
         reference: Any = None,
         tol: float | None = None,
         comparison: str = "abs",
+        se: float | None = None,
+        dof: float | None = None,
+        interval: tuple[float, float] | None = None,
+        confidence: float | None = None,
         why: str,
         source: str,
         min_scale: str = "ci",
+        note: str = "",
     ) -> Claim:
-        """Record and grade one claim; ``why`` justifies the tolerance at this scale."""
+        """Record and grade one claim.
+
+        ``kind`` is one of :data:`KINDS`; ``tol`` is the rule's margin (what "agrees" means),
+        ``se``/``dof`` or ``interval`` the measurement's uncertainty; ``why`` justifies both at
+        this scale; ``note`` says why a claim that is not expected to pass at this scale does not.
+        """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
-        c = Claim(id, statement, measured, reference, tol, comparison, why, source, min_scale, self.scale)
+        c = Claim(
+            id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
+            se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,
+        )
         self.claims.append(c)
         return c
 
@@ -137,57 +309,136 @@ class Ledger:
         return [c for c in self.claims if c.status == "fail"]
 
     def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "fail": 0, "skipped": 0}
-        for c in self.claims:
-            out[c.status] += 1
-        return out
+        return tally_outcomes(c.to_json() for c in self.claims)
+
+    def tally(self) -> dict[str, dict[str, int]]:
+        return tally(c.to_json() for c in self.claims)
+
+    def summary(self) -> str:
+        return summary_sentence(self.tally(), self.scale)
 
     def to_frame(self):
-        """The scorecard as a pandas DataFrame."""
+        """The scorecard as a pandas DataFrame indexed by claim id."""
         import pandas as pd
 
-        rows = []
-        for c in self.claims:
-            rows.append(
-                {
-                    "claim": c.id,
-                    "statement": c.statement,
-                    "measured": fmt(c.measured),
-                    "reference": fmt(c.reference),
-                    "test": COMPARISONS[c.comparison].replace("tol", fmt(c.tolerance)),
-                    "why this tolerance": c.justification,
-                    "source": c.source,
-                    "checked from": c.min_scale,
-                    "result": {"pass": "✓ pass", "fail": "✗ FAIL", "skipped": "– skipped"}[c.status],
-                }
-            )
-        return pd.DataFrame(rows)
+        rows = [
+            {
+                "claim": c.id,
+                "kind": c.kind,
+                "statement": c.statement,
+                "measured": fmt(c.measured),
+                "uncertainty": c.uncertainty(),
+                "rule": c.rule(),
+                "source": c.source,
+                "from scale": c.min_scale,
+                "outcome": LABELS[c.status],
+            }
+            for c in self.claims
+        ]
+        return pd.DataFrame(rows).set_index("claim")
 
     def to_html(self) -> str:
-        """A self-contained HTML scorecard: result, claim (with why its tolerance is honest),
-        measured, reference and test, source."""
-        import html
+        return scorecard_html([c.to_json() for c in self.claims], self.scale)
 
-        n = self.counts()
-        label = {"pass": "✓ pass", "fail": "✗ FAIL", "skipped": "– skipped"}
-        rows = []
-        for c in self.claims:
-            skipped = f"<br><small>checked from scale <code>{c.min_scale}</code></small>" if c.skipped else ""
-            test = COMPARISONS[c.comparison].replace("tol", fmt(c.tolerance))
-            rows.append(
-                f'<tr class="lw-{c.status}"><td>{label[c.status]}{skipped}</td>'
-                f"<td><code>{html.escape(c.id)}</code><br>{html.escape(c.statement)}"
-                f'<br><small class="lw-why">Tolerance: {html.escape(c.justification)}</small></td>'
-                f"<td>{html.escape(fmt(c.measured))}</td>"
-                f"<td>{html.escape(fmt(c.reference))}<br><small>{html.escape(test)}</small></td>"
-                f"<td><small>{html.escape(c.source)}</small></td></tr>"
+
+# ----------------------------------------------------------------------------------------------
+# Tallies and rendering, from the JSON records (so dashboard, headers and scorecards agree)
+# ----------------------------------------------------------------------------------------------
+def tally_outcomes(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over claim records."""
+    out = dict.fromkeys(OUTCOMES, 0)
+    for c in claims:
+        out[c["status"]] += 1
+    return out
+
+
+def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Outcome counts per kind: ``{"reproduces": {"pass": …, …}, "predicts": …, "checks": …}``.
+
+    Records from before claims had kinds count as ``checks``."""
+    out = {k: dict.fromkeys(OUTCOMES, 0) for k in KINDS}
+    for c in claims:
+        out[c.get("kind", "checks")][c["status"]] += 1
+    return out
+
+
+def _part(n: Mapping[str, int], noun: str, verb: str) -> str:
+    total = sum(n.values())
+    graded = total - n["skipped"]
+    text = f"{verb} {n['pass']} of {graded} {noun}" if graded else f"no {noun} graded"
+    extra = [f"{n[o]} {o}" for o in ("inconclusive", "fail") if n[o]]
+    extra = [e.replace("fail", "failed") for e in extra]
+    if n["skipped"]:
+        extra.append(f"{n['skipped']} need a larger scale")
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None) -> str:
+    """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
+    results (2 need a larger scale); 5 of 6 predictions confirmed (1 inconclusive); 3 of 3 checks hold
+    — at scale `ci`"."""
+    parts = [
+        _part(t["reproduces"], "paper results", "Reproduces"),
+        _part(t["predicts"], "predictions", "confirms"),
+        _part(t["checks"], "checks", "passes"),
+    ]
+    parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
+    if not parts:
+        return "No claims."
+    s = "; ".join(parts)
+    s = s[0].upper() + s[1:]
+    return s + (f" — at scale {scale}." if scale else ".")
+
+
+def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-") -> str:
+    """A compact scorecard: one row per claim (outcome, statement with kind and source, measured
+    with its uncertainty, the rule), the justification folded in a ``<details>``; grouped by kind."""
+    t = tally(claims)
+    parts = [f'<p class="lw-score"><b>{html.escape(summary_sentence(t, scale))}</b></p>']
+    for kind in KINDS:
+        rows = [c for c in claims if c.get("kind", "checks") == kind]
+        if not rows:
+            continue
+        title = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested", "checks": "Checks"}[kind]
+        body = []
+        for c in rows:
+            cid = html.escape(c["id"])
+            meas = html.escape(fmt(c["measured"]))
+            if c.get("se") is not None:
+                meas += f' <span class="lw-se">± {html.escape(fmt(c["se"]))}</span>'
+            elif c.get("interval") is not None:
+                lo, hi = c["interval"]
+                meas += f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
+            level = ""
+            if c.get("interval") is not None:
+                lo, hi = c["interval"]
+                law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
+                level = (
+                    f"<br>Interval at {100 * c['confidence']:g} % confidence ({law if c.get('se') is not None else 'as computed'}): "
+                    f"[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]."
+                )
+            skipped = (
+                f'<br><span class="lw-min">checked from scale <code>{html.escape(c["min_scale"])}</code></span>'
+                if c["status"] == "skipped"
+                else ""
             )
-        head = "".join(f"<th>{h}</th>" for h in ("result", "claim", "measured", "reference / test", "source"))
-        return (
-            f'<p class="lw-score"><b>{n["pass"]} passed, {n["fail"]} failed, {n["skipped"]} skipped</b>'
-            f" at scale <code>{self.scale}</code>.</p>"
-            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+            body.append(
+                f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
+                f'<td class="lw-verdict">{LABELS[c["status"]]}{skipped}</td>'
+                f'<td class="lw-claim">{html.escape(c["statement"])}'
+                f'<br><span class="lw-src">{html.escape(c["source"])}</span>{note}'
+                f"<details><summary><code>{cid}</code> · rule and margin</summary>"
+                f"Rule: {html.escape(c.get('rule', ''))}. {html.escape(c['justification'])}{level}</details></td>"
+                f'<td class="lw-num">{meas}</td>'
+                f'<td class="lw-num">{html.escape(c.get("rule", ""))}</td></tr>'
+            )
+        head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured", "expected"))
+        parts.append(
+            f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
+            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         )
+    return "".join(parts)
 
 
 def fmt(x: Any) -> str:
@@ -201,6 +452,10 @@ def fmt(x: Any) -> str:
     if isinstance(x, str):
         return x
     x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
     if x == 0 or 1e-3 <= abs(x) < 1e5:
-        return f"{x:.4g}"
-    return f"{x:.3e}"
+        s = f"{x:.4g}"
+    else:
+        s = f"{x:.3e}"
+    return s.replace("-", "−")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import stats as _st
 
@@ -15,6 +17,24 @@ def mean_se(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     if n < 2:
         raise ParameterError(f"a standard error needs at least 2 samples along axis {axis}, got {n}")
     return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(n)
+
+
+class Estimate(NamedTuple):
+    """A mean over independent replicates with its standard error and degrees of freedom, ready
+    for a claim: ``ch.claim(..., measured=e.mean, se=e.se, dof=e.dof)``."""
+
+    mean: float
+    se: float
+    dof: int
+    n: int
+
+
+def estimate(x: np.ndarray) -> Estimate:
+    """Mean of the independent replicates ``x`` (e.g. one value per random network), its
+    standard error s/√n (ddof = 1) and n − 1 degrees of freedom for Student's t."""
+    x = np.asarray(x, dtype=float).ravel()
+    m, se = mean_se(x)
+    return Estimate(float(m), float(se), len(x) - 1, len(x))
 
 
 def z_family(m: int, alpha: float = 0.01, dof: int | None = None) -> float:
