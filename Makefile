@@ -11,13 +11,15 @@ DEVICE ?= auto
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
 PARAMS := $(foreach p,$(P),-p $(p))
 
-.PHONY: help venv book chapters html chapter test unit sync bench browser clean
+.PHONY: help venv book chapters html pdf evidence chapter test unit sync bench browser clean
 
 help:
 	@echo "make book [SCALE=ci|default|paper]      set up, execute every chapter, render _build/html"
 	@echo "make test                               set up, then unit tests + pair check + chapters at ci + HTML build + browser check"
 	@echo "make chapter CH=07 [SCALE=ci] [P='width=300 n_nets=4']   execute one chapter"
 	@echo "make html                               re-render _build/html from the executed chapters"
+	@echo "make pdf                                the whole book as one PDF: _build/pdf/layerwise.pdf (offline)"
+	@echo "make evidence SCALE=default             copy this machine's ledgers at SCALE into the tracked evidence/ folder"
 	@echo "make bench                              benchmarks -> results/bench/"
 	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
 	@echo "make clean                              remove build outputs and results (keeps .venv)"
@@ -39,6 +41,12 @@ chapters: venv
 
 html: venv
 	$(PY) -m layerwise book build
+
+pdf: venv browser
+	$(PY) -m layerwise book pdf
+
+evidence: venv
+	$(PY) -m layerwise book evidence --scale $(SCALE) --command "make book SCALE=$(SCALE) SEED=$(SEED) DEVICE=$(DEVICE)"
 
 chapter: venv
 	@test -n "$(CH)" || { echo "error: CH is required, e.g. make chapter CH=07 (chapters: $$($(PY) -m layerwise book list | tr '\n' ' '))"; exit 2; }

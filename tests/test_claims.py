@@ -223,11 +223,15 @@ def test_figures_too_wide_for_the_column_are_refused(tmp_path):
 
 def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
-    assert ch.glue("a", 0.123456) == "0.123"
-    assert ch.glue("b", 1.5e14) == "1.50×10¹⁴"
-    assert ch.glue("c", -0.0421, se=0.0033) == "−0.0421 ± 0.0033"
-    assert ch.glue("d", "at this scale the gap is resolved") == "at this scale the gap is resolved"
-    assert ch.glue("e", 2.0, digits=2, unit="s") == "2.0 s"
+    for name, value, kw, text in [
+        ("a", 0.123456, {}, "0.123"),
+        ("b", 1.5e14, {}, "1.50×10¹⁴"),
+        ("c", -0.0421, dict(se=0.0033), "−0.0421 ± 0.0033"),
+        ("d", "at this scale the gap is resolved", {}, "at this scale the gap is resolved"),
+        ("e", 2.0, dict(digits=2, unit="s"), "2.0 s"),
+    ]:
+        assert ch.glue(name, value, **kw) is None
+        assert ch.glued[name] == text
     with pytest.raises(ParameterError, match="twice"):
         ch.glue("a", 1.0)
     with pytest.raises(ParameterError):

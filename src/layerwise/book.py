@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .claims import tally_outcomes
-from .params import SCALES, ParameterError, check_choice, check_scale
+from .dashboard import save_evidence, write_dashboard, write_summary
+from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
 
 #: Per-chapter time limits in seconds by scale (SPEC budgets with margin); ``paper`` is unbounded.
@@ -100,41 +101,137 @@ def notebook_parameters(nb_path: Path) -> list[str]:
     raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
 
 
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def _figure_directive(label: str, caption: str, alt: str) -> str:
+    """The MyST markdown of a numbered, linkable figure pasted from a glued image."""
+    alt = " ".join(alt.split()).replace("`", "'")
+    return f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n\n{caption.strip()}\n```"
+
+
 def _decorate(executed: Path, results: Path, scale: str) -> None:
-    """Hide parameter cells and add the 'executed at' header after the title cell."""
+    """Shape the executed notebook for the page: parameter cells removed, code collapsed behind a
+    toggle (``hide-input``), cells that show nothing removed (``remove-cell``; they stay in the
+    downloadable notebook), stderr dropped, each figure of ``Chapter.figure`` turned into a
+    numbered ``{glue:figure}`` right after the cell that drew it, and the execution header (with
+    the scorecard's one-line summary) added after the title."""
     import nbformat
 
+    from .claims import summary_sentence, tally
+
     nb = nbformat.read(executed, as_version=4)
+    cells = []
     for cell in nb.cells:
+        if "lw-execution-header" in cell.metadata.get("tags", []) or "lw-figure" in cell.metadata.get("tags", []):
+            continue
         tags = cell.metadata.setdefault("tags", [])
-        if ("parameters" in tags or "injected-parameters" in tags) and "remove-cell" not in tags:
-            tags.append("remove-cell")
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        if "parameters" in tags or "injected-parameters" in tags:
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+            continue
+        figures, outputs, visible = [], [], False
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue  # warnings and progress bars belong to the terminal, not the page
+            meta = out.get("metadata", {})
+            lw = meta.get("layerwise", {})
+            if "figure" in lw:
+                out["data"] = {(k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v for k, v in out["data"].items()}
+                meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
+                md = nbformat.v4.new_markdown_cell(_figure_directive(lw["figure"], lw["caption"], lw["alt"]))
+                md.metadata["tags"] = ["lw-figure"]
+                figures.append(md)
+            elif not meta.get("scrapbook", {}).get("mime_prefix"):
+                visible = True
+            outputs.append(out)
+        cell["outputs"] = outputs
+        for t in ("hide-input", "remove-cell", "remove-input"):
+            if t in tags:
+                break
+        else:
+            tags.append("hide-input" if (visible or figures) else "remove-cell")
+        cells.extend(figures)
+    nb.cells = cells
+
     duration = nb.metadata.get("papermill", {}).get("duration")
-    info: dict[str, Any] = {}
-    if results.exists():
-        info = json.loads(results.read_text())
-    counts = status_counts(info)
+    info: dict[str, Any] = json.loads(results.read_text()) if results.exists() else {}
     store = info.get("store", {})
+    versions = info.get("versions", {})
     params = ", ".join(f"`{k}={v}`" for k, v in info.get("params", {}).items())
     wall = f"{duration:.1f} s" if duration is not None else "unknown"
+    stem = executed.stem
     header = (
-        "```{note}\n"
-        f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** "
-        f"({info.get('versions', {}).get('machine', '?')}) in **{wall}** of wall time "
-        f"with layerwise **{info.get('versions', {}).get('layerwise', '?')}**, "
-        f"torch {info.get('versions', {}).get('torch', '?')}, seed {info.get('seed', '?')}; "
-        f"{store.get('hits', 0)} cached and {store.get('computed', 0)} freshly computed simulation results. "
-        f"Scorecard: {counts['pass']} passed, {counts['fail']} failed, {counts['skipped']} skipped.\n\n"
+        "```{admonition} Scorecard and run\n:class: note lw-run\n"
+        f"**{summary_sentence(tally(info.get('claims', [])), '`' + scale + '`')}** "
+        '<a href="#scorecard">Go to the scorecard.</a>\n\n'
+        f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** ({versions.get('machine', '?')}) "
+        f"in **{wall}** of wall time with layerwise **{versions.get('layerwise', '?')}**, "
+        f"torch {versions.get('torch', '?')}, seed {info.get('seed', '?')}; "
+        f"{store.get('hits', 0)} cached and {store.get('computed', 0)} freshly computed simulation results.\n\n"
         f"Parameters: {params or '—'}. "
-        "Re-run this chapter with `make chapter CH=" + executed.name[:2] + " SCALE=<ci|default|paper>` "
-        "(see *How to reproduce*).\n```"
+        f"Re-run this chapter with `make chapter CH={stem[:2]} SCALE=<ci|default|paper>` (see {{doc}}`../reproduce`). "
+        f"Download: {{download}}`the source (.py) <../../notebooks/{stem}.py>` · "
+        f"{{download}}`the executed notebook (.ipynb) <{stem}.ipynb>`.\n```"
     )
+    nb.metadata["layerwise"] = {"scale": scale, "chapter": stem}
     cell = nbformat.v4.new_markdown_cell(header)
     cell.metadata["tags"] = ["lw-execution-header"]
-    nb.cells = [c for c in nb.cells if "lw-execution-header" not in c.metadata.get("tags", [])]
     first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
     nb.cells.insert(first_md + 1, cell)
     nbformat.write(nb, executed)
+
+
+class _Progress:
+    """Shows, on the runner's terminal, the block progress a chapter's kernel reports through
+    ``$LAYERWISE_PROGRESS`` (see :class:`layerwise.store.ProgressFile`): a tqdm bar with the time
+    left on a terminal, a line per block otherwise."""
+
+    def __init__(self, path: Path, chapter: str):
+        self.path, self.chapter, self.pos, self.bar, self.tty = path, chapter, 0, None, sys.stderr.isatty()
+        self.t0 = 0.0
+
+    def poll(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, encoding="utf-8") as f:
+            f.seek(self.pos)
+            lines = f.readlines()
+            self.pos = f.tell()
+        for line in lines:
+            try:
+                event, name, n = line.rstrip("\n").split("\t")
+            except ValueError:
+                continue
+            self._event(event, name.split(".", 1)[-1], int(n))
+
+    def _event(self, event: str, name: str, n: int) -> None:
+        if event == "start":
+            self.close()
+            self.t0, self.total = time.perf_counter(), n
+            if self.tty:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=n, desc=f"[layerwise]   {name}", unit="block", file=sys.stderr, leave=False)
+            else:
+                print(f"[layerwise]   {name}: {n} simulation block(s)", file=sys.stderr, flush=True)
+        elif event == "block":
+            if self.bar is not None:
+                self.bar.update(n - self.bar.n)
+            else:
+                el = time.perf_counter() - self.t0
+                left = el / n * (self.total - n)
+                print(f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ {left:.0f} s left", file=sys.stderr, flush=True)
+        elif event == "end":
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def run_chapter(
@@ -152,7 +249,9 @@ def run_chapter(
     """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
 
     The executed copy goes to ``executed_dir`` (default ``book/chapters/``), results to
-    ``$LAYERWISE_RESULTS`` (default ``results/``)."""
+    ``$LAYERWISE_RESULTS`` (default ``results/``); simulation blocks are reported on stderr."""
+    import tempfile
+
     root = root or repo_root()
     overrides = overrides or {}
     check_overrides(nb, overrides)
@@ -160,34 +259,50 @@ def run_chapter(
     out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
     results_dir = results_root(root)
-    env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0"}
-    code = (
-        "import json, sys, papermill as pm\n"
-        "from papermill.exceptions import PapermillExecutionError\n"
-        "a = json.loads(sys.argv[1])\n"
-        "try:\n"
-        "    pm.execute_notebook(a['nb'], a['out'], parameters=a['params'], cwd=a['cwd'],\n"
-        "                        kernel_name='python3', progress_bar=False, log_output=False)\n"
-        "except PapermillExecutionError as e:\n"
-        "    print('CELL', e.exec_count, e.ename, e.evalue, sep='\\t', file=sys.stderr)\n"
-        "    print('\\n'.join(e.traceback), file=sys.stderr)\n"
-        "    sys.exit(3)\n"
-    )
-    arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
-    started = time.time()
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", code, arg], env=env, capture_output=True, text=True, timeout=timeout
+    with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
+        progress_file = Path(tmp) / "progress"
+        env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0", "LAYERWISE_PROGRESS": str(progress_file)}
+        code = (
+            "import json, sys, papermill as pm\n"
+            "from papermill.exceptions import PapermillExecutionError\n"
+            "a = json.loads(sys.argv[1])\n"
+            "try:\n"
+            "    pm.execute_notebook(a['nb'], a['out'], parameters=a['params'], cwd=a['cwd'],\n"
+            "                        kernel_name='python3', progress_bar=False, log_output=False)\n"
+            "except PapermillExecutionError as e:\n"
+            "    print('CELL', e.exec_count, e.ename, e.evalue, sep='\\t', file=sys.stderr)\n"
+            "    print('\\n'.join(e.traceback), file=sys.stderr)\n"
+            "    sys.exit(3)\n"
         )
-    except subprocess.TimeoutExpired:
-        raise ChapterFailed(f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s") from None
+        arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
+        started = time.time()
+        errlog = Path(tmp) / "stderr"
+        progress = _Progress(progress_file, nb.stem)
+        with open(errlog, "w") as err:
+            proc = subprocess.Popen([sys.executable, "-c", code, arg], env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            try:
+                while proc.poll() is None:
+                    progress.poll()
+                    if timeout is not None and time.time() - started > timeout:
+                        proc.kill()
+                        proc.wait()
+                        raise ChapterFailed(f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s")
+                    time.sleep(0.25)
+            except KeyboardInterrupt:
+                proc.kill()
+                raise
+            finally:
+                progress.poll()
+                progress.close()
+        detail = errlog.read_text()
     if proc.returncode != 0:
-        detail = proc.stderr.strip()
         import re
 
-        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail)  # strip ANSI colours from tracebacks
-        head = detail.splitlines()[0] if detail.startswith("CELL") else ""
+        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail.strip())  # strip ANSI colours from tracebacks
+        head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")
         where = f" in cell {head.split(chr(9))[1]}" if head else ""
+        if head:
+            detail = detail[detail.index(head):]
         raise ChapterFailed(
             f"chapter {nb.stem} failed at scale {scale}{where} (executed copy: {out}):\n{detail[-6000:]}"
         )
@@ -226,61 +341,6 @@ def check_pairs(root: Path | None = None) -> list[str]:
 # ----------------------------------------------------------------------------------------------
 # Dashboard and build
 # ----------------------------------------------------------------------------------------------
-def write_dashboard(root: Path | None = None) -> Path:
-    """Write ``book/dashboard.md``: every chapter's claims, pass/fail/skipped at every scale run."""
-    root = root or repo_root()
-    runs: dict[str, dict[str, dict]] = {}
-    for scale in SCALES:
-        for f in sorted((results_root(root) / scale).glob("[0-9][0-9]_*.json")):
-            runs.setdefault(f.stem, {})[scale] = json.loads(f.read_text())
-    lines = [
-        "# Reproduction dashboard",
-        "",
-        "Every quantitative claim of the book, graded at every scale it has been executed at on this",
-        "build's machine (from `results/<scale>/<chapter>.json`). *skipped* marks a claim that only",
-        "becomes testable at a larger scale; a blank cell marks a scale that was not run.",
-        "",
-    ]
-    if not runs:
-        lines.append("No chapter has been executed yet: run `make book`.")
-    else:
-        lines += ["## Summary", "", "| chapter | " + " | ".join(SCALES) + " |", "|---|" + "---|" * len(SCALES)]
-        for ch, by_scale in runs.items():
-            cells = []
-            for s in SCALES:
-                if s not in by_scale:
-                    cells.append("")
-                    continue
-                n = status_counts(by_scale[s])
-                mark = "✗" if n["fail"] else "✓"
-                cells.append(f"{mark} {n['pass']} pass, {n['fail']} fail, {n['skipped']} skipped ({by_scale[s]['wall_time_s']:.0f} s, {by_scale[s]['device']})")
-            lines.append(f"| {ch} | " + " | ".join(cells) + " |")
-        lines += ["", "## Claims", ""]
-        sym = {"pass": "✓", "fail": "✗", "skipped": "–"}
-        for ch, by_scale in runs.items():
-            lines += [f"### {ch}", "", "| claim | statement | source | " + " | ".join(SCALES) + " |", "|---|---|---|" + "---|" * len(SCALES)]
-            ids: dict[str, dict] = {}
-            for s in SCALES:
-                for c in by_scale.get(s, {}).get("claims", []):
-                    ids.setdefault(c["id"], {"c": c})[s] = c
-            for cid, d in ids.items():
-                c = d["c"]
-                cells = [f"{sym[d[s]['status']]} {_short(d[s]['measured'])}" if s in d else "" for s in SCALES]
-                stmt = c["statement"].replace("|", "\\|")
-                src = c["source"].replace("|", "\\|")
-                lines.append(f"| `{cid}` | {stmt} | {src} | " + " | ".join(cells) + " |")
-            lines.append("")
-    out = root / "book" / "dashboard.md"
-    out.write_text("\n".join(lines) + "\n")
-    return out
-
-
-def _short(x: Any) -> str:
-    from .claims import fmt
-
-    return fmt(x).replace("|", "\\|")
-
-
 def install_mathjax(root: Path | None = None) -> Path:
     """Copy MathJax 3 (from the ``django-static-mathjax`` wheel) into the book's static folder."""
     root = root or repo_root()
@@ -307,6 +367,7 @@ def build_html(root: Path | None = None) -> Path:
     """Render ``_build/html`` with warnings as errors (all reported)."""
     root = root or repo_root()
     write_dashboard(root)
+    write_summary(root)
     missing = [e for e in _toc_files(root) if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))]
     if missing:
         raise ChapterFailed(f"the table of contents names files that do not exist yet: {missing}; run `make book` first")
@@ -318,6 +379,43 @@ def build_html(root: Path | None = None) -> Path:
     if proc.returncode != 0:
         raise ChapterFailed(f"jupyter-book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}")
     return root / "_build" / "html"
+
+
+def build_pdf(root: Path | None = None) -> Path:
+    """The whole book as one PDF, offline: Sphinx's ``singlehtml`` build printed by headless
+    Chromium (math typeset by the local MathJax, figures included) to ``_build/pdf/layerwise.pdf``."""
+    root = root or repo_root()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        raise ChapterFailed("make pdf needs headless Chromium: `make browser` installs Debian's chromium")
+    write_dashboard(root)
+    write_summary(root)
+    install_mathjax(root)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    proc = subprocess.run([str(jb), "build", str(root), "--builder", "singlehtml"], cwd=root, capture_output=True, text=True)
+    index = root / "_build" / "singlehtml" / "index.html"
+    if proc.returncode != 0 or not index.exists():
+        raise ChapterFailed(f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
+    out = root / "_build" / "pdf" / "layerwise.pdf"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               f"--user-data-dir={profile}", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=60000",
+               "--no-pdf-header-footer", f"--print-to-pdf={out}", index.as_uri()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if not out.exists() or out.stat().st_size < 10_000:
+        raise ChapterFailed(f"Chromium did not print the book to {out}:\n{proc.stderr[-3000:]}")
+    return out
+
+
+def pdf_pages(path: Path) -> int:
+    """Number of pages of a PDF (counts its page objects; enough for the PDFs Chromium writes)."""
+    import re
+
+    return len(re.findall(rb"/Type\s*/Page(?![s\w])", path.read_bytes()))
 
 
 def _toc_files(root: Path) -> list[str]:
@@ -357,7 +455,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("build", help="write the dashboard and render _build/html")
     sub.add_parser("list", help="list the chapters")
     sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
-    sub.add_parser("dashboard", help="write book/dashboard.md from results/")
+    sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
+    sub.add_parser("pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)")
+    e = sub.add_parser("evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder")
+    e.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
+    e.add_argument("--name", default=None, help="folder name under evidence/ (default: <scale>-<device>-<date>)")
+    e.add_argument("--command", default="", help="the command that produced the results (recorded in META.json)")
     a = p.parse_args(argv)
     root = repo_root()
     try:
@@ -377,6 +480,13 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "build":
             print("built", build_html(root))
             return 0
+        if a.cmd == "pdf":
+            print("printed", build_pdf(root))
+            return 0
+        if a.cmd == "evidence":
+            check_scale(a.scale)
+            print("saved", save_evidence(a.scale, a.name, root, a.command))
+            return 0
         check_scale(a.scale)
         check_choice("device", a.device, ("auto", "cpu", "cuda"))
         if a.seed < 0:
@@ -387,6 +497,15 @@ def main(argv: list[str] | None = None) -> int:
             for nb in todo.values():
                 check_overrides(nb, overrides)
         timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
+        if a.scale == "paper" and resolve_device(a.device) == "cpu":
+            print(
+                "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to 10 000 random\n"
+                "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on 2 cores), i.e.\n"
+                "[layerwise] days of computing; each simulation block prints its progress and the time left below.\n"
+                "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one H100), or compute\n"
+                "[layerwise] there and bring the results here: `python -m layerwise store import DIR` (see How to reproduce).",
+                file=sys.stderr, flush=True,
+            )
         failures = []
         for key, nb in todo.items():
             t0 = time.perf_counter()

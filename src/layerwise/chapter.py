@@ -191,20 +191,20 @@ class Chapter:
         self.ledger.claim(id, statement, **kw)
 
     # -- numbers for the prose ---------------------------------------------------------------------
-    def glue(self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = "") -> str:
+    def glue(self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = "") -> None:
         """Make a measured value available to the chapter's prose as {glue}`name` (myst-nb glue).
 
         Numbers are shown to ``digits`` significant digits (with ``± se`` when given); strings as
         they are — use them for sentences whose truth depends on the run ("at this scale …").
-        Returns the text, which is also recorded in the results JSON under ``glued``."""
+        The text is recorded in the results JSON under ``glued`` (and in :attr:`glued`); nothing is
+        returned, so a cell ending in a glue shows nothing on the page."""
         if not re.match(r"^[a-z0-9_]+$", name):
             raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
         if name in self.glued:
             raise ParameterError(f"glue name {name!r} is used twice")
         text = format_value(value, se=se, digits=digits) + (f" {unit}" if unit else "")
-        _display_raw({"text/plain": text}, {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+        _display_raw({GLUE_PREFIX + "text/plain": text}, {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
         self.glued[name] = text
-        return text
 
     # -- figures --------------------------------------------------------------------------------
     def figure(self, fig: Any, name: str, caption: str, *, arrays: Mapping[str, Any], alt: str | None = None) -> None:

@@ -49,6 +49,27 @@ def _canonical(obj: Any) -> Any:
     raise TypeError(f"configuration value {obj!r} of type {type(obj).__name__} is not JSON-able")
 
 
+class ProgressFile:
+    """Progress of block runs for whoever executes the notebook (the book runner's terminal).
+
+    The runner sets ``$LAYERWISE_PROGRESS`` to a file; the kernel appends one tab-separated line per
+    event (``start NAME N``, ``block NAME I`` when block I starts, ``end NAME N``) and the runner
+    shows them as a progress bar with an estimate of the time left.  Without the variable nothing is
+    written."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+
+    @classmethod
+    def from_env(cls) -> "ProgressFile":
+        return cls(os.environ.get("LAYERWISE_PROGRESS") or None)
+
+    def write(self, event: str, name: str, n: int) -> None:
+        if self.path:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(f"{event}\t{name}\t{int(n)}\n")
+
+
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
     """SHA-256 over the canonical JSON of the entry's name, configuration and code version."""
     payload = json.dumps(
@@ -233,7 +254,11 @@ class ResultsStore:
             from tqdm.auto import tqdm
 
             it = tqdm(it, desc=name, leave=False)
+        report = ProgressFile.from_env()
+        report.write("start", name, n_blocks)
         for i in it:
+            if i:
+                report.write("block", name, i)
             blocks.append(
                 self.get_or_compute(
                     f"{name}.block",
@@ -243,6 +268,7 @@ class ResultsStore:
                     device=device,
                 )
             )
+        report.write("end", name, n_blocks)
         keys = blocks[0].arrays.keys()
         missing = [k for k in shared if k not in keys]
         if missing:

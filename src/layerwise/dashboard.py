@@ -1,0 +1,246 @@
+"""What the book says about itself: the reproduction dashboard, the landing page's summary cards,
+and tracked evidence from other machines (SPEC §1 "Claims ledger and scorecard").
+
+* ``results/<scale>/NN_topic.json`` — the ledgers of runs on this build's machine (untracked);
+* ``evidence/<run>/`` — tracked ledgers (and thumbnails) of runs made elsewhere or at a scale CI does
+  not run (a GPU at ``paper``, this machine at ``default``), each with ``META.json`` saying machine,
+  date, code version and command (:func:`save_evidence`);
+* :func:`write_dashboard` writes ``book/dashboard.md`` from both, :func:`write_summary` the landing
+  page's cards (``book/_generated/summary.md``, included by ``book/intro.md``).
+
+Totals come from :func:`layerwise.claims.tally` over the same JSON records the chapters' scorecards
+were drawn from, so the dashboard, the landing page and every scorecard agree.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from .claims import KINDS, LABELS, fmt, summary_sentence, tally, tally_outcomes
+from .params import SCALES, ParameterError, check_scale
+from .paths import repo_root, results_root
+
+EVIDENCE_DIR = "evidence"
+SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
+
+
+# ----------------------------------------------------------------------------------------------
+# Runs: this machine's results and the tracked evidence
+# ----------------------------------------------------------------------------------------------
+def chapter_titles(root: Path) -> dict[str, str]:
+    """``{"07_meanfield_chaos": "Chapter 7 — Mean-field …"}`` from each notebook's first heading."""
+    out = {}
+    for py in sorted((root / "notebooks").glob("[0-9][0-9]_*.py")):
+        title = py.stem
+        for line in py.read_text(encoding="utf-8").splitlines():
+            if line.startswith("# # "):
+                title = line[4:].strip()
+                break
+        out[py.stem] = title
+    return out
+
+
+def load_runs(root: Path) -> list[dict[str, Any]]:
+    """Every set of chapter ledgers the dashboard shows, in column order: this machine's runs at
+    each scale, then each evidence folder. Each: ``{"label", "scale", "where", "meta", "chapters"}``."""
+    runs = []
+    for scale in SCALES:
+        chs = {f.stem: json.loads(f.read_text()) for f in sorted((results_root(root) / scale).glob("[0-9][0-9]_*.json"))}
+        if chs:
+            runs.append({"label": f"{scale} (this build)", "scale": scale, "where": "build", "meta": {}, "chapters": chs})
+    for meta_file in sorted((root / EVIDENCE_DIR).glob("*/META.json")):
+        meta = json.loads(meta_file.read_text())
+        chs = {f.stem: json.loads(f.read_text()) for f in sorted(meta_file.parent.glob("[0-9][0-9]_*.json"))}
+        if chs:
+            label = f"{meta['scale']} ({meta.get('device', '?')}, {meta.get('date', '?')[:10]})"
+            runs.append({"label": label, "scale": meta["scale"], "where": meta_file.parent.name, "meta": meta, "chapters": chs})
+    return runs
+
+
+def save_evidence(scale: str, name: str | None = None, root: Path | None = None, command: str = "") -> Path:
+    """Copy this machine's ledgers at ``scale`` (and each chapter's first figure, as a thumbnail)
+    into ``evidence/<name>/`` with ``META.json``: machine, device, date, code version (git commit),
+    command.  Raw arrays are not copied: the ledgers and figures are the evidence."""
+    root = root or repo_root()
+    check_scale(scale)
+    src = results_root(root) / scale
+    files = sorted(src.glob("[0-9][0-9]_*.json"))
+    if not files:
+        raise ParameterError(f"scale={scale!r}: no chapter results under {src}; run `make book SCALE={scale}` first")
+    first = json.loads(files[0].read_text())
+    device = first.get("device", "?")
+    name = name or f"{scale}-{device}-{time.strftime('%Y-%m-%d')}"
+    dest = root / EVIDENCE_DIR / name
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "figures").mkdir(parents=True)
+    for f in files:
+        shutil.copy2(f, dest / f.name)
+        data = json.loads(f.read_text())
+        for rel in data.get("figures", []):
+            png = src.parent / rel
+            if png.exists():
+                shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks"], cwd=root, capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "unknown", False
+    meta = {
+        "scale": scale,
+        "device": device,
+        "machine": first.get("versions", {}).get("machine", "?"),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "git_commit": commit + ("+uncommitted changes" if dirty else ""),
+        "versions": first.get("versions", {}),
+        "command": command or f"make book SCALE={scale}",
+        "chapters": [f.stem for f in files],
+    }
+    (dest / "META.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    return dest
+
+
+# ----------------------------------------------------------------------------------------------
+# Rendering
+# ----------------------------------------------------------------------------------------------
+def _kind_cell(claims: list[dict[str, Any]]) -> str:
+    t = tally(claims)
+    parts = []
+    for kind, short in zip(KINDS, ("reproduces", "predicts", "checks")):
+        n = t[kind]
+        graded = sum(n.values()) - n["skipped"]
+        if sum(n.values()):
+            parts.append(f"{short} {n['pass']}/{graded}")
+    o = tally_outcomes(claims)
+    extra = [f"{o[k]} {k}" for k in ("fail", "inconclusive", "skipped") if o[k]]
+    mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
+    return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" if extra else "")
+
+
+def write_dashboard(root: Path | None = None) -> Path:
+    """Write ``book/dashboard.md``: per chapter and run, the claims by kind and outcome; then every
+    claim with its outcome in each run, linked to its row in the chapter's scorecard."""
+    root = root or repo_root()
+    runs = load_runs(root)
+    titles = chapter_titles(root)
+    lines = [
+        "# Reproduction dashboard",
+        "",
+        "Every quantitative claim of the book, graded in every run we have: the runs on this build's machine",
+        "(`results/<scale>/`) and the tracked evidence from other machines or larger scales (`evidence/`, with",
+        "machine, date, code version and command). Claims are of three kinds: **reproduces** (a result of a paper",
+        "or of its authors' published data), **predicts** (a theoretical prediction against our measurement) and",
+        "**checks** (a consistency of our own computations). Outcomes: ✓ pass (the whole confidence interval",
+        "satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive (the interval straddles the",
+        "rule — never counted as a pass), ○ skipped (the claim needs a larger scale).",
+        "",
+    ]
+    if not runs:
+        lines.append("No chapter has been executed yet: run `make book`.")
+        out = root / "book" / "dashboard.md"
+        out.write_text("\n".join(lines) + "\n")
+        return out
+    chapters = sorted({ch for r in runs for ch in r["chapters"]})
+    head = "".join(f"<th>{html.escape(r['label'])}</th>" for r in runs)
+    rows = []
+    for ch in chapters:
+        cells = "".join(
+            f"<td>{_kind_cell(r['chapters'][ch]['claims'])}<br><small>{r['chapters'][ch]['wall_time_s']:.0f} s</small></td>"
+            if ch in r["chapters"] else "<td><small>not run</small></td>"
+            for r in runs
+        )
+        link = f'<a href="chapters/{ch}.html">{html.escape(titles.get(ch, ch))}</a>'
+        rows.append(f"<tr><td>{link}</td>{cells}</tr>")
+    totals = []
+    for r in runs:
+        claims = [c for d in r["chapters"].values() for c in d["claims"]]
+        totals.append(f"<td><b>{_kind_cell(claims)}</b></td>")
+    rows.append(f"<tr><td><b>whole book</b></td>{''.join(totals)}</tr>")
+    lines += ["## Summary", "", f'<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>', ""]
+    evid = [r for r in runs if r["where"] != "build"]
+    if evid:
+        lines += ["### Evidence runs", ""]
+        for r in evid:
+            m = r["meta"]
+            lines.append(
+                f"- **{r['label']}** (`evidence/{r['where']}/`): {m.get('machine', '?')}, device {m.get('device', '?')}, "
+                f"{m.get('date', '?')}, code `{m.get('git_commit', '?')}`, command `{m.get('command', '?')}`."
+            )
+        lines.append("")
+    lines += ["## Claims", ""]
+    for ch in chapters:
+        lines += [f"### {titles.get(ch, ch)}", ""]
+        ids: dict[str, dict[str, Any]] = {}
+        for i, r in enumerate(runs):
+            for c in r["chapters"].get(ch, {}).get("claims", []):
+                ids.setdefault(c["id"], {"c": c})[i] = c
+        body = []
+        for cid, d in ids.items():
+            c = d["c"]
+            cells = "".join(
+                f'<td title="{html.escape(LABELS[d[i]["status"]])}">{SYMBOLS[d[i]["status"]]} {html.escape(fmt(d[i]["measured"]))}</td>'
+                if i in d else "<td></td>"
+                for i in range(len(runs))
+            )
+            link = f'<a href="chapters/{ch}.html#claim-{html.escape(cid)}">{html.escape(c["statement"])}</a>'
+            body.append(
+                f"<tr><td>{link}<br><small>{html.escape(c.get('kind', 'checks'))} · {html.escape(c['source'])}</small></td>{cells}</tr>"
+            )
+        lines += [f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>', ""]
+    out = root / "book" / "dashboard.md"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def executed_scale(nb: Path) -> str | None:
+    """The scale an executed chapter in ``book/chapters/`` was run at (recorded by the runner)."""
+    try:
+        return json.loads(nb.read_text())["metadata"].get("layerwise", {}).get("scale")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def write_summary(root: Path | None = None) -> Path:
+    """Write ``book/_generated/summary.md``: one card per chapter in table-of-contents order, with its
+    first figure as a thumbnail and its scorecard's one-line summary at the scale this build shows."""
+    root = root or repo_root()
+    gen = root / "book" / "_generated"
+    (gen / "thumbs").mkdir(parents=True, exist_ok=True)
+    titles = chapter_titles(root)
+    scales_shown, cards = set(), []
+    for ch, title in titles.items():
+        nb = root / "book" / "chapters" / f"{ch}.ipynb"
+        scale = executed_scale(nb) if nb.exists() else None
+        res = results_root(root) / (scale or "") / f"{ch}.json"
+        if scale is None or not res.exists():
+            continue
+        scales_shown.add(scale)
+        data = json.loads(res.read_text())
+        line = summary_sentence(tally(data["claims"]), None)
+        img = ""
+        if data.get("figures"):
+            src = results_root(root) / data["figures"][0]
+            if src.exists():
+                shutil.copy2(src, gen / "thumbs" / f"{ch}.png")
+                img = f":img-top: _generated/thumbs/{ch}.png\n:img-alt: First figure of {title}\n"
+        cards.append(
+            f":::{{grid-item-card}} {title}\n:link: chapters/{ch}\n:link-type: doc\n{img}\n{line}\n:::\n"
+        )
+    if not cards:
+        text = "No chapter has been executed yet: run `make book`.\n"
+    else:
+        shown = ", ".join(f"`{s}`" for s in sorted(scales_shown, key=SCALES.index))
+        text = (
+            f"This build shows the chapters executed at scale {shown}; the {{doc}}`dashboard` has every run, "
+            "including tracked evidence at other scales.\n\n"
+            "::::{grid} 1 2 2 2\n:gutter: 2\n\n" + "\n".join(cards) + "::::\n"
+        )
+    out = gen / "summary.md"
+    out.write_text(text)
+    return out
