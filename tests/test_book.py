@@ -116,14 +116,38 @@ def test_the_ci_book_runs_and_builds(ci_book):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_claims_pass_at_ci(ci_book, chapter):
+def test_chapter_claims_do_not_fail_at_ci(ci_book, chapter):
+    """No claim fails at ci (inconclusive is allowed and shown as such; it never counts as a pass)."""
+    from layerwise.claims import KINDS, OUTCOMES
+
     res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
     assert res["chapter"] == chapter and res["scale"] == "ci" and res["seed"] == 0
     assert res["claims"], f"{chapter} states no claims"
     for c in res["claims"]:
-        assert {"id", "statement", "measured", "reference", "tolerance", "passed", "source", "min_scale", "justification"} <= set(c)
-    failed = [f"{c['id']}: measured {c['measured']} vs {c['reference']} (tol {c['tolerance']})" for c in res["claims"] if c["status"] == "fail"]
+        assert {"id", "kind", "statement", "measured", "se", "interval", "reference", "tolerance", "rule", "status",
+                "source", "min_scale", "justification"} <= set(c)
+        assert c["kind"] in KINDS and c["status"] in OUTCOMES
+    assert any(c["kind"] == "reproduces" for c in res["claims"]), f"{chapter} reproduces nothing of its paper"
+    failed = [f"{c['id']}: measured {c['measured']} (interval {c['interval']}) vs rule {c['rule']}" for c in res["claims"] if c["status"] == "fail"]
     assert not failed, f"{chapter}: failed claims:\n" + "\n".join(failed)
+
+
+@pytest.mark.slow
+def test_dashboard_and_headers_agree_with_the_ledgers(ci_book):
+    from layerwise.claims import summary_sentence, tally
+    from layerwise.dashboard import _kind_cell
+
+    import nbformat
+
+    all_claims = []
+    for chapter in CHAPTERS:
+        res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
+        all_claims += res["claims"]
+        nb = nbformat.read(ROOT / "book" / "chapters" / f"{chapter}.ipynb", as_version=4)
+        (header,) = [c for c in nb.cells if "lw-execution-header" in c.metadata.get("tags", [])]
+        assert summary_sentence(tally(res["claims"]), "`ci`") in header.source, chapter
+    dash = (ROOT / "book" / "dashboard.md").read_text()
+    assert f"<b>{_kind_cell(all_claims)}</b>" in dash
 
 
 @pytest.mark.slow
@@ -213,3 +237,42 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
             urls.append(msg["params"]["request"]["url"])
     external = [u for u in urls if not u.startswith(LOCAL_SCHEMES)]
     assert urls and not external, f"{page}: requests left the machine: {external}"
+    # what a reader sees: no warnings or progress bars, no reprs or paths, code collapsed, real alt text
+    for noise in ("Warning:", "Traceback", "PosixPath(", "Claim(id=", "it/s]", "/root/", "/home/"):
+        assert noise not in text, f"{page}: {noise!r} on the page"
+    alts = browser.execute_script("return Array.from(document.querySelectorAll('article img')).map(i => i.alt)")
+    bad_alt = [a for a in alts if not a.strip() or "/" in a or a.endswith((".png", ".svg"))]
+    assert not bad_alt, f"{page}: images without real alt text: {bad_alt[:5]}"
+    open_code = browser.execute_script(
+        "return document.querySelectorAll('div.cell:not(.tag_hide-input):not(.tag_remove-input) div.cell_input').length"
+    )
+    assert open_code == 0, f"{page}: {open_code} code cells shown uncollapsed"
+    wide = browser.execute_script(
+        "const w = document.documentElement.clientWidth;"
+        "return Array.from(document.querySelectorAll('article *')).filter(e => e.getBoundingClientRect().right > w + 1"
+        " && !e.closest('pre, .highlight, .cell_output, mjx-container, .MathJax, details:not([open]), .table-wrapper, .pst-scrollable-table-container'))"
+        ".slice(0, 5).map(e => e.tagName + '.' + e.className)"
+    )
+    assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
+    if page.startswith("book/chapters/"):
+        res = json.loads((ROOT / "results" / "ci" / f"{page.split('/')[-1]}.json").read_text())
+        missing = [k for k, v in res.get("glued", {}).items() if v not in text and len(v) < 200]
+        md = (ROOT / "notebooks" / f"{page.split('/')[-1]}.py").read_text()
+        missing = [k for k in missing if f"{{glue}}`{k}`" in md]
+        assert not missing, f"{page}: glued numbers not shown: {missing}"
+        assert "Scorecard" in browser.execute_script("return Array.from(document.querySelectorAll('h2')).map(h => h.innerText).join('|')")
+    links = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => a.href)"
+    )
+    for href in links:
+        target = Path(href.split("#")[0].replace("file://", ""))
+        assert target.exists(), f"{page}: link to a missing page {href}"
+
+
+@pytest.mark.slow
+def test_the_whole_book_prints_to_a_pdf(ci_book):
+    p = run_cli("book", "pdf", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    pdf = ROOT / "_build" / "pdf" / "layerwise.pdf"
+    assert pdf.exists() and pdf.stat().st_size > 500_000
+    assert book.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards

@@ -393,9 +393,14 @@ def build_pdf(root: Path | None = None) -> Path:
     install_mathjax(root)
     jb = Path(sys.executable).parent / "jupyter-book"
     proc = subprocess.run([str(jb), "build", str(root), "--builder", "singlehtml"], cwd=root, capture_output=True, text=True)
-    index = root / "_build" / "singlehtml" / "index.html"
-    if proc.returncode != 0 or not index.exists():
+    single = root / "_build" / "singlehtml"
+    page = single / "book" / "intro.html"
+    if proc.returncode != 0 or not page.exists():
         raise ChapterFailed(f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
+    # Sphinx writes the single page where the root document lives (book/) but links its assets from
+    # the build's root: the page is printed from the root, where those links resolve.
+    index = single / "layerwise-print.html"
+    index.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
     out = root / "_build" / "pdf" / "layerwise.pdf"
     out.parent.mkdir(parents=True, exist_ok=True)
     import tempfile

@@ -144,6 +144,7 @@ def write_dashboard(root: Path | None = None) -> Path:
     if not runs:
         lines.append("No chapter has been executed yet: run `make book`.")
         out = root / "book" / "dashboard.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("\n".join(lines) + "\n")
         return out
     chapters = sorted({ch for r in runs for ch in r["chapters"]})
@@ -194,6 +195,7 @@ def write_dashboard(root: Path | None = None) -> Path:
             )
         lines += [f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>', ""]
     out = root / "book" / "dashboard.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     return out
 

@@ -1,0 +1,177 @@
+"""The book's page machinery without executing chapters: how an executed notebook is shaped for the
+page (figures, glue, code toggles, stderr, header), the dashboard's totals against the ledgers, the
+tracked evidence, and the landing page's cards."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from layerwise import book, chapter, dashboard
+from layerwise.claims import Ledger, summary_sentence, tally
+
+GLUE = "application/papermill.record/"
+
+
+def _ledger_json(scale: str = "ci") -> list[dict]:
+    led = Ledger(scale)
+    led.claim("r1", "paper value", kind="reproduces", measured=1.0, se=0.01, reference=1.0, tol=0.1, why="w", source="Fig. 1")
+    led.claim("r2", "paper value at width", kind="reproduces", measured=1.0, reference=1.0, tol=0.1, why="w", source="Fig. 2", min_scale="paper")
+    led.claim("p1", "prediction", kind="predicts", measured=0.9, se=0.1, reference=1.0, comparison="le", why="w", source="Eq. 3")
+    led.claim("c1", "consistency", kind="checks", measured=2.0, reference=1.0, comparison="le", why="w", source="ours")
+    return [c.to_json() for c in led.claims]
+
+
+def _results(claims, scale="ci", figures=()):
+    return {"chapter": "42_demo", "scale": scale, "seed": 0, "device": "cpu", "wall_time_s": 1.5,
+            "versions": {"machine": "x86_64", "layerwise": "0.1.0", "torch": "2.13.0"}, "params": {"width": 3},
+            "claims": claims, "figures": list(figures), "glued": {}, "store": {"hits": 1, "computed": 2}}
+
+
+def _captured_outputs(monkeypatch, ch_fn):
+    """The display_data outputs a Chapter call emits, as nbformat outputs."""
+    outs = []
+    monkeypatch.setattr(chapter, "_display_raw", lambda data, meta: outs.append(
+        nbformat.v4.new_output("display_data", data=dict(data), metadata=dict(meta))))
+    ch_fn()
+    return outs
+
+
+def test_decorate_shapes_the_page(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    ch = chapter.Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path / "results")
+
+    def draw():
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot([0, 1])
+        ch.figure(fig, "rise", "A line rises from 0 to 1. It is straight.", arrays={"y": [0, 1]})
+
+    fig_outs = _captured_outputs(monkeypatch, draw)
+    glue_outs = _captured_outputs(monkeypatch, lambda: ch.glue("slope", 0.987654, se=0.012))
+    code = nbformat.v4.new_code_cell
+    cells = [
+        nbformat.v4.new_markdown_cell("# Chapter 42 — Demo\n\nThe slope is {glue}`slope`."),
+        code("scale = 'ci'", metadata={"tags": ["parameters"]}),
+        code("draw()", outputs=[nbformat.v4.new_output("stream", name="stderr", text="TqdmWarning: /home/x\n"), *fig_outs]),
+        code("glue()", outputs=glue_outs),
+        code("x = 1"),
+        code("df", outputs=[nbformat.v4.new_output("execute_result", data={"text/plain": "table"}, execution_count=1)]),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    path = tmp_path / "42_demo.ipynb"
+    nbformat.write(nb, path)
+    res = tmp_path / "42_demo.json"
+    res.write_text(json.dumps(_results(_ledger_json())))
+    book._decorate(path, res, "ci")
+    out = nbformat.read(path, as_version=4)
+    kinds = [(c.cell_type, c.metadata.get("tags", [])) for c in out.cells]
+    # title, header, parameters (removed), figure cell (code collapsed), its figure, glue cell and
+    # silent cell (removed), the table cell (code collapsed)
+    assert kinds[0][0] == "markdown" and "lw-execution-header" in kinds[1][1]
+    assert "remove-cell" in kinds[2][1]
+    assert "hide-input" in kinds[3][1] and kinds[4] == ("markdown", ["lw-figure"])
+    assert "remove-cell" in kinds[5][1] and "remove-cell" in kinds[6][1] and "hide-input" in kinds[7][1]
+    assert all(o.get("name") != "stderr" for o in out.cells[3].outputs), "stderr must not reach the page"
+    fig_md = out.cells[4].source
+    assert fig_md.startswith("```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A line rises from 0 to 1.")
+    assert "It is straight." in fig_md
+    # the figure is kept only as a glue record (shown once, by the numbered figure)
+    (fig_out,) = out.cells[3].outputs
+    assert set(fig_out.data) == {GLUE + "image/png", GLUE + "text/plain"}
+    png = base64.b64decode(fig_out.data[GLUE + "image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # the header carries the scorecard's one-line summary and the download links
+    header = out.cells[1].source
+    assert summary_sentence(tally(_ledger_json()), "`ci`") in header
+    assert "{download}`the source (.py) <../../notebooks/42_demo.py>`" in header
+    assert out.metadata["layerwise"]["scale"] == "ci"
+    # decorating twice gives the same notebook (re-rendering after `make html`)
+    book._decorate(path, res, "ci")
+    again = nbformat.read(path, as_version=4)
+    assert [c.source for c in again.cells] == [c.source for c in out.cells]
+
+
+def test_glued_numbers_are_what_myst_nb_reads(monkeypatch, tmp_path):
+    """The glue records of Chapter.glue and Chapter.figure are the ones myst-nb's glue extracts: the
+    rendered page shows the formatted text (checked in a real build by test_book)."""
+    from myst_nb.ext.glue import extract_glue_data
+
+    ch = chapter.Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    outs = _captured_outputs(monkeypatch, lambda: (ch.glue("a", 1.5e14), ch.glue("b", "at this scale it holds")))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=outs)])
+
+    class Log:
+        def warning(self, *a, **k):
+            raise AssertionError(a)
+
+    data = extract_glue_data(nb, [0], Log())
+    assert dict(data["a"]["data"]) == {"text/plain": "1.50×10¹⁴"}
+    assert dict(data["b"]["data"]) == {"text/plain": "at this scale it holds"}
+
+
+def _repo(tmp_path: Path, monkeypatch) -> Path:
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "_toc.yml").write_text("root: book/intro\n")
+    for stem, title in [("01_first", "Chapter 1 — First"), ("02_second", "Chapter 2 — Second")]:
+        (root / "notebooks" / f"{stem}.py").write_text(f"# %% [markdown]\n# # {title}\n")
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(root / "results"))
+    return root
+
+
+def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, monkeypatch):
+    root = _repo(tmp_path, monkeypatch)
+    ci = root / "results" / "ci"
+    ci.mkdir(parents=True)
+    claims = _ledger_json()
+    (ci / "01_first.json").write_text(json.dumps(_results(claims)))
+    (ci / "02_second.json").write_text(json.dumps(_results(claims[:2])))
+    with pytest.raises(Exception, match="no chapter results"):
+        dashboard.save_evidence("paper", root=root)
+    (root / "results" / "default").mkdir()
+    (root / "results" / "default" / "01_first.json").write_text(json.dumps(_results(_ledger_json("default"), "default")))
+    ev = dashboard.save_evidence("default", "default-cpu-test", root=root, command="make book SCALE=default")
+    meta = json.loads((ev / "META.json").read_text())
+    assert meta["scale"] == "default" and meta["command"] == "make book SCALE=default" and meta["chapters"] == ["01_first"]
+    assert {"machine", "device", "date", "git_commit", "versions"} <= set(meta)
+    text = dashboard.write_dashboard(root).read_text()
+    # one column for this build's ci run, one for the evidence (default); the whole-book row sums both chapters
+    assert "ci (this build)" in text and "default (cpu," in text and "evidence/default-cpu-test/" in text
+    whole = tally(claims + claims[:2])
+    cell = dashboard._kind_cell(claims + claims[:2])
+    assert f"reproduces {whole['reproduces']['pass']}/{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
+    assert f"<b>{cell}</b>" in text
+    assert '<a href="chapters/01_first.html#claim-r1">paper value</a>' in text
+    assert '<a href="chapters/01_first.html">Chapter 1 — First</a>' in text
+    # a chapter missing from a run says so instead of leaving an empty cell
+    assert "not run" in text
+
+
+def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
+    root = _repo(tmp_path, monkeypatch)
+    (root / "book" / "chapters").mkdir(parents=True)
+    fig = root / "results" / "ci" / "figures" / "01_first"
+    fig.mkdir(parents=True)
+    (fig / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    claims = _ledger_json()
+    (root / "results" / "ci" / "01_first.json").write_text(json.dumps(_results(claims, figures=["ci/figures/01_first/a.png"])))
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["layerwise"] = {"scale": "ci"}
+    nbformat.write(nb, root / "book" / "chapters" / "01_first.ipynb")
+    text = dashboard.write_summary(root).read_text()
+    assert "This build shows the chapters executed at scale `ci`" in text
+    assert ":link: chapters/01_first" in text and ":img-top: _generated/thumbs/01_first.png" in text
+    assert summary_sentence(tally(claims), None) in text
+    assert "02_second" not in text  # not executed: no card
+    assert (root / "book" / "_generated" / "thumbs" / "01_first.png").exists()
+
+
+def test_pdf_page_count(tmp_path):
+    pdf = tmp_path / "x.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >>\n2 0 obj << /Type /Page >>\n3 0 obj <</Type/Page/Parent 1 0 R>>\n")
+    assert book.pdf_pages(pdf) == 2
