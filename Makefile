@@ -24,12 +24,11 @@ help:
 	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
 	@echo "make clean                              remove build outputs and results (keeps .venv)"
 
-# The environment: created once, re-installed when pyproject.toml or requirements.txt change.
+# The environment: created once, re-installed when pyproject.toml (the one dependency list) changes.
 venv: $(STAMP)
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[book,test]' 
 	$(VENV)/bin/python -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@rm -f $(VENV)/.installed-*; touch $@
 

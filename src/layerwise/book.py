@@ -90,15 +90,13 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> None:
 
 
 def notebook_parameters(nb_path: Path) -> list[str]:
-    """Names assigned in the notebook's ``parameters`` cell."""
-    import nbformat
+    """Names of the notebook's ``parameters`` cell (papermill's own inspection)."""
+    import papermill as pm
 
-    nb = nbformat.read(nb_path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            tree = ast.parse(cell.source)
-            return [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
-    raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
+    params = pm.inspect_notebook(str(nb_path))
+    if not params:
+        raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
+    return list(params)
 
 
 GLUE_PREFIX = "application/papermill.record/"
