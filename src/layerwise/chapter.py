@@ -89,6 +89,9 @@ def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
         if x != 0 and not 1e-3 <= abs(x) < 1e5:
             mant, exp = f"{x:.{d - 1}e}".split("e")
             return f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}".replace("-", "−")
+        exp = int(np.floor(np.log10(abs(x)))) if x != 0 else 0
+        if exp >= d - 1:  # e.g. 4562 to 2 digits: 4600, not '4.6e+03'
+            return f"{round(x, d - 1 - exp):.0f}".replace("-", "−")
         return f"{x:#.{d}g}".rstrip(".").replace("-", "−")
 
     text = num(value, digits)
