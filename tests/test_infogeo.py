@@ -59,6 +59,26 @@ def test_fisher_matrix_quadratic_form_matches():
     assert abs(float(th @ I @ th) - fr["identity"]) < 1e-12 * fr["identity"]
 
 
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu"])
+def test_model_fisher_rao_norm_matches_brute_force_fisher(activation):
+    """Liang et al. Eq. (3.1) for the Fisher proper (y ~ model): θᵀIθ with I summed explicitly from
+    per-example, per-class autograd gradients equals (L+1)² E Var_{y~p}(f_y) from the outputs."""
+    x, _ = data(n=12)
+    p = ig.init_mlp([7, 6, 5, 5, 4], seed=11)
+    th = ig.flatten(p)
+    prob = torch.softmax(ig.forward(p, x, activation), -1)
+    I = torch.zeros(th.numel(), th.numel(), dtype=D)
+    for i in range(len(x)):
+        for k in range(4):
+            q = {kk: v.clone().requires_grad_(True) for kk, v in p.items()}
+            loss = -torch.log_softmax(ig.forward(q, x[i], activation), -1)[k]
+            gi = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, list(q.values()))])
+            I += prob[i, k] * torch.outer(gi, gi) / len(x)
+    quad = float(th @ I @ th)
+    assert ig.fisher_rao_identity(p, x, None, activation, labels="model") == pytest.approx(quad, rel=1e-11)
+    assert ig.fisher_rao(p, x, np.zeros(len(x), int), activation, labels="model")["direct"] == pytest.approx(quad, rel=1e-11)
+
+
 @pytest.mark.parametrize("case", ["bias", "tanh"])
 def test_fisher_rao_identity_fails_when_assumptions_fail(case):
     x, y = data()
@@ -91,6 +111,30 @@ def test_scalings_preserve_function_and_fisher_rao(alpha):
     assert nu["path_norm"] == pytest.approx(n0["path_norm"], rel=1e-12)
     assert abs(np.log(na["l2"] / n0["l2"])) > 0.1
     assert abs(np.log(nu["spectral_product"] / n0["spectral_product"])) > 0.1
+
+
+def test_alpha_scale_l2_norm_closed_form():
+    p = ig.init_mlp([7, 8, 8, 4], seed=12)
+    n1, n2, n3 = (float(p[k].norm()) for k in ("W1", "W2", "W3"))
+    for a in (1e-2, 0.5, 3.0, 1e2):
+        l2 = ig.weight_norms(ig.alpha_scale(p, a))["l2"]
+        assert l2 == pytest.approx(np.sqrt((a * n1) ** 2 + (n2 / a) ** 2 + n3**2), rel=1e-13)
+
+
+def test_sharpness_ratio_jackknife_matches_brute_force():
+    x, y = data()
+    p = ig.init_mlp([7, 8, 8, 4], seed=13)
+    yoh = ig.one_hot(y, 4)
+    d1 = ig.sharpness_draws(ig.alpha_scale(p, 30.0), x, yoh, sigma=0.05, n_draws=6, seed=3)
+    d0 = ig.sharpness_draws(p, x, yoh, sigma=0.05, n_draws=6, seed=3)
+    m, se = ig.expected_sharpness(p, x, yoh, sigma=0.05, n_draws=6, seed=3)
+    assert m == pytest.approx(d0.mean(), rel=1e-14) and se == pytest.approx(d0.std(ddof=1) / np.sqrt(6), rel=1e-12)
+    r, r_se = ig.sharpness_ratio(d1, d0)
+    assert r == pytest.approx(d1.mean() / d0.mean(), rel=1e-14)
+    loo = np.array([np.delete(d1, i).mean() / np.delete(d0, i).mean() for i in range(6)])
+    assert r_se == pytest.approx(np.sqrt(5 / 6 * ((loo - loo.mean()) ** 2).sum()), rel=1e-12)
+    with pytest.raises(ParameterError, match="paired"):
+        ig.sharpness_ratio(d1, d0[:3])
 
 
 def test_hessian_lanczos_matches_dense_and_transforms():
@@ -198,6 +242,39 @@ def test_kfac_factors_and_analysis():
     assert np.all(r["best_kron_error"] <= r["kfac_error"] + 1e-12)
     assert np.all(r["kfac_error"] >= 0)
     assert r["eig_exact_1"].shape == r["eig_kfac_1"].shape == (30,)
+
+
+def test_trace_ratio_and_cross_layer_split_match_brute_force():
+    x, _ = data(n=20, d=5, c=3)
+    p = ig.init_mlp([5, 4, 6, 3], seed=14)
+    stats = ig.layer_statistics(p, x)
+    for i in (1, 2, 3):
+        G, A = ig.kfac_factors(stats, i)
+        F = ig.exact_fisher_block(stats, i)
+        r, se = ig.trace_ratio(stats, i)
+        assert r == pytest.approx(float(torch.trace(G) * torch.trace(A) / torch.trace(F)), rel=1e-12)
+        # delete-one jackknife by recomputing the statistics without input m
+        loo = []
+        for m in range(len(x)):
+            keep = [j for j in range(len(x)) if j != m]
+            s_m = ig.layer_statistics(p, x[keep])
+            G_m, A_m = ig.kfac_factors(s_m, i)
+            loo.append(float(torch.trace(G_m) * torch.trace(A_m) / torch.trace(ig.exact_fisher_block(s_m, i))))
+        loo = np.array(loo)
+        n = len(x)
+        assert se == pytest.approx(np.sqrt((n - 1) / n * ((loo - loo.mean()) ** 2).sum()), rel=1e-9)
+    # the whole Fisher (fisher_subset keeping every unit) against block-diagonal K-FAC
+    sub = ig.fisher_subset(p, x, units=10)
+    Fw, K = sub["exact"], sub["kfac"]
+    edges = np.concatenate([[0], np.cumsum(sub["block_sizes"])])
+    mask = np.zeros_like(Fw, dtype=bool)
+    for a, b in zip(edges[:-1], edges[1:]):
+        mask[a:b, a:b] = True
+    r = ig.kfac_analysis(p, x)
+    nF = np.linalg.norm(Fw)
+    assert float(r["cross_layer_error"]) == pytest.approx(np.linalg.norm(Fw[~mask]) / nF, rel=1e-10)
+    assert float(r["within_block_error"]) == pytest.approx(np.linalg.norm((Fw - K)[mask]) / nF, rel=1e-10)
+    assert np.hypot(r["cross_layer_error"], r["within_block_error"]) == pytest.approx(np.linalg.norm(Fw - K) / nF, rel=1e-10)
 
 
 # -- tangent sample sensitivity (Daróczy, Lemma 3.1) ------------------------------------------

@@ -45,9 +45,10 @@ from .params import (
     check_positive,
     check_positive_int,
 )
+from .stats import jackknife_se
 
 #: Bump when the numerics of cached computations change.
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 #: Activations; ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z, ``tanh`` does not.
 ACTIVATIONS = ("relu", "leaky_relu", "tanh")
 HOMOGENEOUS = ("relu", "leaky_relu")
@@ -412,7 +413,7 @@ def hessian_top_eigenvalue(
     return float(np.linalg.eigvalsh(T)[-1])
 
 
-def expected_sharpness(
+def sharpness_draws(
     params: Params,
     x: torch.Tensor,
     yoh: torch.Tensor,
@@ -422,11 +423,12 @@ def expected_sharpness(
     n_draws: int = 32,
     mode: str = "isotropic",
     seed: int = 0,
-) -> tuple[float, float]:
-    """E_ν[L(θ+ν)] − L(θ) and its Monte-Carlo standard error (Neyshabur et al. 2017).
+) -> np.ndarray:
+    """The ``n_draws`` Monte-Carlo terms L(θ+ν) − L(θ) of the expected sharpness (Neyshabur et al. 2017).
 
     ``isotropic``: ν ~ N(0, σ² I); ``multiplicative``: ν = σ ε ⊙ θ with ε ~ N(0, I). The noise
-    draws depend only on ``seed`` (common random numbers across reparametrisations).
+    draws depend only on ``seed`` (common random numbers across reparametrisations), so the terms
+    of two parametrisations are paired draw by draw.
     """
     _check_activation(activation)
     check_choice("mode", mode, NOISE_MODES)
@@ -442,8 +444,34 @@ def expected_sharpness(
             eps = torch.randn(theta.shape, generator=gen, dtype=theta.dtype)
             nu = sigma * eps if mode == "isotropic" else sigma * eps * theta
             vals.append(float(loss_fn(unflat(theta + nu), x, yoh, activation)) - base)
-    v = np.asarray(vals)
+    return np.asarray(vals)
+
+
+def expected_sharpness(
+    params: Params,
+    x: torch.Tensor,
+    yoh: torch.Tensor,
+    activation: str = "relu",
+    *,
+    sigma: float = 0.01,
+    n_draws: int = 32,
+    mode: str = "isotropic",
+    seed: int = 0,
+) -> tuple[float, float]:
+    """E_ν[L(θ+ν)] − L(θ) and its Monte-Carlo standard error (mean and s/√n of
+    :func:`sharpness_draws`; the standard error is NaN for a single draw)."""
+    v = sharpness_draws(params, x, yoh, activation, sigma=sigma, n_draws=n_draws, mode=mode, seed=seed)
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+
+def sharpness_ratio(draws_num: np.ndarray, draws_den: np.ndarray) -> tuple[float, float]:
+    """Ratio of two expected sharpnesses computed with the same noise draws, mean(num)/mean(den),
+    and its delete-one jackknife standard error over the (paired) draws."""
+    num, den = np.asarray(draws_num, float).ravel(), np.asarray(draws_den, float).ravel()
+    if len(num) != len(den) or len(num) < 2:
+        raise ParameterError(f"sharpness_ratio needs >= 2 paired draws of equal length, got {len(num)} and {len(den)}")
+    d = np.stack([num, den], 1)
+    return jackknife_se(lambda s: s[:, 0].mean() / s[:, 1].mean(), d)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,6 +642,24 @@ def kfac_factors(stats: dict[str, Any], i: int) -> tuple[torch.Tensor, torch.Ten
     return G, A
 
 
+def trace_ratio(stats: dict[str, Any], i: int) -> tuple[float, float]:
+    """tr(G_i ⊗ A_{i−1}) / tr(F_i) and its jackknife standard error over the inputs.
+
+    With u_x = Σ_k p_k |g_k(x)|² and v_x = |a(x)|², tr F_i = E[u v] and tr(G⊗A) = tr G · tr A =
+    E[u] E[v], so the ratio is E[u]E[v] / E[uv] = 1 − Cov(u, v)/E[uv]: exactly 1 when the sizes of
+    the back-propagated and forward signals are uncorrelated over inputs (K-FAC's independence
+    assumption, seen through the traces). The standard error is the delete-one jackknife over the
+    n inputs (they are i.i.d. draws of the data)."""
+    a, g, p = stats["a"][i - 1], stats["g"][i - 1], stats["p"]
+    u = (p * (g**2).sum(-1)).sum(-1).numpy()
+    v = (a**2).sum(-1).numpy()
+
+    def est(s: np.ndarray) -> float:
+        return float(s[:, 0].mean() * s[:, 1].mean() / (s[:, 0] * s[:, 1]).mean())
+
+    return jackknife_se(est, np.stack([u, v], 1))
+
+
 def nearest_kronecker(F: torch.Tensor, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Best Frobenius-norm approximation F ≈ B ⊗ C with B (m×m), C (n×n) (Van Loan & Pitsianis 1993):
     the leading singular pair of the rearranged matrix R[(i,j),(k,l)] = F[i·n+k, j·n+l]."""
@@ -643,10 +689,22 @@ def relative_error(F: torch.Tensor, Fhat: torch.Tensor) -> float:
 
 def kfac_analysis(params: Params, x: torch.Tensor, activation: str = "relu", *, n_eig: int = 0) -> dict[str, np.ndarray]:
     """Per layer: relative Frobenius error of G⊗A, of the best Kronecker product and of the diagonal
-    approximation diag(F); tr(G⊗A)/tr(F); and the sorted spectra of F_i and of G⊗A (eigenvalues of a Kronecker product are the products of the factors')."""
+    approximation diag(F); tr(G⊗A)/tr(F) with its jackknife standard error over inputs; and the
+    sorted spectra of F_i and of G⊗A (eigenvalues of a Kronecker product are the products of the
+    factors'). For the whole Fisher F (cross-layer blocks included): ``cross_layer_error`` =
+    ‖off-diagonal blocks‖_F / ‖F‖_F (what block-diagonal K-FAC drops) and ``within_block_error`` =
+    (Σ_i ‖F_ii − G_i⊗A_{i−1}‖_F²)^{1/2} / ‖F‖_F (what the Kronecker factorisation gets wrong)."""
     stats = layer_statistics(params, x, activation)
     n = n_weight_layers(params)
-    out: dict[str, Any] = {"kfac_error": [], "best_kron_error": [], "diag_error": [], "block_norm": [], "trace_ratio": []}
+    out: dict[str, Any] = {"kfac_error": [], "best_kron_error": [], "diag_error": [], "block_norm": [], "trace_ratio": [],
+                           "trace_ratio_se": []}
+    # the whole Fisher, cross-layer blocks included, split into what block-diagonal K-FAC drops
+    # (the blocks between layers) and what it gets wrong inside the blocks (G⊗A ≠ F_ii); the
+    # blocks are orthogonal in the Frobenius inner product, so err² = cross² + within²
+    cross2 = within2 = 0.0
+    for i in range(1, n + 1):
+        for j in range(i + 1, n + 1):
+            cross2 += 2 * float(exact_fisher_block(stats, i, j).norm() ** 2)
     for i in range(1, n + 1):
         F = exact_fisher_block(stats, i)
         G, A = kfac_factors(stats, i)
@@ -656,10 +714,15 @@ def kfac_analysis(params: Params, x: torch.Tensor, activation: str = "relu", *, 
         out["diag_error"].append(relative_error(F, torch.diag(torch.diagonal(F))))
         out["block_norm"].append(float(F.norm()))
         out["trace_ratio"].append(float(torch.trace(G) * torch.trace(A) / torch.trace(F)))
+        out["trace_ratio_se"].append(trace_ratio(stats, i)[1])
+        within2 += float((F - torch.kron(G, A)).norm() ** 2)
         ev_F = torch.linalg.eigvalsh(F).flip(0).numpy()
         ev_K = np.sort(np.outer(torch.linalg.eigvalsh(G).numpy(), torch.linalg.eigvalsh(A).numpy()).ravel())[::-1]
         out[f"eig_exact_{i}"] = ev_F
         out[f"eig_kfac_{i}"] = ev_K.copy()
+    total2 = cross2 + float(sum(b**2 for b in out["block_norm"]))
+    out["cross_layer_error"] = math.sqrt(cross2 / total2)
+    out["within_block_error"] = math.sqrt(within2 / total2)
     return {k: np.asarray(v) for k, v in out.items()}
 
 
