@@ -93,11 +93,28 @@ def test_grid_converges_from_below():
     assert grids[-1] >= exact - 2  # only slivers thinner than 1/640 of the side may be missed
 
 
+def test_nested_grids_never_lose_patterns():
+    # grids of n, 3n, 9n cells per side are nested (every cell centre of the coarse grid is a
+    # cell centre of the fine one), so their pattern counts can only rise, up to the exact count
+    rng = np.random.default_rng(5)
+    net = R.he_mlp(20, [10, 10], 1, seed=7)
+    plane = R.plane_through(rng.standard_normal((3, 20)))
+    exact = R.count_regions(net, plane)
+    grids = [R.grid_count(net, plane, n=k) for k in (12, 36, 108, 324)]
+    assert grids == sorted(grids) and grids[-1] <= exact
+    assert grids[0] < exact  # the coarse grid misses regions, so the test has something to see
+    g = (np.arange(12) + 0.5) / 12
+    G = (np.arange(36) + 0.5) / 36
+    assert np.allclose(g, G[1::3])
+
+
 def test_matches_naive_in_high_dimension():
     rng = np.random.default_rng(0)
     net = R.he_mlp(50, [12, 10, 8], 1, seed=4)
     plane = R.plane_through(rng.standard_normal((3, 50)))
     regs = R.activation_regions(net, plane)
+    # the regions tile the square of the slice (the snapping tolerance is 1e-9 of its diagonal)
+    assert regs.areas.sum() == pytest.approx((2 * plane.half_width) ** 2, rel=1e-9)
     naive = R.activation_regions_naive(net, plane, count_only=False)
     assert len(regs) == len(naive) == R.count_regions(net, plane)
     a = {p.tobytes() for p in np.packbits(regs.patterns, axis=1)}
@@ -150,6 +167,12 @@ def test_properties_random_networks(spec):
     z = R.patterns_at(net, regs.centroids())
     assert np.array_equal(z, regs.patterns)
     assert np.array_equal(pats, regs.patterns[where])
+    # merging into linear regions never adds pieces, and merges only equal affine maps
+    labels = R.linear_regions(regs)
+    assert labels.max() + 1 <= len(regs)
+    for lab in np.unique(labels):
+        m = regs.maps[labels == lab, 0]
+        assert np.allclose(m, m[0], rtol=1e-7, atol=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
@@ -206,6 +229,49 @@ def test_tangent_sensitivity_constant_on_regions():
         assert np.allclose(S, S[0], atol=1e-12)
     S2 = R.tangent_sensitivity(net, plane.to_input(regs.centroids()[big]), directions=plane.basis)
     assert not np.allclose(S2[0], S2[1])
+
+
+def test_sensitivity_area_weighted_mean():
+    # Sens is a function of the region, so its mean square over uniform points of the square
+    # is the area-weighted mean over regions (Daróczy, slides §3): Monte-Carlo within 4 s.e.
+    net = R.he_mlp(6, [8, 8], 1, seed=3)
+    rng = np.random.default_rng(2)
+    plane = R.plane_through(rng.standard_normal((3, 6)))
+    regs = R.activation_regions(net, plane)
+    S = R.tangent_sensitivity(net, plane.to_input(regs.centroids()), directions=plane.basis)
+    sq = (S**2).sum((1, 2))
+    by_region = float((regs.areas * sq).sum() / regs.areas.sum())
+    h = plane.half_width
+    U = rng.uniform(-h, h, (3000, 2))
+    mc = (R.tangent_sensitivity(net, plane.to_input(U), directions=plane.basis) ** 2).sum((1, 2))
+    assert abs(mc.mean() - by_region) <= 4 * mc.std(ddof=1) / np.sqrt(len(mc))
+    # and point by point: the value at x is the value of the region containing x
+    where = regs.locate(U, tol=1e-9)
+    assert np.all(where >= 0)
+    assert np.allclose(mc, sq[where], rtol=1e-9)
+    assert np.std(sq) > 0.01 * np.mean(sq)  # not constant across regions: the test can fail
+
+
+def test_growth_exponent():
+    N = [24, 48, 96]
+    exact = 0.5 * np.array(N, float)[:, None] ** 2 * np.ones((1, 4))
+    g = R.growth_exponent(N, exact)
+    assert g["slope"] == pytest.approx(2.0, abs=1e-12) and g["se"] < 1e-6
+    assert g["dof"] == 10 and g["points"] == 12
+    rng = np.random.default_rng(0)
+    c = np.round(exact * np.exp(0.3 * rng.standard_normal(exact.shape))) + 1
+    g = R.growth_exponent(N, c)
+    x, yv = np.repeat(np.log(N), 4), np.log(c).ravel()
+    b, a = np.polyfit(x, yv, 1)
+    res = yv - (a + b * x)
+    se = np.sqrt(res @ res / (len(x) - 2) / ((x - x.mean()) @ (x - x.mean())))
+    assert g["slope"] == pytest.approx(b, rel=1e-10) and g["se"] == pytest.approx(se, rel=1e-10)
+    with pytest.raises(ParameterError, match="shape"):
+        R.growth_exponent(N, c[:2])
+    with pytest.raises(ParameterError, match=">= 1"):
+        R.growth_exponent(N, c * 0)
+    with pytest.raises(ParameterError, match="distinct"):
+        R.growth_exponent([24], c[:1, :3])
 
 
 def test_bad_input():

@@ -711,6 +711,30 @@ def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
     return prod * sum(comb(widths[-1], j) for j in range(n_in + 1))
 
 
+def growth_exponent(neurons: Sequence[int], counts: np.ndarray) -> dict[str, float]:
+    """Exponent b of the growth ``count ∝ N^b`` of region counts with the number of neurons N.
+
+    ``counts`` has shape (len(neurons), n_nets): one count per random network (and slice).  The
+    fit is least squares of ``log count`` on ``log N`` over *every* network, so b is the slope of
+    the typical (geometric-mean) count; its standard error comes from the scatter of the networks
+    about the line, with ``dof = points − 2`` degrees of freedom (Student's t).  Returns
+    ``slope``, ``se``, ``dof`` and ``points``."""
+    from .stats import linear_fit
+
+    N = np.asarray([check_positive_int("neurons", n) for n in neurons], dtype=float)
+    c = np.asarray(counts, dtype=float)
+    if c.ndim != 2 or c.shape[0] != len(N):
+        raise ParameterError(f"counts must have shape (len(neurons)={len(N)}, n_nets), got {c.shape}")
+    if len(np.unique(N)) < 2 or c.size < 3:
+        raise ParameterError("a growth exponent with an error needs >= 2 distinct N and >= 3 counts")
+    if np.any(c < 1):
+        raise ParameterError("region counts must be >= 1 (a slice has at least one region)")
+    x = np.repeat(np.log(N), c.shape[1])
+    fit = linear_fit(x, np.log(c).ravel())
+    return {"slope": float(fit["slope"]), "se": float(fit["slope_se"]), "dof": int(c.size - 2),
+            "points": int(c.size)}
+
+
 def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
     """The 1 797 digits as 64-vectors, each pixel standardised over the data set (constant
     pixels left at zero), and their labels."""
