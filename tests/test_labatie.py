@@ -164,3 +164,39 @@ def test_vanilla_coactivation_grows_with_depth():
         lb.input_batch("cifar", 4, 0)
 
 
+
+
+def test_relative_spread_point_and_coverage():
+    v, (lo, hi) = lb.relative_spread([1.0, 1.1, 0.9], [1e-9] * 3)
+    assert v == pytest.approx(0.2) and lo == pytest.approx(0.2, abs=1e-6) and hi == pytest.approx(0.2, abs=1e-6)
+    # coverage of the interval for well-separated true values (max/min do not swap)
+    rng = np.random.default_rng(8)
+    truth = np.array([1.0, 1.2, 1.5])
+    true_spread = (truth.max() - truth.min()) / truth.mean()
+    se = np.full(3, 0.02)
+    hits = 0
+    for k in range(200):
+        _, (lo, hi) = lb.relative_spread(truth + se * rng.normal(size=3), se, confidence=0.9, n_draw=2000, seed=k)
+        hits += lo <= true_spread <= hi
+    assert 0.82 <= hits / 200 <= 0.97
+    with pytest.raises(ParameterError):
+        lb.relative_spread([1.0], [0.1])
+
+
+def test_power_overlay_closed_form():
+    depth = np.arange(1, 201, dtype=float)
+    delta, L = 1.1, 2
+    tau = (delta ** (2 * L) - 1) / 2
+    # chi exactly 3·l^tau on every network: the overlay fits c = 3 and deviates nowhere
+    chi = np.tile(3.0 * depth**tau, (5, 1))
+    d = np.full((5, 7), delta)
+    o = lb.power_overlay(depth, chi, d, L, l_min=20, n_boot=50)
+    assert o["tau"] == pytest.approx(tau) and math.exp(o["log_c"]) == pytest.approx(3.0)
+    assert o["max_dev"] < 1e-12 and o["interval"][1] < 1e-12
+    # an exponent off by eps: with c fitted in log, the deviation is eps·(log l − mean log l)
+    eps = 0.05
+    o = lb.power_overlay(depth, np.tile(depth ** (tau + eps), (5, 1)), d, L, l_min=20, n_boot=50)
+    ll = np.log(depth[depth >= 20])
+    assert o["max_dev"] == pytest.approx(np.max(np.abs(np.expm1(eps * (ll - ll.mean())))))
+    with pytest.raises(ParameterError):
+        lb.power_overlay(depth, chi, d, L, l_min=0)

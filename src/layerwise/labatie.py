@@ -560,3 +560,208 @@ def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str
     ax2.axhline(GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
     ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
     ax_kurt.set_ylabel(r"kurtosis $\mu_4$", color="C0")
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics that decide claims of Chapters 4–5
+# --------------------------------------------------------------------------------------------
+def relative_spread(
+    values: Any, ses: Any, *, dof: int | None = None, confidence: float = 0.99, n_draw: int = 20000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """Relative spread (max − min)/mean of a few estimates and a confidence interval for it.
+
+    ``values`` are independent estimates (e.g. one growth rate per data set) with standard errors
+    ``ses``.  The interval is a parametric bootstrap: each value is redrawn as value + se·T (T
+    Student's t with ``dof`` degrees of freedom, normal when ``dof`` is None) and the spread
+    recomputed; the interval is the central ``confidence`` quantile range of the redrawn spreads.
+    It includes the upward bias of a max − min of noisy values, which a delta-method error misses.
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    s = np.asarray(ses, dtype=np.float64).ravel()
+    if v.size < 2 or v.shape != s.shape:
+        raise ParameterError("relative_spread needs at least 2 values and one standard error per value")
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
+    n_draw = check_positive_int("n_draw", n_draw)
+    rng = np.random.default_rng(seed)
+    noise = rng.standard_t(dof, size=(n_draw, v.size)) if dof else rng.standard_normal((n_draw, v.size))
+    draws = v + s * noise
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        return (x.max(axis=-1) - x.min(axis=-1)) / np.abs(x.mean(axis=-1))
+
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(spread(draws), [a, 1.0 - a])
+    return float(spread(v)), (float(lo), float(hi))
+
+
+def power_overlay(
+    depth: Any,
+    chi: Any,
+    delta: Any,
+    res_depth: int,
+    *,
+    l_min: float = 1.0,
+    n_boot: int = 400,
+    confidence: float = 0.99,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """How well c·l^τ with τ from Eq. 15 describes χ^l — the overlay of Labatie's Fig. 5(b).
+
+    ``chi`` is (n_networks, n_records) at ``depth``; ``delta`` (n_networks, n_units) the feedforward
+    increment inside the units, from which :func:`tau_prediction` gives τ.  The centre curve is the
+    geometric mean of χ over networks; over depth ≥ ``l_min`` the constant c is fitted by least
+    squares in log (the mean of log χ̄ − τ log l), and the relative deviation of the curve from the
+    overlay is χ̄ / (c l^τ) − 1.  Returns ``tau``, ``log_c``, ``rel_dev`` (per depth ≥ l_min),
+    ``max_dev`` = max |rel_dev| and its network-bootstrap percentile ``interval`` at ``confidence``
+    (networks resampled jointly in ``chi`` and ``delta``; τ, c and the curve all refitted).
+    """
+    depth = np.asarray(depth, dtype=np.float64)
+    chi = np.asarray(chi, dtype=np.float64)
+    delta = np.asarray(delta, dtype=np.float64)
+    if chi.ndim != 2 or chi.shape[1] != depth.size or delta.shape[0] != chi.shape[0]:
+        raise ParameterError("power_overlay: chi must be (n_networks, len(depth)) and delta (n_networks, …)")
+    if l_min <= 0:
+        raise ParameterError(f"l_min={l_min} must be > 0 for a power law")
+    n_boot = check_positive_int("n_boot", n_boot)
+    sel = depth >= l_min
+    logl = np.log(depth[sel])
+
+    def fit(c: np.ndarray, dl: np.ndarray) -> tuple[float, float, np.ndarray]:
+        m = float(np.mean(dl.reshape(dl.shape[0], -1)))
+        tau = (m ** (2 * res_depth) - 1.0) / 2.0
+        y = np.mean(np.log(c[:, sel]), axis=0)
+        log_c = float(np.mean(y - tau * logl))
+        return tau, log_c, np.exp(y - log_c - tau * logl) - 1.0
+
+    tau, log_c, dev = fit(chi, delta)
+    rng = np.random.default_rng(seed)
+    n = chi.shape[0]
+    reps = np.empty(n_boot)
+    for b in range(n_boot):
+        idx = rng.integers(0, n, n)
+        reps[b] = np.max(np.abs(fit(chi[idx], delta[idx])[2]))
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(reps, [a, 1.0 - a])
+    return {
+        "tau": tau,
+        "log_c": log_c,
+        "depth": depth[sel],
+        "rel_dev": dev,
+        "max_dev": float(np.max(np.abs(dev))),
+        "interval": (float(lo), float(hi)),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics that decide claims of Chapter 3
+# --------------------------------------------------------------------------------------------
+def _gauss_cdf_gap(a: Any, b: Any) -> Any:
+    """sup_u |Φ(u) − Φ((u + a)/b)|: the Kolmogorov distance between N(0, 1) and N(−a, b²)
+    (element-wise over broadcast arrays ``a``, ``b``; on a grid of u with step 0.004)."""
+    from scipy.special import ndtr
+
+    u = np.linspace(-8.0, 8.0, 4001)
+    a, b = np.asarray(a, dtype=np.float64)[..., None], np.asarray(b, dtype=np.float64)[..., None]
+    return np.max(np.abs(ndtr(u) - ndtr((u + a) / b)), axis=-1)
+
+
+def ks_gaussian_interval(samples: Any, confidence: float = 0.99) -> dict[str, float]:
+    """Kolmogorov–Smirnov distance of a sample to its fitted Gaussian, with a confidence interval
+    for the distance D of the *population* to the Gaussian of the same mean and variance.
+
+    The sample distance D̂ = sup|F_n − Φ((x − x̄)/s)| is biased upward: a Gaussian population
+    (D = 0) gives D̂ ≈ 0.6/√n on average, and a bootstrap over the sample reproduces the bias
+    instead of correcting it.  By the triangle inequality |D̂ − D| ≤ sup|F_n − F| + sup|Φ̂ − Φ|, so D lies
+    within D̂ ± (ε_DKW + ε_fit), where, splitting α = 1 − confidence in halves (Bonferroni):
+
+    * ε_DKW = √(ln(4/α)/(2n)) bounds sup|F_n − F| with probability ≥ 1 − α/2 (Dvoretzky–Kiefer–
+      Wolfowitz inequality with Massart's constant, exact at finite n);
+    * ε_fit is the largest Kolmogorov distance between the fitted Gaussian and a Gaussian whose
+      mean and variance lie in their own 1 − α/4 intervals (Student's t for the mean; for the
+      variance a normal interval with the standard error from the sample fourth moment).
+
+    The interval is conservative (a union bound): it can exclude a threshold only when the sample
+    says so beyond doubt.  Returns ``ks`` (D̂), ``lo``, ``hi``, ``eps_dkw``, ``eps_fit``, ``n``.
+    """
+    from scipy import stats
+
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    n = x.size
+    if n < 4:
+        raise ParameterError(f"ks_gaussian_interval needs at least 4 finite samples, got {n}")
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
+    alpha = 1.0 - confidence
+    mu, s2 = float(x.mean()), float(x.var(ddof=1))
+    if not s2 > 0:
+        raise ParameterError("ks_gaussian_interval: the sample has zero variance")
+    s = math.sqrt(s2)
+    ks = float(stats.kstest(x, "norm", args=(mu, s)).statistic)
+    eps_dkw = math.sqrt(math.log(4.0 / alpha) / (2.0 * n))
+    a_max = float(stats.t.ppf(1.0 - alpha / 8.0, n - 1)) / math.sqrt(n)  # |μ − x̄|/s
+    m4 = float(np.mean((x - mu) ** 4))
+    dv = float(stats.norm.ppf(1.0 - alpha / 8.0)) * math.sqrt(max(m4 - s2**2, 0.0) / n) / s2  # |σ²/s² − 1|
+    b_lo, b_hi = math.sqrt(max(1.0 - dv, 1e-12)), math.sqrt(1.0 + dv)
+    a_grid, b_grid = np.meshgrid(np.linspace(0.0, a_max, 5), np.linspace(b_lo, b_hi, 9))
+    eps_fit = float(np.max(_gauss_cdf_gap(a_grid, b_grid)))
+    half = eps_dkw + eps_fit
+    return {"ks": ks, "lo": max(0.0, ks - half), "hi": min(1.0, ks + half), "eps_dkw": eps_dkw,
+            "eps_fit": eps_fit, "n": n}
+
+
+def one_layer_conservation(moment: Any) -> dict[str, float]:
+    """Conservation of a second moment in expectation, one layer at a time (Labatie §5, He init).
+
+    ``moment`` is (n_networks, L + 1): a positive moment of every network at layers 0, 1, …, L.
+    He initialisation makes E[m^l | layer l − 1] = m^{l−1}, hence E[m^l / m^{l−1}] = 1 at every
+    layer and, by the tower property, E[m^l / m^0] = 1 at every depth.  The one-layer ratios have
+    small variance (≈ 5/N), so their expectation is measurable from a few networks, whereas the
+    sample mean of m^l / m^0 over networks misses the expectation once Var log(m^l/m^0) ≫ log n
+    (the fat tail of a log-normal, not visible in a sample of n).
+
+    Returns ``log_mean`` = log of the mean over networks of each network's mean one-layer ratio
+    (0 when the expectation is conserved), its delta-method standard error ``se`` over networks
+    (the per-network means are independent), ``dof`` = n − 1, and ``n``.
+    """
+    m = np.asarray(moment, dtype=np.float64)
+    if m.ndim != 2 or m.shape[1] < 2:
+        raise ParameterError("one_layer_conservation: moment must be (n_networks, L + 1) with L >= 1")
+    per_net = np.nanmean(m[:, 1:] / m[:, :-1], axis=1)
+    per_net = per_net[np.isfinite(per_net)]
+    if per_net.size < 2:
+        raise ParameterError("one_layer_conservation needs at least 2 networks with finite ratios")
+    mean, se = mean_se(per_net)
+    return {"log_mean": float(math.log(mean)), "se": float(se / mean), "dof": int(per_net.size - 1),
+            "n": int(per_net.size)}
+
+
+def lognormal_balance(samples: Any, *, n_boot: int = 400, seed: int = 0) -> tuple[float, float]:
+    """−2·mean/variance of a log-moment sample and its bootstrap standard error over networks.
+
+    For a log-normal moment ratio with conserved expectation, E[log] = −Var[log]/2 (Labatie §5:
+    the downward drift of the mean and the growth of the variance are "opposing forces"), so the
+    balance is 1; it is 2 when the mean falls as fast as the whole variance, 0 without drift.
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    if x.size < 4:
+        raise ParameterError(f"lognormal_balance needs at least 4 finite samples, got {x.size}")
+
+    def bal(a: np.ndarray) -> float:
+        return -2.0 * float(a.mean()) / float(a.var(ddof=1))
+
+    v, se = bootstrap(bal, [x], n_boot=n_boot, seed=seed)
+    return float(v), float(se)
+
+
+def ratio_of_means(a: Any, b: Any) -> tuple[float, float]:
+    """mean(a)/mean(b) of two independent samples and its delta-method standard error,
+    R·√((se_a/m_a)² + (se_b/m_b)²)."""
+    ma, sa = (float(v) for v in mean_se(np.asarray(a, dtype=np.float64).ravel()))
+    mb, sb = (float(v) for v in mean_se(np.asarray(b, dtype=np.float64).ravel()))
+    if mb == 0:
+        raise ParameterError("ratio_of_means: the denominator sample has mean 0")
+    r = ma / mb
+    return r, abs(r) * math.hypot(sa / ma, sb / mb)
