@@ -159,3 +159,122 @@ def test_training_bad_input():
         args = dict(depth=2, sigma_b2=0.05, width=8, steps=1, lr=0.1, batch=8, seed=0) | kw
         with pytest.raises(ParameterError):
             mf.train_depth_grid(x, y, **args)
+
+
+# ----------------------------------------------------------------------------------------------
+# Independent quadrature: scipy's adaptive rules, a different parametrisation of the Gaussian pair
+# ----------------------------------------------------------------------------------------------
+def _q_star_adaptive(sw2, sb2):
+    from scipy.optimize import brentq
+
+    V = lambda q: sw2 * gauss_quad(lambda z: np.tanh(np.sqrt(q) * z) ** 2) + sb2  # noqa: E731
+    return brentq(lambda q: V(q) - q, max(sb2, 1e-12), sw2 + sb2 + 1, xtol=1e-15, rtol=1e-15)
+
+
+def _chi1_adaptive(sw2, sb2):
+    q = _q_star_adaptive(sw2, sb2) if (sb2 > 0 or sw2 > 1) else 0.0
+    return sw2 * gauss_quad(lambda z: (1 - np.tanh(np.sqrt(q) * z) ** 2) ** 2)
+
+
+def _pair_tanh_adaptive(q, c):
+    """E[tanh(u1) tanh(u2)], (u1, u2) ~ N(0, q [[1, c], [c, 1]]), written with the symmetric
+    decomposition u1,2 = √q (a x ± b y), a = √((1+c)/2), b = √((1−c)/2), x, y ~ N(0, 1) i.i.d.,
+    integrated by nested adaptive quadrature — independent of the module's rule."""
+    a, b = np.sqrt((1 + c) / 2), np.sqrt((1 - c) / 2)
+    s = np.sqrt(q)
+    inner = lambda x: gauss_quad(lambda y: np.tanh(s * (a * x + b * y)) * np.tanh(s * (a * x - b * y)))  # noqa: E731
+    return gauss_quad(np.vectorize(inner))
+
+
+def test_chi1_is_the_slope_of_an_independently_computed_correlation_map():
+    sw2, sb2 = 2.5**2, 0.3**2
+    q = _q_star_adaptive(sw2, sb2)
+    assert abs(q - mf.q_star(sw2, sb2)) < 1e-10
+    C = lambda c: (sw2 * _pair_tanh_adaptive(q, c) + sb2) / q  # noqa: E731
+    assert abs(C(1.0) - 1.0) < 1e-10
+    h = 2e-3
+    d1, d2 = (1 - C(1 - h)) / h, (1 - C(1 - 2 * h)) / (2 * h)
+    slope = 2 * d1 - d2  # Richardson: the O(h) term of the one-sided difference cancels
+    assert abs(slope - mf.chi1(sw2, sb2)) < 1e-4 * mf.chi1(sw2, sb2)
+    # and a point inside: the module's map against the independent one
+    assert abs(C(0.4) - mf.correlation_map(0.4, sw2, sb2)) < 1e-9
+
+
+@pytest.mark.parametrize("sb2", [0.05, 0.3])
+def test_critical_line_against_independent_root(sb2):
+    from scipy.optimize import brentq
+
+    ref = brentq(lambda s: _chi1_adaptive(s, sb2) - 1.0, 1.0 + 1e-9, 5.0, xtol=1e-12)
+    assert abs(mf.critical_sigma_w2(sb2) - ref) < 1e-8
+
+
+def test_critical_line_at_zero_bias_is_the_limit_of_the_line():
+    # σ_b² = 0: below σ_w² = 1 the only fixed point is q* = 0 and χ₁ = σ_w² < 1; just above, q* > 0
+    # and χ₁ > 1 (independent quadrature and root-finding), so the transition is at σ_w² = 1 …
+    assert _chi1_adaptive(0.999, 0.0) == pytest.approx(0.999, abs=1e-12)
+    assert _chi1_adaptive(1.01, 0.0) > 1.0
+    # … and the root-finder's line for σ_b² > 0 (not the σ_b² = 0 branch) tends to it monotonically
+    line = [mf.critical_sigma_w2(b) for b in (1e-3, 1e-6, 1e-9, 1e-12)]
+    assert np.all(np.diff(line) < 0) and 1.0 < line[-1] < 1.001
+
+
+def test_xi_c_diverges_at_the_transition_from_both_sides():
+    crit = mf.critical_sigma_w2(0.05)
+    for side in (-1, 1):
+        xi = [mf.depth_scales(crit * (1 + side * e), 0.05)["xi_c"] for e in (1e-2, 1e-3)]
+        assert xi[1] > 5 * xi[0] > 5 * 10  # ξ_c ~ 1/|σ_w² − σ_w²_crit|: ×10 closer, ≳ ×5 deeper
+    grid = np.linspace(1.0, 4.0, 31)
+    xi = [mf.depth_scales(s, 0.05)["xi_c"] for s in grid]
+    assert abs(grid[int(np.argmax(xi))] - crit) <= grid[1] - grid[0]
+
+
+@pytest.mark.parametrize("sw2", [1.5, 3.0])
+def test_iterated_correlation_map_contracts_by_chi_c(sw2):
+    """Deep in the iteration the map (E[φφ]) contracts by χ_c (E[φ'φ'] at c*): Price's theorem."""
+    d = mf.depth_scales(sw2, 0.05)
+    c = mf.iterate_correlation_map(d["c_star"] - 0.3 if d["c_star"] < 1 else 0.99, 60, sw2, 0.05)
+    ratio = abs(c[-1] - d["c_star"]) / abs(c[-2] - d["c_star"])
+    assert ratio == pytest.approx(np.exp(-1 / d["xi_c"]), rel=1e-4)
+
+
+def test_decay_depth_estimators():
+    layers = np.arange(1, 15)
+    assert mf.decay_depth(layers, 0.2 * np.exp(-layers / 7.5)) == pytest.approx(7.5, rel=1e-12)
+    assert mf.decay_depth(layers, -0.2 * np.exp(-layers / 7.5)) == pytest.approx(7.5, rel=1e-12)
+    # a quadratic map e → χ e + a e²: one-sided fits are biased, the symmetric average is not (to 1st order)
+    chi, a, xi = 0.9, 0.3, -1 / np.log(0.9)
+
+    def run(e0):
+        e = [e0]
+        for _ in range(14):
+            e.append(chi * e[-1] + a * e[-1] ** 2)
+        return np.array(e[1:])
+
+    up, down = mf.decay_depth(layers, run(0.05)), mf.decay_depth(layers, run(-0.05))
+    sym = mf.symmetric_decay_depth(layers, run(0.05), layers, run(-0.05))
+    assert up > 1.05 * xi and down < 0.97 * xi
+    assert abs(sym - xi) < 0.2 * min(abs(up - xi), abs(down - xi))
+    with pytest.raises(ParameterError):
+        mf.decay_depth(layers[:1], np.ones(1))
+
+
+def test_max_deviation_interval():
+    from scipy import stats
+
+    mean, se, ref = np.array([1.0, 2.1, 2.95]), np.array([0.01, 0.02, 0.01]), np.array([1.0, 2.0, 3.0])
+    m, (lo, hi) = mf.max_deviation_interval(mean, se, ref, dof=9, confidence=0.99)
+    t = stats.t.isf(0.01 / 6, 9)
+    assert m == pytest.approx(0.1) and lo == pytest.approx(0.1 - 0.02 * t) and hi == pytest.approx(0.1 + 0.02 * t)
+    m, (lo, hi) = mf.max_deviation_interval(mean, se, ref, dof=9, relative=True)
+    assert m == pytest.approx(0.05) and hi == pytest.approx(max(0.05 + 0.01 * t, (0.05 + 0.01 * t / 3)))
+    m, (lo, hi) = mf.max_deviation_interval(ref, se, ref, dof=9)  # exact agreement: interval starts at 0
+    assert m == 0.0 and lo == 0.0
+    with pytest.raises(ParameterError):
+        mf.max_deviation_interval(mean, se[:2], ref, dof=9)
+
+
+def test_gauss_hermite_is_poor_for_tanh_at_large_q():
+    f = lambda z: np.tanh(np.sqrt(20.0) * z) ** 2  # noqa: E731
+    ref = gauss_quad(f)
+    assert abs(mf.gaussian_expectation(f, np.sqrt(20.0)) - ref) < 1e-12
+    assert abs(mf.gauss_hermite_expectation(f, 201) - ref) > 1e-5  # poles at ±iπ/(2√q): slow convergence

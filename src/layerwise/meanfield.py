@@ -282,6 +282,60 @@ def depth_scales(sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> dict[st
 
 
 # ----------------------------------------------------------------------------------------------
+# Estimators that decide the chapter's claims
+# ----------------------------------------------------------------------------------------------
+def decay_depth(layers: np.ndarray, deviation: np.ndarray) -> float:
+    """Depth ξ of an exponential decay |deviation_l| ∝ e^{-l/ξ}: −1 / (least-squares slope of
+    ln|deviation| against the layer index)."""
+    layers, deviation = np.asarray(layers, float), np.asarray(deviation, float)
+    if layers.shape != deviation.shape or len(layers) < 2:
+        raise ParameterError(f"decay_depth needs matching 1-D arrays of >= 2 layers, got {layers.shape} and {deviation.shape}")
+    slope = np.polyfit(layers, np.log(np.abs(deviation)), 1)[0]
+    return float(-1.0 / slope)
+
+
+def symmetric_decay_depth(layers_above: np.ndarray, dev_above: np.ndarray, layers_below: np.ndarray, dev_below: np.ndarray) -> float:
+    """Decay depth from two runs started on either side of a fixed point, c* + δ and c* − δ:
+    ξ = −2 / (s₊ + s₋), s± the log-deviation slopes of the two runs.
+
+    Near the fixed point e_{l+1} = χ e_l + a e_l² + …, so ln|e_l| = l ln χ + ln|e_0| + O(a e):
+    the curvature's first-order effect on the slope is odd in the sign of e and cancels in the
+    average, as does a small shift of the fixed point itself (e.g. a finite-width correction)."""
+    s_above = -1.0 / decay_depth(layers_above, dev_above)
+    s_below = -1.0 / decay_depth(layers_below, dev_below)
+    return float(-2.0 / (s_above + s_below))
+
+
+def max_deviation_interval(
+    mean: np.ndarray, se: np.ndarray, reference: np.ndarray, *, dof: float, confidence: float = 0.99, relative: bool = False
+) -> tuple[float, tuple[float, float]]:
+    """max_k |mean_k − reference_k| (divided by |reference_k| when ``relative``) over a family of
+    m comparisons, with a simultaneous confidence interval for that maximum.
+
+    Each difference gets a Student-t interval at level 1 − (1 − confidence)/m (Bonferroni), so
+    that all m hold together with probability ≥ ``confidence``; on that event the maximum lies
+    between max_k min|I_k| and max_k max|I_k|."""
+    from scipy import stats
+
+    mean, se, reference = (np.asarray(v, float).ravel() for v in (mean, se, reference))
+    if not mean.shape == se.shape == reference.shape or len(mean) == 0:
+        raise ParameterError("mean, se and reference must be non-empty arrays of the same size")
+    if not 0 < confidence < 1 or not dof > 0:
+        raise ParameterError(f"confidence={confidence} must lie in (0, 1) and dof={dof} be positive")
+    scale = np.abs(reference) if relative else np.ones_like(reference)
+    d, h = (mean - reference) / scale, se / scale * stats.t.isf((1 - confidence) / (2 * len(mean)), dof)
+    lo = np.maximum(0.0, np.abs(d) - h)
+    return float(np.max(np.abs(d))), (float(lo.max()), float((np.abs(d) + h).max()))
+
+
+def gauss_hermite_expectation(f: Callable[[np.ndarray], np.ndarray], n_nodes: int) -> float:
+    """E_{z~N(0,1)} f(z) by plain n-node Gauss–Hermite quadrature (the textbook rule, shown in the
+    chapter for comparison with the composite rule used everywhere else)."""
+    x, w = np.polynomial.hermite_e.hermegauss(check_positive_int("n_nodes", n_nodes))
+    return float(w @ f(x) / np.sqrt(2 * np.pi))
+
+
+# ----------------------------------------------------------------------------------------------
 # Simulations of real random networks (torch)
 # ----------------------------------------------------------------------------------------------
 def _torch_phi(phi: str):
