@@ -240,6 +240,8 @@ def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     assert [format_value(x, digits=2) for x in (4562.0, 99.6, 10.0, 0.5, -31.4)] == ["4600", "100", "10", "0.50", "−31"]
     assert format_value(4562.0) == "4560" and format_value(123.456) == "123" and format_value(1.23456) == "1.23"
     assert first_sentence("The *map* of {math}`q`. Then more.") == "The map of q."
+    assert first_sentence("As in Poole et al. (2016) and Fig. 3, the curve grows. More.") == "As in Poole et al. (2016) and Fig. 3, the curve grows."
+    assert first_sentence("No full stop") == "No full stop"
 
 
 def test_chapter_validates_its_inputs(tmp_path):

@@ -63,8 +63,12 @@ def first_sentence(text: str) -> str:
     """The first sentence of ``text`` without Markdown emphasis or roles (for alt text)."""
     plain = re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", text)
     plain = re.sub(r"[*_`$]", "", plain).strip()
-    m = re.match(r"(.+?[.!?])(\s|$)", plain)
-    return (m.group(1) if m else plain)[:300]
+    # a sentence ends at . ! ? followed by a space and a capital, but not after an abbreviation
+    for m in re.finditer(r"[.!?](?=\s+[A-Z(]|$)", plain):
+        head = plain[: m.end()]
+        if not re.search(r"(\bet al|\bFigs?|\bEqs?|\be\.g|\bi\.e|\bcf|\bvs|\bSec|\bApp|\b[A-Z])\.$", head):
+            return head[:300]
+    return plain[:300]
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
