@@ -58,21 +58,74 @@ def test_nu_monte_carlo_matches_formula_and_bruteforce(name, slope):
     assert abs(fast["diag"] - 1) < 4 * fast["diag_se"]  # E[η² y y] = E[y y]  (Eq. 13, first line)
 
 
+@pytest.mark.parametrize("slope", [0.05, 0.5, 0.8])
+def test_nu_monte_carlo_leaky_slopes(slope):
+    # Chapter 1's Monte-Carlo of Eq. 13 (formerly its nu_* claims): with a fresh P per sample z_i is
+    # symmetric given Y, so the estimator is unbiased for (α+β)²/4 and the diagonal is exactly 1
+    r = C.nu_monte_carlo("leaky_relu", n=64, m=16, n_samples=40_000, rng=np.random.default_rng(int(slope * 100)), slope=slope)
+    assert abs(r["nu"] - C.nu_closed_form("leaky_relu", slope)) < 4 * r["se"]
+    assert abs(r["diag"] - 1) < 4 * r["diag_se"]
+
+
 def test_linear_nu_is_exactly_one():
     r = C.nu_monte_carlo("linear", n=5, m=3, n_samples=1000, rng=np.random.default_rng(0))
     assert r["nu"] == pytest.approx(1.0, abs=1e-12)
 
 
 # -- generalised ν by quadrature ------------------------------------------------------------------
+def _adaptive_moment(name, q, k):
+    """E[η^k], z ~ N(0, q), by scipy's adaptive quad on [0, 1], [1, 2], [2, 4], … up to 14√q on each
+    side (breakpoints at the unit scale of η, so a wide Gaussian cannot hide its peak)."""
+    edges = [0.0, min(1.0, math.sqrt(q)) / 4]
+    while edges[-1] < 14 * math.sqrt(q):
+        edges.append(min(2 * edges[-1], 14 * math.sqrt(q)))
+    f = lambda z: C.eta(name, np.array([z]))[0] ** k * math.exp(-z * z / (2 * q)) / math.sqrt(2 * math.pi * q)  # noqa: E731
+    tot = 0.0
+    for a, b in zip(edges[:-1], edges[1:]):
+        tot += quad(f, a, b, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+        tot += quad(f, -b, -a, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+    return tot
+
+
 @pytest.mark.parametrize("name", C.SMOOTH)
-@pytest.mark.parametrize("q", [0.05, 1.0, 8.0])
+@pytest.mark.parametrize("q", [0.01, 0.05, 1.0, 8.0, 100.0, 1e4])
 def test_eta_moments_quadrature_against_adaptive_quad(name, q):
     m1, m2 = C.eta_moments(name, q)
-    for k, mk in ((1, m1), (2, m2)):
-        f = lambda z: C.eta(name, np.array([z]))[0] ** k * math.exp(-z * z / (2 * q)) / math.sqrt(2 * math.pi * q)  # noqa: E731
-        ref = quad(f, -np.inf, 0, epsabs=1e-14, epsrel=1e-13, limit=400)[0] + quad(
-            f, 0, np.inf, epsabs=1e-14, epsrel=1e-13, limit=400)[0]
-        assert mk == pytest.approx(ref, abs=1e-9)
+    r1, r2 = _adaptive_moment(name, q, 1), _adaptive_moment(name, q, 2)
+    assert m1 == pytest.approx(r1, rel=1e-9)
+    assert m2 == pytest.approx(r2, rel=1e-9)
+    assert C.nu_smooth(name, q) == pytest.approx(C.nu_smooth(name, q, nodes=128), rel=1e-12)  # converged in nodes
+
+
+@pytest.mark.parametrize("q,ref", [(100.0, 0.50957), (1e4, 0.14166)])
+def test_tanh_nu_large_q_against_monte_carlo(q, ref):
+    # Gauss–Hermite with 1500 nodes on the whole line gave 0.275 at q = 10⁴ (its nodes, spaced ∝ √q,
+    # stepped over the unit-width peak of tanh z / z); a 4M-sample Monte-Carlo gives ≈ 0.142
+    z = math.sqrt(q) * np.random.default_rng(11).standard_normal(4_000_000)
+    e = C.eta("tanh", z)
+    m1, m2 = e.mean(), (e * e).mean()
+    nu_mc = m1 * m1 / m2
+    # delta-method standard error of m1²/m2
+    grad = np.array([2 * m1 / m2, -m1 * m1 / m2**2])
+    cov = np.cov(np.stack([e, e * e])) / len(z)
+    se = math.sqrt(grad @ cov @ grad)
+    nu = C.nu_smooth("tanh", q)
+    assert abs(nu - nu_mc) < 4 * se
+    assert nu == pytest.approx(ref, abs=5e-6)
+
+
+def test_gelu_closed_form_against_quadrature():
+    for q in np.geomspace(0.01, 1e4, 25):
+        assert C.nu_smooth("gelu", q) == pytest.approx(C.nu_gelu_closed_form(q), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", C.SMOOTH)
+def test_smooth_nu_monte_carlo_against_quadrature(name):
+    # Chapter 1's former smooth_mc_* claims: the block-ratio estimator (fresh P, n = 4000, so its O(1/n)
+    # bias is ≲ 1e-4) against ν(f; q) by quadrature
+    for j, q in enumerate((0.03, 1.0, 10.0)):
+        r = C.nu_monte_carlo(name, n=4000, m=16, n_samples=40_000, q=q, rng=np.random.default_rng(20 + j))
+        assert abs(r["nu"] - C.nu_smooth(name, q)) < 4 * r["se"] + 1e-3
 
 
 def test_nu_smooth_limits():
@@ -86,7 +139,10 @@ def test_nu_smooth_limits():
 def test_gaussian_expectation_polynomials():
     assert C.gaussian_expectation(lambda z: z**2, 3.0, 50) == pytest.approx(3.0, rel=1e-12)
     assert C.gaussian_expectation(lambda z: z**4, 3.0, 50) == pytest.approx(27.0, rel=1e-12)
-    assert C.gaussian_expectation_negative_half(lambda z: z * z, 2.0) == pytest.approx(1.0, rel=1e-12)
+    assert C.gaussian_expectation_panels(lambda z: z**2, 3.0) == pytest.approx(3.0, rel=1e-12)
+    assert C.gaussian_expectation_panels(lambda z: np.abs(z), 2.0) == pytest.approx(2 / math.sqrt(math.pi), rel=1e-12)
+    for q in (0.01, 1.0, 1e4, 1e6):  # a unit-width peak under a narrow or a wide Gaussian: E e^{−z²/2} = 1/√(1+q)
+        assert C.gaussian_expectation_panels(lambda z: np.exp(-z * z / 2), q) == pytest.approx(1 / math.sqrt(1 + q), rel=1e-12)
 
 
 # -- augmented covariance and footnote 3 ------------------------------------------------------
@@ -100,12 +156,39 @@ def test_augmented_covariance_linear_is_repeated_sigma():
     assert np.allclose(d, 1) and np.allclose(off, 1)
 
 
+@pytest.mark.parametrize("name,slope", [("linear", None), ("leaky_relu", 0.2), ("relu", None), ("abs", None),
+                                        ("pseudo_random", None)])
+def test_augmented_covariance_blocks_idealised(name, slope):
+    # Chapter 1's former fig3_* claims (Eq. 14 with a fresh P per sample): off-diagonal blocks = νΣ,
+    # diagonal blocks = Σ, for correlated inputs Σ_kl = 0.6^|k−l|
+    Sig = 0.6 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
+    r = C.augmented_covariance_mc(name, Sig, m=3, n_samples=40_000, rng=np.random.default_rng(12), slope=slope)
+    nb = len(r["off"])
+    for key, ref in (("off", C.nu_closed_form(name, slope)), ("diag", 1.0)):
+        x = r[key]
+        se = x.std(ddof=1) / math.sqrt(nb)
+        assert abs(x.mean() - ref) < 5 * se + 1e-12
+    assert r["S"].shape == (18, 18)
+    if name == "linear":
+        assert np.allclose(r["S"], np.kron(np.ones((3, 3)), r["S"][:6, :6]))
+
+
 def test_footnote3_closed_form_against_monte_carlo():
     rng = np.random.default_rng(4)
     r = C.footnote3_error_mc("relu", n=8, n_samples=40_000, rng=rng)
     ref = C.footnote3_error_closed_form("relu", 8) ** 2
     assert abs(r["err2"] - ref) < 4 * r["err2_se"]
     assert C.footnote3_error_closed_form("relu", 32) == pytest.approx(C.footnote3_error_closed_form("relu", 8) / 2)
+
+
+def test_inverse_variance_mean():
+    m, se, dof = C.inverse_variance_mean([1.0, 3.0], [1.0, 1.0], 9)
+    assert (m, se) == (pytest.approx(2.0), pytest.approx(math.sqrt(0.5)))
+    assert dof == pytest.approx(18.0)  # equal weights and d.o.f.: the d.o.f. add up
+    m, se, dof = C.inverse_variance_mean([1.0, 3.0], [1.0, 1e-3], [9, 4])
+    assert m == pytest.approx(3.0, abs=1e-5) and dof == pytest.approx(4.0, rel=1e-5)
+    with pytest.raises(ParameterError):
+        C.inverse_variance_mean([1.0], [0.0], 3)
 
 
 # -- capacities ----------------------------------------------------------------------------------
@@ -124,15 +207,19 @@ def test_projector_properties():
 
 
 def test_linear_layer_capacity_equals_input_space_capacity():
+    # Eq. 18 (Chapter 1's former eq18_linear claim): random sizes, Wishart Σ, random subspaces
     rng = np.random.default_rng(6)
-    for _ in range(5):
-        n, m, p = 6, 5, 3
-        Sig = np.cov(rng.standard_normal((n, 30)))
+    for _ in range(60):
+        n, m = rng.integers(3, 9), rng.integers(2, 7)
+        p = rng.integers(1, min(n, m) + 1)
+        Sig = np.cov(rng.standard_normal((n, 3 * n)))
         P = C.random_unit_columns(n, m, rng)
         J = rng.standard_normal((m, p))
-        S, _ = np.linalg.qr(rng.standard_normal((n, 2)))
+        S, _ = np.linalg.qr(rng.standard_normal((n, rng.integers(1, n + 1))))
         kt, k = C.linear_layer_capacities(Sig, P, J, S)
-        assert kt == pytest.approx(k, abs=1e-12)  # Eq. 18
+        assert kt == pytest.approx(k, abs=1e-10)
+    # κ of the whole space is the number of independent parameters
+    assert C.linear_layer_capacities(np.eye(4), C.random_unit_columns(4, 3, rng), np.eye(3)[:, :2], np.eye(4))[1] == pytest.approx(2)
 
 
 def test_pseudo_random_capacities_bruteforce_and_conservation():
@@ -148,6 +235,19 @@ def test_pseudo_random_capacities_bruteforce_and_conservation():
     assert np.allclose(k, brute, atol=1e-12)
     assert k.sum() == pytest.approx(p) and kphi.sum() == pytest.approx(p)
     assert np.allclose(C.stochastic_matrix(P).sum(0), 1)
+
+
+def test_empirical_augmented_capacities_conserve_total():
+    # the trace of an orthogonal projector of rank p (Chapter 1's former empirical_total_conserved claim)
+    rng = np.random.default_rng(13)
+    n, m, p = 8, 16, 5
+    P = C.random_unit_columns(n, m, rng)
+    J = rng.standard_normal((m, p))
+    for N in (300, 3000):
+        Y = rng.standard_normal((N, n))
+        E = C.eta("pseudo_random", Y @ P, unit_seed=np.arange(m)[None, :])
+        k = C.empirical_augmented_capacities(Y, E, P, J)
+        assert k.sum() == pytest.approx(p, abs=1e-9) and np.all(k >= -1e-12)
 
 
 def test_empirical_augmented_capacities_exact_covariance():
@@ -177,6 +277,56 @@ def test_capacity_network_conserves_total():
     assert np.allclose(k[-1], np.linalg.multi_dot(Ds) @ k[0])
 
 
+def test_capacity_network_varying_widths_conserves_total():
+    # Eq. 28 through 20 dense layers of widths 8–40 (Chapter 2's former eq28_conservation claim)
+    rng = np.random.default_rng(14)
+    widths = [int(w) for w in rng.integers(8, 40, size=21)]
+    Ds = [C.stochastic_matrix(rng.standard_normal((widths[l], widths[l + 1]))) for l in range(20)]
+    ks = C.capacity_network(Ds, rng.random(widths[-1]) * 3)
+    totals = np.array([k.sum() for k in ks])
+    assert np.allclose(totals, totals[0], rtol=1e-12)
+    assert [len(k) for k in ks] == widths[::-1]
+
+
+def test_random_residual_network_moments_in_expectation():
+    # Chapter 2's former residual_variance_slope / residual_zero_drift claims: averaged over random
+    # networks, the profile is exactly (I + εE[Δ])^k δ, so E[mean] = 0 and E[second moment] = 2𝒟εk
+    n, L, lo, hi, envs = 61, 80, 10.0, 30.0, 60
+    eps, c = 1.0 / L, n // 2
+    m2s, mus, tots = [], [], []
+    for e in range(envs):
+        r = np.random.default_rng([15, e])
+        Ds = [C.residual_layer(n, eps, r.uniform(lo, hi, n), r.uniform(lo, hi, n)) for _ in range(L)]
+        tot, mu, var = C.circular_moments(C.capacity_network(Ds, np.eye(n)[c]), c)
+        m2s.append(var + mu**2), mus.append(mu), tots.append(tot)
+    m2s, mus = np.array(m2s), np.array(mus)
+    assert np.allclose(tots, 1, atol=1e-12)
+    k = np.arange(L + 1)
+    se = m2s.std(0, ddof=1) / math.sqrt(envs)
+    assert np.all(np.abs(m2s.mean(0) - 2 * (lo + hi) / 2 * eps * k) <= 4.5 * se + 1e-12)
+    se_mu = mus[:, -1].std(ddof=1) / math.sqrt(envs)
+    assert abs(mus[:, -1].mean()) < 4 * se_mu
+
+
+def test_residual_layer_refuses_negative_diagonal_and_wmax_stays_positive():
+    # D = I + εΔ with ε(a+b) > 1 has a negative diagonal: L = 1 with a + b up to 1.5 gave w_max < 0
+    with pytest.raises(ParameterError, match="negative diagonal"):
+        C.residual_layer(5, 1.0, 0.75, 0.75)
+    with pytest.raises(ParameterError, match=">= 0"):
+        C.residual_layer(5, 0.1, -1.0, 0.5)
+    rng = np.random.default_rng(16)
+    for L in (2, 3, 10, 400):
+        ab = rng.uniform(0.25, 0.75, size=(L, 2))
+        Ds = [C.residual_layer(5, 1.0 / L, a, b) for a, b in ab]
+        assert np.allclose(sum(Ds[0]), 1)  # column-stochastic
+        w = C.straight_path_weight(Ds, 2)
+        assert np.all(w > 0) and np.all(np.diff(w) <= 0)
+        # Eq. 36: w_max = exp(Σ_l ε(Δ_l)_ii) up to |log(1−x) + x| ≤ x² per layer, x = ε(a+b) ≤ 1.5/L
+        if L >= 3:
+            pred = math.exp(-(ab.sum(1) / L).sum())
+            assert abs(w[-1] / pred - 1) <= math.expm1(2.25 / L)
+
+
 def test_residual_walk_moments_and_heat_kernel():
     n, L, a = 101, 200, 20.0
     eps = 1.0 / L
@@ -197,6 +347,9 @@ def test_straight_path_weight():
     D = C.stochastic_matrix(np.ones((r, r)))
     w = C.straight_path_weight([D] * 5, 0)
     assert np.allclose(w, (1 / r) ** np.arange(6))
+    # Chapter 2's former wmax_plain claim: (1/r)^L to rounding up to L = 400
+    w = C.straight_path_weight([D] * 400, 1)
+    assert np.allclose(w / (1 / r) ** np.arange(401), 1, rtol=1e-12, atol=0)
 
 
 def test_conv_net_pseudo_random_gradients_match_capacity_network():
@@ -204,6 +357,8 @@ def test_conv_net_pseudo_random_gradients_match_capacity_network():
                              n_inputs=512, n_nets=1, seed=0, batch=256)
     g, se, p = r["g2"][0], r["g2_se"][0], r["pred"][0]
     assert np.array_equal(g > 0, p > 0)
+    assert r["g2_total"].shape == (1, 512)
+    assert r["g2_total"].mean() == pytest.approx(g.sum(), rel=1e-12)
     m = se > 0
     assert np.mean(((g[m] - p[m]) / se[m]) ** 2) < 3.0
     lin = C.conv_net_gradients(arch="residual", activation="linear", depth=2, channels=3, length=9,

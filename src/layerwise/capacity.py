@@ -233,7 +233,9 @@ def nu_monte_carlo_bruteforce(
 def gaussian_expectation(g: Callable[[np.ndarray], np.ndarray], q: float, n_nodes: int = 400) -> float:
     """E[g(z)], z ~ N(0, q), by probabilists' Gauss–Hermite quadrature with ``n_nodes`` nodes.
 
-    Spectrally accurate for g analytic in a strip around the real axis (tanh(z)/z, Φ, sigmoid).
+    Spectrally accurate for g analytic in a strip around the real axis *on the scale of √q*: the
+    nodes are spaced ∝ √q near 0, so a feature of unit width (the peak of tanh z / z) is stepped over
+    once q ≳ 10³ — :func:`gaussian_expectation_panels` is what ν(f; q) uses.
     """
     q = check_positive("q", q)
     x, w = _hermite_nodes(check_positive_int("n_nodes", n_nodes))
@@ -251,23 +253,6 @@ def _hermite_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 
-def gaussian_expectation_negative_half(
-    h: Callable[[np.ndarray], np.ndarray], q: float, n_nodes: int = 300, cutoff: float = 14.0
-) -> float:
-    """E[h(z)·1{z<0}], z ~ N(0, q), for h smooth on (−∞, 0] (ELU's η has a kink at 0, which
-    Gauss–Hermite on the whole line would only resolve algebraically).
-
-    Gauss–Legendre with ``n_nodes`` nodes on [−cutoff·√q, 0]; the neglected tail is below
-    φ(cutoff) ≈ 1e-43 for bounded h, and the integrand h·φ_q is analytic on the interval.
-    """
-    q = check_positive("q", q)
-    x, w = _legendre_nodes(check_positive_int("n_nodes", n_nodes))
-    half = 0.5 * cutoff * math.sqrt(q)
-    z = half * (x - 1.0)
-    phi = np.exp(-z * z / (2 * q)) / math.sqrt(2 * math.pi * q)
-    return float(half * np.sum(w * h(z) * phi))
-
-
 @lru_cache(maxsize=16)
 def _legendre_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import roots_legendre
@@ -275,33 +260,57 @@ def _legendre_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
     return roots_legendre(n)
 
 
-def _elu_eta_left(z: np.ndarray) -> np.ndarray:
-    """expm1(z)/z extended analytically (1 at 0), the z≤0 branch of ELU's η, used on all of ℝ."""
-    z = np.asarray(z, dtype=np.float64)
-    small = np.abs(z) < 1e-5
-    zs = np.where(small, 1.0, z)
-    return np.where(small, 1.0 + z / 2.0 + z * z / 6.0, np.expm1(zs) / zs)
+def gaussian_expectation_panels(
+    g: Callable[[np.ndarray], np.ndarray], q: float, *, nodes: int = 64, cutoff: float = 14.0
+) -> float:
+    """E[g(z)], z ~ N(0, q), for g smooth on each closed half-line (a kink at 0 is allowed) whose
+    features sit at |z| ≈ 1 whatever q — the η's of tanh, GELU, SiLU, ELU.
+
+    Composite Gauss–Legendre with ``nodes`` nodes per panel, on each half-line separately, on panels
+    [0, h], [h, 2h], [2h, 4h], … graded geometrically up to ``cutoff``·√q, with h = min(1, √q)/4:
+    the first panels resolve both the unit scale of η and the width √q of the Gaussian, and the
+    doubling panels follow the smooth tails.  Unlike Gauss–Hermite on the whole line (whose nodes,
+    scaled by √q, step over the unit-width peak of tanh z / z once q ≳ 10³), the error does not
+    grow with q; the neglected tail is below φ(cutoff) ≈ 1e-43 for bounded g.
+    """
+    q = check_positive("q", q)
+    nodes = check_positive_int("nodes", nodes)
+    s = math.sqrt(q)
+    h, top = min(1.0, s) / 4.0, cutoff * s
+    edges = [0.0]
+    while edges[-1] < top:
+        edges.append(min(top, h * 2.0 ** max(len(edges) - 1, 0)))
+    a, b = np.array(edges[:-1]), np.array(edges[1:])
+    x, w = _legendre_nodes(nodes)
+    half = (b - a)[:, None] / 2.0
+    z = (a[:, None] + b[:, None]) / 2.0 + half * x[None, :]
+    wz = (half * w[None, :]) * np.exp(-z * z / (2.0 * q)) / math.sqrt(2.0 * math.pi * q)
+    return float(np.sum(wz * (g(z) + g(-z))))
 
 
-def eta_moments(name: str, q: float, n_nodes: int = 1500) -> tuple[float, float]:
-    """(E η, E η²) for z ~ N(0, q), by quadrature (Gauss–Hermite; for ELU, whose η has a kink at 0,
-    Gauss–Legendre on the negative half-line plus the exact 1/2 of the positive one)."""
+def eta_moments(name: str, q: float, nodes: int = 64) -> tuple[float, float]:
+    """(E η, E η²) for z ~ N(0, q) by :func:`gaussian_expectation_panels` (each half-line on its
+    own, so ELU's kink at 0 costs no accuracy), for the smooth activations of :data:`SMOOTH`."""
     check_activation(name, SMOOTH + ("linear", "relu", "abs", "leaky_relu"))
     q = check_positive("q", q)
-    if name == "elu":
-        m1 = 0.5 + gaussian_expectation_negative_half(_elu_eta_left, q)
-        m2 = 0.5 + gaussian_expectation_negative_half(lambda z: _elu_eta_left(z) ** 2, q)
-        return m1, m2
     if name in ("linear", "relu", "abs", "leaky_relu"):
         raise ParameterError(f"activation={name!r}: use nu_closed_form for piecewise-constant η")
     g = lambda z: eta(name, z)  # noqa: E731
-    return gaussian_expectation(g, q, n_nodes), gaussian_expectation(lambda z: g(z) ** 2, q, n_nodes)
+    return (gaussian_expectation_panels(g, q, nodes=nodes),
+            gaussian_expectation_panels(lambda z: g(z) ** 2, q, nodes=nodes))
 
 
-def nu_smooth(name: str, q: float, n_nodes: int = 1500) -> float:
+def nu_smooth(name: str, q: float, nodes: int = 64) -> float:
     """ν(f; q) = (E η)² / E[η²], z ~ N(0, q): Eq. 13 with η rescaled to E η² = 1 (beyond the paper)."""
-    m1, m2 = eta_moments(name, q, n_nodes)
+    m1, m2 = eta_moments(name, q, nodes)
     return m1 * m1 / m2
+
+
+def nu_gelu_closed_form(q: float) -> float:
+    """ν(GELU; q) = π / (π + 2 arcsin(q/(1+q))): E Φ(z) = ½ and E Φ(z)² = ¼ + arcsin(q/(1+q))/(2π)
+    (the orthant probability of two standard normals of correlation q/(1+q))."""
+    q = check_positive("q", q)
+    return math.pi / (math.pi + 2.0 * math.asin(q / (1.0 + q)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -330,6 +339,40 @@ def block_ratios(St: np.ndarray, Sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     r = np.einsum("ijkl,kl->ij", B, Sigma) / np.sum(Sigma * Sigma)
     off = ~np.eye(m, dtype=bool)
     return np.diag(r).copy(), r[off]
+
+
+def augmented_covariance_mc(
+    name: str, Sigma: np.ndarray, *, m: int, n_samples: int, rng: np.random.Generator,
+    slope: float | None = None, n_batches: int = 10, unit_seeds: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Empirical Σ̃ of a layer with a *fresh* random P (m unit-norm columns) per sample, Y ~ N(0, Σ)
+    — the idealised setting of Eq. 14, in which z_i is symmetric given Y — in ``n_batches`` batches.
+
+    Returns ``S`` (nm × nm, the mean over batches), and per batch the mean diagonal and mean
+    off-diagonal block ratios to Σ (:func:`block_ratios`), ``diag`` and ``off`` (n_batches,).
+    """
+    check_activation(name, PIECEWISE)
+    Sigma = np.asarray(Sigma, dtype=np.float64)
+    n = Sigma.shape[0]
+    m, n_samples, n_batches = (check_positive_int(k, v) for k, v in
+                               (("m", m), ("n_samples", n_samples), ("n_batches", n_batches)))
+    seeds = np.arange(m) if unit_seeds is None else np.asarray(unit_seeds)
+    Lc = np.linalg.cholesky(Sigma)
+    N = n_samples // n_batches
+    if N < 1:
+        raise ParameterError(f"n_samples={n_samples} must be >= n_batches={n_batches}")
+    acc, offs, diags = np.zeros((n * m, n * m)), [], []
+    for _ in range(n_batches):
+        Y = rng.standard_normal((N, n)) @ Lc.T
+        Pm = rng.standard_normal((N, n, m))
+        Pm /= np.linalg.norm(Pm, axis=1, keepdims=True)
+        E = eta(name, np.einsum("sn,snm->sm", Y, Pm), slope=slope, unit_seed=seeds[None, :])
+        St = augmented_covariance(Y, E)
+        acc += St / n_batches
+        d, o = block_ratios(St, Sigma)
+        diags.append(d.mean())
+        offs.append(o.mean())
+    return {"S": acc, "diag": np.array(diags), "off": np.array(offs)}
 
 
 def footnote3_error_closed_form(name: str, n: int, slope: float | None = None) -> float:
@@ -384,6 +427,21 @@ def footnote3_error_mc(
     err2 = float(ests.mean())
     return {"err2": err2, "err2_se": float(ests.std(ddof=1) / math.sqrt(n_batches)),
             "err": math.sqrt(max(err2, 0.0))}
+
+
+def inverse_variance_mean(x: np.ndarray, se: np.ndarray, dof: np.ndarray | float) -> tuple[float, float, float]:
+    """Inverse-variance weighted mean of independent estimates ``x`` with standard errors ``se`` and
+    ``dof`` degrees of freedom each: (mean, its standard error, Welch–Satterthwaite d.o.f.).
+
+    Used to pool the footnote-3 error ratios measured at several n into one estimate."""
+    x, se = np.asarray(x, dtype=np.float64), np.asarray(se, dtype=np.float64)
+    dof = np.broadcast_to(np.asarray(dof, dtype=np.float64), x.shape)
+    if x.shape != se.shape or x.size < 1 or np.any(se <= 0) or np.any(dof <= 0):
+        raise ParameterError("inverse_variance_mean needs matching x, se > 0 and dof > 0")
+    w = 1.0 / se**2
+    mean = float(np.sum(w * x) / np.sum(w))
+    a = (w / w.sum()) ** 2 * se**2  # each estimate's contribution to the variance of the mean
+    return mean, float(math.sqrt(a.sum())), float(a.sum() ** 2 / np.sum(a**2 / dof))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -516,6 +574,21 @@ def local_delta(n: int, left: np.ndarray | float, right: np.ndarray | float) -> 
     return Dl
 
 
+def residual_layer(n: int, eps: float, left: np.ndarray | float, right: np.ndarray | float) -> np.ndarray:
+    """D = I + εΔ with Δ = :func:`local_delta` (n, left, right) [Eq. 29], checked to be a capacity
+    matrix: its diagonal 1 − ε(left + right) must be ≥ 0 (else D has negative entries, is not a
+    diffusion step, and the straight-path weight Π D_ii can turn negative — e.g. ε = 1, L = 1)."""
+    eps = check_positive("eps", eps)
+    Dl = local_delta(n, left, right)
+    if np.any(np.asarray(left) < 0) or np.any(np.asarray(right) < 0):
+        raise ParameterError("left and right rates of a diffusion step must be >= 0")
+    worst = float(np.max(-np.diag(Dl))) * eps
+    if worst > 1.0:
+        raise ParameterError(f"eps·(left+right) reaches {worst:.3g} > 1: I + εΔ has a negative diagonal; "
+                             "use more layers (smaller ε = 1/L) or smaller rates")
+    return np.eye(n) + eps * Dl
+
+
 def heat_kernel(x: np.ndarray, x0: float, diffusion: float, t: float, drift: float = 0.0) -> np.ndarray:
     """Eq. 34 (with drift, Eq. 32): exp(−(x−x0−vt)²/(4𝒟t)) / √(4π𝒟t)."""
     diffusion, t = check_positive("diffusion", diffusion), check_positive("t", t)
@@ -594,7 +667,8 @@ def conv_net_gradients(
     standard error; ``pred`` the capacity network D_1⋯D_L(a∘a) summed over channels, with
     D_l = W_l∘W_l (plain) or I + s²·W_l∘W_l (residual), acting backwards like the gradient
     [Eq. 28; "capacities and gradients, two sides of the same coin"]; ``g2_batches`` the per-batch
-    means (for standard errors of derived statistics).
+    means; ``g2_total`` (n_nets, inputs) the total squared gradient Σ_{c,x} g² of every input (i.i.d.
+    over inputs for a fixed network: the standard error of its mean has inputs − 1 d.o.f.).
     """
     import torch
 
@@ -609,7 +683,7 @@ def conv_net_gradients(
     gen = torch.Generator().manual_seed(int(seed))
     center = length // 2
     nb = max(1, n_inputs // batch)
-    G2, SE, PRED, GB = [], [], [], []
+    G2, SE, PRED, GB, TOT = [], [], [], [], []
     pos = torch.arange(length, device=dev)
     for _ in range(n_nets):
         Ws = [torch.randn(channels, channels, kernel, generator=gen, dtype=torch.float64).to(dev)
@@ -618,7 +692,7 @@ def conv_net_gradients(
                   + int(torch.randint(1 << 30, (1,), generator=gen))) for l in range(depth)]
         sums = torch.zeros(length, dtype=torch.float64, device=dev)
         sq = torch.zeros(length, dtype=torch.float64, device=dev)
-        per_batch = []
+        per_batch, per_input = [], []
         for _b in range(nb):
             x0 = torch.randn(batch, channels, length, generator=gen, dtype=torch.float64).to(dev)
             x0.requires_grad_(True)
@@ -635,12 +709,14 @@ def conv_net_gradients(
             sums += v.sum(0)
             sq += (v * v).sum(0)
             per_batch.append((v.mean(0)).cpu().numpy())
+            per_input.append(v.sum(1).detach().cpu().numpy())
         N = nb * batch
         mean = sums / N
         var = (sq / N - mean * mean) * N / (N - 1)
         G2.append(mean.cpu().numpy())
         SE.append((var.clamp(min=0) / N).sqrt().cpu().numpy())
         GB.append(np.stack(per_batch))
+        TOT.append(np.concatenate(per_input))
         # capacity network, backwards with squared weights
         v = torch.zeros(1, channels, length, dtype=torch.float64, device=dev)
         v[0, 0, center] = 1.0
@@ -648,7 +724,8 @@ def conv_net_gradients(
             back = _circ_conv_transpose(v, W * W)
             v = back if arch == "plain" else v + s * s * back
         PRED.append(v[0].sum(0).cpu().numpy())
-    return {"g2": np.stack(G2), "g2_se": np.stack(SE), "pred": np.stack(PRED), "g2_batches": np.stack(GB)}
+    return {"g2": np.stack(G2), "g2_se": np.stack(SE), "pred": np.stack(PRED), "g2_batches": np.stack(GB),
+            "g2_total": np.stack(TOT)}
 
 
 def _circ_conv_transpose(v: Any, W: Any) -> Any:
