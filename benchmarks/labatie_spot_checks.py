@@ -1,21 +1,20 @@
-"""Spot checks of the explanations Chapters 3–5 give for their failing `default` claims, at the
-paper's width (SPEC §2 "Chapters 3–5"; issue #6) — a GPU job, not part of the book or of CI.
+"""Spot checks at the paper's width of what Chapters 3–5 can only grade at larger scales (SPEC §2
+"Chapters 3–5") — a GPU job, not part of the book or of CI.
 
 Each check runs the moments engine (photo patches, seed 0, r_eff off) and writes what it measured
-to ``results/bench/labatie_spot_checks.json``:
+to ``results/bench/labatie_spot_checks.json`` (untracked: the book cites none of it; results that the
+book shows come from chapter runs, tracked as ``evidence/`` with ``make evidence``):
 
 * ``conv_width``: log10 χ²⁰⁰ (mean ± s.e. over networks) of vanilla 3×3 periodic conv nets at
   widths 128, 256, 512 (B = 64) and of BN feedforward conv nets at width 512 — Chapter 3's
-  ``conv_chi_slow`` (paper, Fig. 3: χ²⁰⁰ between 1 and 10) fails at the reduced `default` width,
-  explained there as a finite-width effect; Chapter 4's ``chi_200_range`` (Fig. 4(b): 10¹³–10¹⁸)
-  fails for fully-connected nets, explained there by the paper's nets being convolutional;
+  ``conv_chi_slow`` (paper, Fig. 3: χ²⁰⁰ between 1 and 10) and Chapter 4's ``chi_200_range``
+  (Fig. 4(b): 10¹³–10¹⁸, the paper's nets being convolutional);
 * ``tau``: the free log-log exponent of χ^l against Eq. 15's τ = ((E δχ)^{2·res_depth} − 1)/2
-  (``labatie.power_fit`` / ``labatie.tau_prediction``, as Chapter 5 grades them) over several
-  windows of units, for fully-connected BN ResNets 8× deeper than the paper's (4 000 units) and for
-  convolutional ones at the paper's settings (width 512, B = 64, 500 units) — Chapter 5's
-  ``tau_matches_eq15`` fails at `default`, explained there as asymptotics not reached at 500 units;
-  with each row the kurtosis μ₄/μ₂² after the first BN of the last unit (``kurtosis_near_3``,
-  explained there by the nearly rank-one patch batches).
+  (``labatie.power_fit`` / ``labatie.tau_prediction``) over several windows of units, for
+  fully-connected BN ResNets 8× deeper than the paper's (4 000 units) and for convolutional ones at
+  the paper's settings (width 512, B = 64, 500 units) — Chapter 5 reports the free exponent next to
+  Eq. 15 and grades the paper's overlay (``eq15_overlay``); with each row the kurtosis μ₄/μ₂² after
+  the first BN of the last unit (Chapter 5's ``kurtosis_paper_level``, Fig. 5(d)).
 
     python benchmarks/labatie_spot_checks.py [--device auto] [--only conv_width tau] [--out FILE]
 
