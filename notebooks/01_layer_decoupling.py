@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 1 — Layer decoupling: how much does a non-linearity separate its outputs?
+# # Layer decoupling: how much does a non-linearity separate its outputs?
 #
 # {cite:t}`donier2019capacity` asks where a network spends its modelling *capacity*: for a model
 # that is linear in some features, the capacity allocated to a subspace of the inputs is a number

@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 2 — Capacity diffusion through depth
+# # Capacity diffusion through depth
 #
 # {doc}`01_layer_decoupling` showed that a fully decoupling (pseudo-random) layer passes capacity
 # from its outputs to its inputs by a fixed linear rule, κ = (P∘P)κ^φ. {cite:t}`donier2019capacity`

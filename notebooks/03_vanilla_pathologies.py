@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 3 — Vanilla networks: log-normal moments, one-dimensional signal, pseudo-linearity
+# # Vanilla networks: log-normal moments, one-dimensional signal, pseudo-linearity
 #
 # {cite:t}`labatie2019characterizing` follows a random input batch *and* an infinitesimal noise on
 # it through a deep network at initialisation, and asks how statistical moments of both evolve

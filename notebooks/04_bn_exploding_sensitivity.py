@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 4 — Batch-normalised feedforward nets: exploding sensitivity
+# # Batch-normalised feedforward nets: exploding sensitivity
 #
 # Batch normalisation keeps every channel of the pre-activations centred with unit variance, so
 # the signal can no longer shrink to a point or drift in scale as in {doc}`03_vanilla_pathologies`.
@@ -61,7 +61,7 @@ from layerwise.chapter import Chapter
 from layerwise.claims import quantile
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve
-from layerwise.stats import estimate
+from layerwise.stats import mean_se_dof
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, batches=[16, 32, 64, 128], batch_nets=4,
@@ -93,13 +93,7 @@ def run(name, cfg):
     return lb.simulate_cached(ch, name, cfg, block=P["block"])
 
 
-def est(x):
-    """Mean over networks with its standard error and degrees of freedom (None for one network)."""
-    x = np.asarray(x, dtype=float).ravel()
-    if x.size < 2:
-        return float(x.mean()), None, None
-    e = estimate(x)
-    return e.mean, e.se, e.dof
+est = mean_se_dof  # (mean, SE, d.o.f.) over networks; a single network is graded as a point
 
 
 # %% [markdown]

@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 5 — Batch-normalised ResNets: power laws instead of exponentials
+# # Batch-normalised ResNets: power laws instead of exponentials
 #
 # {doc}`04_bn_exploding_sensitivity` showed that a batch-normalised feedforward net multiplies its
 # sensitivity χ by a roughly constant factor per layer. {cite:t}`labatie2019characterizing`
@@ -58,7 +58,7 @@ from layerwise.chapter import Chapter
 from layerwise.claims import quantile
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve
-from layerwise.stats import estimate
+from layerwise.stats import estimate, mean_se_dof
 
 SCALES = {
     "ci": dict(width=64, batch=16, depth=100, res_depth=2, n_nets=6, records=50, ff_depth=100,
@@ -89,13 +89,7 @@ def run(name, cfg):
     return lb.simulate_cached(ch, name, cfg, block=P["block"])
 
 
-def est(x):
-    """Mean over networks with its standard error and degrees of freedom (None for one network)."""
-    x = np.asarray(x, dtype=float).ravel()
-    if x.size < 2:
-        return float(x.mean()), None, None
-    e = estimate(x)
-    return e.mean, e.se, e.dof
+est = mean_se_dof  # (mean, SE, d.o.f.) over networks; a single network is graded as a point
 
 
 # %% [markdown]

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 6 — Linear regions of ReLU networks
+# # Linear regions of ReLU networks
 #
 # A network built from affine layers and ReLUs computes a continuous, piecewise-linear function.
 # Each pattern of active and inactive neurons carves out a convex *activation region* of input

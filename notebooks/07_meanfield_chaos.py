@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 7 — Mean-field signal propagation and transient chaos
+# # Mean-field signal propagation and transient chaos
 #
 # A deep network with random weights is a random dynamical system in which the layer index plays
 # the role of time. {cite}`poole2016exponential` showed that when the layers are wide, two

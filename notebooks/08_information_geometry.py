@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 8 — Information geometry: the Fisher–Rao norm, flatness and K-FAC
+# # Information geometry: the Fisher–Rao norm, flatness and K-FAC
 #
 # A ReLU network has many parametrisations of one and the same function: multiply the weights
 # entering a layer by α and divide the weights leaving it by α, and nothing the network computes

@@ -127,7 +127,7 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}
     assert t["predicts"]["inconclusive"] == 1 and t["checks"]["pass"] == 1
     line = led.summary()
-    assert line.startswith("Reproduces 0 of 1 paper results (1 failed, 1 need a larger scale)")
+    assert line.startswith("Reproduces 0 of 1 paper results (1 failed, 1 needs a larger scale)")
     assert "confirms 0 of 1 predictions (1 inconclusive)" in line and "passes 1 of 1 checks" in line
     html = led.to_html()
     for text in ("○ skipped", "✗ fail", "? inconclusive", "✓ pass", 'id="claim-a"', "<details>", "Paper results reproduced"):

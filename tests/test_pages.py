@@ -147,7 +147,7 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     assert f"reproduces {whole['reproduces']['pass']}/{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
     assert f"<b>{cell}</b>" in text
     assert '<a href="chapters/01_first.html#claim-r1">paper value</a>' in text
-    assert '<a href="chapters/01_first.html">Chapter 1 — First</a>' in text
+    assert '<a href="chapters/01_first.html">1. First</a>' in text
     # a chapter missing from a run says so instead of leaving an empty cell
     assert "not run" in text
 

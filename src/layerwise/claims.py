@@ -369,7 +369,7 @@ def _part(n: Mapping[str, int], noun: str, verb: str) -> str:
     extra = [f"{n[o]} {o}" for o in ("inconclusive", "fail") if n[o]]
     extra = [e.replace("fail", "failed") for e in extra]
     if n["skipped"]:
-        extra.append(f"{n['skipped']} need a larger scale")
+        extra.append(f"{n['skipped']} {'needs' if n['skipped'] == 1 else 'need'} a larger scale")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 

@@ -34,15 +34,18 @@ SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
 # Runs: this machine's results and the tracked evidence
 # ----------------------------------------------------------------------------------------------
 def chapter_titles(root: Path) -> dict[str, str]:
-    """``{"07_meanfield_chaos": "Chapter 7 — Mean-field …"}`` from each notebook's first heading."""
+    """``{"07_meanfield_chaos": "7. Mean-field …"}``: the chapter's number (as the numbered table of
+    contents shows it) and its notebook's first heading."""
+    import re
+
     out = {}
     for py in sorted((root / "notebooks").glob("[0-9][0-9]_*.py")):
         title = py.stem
         for line in py.read_text(encoding="utf-8").splitlines():
             if line.startswith("# # "):
-                title = line[4:].strip()
+                title = re.sub(r"^Chapter \d+\s*[—–-]\s*", "", line[4:].strip())
                 break
-        out[py.stem] = title
+        out[py.stem] = f"{int(py.stem[:2])}. {title}"
     return out
 
 

@@ -37,6 +37,16 @@ def estimate(x: np.ndarray) -> Estimate:
     return Estimate(float(m), float(se), len(x) - 1, len(x))
 
 
+def mean_se_dof(x: np.ndarray) -> tuple[float, float | None, int | None]:
+    """``(mean, se, dof)`` of independent replicates for a claim's ``measured``/``se``/``dof``; a
+    single replicate has no standard error: ``(value, None, None)`` (graded as a point)."""
+    x = np.asarray(x, dtype=float).ravel()
+    if x.size < 2:
+        return float(x.mean()), None, None
+    e = estimate(x)
+    return e.mean, e.se, e.dof
+
+
 def z_family(m: int, alpha: float = 0.01, dof: int | None = None) -> float:
     """Two-sided threshold keeping the family-wise false-alarm rate ≤ ``alpha`` over ``m``
     comparisons (Bonferroni): the 1 − α/(2m) quantile of the normal law, or of Student's t with
