@@ -405,7 +405,7 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             cid = html.escape(c["id"])
             meas = html.escape(fmt(c["measured"]))
             if c.get("se") is not None:
-                meas += f' <span class="lw-se">± {html.escape(fmt(c["se"]))}</span>'
+                meas += f' <span class="lw-se">± {html.escape(fmt_se(c["se"]))}</span>'
             elif c.get("interval") is not None:
                 lo, hi = c["interval"]
                 meas += f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
@@ -417,6 +417,8 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
                     f"<br>Interval at {100 * c['confidence']:g} % confidence ({law if c.get('se') is not None else 'as computed'}): "
                     f"[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]."
                 )
+            if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
+                meas = f'<span class="lw-se">at this scale: {meas}</span>'
             skipped = (
                 f'<br><span class="lw-min">checked from scale <code>{html.escape(c["min_scale"])}</code></span>'
                 if c["status"] == "skipped"
@@ -439,6 +441,16 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         )
     return "".join(parts)
+
+
+def fmt_se(x: Any) -> str:
+    """A standard error to two significant digits."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return fmt(x)
+    return (f"{x:.2g}" if 1e-3 <= abs(x) < 1e5 else f"{x:.1e}").replace("-", "−")
 
 
 def fmt(x: Any) -> str:

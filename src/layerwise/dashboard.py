@@ -118,8 +118,10 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
     for kind, short in zip(KINDS, ("reproduces", "predicts", "checks")):
         n = t[kind]
         graded = sum(n.values()) - n["skipped"]
-        if sum(n.values()):
+        if graded:
             parts.append(f"{short} {n['pass']}/{graded}")
+        elif sum(n.values()):
+            parts.append(f"{short} none graded")
     o = tally_outcomes(claims)
     extra = [f"{o[k]} {k}" for k in ("fail", "inconclusive", "skipped") if o[k]]
     mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
