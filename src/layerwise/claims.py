@@ -427,7 +427,7 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
             body.append(
                 f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
-                f'<td class="lw-verdict">{LABELS[c["status"]]}{skipped}</td>'
+                f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
                 f'<td class="lw-claim">{html.escape(c["statement"])}'
                 f'<br><span class="lw-src">{html.escape(c["source"])}</span>{note}'
                 f"<details><summary><code>{cid}</code> · rule and margin</summary>"
@@ -440,7 +440,12 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
             f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         )
-    return "".join(parts)
+    return '<div class="lw-card">' + "".join(parts) + "</div>"
+
+
+def _verdict(status: str) -> str:
+    symbol, word = LABELS[status].split(" ", 1)
+    return f'{symbol}<span class="lw-word"> {word}</span>'
 
 
 def fmt_se(x: Any) -> str:

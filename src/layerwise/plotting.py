@@ -21,7 +21,8 @@ def set_style() -> None:
     import matplotlib
     import seaborn as sns
 
-    sns.set_theme(context="paper", style="ticks", palette=PALETTE, font_scale=1.15)
+    # ticks and legends 10.6 pt: ≥ 10 pt on the page for figures up to the 7.5 in the book allows
+    sns.set_theme(context="paper", style="ticks", palette=PALETTE, font_scale=1.2)
     matplotlib.rcParams.update(
         {
             "figure.dpi": 110,
