@@ -801,6 +801,36 @@ def test_simulate_checks_the_heap_after_every_layer(monkeypatch: pytest.MonkeyPa
     assert resident is None or resident > 0
 
 
+def test_propagate_is_simulate_without_the_runtime() -> None:
+    """The numerics (``layers.propagate`` on one block, no threads, no heap guard) give exactly the
+    rows of the runtime's ``simulate`` (blocks on worker threads), and call ``after_layer`` once per
+    layer (residual unit)."""
+    from layerwise.moments import propagate
+
+    for arch, k in (("bn_ff", 1), ("bn_res", 3)):
+        cfg = small(arch, k, width=8, batch=3, depth=4, n_sims=3)
+        ref = simulate(cfg, block=1, workers=2)
+        layers: list[int] = []
+        with torch.inference_mode():
+            got = propagate(cfg, [2, 0], "cpu", None, None, None, lambda: layers.append(1))
+        assert len(layers) == cfg.depth
+        assert set(got) == set(ref) - {"depth"}
+        for name, arr in got.items():
+            np.testing.assert_array_equal(arr, ref[name][[2, 0]], err_msg=f"{arch} {name}")
+
+
+def test_package_reexports_its_public_api() -> None:
+    """``from layerwise.moments import X`` keeps working for every public name of the subpackage."""
+    import layerwise.moments as mm
+
+    for name in mm.__all__:
+        assert getattr(mm, name) is not None, name
+    assert mm.simulate.__module__ == "layerwise.moments.runtime"
+    assert mm.MomentsConfig.__module__ == "layerwise.moments.config"
+    assert mm.lambda_max.__module__ == "layerwise.moments.linalg"
+    assert mm.feature_moments.__module__ == "layerwise.moments.stats"
+
+
 def test_auto_algorithms_resolve_by_device() -> None:
     """``"auto"`` sampling / convolution: projected and Fourier on CPU, explicit and direct on CUDA
     (resolvable without a GPU: the choice follows the configured device)."""
@@ -898,12 +928,15 @@ def test_engine_reff_with_certified_lambda_max(monkeypatch: pytest.MonkeyPatch, 
     """The engine with the CUDA λ_max (forced here on CPU) gives the r_eff of LAPACK's eigen-solver:
     channel-side Grams stored as a lower triangle (M = 160 > N = 128), sample-side ones, BN Grams
     D·G·D, conv features; rtol 1e-5 is the float32 eigen-solver's own accuracy."""
-    import layerwise.moments as mm
+    from layerwise.moments import linalg  # where the engine's moments look lambda_max up
 
     cfg = small(arch, k, width=width, batch=batch, depth=3, dataset="patches", sampling="auto")
     a = simulate(cfg, workers=1)
-    monkeypatch.setattr(mm, "lambda_max", mm.lambda_max_certified)
+    calls: list[int] = []
+    certified = linalg.lambda_max_certified
+    monkeypatch.setattr(linalg, "lambda_max", lambda g: calls.append(g.shape[0]) or certified(g))
     b = simulate(cfg, workers=1)
+    assert calls  # the patch reached the engine
     for name in a:
         if name.startswith("reff"):
             np.testing.assert_allclose(b[name], a[name], rtol=1e-5, err_msg=name)
