@@ -69,6 +69,86 @@ def test_unknown_chapter_names_the_available_ones():
     assert list(book.select(["7"], ROOT)) == ["07"]
 
 
+def test_the_cli_reexports_the_machinery_from_its_homes():
+    """``layerwise.book`` is the command line; running, page shaping and rendering live in their own
+    modules and are re-exported under the names tests, benchmarks and the Makefile use."""
+    from layerwise import pages, render, runner
+
+    assert book.run_chapter is runner.run_chapter and book.ChapterFailed is runner.ChapterFailed
+    assert book.select is runner.select and book.check_pairs is runner.check_pairs
+    assert book._decorate is pages.decorate and book._toc_files is render.toc_files
+    assert book.build_html is render.build_html and book.pdf_pages is render.pdf_pages
+    for name in book.__all__:
+        assert hasattr(book, name), name
+
+
+def test_progress_lines_follow_the_kernel_reports(tmp_path, capsys):
+    """Block reports of ``$LAYERWISE_PROGRESS`` (start / block / end, tab-separated) become one line
+    per block off a terminal; malformed lines are skipped; a second poll reads only what is new."""
+    from layerwise.runner import _Progress
+
+    f = tmp_path / "progress"
+    f.write_text("start\t03.fig2_hist\t3\nnot a report\nblock\t03.fig2_hist\t1\n")
+    prog = _Progress(f, "03_demo")
+    prog.poll()
+    f.write_text(f.read_text() + "block\t03.fig2_hist\t2\nend\t03.fig2_hist\t3\n")
+    prog.poll()
+    prog.poll()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[layerwise]   fig2_hist: 3 simulation block(s)"
+    assert [ln.split(",")[0] for ln in lines[1:]] == ["[layerwise]   fig2_hist: block 2/3", "[layerwise]   fig2_hist: block 3/3"]
+
+
+def _tiny_repo(tmp_path: Path, body: str) -> Path:
+    """A repository with one chapter notebook: a parameters cell and ``body``."""
+    import nbformat
+
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    params = nbformat.v4.new_code_cell('scale = "ci"\nseed = 0\ndevice = "auto"\nwidth = None')
+    params.metadata["tags"] = ["parameters"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Tiny"), params, nbformat.v4.new_code_cell(body)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "notebooks" / "01_tiny.ipynb")
+    return root
+
+
+def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch):
+    """papermill runs the notebook in a child process with the parameters injected and
+    ``$LAYERWISE_RESULTS`` set; the executed copy gets the execution header."""
+    import nbformat
+
+    from layerwise import runner
+
+    write = ("import json, os, pathlib\n"
+             "d = pathlib.Path(os.environ['LAYERWISE_RESULTS']) / scale\n"
+             "d.mkdir(parents=True, exist_ok=True)\n"
+             "(d / '01_tiny.json').write_text(json.dumps({'claims': [], 'params': {'width': width}, 'seed': seed}))\n"
+             "print(width * 2)")
+    root = _tiny_repo(tmp_path, write)
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    nb = runner.select(["1"], root)["01"]
+    out = runner.run_chapter("01", nb, scale="ci", seed=4, overrides={"width": 21}, root=root, executed_dir=tmp_path / "ex")
+    got = nbformat.read(out, as_version=4)
+    assert got.cells[1].metadata["tags"] == ["lw-execution-header"] and "Parameters: `width=21`" in got.cells[1].source
+    assert "seed 4" in got.cells[1].source
+    assert any(o.get("text", "").strip() == "42" for c in got.cells if c.cell_type == "code" for o in c.outputs)
+    with pytest.raises(ParameterError, match=r"unknown parameter\(s\) \['depth'\]"):
+        runner.run_chapter("01", nb, scale="ci", overrides={"depth": 3}, root=root)
+
+
+def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
+    from layerwise import runner
+
+    root = _tiny_repo(tmp_path, "raise ValueError('width must be given')")
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    nb = root / "notebooks" / "01_tiny.ipynb"
+    # execution count 3: the parameters cell, papermill's injected one, then the failing cell
+    with pytest.raises(runner.ChapterFailed, match="chapter 01_tiny failed at scale ci in cell 3") as err:
+        runner.run_chapter("01", nb, scale="ci", root=root, executed_dir=tmp_path / "ex")
+    assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
+
+
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "LAYERWISE_RESULTS": str(ROOT / "results")}
     return subprocess.run([sys.executable, "-m", "layerwise", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)

@@ -175,3 +175,27 @@ def test_pdf_page_count(tmp_path):
     pdf = tmp_path / "x.pdf"
     pdf.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >>\n2 0 obj << /Type /Page >>\n3 0 obj <</Type/Page/Parent 1 0 R>>\n")
     assert book.pdf_pages(pdf) == 2
+
+
+def test_glue_prefix_is_the_one_chapter_writes():
+    """The page shaper reads glued outputs under the prefix ``Chapter`` writes them with."""
+    from layerwise import pages
+
+    assert pages.GLUE_PREFIX == chapter.GLUE_PREFIX == GLUE
+
+
+def test_figure_directive_is_a_numbered_glue_figure():
+    """Alt text on one line, backticks (which would end the MyST role) replaced, caption stripped."""
+    from layerwise import pages
+
+    md = pages.figure_directive("fig-42-rise", "  Rise.  It is straight.\n", "A `line`\n  rises.")
+    assert md == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\nRise.  It is straight.\n```"
+
+
+def test_execution_header_without_a_ledger_says_unknown():
+    """A chapter whose results JSON is missing still gets a header (question marks, no crash)."""
+    from layerwise import pages
+
+    header = pages.execution_header({}, "ci", "42_demo", None)
+    assert "in **unknown** of wall time" in header and "on **?**" in header
+    assert "`make chapter CH=42 SCALE=<ci|default|paper>`" in header and "Parameters: —." in header

@@ -1,0 +1,105 @@
+"""Shaping executed chapters for the page (CONTRIBUTING "The shape of a chapter").
+
+:func:`decorate` turns the notebook papermill executed into what Jupyter Book renders: parameter
+cells removed, code collapsed behind a toggle, cells that show nothing removed (they stay in the
+downloadable notebook), stderr dropped, each figure of :meth:`layerwise.chapter.Chapter.figure`
+turned into a numbered ``{glue:figure}`` (:func:`figure_directive`) right after the cell that drew
+it, and the execution header — with the scorecard's one-line summary — added after the title
+(:func:`execution_header`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+#: MIME prefix under which papermill/scrapbook record glued outputs (as :mod:`layerwise.chapter` writes them).
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def figure_directive(label: str, caption: str, alt: str) -> str:
+    """The MyST markdown of a numbered, linkable figure pasted from a glued image."""
+    alt = " ".join(alt.split()).replace("`", "'")
+    return f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n\n{caption.strip()}\n```"
+
+
+def execution_header(info: dict[str, Any], scale: str, stem: str, duration: float | None) -> str:
+    """The admonition under a chapter's title: the scorecard's one-line summary, where, how and
+    with what the chapter was executed (from its results JSON ``info``), how to re-run it, downloads."""
+    from .claims import summary_sentence, tally
+
+    store = info.get("store", {})
+    versions = info.get("versions", {})
+    params = ", ".join(f"`{k}={v}`" for k, v in info.get("params", {}).items())
+    wall = f"{duration:.1f} s" if duration is not None else "unknown"
+    return (
+        "```{admonition} Scorecard and run\n:class: note lw-run\n"
+        f"**{summary_sentence(tally(info.get('claims', [])), '`' + scale + '`')}** "
+        '<a href="#scorecard">Go to the scorecard.</a>\n\n'
+        f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** ({versions.get('machine', '?')}) "
+        f"in **{wall}** of wall time with layerwise **{versions.get('layerwise', '?')}**, "
+        f"torch {versions.get('torch', '?')}, seed {info.get('seed', '?')}; "
+        f"{store.get('hits', 0)} cached and {store.get('computed', 0)} freshly computed simulation results.\n\n"
+        f"Parameters: {params or '—'}. "
+        f"Re-run this chapter with `make chapter CH={stem[:2]} SCALE=<ci|default|paper>` (see {{doc}}`../reproduce`). "
+        f"Download: {{download}}`the source (.py) <../../notebooks/{stem}.py>` · "
+        f"{{download}}`the executed notebook (.ipynb) <{stem}.ipynb>`.\n```"
+    )
+
+
+def decorate(executed: Path, results: Path, scale: str) -> None:
+    """Shape the executed notebook for the page: parameter cells removed, code collapsed behind a
+    toggle (``hide-input``), cells that show nothing removed (``remove-cell``; they stay in the
+    downloadable notebook), stderr dropped, each figure of ``Chapter.figure`` turned into a
+    numbered ``{glue:figure}`` right after the cell that drew it, and the execution header (with
+    the scorecard's one-line summary) added after the title.  Idempotent: the cells it added
+    before (tags ``lw-execution-header``, ``lw-figure``) are replaced."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if "lw-execution-header" in cell.metadata.get("tags", []) or "lw-figure" in cell.metadata.get("tags", []):
+            continue
+        tags = cell.metadata.setdefault("tags", [])
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        if "parameters" in tags or "injected-parameters" in tags:
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+            continue
+        figures, outputs, visible = [], [], False
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue  # warnings and progress bars belong to the terminal, not the page
+            meta = out.get("metadata", {})
+            lw = meta.get("layerwise", {})
+            if "figure" in lw:
+                out["data"] = {(k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v for k, v in out["data"].items()}
+                meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
+                md = nbformat.v4.new_markdown_cell(figure_directive(lw["figure"], lw["caption"], lw["alt"]))
+                md.metadata["tags"] = ["lw-figure"]
+                figures.append(md)
+            elif not meta.get("scrapbook", {}).get("mime_prefix"):
+                visible = True
+            outputs.append(out)
+        cell["outputs"] = outputs
+        for t in ("hide-input", "remove-cell", "remove-input"):
+            if t in tags:
+                break
+        else:
+            tags.append("hide-input" if (visible or figures) else "remove-cell")
+        cells.extend(figures)
+    nb.cells = cells
+
+    duration = nb.metadata.get("papermill", {}).get("duration")
+    info: dict[str, Any] = json.loads(results.read_text()) if results.exists() else {}
+    header = execution_header(info, scale, executed.stem, duration)
+    nb.metadata["layerwise"] = {"scale": scale, "chapter": executed.stem}
+    cell = nbformat.v4.new_markdown_cell(header)
+    cell.metadata["tags"] = ["lw-execution-header"]
+    first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+    nb.cells.insert(first_md + 1, cell)
+    nbformat.write(nb, executed)

@@ -1,0 +1,121 @@
+"""Rendering the book: the offline MathJax assets, the HTML build and the PDF.
+
+:func:`build_html` writes the dashboard and summary, checks that the table of contents
+(:func:`toc_files`) names existing files, installs MathJax (:func:`install_mathjax`: the book
+displays offline) and runs Jupyter Book with warnings as errors; :func:`build_pdf` prints Sphinx's
+single-page build with headless Chromium.  Build failures raise
+:class:`layerwise.runner.ChapterFailed` (the command line reports them as errors).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .dashboard import write_dashboard, write_summary
+from .paths import repo_root
+from .runner import ChapterFailed
+
+
+def install_mathjax(root: Path | None = None) -> Path:
+    """Copy MathJax 3 (from the ``django-static-mathjax`` wheel) into the book's static folder."""
+    root = root or repo_root()
+    dest = root / "book" / "_static_mathjax" / "mathjax"
+    if (dest / "tex-mml-chtml.js").exists():
+        return dest
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("MathJax is not installed: pip install django-static-mathjax==3.2.2.1")
+    src = Path(spec.origin).parent / "static" / "mathjax" / "es5"
+    if not (src / "tex-mml-chtml.js").exists():
+        raise RuntimeError(f"MathJax files not found under {src}")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src / "tex-mml-chtml.js", dest / "tex-mml-chtml.js")
+    for sub in ("output", "input", "ui", "a11y", "adaptors", "sre"):
+        if (src / sub).exists():
+            shutil.copytree(src / sub, dest / sub, dirs_exist_ok=True)
+    return dest
+
+
+def toc_files(root: Path) -> list[str]:
+    """Every document ``_toc.yml`` names (its root first), as written there (no suffix)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    out = [toc["root"]]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                out.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return out
+
+
+def build_html(root: Path | None = None) -> Path:
+    """Render ``_build/html`` with warnings as errors (all reported)."""
+    root = root or repo_root()
+    write_dashboard(root)
+    write_summary(root)
+    missing = [e for e in toc_files(root) if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))]
+    if missing:
+        raise ChapterFailed(f"the table of contents names files that do not exist yet: {missing}; run `make book` first")
+    install_mathjax(root)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb), "build", str(root), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    sys.stdout.write(proc.stdout[-4000:])
+    if proc.returncode != 0:
+        raise ChapterFailed(f"jupyter-book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}")
+    return root / "_build" / "html"
+
+
+def build_pdf(root: Path | None = None) -> Path:
+    """The whole book as one PDF, offline: Sphinx's ``singlehtml`` build printed by headless
+    Chromium (math typeset by the local MathJax, figures included) to ``_build/pdf/layerwise.pdf``."""
+    root = root or repo_root()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        raise ChapterFailed("make pdf needs headless Chromium: `make browser` installs Debian's chromium")
+    write_dashboard(root)
+    write_summary(root)
+    install_mathjax(root)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    proc = subprocess.run([str(jb), "build", str(root), "--builder", "singlehtml"], cwd=root, capture_output=True, text=True)
+    single = root / "_build" / "singlehtml"
+    page = single / "book" / "intro.html"
+    if proc.returncode != 0 or not page.exists():
+        raise ChapterFailed(f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
+    # Sphinx writes the single page where the root document lives (book/) but links its assets from
+    # the build's root: the page is printed from the root, where those links resolve.
+    index = single / "layerwise-print.html"
+    index.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+    out = root / "_build" / "pdf" / "layerwise.pdf"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               f"--user-data-dir={profile}", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=60000",
+               "--no-pdf-header-footer", f"--print-to-pdf={out}", index.as_uri()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if not out.exists() or out.stat().st_size < 10_000:
+        raise ChapterFailed(f"Chromium did not print the book to {out}:\n{proc.stderr[-3000:]}")
+    return out
+
+
+def pdf_pages(path: Path) -> int:
+    """Number of pages of a PDF (counts its page objects; enough for the PDFs Chromium writes)."""
+    return len(re.findall(rb"/Type\s*/Page(?![s\w])", path.read_bytes()))

@@ -1,0 +1,261 @@
+"""Running chapters: which there are, their parameters, and executing them with papermill.
+
+:func:`run_chapter` executes ``notebooks/NN_topic.ipynb`` with papermill's Python API
+(``papermill.execute_notebook``, in a child process so that a time limit can stop it) into
+``book/chapters/NN_topic.ipynb``, shows the simulation blocks its kernel reports
+(:class:`_Progress`), raises :class:`ChapterFailed` with the failing cell's traceback, and hands
+the executed copy to :func:`layerwise.pages.decorate` for the page.  :func:`check_pairs` verifies
+that every ``.ipynb`` that papermill executes matches its jupytext ``.py`` source.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .claims import tally_outcomes
+from .params import ParameterError
+from .paths import repo_root, results_root
+
+#: Per-chapter time limits in seconds by scale (SPEC budgets with margin); ``paper`` is unbounded.
+TIMEOUTS = {"ci": 600, "default": 1800, "paper": None}
+
+#: Exit status of the child process when a cell raised (its first stderr line then starts ``CELL\t``).
+CELL_FAILED = 3
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter's execution failed; the message names the chapter and shows the cell traceback."""
+
+
+def chapters(root: Path | None = None) -> dict[str, Path]:
+    """``{"07": notebooks/07_meanfield_chaos.ipynb, …}`` for every paired chapter notebook."""
+    nb_dir = (root or repo_root()) / "notebooks"
+    out = {}
+    for p in sorted(nb_dir.glob("[0-9][0-9]_*.ipynb")):
+        out[p.name[:2]] = p
+    return out
+
+
+def select(requested: list[str] | None, root: Path | None = None) -> dict[str, Path]:
+    """The chapters named by number (``7``, ``07``) or full name; all when ``requested`` is empty."""
+    avail = chapters(root)
+    if not requested:
+        return avail
+    out = {}
+    for r in requested:
+        key = r.split("_")[0].zfill(2) if r.split("_")[0].isdigit() else r
+        if key not in avail:
+            raise ParameterError(
+                f"chapter={r!r} is not allowed; choose one of: {', '.join(f'{k} ({v.stem})' for k, v in avail.items())}"
+            )
+        out[key] = avail[key]
+    return out
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``["width=2000", "phi='tanh'"]`` → ``{"width": 2000, "phi": "tanh"}`` (Python literals, else strings)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ParameterError(f"override {item!r} is malformed; expected NAME=VALUE, e.g. width=2000")
+        try:
+            out[key] = ast.literal_eval(raw.strip())
+        except (ValueError, SyntaxError):
+            out[key] = raw.strip()
+    return out
+
+
+def status_counts(results: dict[str, Any]) -> dict[str, int]:
+    """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over a chapter's results JSON."""
+    return tally_outcomes(results.get("claims", []))
+
+
+def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> None:
+    """Raise :class:`ParameterError` unless every override names a variable of the notebook's
+    parameters cell."""
+    allowed = notebook_parameters(nb_path)
+    unknown = sorted(set(overrides) - set(allowed))
+    if unknown:
+        raise ParameterError(f"chapter {nb_path.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
+
+
+def notebook_parameters(nb_path: Path) -> list[str]:
+    """Names of the notebook's ``parameters`` cell (papermill's own inspection)."""
+    import papermill as pm
+
+    params = pm.inspect_notebook(str(nb_path))
+    if not params:
+        raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
+    return list(params)
+
+
+def check_pairs(root: Path | None = None) -> list[str]:
+    """Names of notebooks whose ``.ipynb`` differs from its ``.py`` source (cells and metadata)."""
+    import jupytext
+
+    root = root or repo_root()
+    bad = []
+    for py in sorted((root / "notebooks").glob("[0-9][0-9]_*.py")):
+        ipynb = py.with_suffix(".ipynb")
+        if not ipynb.exists():
+            bad.append(f"{py.name}: no paired {ipynb.name}")
+            continue
+        a = jupytext.read(py)
+        b = jupytext.read(ipynb)
+        src_a = [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in a.cells]
+        src_b = [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in b.cells]
+        if src_a != src_b:
+            bad.append(f"{py.name} and {ipynb.name} differ: run `jupytext --sync {py}`")
+        elif b.metadata.get("kernelspec", {}).get("name") != "python3":
+            bad.append(f"{ipynb.name}: kernelspec is not python3 (`jupytext --set-kernel python3`)")
+    for ipynb in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        if not ipynb.with_suffix(".py").exists():
+            bad.append(f"{ipynb.name}: no paired .py source")
+    return bad
+
+
+class _Progress:
+    """Shows, on the runner's terminal, the block progress a chapter's kernel reports through
+    ``$LAYERWISE_PROGRESS`` (see :class:`layerwise.store.ProgressFile`): a tqdm bar with the time
+    left on a terminal, a line per block otherwise."""
+
+    def __init__(self, path: Path, chapter: str):
+        self.path, self.chapter, self.pos, self.bar, self.tty = path, chapter, 0, None, sys.stderr.isatty()
+        self.t0 = 0.0
+
+    def poll(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, encoding="utf-8") as f:
+            f.seek(self.pos)
+            lines = f.readlines()
+            self.pos = f.tell()
+        for line in lines:
+            try:
+                event, name, n = line.rstrip("\n").split("\t")
+            except ValueError:
+                continue
+            self._event(event, name.split(".", 1)[-1], int(n))
+
+    def _event(self, event: str, name: str, n: int) -> None:
+        if event == "start":
+            self.close()
+            self.t0, self.total = time.perf_counter(), n
+            if self.tty:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=n, desc=f"[layerwise]   {name}", unit="block", file=sys.stderr, leave=False)
+            else:
+                print(f"[layerwise]   {name}: {n} simulation block(s)", file=sys.stderr, flush=True)
+        elif event == "block":
+            if self.bar is not None:
+                self.bar.update(n - self.bar.n)
+            else:
+                el = time.perf_counter() - self.t0
+                left = el / n * (self.total - n)
+                print(f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ {left:.0f} s left", file=sys.stderr, flush=True)
+        elif event == "end":
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
+    """Execute notebook ``nb`` into ``out`` with ``params`` injected (papermill's Python API); what
+    the child process of :func:`run_chapter` runs.  Returns 0, or :data:`CELL_FAILED` after writing
+    ``CELL<TAB>count<TAB>error<TAB>value`` and the cell's traceback to stderr."""
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        pm.execute_notebook(nb, out, parameters=params, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False)
+    except PapermillExecutionError as e:
+        print("CELL", e.exec_count, e.ename, e.evalue, sep="\t", file=sys.stderr)
+        print("\n".join(e.traceback), file=sys.stderr)
+        return CELL_FAILED
+    return 0
+
+
+def run_chapter(
+    key: str,
+    nb: Path,
+    *,
+    scale: str,
+    seed: int = 0,
+    device: str = "auto",
+    overrides: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    root: Path | None = None,
+    executed_dir: Path | None = None,
+) -> Path:
+    """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
+
+    The executed copy goes to ``executed_dir`` (default ``book/chapters/``), results to
+    ``$LAYERWISE_RESULTS`` (default ``results/``); simulation blocks are reported on stderr.  The
+    executed copy is then shaped for the page (:func:`layerwise.pages.decorate`)."""
+    from .pages import decorate
+
+    root = root or repo_root()
+    overrides = overrides or {}
+    check_overrides(nb, overrides)
+    params = {"scale": scale, "seed": seed, "device": device, **overrides}
+    out = (executed_dir or root / "book" / "chapters") / nb.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results_dir = results_root(root)
+    with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
+        progress_file = Path(tmp) / "progress"
+        env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0", "LAYERWISE_PROGRESS": str(progress_file)}
+        arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
+        started = time.time()
+        errlog = Path(tmp) / "stderr"
+        progress = _Progress(progress_file, nb.stem)
+        with open(errlog, "w") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "layerwise.runner", arg], env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            try:
+                while proc.poll() is None:
+                    progress.poll()
+                    if timeout is not None and time.time() - started > timeout:
+                        proc.kill()
+                        proc.wait()
+                        raise ChapterFailed(f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s")
+                    time.sleep(0.25)
+            except KeyboardInterrupt:
+                proc.kill()
+                raise
+            finally:
+                progress.poll()
+                progress.close()
+        detail = errlog.read_text()
+    if proc.returncode != 0:
+        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail.strip())  # strip ANSI colours from tracebacks
+        head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")
+        where = f" in cell {head.split(chr(9))[1]}" if head else ""
+        if head:
+            detail = detail[detail.index(head):]
+        raise ChapterFailed(
+            f"chapter {nb.stem} failed at scale {scale}{where} (executed copy: {out}):\n{detail[-6000:]}"
+        )
+    results = results_dir / scale / f"{nb.stem}.json"
+    if not results.exists() or results.stat().st_mtime < started - 1:
+        raise ChapterFailed(f"chapter {nb.stem} ran but did not write {results} (missing ch.finish()?)")
+    decorate(out, results, scale)
+    return out
+
+
+if __name__ == "__main__":  # the child process of run_chapter: python -m layerwise.runner '{"nb": …}'
+    a = json.loads(sys.argv[1])
+    sys.exit(execute(a["nb"], a["out"], a["params"], a["cwd"]))
