@@ -74,7 +74,7 @@ from scipy.optimize import brentq
 from layerwise import capacity as cap
 from layerwise import stats as lst
 from layerwise.chapter import Chapter
-from layerwise.claims import DEFAULT_CONFIDENCE, accepted_set, grade, quantile
+from layerwise.claims import DEFAULT_CONFIDENCE, accepted_set, grade
 from layerwise.params import resolve
 from layerwise.plotting import CMAP_DIVERGING
 
@@ -100,8 +100,7 @@ CV = cap.CODE_VERSION
 
 def outcome(measured, se, dof, reference, tol, comparison):
     """The outcome a claim with these numbers gets (to word the prose and notes before recording it)."""
-    q = quantile(DEFAULT_CONFIDENCE, dof)
-    return grade((measured - q * se, measured + q * se), accepted_set(comparison, reference, tol))
+    return grade(lst.t_interval(measured, se, dof, DEFAULT_CONFIDENCE), accepted_set(comparison, reference, tol))
 
 # %% [markdown]
 # ## The decoupling scale ν
@@ -255,7 +254,7 @@ ch.figure(fig, "footnote3_error", "Relative Frobenius error of the approximation
 fn3_pooled = {}
 for k, (name, slope) in enumerate(FN3):
     R = FN3R[f"rows_{k}"]
-    ratio, ratio_se, ratio_dof = cap.inverse_variance_mean(R[:, 1] / R[:, 3], R[:, 2] / R[:, 3], 9)
+    ratio, ratio_se, ratio_dof = lst.inverse_variance_mean(R[:, 1] / R[:, 3], R[:, 2] / R[:, 3], 9)
     fn3_pooled[name] = (ratio, ratio_se, outcome(ratio, ratio_se, ratio_dof, 1.0, 0.1, "rel"))
     tag = name if slope is None else f"{name}_{slope}"
     ch.claim(f"footnote3_{tag}", f"Footnote 3, {label(name, slope)}: the measured squared block error of a fixed layer "

@@ -264,8 +264,7 @@ ch.figure(fig, "effective_receptive_field", "Effective receptive field (mean squ
 erf_out = {}
 for arch in ("plain", "residual"):
     f = fits[arch]
-    q = quantile(DEFAULT_CONFIDENCE, f.dof)
-    erf_out[arch] = grade((f.mean - q * f.se, f.mean + q * f.se), accepted_set("abs", 0.5, 0.05))
+    erf_out[arch] = grade(lst.t_interval(f.mean, f.se, f.dof, DEFAULT_CONFIDENCE), accepted_set("abs", 0.5, 0.05))
     ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depth^γ with γ = ½ (fitted exponent)",
              kind="reproduces", measured=f.mean, se=f.se, dof=f.dof, reference=0.5, tol=0.05, comparison="abs",
              why=f"one log-log fit per network, mean and standard error over {P['erf_nets']} networks (t quantiles); the "
@@ -345,7 +344,7 @@ ch.figure(fig, "gradients_vs_capacity", "Mean squared input-gradient of one outp
 relu_out = {}
 for arch in ("plain", "residual"):
     pn = summary[(arch, "pseudo_random")]
-    ratio, ratio_se, ratio_dof = cap.inverse_variance_mean([e.mean for e in pn], [e.se for e in pn], [e.dof for e in pn])
+    ratio, ratio_se, ratio_dof = lst.inverse_variance_mean([e.mean for e in pn], [e.se for e in pn], [e.dof for e in pn])
     ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random activations: total mean squared input-gradient = "
              "Σ D₁⋯D_L(a∘a) of the same network (ratio, pooled over networks)", kind="predicts",
              measured=ratio, se=ratio_se, dof=ratio_dof, reference=1.0, tol=0.05, comparison="rel",

@@ -65,7 +65,7 @@ from layerwise import labatie as lb
 from layerwise.chapter import Chapter
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve
-from layerwise.stats import estimate
+from layerwise.stats import bootstrap, estimate, linear_fit, mean_se
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, hist_width=64, hist_batch=32, hist_nets=48,
@@ -215,7 +215,7 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              source="Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')",
              note=f"the DKW half-width √(ln 400/(2n)) alone is {k['eps_dkw']:.3f} at n = {k['n']} networks; it drops "
                   "below 0.05 only for n ≳ 1200, so the claim is decidable at the `paper` scale (10 000 networks)")
-    skew, se_boot = lb.bootstrap(lambda a: stats.skew(a), [logs[key][:, -1]], seed=seed)
+    skew, se_boot = bootstrap(lambda a: stats.skew(a), [logs[key][:, -1]], seed=seed)
     se_skew = max(float(se_boot), np.sqrt(6 * (n2 - 2) / ((n2 + 1) * (n2 + 3))))
     ch.glue(f"skew_{key}", float(skew), se=float(se_skew), digits=2)
     ch.claim(f"fig2_{key}_skew_small",
@@ -263,7 +263,7 @@ lme = {k: np.array([lb.log_mean_exp(a[:, i]) for i in range(L)]) for k, a in log
 fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
 for key, lab, c in [("nu2", r"signal $\nu_2$", "C0"), ("mu2dx", r"noise $\mu_2(dx)$", "C1")]:
     arr = logs[key]
-    m, se = lb.mean_se(arr)
+    m, se = mean_se(arr)
     v = np.var(arr, axis=0, ddof=1)
     axes[0].plot(d2, m, color=c, label=f"mean of log, {lab}")
     axes[0].fill_between(d2, m - 2 * se, m + 2 * se, color=c, alpha=0.3)
@@ -360,8 +360,8 @@ for w in W_list:
     diff.append(lb.drift_diffusion(np.array(quarters, float), lg[:, qiw], seed=seed))
 D = np.array([r["diffusion"] for r in diff])
 Dse = np.array([r["se_diffusion"] for r in diff])
-wfit = lb.linear_fit(np.log(W_list), np.log(D), sigma=Dse / D)
-ch.glue("width_exponent", wfit["slope"], se=wfit["se_slope"])
+wfit = linear_fit(np.log(W_list), np.log(D), sigma=Dse / D)
+ch.glue("width_exponent", wfit["slope"], se=wfit["slope_se"])
 ch.glue("width_nd", ", ".join(f"{x:.2f}" for x in D * np.array(W_list)))
 
 fig, ax = plt.subplots(figsize=(5, 3.6))
@@ -377,7 +377,7 @@ ch.figure(fig, "width_dependence",
           "constant means diffusion ∝ 1/N (Labatie, App. A: 'the diffusion gets slower with larger N').",
           arrays={"width": np.array(W_list), "diffusion": D, "se": Dse})
 ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as N^(−1): log-log slope −1 ± 0.25",
-         kind="predicts", measured=wfit["slope"], se=wfit["se_slope"], dof=P["width_nets"] - 1, reference=-1.0,
+         kind="predicts", measured=wfit["slope"], se=wfit["slope_se"], dof=P["width_nets"] - 1, reference=-1.0,
          tol=0.25, comparison="abs",
          why="the margin 0.25 declares which simple power law holds: a pass puts the exponent nearer −1 than −1/2 or "
              "−3/2; SE of the weighted log-log slope from bootstrap SEs (over networks) of each diffusion",
@@ -533,7 +533,7 @@ CA = ch.cached("coact_k1", dict(kernel_size=1, width=P["width"], batch=P["batch"
                code_version=lb.CODE_VERSION)
 fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0))
 for ax, key, lab in [(axes[0], "coactive", "fraction of always-on/off units"), (axes[1], "linearity", "linearity index")]:
-    m, se = lb.mean_se(CA[key])
+    m, se = mean_se(CA[key])
     ax.plot(CA["depth"], m)
     ax.fill_between(CA["depth"], m - 2 * se, m + 2 * se, alpha=0.3)
     ax.set_xlabel("layer l")

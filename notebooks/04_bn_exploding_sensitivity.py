@@ -441,7 +441,7 @@ ch.figure(fig, "batch_size",
 # %% tags=["remove-cell"]
 trend = {k: lb.monotone_trend(BT["B"], BT[k], BT[f"se_{k}"]) for k in labels}
 for k, t in trend.items():
-    ch.glue(f"slope_{k}", t["slope"], se=t["se_slope"], digits=3)
+    ch.glue(f"slope_{k}", t["slope"], se=t["slope_se"], digits=3)
 ratio = (BT["reff_x"] / BT["reff_dx"]).to_numpy()
 ch.glue("b_small", int(BT["B"].iloc[0]))
 ch.glue("b_large", int(BT["B"].iloc[-1]))
@@ -460,13 +460,13 @@ for k, cmp_, text in [("kurtosis", "ge", "the BN output is more fat-tailed"),
                       ("reff_x", "le", "the signal is worse conditioned (r_eff(x^L) falls)"),
                       ("reff_dx", "ge", "the noise is better conditioned (r_eff(dx^L) rises)"),
                       ("log10_chi", "le", "χ^L is smaller")]:
-    half = quantile(0.99, dof_b) * trend[k]["se_slope"]
+    half = quantile(0.99, dof_b) * trend[k]["slope_se"]
     unresolved = abs(trend[k]["slope"]) < half
     if unresolved:
         unresolved_names.append({"log10_chi": "log₁₀ χ", "kurtosis": "the kurtosis", "reff_x": "r_eff(x)",
                                  "reff_dx": "r_eff(dx)"}[k])
     ch.claim(f"batch_{k}", f"with a larger batch {text}: slope against log2 B " + ("> 0" if cmp_ == "ge" else "< 0"),
-             kind="reproduces", measured=trend[k]["slope"], se=trend[k]["se_slope"], dof=dof_b, reference=0.0,
+             kind="reproduces", measured=trend[k]["slope"], se=trend[k]["slope_se"], dof=dof_b, reference=0.0,
              tol=0.0, comparison=cmp_, why=bwhy,
              source="Labatie 2019, App. A (kurtosis bounded by about B); authors' arrays bn_ff_fc_128/256/512",
              note=(f"the slope is within its 99 % t interval of 0 with {P['batch_nets']} networks per batch: the "

@@ -9,12 +9,13 @@ import pytest
 
 from layerwise import labatie as lb
 from layerwise.params import ParameterError
+from layerwise.stats import mean_se
 
 
 def test_mean_se_and_summary():
     rng = np.random.default_rng(0)
     a = rng.normal(2.0, 3.0, size=(4000, 3))
-    m, se = lb.mean_se(a)
+    m, se = mean_se(a)
     assert np.allclose(m, 2.0, atol=5 * 3 / math.sqrt(4000))
     assert np.allclose(se, 3 / math.sqrt(4000), rtol=0.05)
     s = lb.summary(a[:, 0])
@@ -53,22 +54,6 @@ def test_conservation_defect_zero_for_lognormal_with_unit_mean():
     assert d > 5 * se
     lme, lse = lb.log_mean_exp(rng.normal(-s2 / 2, math.sqrt(s2), 20000))
     assert abs(lme) < 4 * lse
-
-
-def test_linear_fit_closed_form():
-    x = np.arange(10.0)
-    y = 3.0 + 0.5 * x
-    f = lb.linear_fit(x, y)
-    assert f["slope"] == pytest.approx(0.5) and f["intercept"] == pytest.approx(3.0)
-    assert f["r2"] == pytest.approx(1.0)
-    g = lb.linear_fit(x, 2 * x, through_origin=True)
-    assert g["slope"] == pytest.approx(2.0) and g["intercept"] == 0.0
-    rng = np.random.default_rng(3)
-    # weighted fit: standard error of the slope = sigma / sqrt(sum (x - xbar)^2)
-    xs = np.linspace(0, 1, 50)
-    h = lb.linear_fit(xs, 1 + 2 * xs + rng.normal(0, 0.1, 50), sigma=np.full(50, 0.1))
-    assert h["se_slope"] == pytest.approx(0.1 / math.sqrt(np.sum((xs - xs.mean()) ** 2)))
-    assert abs(h["slope"] - 2) < 5 * h["se_slope"]
 
 
 def test_drift_diffusion_of_a_gaussian_random_walk():

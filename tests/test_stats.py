@@ -18,3 +18,129 @@ def test_estimate_is_mean_standard_error_and_n_minus_one_dof():
         estimate([1.0])
     m, se = mean_se(np.stack([x, 2 * x]), axis=1)
     assert np.allclose(m, [3.5, 7.0]) and np.allclose(se, [s / 2, s])
+
+
+def test_mean_se_is_the_textbook_formula_bit_for_bit_and_leaves_out_nans():
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 2.0, size=(7, 5))
+    for axis in (0, 1):
+        m, se = mean_se(x, axis=axis)
+        assert np.array_equal(m, x.mean(axis=axis))
+        assert np.array_equal(se, x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis]))
+    m, se = mean_se([1.0, np.nan, 3.0])
+    assert m == 2.0 and se == pytest.approx(np.std([1.0, 3.0], ddof=1) / np.sqrt(2))
+    assert np.isnan(mean_se([4.0])[1]) and np.isnan(mean_se([4.0, np.nan])[1])  # one value: no SE
+
+
+def test_t_interval_quantile_and_coverage_by_simulation():
+    from scipy import stats as sps
+
+    from layerwise.claims import quantile
+    from layerwise.stats import t_interval, t_quantile
+
+    assert t_quantile(0.99, 7) == quantile(0.99, 7) and t_quantile(0.95) == pytest.approx(1.959964, abs=1e-6)
+    assert t_interval(1.0, 0.5, 4, 0.9) == pytest.approx((1.0 - 0.5 * sps.t.ppf(0.95, 4), 1.0 + 0.5 * sps.t.ppf(0.95, 4)))
+    # coverage: a 90 % t interval from n = 5 Gaussian replicates covers the true mean 90 % of the time
+    rng = np.random.default_rng(1)
+    trials, hits = 4000, 0
+    for x in rng.normal(3.0, 2.0, size=(trials, 5)):
+        e = estimate(x)
+        lo, hi = t_interval(e.mean, e.se, e.dof, 0.9)
+        hits += lo <= 3.0 <= hi
+    assert abs(hits / trials - 0.9) < 4 * np.sqrt(0.9 * 0.1 / trials)
+    with pytest.raises(ParameterError):
+        t_quantile(1.0, 3)
+
+
+def test_z_family_is_bonferroni():
+    from scipy import stats as sps
+
+    from layerwise.stats import z_family
+
+    assert z_family(1, 0.05) == pytest.approx(1.959964, abs=1e-6)
+    assert z_family(10, 0.01) == pytest.approx(sps.norm.ppf(1 - 0.0005))
+    assert z_family(10, 0.01, dof=5) == pytest.approx(sps.t.ppf(1 - 0.0005, 5))
+
+
+def test_inverse_variance_mean_closed_forms():
+    from layerwise.stats import inverse_variance_mean, linear_fit
+
+    m, se, dof = inverse_variance_mean([1.0, 3.0], [1.0, 1.0], 9)
+    assert (m, se) == (pytest.approx(2.0), pytest.approx(np.sqrt(0.5)))
+    assert dof == pytest.approx(18.0)  # equal weights and d.o.f.: the d.o.f. add up
+    m, se, dof = inverse_variance_mean([1.0, 3.0], [1.0, 1e-3], [9, 4])
+    assert m == pytest.approx(3.0, abs=1e-5) and dof == pytest.approx(4.0, rel=1e-5)
+    # the same estimate as a weighted least-squares fit of a constant (x = 1 through the origin)
+    x, s = np.array([0.3, 0.9, 0.5, 0.7]), np.array([0.1, 0.4, 0.2, 0.3])
+    m, se, _ = inverse_variance_mean(x, s, 5)
+    f = linear_fit(np.ones(4), x, sigma=s, through_origin=True)
+    assert f["slope"] == pytest.approx(m, rel=1e-12) and f["slope_se"] == pytest.approx(se, rel=1e-12)
+    with pytest.raises(ParameterError):
+        inverse_variance_mean([1.0], [0.0], 3)
+
+
+def test_linear_fit_against_the_normal_equations():
+    from layerwise.stats import linear_fit
+
+    rng = np.random.default_rng(3)
+    x = np.linspace(0.0, 2.0, 40)
+    y = 1.0 + 2.0 * x + rng.normal(0.0, 0.3, x.size)
+    X = np.stack([np.ones_like(x), x], 1)
+    # ordinary: β = (XᵀX)⁻¹Xᵀy, Cov β = s² (XᵀX)⁻¹ with s² = SS_res/(n − 2)
+    beta = np.linalg.solve(X.T @ X, X.T @ y)
+    res = y - X @ beta
+    cov = np.linalg.inv(X.T @ X) * (res @ res) / (x.size - 2)
+    f = linear_fit(x, y)
+    assert (f["intercept"], f["slope"]) == (pytest.approx(beta[0], rel=1e-12), pytest.approx(beta[1], rel=1e-12))
+    assert f["intercept_se"] == pytest.approx(np.sqrt(cov[0, 0]), rel=1e-10)
+    assert f["slope_se"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-10)
+    assert f["r2"] == pytest.approx(1 - (res @ res) / np.sum((y - y.mean()) ** 2), rel=1e-12)
+    assert linear_fit(np.arange(10.0), 3.0 + 0.5 * np.arange(10.0))["r2"] == pytest.approx(1.0)
+    # weighted: β = (XᵀWX)⁻¹XᵀWy, Cov β = (XᵀWX)⁻¹, W = diag(1/σ²)
+    sig = rng.uniform(0.1, 1.0, x.size)
+    W = np.diag(1 / sig**2)
+    A = X.T @ W @ X
+    beta_w = np.linalg.solve(A, X.T @ W @ y)
+    g = linear_fit(x, y, sigma=sig)
+    assert (g["intercept"], g["slope"]) == (pytest.approx(beta_w[0], rel=1e-12), pytest.approx(beta_w[1], rel=1e-12))
+    cw = np.linalg.inv(A)
+    assert (g["intercept_se"], g["slope_se"]) == (pytest.approx(np.sqrt(cw[0, 0]), rel=1e-12), pytest.approx(np.sqrt(cw[1, 1]), rel=1e-12))
+    # constant σ: SE(slope) = σ/√S_xx
+    h = linear_fit(x, y, sigma=np.full(x.size, 0.3))
+    assert h["slope_se"] == pytest.approx(0.3 / np.sqrt(np.sum((x - x.mean()) ** 2)), rel=1e-12)
+    # through the origin: b = Σxy/Σx², SE² = SS_res/((n − 1) Σx²)
+    o = linear_fit(x, y, through_origin=True)
+    b = (x @ y) / (x @ x)
+    assert o["slope"] == pytest.approx(b, rel=1e-12) and o["intercept"] == 0.0
+    assert o["slope_se"] == pytest.approx(np.sqrt(np.sum((y - b * x) ** 2) / (x.size - 1) / (x @ x)), rel=1e-12)
+    # non-finite pairs are left out; too few points are refused
+    xn, yn = np.append(x, [np.nan, 5.0]), np.append(y, [1.0, np.inf])
+    assert linear_fit(xn, yn)["slope"] == f["slope"]
+    with pytest.raises(ParameterError):
+        linear_fit([1.0, 2.0], [1.0, 2.0])
+
+
+def test_bootstrap_of_a_mean_matches_the_analytic_standard_error():
+    from layerwise.stats import bootstrap
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 1.0, 60)
+    v, se = bootstrap(np.mean, [x], n_boot=4000, seed=1)
+    # resampling the empirical law: SE* = σ̂/√n with the plug-in σ̂ (ddof = 0); its MC error ≈ 1/√(2 n_boot)
+    assert v == x.mean() and se == pytest.approx(x.std() / np.sqrt(x.size), rel=0.05)
+    assert np.array_equal(bootstrap(np.mean, [x], n_boot=50, seed=2)[1], bootstrap(np.mean, [x], n_boot=50, seed=2)[1])
+    # paired: the statistic of two arrays resampled together
+    v2, se2 = bootstrap(lambda a, b: np.mean(a - b), [x, x], n_boot=200)
+    assert v2 == 0.0 and se2 == 0.0
+    with pytest.raises(ParameterError):
+        bootstrap(np.mean, [x, x[:-1]])
+
+
+def test_jackknife_of_a_mean_is_the_standard_error():
+    from layerwise.stats import jackknife_se
+
+    x = np.array([1.0, 2.0, 4.0, 7.0, 11.0])
+    m, se = jackknife_se(np.mean, x)  # exact identity for the mean: jackknife SE = s/√n
+    assert m == pytest.approx(x.mean()) and se == pytest.approx(x.std(ddof=1) / np.sqrt(x.size), rel=1e-12)
+    with pytest.raises(ParameterError):
+        jackknife_se(np.mean, x[:1])

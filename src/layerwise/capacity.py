@@ -7,7 +7,7 @@ What is implemented, with the paper's equation numbers:
   covariance Σ̃ = E[ỸỸᵀ] [Eqs. 5–6, 8];
 * the decoupling scale ν = (α+β)²/4 for η = α·1{z≤0} + β·1{z>0}, α²+β² = 2 [Eqs. 12–13, 15],
   its Monte-Carlo estimator, and the generalisation ν(f; q) = (E η)²/E[η²], z ~ N(0, q), for
-  smooth activations computed by Gauss–Hermite quadrature (beyond the paper);
+  smooth activations computed by quadrature (:mod:`layerwise.gaussian`; beyond the paper);
 * the exact finite-n correction to Eq. 13 for orthonormal projections (footnote 3);
 * capacities: the capacity matrix K = Σ·∂A/∂W, orthonormalised (an orthonormal basis of its
   column space, Euclidean inner product), κ(S) = ‖KᵀS‖_F² [Eqs. 9, 16–18]; the pseudo-random rule
@@ -22,13 +22,14 @@ What is implemented, with the paper's equation numbers:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import gaussian
 from .params import ParameterError, check_choice, check_positive, check_positive_int
+from .stats import mean_se
 
 #: Bump when numerics change (part of every results-store key of chapters 1–2).
 CODE_VERSION = "2"
@@ -199,9 +200,9 @@ def nu_monte_carlo(
 def _ratio_stats(t: np.ndarray, d: np.ndarray) -> dict[str, float]:
     N = len(t)
     nu = float(t.mean() / d.mean())
-    se = float(np.std(t - nu * d, ddof=1) / math.sqrt(N) / abs(d.mean()))
-    return {"nu": nu, "se": se, "diag": float(d.mean()), "diag_se": float(d.std(ddof=1) / math.sqrt(N)),
-            "n_samples": N}
+    se = float(mean_se(t - nu * d)[1] / abs(d.mean()))  # delta method for a ratio of means
+    d_mean, d_se = mean_se(d)
+    return {"nu": nu, "se": se, "diag": float(d_mean), "diag_se": float(d_se), "n_samples": N}
 
 
 def random_unit_columns(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -230,79 +231,21 @@ def nu_monte_carlo_bruteforce(
 # ------------------------------------------------------------------------------------------------
 # Generalised ν(f; q) by quadrature (beyond the paper)
 # ------------------------------------------------------------------------------------------------
-def gaussian_expectation(g: Callable[[np.ndarray], np.ndarray], q: float, n_nodes: int = 400) -> float:
-    """E[g(z)], z ~ N(0, q), by probabilists' Gauss–Hermite quadrature with ``n_nodes`` nodes.
-
-    Spectrally accurate for g analytic in a strip around the real axis *on the scale of √q*: the
-    nodes are spaced ∝ √q near 0, so a feature of unit width (the peak of tanh z / z) is stepped over
-    once q ≳ 10³ — :func:`gaussian_expectation_panels` is what ν(f; q) uses.
-    """
-    q = check_positive("q", q)
-    x, w = _hermite_nodes(check_positive_int("n_nodes", n_nodes))
-    return float(np.sum(w * g(math.sqrt(q) * x)))
-
-
-@lru_cache(maxsize=16)
-def _hermite_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.special import roots_hermitenorm
-
-    x, w = roots_hermitenorm(n)
-    return x, w / math.sqrt(2.0 * math.pi)
-
-
-
-
-
-@lru_cache(maxsize=16)
-def _legendre_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.special import roots_legendre
-
-    return roots_legendre(n)
-
-
-def gaussian_expectation_panels(
-    g: Callable[[np.ndarray], np.ndarray], q: float, *, nodes: int = 64, cutoff: float = 14.0
-) -> float:
-    """E[g(z)], z ~ N(0, q), for g smooth on each closed half-line (a kink at 0 is allowed) whose
-    features sit at |z| ≈ 1 whatever q — the η's of tanh, GELU, SiLU, ELU.
-
-    Composite Gauss–Legendre with ``nodes`` nodes per panel, on each half-line separately, on panels
-    [0, h], [h, 2h], [2h, 4h], … graded geometrically up to ``cutoff``·√q, with h = min(1, √q)/4:
-    the first panels resolve both the unit scale of η and the width √q of the Gaussian, and the
-    doubling panels follow the smooth tails.  Unlike Gauss–Hermite on the whole line (whose nodes,
-    scaled by √q, step over the unit-width peak of tanh z / z once q ≳ 10³), the error does not
-    grow with q; the neglected tail is below φ(cutoff) ≈ 1e-43 for bounded g.
-    """
-    q = check_positive("q", q)
-    nodes = check_positive_int("nodes", nodes)
-    s = math.sqrt(q)
-    h, top = min(1.0, s) / 4.0, cutoff * s
-    edges = [0.0]
-    while edges[-1] < top:
-        edges.append(min(top, h * 2.0 ** max(len(edges) - 1, 0)))
-    a, b = np.array(edges[:-1]), np.array(edges[1:])
-    x, w = _legendre_nodes(nodes)
-    half = (b - a)[:, None] / 2.0
-    z = (a[:, None] + b[:, None]) / 2.0 + half * x[None, :]
-    wz = (half * w[None, :]) * np.exp(-z * z / (2.0 * q)) / math.sqrt(2.0 * math.pi * q)
-    return float(np.sum(wz * (g(z) + g(-z))))
-
-
-def eta_moments(name: str, q: float, nodes: int = 64) -> tuple[float, float]:
-    """(E η, E η²) for z ~ N(0, q) by :func:`gaussian_expectation_panels` (each half-line on its
-    own, so ELU's kink at 0 costs no accuracy), for the smooth activations of :data:`SMOOTH`."""
+def eta_moments(name: str, q: float) -> tuple[float, float]:
+    """(E η, E η²) for z ~ N(0, q) by :func:`layerwise.gaussian.expectation` (z = 0 is a panel edge,
+    so ELU's kink there costs no accuracy; the peak of tanh z / z at the unit scale is resolved
+    whatever q), for the smooth activations of :data:`SMOOTH`."""
     check_activation(name, SMOOTH + ("linear", "relu", "abs", "leaky_relu"))
     q = check_positive("q", q)
     if name in ("linear", "relu", "abs", "leaky_relu"):
         raise ParameterError(f"activation={name!r}: use nu_closed_form for piecewise-constant η")
     g = lambda z: eta(name, z)  # noqa: E731
-    return (gaussian_expectation_panels(g, q, nodes=nodes),
-            gaussian_expectation_panels(lambda z: g(z) ** 2, q, nodes=nodes))
+    return gaussian.expectation(g, q), gaussian.expectation(lambda z: g(z) ** 2, q)
 
 
-def nu_smooth(name: str, q: float, nodes: int = 64) -> float:
+def nu_smooth(name: str, q: float) -> float:
     """ν(f; q) = (E η)² / E[η²], z ~ N(0, q): Eq. 13 with η rescaled to E η² = 1 (beyond the paper)."""
-    m1, m2 = eta_moments(name, q, nodes)
+    m1, m2 = eta_moments(name, q)
     return m1 * m1 / m2
 
 
@@ -425,23 +368,8 @@ def footnote3_error_mc(
         ests.append((np.sum(dev * dev) - var.sum() / nb) / n)
     ests = np.array(ests)
     err2 = float(ests.mean())
-    return {"err2": err2, "err2_se": float(ests.std(ddof=1) / math.sqrt(n_batches)),
+    return {"err2": err2, "err2_se": float(mean_se(ests)[1]),
             "err": math.sqrt(max(err2, 0.0))}
-
-
-def inverse_variance_mean(x: np.ndarray, se: np.ndarray, dof: np.ndarray | float) -> tuple[float, float, float]:
-    """Inverse-variance weighted mean of independent estimates ``x`` with standard errors ``se`` and
-    ``dof`` degrees of freedom each: (mean, its standard error, Welch–Satterthwaite d.o.f.).
-
-    Used to pool the footnote-3 error ratios measured at several n into one estimate."""
-    x, se = np.asarray(x, dtype=np.float64), np.asarray(se, dtype=np.float64)
-    dof = np.broadcast_to(np.asarray(dof, dtype=np.float64), x.shape)
-    if x.shape != se.shape or x.size < 1 or np.any(se <= 0) or np.any(dof <= 0):
-        raise ParameterError("inverse_variance_mean needs matching x, se > 0 and dof > 0")
-    w = 1.0 / se**2
-    mean = float(np.sum(w * x) / np.sum(w))
-    a = (w / w.sum()) ** 2 * se**2  # each estimate's contribution to the variance of the mean
-    return mean, float(math.sqrt(a.sum())), float(a.sum() ** 2 / np.sum(a**2 / dof))
 
 
 # ------------------------------------------------------------------------------------------------

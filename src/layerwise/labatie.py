@@ -13,7 +13,8 @@ signal and noise at several locations inside the layer.  This module turns those
 * co-activation (pseudo-linearity, §5): the fraction of units that are always on or always off
   over the data (:func:`coactivation_fraction`, :func:`vanilla_coactivation`, the latter a small
   torch forward pass of its own, since the engine records moments, not activation patterns);
-* means with standard errors over networks, network-bootstrap errors, rank correlations.
+* rank correlations with network-bootstrap errors (means with standard errors, the bootstrap and
+  least-squares fits themselves live in :mod:`layerwise.stats`).
 
 Every error bar is a standard error over *independent random networks* (axis 0): the layers of
 one network are strongly correlated, the networks are not.
@@ -22,12 +23,13 @@ one network are strongly correlated, the networks are not.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from .params import ParameterError, check_positive_int
+from .stats import bootstrap, linear_fit, mean_se
 
 #: Bump when the numerics of anything cached through this module change.
 CODE_VERSION = "2"  # 2: engine blocks cached with shared depth (store API) instead of a stacked copy
@@ -43,21 +45,8 @@ SINGLE_INPUT_DIFFUSION_TIMES_N = 5.0
 
 
 # ---------------------------------------------------------------------------------------------
-# Basic statistics over networks
+# Summary of a sample of networks (means, standard errors, bootstrap and fits: layerwise.stats)
 # ---------------------------------------------------------------------------------------------
-def mean_se(a: Any, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error of the mean along ``axis`` (sample std with ddof=1 / √n).
-
-    NaNs (e.g. a collapsed network) are ignored; the standard error uses the number of
-    finite values.
-    """
-    a = np.asarray(a, dtype=np.float64)
-    n = np.sum(np.isfinite(a), axis=axis)
-    m = np.nanmean(a, axis=axis)
-    sd = np.nanstd(a, axis=axis, ddof=1) if a.shape[axis] > 1 else np.full_like(m, np.nan)
-    return m, sd / np.sqrt(np.maximum(n, 1))
-
-
 def summary(a: Any) -> dict[str, float]:
     """Mean, standard error, spread (std) and 5 %/95 % quantiles of a 1-D sample of networks."""
     a = np.asarray(a, dtype=np.float64).ravel()
@@ -73,30 +62,6 @@ def summary(a: Any) -> dict[str, float]:
         "q95": float(np.quantile(a, 0.95)),
         "n": int(a.size),
     }
-
-
-def bootstrap(
-    stat: Callable[..., Any],
-    arrays: Sequence[np.ndarray],
-    n_boot: int = 400,
-    seed: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Value of ``stat(*arrays)`` and its bootstrap standard error, resampling networks (axis 0).
-
-    All ``arrays`` share axis 0 (the networks) and are resampled together.
-    """
-    n_boot = check_positive_int("n_boot", n_boot)
-    arrays = [np.asarray(a) for a in arrays]
-    n = arrays[0].shape[0]
-    if any(a.shape[0] != n for a in arrays):
-        raise ParameterError("bootstrap: all arrays need the same number of networks (axis 0)")
-    value = np.asarray(stat(*arrays), dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    reps = np.empty((n_boot,) + value.shape)
-    for b in range(n_boot):
-        idx = rng.integers(0, n, n)
-        reps[b] = stat(*[a[idx] for a in arrays])
-    return value, reps.std(axis=0, ddof=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,52 +131,8 @@ def log_mean_exp(samples: Any) -> tuple[float, float]:
     x = x[np.isfinite(x)]
     mx = x.max()
     e = np.exp(x - mx)
-    m = e.mean()
-    se = e.std(ddof=1) / math.sqrt(x.size)
+    m, se = mean_se(e)
     return float(mx + math.log(m)), float(se / m)
-
-
-# ---------------------------------------------------------------------------------------------
-# Linear regressions
-# ---------------------------------------------------------------------------------------------
-def linear_fit(x: Any, y: Any, sigma: Any = None, through_origin: bool = False) -> dict[str, float]:
-    """Least-squares line y = a + b·x (or y = b·x) with standard errors and R².
-
-    With ``sigma`` (standard errors of the y's) the fit is weighted and the parameter errors are
-    the weighted ones; otherwise they come from the residual scatter.  The errors assume
-    independent y's: for curves measured on the same networks at several depths use
-    :func:`bootstrap` over networks instead.
-    """
-    x = np.asarray(x, dtype=np.float64).ravel()
-    y = np.asarray(y, dtype=np.float64).ravel()
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    k = 1 if through_origin else 2
-    if x.size < k + 1:
-        raise ParameterError(f"linear_fit needs at least {k + 1} points, got {x.size}")
-    X = x[:, None] if through_origin else np.stack([np.ones_like(x), x], axis=1)
-    if sigma is not None:
-        w = 1.0 / np.asarray(sigma, dtype=np.float64).ravel()[ok]
-    else:
-        w = np.ones_like(x)
-    Xw, yw = X * w[:, None], y * w
-    beta, *_ = np.linalg.lstsq(Xw, yw, rcond=None)
-    resid = yw - Xw @ beta
-    cov = np.linalg.inv(Xw.T @ Xw)
-    if sigma is None:
-        cov = cov * float(resid @ resid) / (x.size - k)
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    r2 = 1.0 - float(np.sum((y - X @ beta) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
-    se = np.sqrt(np.diag(cov))
-    if through_origin:
-        return {"slope": float(beta[0]), "se_slope": float(se[0]), "intercept": 0.0, "se_intercept": 0.0, "r2": r2}
-    return {
-        "slope": float(beta[1]),
-        "se_slope": float(se[1]),
-        "intercept": float(beta[0]),
-        "se_intercept": float(se[0]),
-        "r2": r2,
-    }
 
 
 def drift_diffusion(
@@ -376,7 +297,7 @@ def monotone_trend(x: Any, means: Any, ses: Any) -> dict[str, float]:
     """Weighted slope of ``means`` against log2 ``x`` (e.g. batch size) and its significance z."""
     x = np.log2(np.asarray(x, dtype=np.float64))
     f = linear_fit(x, means, sigma=np.maximum(np.asarray(ses, dtype=np.float64), 1e-300))
-    f["z"] = f["slope"] / f["se_slope"] if f["se_slope"] > 0 else float("inf")
+    f["z"] = f["slope"] / f["slope_se"] if f["slope_se"] > 0 else float("inf")
     return f
 
 
