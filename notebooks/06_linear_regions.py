@@ -57,11 +57,12 @@ import numpy as np
 import torch
 from matplotlib.collections import PolyCollection
 
+from layerwise import networks as nw
 from layerwise import regions as R
 from layerwise.chapter import Chapter
 from layerwise.claims import accepted_set, grade, quantile
 from layerwise.params import ParameterError, check_fraction, check_positive_int, resolve
-from layerwise.stats import estimate, jackknife_se
+from layerwise.stats import estimate, jackknife_se, mean_se
 
 torch.set_num_threads(1)  # tiny matrices: one thread is faster than two on a shared 2-core box
 
@@ -246,8 +247,7 @@ init = ch.cached("init_counts", cfg,
                  lambda: {"counts": R.init_counts(X, ARCHS, P["n_nets"], ch.torch_seed("init"))},
                  code_version=R.CODE_VERSION)
 counts = init["counts"].reshape(len(P["neurons"]), len(P["depths"]), P["n_nets"]).astype(float)
-mean = counts.mean(-1)
-se = counts.std(-1, ddof=1) / np.sqrt(P["n_nets"]) if P["n_nets"] > 1 else np.zeros_like(mean)
+mean, se = mean_se(counts, axis=-1) if P["n_nets"] > 1 else (counts.mean(-1), np.zeros(counts.shape[:-1]))
 Ns = np.array(P["neurons"], float)
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
@@ -560,7 +560,7 @@ def compute_sens():
     regs = R.activation_regions(w, plane)
     out = R.sensitivity_by_region(w, plane, regs, output=int(y[t[0]]), check=30, seed=ch.torch_seed("sens"))
     u = ch.rng("mc").uniform(-plane.half_width, plane.half_width, (400, 2))
-    S = R.tangent_sensitivity(w, plane.to_input(u), directions=plane.basis, output=int(y[t[0]]))
+    S = nw.tangent_sensitivity(nw.from_pairs(w), plane.to_input(u), directions=plane.basis, output=int(y[t[0]])).numpy()
     return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices, "n": regs.n_vertices}
 
 

@@ -80,6 +80,7 @@ import torch
 from scipy import stats
 
 from layerwise import infogeo as ig
+from layerwise import networks as nw
 from layerwise.chapter import Chapter
 from layerwise.claims import quantile
 from layerwise.data import digits
@@ -195,12 +196,12 @@ def fr_table():
     for act, bias in cases:
         for L in P["fr_depths"]:
             for w in P["fr_widths"]:
-                p = ig.init_mlp([64] + [w] * L + [10], seed=ch.torch_seed("fr", act, bias, L, w),
+                p = nw.init_mlp([64] + [w] * L + [10], seed=ch.torch_seed("fr", act, bias, L, w),
                                 bias=bias, bias_std=0.1)
                 for labels in ig.FISHER_LABELS:
                     r = ig.fisher_rao(p, xs, ys, act, labels=labels)
                     rows.append(dict(case=f"{act}{' + bias' if bias else ''}", activation=act, bias=bias,
-                                     L=L, width=w, labels=labels, n_params=int(ig.flatten(p).numel()),
+                                     L=L, width=w, labels=labels, n_params=int(nw.flatten(p).numel()),
                                      direct=r["direct"], identity=r["identity"], rel_diff=r["rel_diff"],
                                      euler=ig.euler_residual(p, xs, act),
                                      euler_weighted=ig.euler_residual(p, xs, act, weighted=True)))
@@ -305,13 +306,13 @@ yoh_tr = ig.one_hot(Ytr, 10)
 ch.glue("mlp_widths", "-".join(str(w) for w in WIDTHS))
 ch.glue("mlp_steps", int(len(loss_hist)))
 ch.glue("mlp_loss", float(loss_hist[-1]), digits=2)
-ch.glue("mlp_train_acc", float((ig.forward(p_tr, Xtr).argmax(1).numpy() == Ytr).mean()))
-ch.glue("mlp_test_acc", float((ig.forward(p_tr, Xte).argmax(1).numpy() == Yte).mean()))
+ch.glue("mlp_train_acc", float((nw.forward(p_tr, Xtr).argmax(1).numpy() == Ytr).mean()))
+ch.glue("mlp_test_acc", float((nw.forward(p_tr, Xte).argmax(1).numpy() == Yte).mean()))
 
 
 def reparam():
     al = np.asarray(P["alphas"], dtype=float)
-    f0 = ig.forward(p_tr, Xtr)
+    f0 = nw.forward(p_tr, Xtr)
     fr0 = ig.fisher_rao(p_tr, Xtr, Ytr)["direct"]
     out = {k: np.zeros((2, len(al))) for k in ("dfun", "fr", "l2", "spec", "fro", "lam", "lam2",
                                              "iso", "iso_se", "mult", "mult_se")}
@@ -319,7 +320,7 @@ def reparam():
     for t, tf in enumerate((ig.alpha_scale, ig.unit_scale)):
         for i, a in enumerate(al):
             q = tf(p_tr, float(a))
-            out["dfun"][t, i] = float((ig.forward(q, Xtr) - f0).abs().max() / f0.abs().max())
+            out["dfun"][t, i] = float((nw.forward(q, Xtr) - f0).abs().max() / f0.abs().max())
             out["fr"][t, i] = ig.fisher_rao(q, Xtr, Ytr)["direct"] / fr0
             w = ig.weight_norms(q)
             out["l2"][t, i], out["spec"][t, i], out["fro"][t, i] = w["l2"], w["spectral_product"], w["frobenius_product"]
@@ -491,7 +492,7 @@ ch.glue("mult_dev", mult_dev, digits=2)
 # %%
 def kfac_run(s):
     p_t, _, init_seed = trained_mlp(s)
-    p_0 = ig.init_mlp(WIDTHS, seed=init_seed)
+    p_0 = nw.init_mlp(WIDTHS, seed=init_seed)
     xs = Xtr[: P["kfac_n"]]
     out = {}
     for tag, p in (("init", p_0), ("trained", p_t)):
@@ -678,7 +679,7 @@ def rand_run(frac, s):
     p, hist = ig.train_mlp(Xtr, yr, RW, steps=P["rand_steps"], lr=P["lr"] * 0.3,
                            seed=ch.torch_seed("randnet", s), target_loss=10 * P["target_loss"])
     m = ig.capacity_measures(p, Xtr, yr)
-    te = float((ig.forward(p, Xte).argmax(1).numpy() == Yte).mean())
+    te = float((nw.forward(p, Xte).argmax(1).numpy() == Yte).mean())
     return {**{k: np.array(v) for k, v in m.items()}, "test_accuracy": np.array(te), "steps": np.array(len(hist)),
             "final_loss": np.array(hist[-1])}
 
@@ -843,7 +844,8 @@ ch.glue("rand_steps_ratio", float(RD[RD.fraction == 1].steps.mean() / RD[RD.frac
 # For a bias-free ReLU network it is constant on each activation region (Lemma 3.1): inside a region
 # the network is f(x) = W_{L+1} D_L W_L ⋯ D_1 W_1 x with fixed 0/1 diagonals D_l, so ∇_θ f is linear
 # in x and its x-derivative does not depend on x. {doc}`06_linear_regions` maps the regions; here we
-# only look at the lemma with `torch.func.jacrev` of the parameter gradient on the trained MLP. For
+# only look at the lemma with `networks.tangent_sensitivity` (forward-mode derivative, `torch.func`,
+# of the parameter gradient) on the trained MLP. For
 # a bias-free net x and c·x (c > 0) lie in the same activation region, as do x and a small
 # perturbation of it that keeps its activation pattern; two digits with different patterns lie in
 # different regions. That the matrix is identical within a region holds to round-off, so it is a
@@ -856,19 +858,19 @@ def tangent_check():
     idx = rng.choice(len(Xtr), size=2 * P["tangent_pairs"], replace=False)
     for j in range(P["tangent_pairs"]):
         x0, x1 = Xtr[idx[2 * j]], Xtr[idx[2 * j + 1]]
-        S0 = ig.tangent_sensitivity(p_tr, x0)
+        S0 = nw.tangent_sensitivity(p_tr, x0)
         pat0 = ig.activation_pattern(p_tr, x0)
         c = float(rng.uniform(0.2, 5.0))
         x_c = c * x0
         assert torch.equal(ig.activation_pattern(p_tr, x_c), pat0)
-        same.append(float((ig.tangent_sensitivity(p_tr, x_c) - S0).norm() / S0.norm()))
+        same.append(float((nw.tangent_sensitivity(p_tr, x_c) - S0).norm() / S0.norm()))
         for scale_ in (1e-3, 1e-4, 1e-5):  # a small perturbation that keeps the pattern
             x_p = x0 + scale_ * torch.tensor(rng.standard_normal(64))
             if torch.equal(ig.activation_pattern(p_tr, x_p), pat0):
-                same.append(float((ig.tangent_sensitivity(p_tr, x_p) - S0).norm() / S0.norm()))
+                same.append(float((nw.tangent_sensitivity(p_tr, x_p) - S0).norm() / S0.norm()))
                 break
         if not torch.equal(ig.activation_pattern(p_tr, x1), pat0):
-            diff.append(float((ig.tangent_sensitivity(p_tr, x1) - S0).norm() / S0.norm()))
+            diff.append(float((nw.tangent_sensitivity(p_tr, x1) - S0).norm() / S0.norm()))
     return {"same": np.array(same), "different": np.array(diff)}
 
 

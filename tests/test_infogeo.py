@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from layerwise import infogeo as ig
+from layerwise import networks as nw
 from layerwise.params import ParameterError
 
 D = torch.float64
@@ -34,7 +35,7 @@ def data(n: int = 24, d: int = 7, c: int = 4, seed: int = 0):
 @pytest.mark.parametrize("labels", ["empirical", "model"])
 def test_fisher_rao_identity_holds(activation, hidden, labels):
     x, y = data()
-    p = ig.init_mlp([7, *hidden, 4], seed=len(hidden))
+    p = nw.init_mlp([7, *hidden, 4], seed=len(hidden))
     r = ig.fisher_rao(p, x, y, activation, labels=labels)
     assert r["rel_diff"] < 1e-12
     assert ig.euler_residual(p, x, activation) < 1e-12
@@ -44,9 +45,9 @@ def test_fisher_rao_identity_holds(activation, hidden, labels):
 
 def test_fisher_matrix_quadratic_form_matches():
     x, y = data()
-    p = ig.init_mlp([7, 5, 5, 4], seed=3)
+    p = nw.init_mlp([7, 5, 5, 4], seed=3)
     I = ig.fisher_matrix(p, x, y)
-    th = ig.flatten(p)
+    th = nw.flatten(p)
     # brute force: explicit sum of per-example outer products, gradients by autograd one by one
     brute = torch.zeros_like(I)
     for i in range(len(x)):
@@ -64,14 +65,14 @@ def test_model_fisher_rao_norm_matches_brute_force_fisher(activation):
     """Liang et al. Eq. (3.1) for the Fisher proper (y ~ model): θᵀIθ with I summed explicitly from
     per-example, per-class autograd gradients equals (L+1)² E Var_{y~p}(f_y) from the outputs."""
     x, _ = data(n=12)
-    p = ig.init_mlp([7, 6, 5, 5, 4], seed=11)
-    th = ig.flatten(p)
-    prob = torch.softmax(ig.forward(p, x, activation), -1)
+    p = nw.init_mlp([7, 6, 5, 5, 4], seed=11)
+    th = nw.flatten(p)
+    prob = torch.softmax(nw.forward(p, x, activation), -1)
     I = torch.zeros(th.numel(), th.numel(), dtype=D)
     for i in range(len(x)):
         for k in range(4):
             q = {kk: v.clone().requires_grad_(True) for kk, v in p.items()}
-            loss = -torch.log_softmax(ig.forward(q, x[i], activation), -1)[k]
+            loss = -torch.log_softmax(nw.forward(q, x[i], activation), -1)[k]
             gi = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, list(q.values()))])
             I += prob[i, k] * torch.outer(gi, gi) / len(x)
     quad = float(th @ I @ th)
@@ -82,7 +83,7 @@ def test_model_fisher_rao_norm_matches_brute_force_fisher(activation):
 @pytest.mark.parametrize("case", ["bias", "tanh"])
 def test_fisher_rao_identity_fails_when_assumptions_fail(case):
     x, y = data()
-    p = ig.init_mlp([7, 6, 6, 4], seed=1, bias=(case == "bias"), bias_std=0.5)
+    p = nw.init_mlp([7, 6, 6, 4], seed=1, bias=(case == "bias"), bias_std=0.5)
     act = "tanh" if case == "tanh" else "relu"
     assert ig.fisher_rao(p, x, y, act)["rel_diff"] > 1e-3
     assert ig.euler_residual(p, x, act) > 1e-3
@@ -90,7 +91,7 @@ def test_fisher_rao_identity_fails_when_assumptions_fail(case):
 
 def test_weighted_euler_identity_with_biases():
     x, _ = data()
-    p = ig.init_mlp([7, 6, 6, 4], seed=2, bias=True, bias_std=0.5)
+    p = nw.init_mlp([7, 6, 6, 4], seed=2, bias=True, bias_std=0.5)
     assert ig.euler_residual(p, x, weighted=True) < 1e-12
 
 
@@ -98,11 +99,11 @@ def test_weighted_euler_identity_with_biases():
 @pytest.mark.parametrize("alpha", [1e-2, 0.3, 7.0, 1e2])
 def test_scalings_preserve_function_and_fisher_rao(alpha):
     x, y = data()
-    p = ig.init_mlp([7, 8, 8, 4], seed=4)
-    f0 = ig.forward(p, x)
+    p = nw.init_mlp([7, 8, 8, 4], seed=4)
+    f0 = nw.forward(p, x)
     fr0 = ig.fisher_rao(p, x, y)["direct"]
     for q in (ig.alpha_scale(p, alpha), ig.unit_scale(p, alpha)):
-        assert torch.allclose(ig.forward(q, x), f0, rtol=1e-12, atol=1e-12)
+        assert torch.allclose(nw.forward(q, x), f0, rtol=1e-12, atol=1e-12)
         assert abs(ig.fisher_rao(q, x, y)["direct"] - fr0) < 1e-10 * fr0
     n0, na, nu = ig.weight_norms(p), ig.weight_norms(ig.alpha_scale(p, alpha)), ig.weight_norms(ig.unit_scale(p, alpha))
     # T_alpha keeps products of layer norms and the path norm, changes the l2 norm
@@ -114,7 +115,7 @@ def test_scalings_preserve_function_and_fisher_rao(alpha):
 
 
 def test_alpha_scale_l2_norm_closed_form():
-    p = ig.init_mlp([7, 8, 8, 4], seed=12)
+    p = nw.init_mlp([7, 8, 8, 4], seed=12)
     n1, n2, n3 = (float(p[k].norm()) for k in ("W1", "W2", "W3"))
     for a in (1e-2, 0.5, 3.0, 1e2):
         l2 = ig.weight_norms(ig.alpha_scale(p, a))["l2"]
@@ -123,7 +124,7 @@ def test_alpha_scale_l2_norm_closed_form():
 
 def test_sharpness_ratio_jackknife_matches_brute_force():
     x, y = data()
-    p = ig.init_mlp([7, 8, 8, 4], seed=13)
+    p = nw.init_mlp([7, 8, 8, 4], seed=13)
     yoh = ig.one_hot(y, 4)
     d1 = ig.sharpness_draws(ig.alpha_scale(p, 30.0), x, yoh, sigma=0.05, n_draws=6, seed=3)
     d0 = ig.sharpness_draws(p, x, yoh, sigma=0.05, n_draws=6, seed=3)
@@ -139,9 +140,9 @@ def test_sharpness_ratio_jackknife_matches_brute_force():
 
 def test_hessian_lanczos_matches_dense_and_transforms():
     x, y = data(n=16, d=5, c=3)
-    p = ig.init_mlp([5, 4, 3], seed=5)
+    p = nw.init_mlp([5, 4, 3], seed=5)
     yoh = ig.one_hot(y, 3)
-    th = ig.flatten(p)
+    th = nw.flatten(p)
     unflat = ig.unflattener(p)
     H = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), th)
     lam = float(torch.linalg.eigvalsh(H)[-1])
@@ -150,13 +151,13 @@ def test_hessian_lanczos_matches_dense_and_transforms():
     a = 3.0
     q = ig.alpha_scale(p, a)
     t = torch.cat([torch.full_like(p["W1"].reshape(-1), a), torch.full_like(p["W2"].reshape(-1), 1 / a)])
-    Hq = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), ig.flatten(q))
+    Hq = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), nw.flatten(q))
     assert torch.allclose(Hq, H / t[:, None] / t[None, :], rtol=1e-9, atol=1e-12)
 
 
 def test_multiplicative_noise_sharpness_is_invariant():
     x, y = data()
-    p = ig.init_mlp([7, 8, 8, 4], seed=6)
+    p = nw.init_mlp([7, 8, 8, 4], seed=6)
     yoh = ig.one_hot(y, 4)
     m0, _ = ig.expected_sharpness(p, x, yoh, sigma=0.1, n_draws=8, mode="multiplicative")
     m1, _ = ig.expected_sharpness(ig.alpha_scale(p, 50.0), x, yoh, sigma=0.1, n_draws=8, mode="multiplicative")
@@ -169,17 +170,17 @@ def test_multiplicative_noise_sharpness_is_invariant():
 # -- K-FAC algebra (Martens & Grosse) ---------------------------------------------------------
 def test_exact_fisher_blocks_match_brute_force():
     x, _ = data(n=10, d=5, c=3)
-    p = ig.init_mlp([5, 4, 6, 3], seed=7)
+    p = nw.init_mlp([5, 4, 6, 3], seed=7)
     stats = ig.layer_statistics(p, x)
     # brute force: per-example, per-class gradients of the log-likelihood, weighted outer products
     th_keys = list(p)
-    f = ig.forward(p, x)
+    f = nw.forward(p, x)
     prob = torch.softmax(f, -1)
     rows, weights = [], []
     for i in range(len(x)):
         for k in range(3):
             q = {kk: v.clone().requires_grad_(True) for kk, v in p.items()}
-            loss = -torch.log_softmax(ig.forward(q, x[i]), -1)[k]
+            loss = -torch.log_softmax(nw.forward(q, x[i]), -1)[k]
             gr = torch.autograd.grad(loss, [q[kk] for kk in th_keys])
             rows.append(torch.cat([t.reshape(-1) for t in gr]))
             weights.append(prob[i, k])
@@ -229,7 +230,7 @@ def test_kronecker_algebra():
 
 def test_kfac_factors_and_analysis():
     x, _ = data(n=30, d=6, c=3)
-    p = ig.init_mlp([6, 5, 3], seed=9)
+    p = nw.init_mlp([6, 5, 3], seed=9)
     stats = ig.layer_statistics(p, x)
     for i in (1, 2):
         F = ig.exact_fisher_block(stats, i)
@@ -246,7 +247,7 @@ def test_kfac_factors_and_analysis():
 
 def test_trace_ratio_and_cross_layer_split_match_brute_force():
     x, _ = data(n=20, d=5, c=3)
-    p = ig.init_mlp([5, 4, 6, 3], seed=14)
+    p = nw.init_mlp([5, 4, 6, 3], seed=14)
     stats = ig.layer_statistics(p, x)
     for i in (1, 2, 3):
         G, A = ig.kfac_factors(stats, i)
@@ -277,18 +278,6 @@ def test_trace_ratio_and_cross_layer_split_match_brute_force():
     assert np.hypot(r["cross_layer_error"], r["within_block_error"]) == pytest.approx(np.linalg.norm(Fw - K) / nF, rel=1e-10)
 
 
-# -- tangent sample sensitivity (Daróczy, Lemma 3.1) ------------------------------------------
-def test_tangent_sensitivity_constant_on_activation_region():
-    x, _ = data(n=4, d=5)
-    p = ig.init_mlp([5, 6, 6, 3], seed=10)
-    S = ig.tangent_sensitivity(p, x[0])
-    # bias-free: x and c·x (c > 0) share the activation pattern
-    assert torch.equal(ig.activation_pattern(p, x[0]), ig.activation_pattern(p, 2.5 * x[0]))
-    assert torch.allclose(ig.tangent_sensitivity(p, 2.5 * x[0]), S, rtol=1e-12, atol=1e-12)
-    other = next(i for i in range(1, 4) if not torch.equal(ig.activation_pattern(p, x[i]), ig.activation_pattern(p, x[0])))
-    assert float((ig.tangent_sensitivity(p, x[other]) - S).norm() / S.norm()) > 1e-2
-
-
 # -- training and validation ----------------------------------------------------------------
 def test_randomize_labels_and_train():
     y = np.arange(100) % 10
@@ -304,7 +293,7 @@ def test_randomize_labels_and_train():
 
 def test_bad_input_raises_parameter_error():
     x, y = data()
-    p = ig.init_mlp([7, 5, 4])
+    p = nw.init_mlp([7, 5, 4])
     with pytest.raises(ParameterError, match="activation"):
         ig.fisher_rao(p, x, y, "gelu")
     with pytest.raises(ParameterError, match="labels"):
@@ -316,8 +305,8 @@ def test_bad_input_raises_parameter_error():
     with pytest.raises(ParameterError, match="fraction"):
         ig.randomize_labels(y, 1.5, 4)
     with pytest.raises(ParameterError, match="widths"):
-        ig.init_mlp([7])
+        nw.init_mlp([7])
     with pytest.raises(ParameterError, match="mode"):
         ig.expected_sharpness(p, x, ig.one_hot(y, 4), mode="uniform")
     with pytest.raises(ParameterError, match="bias-free"):
-        ig.layer_statistics(ig.init_mlp([7, 5, 4], bias=True), x)
+        ig.layer_statistics(nw.init_mlp([7, 5, 4], bias=True), x)

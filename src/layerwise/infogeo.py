@@ -18,9 +18,11 @@ Sources (Daróczy, *Information geometry and generalization in deep neural netwo
   F_i = E[(g_i ⊗ a_{i−1})(g_i ⊗ a_{i−1})ᵀ] = E[g_i g_iᵀ ⊗ a_{i−1}a_{i−1}ᵀ] ≈ E[g_i g_iᵀ] ⊗ E[a_{i−1}a_{i−1}ᵀ]
   (expectations over inputs and over targets drawn from the model's predictive distribution).
 * Daróczy (2020), tangent sample sensitivity (slides §3, Definition 3.1, Lemma 3.1):
-  ∂²f/∂θ∂x is constant on each activation region of a bias-free ReLU network.
+  ∂²f/∂θ∂x is constant on each activation region of a bias-free ReLU network
+  (:func:`layerwise.networks.tangent_sensitivity`).
 
-Conventions. A network is a dict of float tensors ``W1, b1, W2, …`` (biases optional); layer ``l``
+Conventions (those of :mod:`layerwise.networks`, which builds, evaluates and trains the networks).
+A network is a dict of float tensors ``W1, b1, W2, …`` (biases optional); layer ``l``
 maps ``h ↦ h W_lᵀ + b_l`` and every layer but the last is followed by the activation. ``L`` is the
 number of hidden layers, so there are ``L+1`` weight matrices. Vectorisation is row-major
 (``W.reshape(-1)``), so the gradient ``g aᵀ`` of a layer flattens to ``kron(g, a)`` and its Fisher
@@ -35,8 +37,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.func import grad, jacrev, jvp, vmap
+from torch.func import grad, jvp, vmap
 
+from .networks import ACTIVATIONS, Params, act, act_deriv, flatten, forward, has_bias, init_mlp, n_weight_layers, train
 from .params import (
     ParameterError,
     check_choice,
@@ -49,13 +52,10 @@ from .stats import jackknife_se
 
 #: Bump when the numerics of cached computations change.
 CODE_VERSION = "2"
-#: Activations; ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z, ``tanh`` does not.
-ACTIVATIONS = ("relu", "leaky_relu", "tanh")
+#: Of :data:`layerwise.networks.ACTIVATIONS`, ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z, ``tanh`` does not.
 HOMOGENEOUS = ("relu", "leaky_relu")
 FISHER_LABELS = ("empirical", "model")
 NOISE_MODES = ("isotropic", "multiplicative")
-
-Params = dict[str, torch.Tensor]
 
 
 # --------------------------------------------------------------------------------------------
@@ -103,80 +103,8 @@ def check_params(P: dict[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# Networks
+# Networks (built and evaluated by layerwise.networks)
 # --------------------------------------------------------------------------------------------
-def check_widths(widths: Sequence[int]) -> list[int]:
-    """Validate ``[d_in, h_1, …, h_L, d_out]`` (at least input and output)."""
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) < 2:
-        raise ParameterError(
-            f"widths={widths!r} must be a list [d_in, h_1, ..., h_L, d_out] of >= 2 positive integers"
-        )
-    return [check_positive_int("widths[i]", w) for w in widths]
-
-
-def init_mlp(
-    widths: Sequence[int],
-    *,
-    seed: int = 0,
-    bias: bool = False,
-    bias_std: float = 0.1,
-    gain: float = 2.0,
-    dtype: torch.dtype = torch.float64,
-) -> Params:
-    """Random fully-connected net: W_l ~ N(0, gain/fan_in) (He for gain 2), b_l ~ N(0, bias_std²)."""
-    widths = check_widths(widths)
-    check_nonnegative("bias_std", bias_std)
-    check_positive("gain", gain)
-    gen = torch.Generator().manual_seed(int(seed))
-    p: Params = {}
-    for l, (a, b) in enumerate(zip(widths[:-1], widths[1:]), start=1):
-        p[f"W{l}"] = torch.randn(b, a, generator=gen, dtype=dtype) * math.sqrt(gain / a)
-        if bias:
-            p[f"b{l}"] = torch.randn(b, generator=gen, dtype=dtype) * bias_std
-    return p
-
-
-def n_weight_layers(params: Params) -> int:
-    """Number of weight matrices, L+1."""
-    n = sum(1 for k in params if k.startswith("W"))
-    if n == 0 or any(f"W{l}" not in params for l in range(1, n + 1)):
-        raise ParameterError(f"params must hold W1..Wn; got keys {sorted(params)}")
-    return n
-
-
-def has_bias(params: Params) -> bool:
-    return any(k.startswith("b") for k in params)
-
-
-def act(z: torch.Tensor, activation: str, slope: float = 0.1) -> torch.Tensor:
-    if activation == "relu":
-        return torch.relu(z)
-    if activation == "leaky_relu":
-        return torch.where(z > 0, z, slope * z)
-    return torch.tanh(z)
-
-
-def act_deriv(z: torch.Tensor, activation: str, slope: float = 0.1) -> torch.Tensor:
-    if activation == "relu":
-        return (z > 0).to(z.dtype)
-    if activation == "leaky_relu":
-        return torch.where(z > 0, torch.ones_like(z), torch.full_like(z, slope))
-    return 1 - torch.tanh(z) ** 2
-
-
-def forward(params: Params, x: torch.Tensor, activation: str = "relu", slope: float = 0.1) -> torch.Tensor:
-    """Network output for a batch ``(n, d_in)`` or a single input ``(d_in,)``."""
-    n = n_weight_layers(params)
-    h = x
-    for l in range(1, n + 1):
-        h = h @ params[f"W{l}"].T
-        if f"b{l}" in params:
-            h = h + params[f"b{l}"]
-        if l < n:
-            h = act(h, activation, slope)
-    return h
-
-
 def activation_pattern(params: Params, x: torch.Tensor) -> torch.Tensor:
     """Boolean pattern (n, total hidden units) of which pre-activations are positive."""
     n = n_weight_layers(params)
@@ -188,11 +116,6 @@ def activation_pattern(params: Params, x: torch.Tensor) -> torch.Tensor:
         pats.append(z > 0)
         h = torch.relu(z)
     return torch.cat(pats, dim=-1)
-
-
-def flatten(params: Params) -> torch.Tensor:
-    """All parameters in one vector, in the dict's order."""
-    return torch.cat([v.reshape(-1) for v in params.values()])
 
 
 def unflattener(params: Params) -> Callable[[torch.Tensor], Params]:
@@ -501,26 +424,19 @@ def train_mlp(
     target_loss: float = 0.0,
     dtype: torch.dtype = torch.float64,
 ) -> tuple[Params, np.ndarray]:
-    """Full-batch Adam on the cross-entropy from a He initialisation; stops after ``steps`` steps
-    or once the training loss is ≤ ``target_loss``. Returns the parameters and the loss history."""
+    """Full-batch Adam on the cross-entropy from a He initialisation (:func:`layerwise.networks.init_mlp`,
+    trained by :func:`layerwise.networks.train`); stops after ``steps`` steps or once the training
+    loss is ≤ ``target_loss``. Returns the parameters and the loss history."""
     _check_activation(activation)
     steps = check_positive_int("steps", steps)
     check_positive("lr", lr)
     check_nonnegative("target_loss", target_loss)
-    params = {k: v.clone().requires_grad_(True) for k, v in init_mlp(widths, seed=seed, bias=bias, dtype=dtype).items()}
+    params = init_mlp(widths, seed=seed, bias=bias, dtype=dtype)
     yoh = one_hot(y, widths[-1], dtype)
     x = x.to(dtype)
-    opt = torch.optim.Adam(list(params.values()), lr=lr)
-    hist = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = loss_fn(params, x, yoh, activation)
-        hist.append(float(loss.detach()))
-        if hist[-1] <= target_loss:
-            break
-        loss.backward()
-        opt.step()
-    return {k: v.detach() for k, v in params.items()}, np.asarray(hist)
+    hist = train(params, lambda idx: loss_fn(params, x, yoh, activation), lr=lr, optimizer="adam",
+                 sampling="full", steps=steps, target_loss=target_loss)
+    return params, hist
 
 
 def margins(f: torch.Tensor, y: np.ndarray) -> np.ndarray:
@@ -749,18 +665,3 @@ def fisher_subset(
     K = torch.block_diag(*kblocks)
     sizes = np.array([b.shape[0] for b in kblocks])
     return {"exact": F.numpy(), "kfac": K.numpy(), "block_sizes": sizes}
-
-
-# --------------------------------------------------------------------------------------------
-# Tangent sample sensitivity (Daróczy, Definition 3.1, Lemma 3.1)
-# --------------------------------------------------------------------------------------------
-def tangent_sensitivity(params: Params, x: torch.Tensor, output: int = 0, activation: str = "relu") -> torch.Tensor:
-    """∂²f_k/∂θ∂x at a single input x: the (P × d_in) Jacobian in x of ∇_θ f_k(x; θ)."""
-    _check_activation(activation)
-    keys = list(params)
-
-    def grad_theta(xi: torch.Tensor) -> torch.Tensor:
-        gd = grad(lambda p: forward(p, xi, activation)[output])(params)
-        return torch.cat([gd[k].reshape(-1) for k in keys])
-
-    return jacrev(grad_theta)(x)

@@ -11,32 +11,27 @@ Schoenholz et al. 2017, "Deep information propagation"):
 * depth scales    ξ_q = -1/ln(χ₁ + σ_w² E[φ''(√q* z) φ(√q* z)]),  ξ_c = -1/ln χ_c with
   χ_c = σ_w² E[φ'(u1) φ'(u2)] at the stable fixed point c*                            (Schoenholz Eqs. 4, 7)
 
-Gaussian expectations use composite Gauss–Legendre quadrature on [-T, T] (T = 9, tail mass
-< 1e-18) with panels of width ≤ 1/max(1, s), s the scale at which the integrand varies
-(√q for φ(√q z)): tanh has complex poles at distance π/(2√q) from the real axis, where plain
-Gauss–Hermite converges slowly (3e-4 error at q = 20 with 201 nodes), while panels this narrow
-give errors below 1e-13 for any q: 10-point Gauss–Legendre panels on an integrand whose nearest
-pole lies π panel half-widths away converge like ρ^-20 with ρ = π + √(π² + 1) ≈ 6.4 (tested
-against adaptive quadrature and the closed-form erf kernel).
+Gaussian expectations E[g(√q z)] are :func:`layerwise.gaussian.expectation` (composite
+Gauss–Legendre with panels at most one unit of √q z wide; its accuracy over the book's range is
+stated and tested there); plain Gauss–Hermite converges slowly for tanh at large q (3e-4 error at
+q = 20 with 201 nodes, :func:`gauss_hermite_expectation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erf
 
+from . import gaussian
+from .gaussian import gauss_hermite_expectation  # noqa: F401  (Chapter 7 shows its error)
 from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
 
 CODE_VERSION = "meanfield-2"  # 2: float32 weights and propagation, float64 reductions; PCA from the Gram matrix
 PHIS: tuple[str, ...] = ("tanh", "erf", "linear")
-
-_T = 9.0  # truncation of the standard normal: 2 Φ(-9) ≈ 2.3e-19
-_GL_POINTS = 10
 
 
 def _phi_funcs(phi: str) -> tuple[Callable, Callable, Callable]:
@@ -80,27 +75,11 @@ def phi_function(phi: str) -> Callable[[Any], Any]:
     return _phi_funcs(phi)[0]
 
 
-@lru_cache(maxsize=64)
-def _nodes(n_panels: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = np.polynomial.legendre.leggauss(_GL_POINTS)
-    edges = np.linspace(-_T, _T, n_panels + 1)
-    half = 0.5 * np.diff(edges)
-    mid = 0.5 * (edges[1:] + edges[:-1])
-    z = (mid[:, None] + half[:, None] * x[None, :]).ravel()
-    wz = (half[:, None] * w[None, :]).ravel() * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
-    return z, wz
-
-
-def gauss_nodes(scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes z and weights w with Σ w f(z) ≈ E_{z~N(0,1)} f(z) for f varying on scale 1/``scale``."""
-    width = 1.0 / max(1.0, float(scale))
-    n_panels = int(2 ** np.ceil(np.log2(2 * _T / width)))  # powers of two: few distinct caches
-    return _nodes(n_panels)
-
-
 def gaussian_expectation(f: Callable[[np.ndarray], np.ndarray], scale: float = 1.0) -> float:
-    """E_{z~N(0,1)} f(z) by composite Gauss–Legendre (see module docstring)."""
-    z, w = gauss_nodes(scale)
+    """E_{z~N(0,1)} f(z) for f varying on the scale 1/``scale`` in z: a thin alias of
+    :func:`layerwise.gaussian.expectation`'s rule for f given in z (Chapter 7's prose number);
+    new code calls ``gaussian.expectation(g, q)`` with g in √q z."""
+    z, w = gaussian.normal_nodes(scale)
     return float(w @ f(z))
 
 
@@ -116,16 +95,15 @@ def length_map(q: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh") ->
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = check_nonnegative("q", q)
     f, _, _ = _phi_funcs(phi)
-    s = np.sqrt(q)
-    return sigma_w2 * gaussian_expectation(lambda z: f(s * z) ** 2, s) + sigma_b2
+    return sigma_w2 * gaussian.expectation(lambda x: f(x) ** 2, q) + sigma_b2
 
 
 def length_map_slope(q: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> float:
     """dV/dq = σ_w² E[φ'(√q z)² + φ(√q z) φ''(√q z)] (Gaussian integration by parts)."""
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     f, d1, d2 = _phi_funcs(phi)
-    s = np.sqrt(check_nonnegative("q", q))
-    return sigma_w2 * gaussian_expectation(lambda z: d1(s * z) ** 2 + f(s * z) * d2(s * z), s)
+    q = check_nonnegative("q", q)
+    return sigma_w2 * gaussian.expectation(lambda x: d1(x) ** 2 + f(x) * d2(x), q)
 
 
 def iterate_length_map(q0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> np.ndarray:
@@ -168,8 +146,7 @@ def chi1(sigma_w2: float, sigma_b2: float, phi: str = "tanh", q: float | None = 
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = q_star(sigma_w2, sigma_b2, phi) if q is None else check_nonnegative("q", q)
     _, d1, _ = _phi_funcs(phi)
-    s = np.sqrt(q)
-    return sigma_w2 * gaussian_expectation(lambda z: d1(s * z) ** 2, s)
+    return sigma_w2 * gaussian.expectation(lambda x: d1(x) ** 2, q)
 
 
 def critical_sigma_w2(sigma_b2: float, phi: str = "tanh") -> float:
@@ -202,8 +179,8 @@ def _pair_expectation(g1: Callable, g2: Callable, q: float, c: float) -> float:
     s = np.sqrt(q)
     c = float(np.clip(c, -1.0, 1.0))
     r = np.sqrt(max(0.0, 1.0 - c * c))
-    z1, w1 = gauss_nodes(s)
-    z2, w2 = gauss_nodes(s * r)
+    z1, w1 = gaussian.normal_nodes(s)
+    z2, w2 = gaussian.normal_nodes(s * r)
     inner = g2(s * (c * z1[:, None] + r * z2[None, :])) @ w2  # E_{z2}[g2(u2) | z1]
     return float(w1 @ (g1(s * z1) * inner))
 
@@ -326,13 +303,6 @@ def max_deviation_interval(
     d, h = (mean - reference) / scale, se / scale * stats.t.isf((1 - confidence) / (2 * len(mean)), dof)
     lo = np.maximum(0.0, np.abs(d) - h)
     return float(np.max(np.abs(d))), (float(lo.max()), float((np.abs(d) + h).max()))
-
-
-def gauss_hermite_expectation(f: Callable[[np.ndarray], np.ndarray], n_nodes: int) -> float:
-    """E_{z~N(0,1)} f(z) by plain n-node Gauss–Hermite quadrature (the textbook rule, shown in the
-    chapter for comparison with the composite rule used everywhere else)."""
-    x, w = np.polynomial.hermite_e.hermegauss(check_positive_int("n_nodes", n_nodes))
-    return float(w @ f(x) / np.sqrt(2 * np.pi))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -498,6 +468,8 @@ def train_depth_grid(
     (W ~ N(0, σ_w²/fan_in), b ~ N(0, σ_b²), linear read-out), and return the training accuracy on
     the whole set after ``steps`` steps, plus the accuracy at initialisation.
 
+    Built by :func:`layerwise.networks.init_mlp` (stacked networks) and trained by
+    :func:`layerwise.networks.train` (mini-batches drawn with replacement).
     Schoenholz et al. 2017 train such networks and find them trainable only for depths below a
     small multiple of ξ_c (about 6 ξ_c after long training); this is the experiment behind
     their Fig. 5, at the size of the digits data set.
@@ -510,39 +482,29 @@ def train_depth_grid(
     depth, width, steps, batch = (check_positive_int(k, v) for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch)))
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
+    from .networks import forward, init_mlp, train
+
     g = torch.Generator().manual_seed(int(seed))
     X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1).to(device)
     Y = torch.as_tensor(y, dtype=torch.long).to(device)
     K, d_in, n_cls = len(sig), X.shape[1], int(Y.max()) + 1
-    sw = torch.as_tensor(np.sqrt(sig), dtype=torch.float32)[:, None, None]
-    Ws = [torch.randn(K, d_in, width, generator=g) * sw / np.sqrt(d_in)]
-    Ws += [torch.randn(K, width, width, generator=g) * sw / np.sqrt(width) for _ in range(depth - 1)]
-    bs = [torch.randn(K, 1, width, generator=g) * np.sqrt(sigma_b2) for _ in range(depth)]
-    Wo = torch.randn(K, width, n_cls, generator=g) * sw / np.sqrt(width)
-    params = [p.to(device) for p in (*Ws, *bs, Wo)]
-    Ws, bs, Wo = params[:depth], params[depth : 2 * depth], params[-1]
-    for p in params:
-        p.requires_grad_(True)
-    opt = torch.optim.SGD(params, lr=lr)
-
-    def forward(xb):
-        h = xb.expand(K, *xb.shape)
-        for W, b in zip(Ws, bs):
-            h = torch.tanh(torch.baddbmm(b, h, W))
-        return torch.bmm(h, Wo)  # (K, batch, classes)
+    # K stacked networks, one per σ_w²; draws: hidden weights, hidden biases, read-out (no bias),
+    # each weight drawn as (fan_in, fan_out) for the batched products h W
+    params = init_mlp([d_in, *[width] * depth, n_cls], generator=g, sigma_w2=sig, bias="hidden",
+                      bias_std=np.sqrt(sigma_b2), n_nets=K, order="weights_first", fan_in_first=True,
+                      dtype=torch.float32)
+    params = {k: v.to(device) for k, v in params.items()}
 
     def accuracy():
         with torch.no_grad():
-            return (forward(X).argmax(-1) == Y).float().mean(1).cpu().numpy()
+            return (forward(params, X, "tanh").argmax(-1) == Y).float().mean(1).cpu().numpy()
+
+    def loss(idx):  # one mean cross-entropy per network, (K,)
+        logits = forward(params, X[idx], "tanh")  # (K, batch, classes)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
 
     acc0 = accuracy()
-    losses = np.empty((steps, K))
-    for t in range(steps):
-        idx = torch.randint(len(X), (batch,), generator=g).to(device)
-        logits = forward(X[idx])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
-        opt.zero_grad()
-        loss.sum().backward()  # the K networks are independent: the sum's gradient is each one's own
-        opt.step()
-        losses[t] = loss.detach().cpu().numpy()
+    # the K networks are independent: the gradient of the summed loss is each one's own
+    losses = train(params, loss, lr=lr, optimizer="sgd", sampling="replacement", steps=steps, n=len(X),
+                   batch=batch, generator=g, device=device)
     return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}

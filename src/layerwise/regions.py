@@ -20,7 +20,8 @@ where chord j meets earlier chords)`` pieces (Euler), which needs no polygon at 
 Also here: the plane through three inputs (square of half-width 1.25 × their circumradius,
 Hanin & Rolnick 2019, §5), a brute-force grid count, a per-polygon per-neuron reference
 implementation (for the benchmark), merging into linear regions, He-normal networks with tiny
-biases, and the tangent sample sensitivity ∂²f/∂θ∂x, constant on each activation region
+biases (built by :mod:`layerwise.networks`), and the tangent sample sensitivity ∂²f/∂θ∂x
+(:func:`layerwise.networks.tangent_sensitivity`) on each activation region, where it is constant
 (Daróczy, slides §3, Lemma 3.1).
 """
 
@@ -32,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from .networks import Params, check_widths, from_pairs, init_mlp, n_weight_layers, train
+from .networks import forward as net_forward
+from .networks import tangent_sensitivity as net_tangent_sensitivity
 from .params import ParameterError, check_positive, check_positive_int
 
 #: Bump when the numerics change (results-store key).
@@ -47,11 +51,19 @@ METHODS = ("arrangement", "polygons")
 def as_weights(net: Any) -> Weights:
     """Weights ``[(W1, b1), …, (W_out, b_out)]`` as float64 numpy arrays.
 
-    ``net`` is a ``torch.nn.Module`` whose ``nn.Linear`` layers, in registration order, are the
+    ``net`` is a :mod:`~layerwise.networks` parameter dict ``{W1, b1, …}``, a ``torch.nn.Module`` whose ``nn.Linear`` layers, in registration order, are the
     layers of a fully-connected ReLU network (ReLU after every layer but the last), or already a
     sequence of ``(W, b)`` pairs.  The last layer is the (linear) output layer.
     """
     pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    if isinstance(net, dict):
+        n = n_weight_layers(net)
+        net = [
+            (net[f"W{l}"].detach().cpu().double().numpy(),
+             net[f"b{l}"].detach().cpu().double().numpy() if f"b{l}" in net
+             else np.zeros(net[f"W{l}"].shape[0]))
+            for l in range(1, n + 1)
+        ]
     try:
         import torch
 
@@ -92,36 +104,21 @@ def as_weights(net: Any) -> Weights:
     return out
 
 
-def check_widths(widths: Any) -> list[int]:
-    """Validate a list of hidden widths (positive integers, at least one layer)."""
-    if isinstance(widths, (int, np.integer)) or not isinstance(widths, Sequence) or len(widths) == 0:
-        raise ParameterError(f"widths={widths!r} must be a non-empty list of positive integers")
-    return [check_positive_int("widths[i]", w) for w in widths]
-
-
-def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0, bias_var: float = 1e-6):
-    """A ReLU MLP (``torch.nn.Sequential``) with He-normal weights, N(0, 2/fan_in), and biases
-    N(0, ``bias_var``): the initialisation of Hanin & Rolnick 2019, §5 (tiny, non-zero biases)."""
-    import torch
-
+def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0, bias_var: float = 1e-6
+           ) -> Params:
+    """A ReLU MLP (a :mod:`~layerwise.networks` parameter dict, float32) with He-normal weights,
+    N(0, 2/fan_in), and biases N(0, ``bias_var``): the initialisation of Hanin & Rolnick 2019, §5
+    (tiny, non-zero biases).  ``widths`` are the hidden widths."""
     d_in = check_positive_int("d_in", d_in)
     d_out = check_positive_int("d_out", d_out)
-    widths = check_widths(widths)
+    widths = check_widths(widths, min_len=1)
     bias_var = float(bias_var)
     if not bias_var >= 0:
         raise ParameterError(f"bias_var={bias_var!r} must be >= 0")
-    g = torch.Generator().manual_seed(int(seed))
-    dims = [d_in, *widths, d_out]
-    layers: list[Any] = []
-    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
-        lin = torch.nn.Linear(a, b)
-        with torch.no_grad():
-            lin.weight.copy_(torch.randn(b, a, generator=g) * np.sqrt(2.0 / a))
-            lin.bias.copy_(torch.randn(b, generator=g) * np.sqrt(bias_var))
-        layers.append(lin)
-        if i < len(widths):
-            layers.append(torch.nn.ReLU())
-    return torch.nn.Sequential(*layers)
+    import torch
+
+    return init_mlp([d_in, *widths, d_out], seed=seed, sigma_w2=2.0, bias=True,
+                    bias_std=float(np.sqrt(bias_var)), dtype=torch.float32)
 
 
 def n_hidden(weights: Weights) -> int:
@@ -659,43 +656,6 @@ def convex_deficit(regions: Regions, members: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# Tangent sample sensitivity (Daróczy, slides §3, Definition 3.1 and Lemma 3.1)
-# --------------------------------------------------------------------------------------------
-def tangent_sensitivity(net: Any, X: np.ndarray, *, directions: np.ndarray | None = None,
-                        output: int = 0) -> np.ndarray:
-    """Sens_tan(x; θ) = ∂²f_output/∂θ∂x for every row of X, shape (n, #params, k): the derivative
-    of the parameter gradient along the ``directions`` (d_in, k) (default: all input axes)."""
-    import torch
-    from torch.func import grad, jacfwd, vmap
-
-    w = as_weights(net)
-    d_in = w[0][0].shape[1]
-    d_out = w[-1][0].shape[0]
-    if not 0 <= int(output) < d_out:
-        raise ParameterError(f"output={output!r} must be in 0..{d_out - 1}")
-    D = np.eye(d_in) if directions is None else np.asarray(directions, dtype=np.float64)
-    if D.ndim != 2 or D.shape[0] != d_in:
-        raise ParameterError(f"directions must have shape ({d_in}, k)")
-    params = tuple(torch.tensor(a) for W, b in w for a in (W, b))
-    Dt = torch.tensor(D)
-
-    def f(theta, x):
-        h = x
-        for i in range(0, len(theta) - 2, 2):
-            h = torch.relu(theta[i] @ h + theta[i + 1])
-        return (theta[-2] @ h + theta[-1])[output]
-
-    def gflat(u, x0):
-        g = grad(f)(params, x0 + Dt @ u)
-        return torch.cat([t.reshape(-1) for t in g])
-
-    X = torch.tensor(np.asarray(X, dtype=np.float64))
-    u0 = torch.zeros(D.shape[1], dtype=torch.float64)
-    J = vmap(lambda x0: jacfwd(gflat)(u0, x0))(X)
-    return J.numpy()
-
-
-# --------------------------------------------------------------------------------------------
 # Experiments of chapter 6
 # --------------------------------------------------------------------------------------------
 def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
@@ -704,7 +664,7 @@ def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
     linear regions — exponential in depth.  Returned as a float."""
     from math import comb
 
-    widths = check_widths(widths)
+    widths = check_widths(widths, min_len=1)
     prod = 1.0
     for w in widths[:-1]:
         prod *= float(w // n_in) ** n_in
@@ -781,7 +741,8 @@ def init_counts(X: np.ndarray, archs: Sequence[Sequence[int]], n_nets: int, seed
 def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
                  n_checkpoints: int, label_noise: float, seed: int, lr: float = 1e-3,
                  batch: int = 64, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """Train a He-initialised ReLU MLP on (X, y) with Adam and cross-entropy, a fraction
+    """Train a He-initialised ReLU MLP (:func:`he_mlp`) on (X, y) with Adam and cross-entropy
+    (:func:`layerwise.networks.train`, mini-batches of a fresh permutation each epoch), a fraction
     ``label_noise`` of the labels replaced by uniformly random ones, and count its activation
     regions on the plane through three training inputs at ``n_checkpoints`` + 1 epochs
     (Hanin & Rolnick 2019, §5).  Returns epochs, counts, train accuracy (on the noisy labels),
@@ -805,7 +766,6 @@ def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs:
     y = y.copy()
     noisy = lrng.random(len(y)) < label_noise
     y[noisy] = lrng.integers(0, n_cls, noisy.sum())
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
     Xt = torch.tensor(X, dtype=torch.float32)
     yt = torch.tensor(y)
     ck = np.unique(np.round(np.linspace(0, epochs, n_checkpoints + 1)).astype(int))
@@ -813,22 +773,16 @@ def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs:
 
     def record(ep):
         with torch.no_grad():
-            out = net(Xt)
+            out = net_forward(net, Xt)
             rec["loss"].append(float(torch.nn.functional.cross_entropy(out, yt)))
             rec["acc"].append(float((out.argmax(1) == yt).float().mean()))
         rec["epoch"].append(ep)
         rec["count"].append(count_regions(net, plane))
 
     record(0)
-    for ep in range(1, epochs + 1):
-        perm = torch.randperm(len(Xt), generator=g)
-        for i in range(0, len(Xt), batch):
-            idx = perm[i : i + batch]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(net(Xt[idx]), yt[idx]).backward()
-            opt.step()
-        if ep in ck:
-            record(ep)
+    train(net, lambda idx: torch.nn.functional.cross_entropy(net_forward(net, Xt[idx]), yt[idx]),
+          lr=lr, optimizer="adam", sampling="epochs", epochs=epochs, n=len(Xt), batch=batch, generator=g,
+          on_epoch=lambda ep: record(ep) if ep in ck else None)
     flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
     return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
 
@@ -847,18 +801,24 @@ def unflatten(flat: np.ndarray, dims: Sequence[int]) -> Weights:
 def sensitivity_by_region(net: Any, plane: Plane, regions: Regions, *, output: int = 0,
                           per_region: int = 3, check: int = 50, seed: int = 0,
                           chunk: int = 256) -> dict[str, np.ndarray]:
-    """Tangent sample sensitivity restricted to the slice (∂²f/∂θ∂(u, v), #params × 2) on every
-    activation region (Daróczy, Lemma 3.1).
+    """Tangent sample sensitivity restricted to the slice (∂²f/∂θ∂(u, v), #params × 2, by
+    :func:`layerwise.networks.tangent_sensitivity` in float64) on every activation region
+    (Daróczy, Lemma 3.1).
 
     Returns its Frobenius norm at each region's centroid, and for the ``check`` largest regions
     the largest relative difference between ``per_region`` random interior points of the same
     region (zero up to rounding if the lemma holds) and between the centroids of those regions
     and their nearest other checked region."""
     rng = np.random.default_rng(seed)
+    params = from_pairs(as_weights(net))  # float64
+
+    def tangent_sensitivity(x: np.ndarray) -> np.ndarray:
+        return net_tangent_sensitivity(params, x, directions=plane.basis, output=output).numpy()
+
     C = regions.centroids()
     norms = np.empty(len(regions))
     for s in range(0, len(C), chunk):
-        S = tangent_sensitivity(net, plane.to_input(C[s : s + chunk]), directions=plane.basis, output=output)
+        S = tangent_sensitivity(plane.to_input(C[s : s + chunk]))
         norms[s : s + chunk] = np.sqrt((S**2).sum((1, 2)))
     big = np.argsort(regions.areas)[::-1][: min(check, len(regions))]
     within = np.empty(len(big))
@@ -866,7 +826,7 @@ def sensitivity_by_region(net: Any, plane: Plane, regions: Regions, *, output: i
     for k, i in enumerate(big):
         P = regions.polygon(i)
         w = rng.dirichlet(np.ones(len(P)), size=per_region)
-        S = tangent_sensitivity(net, plane.to_input(np.vstack([C[i], w @ P])), directions=plane.basis, output=output)
+        S = tangent_sensitivity(plane.to_input(np.vstack([C[i], w @ P])))
         within[k] = np.abs(S[1:] - S[0]).max() / np.abs(S[0]).max()
         ref.append(S[0])
     ref = np.array(ref)
