@@ -251,3 +251,20 @@ def test_chapter_validates_its_inputs(tmp_path):
             Chapter("42_demo", results=tmp_path, **kw)
     with pytest.raises(ParameterError):
         Chapter("demo", scale="ci", seed=0, results=tmp_path)
+
+
+def test_cached_call_keys_on_the_call_itself(tmp_path):
+    calls = []
+
+    def draw(n: int, x: np.ndarray, seed: int) -> dict:
+        calls.append(n)
+        return {"y": x[:n] * seed}
+
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    x = np.arange(100.0)
+    a = ch.cached_call(draw, n=3, x=x, seed=2)
+    b = ch.cached_call(draw, n=3, x=x.copy(), seed=2)  # same content: read from the store
+    assert calls == [3] and np.array_equal(a["y"], [0.0, 2.0, 4.0]) and np.array_equal(b["y"], a["y"])
+    ch.cached_call(draw, n=3, x=x + 1, seed=2)  # other data, other entry
+    ch.cached_call(draw, n=4, x=x, seed=2)
+    assert calls == [3, 3, 4]

@@ -49,3 +49,13 @@ def test_other_checks():
     assert resolve_device("cpu") == "cpu" and resolve_device("auto") in ("cpu", "cuda")
     with pytest.raises(ParameterError, match="device='tpu'"):
         resolve_device("tpu")
+
+
+def test_resolve_from_reads_overrides_from_a_namespace():
+    from layerwise.params import resolve_from
+
+    table = {s: dict(width=w, n=2) for s, w in (("ci", 10), ("default", 20), ("paper", 30))}
+    assert resolve_from(table, "default", {"width": None, "n": 5, "other": 1}) == {"width": 20, "n": 5}
+    bad = {**table, "paper": dict(width=30)}
+    with pytest.raises(ParameterError, match="different parameters"):
+        resolve_from(bad, "ci", {})

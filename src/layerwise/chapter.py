@@ -71,6 +71,22 @@ def first_sentence(text: str) -> str:
     return plain[:300]
 
 
+def _key_value(v: Any) -> Any:
+    """An argument as it enters a cache key: large arrays by content digest, shape and dtype."""
+    import hashlib
+
+    if hasattr(v, "detach") and hasattr(v, "cpu"):  # torch tensors
+        v = v.detach().cpu().numpy()
+    if isinstance(v, np.ndarray) and v.size > 64:
+        a = np.ascontiguousarray(v)
+        return {"array_sha256": hashlib.sha256(a.tobytes()).hexdigest(), "shape": list(a.shape), "dtype": str(a.dtype)}
+    if isinstance(v, Mapping):
+        return {str(k): _key_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_key_value(x) for x in v]
+    return v
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -166,6 +182,18 @@ class Chapter:
             device=self.device,
         )
         return entry.arrays
+
+    def cached_call(self, func: Callable[..., Mapping[str, Any]], /, *, name: str | None = None, **kwargs: Any) -> ArrayDict:
+        """``func(**kwargs)`` through the results store, keyed on the call itself: the function's
+        module and name, every argument (arrays by their content's SHA-256), the chapter seed and
+        the ``CODE_VERSION`` of the function's module — no hand-written cache label or config to
+        keep in step with the call. ``name`` (default: the function's name) only labels the entry."""
+        import sys
+
+        module = sys.modules.get(func.__module__)
+        version = str(getattr(module, "CODE_VERSION", "0"))
+        config = {"function": f"{func.__module__}.{func.__qualname__}", **{k: _key_value(v) for k, v in kwargs.items()}}
+        return self.cached(name or func.__name__, config, lambda: func(**kwargs), code_version=version)
 
     def cached_blocks(
         self,

@@ -115,6 +115,18 @@ def resolve(
     return params
 
 
+def resolve_from(table: Mapping[str, Mapping[str, Any]], scale: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`resolve` with the overrides read from ``namespace`` (a notebook's ``globals()``): every
+    parameter of the table is taken from the variable of the same name in the parameters cell, so a
+    chapter declares each parameter once, in its scale table. Every scale must define the same
+    parameters."""
+    check_scale(scale)
+    keys = {s: set(row) for s, row in table.items()}
+    if any(k != keys.get(scale, set()) for k in keys.values()):
+        raise ParameterError(f"the scales of the parameter table define different parameters: {keys}")
+    return resolve(table, scale, **{k: namespace.get(k) for k in table.get(scale, {})})
+
+
 def resolve_device(device: str = "auto") -> str:
     """Map ``auto`` to ``cuda`` when a GPU is visible, else ``cpu``; validate explicit choices."""
     check_choice("device", device, DEVICES)
