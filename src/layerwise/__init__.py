@@ -1,8 +1,12 @@
 """Layerwise: the computations behind the book's chapters.
 
-Modules: ``params`` (scales, validation), ``store`` (results cache), ``claims`` (ledger),
-``plotting`` (figure style), ``chapter`` (what a notebook works through), ``data`` (data sets),
-``book`` (execution pipeline), and one module per topic.
+Modules: ``params`` (scales, validation), ``store`` (results cache), ``claims`` (ledger, outcomes,
+scorecards), ``stats`` (means, standard errors, intervals, fits), ``gaussian`` (Gaussian
+expectations), ``plotting`` (figure style) and ``figures`` (one function per figure), ``chapter``
+(what a notebook works through), ``data`` (data sets), ``networks`` (MLPs of Chapters 6–8),
+``moments`` (the engine of Chapters 3–5), one module per topic (``capacity``, ``labatie``,
+``regions``, ``meanfield``, ``infogeo``), and the book's machinery: ``runner``, ``pages``,
+``render``, ``dashboard``, ``book`` (command line).
 """
 
 __version__ = "0.1.0"
