@@ -52,17 +52,15 @@ n_train_seeds = None  # training runs per label-noise fraction
 grid_sizes = None     # brute-force grids compared with the exact count
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.collections import PolyCollection
 
-from layerwise import networks as nw
 from layerwise import regions as R
 from layerwise.chapter import Chapter
 from layerwise.claims import accepted_set, grade, quantile
-from layerwise.params import ParameterError, check_fraction, check_positive_int, resolve
-from layerwise.stats import estimate, jackknife_se, mean_se
+from layerwise.figures import ch06 as F
+from layerwise.params import resolve_from
+from layerwise.stats import estimate
 
 torch.set_num_threads(1)  # tiny matrices: one thread is faster than two on a shared 2-core box
 
@@ -76,19 +74,11 @@ SCALES = {
                   label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=5,
                   grid_sizes=[12, 36, 108, 324, 972, 2916]),
 }
-P = resolve(SCALES, scale, neurons=neurons, depths=depths, n_nets=n_nets, epochs=epochs,
-            label_noise=label_noise, n_train_seeds=n_train_seeds, grid_sizes=grid_sizes)
-ARCHS = R.architectures(P["neurons"], P["depths"])  # validates divisibility, before any work
-check_positive_int("n_nets", P["n_nets"])
-check_positive_int("epochs", P["epochs"])
-check_positive_int("n_train_seeds", P["n_train_seeds"])
-if not P["label_noise"] or not P["grid_sizes"]:
-    raise ParameterError("label_noise and grid_sizes must be non-empty lists")
-for f in P["label_noise"]:
-    check_fraction("label_noise", f)
-for g in P["grid_sizes"]:
-    check_positive_int("grid_sizes", g)
+P = resolve_from(SCALES, scale, globals())
+ARCHS = R.check_chapter_params(P)  # validates (divisibility, fractions, sizes), before any work
 ch = Chapter("06_linear_regions", scale=scale, seed=seed, device=device, params=P)
+
+# %%
 X, y = R.standardized_digits()
 SHOW = [[96], [32, 32, 32], [16] * 6]  # architectures drawn in the first figure
 CONF = 0.99  # confidence level of the claims' intervals (the ledger's default)
@@ -98,10 +88,6 @@ def outcome(measured, se, dof, comparison, reference, tol=0.0):
     """The outcome the ledger will give a claim (to write its note before recording it)."""
     half = 0.0 if se is None else quantile(CONF, dof) * se
     return grade((measured - half, measured + half), accepted_set(comparison, reference, tol))
-
-
-def arch_name(w):
-    return f"[{w[0]}]×{len(w)}" if len(w) > 3 else str(list(w))
 
 # %% [markdown]
 # ## The slice and the exact counter
@@ -124,86 +110,34 @@ def arch_name(w):
 # must creep up to the exact count as it refines.
 
 # %%
-def region_colors(n, rng):
-    return plt.cm.tab20(rng.permutation(n) % 20)
-
-
-def draw_regions(ax, regs, plane, pts=None, colors=None, rng=None):
-    polys = [regs.polygon(i) for i in range(len(regs))]
-    cols = colors if colors is not None else region_colors(len(regs), rng)
-    ax.add_collection(PolyCollection(polys, facecolors=cols, edgecolors="k", linewidths=0.08))
-    h = plane.half_width
-    ax.set_xlim(-h, h)
-    ax.set_ylim(-h, h)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-    if pts is not None:
-        uv = plane.to_plane(pts)
-        ax.plot(uv[:, 0], uv[:, 1], "o", mfc="w", mec="k", ms=5)
-
-
-def compute_show():
-    rng = ch.rng("show")
-    t = rng.choice(len(X), 3, replace=False)
-    out = {"triple": t}
-    for k, w in enumerate(SHOW):
-        net = R.he_mlp(64, w, 1, seed=ch.torch_seed("show", k))
-        regs = R.activation_regions(net, R.plane_through(X[t]))
-        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
-        out[f"grid{k}"] = np.array([R.grid_count(net, R.plane_through(X[t]), n=g)
-                                    for g in P["grid_sizes"]])
-        out[f"area{k}"] = regs.areas.sum()
-    return out
-
-
-show = ch.cached("show", {"archs": SHOW, "grid_sizes": P["grid_sizes"]}, compute_show,
-                 code_version=R.CODE_VERSION)
-plane0 = R.plane_through(X[show["triple"]])
-exact = np.array([len(show[f"n{k}"]) for k in range(len(SHOW))])
-grids = np.array([show[f"grid{k}"] for k in range(len(SHOW))])
-found = grids / exact[:, None]
-
-fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.0))
-for k, (w, ax) in enumerate(zip(SHOW, axes.flat)):
-    regs = R.Regions(show[f"V{k}"], show[f"n{k}"], np.zeros((len(show[f"n{k}"]), 0), bool),
-                     np.zeros((len(show[f"n{k}"]), 1, 3)), tuple(w))
-    draw_regions(ax, regs, plane0, X[show["triple"]], rng=ch.rng("colors", k))
-    ax.set_title(f"{arch_name(w)}: {len(regs)} regions", fontsize=10)
-ax = axes[1, 1]
-for k, w in enumerate(SHOW):
-    ax.plot(P["grid_sizes"], found[k], "o-", label=arch_name(w))
-ax.axhline(1, color="k", lw=0.8)
-ax.set_xscale("log")
-ax.minorticks_off()
-ax.set_xticks(P["grid_sizes"], [str(g) for g in P["grid_sizes"]])
-ax.set_xlabel("grid cells per side, n")
-ax.set_ylabel("grid patterns / exact count")
-ax.set_ylim(0, 1.05)
-ax.legend(fontsize=8)
+t_show = ch.rng("show").choice(len(X), 3, replace=False)
+show = ch.cached_call(R.slice_demo, points=X[t_show], archs=SHOW, grid_sizes=P["grid_sizes"],
+                      seeds=[ch.torch_seed("show", k) for k in range(len(SHOW))])
+exact, gv = show["counts"], R.grid_vs_exact(show["counts"], show["grid_counts"])
+plane0 = R.plane_through(X[t_show])
+fig = F.slice_regions([(show[f"V{k}"], show[f"n{k}"]) for k in range(len(SHOW))], SHOW, plane0.half_width,
+                      plane0.to_plane(X[t_show]), P["grid_sizes"], gv["found"],
+                      [ch.rng("colors", k) for k in range(len(SHOW))])
 ch.figure(fig, "slice_regions",
           "Activation regions at initialisation on the plane through three standardised digits "
           "(white dots), one colour per region, for three architectures with 96 neurons each, and "
           "the fraction of them that an n×n grid of activation patterns finds (bottom right) "
           "(compare Hanin & Rolnick 2019, Fig. 1).",
-          arrays={"counts": exact, "grid_sizes": P["grid_sizes"], "grid_counts": grids,
-                  **{k: v for k, v in show.items()}})
+          arrays={"grid_sizes": P["grid_sizes"], "triple": t_show, **show})
 ch.glue("grid_finest", int(P["grid_sizes"][-1]))
 ch.glue("show_counts", f"{', '.join(str(int(c)) for c in exact[:-1])} and {int(exact[-1])}")
-ch.glue("grid_found_finest", float(found[:, -1].min()))
+ch.glue("grid_found_finest", float(gv["found"][:, -1].min()))
 
 # %%
 ch.claim("grid_below_exact", "No brute-force grid finds more activation patterns than the exact count",
-         kind="checks", measured=bool(np.all(grids <= exact[:, None])), comparison="true",
+         kind="checks", measured=gv["below"], comparison="true",
          why="two independent computations: the polygon splitter and patterns evaluated pointwise; a grid "
              "point lies in one region, so distinct grid patterns ≤ regions — a grid count above the exact "
              "one would expose a region the splitter missed; exact test, no margin",
          source="ours: definition of the count (consistency of two computations)")
-refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
 ch.claim("grid_converges", "Each 3× refinement of the grid finds strictly more patterns, until it finds all "
          "(all three architectures)",
-         kind="checks", measured=bool(np.all(refines)), comparison="true",
+         kind="checks", measured=gv["refines"], comparison="true",
          why="nested grids cannot lose patterns (unit-tested); a strict rise at every step while regions are "
              "still missed is what convergence from below to the exact count needs — a grid stalling below it "
              "would point to regions the exact counter invented; exact test, no margin",
@@ -242,31 +176,12 @@ ch.claim("grid_converges", "Each 3× refinement of the grid finds strictly more 
 # $N^{n_{\rm in}} = N^2$, at every depth. That is what we grade, depth by depth.
 
 # %%
-cfg = {"archs": ARCHS, "n_nets": P["n_nets"], "data": "digits-standardised", "bias_var": 1e-6}
-init = ch.cached("init_counts", cfg,
-                 lambda: {"counts": R.init_counts(X, ARCHS, P["n_nets"], ch.torch_seed("init"))},
-                 code_version=R.CODE_VERSION)
-counts = init["counts"].reshape(len(P["neurons"]), len(P["depths"]), P["n_nets"]).astype(float)
-mean, se = mean_se(counts, axis=-1) if P["n_nets"] > 1 else (counts.mean(-1), np.zeros(counts.shape[:-1]))
+init = ch.cached_call(R.init_count_table, X=X, neurons=P["neurons"], depths=P["depths"], n_nets=P["n_nets"],
+                      seed=ch.torch_seed("init"))
+counts = init["counts"].astype(float)  # (neurons, depths, networks)
+mean, se = R.count_summary(counts)
 Ns = np.array(P["neurons"], float)
-
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
-for d_i, d in enumerate(P["depths"]):
-    ax1.errorbar(Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", capsize=2, label=f"depth {d}")
-ax1.plot(Ns, Ns**2 / 2, "k--", lw=1, label="N²/2")
-ax1.set_xscale("log")
-ax1.set_yscale("log")
-ax1.set_xticks(Ns, [str(int(n)) for n in Ns])
-ax1.minorticks_off()
-ax1.set_xlabel("hidden neurons N")
-ax1.set_ylabel("activation regions in the square")
-ax1.legend(fontsize=8)
-for n_i, N in enumerate(P["neurons"]):
-    ax2.errorbar(P["depths"], mean[n_i] / N**2, yerr=se[n_i] / N**2, marker="o", capsize=2, label=f"N = {N}")
-ax2.set_xlabel("depth (N/depth neurons per layer)")
-ax2.set_ylabel("regions / N²")
-ax2.set_ylim(bottom=0)
-ax2.legend(fontsize=8)
+fig = F.counts_vs_neurons(Ns, P["depths"], mean, se)
 ch.figure(fig, "counts_vs_neurons",
           "Activation regions at initialisation against the number of neurons N (left, log–log, "
           "with N²/2 for scale) and against depth at a fixed N (right, divided by N²); mean ± "
@@ -275,10 +190,8 @@ ch.figure(fig, "counts_vs_neurons",
 
 # %%
 # growth exponent per depth: least squares of log(count) on log N over every network
-slopes = {}
-for d_i, d in enumerate(P["depths"]):
-    g = R.growth_exponent(P["neurons"], counts[:, d_i])
-    slopes[d] = g
+slopes = {d: R.growth_exponent(P["neurons"], counts[:, d_i]) for d_i, d in enumerate(P["depths"])}
+for d, g in slopes.items():
     status = outcome(g["slope"], g["se"], g["dof"], "abs", 2.0, 0.5)
     w_small = int(Ns[0]) // d
     ch.claim(f"quadratic_growth_d{d}",
@@ -298,41 +211,32 @@ for d_i, d in enumerate(P["depths"]):
                   f"the interval is too wide to decide at {P['n_nets']} networks per architecture"
                   + (f"; at N = {int(Ns[0])} this depth has only {w_small} neurons per layer, whose counts "
                      "scatter widely and drag the small-N end down" if w_small <= 8 else ""))
-slope_txt = "; ".join(f"{s['slope']:.2f} ± {s['se']:.2f} at depth {d}" for d, s in slopes.items())
-ch.glue("slopes_by_depth", slope_txt)
-worst = max(slopes, key=lambda d: abs(slopes[d]["slope"] - 2))
-sw, w_small = slopes[worst]["slope"], int(Ns[0]) // worst
-c_w, c_1 = mean[0, P["depths"].index(worst)], mean[0, 0]
-slope_status = {c.id: c.status for c in ch.ledger.claims if c.id.startswith("quadratic_growth_d")}
-if all(v == "pass" for v in slope_status.values()):
-    comment = "like every depth, its whole 99 % interval lies within 2 ± 0.5"
-elif sw > 2.5 and worst > 1 and w_small <= 8 and c_w < c_1:
-    comment = (f"at N = {int(Ns[0])} it has only {w_small} neurons per layer, and such narrow layers can "
-               f"switch a whole layer off over much of the square, so its mean count there ({c_w:.0f}, against "
-               f"{c_1:.0f} for one layer of {int(Ns[0])} neurons) is depressed and the slope from that end is "
-               "steep — a small-width effect that the wider layers at larger N leave behind, not growth "
-               "beyond N²")
-elif sw < 2:
-    comment = ("its slope is below 2, as the linear term of 1 + αN + βN² (lines, plus their crossings) "
-               "makes a finite-range slope")
-else:
-    comment = "its slope is above 2, but its interval is too wide to decide at this scale"
-ch.glue("slope_worst_depth", int(worst))
-ch.glue("slope_worst", sw, se=slopes[worst]["se"], digits=3)
+
+# %%
+ch.glue("slopes_by_depth", "; ".join(f"{s['slope']:.2f} ± {s['se']:.2f} at depth {d}" for d, s in slopes.items()))
+ws = R.worst_slope(slopes, P["neurons"], P["depths"], mean,
+                   all(c.status == "pass" for c in ch.ledger.claims if c.id.startswith("quadratic_growth_d")))
+comment = {
+    "all_pass": "like every depth, its whole 99 % interval lies within 2 ± 0.5",
+    "narrow": f"at N = {int(Ns[0])} it has only {ws['w_small']} neurons per layer, and such narrow layers can "
+              f"switch a whole layer off over much of the square, so its mean count there ({ws['c_w']:.0f}, against "
+              f"{ws['c_1']:.0f} for one layer of {int(Ns[0])} neurons) is depressed and the slope from that end is "
+              "steep — a small-width effect that the wider layers at larger N leave behind, not growth beyond N²",
+    "below": "its slope is below 2, as the linear term of 1 + αN + βN² (lines, plus their crossings) makes a "
+             "finite-range slope",
+    "above": "its slope is above 2, but its interval is too wide to decide at this scale",
+}[ws["case"]]
+ch.glue("slope_worst_depth", int(ws["depth"]))
+ch.glue("slope_worst", ws["slope"], se=ws["se"], digits=3)
 ch.glue("slope_comment", comment)
 
-N_big = int(Ns[-1])
-d_deep = P["depths"][-1]
-pairs = np.stack([counts[-1, -1], counts[-1, 0]], axis=1)  # paired by slice
-ratio = float(pairs[:, 0].mean() / pairs[:, 1].mean())
-mont = R.montufar_max([N_big // d_deep] * d_deep) / R.montufar_max([N_big])
-r_kw = {}
-if P["n_nets"] > 1:
-    _, r_se = jackknife_se(lambda s: s[:, 0].mean() / s[:, 1].mean(), pairs)
-    r_kw = dict(se=r_se, dof=P["n_nets"] - 1)
-status = outcome(ratio, r_kw.get("se"), r_kw.get("dof"), "between", (0.5, 2.0))
+# %%
+dr = R.depth_ratio(counts, P["neurons"], P["depths"])  # paired by slice; jackknife over slices
+N_big, d_deep, mont = dr["n_big"], dr["d_deep"], dr["montufar"]
+r_kw = dict(se=dr["se"], dof=dr["dof"]) if dr["se"] is not None else {}
+status = outcome(dr["ratio"], dr["se"], dr["dof"], "between", (0.5, 2.0))
 ch.claim("depth_flat", f"At N = {N_big}, depth {d_deep} has about as many regions as depth 1 (ratio of mean counts)",
-         kind="reproduces", measured=ratio, reference=(0.5, 2.0), comparison="between", **r_kw,
+         kind="reproduces", measured=dr["ratio"], reference=(0.5, 2.0), comparison="between", **r_kw,
          why=f"the question is polynomial vs exponential in depth: Montúfar et al.'s maximal counts for these "
              f"two architectures differ by a factor {mont:.2g}; 'about as many' is declared as within a factor 2 "
              f"either way. Jackknife standard error over the {P['n_nets']} slices (paired: both architectures "
@@ -341,7 +245,7 @@ ch.claim("depth_flat", f"At N = {N_big}, depth {d_deep} has about as many region
          note="" if status == "pass" else f"{P['n_nets']} slices leave the ratio's interval wider than the window")
 ch.glue("n_big", N_big)
 ch.glue("d_deep", int(d_deep))
-ch.glue("depth_ratio", ratio, se=r_kw.get("se"), digits=3)
+ch.glue("depth_ratio", dr["ratio"], se=r_kw.get("se"), digits=3)
 ch.glue("montufar_factor", float(mont), digits=2)
 ch.glue("frac_n2", f"{(mean[-1] / (Ns[-1] ** 2 / 2)).min():.2f}–{(mean[-1] / (Ns[-1] ** 2 / 2)).max():.2f}")
 
@@ -369,37 +273,11 @@ ch.glue("frac_n2", f"{(mean[-1] / (Ns[-1] ** 2 / 2)).min():.2f}–{(mean[-1] / (
 # only difference between them.
 
 # %%
-tcfg = {"widths": [32, 32, 32], "epochs": P["epochs"], "label_noise": P["label_noise"],
-        "seeds": P["n_train_seeds"], "lr": 1e-3, "batch": 64, "checkpoints": 8}
-
-
-def compute_train():
-    out = {}
-    for a, f in enumerate(P["label_noise"]):
-        for s in range(P["n_train_seeds"]):
-            r = R.train_counts(X, y, [32, 32, 32], epochs=P["epochs"], n_checkpoints=8,
-                               label_noise=f, seed=ch.torch_seed("train", s), batch=64)
-            for k, v in r.items():
-                out[f"{k}_{a}_{s}"] = v
-    return out
-
-
-train = ch.cached("training", tcfg, compute_train, code_version=R.CODE_VERSION)
 L, S = len(P["label_noise"]), P["n_train_seeds"]
-ep = train["epoch_0_0"]
-tc = np.array([[train[f"count_{a}_{s}"] for s in range(S)] for a in range(L)], float)  # (L, S, T)
-acc = np.array([[train[f"acc_{a}_{s}"] for s in range(S)] for a in range(L)])
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.4))
-cols = plt.cm.viridis(np.linspace(0, 0.9, L))
-for a, f in enumerate(P["label_noise"]):
-    ax1.plot(ep, (tc[a] / tc[a, :, :1]).mean(0), "o-", color=cols[a], label=f"{f:.0%} random labels")
-    ax2.plot(ep, acc[a].mean(0), "o-", color=cols[a])
-ax1.axhline(1, color="k", lw=0.8)
-ax1.set_xlabel("epoch")
-ax1.set_ylabel("regions / regions at init")
-ax1.legend(fontsize=8)
-ax2.set_xlabel("epoch")
-ax2.set_ylabel("training accuracy (labels used)")
+train = ch.cached_call(R.train_runs, X=X, y=y, widths=[32, 32, 32], epochs=P["epochs"], label_noise=P["label_noise"],
+                       seeds=[ch.torch_seed("train", s) for s in range(S)], n_checkpoints=8, lr=1e-3, batch=64)
+ep, tc, acc = train["epoch"][0, 0], train["count"].astype(float), train["acc"]  # (L, S, checkpoints)
+fig = F.counts_training(ep, tc, acc, P["label_noise"])
 ch.figure(fig, "counts_training",
           "Activation regions of a [32, 32, 32] network on a digits slice during training with "
           "Adam, relative to initialisation, for several fractions of randomised labels (left), "
@@ -407,16 +285,13 @@ ch.figure(fig, "counts_training",
           arrays={"epoch": ep, "counts": tc, "acc": acc, "label_noise": P["label_noise"]})
 
 # %%
-growth = tc[:, :, -1] / tc[:, :, 0]  # (L, S): final / initial count
-g_true = estimate(growth[0]) if S > 1 else None
-g_mem = estimate(growth[-1]) if S > 1 else None
-g0, gm = float(growth[0].mean()), float(growth[-1].mean())
-kw0 = dict(se=g_true.se, dof=g_true.dof) if S > 1 else {}
+gs = R.growth_summary(tc)  # final / initial count; runs with the same seed are paired
+g0, gm, kw0 = gs["true"], gs["mem"], gs["kw_true"]
 runs = f"{S} run{'s' if S > 1 else ''} per label-noise level"
+max_frac = float((tc[:, :, -1] / R.montufar_max([32, 32, 32])).max())
 ch.claim("train_far_from_max", "After training, the count is far below Montúfar et al.'s maximum for [32, 32, 32] "
          "(final count / maximal count, largest over runs)",
-         kind="reproduces",
-         measured=float((tc[:, :, -1] / R.montufar_max([32, 32, 32])).max()), reference=0.01, comparison="le",
+         kind="reproduces", measured=max_frac, reference=0.01, comparison="le",
          why="'far' is declared as two orders of magnitude; the maximum (≈3.5·10⁷ for the whole plane) is a "
              "count this architecture can reach, and the largest count over all runs is compared with it",
          source="Hanin & Rolnick 2019 (NeurIPS), §5; Montúfar et al. 2014, Thm. 4")
@@ -434,33 +309,27 @@ ch.claim("train_modest", "Training with true labels changes the count modestly (
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5", min_scale="default",
          note="" if outcome(g0, kw0.get("se"), kw0.get("dof"), "between", (0.5, 3.0)) == "pass" else
               f"{S} run(s) leave the interval wider than the window")
+
+# %%
 if L > 1:
-    # paired: runs with the same seed share slice, initial network and batch order
-    dg = growth[-1] - growth[0]
-    dkw = {}
-    if S > 1:
-        e = estimate(dg)
-        dkw = dict(se=e.se, dof=e.dof)
+    dkw = gs["kw_diff"]  # paired: runs with the same seed share slice, initial network and batch order
     ch.claim("memorisation_more", f"Memorising ({P['label_noise'][-1]:.0%} random labels) raises the count more than "
              "learning the true labels (difference of final / initial ratios, paired runs, mean)",
-             kind="reproduces", measured=float(dg.mean()), reference=0.0, tol=0.0, comparison="ge", **dkw,
+             kind="reproduces", measured=gs["diff"], reference=0.0, tol=0.0, comparison="ge", **dkw,
              why=f"a direction: the whole interval of the mean paired difference over {S} pair(s) must lie at or "
                  "above 0; no margin",
              source="Hanin & Rolnick 2019 (NeurIPS), Fig. 6; Daróczy, slides §3", min_scale="default",
-             note="" if outcome(float(dg.mean()), dkw.get("se"), dkw.get("dof"), "ge", 0.0) == "pass" else
+             note="" if outcome(gs["diff"], dkw.get("se"), dkw.get("dof"), "ge", 0.0) == "pass" else
                   f"{S} pair(s) of runs do not decide the sign")
-
-direction = "grows" if g0 > 1 else "falls"
-mem_cmp = "ends higher" if gm > g0 else "ends no higher"
-ch.glue("train_growth_true", g0, se=None if g_true is None else g_true.se, digits=3)
-ch.glue("train_growth_mem", gm, se=None if g_mem is None else g_mem.se, digits=3)
+ch.glue("train_growth_true", g0, se=kw0.get("se"), digits=3)
+ch.glue("train_growth_mem", gm, se=gs["kw_mem"].get("se"), digits=3)
 ch.glue("montufar_32x3", float(R.montufar_max([32, 32, 32])), digits=2)
-ch.glue("train_max_frac", float((tc[:, :, -1] / R.montufar_max([32, 32, 32])).max()), digits=2)
+ch.glue("train_max_frac", max_frac, digits=2)
 ch.glue("train_noise_max", f"{P['label_noise'][-1]:.0%}")
 ch.glue("train_verdict",
-        f"at this scale ({P['epochs']} epochs, {runs}) the count {direction} during training with true labels, "
-        f"to {g0:.2f} times its initial value, and {mem_cmp} with {P['label_noise'][-1]:.0%} random labels "
-        f"({gm:.2f} times its initial value)")
+        f"at this scale ({P['epochs']} epochs, {runs}) the count {'grows' if g0 > 1 else 'falls'} during training "
+        f"with true labels, to {g0:.2f} times its initial value, and {'ends higher' if gm > g0 else 'ends no higher'} "
+        f"with {P['label_noise'][-1]:.0%} random labels ({gm:.2f} times its initial value)")
 
 # %% [markdown]
 # In these runs, {glue}`train_verdict`. Whatever its direction, the change is tiny next to what
@@ -482,45 +351,27 @@ ch.glue("train_verdict",
 # convex: one minus its area over the area of its convex hull.
 
 # %%
-def compute_bottleneck():
-    t = ch.rng("bottleneck").choice(len(X), 3, replace=False)
-    net = R.he_mlp(64, [24, 2, 24], 1, seed=ch.torch_seed("bottleneck"))
-    regs = R.activation_regions(net, R.plane_through(X[t]))
-    lab = R.linear_regions(regs)
-    return {"triple": t, "V": regs.vertices, "n": regs.n_vertices, "labels": lab,
-            "patterns": regs.patterns, "maps": regs.maps}
-
-
-bn = ch.cached("bottleneck", {"widths": [24, 2, 24]}, compute_bottleneck, code_version=R.CODE_VERSION)
-bregs = R.Regions(bn["V"], bn["n"], bn["patterns"], bn["maps"], (24, 2, 24))
-lab = bn["labels"]
-sizes = np.bincount(lab)
-big = int(np.argmax(np.bincount(lab, weights=bregs.areas) * (sizes > 1)))
-members = np.flatnonzero(lab == big)
-deficit = R.convex_deficit(bregs, members)
-planeb = R.plane_through(X[bn["triple"]])
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.4, 3.8))
-draw_regions(ax1, bregs, planeb, X[bn["triple"]], rng=ch.rng("colors", "bn"))
-ax1.set_title(f"{len(bregs)} activation regions", fontsize=10)
-lc = region_colors(lab.max() + 1, ch.rng("colors", "lin"))[lab]
-lc[members] = (0.1, 0.1, 0.1, 1.0)
-draw_regions(ax2, bregs, planeb, X[bn["triple"]], colors=lc)
-ax2.set_title(f"{lab.max() + 1} linear regions (dark: {len(members)} pieces)", fontsize=10)
+t_bn = ch.rng("bottleneck").choice(len(X), 3, replace=False)
+bn = ch.cached_call(R.bottleneck_demo, points=X[t_bn], widths=[24, 2, 24], seed=ch.torch_seed("bottleneck"))
+lab, members = bn["labels"], bn["members"]
+planeb = R.plane_through(X[t_bn])
+fig = F.activation_vs_linear(bn["V"], bn["n"], lab, members, planeb.half_width, planeb.to_plane(X[t_bn]),
+                             ch.rng("colors", "bn"), ch.rng("colors", "lin"))
 ch.figure(fig, "activation_vs_linear",
           "Activation regions (left) of a [24, 2, 24] network at initialisation and the linear "
           "regions they merge into (right); the dark linear region, made of many convex activation "
           "regions, is not convex (Daróczy, slides §3; Hanin & Rolnick 2019, §2).",
-          arrays={"labels": lab, "members": members, "areas": bregs.areas})
+          arrays={"labels": lab, "members": members, "areas": bn["areas"]})
 ch.claim("nonconvex_linear_region", "A linear region need not be convex: the largest merged linear region of the "
          "bottleneck network is not (1 − area / hull area)",
-         kind="reproduces", measured=float(deficit), reference=0.01, comparison="ge",
+         kind="reproduces", measured=float(bn["deficit"]), reference=0.01, comparison="ge",
          why="a convex union has deficit 0 up to rounding (~10⁻¹²); 0.01 is declared as a visible notch, far above "
              "rounding; one network, an exact geometric quantity (no sampling error)",
          source="Daróczy, slides §3 ('Are linear regions convex? No, they are not!'); Hanin & Rolnick 2019, §2")
-ch.glue("bn_activation", len(bregs))
+ch.glue("bn_activation", len(bn["n"]))
 ch.glue("bn_linear", int(lab.max() + 1))
 ch.glue("bn_members", len(members))
-ch.glue("bn_deficit", float(deficit), digits=2)
+ch.glue("bn_deficit", float(bn["deficit"]), digits=2)
 
 # %% [markdown]
 # The bottleneck network has {glue}`bn_activation` activation regions but only
@@ -550,41 +401,21 @@ ch.glue("bn_deficit", float(deficit), digits=2)
 # package's unit tests check it by Monte-Carlo, and here we only show both sides.
 
 # %%
-dims = [64, 32, 32, 32, 10]
-
-
-def compute_sens():
-    w = R.unflatten(train["weights_0_0"], dims)
-    t = train["triple_0_0"]
-    plane = R.plane_through(X[t])
-    regs = R.activation_regions(w, plane)
-    out = R.sensitivity_by_region(w, plane, regs, output=int(y[t[0]]), check=30, seed=ch.torch_seed("sens"))
-    u = ch.rng("mc").uniform(-plane.half_width, plane.half_width, (400, 2))
-    S = nw.tangent_sensitivity(nw.from_pairs(w), plane.to_input(u), directions=plane.basis, output=int(y[t[0]])).numpy()
-    return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices, "n": regs.n_vertices}
-
-
-sens = ch.cached("sensitivity", {"train": tcfg, "check": 30, "mc": 400}, compute_sens, code_version=R.CODE_VERSION)
-wts = sens["areas"] / sens["areas"].sum()
-by_region = float((wts * sens["norm"] ** 2).sum())
+t0 = train["triple"][0, 0]  # the first run with true labels: its slice and final weights
+sens = ch.cached_call(R.sensitivity_on_slice, weights=train["weights"][0, 0], dims=[64, 32, 32, 32, 10],
+                      points=X[t0], output=int(y[t0[0]]), check=30, seed=ch.torch_seed("sens"),
+                      mc_unit=ch.rng("mc").random((400, 2)))  # uniform points of the square
+by_region = float((sens["areas"] / sens["areas"].sum() * sens["norm"] ** 2).sum())
 mc = estimate(sens["mc_sq"])
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
-sregs = R.Regions(sens["V"], sens["n"], np.zeros((len(sens["n"]), 0), bool), np.zeros((len(sens["n"]), 1, 3)), ())
-nrm = plt.Normalize(sens["norm"].min(), sens["norm"].max())
-planes = R.plane_through(X[train["triple_0_0"]])
-draw_regions(ax1, sregs, planes, X[train["triple_0_0"]], colors=plt.cm.magma(nrm(sens["norm"])))
-fig.colorbar(plt.cm.ScalarMappable(nrm, "magma"), ax=ax1, label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region")
-ax2.hist(sens["norm"], bins=40, weights=wts, color="C0", alpha=0.8, label="by area (= uniform x)")
-ax2.hist(sens["norm"], bins=40, weights=np.full(len(wts), 1 / len(wts)), histtype="step", color="C1", lw=1.5,
-         label="each region once")
-ax2.set_xlabel(r"$\|\partial^2 f/\partial\theta\,\partial x\|_F$ (slice directions)")
-ax2.set_ylabel("fraction")
-ax2.legend(fontsize=8)
+planes = R.plane_through(X[t0])
+fig = F.tangent_sensitivity(sens["V"], sens["n"], sens["norm"], sens["areas"], planes.half_width, planes.to_plane(X[t0]))
 ch.figure(fig, "tangent_sensitivity",
           "Tangent sample sensitivity of the trained [32, 32, 32] network on the slice: one value per "
           "activation region (left) and its distribution over regions, by area and by count (right) "
           "(Daróczy, slides §3, Lemma 3.1).",
           arrays={"norm": sens["norm"], "areas": sens["areas"], "within": sens["within"], "between": sens["between"]})
+
+# %%
 ch.claim("sens_constant", "Sens_tan is the same at random points of one activation region (largest relative "
          f"difference to the centroid, {len(sens['within'])} largest regions of the trained network)",
          kind="checks", measured=float(sens["within"].max()), reference=1e-10, comparison="le",
@@ -613,29 +444,28 @@ ch.glue("sens_n_mc", mc.n)
 # {glue}`sens_by_region`.
 
 # %%
-rep = [c for c in ch.ledger.claims if c.kind == "reproduces"]
-graded = [c for c in rep if c.status != "skipped"]
-n_skip = len(rep) - len(graded)
+st = {c.id: c.status for c in ch.ledger.claims}
+graded = [c for c in ch.ledger.claims if c.kind == "reproduces" and c.status != "skipped"]
+n_skip = sum(c.kind == "reproduces" for c in ch.ledger.claims) - len(graded)
 ch.glue("found_reproduced", f"{sum(c.status == 'pass' for c in graded)} of the {len(graded)} paper results graded "
         "at this scale" + (f" ({n_skip} more skipped until a larger scale)" if n_skip else ""))
 open_ = [f"{c.id} ({c.status})" for c in graded if c.status != "pass"]
 ch.glue("found_open", ", ".join(open_) if open_ else "none")
-n_pass_slopes = sum(c.status == "pass" for c in rep if c.id.startswith("quadratic_growth"))
-ch.glue("found_slopes", f"{n_pass_slopes} of {len(slopes)} depths")
+ch.glue("found_slopes", f"{sum(st[f'quadratic_growth_d{d}'] == 'pass' for d in slopes)} of {len(slopes)} depths")
 if ch.scale == "ci":
     disagree = ("At `ci` the training runs are too short to grade the direction of the change: the claims on it "
                 "are skipped")
 elif g0 < 1:
-    st_grow = next(c.status for c in ch.ledger.claims if c.id == "train_grows")
     disagree = (f"In our runs with true labels the count ends *below* its initial value (mean ratio {g0:.2f} over "
                 f"{runs}), against the rise Hanin & Rolnick report; "
-                + ("the whole interval of the mean lies below 1, so the claim fails" if st_grow == "fail" else
+                + ("the whole interval of the mean lies below 1, so the claim fails" if st["train_grows"] == "fail" else
                    f"with {runs} the interval of the mean is too wide to call this a failure"))
 else:
     disagree = (f"In our runs with true labels the count rises (mean ratio {g0:.2f} over {runs}), in the direction "
                 "Hanin & Rolnick report; the scorecard says whether the interval decides it")
 ch.glue("disagree_text", disagree)
-st = {c.id: c.status for c in ch.ledger.claims}
+
+# %%
 ch.glue("found_grid",
         "The exact counter agrees with brute force wherever brute force can see: no grid finds a pattern it "
         "missed, and each refinement of the nested grids climbs towards its count"

@@ -298,3 +298,156 @@ def test_bad_input():
         R.activation_regions(R.he_mlp(4, [3], 1), None, SQUARE)
     with pytest.raises(ParameterError, match="tol"):
         R.activation_regions(lines_net([[1, 0]], [0]), None, SQUARE, tol=0)
+
+
+# -- Chapter 6 as calls --------------------------------------------------------------------------
+CH6 = dict(neurons=[24, 48], depths=[1, 2, 3], n_nets=2, epochs=3, label_noise=[0.0, 1.0], n_train_seeds=1,
+           grid_sizes=[4, 12])
+
+
+def test_check_chapter_params():
+    assert R.check_chapter_params(CH6) == [[24], [12, 12], [8, 8, 8], [48], [24, 24], [16, 16, 16]]
+    for bad, match in [(dict(neurons=[25]), "divisible"), (dict(n_nets=0), "n_nets"), (dict(epochs=1.5), "epochs"),
+                       (dict(label_noise=[]), "non-empty"), (dict(grid_sizes=[]), "non-empty"),
+                       (dict(label_noise=[0.0, 1.2]), r"\[0, 1\]"), (dict(grid_sizes=[4, 0]), "grid_sizes")]:
+        with pytest.raises(ParameterError, match=match):
+            R.check_chapter_params({**CH6, **bad})
+
+
+def test_slice_demo_against_direct_counts():
+    rng = np.random.default_rng(4)
+    pts = rng.standard_normal((3, 5))
+    archs, seeds = [[6], [3, 3]], [11, 12]
+    out = R.slice_demo(pts, archs, seeds, [3, 9, 27])
+    plane = R.plane_through(pts)
+    for k, (w, s) in enumerate(zip(archs, seeds)):
+        net = R.he_mlp(5, w, 1, seed=s)
+        assert out["counts"][k] == R.count_regions(net, plane) == len(out[f"n{k}"])
+        assert out[f"area{k}"] == pytest.approx((2 * plane.half_width) ** 2, rel=1e-12)  # the pieces tile the square
+        assert list(out["grid_counts"][k]) == [R.grid_count(net, plane, n=g) for g in (3, 9, 27)]
+    assert out["grid_counts"].shape == (2, 3) and np.all(out["grid_counts"] <= out["counts"][:, None])
+    with pytest.raises(ParameterError, match="one seed"):
+        R.slice_demo(pts, archs, seeds[:1], [3])
+
+
+def test_grid_vs_exact():
+    exact = np.array([10, 5])
+    g = R.grid_vs_exact(exact, np.array([[3, 7, 10, 10], [2, 4, 5, 5]]))
+    assert g["below"] and g["refines"]
+    assert np.array_equal(g["found"], np.array([[0.3, 0.7, 1.0, 1.0], [0.4, 0.8, 1.0, 1.0]]))
+    stall = R.grid_vs_exact(exact, np.array([[3, 3, 10, 10], [2, 4, 5, 5]]))  # no rise while regions are missed
+    assert stall["below"] and not stall["refines"]
+    above = R.grid_vs_exact(exact, np.array([[3, 7, 11, 11], [2, 4, 5, 5]]))  # a grid finds a region too many
+    assert not above["below"]
+    with pytest.raises(ParameterError, match="shape"):
+        R.grid_vs_exact(exact, np.array([3, 7]))
+
+
+def test_init_count_table_layout():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 4))
+    t = R.init_count_table(X, [6, 12], [1, 2, 3], n_nets=2, seed=9)["counts"]
+    flat = R.init_counts(X, R.architectures([6, 12], [1, 2, 3]), 2, 9)
+    assert t.shape == (2, 3, 2) and np.array_equal(t.reshape(6, 2), flat)
+    # one hidden layer of N neurons: N lines cut the square into at most 1 + N + N(N - 1)/2 pieces
+    for n_i, N in enumerate([6, 12]):
+        assert np.all((t[n_i, 0] >= 1) & (t[n_i, 0] <= 1 + N + comb(N, 2)))
+
+
+def test_count_summary():
+    c = np.array([[[1.0, 3.0, 8.0], [2.0, 2.0, 2.0]]])
+    m, s = R.count_summary(c)
+    assert np.allclose(m, [[4.0, 2.0]]) and np.allclose(s, [[np.sqrt(13.0 / 3), 0.0]])
+    m1, s1 = R.count_summary(c[..., :1])
+    assert np.array_equal(m1, c[..., 0]) and np.array_equal(s1, np.zeros((1, 2)))
+
+
+def test_worst_slope_cases():
+    sl = lambda *b: {d: {"slope": v, "se": d / 8} for d, v in zip([1, 2, 6], b)}  # noqa: E731
+    mean = np.array([[300.0, 250.0, 120.0], [1200.0, 1100.0, 1000.0]])
+    w = R.worst_slope(sl(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], mean, all_pass=False)
+    assert (w["depth"], w["case"], w["w_small"], w["c_w"], w["c_1"], w["se"]) == (6, "narrow", 4, 120.0, 300.0, 0.75)
+    assert R.worst_slope(sl(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], mean, all_pass=True)["case"] == "all_pass"
+    assert R.worst_slope(sl(1.4, 2.1, 2.2), [24, 48], [1, 2, 6], mean, all_pass=False)["case"] == "below"
+    # steep, but the deep network is not depressed at small N: no small-width explanation
+    up = mean.copy()
+    up[0, 2] = 400.0
+    assert R.worst_slope(sl(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], up, all_pass=False)["case"] == "above"
+    assert R.worst_slope(sl(2.0, 2.1, 2.9), [96, 192], [1, 2, 6], mean, all_pass=False)["case"] == "above"
+
+
+def test_depth_ratio():
+    rng = np.random.default_rng(6)
+    c = rng.integers(50, 500, size=(2, 3, 5)).astype(float)
+    r = R.depth_ratio(c, [24, 48], [1, 2, 3])
+    assert r["ratio"] == pytest.approx(c[-1, -1].mean() / c[-1, 0].mean(), rel=1e-14)
+    loo = np.array([np.delete(c[-1, -1], i).mean() / np.delete(c[-1, 0], i).mean() for i in range(5)])
+    assert r["se"] == pytest.approx(np.sqrt(4 / 5 * ((loo - loo.mean()) ** 2).sum()), rel=1e-12) and r["dof"] == 4
+    # Montúfar et al.: [16]*3 has (16/2)^4 · (1 + 16 + 120) regions, [48] has 1 + 48 + 1128
+    assert r["montufar"] == pytest.approx(8**4 * 137 / 1177, rel=1e-14)
+    assert (r["n_big"], r["d_deep"]) == (48, 3)
+    one = R.depth_ratio(c[..., :1], [24, 48], [1, 2, 3])
+    assert one["se"] is None and one["dof"] is None
+
+
+def test_growth_summary():
+    c = np.array([[[10, 12, 15], [10, 9, 20]], [[8, 9, 16], [5, 5, 5]]], float)  # (L=2, S=2, T=3)
+    g = R.growth_summary(c)
+    assert np.allclose(g["growth"], [[1.5, 2.0], [2.0, 1.0]])
+    assert g["true"] == 1.75 and g["mem"] == 1.5 and g["diff"] == -0.25
+    assert g["kw_true"]["se"] == pytest.approx(0.25) and g["kw_true"]["dof"] == 1
+    assert g["kw_diff"]["se"] == pytest.approx(np.std([0.5, -1.0], ddof=1) / np.sqrt(2))
+    g1 = R.growth_summary(c[:, :1])
+    assert g1["kw_true"] == g1["kw_mem"] == g1["kw_diff"] == {}
+
+
+def test_largest_linear_region_closed_form():
+    # the L-shaped zero set of relu(1/4 - relu(x) - relu(y)) on [-1, 1]²: area 4 − 49/32 = 79/32, its
+    # hull cuts the corner (−1, −1) along the line through (1/4, −1) and (−1, 1/4): area 4 − 1.25²/2
+    net = [(np.eye(2), np.zeros(2)), (np.array([[-1.0, -1.0]]), np.array([0.25])), (np.ones((1, 1)), np.zeros(1))]
+    regs = R.activation_regions(net, None, SQUARE)
+    members, deficit = R.largest_linear_region(regs, R.linear_regions(regs))
+    assert np.all(np.abs(regs.maps[members, 0]) < 1e-12) and len(members) == 3
+    assert regs.areas[members].sum() == pytest.approx(79 / 32, rel=1e-12)
+    assert deficit == pytest.approx(1 - (79 / 32) / (4 - 1.25**2 / 2), abs=1e-12)
+    with pytest.raises(ParameterError, match="more than one"):
+        R.largest_linear_region(regs, np.arange(len(regs)))
+
+
+def test_bottleneck_demo():
+    rng = np.random.default_rng(7)
+    pts = rng.standard_normal((3, 6))
+    b = R.bottleneck_demo(pts, [8, 2, 8], seed=3)
+    regs = R.activation_regions(R.he_mlp(6, [8, 2, 8], 1, seed=3), R.plane_through(pts))
+    assert np.array_equal(b["n"], regs.n_vertices) and np.array_equal(b["labels"], R.linear_regions(regs))
+    assert b["labels"].max() + 1 < len(b["n"])  # the bottleneck merges regions
+    assert np.all(b["labels"][b["members"]] == b["labels"][b["members"][0]]) and len(b["members"]) > 1
+    assert b["deficit"] == R.convex_deficit(regs, b["members"])
+
+
+def test_sensitivity_on_slice_matches_uniform_draws():
+    rng = np.random.default_rng(8)
+    pts = rng.standard_normal((3, 5))
+    w = R.as_weights(R.he_mlp(5, [6, 6], 3, seed=1))
+    flat = np.concatenate([a.ravel() for W, b in w for a in (W, b)])
+    out = R.sensitivity_on_slice(flat, [5, 6, 6, 3], pts, output=2, check=4, seed=0,
+                                 mc_unit=np.random.default_rng(9).random((50, 2)))
+    plane = R.plane_through(pts)
+    U = np.random.default_rng(9).uniform(-plane.half_width, plane.half_width, (50, 2))  # the same points, bit for bit
+    S = nw.tangent_sensitivity(nw.from_pairs(w), plane.to_input(U), directions=plane.basis, output=2).numpy()
+    assert np.array_equal(out["mc_sq"], (S**2).sum((1, 2)))
+    regs = R.activation_regions(w, plane)
+    assert np.array_equal(out["n"], regs.n_vertices) and np.array_equal(out["areas"], regs.areas)
+    assert len(out["within"]) == 4 and out["within"].max() < 1e-10 and len(out["norm"]) == len(regs)
+
+
+def test_train_runs_paired_and_stacked():
+    rng = np.random.default_rng(10)
+    X, y = rng.standard_normal((48, 5)), rng.integers(0, 3, 48)
+    kw = dict(epochs=2, n_checkpoints=2, lr=1e-2, batch=16)
+    t = R.train_runs(X, y, [4, 4], label_noise=[0.0, 1.0], seeds=[3, 4], **kw)
+    assert t["count"].shape == (2, 2, 3) and t["triple"].shape == (2, 2, 3)
+    one = R.train_counts(X, y, [4, 4], label_noise=1.0, seed=4, **kw)
+    assert all(np.array_equal(t[k][1, 1], one[k]) for k in one)
+    # same seed, different label noise: same slice and same initial network (paired runs)
+    assert np.array_equal(t["triple"][0], t["triple"][1]) and np.array_equal(t["count"][0, :, 0], t["count"][1, :, 0])

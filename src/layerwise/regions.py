@@ -27,7 +27,7 @@ biases (built by :mod:`layerwise.networks`), and the tangent sample sensitivity 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -836,3 +836,202 @@ def sensitivity_by_region(net: Any, plane: Plane, regions: Regions, *, output: i
         d[k] = np.inf
         between[k] = d.min() if len(big) > 1 else np.nan
     return {"norm": norms, "checked": big, "within": within, "between": between}
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 6 as calls: each experiment of the chapter is one function here (cached by the
+# chapter through ``Chapter.cached_call``), each derivation behind a claim too
+# --------------------------------------------------------------------------------------------
+def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
+    """Validate Chapter 6's parameters before any work: ``neurons`` divisible by every ``depths``,
+    positive ``n_nets``/``epochs``/``n_train_seeds``, non-empty ``label_noise`` (fractions) and
+    ``grid_sizes`` (positive integers). Returns the architectures compared at initialisation
+    (:func:`architectures`)."""
+    from .params import check_fraction
+
+    archs = architectures(params["neurons"], params["depths"])
+    for name in ("n_nets", "epochs", "n_train_seeds"):
+        check_positive_int(name, params[name])
+    if not params["label_noise"] or not params["grid_sizes"]:
+        raise ParameterError("label_noise and grid_sizes must be non-empty lists")
+    for f in params["label_noise"]:
+        check_fraction("label_noise", f)
+    for g in params["grid_sizes"]:
+        check_positive_int("grid_sizes", g)
+    return archs
+
+
+def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
+               grid_sizes: Sequence[int], bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """One He-initialised network per architecture (:func:`he_mlp`, ``seeds[k]``, one output) on
+    the plane through the three ``points``: its activation regions (``V{k}``, ``n{k}``, total
+    area ``area{k}``), the distinct grid patterns for each of ``grid_sizes`` (``grid{k}``,
+    :func:`grid_count`), and the exact counts and grid counts of all architectures stacked
+    (``counts`` (A,), ``grid_counts`` (A, len(grid_sizes)))."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(seeds) != len(archs):
+        raise ParameterError(f"one seed per architecture: {len(seeds)} seeds for {len(archs)} architectures")
+    plane = plane_through(points)
+    out: dict[str, np.ndarray] = {}
+    for k, (w, s) in enumerate(zip(archs, seeds)):
+        net = he_mlp(points.shape[1], w, 1, seed=int(s), bias_var=bias_var)
+        regs = activation_regions(net, plane)
+        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
+        out[f"grid{k}"] = np.array([grid_count(net, plane, n=g) for g in grid_sizes])
+        out[f"area{k}"] = regs.areas.sum()
+    out["counts"] = np.array([len(out[f"n{k}"]) for k in range(len(archs))])
+    out["grid_counts"] = np.array([out[f"grid{k}"] for k in range(len(archs))])
+    return out
+
+
+def grid_vs_exact(counts: np.ndarray, grid_counts: np.ndarray) -> dict[str, Any]:
+    """The brute-force grids against the exact counts (A,) for nested grids (A, G), coarse to
+    fine: ``found`` (A, G), the fraction of the exact count each grid finds; ``below``, no grid
+    above the exact count; ``refines``, every refinement finds strictly more patterns until a
+    grid finds them all."""
+    exact = np.asarray(counts)
+    grids = np.asarray(grid_counts)
+    if grids.ndim != 2 or grids.shape[0] != exact.shape[0]:
+        raise ParameterError(f"grid_counts must have shape (len(counts), n_grids), got {grids.shape}")
+    refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
+    return {"found": grids / exact[:, None], "below": bool(np.all(grids <= exact[:, None])),
+            "refines": bool(np.all(refines))}
+
+
+def init_count_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_nets: int,
+                     seed: int, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """:func:`init_counts` for the architectures [N/d]*d of every N in ``neurons`` and d in
+    ``depths`` (slice i shared by all), as ``counts`` of shape (len(neurons), len(depths), n_nets)."""
+    counts = init_counts(X, architectures(neurons, depths), n_nets, seed, bias_var)
+    return {"counts": counts.reshape(len(neurons), len(depths), n_nets)}
+
+
+def count_summary(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over the last axis (networks) of region counts; a single network
+    has standard error 0 (drawn without an error bar)."""
+    from .stats import mean_se
+
+    c = np.asarray(counts, dtype=float)
+    if c.shape[-1] > 1:
+        return mean_se(c, axis=-1)
+    return c.mean(-1), np.zeros(c.shape[:-1])
+
+
+def worst_slope(slopes: Mapping[int, Mapping[str, float]], neurons: Sequence[int],
+                depths: Sequence[int], mean: np.ndarray, all_pass: bool) -> dict[str, Any]:
+    """The depth whose growth exponent (``slopes[d]["slope"]``, :func:`growth_exponent`) is
+    farthest from 2, and why: ``case`` is ``"all_pass"`` (every depth's claim passed),
+    ``"narrow"`` (slope above 2.5 at a depth > 1 whose smallest network has ≤ 8 neurons per layer
+    and fewer regions than one layer of the same N — a small-width effect), ``"below"`` (slope
+    under 2, as the linear term of 1 + αN + βN² makes it) or ``"above"``. ``mean`` is the mean
+    count (len(neurons), len(depths)). Also returns ``w_small`` (neurons per layer at the smallest
+    N), ``c_w`` and ``c_1`` (mean counts at the smallest N at that depth and at depth 1)."""
+    worst = max(slopes, key=lambda d: abs(slopes[d]["slope"] - 2))
+    sw, w_small = slopes[worst]["slope"], int(neurons[0]) // worst
+    c_w, c_1 = mean[0, list(depths).index(worst)], mean[0, 0]
+    if all_pass:
+        case = "all_pass"
+    elif sw > 2.5 and worst > 1 and w_small <= 8 and c_w < c_1:
+        case = "narrow"
+    elif sw < 2:
+        case = "below"
+    else:
+        case = "above"
+    return {"depth": worst, "slope": sw, "se": slopes[worst]["se"], "w_small": w_small,
+            "c_w": float(c_w), "c_1": float(c_1), "case": case}
+
+
+def depth_ratio(counts: np.ndarray, neurons: Sequence[int], depths: Sequence[int]) -> dict[str, Any]:
+    """At the largest N, the deepest architecture's mean count over depth 1's (the networks are
+    paired by slice), its jackknife standard error over the slices (``se``/``dof`` None for one
+    slice), and the ratio of Montúfar et al.'s maximal counts of the two architectures
+    (:func:`montufar_max`). ``counts`` has shape (len(neurons), len(depths), n_nets)."""
+    from .stats import jackknife_se
+
+    c = np.asarray(counts, dtype=float)
+    n_big, d_deep = int(neurons[-1]), int(depths[-1])
+    pairs = np.stack([c[-1, -1], c[-1, 0]], axis=1)
+    ratio = float(pairs[:, 0].mean() / pairs[:, 1].mean())
+    se = dof = None
+    if len(pairs) > 1:
+        _, se = jackknife_se(lambda s: s[:, 0].mean() / s[:, 1].mean(), pairs)
+        dof = len(pairs) - 1
+    mont = montufar_max([n_big // d_deep] * d_deep) / montufar_max([n_big])
+    return {"ratio": ratio, "se": se, "dof": dof, "montufar": float(mont), "n_big": n_big, "d_deep": d_deep}
+
+
+def train_runs(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
+               label_noise: Sequence[float], seeds: Sequence[int], n_checkpoints: int = 8,
+               lr: float = 1e-3, batch: int = 64) -> dict[str, np.ndarray]:
+    """:func:`train_counts` for every label-noise fraction and seed (runs with the same seed are
+    paired), each output stacked to shape (len(label_noise), len(seeds), …): ``epoch``,
+    ``count``, ``acc``, ``loss``, ``weights`` (flattened) and ``triple``."""
+    runs = [[train_counts(X, y, widths, epochs=epochs, n_checkpoints=n_checkpoints, label_noise=f,
+                          seed=int(s), lr=lr, batch=batch) for s in seeds] for f in label_noise]
+    return {k: np.stack([np.stack([r[k] for r in row]) for row in runs]) for k in runs[0][0]}
+
+
+def growth_summary(counts: np.ndarray) -> dict[str, Any]:
+    """Final over initial count of training runs ``counts`` (label-noise levels L, seeds S,
+    checkpoints): ``growth`` (L, S); the mean ratio with true labels (first level, ``true``) and
+    with the most random labels (last level, ``mem``); their mean paired difference ``diff``
+    (mem − true, same seeds); and for each ``kw_true``/``kw_mem``/``kw_diff``, the claim's
+    ``se``/``dof`` over the S runs (empty for one run)."""
+    from .stats import estimate
+
+    c = np.asarray(counts, dtype=float)
+    growth = c[:, :, -1] / c[:, :, 0]
+    dg = growth[-1] - growth[0]
+
+    def kw(x: np.ndarray) -> dict[str, Any]:
+        if len(x) < 2:
+            return {}
+        e = estimate(x)
+        return {"se": e.se, "dof": e.dof}
+
+    return {"growth": growth, "true": float(growth[0].mean()), "mem": float(growth[-1].mean()),
+            "diff": float(dg.mean()), "kw_true": kw(growth[0]), "kw_mem": kw(growth[-1]), "kw_diff": kw(dg)}
+
+
+def largest_linear_region(regions: Regions, labels: np.ndarray) -> tuple[np.ndarray, float]:
+    """Members (indices of activation regions) of the largest-area linear region made of more
+    than one activation region (``labels`` of :func:`linear_regions`), and its
+    :func:`convex_deficit`."""
+    labels = np.asarray(labels)
+    sizes = np.bincount(labels)
+    if not np.any(sizes > 1):
+        raise ParameterError("no linear region is made of more than one activation region")
+    big = int(np.argmax(np.bincount(labels, weights=regions.areas) * (sizes > 1)))
+    members = np.flatnonzero(labels == big)
+    return members, convex_deficit(regions, members)
+
+
+def bottleneck_demo(points: np.ndarray, widths: Sequence[int], seed: int) -> dict[str, Any]:
+    """A He-initialised network with hidden ``widths`` (one output) on the plane through the three
+    ``points``: its activation regions (``V``, ``n``, ``areas``, ``patterns``, ``maps``), their linear-region
+    ``labels`` (:func:`linear_regions`), and the ``members`` and convex ``deficit`` of the largest
+    merged linear region (:func:`largest_linear_region`)."""
+    points = np.asarray(points, dtype=np.float64)
+    net = he_mlp(points.shape[1], widths, 1, seed=int(seed))
+    regs = activation_regions(net, plane_through(points))
+    lab = linear_regions(regs)
+    members, deficit = largest_linear_region(regs, lab)
+    return {"V": regs.vertices, "n": regs.n_vertices, "areas": regs.areas, "labels": lab,
+            "patterns": regs.patterns, "maps": regs.maps, "members": members, "deficit": deficit}
+
+
+def sensitivity_on_slice(weights: np.ndarray, dims: Sequence[int], points: np.ndarray, *, output: int,
+                         check: int, seed: int, mc_unit: np.ndarray) -> dict[str, np.ndarray]:
+    """Tangent sample sensitivity of the network ``unflatten(weights, dims)`` on the plane through
+    the three ``points``: :func:`sensitivity_by_region` on its activation regions (``norm``,
+    ``checked``, ``within``, ``between``), the regions (``V``, ``n``, ``areas``), and
+    ``mc_sq``, ‖Sens‖²_F at uniform points of the square, ``mc_unit`` (n, 2) being uniform draws
+    on [0, 1) mapped to [−h, h) exactly as ``Generator.uniform(−h, h)`` maps them."""
+    w = unflatten(np.asarray(weights, dtype=np.float64), dims)
+    plane = plane_through(points)
+    regs = activation_regions(w, plane)
+    out = sensitivity_by_region(w, plane, regs, output=output, check=check, seed=seed)
+    h = plane.half_width
+    u = -h + (h - -h) * np.asarray(mc_unit, dtype=np.float64)
+    S = net_tangent_sensitivity(from_pairs(w), plane.to_input(u), directions=plane.basis, output=output).numpy()
+    return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices, "n": regs.n_vertices}

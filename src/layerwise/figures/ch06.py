@@ -1,0 +1,140 @@
+"""Figures of Chapter 6 (linear regions of ReLU networks), one function per figure.
+
+Regions are drawn from the exact counter's padded polygons ``V`` (P, M, 2) with ``n`` (P,)
+vertices each (:class:`layerwise.regions.Regions`), in slice coordinates; ``half_width`` is the
+square's half-width and ``uv`` the three slice points in slice coordinates
+(:meth:`layerwise.regions.Plane.to_plane`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import PolyCollection
+
+
+def arch_name(w: Sequence[int]) -> str:
+    """``[16]×6`` for deep equal-width architectures, ``[32, 32, 32]`` otherwise."""
+    return f"[{w[0]}]×{len(w)}" if len(w) > 3 else str(list(w))
+
+
+def region_colors(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` RGBA colours of tab20 in a random order (neighbours rarely share one)."""
+    return plt.cm.tab20(rng.permutation(n) % 20)
+
+
+def draw_regions(ax: Any, V: np.ndarray, n: np.ndarray, half_width: float, uv: np.ndarray | None = None,
+                 colors: Any = None, rng: np.random.Generator | None = None) -> None:
+    """The polygons as one PolyCollection (colours given, or :func:`region_colors` from ``rng``)
+    on the square, with the slice points ``uv`` as white dots."""
+    polys = [V[i, : n[i]] for i in range(len(n))]
+    cols = colors if colors is not None else region_colors(len(n), rng)
+    ax.add_collection(PolyCollection(polys, facecolors=cols, edgecolors="k", linewidths=0.08))
+    h = half_width
+    ax.set_xlim(-h, h)
+    ax.set_ylim(-h, h)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    if uv is not None:
+        ax.plot(uv[:, 0], uv[:, 1], "o", mfc="w", mec="k", ms=5)
+
+
+def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Sequence[Sequence[int]],
+                  half_width: float, uv: np.ndarray, grid_sizes: Sequence[int], found: np.ndarray,
+                  rngs: Sequence[np.random.Generator]) -> Any:
+    """2×2: the activation regions ``(V, n)`` of three architectures (colours from ``rngs``), and
+    the fraction ``found`` (A, G) of each exact count that the n×n grids find (bottom right)."""
+    fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.0))
+    for (V, n), w, ax, rng in zip(regions, archs, axes.flat, rngs):
+        draw_regions(ax, V, n, half_width, uv, rng=rng)
+        ax.set_title(f"{arch_name(w)}: {len(n)} regions", fontsize=10)
+    ax = axes[1, 1]
+    for k, w in enumerate(archs):
+        ax.plot(grid_sizes, found[k], "o-", label=arch_name(w))
+    ax.axhline(1, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_xticks(grid_sizes, [str(g) for g in grid_sizes])
+    ax.set_xlabel("grid cells per side, n")
+    ax.set_ylabel("grid patterns / exact count")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, se: np.ndarray) -> Any:
+    """Mean ± SE region counts (len(Ns), len(depths)) against N (log–log, with N²/2; left) and,
+    divided by N², against depth (right)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
+    for d_i, d in enumerate(depths):
+        ax1.errorbar(Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", capsize=2, label=f"depth {d}")
+    ax1.plot(Ns, Ns**2 / 2, "k--", lw=1, label="N²/2")
+    ax1.set_xscale("log")
+    ax1.set_yscale("log")
+    ax1.set_xticks(Ns, [str(int(n)) for n in Ns])
+    ax1.minorticks_off()
+    ax1.set_xlabel("hidden neurons N")
+    ax1.set_ylabel("activation regions in the square")
+    ax1.legend(fontsize=8)
+    for n_i, N in enumerate(Ns):
+        N = int(N)
+        ax2.errorbar(depths, mean[n_i] / N**2, yerr=se[n_i] / N**2, marker="o", capsize=2, label=f"N = {N}")
+    ax2.set_xlabel("depth (N/depth neurons per layer)")
+    ax2.set_ylabel("regions / N²")
+    ax2.set_ylim(bottom=0)
+    ax2.legend(fontsize=8)
+    return fig
+
+
+def counts_training(epoch: np.ndarray, counts: np.ndarray, acc: np.ndarray, label_noise: Sequence[float]) -> Any:
+    """Counts relative to initialisation (left) and training accuracy (right) against the epoch,
+    mean over seeds, one line per label-noise fraction; ``counts`` and ``acc`` are (L, S, T)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    cols = plt.cm.viridis(np.linspace(0, 0.9, len(label_noise)))
+    for a, f in enumerate(label_noise):
+        ax1.plot(epoch, (counts[a] / counts[a, :, :1]).mean(0), "o-", color=cols[a], label=f"{f:.0%} random labels")
+        ax2.plot(epoch, acc[a].mean(0), "o-", color=cols[a])
+    ax1.axhline(1, color="k", lw=0.8)
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("regions / regions at init")
+    ax1.legend(fontsize=8)
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("training accuracy (labels used)")
+    return fig
+
+
+def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, members: np.ndarray,
+                         half_width: float, uv: np.ndarray, rng_activation: np.random.Generator,
+                         rng_linear: np.random.Generator) -> Any:
+    """Activation regions (left) and the linear regions ``labels`` they merge into (right), the
+    linear region made of ``members`` dark."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.4, 3.8))
+    draw_regions(ax1, V, n, half_width, uv, rng=rng_activation)
+    ax1.set_title(f"{len(n)} activation regions", fontsize=10)
+    lc = region_colors(labels.max() + 1, rng_linear)[labels]
+    lc[members] = (0.1, 0.1, 0.1, 1.0)
+    draw_regions(ax2, V, n, half_width, uv, colors=lc)
+    ax2.set_title(f"{labels.max() + 1} linear regions (dark: {len(members)} pieces)", fontsize=10)
+    return fig
+
+
+def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: np.ndarray,
+                        half_width: float, uv: np.ndarray) -> Any:
+    """‖Sens_tan‖ on each activation region (left, magma) and its distribution over regions
+    weighted by area and by count (right)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
+    wts = areas / areas.sum()
+    nrm = plt.Normalize(norm.min(), norm.max())
+    draw_regions(ax1, V, n, half_width, uv, colors=plt.cm.magma(nrm(norm)))
+    fig.colorbar(plt.cm.ScalarMappable(nrm, "magma"), ax=ax1, label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region")
+    ax2.hist(norm, bins=40, weights=wts, color="C0", alpha=0.8, label="by area (= uniform x)")
+    ax2.hist(norm, bins=40, weights=np.full(len(wts), 1 / len(wts)), histtype="step", color="C1", lw=1.5,
+             label="each region once")
+    ax2.set_xlabel(r"$\|\partial^2 f/\partial\theta\,\partial x\|_F$ (slice directions)")
+    ax2.set_ylabel("fraction")
+    ax2.legend(fontsize=8)
+    return fig

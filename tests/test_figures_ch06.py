@@ -1,0 +1,122 @@
+"""The figures of Chapter 6 drawn from small synthetic arrays: panels, the data on them, width."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
+from layerwise.figures import ch06 as F  # noqa: E402
+
+
+def quads(k: int, h: float = 1.0):
+    """The square [-h, h]² cut into k vertical strips, padded to 5 vertices (P, M, 2), (P,)."""
+    x = np.linspace(-h, h, k + 1)
+    V = np.zeros((k, 5, 2))
+    for i in range(k):
+        V[i, :4] = [[x[i], -h], [x[i + 1], -h], [x[i + 1], h], [x[i], h]]
+    return V, np.full(k, 4)
+
+
+def polys(ax):
+    cols = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(cols) == 1
+    return cols[0]
+
+
+def narrow(fig):
+    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+    plt.close(fig)
+
+
+def test_arch_name():
+    assert F.arch_name([16] * 6) == "[16]×6" and F.arch_name([32, 32, 32]) == "[32, 32, 32]"
+
+
+def test_slice_regions():
+    regs = [quads(k) for k in (2, 3, 5)]
+    archs = [[6], [3, 3], [1] * 6]
+    found = np.array([[0.5, 1.0], [0.3, 0.9], [0.2, 0.6]])
+    uv = np.array([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
+    fig = F.slice_regions(regs, archs, 1.0, uv, [3, 9], found, [np.random.default_rng(k) for k in range(3)])
+    axes = fig.axes
+    assert len(axes) == 4
+    for ax, (V, n), w in zip(axes[:3], regs, archs):
+        pc = polys(ax)
+        assert len(pc.get_paths()) == len(n)
+        assert ax.get_title() == f"{F.arch_name(w)}: {len(n)} regions"
+        assert ax.get_xlim() == (-1.0, 1.0)
+        dots = ax.lines[0]
+        assert np.array_equal(dots.get_xdata(), uv[:, 0]) and np.array_equal(dots.get_ydata(), uv[:, 1])
+    lines = [ln for ln in axes[3].lines if not ln.get_label().startswith("_")]
+    assert [ln.get_label() for ln in lines] == [F.arch_name(w) for w in archs]
+    for ln, f in zip(lines, found):
+        assert np.array_equal(ln.get_xdata(), [3, 9]) and np.array_equal(ln.get_ydata(), f)
+    narrow(fig)
+
+
+def test_counts_vs_neurons():
+    Ns = np.array([24.0, 48.0, 96.0])
+    mean = np.array([[100.0, 90.0], [400.0, 380.0], [1600.0, 1500.0]])
+    se = np.full_like(mean, 5.0)
+    fig = F.counts_vs_neurons(Ns, [1, 2], mean, se)
+    ax1, ax2 = fig.axes
+    data = [ln for ln in ax1.lines if ln.get_marker() == "o"]
+    assert len(data) == 2
+    for d_i, ln in enumerate(data):
+        assert np.array_equal(ln.get_xdata(), Ns) and np.array_equal(ln.get_ydata(), mean[:, d_i])
+    ref = [ln for ln in ax1.lines if ln.get_label() == "N²/2"][0]
+    assert np.array_equal(ref.get_ydata(), Ns**2 / 2)
+    per_n = [ln for ln in ax2.lines if ln.get_marker() == "o"]
+    assert len(per_n) == 3
+    for n_i, ln in enumerate(per_n):
+        assert np.allclose(ln.get_ydata(), mean[n_i] / Ns[n_i] ** 2, rtol=0, atol=0)
+    assert [t.get_text() for t in ax2.get_legend().get_texts()] == ["N = 24", "N = 48", "N = 96"]
+    narrow(fig)
+
+
+def test_counts_training():
+    ep = np.array([0, 3, 6])
+    counts = np.array([[[10.0, 12.0, 15.0], [20.0, 18.0, 22.0]], [[10.0, 14.0, 20.0], [20.0, 30.0, 40.0]]])
+    acc = np.array([[[0.1, 0.8, 0.9], [0.2, 0.7, 0.95]], [[0.1, 0.2, 0.3], [0.1, 0.3, 0.5]]])
+    fig = F.counts_training(ep, counts, acc, [0.0, 1.0])
+    ax1, ax2 = fig.axes
+    rel = [ln for ln in ax1.lines if ln.get_marker() == "o"]
+    assert [ln.get_label() for ln in rel] == ["0% random labels", "100% random labels"]
+    assert np.allclose(rel[0].get_ydata(), [1.0, (1.2 + 0.9) / 2, (1.5 + 1.1) / 2])
+    assert np.allclose(rel[1].get_ydata(), [1.0, (1.4 + 1.5) / 2, 2.0])
+    assert np.allclose(ax2.lines[1].get_ydata(), acc[1].mean(0)) and np.array_equal(ax2.lines[0].get_xdata(), ep)
+    narrow(fig)
+
+
+def test_activation_vs_linear():
+    V, n = quads(6)
+    labels = np.array([0, 1, 1, 1, 2, 3])
+    members = np.array([1, 2, 3])
+    uv = np.zeros((3, 2))
+    fig = F.activation_vs_linear(V, n, labels, members, 1.0, uv, np.random.default_rng(0), np.random.default_rng(1))
+    ax1, ax2 = fig.axes
+    assert ax1.get_title() == "6 activation regions"
+    assert ax2.get_title() == "4 linear regions (dark: 3 pieces)"
+    fc = polys(ax2).get_facecolor()
+    assert np.allclose(fc[members], (0.1, 0.1, 0.1, 1.0))
+    assert not np.allclose(fc[[0, 4, 5]], (0.1, 0.1, 0.1, 1.0))
+    assert len(np.unique(fc[members], axis=0)) == 1 and len(polys(ax1).get_paths()) == 6
+    narrow(fig)
+
+
+def test_tangent_sensitivity():
+    V, n = quads(4)
+    norm = np.array([1.0, 2.0, 3.0, 4.0])
+    areas = np.array([1.0, 1.0, 1.0, 5.0])
+    fig = F.tangent_sensitivity(V, n, norm, areas, 1.0, np.zeros((3, 2)))
+    assert len(fig.axes) == 3  # two panels and the colour bar
+    ax1, ax2 = fig.axes[0], fig.axes[1]
+    fc = polys(ax1).get_facecolor()
+    assert np.allclose(fc[0], plt.cm.magma(0.0)) and np.allclose(fc[-1], plt.cm.magma(1.0))
+    heights = [p.get_height() for p in ax2.patches if p.get_label() != "each region once" and p.get_height() > 0]
+    assert sum(heights) == pytest.approx(1.0) and max(heights) == pytest.approx(5 / 8)
+    narrow(fig)
