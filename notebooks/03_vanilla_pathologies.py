@@ -55,17 +55,14 @@ block = None          # networks per cached block
 # %%
 from dataclasses import replace
 
-import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from layerwise import labatie as lb
 from layerwise.chapter import Chapter
+from layerwise.figures import ch03 as F
 from layerwise.moments import MomentsConfig
-from layerwise.params import resolve
-from layerwise.stats import bootstrap, estimate, linear_fit, mean_se
+from layerwise.params import resolve_from
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, hist_width=64, hist_batch=32, hist_nets=48,
@@ -78,11 +75,10 @@ SCALES = {
                   widths=[64, 128, 256, 512], width_nets=1000, conv_width=512, conv_batch=64, conv_nets=1000,
                   data_nets=200, coact_nets=200, block=50),
 }
-P = resolve(SCALES, scale, width=width, batch=batch, depth=depth, n_nets=n_nets, hist_width=hist_width,
-            hist_batch=hist_batch, hist_nets=hist_nets, widths=widths, width_nets=width_nets,
-            conv_width=conv_width, conv_batch=conv_batch, conv_nets=conv_nets, data_nets=data_nets,
-            coact_nets=coact_nets, block=block)
+P = resolve_from(SCALES, scale, globals())
 ch = Chapter("03_vanilla_pathologies", scale=scale, seed=seed, device=device, params=P)
+
+# %%
 L = P["depth"]
 base = MomentsConfig(arch="vanilla", kernel_size=1, width=P["width"], batch=P["batch"], depth=L,
                      dataset="patches", n_sims=P["n_nets"], records=L, seed=seed, device=ch.device)
@@ -92,8 +88,7 @@ def run(name, cfg):
     return lb.simulate_cached(ch, name, cfg, block=P["block"])
 
 
-for k in ["width", "batch", "n_nets", "hist_width", "hist_batch", "hist_nets", "width_nets", "conv_width",
-          "conv_batch", "conv_nets", "data_nets", "coact_nets"]:
+for k in [k for k in SCALES["ci"] if k not in ("depth", "widths", "block")]:
     ch.glue(f"p_{k}", int(P[k]))
 ch.glue("p_depth", int(L))
 ch.glue("p_widths", ", ".join(str(w) for w in P["widths"]))
@@ -135,50 +130,17 @@ ch.glue("p_widths", ", ".join(str(w) for w in P["widths"]))
 hist_cfg = replace(base, width=P["hist_width"], batch=P["hist_batch"], n_sims=P["hist_nets"],
                    reff_signal=False, reff_noise=False)
 d2, A2 = run("fig2_hist", hist_cfg)
-assert np.array_equal(d2, np.arange(1, L + 1)), "the Fig. 2 run must record every layer (loc1 of layer 1 is x^0)"
-moments = {  # (networks, L + 1): the moment at layers 0, 1, …, L
-    "nu2": np.concatenate([A2["nu2_signal_loc1"][:, :1], A2["nu2_signal_loc3"]], axis=1),
-    "mu2dx": np.concatenate([A2["mu2_noise_loc1"][:, :1], A2["mu2_noise_loc3"]], axis=1),
-}
-logs = {k: np.log(m[:, 1:] / m[:, :1]) for k, m in moments.items()}   # log m^l/m^0, l = 1..L
-log_nu2, log_mu2dx = logs["nu2"], logs["mu2dx"]
-n2 = log_nu2.shape[0]
-quarters = [L // 4, L // 2, 3 * L // 4, L]
-qi = [q - 1 for q in quarters]
-fits = {k: [lb.gaussian_fit(a[:, i]) for i in qi] for k, a in logs.items()}
-ksi = {k: [lb.ks_gaussian_interval(a[:, i]) for i in qi] for k, a in logs.items()}
-
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-colors = plt.get_cmap("rocket")(np.linspace(0.15, 0.75, 4))
-for ax, key, lab in [(axes[0], "nu2", r"$\log\nu_2(x^l)-\log\nu_2(x^0)$"),
-                     (axes[1], "mu2dx", r"$\log\mu_2(dx^l)-\log\mu_2(dx^0)$")]:
-    arr = logs[key]
-    lo, hi = np.quantile(arr[:, qi], [0.002, 0.998])
-    grid = np.linspace(lo, hi, 300)
-    bins = np.linspace(lo, hi, 40 if arr.shape[0] >= 500 else 15)
-    for c, q, i, f in zip(colors, quarters, qi, fits[key]):
-        ax.hist(arr[:, i], bins=bins, density=True, color=c, alpha=0.35)
-        ax.plot(grid, stats.norm.pdf(grid, f["mu"], f["sigma"]), color=c, lw=2, label=f"l = {q}")
-    ax.set_xlabel(lab)
-    ax.set_ylabel("density over networks")
-    ax.legend(fontsize=8)
-fig.tight_layout()
+G = lb.vanilla_log_moments(d2, A2, L, seed=seed)   # Fig. 2, drift, diffusion, conservation, balance
+logs, quarters, qi, n2 = G["logs"], G["quarters"], G["qi"], G["n"]
+fig = F.log_moment_histograms(logs, quarters, G["fits"])
 ch.figure(fig, "fig2_log_moments",
           f"Histograms over {n2} random fully-connected vanilla nets of the log second moments of signal (left) and "
           f"noise (right) at four depths, with Gaussian fits (curves); Labatie, Fig. 2 (width {P['hist_width']}, "
           f"B = {P['hist_batch']}, natural-image patches).",
-          arrays={"depth": np.array(quarters), "log_nu2": log_nu2[:, qi], "log_mu2dx": log_mu2dx[:, qi]})
+          arrays={"depth": np.array(quarters), "log_nu2": logs["nu2"][:, qi], "log_mu2dx": logs["mu2dx"][:, qi]})
 
 # %%
-rows = []
-for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]:
-    for q, f, k in zip(quarters, fits[key], ksi[key]):
-        rows.append({"quantity": name, "l": q, "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
-                     "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
-                     "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
-                     "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
-                     "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]"})
-pd.DataFrame(rows).set_index(["quantity", "l"])
+lb.log_moment_table(G)
 
 # %% [markdown]
 # The table reports, for each depth, mean ± standard error over networks, the spread (variance),
@@ -201,7 +163,7 @@ pd.DataFrame(rows).set_index(["quantity", "l"])
 
 # %%
 for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
-    f, k = fits[key][-1], ksi[key][-1]
+    k, (skew, se_skew) = G["ks"][key][-1], G["skew"][key]
     ch.glue(f"ks_{key}", k["ks"], digits=2)
     ch.glue(f"ks_{key}_hi", k["hi"], digits=2)
     ch.claim(f"fig2_{key}_nearly_gaussian",
@@ -215,12 +177,10 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              source="Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')",
              note=f"the DKW half-width √(ln 400/(2n)) alone is {k['eps_dkw']:.3f} at n = {k['n']} networks; it drops "
                   "below 0.05 only for n ≳ 1200, so the claim is decidable at the `paper` scale (10 000 networks)")
-    skew, se_boot = bootstrap(lambda a: stats.skew(a), [logs[key][:, -1]], seed=seed)
-    se_skew = max(float(se_boot), np.sqrt(6 * (n2 - 2) / ((n2 + 1) * (n2 + 3))))
-    ch.glue(f"skew_{key}", float(skew), se=float(se_skew), digits=2)
+    ch.glue(f"skew_{key}", skew, se=se_skew, digits=2)
     ch.claim(f"fig2_{key}_skew_small",
              f"log {name} ratio at l = {L} is nearly symmetric across networks: |skewness| ≤ 0.5",
-             kind="reproduces", measured=float(skew), se=float(se_skew), dof=n2 - 1, reference=0.0, tol=0.5,
+             kind="reproduces", measured=skew, se=se_skew, dof=n2 - 1, reference=0.0, tol=0.5,
              comparison="abs",
              why="0.5 is the declared threshold for approximate symmetry; the standard error is the larger of a "
                  f"bootstrap over the {n2} networks and the exact Gaussian-sample value √(6(n−2)/((n+1)(n+3)))",
@@ -255,36 +215,14 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
 # over networks, since the depths share their networks).
 
 # %%
-dd = {k: lb.drift_diffusion(np.array(quarters, float), a[:, qi], seed=seed) for k, a in logs.items()}
-cons = {k: lb.one_layer_conservation(m) for k, m in moments.items()}
-bal = {k: lb.lognormal_balance(a[:, -1], seed=seed) for k, a in logs.items()}
-lme = {k: np.array([lb.log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()}
-
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
-for key, lab, c in [("nu2", r"signal $\nu_2$", "C0"), ("mu2dx", r"noise $\mu_2(dx)$", "C1")]:
-    arr = logs[key]
-    m, se = mean_se(arr)
-    v = np.var(arr, axis=0, ddof=1)
-    axes[0].plot(d2, m, color=c, label=f"mean of log, {lab}")
-    axes[0].fill_between(d2, m - 2 * se, m + 2 * se, color=c, alpha=0.3)
-    axes[0].plot(d2, -v / 2, color=c, ls="--", label="−variance/2")
-    axes[0].plot(d2, lme[key][:, 0], color=c, ls=":", label="log of sample mean of ratio")
-    axes[1].plot(d2, v, color=c, label=lab)
-    axes[1].plot(d2, dd[key]["diffusion"] * d2, color=c, ls=":", lw=1)
-axes[0].axhline(0, color="k", lw=0.8)
-axes[0].set_xlabel("layer l")
-axes[0].set_ylabel("log ratio to layer 0")
-axes[0].legend(fontsize=7)
-axes[1].set_xlabel("layer l")
-axes[1].set_ylabel("variance over networks")
-axes[1].legend(fontsize=8)
-fig.tight_layout()
+dd, cons, bal, lme = G["drift_diffusion"], G["conservation"], G["balance"], G["lme"]
+fig = F.drift_diffusion(d2, logs, lme, {k: r["diffusion"] for k, r in dd.items()})
 ch.figure(fig, "fig2_drift_diffusion",
           "Mean (±2 SE band) and variance over networks of the log-moments against depth, with −variance/2 (dashed) "
           "and the log of the sample mean of the moment ratio (dotted, left) and the linear diffusion fit (dotted, "
           "right); Labatie, §5 and Fig. 2. Conservation of E[ν₂] under a log-normal law means mean = −variance/2.",
-          arrays={"depth": d2, "log_nu2_mean": log_nu2.mean(0), "log_nu2_var": log_nu2.var(0, ddof=1),
-                  "log_mu2dx_mean": log_mu2dx.mean(0), "log_mu2dx_var": log_mu2dx.var(0, ddof=1),
+          arrays={"depth": d2, "log_nu2_mean": logs["nu2"].mean(0), "log_nu2_var": logs["nu2"].var(0, ddof=1),
+                  "log_mu2dx_mean": logs["mu2dx"].mean(0), "log_mu2dx_var": logs["mu2dx"].var(0, ddof=1),
                   "log_sample_mean_nu2": lme["nu2"][:, 0], "log_sample_mean_mu2dx": lme["mu2dx"][:, 0]})
 
 # %%
@@ -349,33 +287,19 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
 # ({numref}`fig-03-width-dependence`).
 
 # %%
-W_list = list(P["widths"])
-diff = []
-for w in W_list:
-    cfg = replace(base, width=w, n_sims=P["width_nets"], reff_signal=False, reff_noise=False)
-    dw, Aw = run(f"width_{w}", cfg)
-    f0 = int(np.searchsorted(dw, 1))
-    lg = np.log(Aw["nu2_signal_loc3"]) - np.log(Aw["nu2_signal_loc1"][:, [f0]])
-    qiw = [int(np.searchsorted(dw, q)) for q in quarters]
-    diff.append(lb.drift_diffusion(np.array(quarters, float), lg[:, qiw], seed=seed))
-D = np.array([r["diffusion"] for r in diff])
-Dse = np.array([r["se_diffusion"] for r in diff])
-wfit = linear_fit(np.log(W_list), np.log(D), sigma=Dse / D)
+runs = {w: run(f"width_{w}", replace(base, width=w, n_sims=P["width_nets"], reff_signal=False, reff_noise=False))
+        for w in P["widths"]}
+WD = lb.width_diffusion(runs, quarters, seed=seed)
+D, Dse, wfit = WD["diffusion"], WD["se"], WD["fit"]
 ch.glue("width_exponent", wfit["slope"], se=wfit["slope_se"])
-ch.glue("width_nd", ", ".join(f"{x:.2f}" for x in D * np.array(W_list)))
-
-fig, ax = plt.subplots(figsize=(5, 3.6))
-ax.errorbar(W_list, D * np.array(W_list), yerr=2 * Dse * np.array(W_list), marker="o", capsize=3,
-            label="measured N · diffusion (±2 SE)")
-ax.axhline(lb.SINGLE_INPUT_DIFFUSION_TIMES_N, color="k", ls="--", label="single input: 5")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("width N")
-ax.set_ylabel("N × (variance of log ν₂ per layer)")
-ax.legend(fontsize=8)
+ch.glue("width_nd", ", ".join(f"{x:.2f}" for x in D * np.array(P["widths"])))
+fig = F.width_dependence(P["widths"], D, Dse)
 ch.figure(fig, "width_dependence",
           "Width times the per-layer diffusion of log ν₂(x) for fully-connected vanilla nets against the width; a "
           "constant means diffusion ∝ 1/N (Labatie, App. A: 'the diffusion gets slower with larger N').",
-          arrays={"width": np.array(W_list), "diffusion": D, "se": Dse})
+          arrays={"width": np.array(P["widths"]), "diffusion": D, "se": Dse})
+
+# %%
 ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as N^(−1): log-log slope −1 ± 0.25",
          kind="predicts", measured=wfit["slope"], se=wfit["slope_se"], dof=P["width_nets"] - 1, reference=-1.0,
          tol=0.25, comparison="abs",
@@ -403,46 +327,18 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 
 # %%
 d3, A3 = run("fig3_fc", base)
-
-
-def fig3(d, A):
-    chi = A["chi_loc3"]
-    dchi = lb.increments(np.concatenate([A["chi_loc1"][:, :1], chi], axis=1))
-    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
-    for ax, arr, lab in [(axes[0], dchi, r"$\delta\chi^l$"), (axes[1], chi, r"$\chi^l$"),
-                         (axes[2], A["reff_signal_loc3"], r"$r_\mathrm{eff}(x^l)$")]:
-        m = arr.mean(0)
-        lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
-        ax.fill_between(d, lo, hi, alpha=0.25, label="10–90 %")
-        ax.plot(d, m, label="mean")
-        ax.set_xlabel("layer l")
-        ax.set_ylabel(lab)
-    axes[2].set_yscale("log")
-    axes[2].yaxis.set_major_formatter(ScalarFormatter())
-    axes[2].yaxis.set_minor_formatter(NullFormatter())
-    axes[0].axhline(1, color="k", lw=0.8)
-    axes[2].axhline(1, color="k", lw=0.8)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig, dchi
-
-
-fig, dchi3 = fig3(d3, A3)
+S3 = lb.sensitivity_study(d3, A3, L)
+fig = F.sensitivity(d3, S3["dchi"], A3["chi_loc3"], A3["reff_signal_loc3"])
 ch.figure(fig, "fig3_fc",
           f"Increments δχ, sensitivity χ and effective rank of the signal against depth for {A3['chi_loc3'].shape[0]} "
           f"fully-connected vanilla nets (N = {P['width']}, B = {P['batch']}; mean and 10–90 % band over networks); "
           "Labatie, Fig. 3 (fully-connected variant).",
-          arrays={"depth": d3, "dchi": dchi3, "chi": A3["chi_loc3"], "reff_x": A3["reff_signal_loc3"]})
+          arrays={"depth": d3, "dchi": S3["dchi"], "chi": A3["chi_loc3"], "reff_x": A3["reff_signal_loc3"]})
 
 
-def fig3_claims(tag, d, A, dchi, min_scale="ci", chi_note=""):
-    n = dchi.shape[0]
-    early = dchi[:, d <= 10].mean(axis=1)
-    late = dchi[:, d > 3 * L // 4].mean(axis=1)
-    e_late, e_early = estimate(late), estimate(early)
-    e_drop = estimate((late - 1) - 0.5 * (early - 1))
-    r = estimate(A["reff_signal_loc3"][:, -1])
-    c = estimate(np.log10(A["chi_loc3"][:, -1]))
+# %%
+def fig3_claims(tag, S, min_scale="ci", chi_note=""):
+    n, e_early, e_late, e_drop, r, c = S["n"], S["early"], S["late"], S["drop"], S["reff"], S["log10chi"]
     ch.glue(f"{tag}_dchi_early", e_early.mean, se=e_early.se, digits=4)
     ch.glue(f"{tag}_dchi_late", e_late.mean, se=e_late.se, digits=4)
     ch.glue(f"{tag}_reff_late", r.mean, se=r.se)
@@ -473,9 +369,8 @@ def fig3_claims(tag, d, A, dchi, min_scale="ci", chi_note=""):
     return c
 
 
-fc_chi = fig3_claims("fc", d3, A3, dchi3,
-            chi_note="log10 χ^L spreads by several tenths across networks, so a handful of networks cannot place its "
-                     "mean inside the bracket")
+fig3_claims("fc", S3, chi_note="log10 χ^L spreads by several tenths across networks, so a handful of networks "
+                               "cannot place its mean inside the bracket")
 
 # %% [markdown]
 # ### The convolutional variant
@@ -497,15 +392,16 @@ fc_chi = fig3_claims("fc", d3, A3, dchi3,
 # and 512 on a GPU to check the trend.
 
 # %%
-conv_cfg = replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"], n_sims=P["conv_nets"])
-dc, Ac = run("fig3_conv", conv_cfg)
-fig, dchic = fig3(dc, Ac)
+dc, Ac = run("fig3_conv", replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"],
+                                  n_sims=P["conv_nets"]))
+Sc = lb.sensitivity_study(dc, Ac, L)
+fig = F.sensitivity(dc, Sc["dchi"], Ac["chi_loc3"], Ac["reff_signal_loc3"])
 ch.figure(fig, "fig3_conv",
           f"Increments δχ, sensitivity χ and effective rank of the signal against depth for {Ac['chi_loc3'].shape[0]} "
           f"convolutional vanilla nets (3×3 periodic, width {P['conv_width']} and B = {P['conv_batch']}, reduced from "
           "the paper's 512 and 64); Labatie, Fig. 3.",
-          arrays={"depth": dc, "dchi": dchic, "chi": Ac["chi_loc3"], "reff_x": Ac["reff_signal_loc3"]})
-cc = fig3_claims("conv", dc, Ac, dchic, min_scale="default",
+          arrays={"depth": dc, "dchi": Sc["dchi"], "chi": Ac["chi_loc3"], "reff_x": Ac["reff_signal_loc3"]})
+cc = fig3_claims("conv", Sc, min_scale="default",
                  chi_note="at reduced width χ grows faster (finite-width effect): at the `default` width 64 the mean "
                           "log10 χ^200 lies above the bracket; the paper's bracket is for width 512 (`paper` scale; "
                           "benchmarks/labatie_spot_checks.py runs widths 128–512 on a GPU)")
@@ -526,31 +422,18 @@ ch.glue("conv_chi_verdict", "lies inside" if 0 <= cc.mean <= 1 else ("lies above
 # ({glue}`p_coact_nets` networks).
 
 # %%
-CA = ch.cached("coact_k1", dict(kernel_size=1, width=P["width"], batch=P["batch"], depth=L, n_nets=P["coact_nets"],
-                                dataset="patches", record_every=5),
-               lambda: lb.vanilla_coactivation(kernel_size=1, width=P["width"], batch=P["batch"], depth=L,
-                                               n_nets=P["coact_nets"], dataset="patches", record_every=5, seed=seed),
-               code_version=lb.CODE_VERSION)
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0))
-for ax, key, lab in [(axes[0], "coactive", "fraction of always-on/off units"), (axes[1], "linearity", "linearity index")]:
-    m, se = mean_se(CA[key])
-    ax.plot(CA["depth"], m)
-    ax.fill_between(CA["depth"], m - 2 * se, m + 2 * se, alpha=0.3)
-    ax.set_xlabel("layer l")
-    ax.set_ylabel(lab)
-    ax.set_ylim(0, 1.02)
-fig.tight_layout()
+CA = ch.cached_call(lb.vanilla_coactivation, name="coact_k1", kernel_size=1, width=P["width"], batch=P["batch"],
+                    depth=L, n_nets=P["coact_nets"], dataset="patches", record_every=5, seed=seed)
+fig = F.coactivation(CA)
 ch.figure(fig, "coactivation",
           "Fraction of units always active or always inactive over the batch, and linearity index, against depth for "
           f"fully-connected vanilla nets (N = {P['width']}, B = {P['batch']}, {CA['coactive'].shape[0]} networks, "
           "±2 SE); Labatie §5 (pseudo-linearity; Balduzzi et al. 2017).",
           arrays=dict(CA))
-i10 = int(np.searchsorted(CA["depth"], 10))
-e_c0, e_c1 = estimate(CA["coactive"][:, i10]), estimate(CA["coactive"][:, -1])
-e_grow = estimate(CA["coactive"][:, -1] - CA["coactive"][:, i10])
-e_lin = estimate(CA["linearity"][:, -1])
-ch.glue("coact_early", e_c0.mean, se=e_c0.se)
-ch.glue("coact_late", e_c1.mean, se=e_c1.se)
+T = lb.coactivation_trend(CA, early=10)
+e_grow, e_lin = T["growth"], T["linearity"]
+ch.glue("coact_early", T["early"].mean, se=T["early"].se)
+ch.glue("coact_late", T["late"].mean, se=T["late"].se)
 ch.glue("lin_late", e_lin.mean, se=e_lin.se)
 ch.claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = 10 → {L})",
          kind="reproduces", measured=e_grow.mean, se=e_grow.se, dof=e_grow.dof, reference=0.0, tol=0.0,
@@ -576,22 +459,8 @@ ch.claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9
 
 # %%
 dsets = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"])) for ds in ["patches", "digits", "gaussian"]}
-fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
-rows = {}
-for ds, (dd_, Ad) in dsets.items():
-    for ax, key in zip(axes, ["chi_loc3", "reff_signal_loc3", "nu2_signal_loc3"]):
-        arr = Ad[key] if key != "nu2_signal_loc3" else np.log(Ad[key] / Ad["nu2_signal_loc1"][:, :1])
-        ax.plot(dd_, arr.mean(0), label=ds)
-    rows[ds] = {"r_eff(x⁰)": estimate(Ad["reff_signal_loc1"][:, 0]), f"χ^{L}": estimate(Ad["chi_loc3"][:, -1]),
-                f"r_eff(x^{L})": estimate(Ad["reff_signal_loc3"][:, -1])}
-for ax, lab in zip(axes, [r"$\chi^l$", r"$r_\mathrm{eff}(x^l)$", r"mean $\log\nu_2(x^l)/\nu_2(x^0)$"]):
-    ax.set_xlabel("layer l")
-    ax.set_ylabel(lab)
-axes[1].set_yscale("log")
-axes[1].yaxis.set_major_formatter(ScalarFormatter())
-axes[1].yaxis.set_minor_formatter(NullFormatter())
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+rows = lb.dataset_estimates(dsets, L)
+fig = F.datasets(dsets)
 ch.figure(fig, "datasets",
           "Sensitivity χ, effective rank and drift of log ν₂ against depth for fully-connected vanilla nets fed "
           "natural-image patches, digits or i.i.d. Gaussian images (the paper uses CIFAR-10 and tried MNIST, App. A).",
@@ -665,6 +534,8 @@ ch.glue("v_balance", verdict(["lognormal_balance_nu2", "lognormal_balance_mu2dx"
                              "Mean and variance do not balance as for a log-normal law (−2·mean/variance is not "
                              "within 10 % of 1).",
                              "The log-normal balance −2·mean/variance = 1 (within 10 %) is not decided at this scale."))
+
+# %%
 ch.glue("v_width", verdict(["diffusion_slower_wider"], "The diffusion is slower at larger width.",
                            "The diffusion is not slower at larger width.",
                            "Whether the diffusion is slower at larger width is not decided at this scale."))
