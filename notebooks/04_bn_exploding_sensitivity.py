@@ -50,18 +50,16 @@ block = None          # networks per cached block
 
 # %% tags=["remove-cell"]
 from dataclasses import replace
+from functools import partial
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-from scipy import stats as sps
 
 from layerwise import labatie as lb
 from layerwise.chapter import Chapter
-from layerwise.claims import quantile
+from layerwise.figures import ch04 as F
 from layerwise.moments import MomentsConfig
-from layerwise.params import resolve
-from layerwise.stats import mean_se_dof
+from layerwise.params import resolve_from
+from layerwise.stats import mean_se_dof as est  # (mean, SE, d.o.f.) over networks; one network: a point
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, batches=[16, 32, 64, 128], batch_nets=4,
@@ -71,30 +69,15 @@ SCALES = {
     "paper": dict(width=512, batch=64, depth=200, n_nets=200, batches=[64, 128, 256, 512], batch_nets=200,
                   conv_width=512, conv_batch=64, conv_nets=1000, conv_depth=200, data_nets=200, block=50),
 }
-P = resolve(SCALES, scale, width=width, batch=batch, depth=depth, n_nets=n_nets, batches=batches,
-            batch_nets=batch_nets, conv_width=conv_width, conv_batch=conv_batch, conv_nets=conv_nets,
-            conv_depth=conv_depth, data_nets=data_nets, block=block)
+P = resolve_from(SCALES, scale, globals())
 ch = Chapter("04_bn_exploding_sensitivity", scale=scale, seed=seed, device=device, params=P)
+
+# %% tags=["remove-cell"]
 L = P["depth"]
 L0 = 10   # fits and layer averages start after the brief input-dependent transient (Labatie App. A)
 base = MomentsConfig(arch="bn_ff", kernel_size=1, width=P["width"], batch=P["batch"], depth=L,
                      dataset="patches", n_sims=P["n_nets"], records=L, seed=seed, device=ch.device)
-
-#: The authors' published fully-connected BN feedforward arrays (github.com/alabatie/moments-dnns,
-#: commit 351be490, npz of the batch-size study: width 512, CIFAR-10, depth 200, 200 networks each):
-#: means over networks at l = 200.
-AUTHORS_FC = pd.DataFrame(
-    {"B": [128, 256, 512],
-     "reff_x": [4.574, 2.934, 2.405], "reff_dx": [8.555, 12.364, 17.018],
-     "kurtosis": [8.044, 18.264, 34.478], "log10_chi": [16.865, 16.125, 15.550]}).set_index("B")
-
-
-def run(name, cfg):
-    return lb.simulate_cached(ch, name, cfg, block=P["block"])
-
-
-est = mean_se_dof  # (mean, SE, d.o.f.) over networks; a single network is graded as a point
-
+run = partial(lb.simulate_cached, ch, block=P["block"])  # run(name, MomentsConfig): engine through the store
 
 # %% [markdown]
 # ## Set-up
@@ -133,45 +116,9 @@ ch.glue("fc_depth", L)
 
 # %%
 d, A = run("fig4_fc", base)
-
-
-def panels(d, A):
-    chi0 = A["chi_loc1"][:, :1]
-    chi = A["chi_loc4"]
-    return {
-        "dchi": lb.increments(np.concatenate([chi0, chi], axis=1)),
-        "dbn": A["chi_loc3"] / A["chi_loc1"],
-        "dphi": A["chi_loc4"] / A["chi_loc3"],
-        "chi": chi,
-        "reff_x": A["reff_signal_loc4"],
-        "reff_dx": A["reff_noise_loc4"],
-        "kurt_z": A["mu4_signal_loc3"] / A["mu2_signal_loc3"] ** 2,
-        "nu1_z": A["nu1_abs_signal_loc3"] / np.sqrt(A["nu2_signal_loc3"]),
-    }
-
-
-def fig4(d, Q, title, fit=None):
-    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
-    axes = ax.ravel()
-    lb.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
-    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
-    if fit is not None:
-        axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1, label="exponential fit")
-    axes[1].set_yscale("log")
-    axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend(fontsize=8)
-    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
-    for a, letter in zip(axes, "abcd"):
-        a.set_xlabel("layer l")
-        a.set_title(f"({letter})", loc="left", fontsize=10)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-Q = panels(d, A)
+Q = lb.bn_ff_panels(A)
 fitexp = lb.exp_fit(d, Q["chi"], l_min=L0)
-fig = fig4(d, Q, f"BN feedforward, fully-connected, N = {P['width']}, B = {P['batch']}", fitexp)
+fig = F.fig4(d, Q, f"BN feedforward, fully-connected, N = {P['width']}, B = {P['batch']}", fitexp)
 ch.figure(fig, "fig4_fc",
           f"Increments, growth, conditioning and tails of χ in fully-connected BN feedforward nets "
           f"(Labatie, Fig. 4 (a–d), fully-connected variant), {Q['chi'].shape[0]} networks, mean or geometric "
@@ -185,7 +132,7 @@ ch.figure(fig, "fig4_fc",
 
 # %% tags=["remove-cell"]
 late = d >= L0
-inc = {k: Q[k][:, late].mean(axis=1) for k in ("dchi", "dbn", "dphi")}
+inc = {k: Q[k][:, late].mean(axis=1) for k in ("dchi", "dbn", "dphi")}  # per-network layer averages
 for k in inc:
     m, se, _ = est(inc[k])
     ch.glue(f"inc_{k}", m, se=se, digits=4)
@@ -206,19 +153,21 @@ for k, name in [("dchi", "δχ"), ("dbn", "δ_BN χ"), ("dphi", "δ_φ χ")]:
              why=f"one-sided bound of the theorem, no margin; the interval is a t interval over {len(inc[k])} "
                  "independent networks (per-network average over layers, since layers of one network are correlated)",
              source="Labatie 2019, Theorem 3 and Fig. 4(a)")
+
+# %% tags=["remove-cell"]
+inside = 13.0 <= log10chi[0] <= 18.0
 ch.claim("chi_200_range", f"χ^{L} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
          kind="reproduces", measured=log10chi[0], se=log10chi[1], dof=log10chi[2], reference=(13.0, 18.0),
          comparison="between",
          why="the bracket of SPEC §2 around the end of the paper's Fig. 4(b) (conv, CIFAR-10: χ²⁰⁰ ≈ 10¹⁴·⁵); the "
              "authors' fully-connected arrays at B = 128–512 end inside it (10¹⁵·⁶–10¹⁶·⁹); t interval over networks",
          source="Labatie 2019, Fig. 4(b); SPEC §2", min_scale="default",
-         note="" if 13.0 <= log10chi[0] <= 18.0 else
+         note="" if inside else
               "our nets are fully-connected with a batch of 64 photo patches; χ²⁰⁰ falls as the batch grows (the "
               "authors' fully-connected arrays: 10¹⁶·⁹ at B = 128, see the batch-size study), so a fully-connected "
               "net at B = 64 ends near the top of the bracket; the growth rate, which Theorem 3 is about, is graded "
               "separately")
-ch.glue("chi200_verdict",
-        "inside" if 13.0 <= log10chi[0] <= 18.0 else ("above" if log10chi[0] > 18.0 else "below"))
+ch.glue("chi200_verdict", "inside" if inside else ("above" if log10chi[0] > 18.0 else "below"))
 
 # %% [markdown]
 # The bracket of `chi_200_range` comes from the paper's convolutional networks on CIFAR-10; ours
@@ -265,19 +214,15 @@ rx, rdx = est(Q["reff_x"][:, -1]), est(Q["reff_dx"][:, -1])
 ku, n1 = est(Q["kurt_z"][:, -1]), est(Q["nu1_z"][:, -1])
 ch.glue("reff_x_l", rx[0], se=rx[1])
 ch.glue("reff_dx_l", rdx[0], se=rdx[1])
-diff_rank = est(Q["reff_x"][:, -1] - Q["reff_dx"][:, -1])
-q99 = quantile(0.99, diff_rank[2])
-if diff_rank[0] - q99 * diff_rank[1] > 0:
-    order = "the signal keeps more directions than the noise, the reverse of the paper's convolutional nets"
-elif diff_rank[0] + q99 * diff_rank[1] < 0:
-    order = "the noise keeps more directions than the signal, the paper's ordering, though far below its 200"
-else:
-    order = "the two effective ranks cannot be told apart at this scale"
-ch.glue("reff_order", order)
+ch.glue("reff_order", {
+    1: "the signal keeps more directions than the noise, the reverse of the paper's convolutional nets",
+    -1: "the noise keeps more directions than the signal, the paper's ordering, though far below its 200",
+    0: "the two effective ranks cannot be told apart at this scale",
+}[lb.resolved_sign(*est(Q["reff_x"][:, -1] - Q["reff_dx"][:, -1]))])
 ch.glue("kurt_l", ku[0], se=ku[1])
 ch.glue("nu1_l", n1[0], se=n1[1])
 ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10², which a batch of this size cannot reach "
-        "(App. A: the kurtosis is bounded by about B)" if ku[0] - quantile(0.99, ku[2]) * ku[1] > lb.GAUSS_KURTOSIS
+        "(App. A: the kurtosis is bounded by about B)" if lb.resolved_sign(*ku, reference=lb.GAUSS_KURTOSIS) > 0
         else "at this batch the tails are not resolved from the Gaussian's (App. A: the kurtosis is bounded by about B)")
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the Gaussian 3",
          kind="reproduces", measured=ku[0], se=ku[1], dof=ku[2], reference=lb.GAUSS_KURTOSIS, tol=0.0, comparison="ge",
@@ -303,17 +248,8 @@ ch.claim("nu1_small", f"ν₁(|y|)/√ν₂ of the BN output at l = {L} is below
 rin = A["reff_signal_loc1"][:, late]
 dbn = Q["dbn"][:, late]
 rho, rho_se = lb.rank_correlation(rin, dbn, seed=seed)
-within = np.array([sps.spearmanr(rin[:, j], dbn[:, j]).statistic for j in range(rin.shape[1])])
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-axes[0].scatter(rin.ravel(), dbn.ravel(), s=3, alpha=0.3, c=np.broadcast_to(d[late], rin.shape).ravel(), cmap="rocket")
-axes[0].set_xscale("log")
-axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
-axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
-axes[1].plot(d[late], within)
-axes[1].axhline(0, color="k", lw=0.8)
-axes[1].set_xlabel("layer l")
-axes[1].set_ylabel("Spearman ρ across networks")
-fig.tight_layout()
+within = lb.spearman_by_column(rin, dbn)
+fig = F.dbn_vs_conditioning(rin, dbn, d[late], within)
 ch.figure(fig, "dbn_vs_conditioning",
           "Increment of the conv+BN step against the effective rank of the incoming signal (left, colour: depth) "
           "and the rank correlation across networks at each depth (right), testing Labatie §6 (ii): "
@@ -342,34 +278,16 @@ ch.claim("dbn_inverse_conditioning", "δ_BN χ^l is inversely related to r_eff(x
 # (max − min)/mean of the three rates is {glue}`rate_spread`.
 
 # %%
-rows, dsq = [], {}
-for ds in ["patches", "digits", "gaussian"]:
-    dd_, Ad = run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"], records=L // 4))
-    Qd = panels(dd_, Ad)
-    dsq[ds] = (dd_, Qd)
-    f = lb.exp_fit(dd_, Qd["chi"], l_min=L0)
-    rows.append({"data": ds, "rate": f["rate"], "± s.e.": f["se_rate"],
-                 "log10 χ^L": lb.summary(np.log10(Qd["chi"][:, -1]))["mean"],
-                 "r_eff(x^L)": lb.summary(Qd["reff_x"][:, -1])["mean"],
-                 "kurtosis at L": lb.summary(Qd["kurt_z"][:, -1])["mean"]})
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-for ds, (dd_, Qd) in dsq.items():
-    axes[0].plot(dd_, np.log10(Qd["chi"]).mean(0), label=ds)
-    axes[1].plot(dd_, Qd["reff_x"].mean(0), label=ds)
-axes[0].set_ylabel(r"mean $\log_{10}\chi^l$")
-axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
-axes[1].set_yscale("log")
-for ax in axes:
-    ax.set_xlabel("layer l")
-axes[0].legend(fontsize=8)
-fig.tight_layout()
-ch.figure(fig, "datasets",
+dsq = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"], records=L // 4))
+       for ds in ["patches", "digits", "gaussian"]}
+dsq = {ds: (dd_, lb.bn_ff_panels(Ad)) for ds, (dd_, Ad) in dsq.items()}
+DT = lb.exp_rate_table(dsq, l_min=L0)
+ch.figure(F.datasets(dsq), "datasets",
           "Log χ and effective rank of the signal of BN feedforward nets fed photo patches, digits or i.i.d. "
           "Gaussian images (the paper uses CIFAR-10 and reports MNIST as equivalent, its App. A).",
           arrays={f"{ds}_{k}": dsq[ds][1][k].mean(0) for ds in dsq for k in ("chi", "reff_x")},
           alt="Mean log χ and the signal's effective rank against depth for three inputs: photo patches, digits "
               "and Gaussian images.")
-DT = pd.DataFrame(rows).set_index("data")
 DT.style.format(precision=4)
 
 # %% tags=["remove-cell"]
@@ -407,30 +325,10 @@ ch.claim("rate_data_independent", "the exponential rate of χ barely depends on 
 # B = {glue}`b_large`, {glue}`ratio_large` times: {glue}`flip_verdict`. {glue}`batch_unresolved`
 
 # %%
-brow, bq = [], {}
-for B in P["batches"]:
-    db, Ab = run(f"batch_{B}", replace(base, batch=B, n_sims=P["batch_nets"], records=L // 4))
-    Qb = panels(db, Ab)
-    bq[B] = Qb
-    r = {"B": B}
-    for k, v in [("log10_chi", np.log10(Qb["chi"][:, -1])), ("kurtosis", Qb["kurt_z"][:, -1]),
-                 ("reff_x", Qb["reff_x"][:, -1]), ("reff_dx", Qb["reff_dx"][:, -1])]:
-        s = lb.summary(v)
-        r[k], r[f"se_{k}"] = s["mean"], s["se"]
-    brow.append(r)
-BT = pd.DataFrame(brow)
-fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.4))
-labels = {"log10_chi": rf"$\log_{{10}}\chi^{{{L}}}$", "kurtosis": rf"kurtosis $\mu_4(y^{{{L}}})$",
-          "reff_x": rf"$r_\mathrm{{eff}}(x^{{{L}}})$", "reff_dx": rf"$r_\mathrm{{eff}}(dx^{{{L}}})$"}
-for a, k in zip(ax.ravel(), labels):
-    a.errorbar(BT["B"], BT[k], yerr=2 * BT[f"se_{k}"], marker="o", capsize=3, label="ours")
-    a.plot(AUTHORS_FC.index, AUTHORS_FC[k], "kx", ms=7, label="authors (N = 512)")
-    a.set_xscale("log", base=2)
-    a.set_xlabel("batch size B")
-    a.set_ylabel(labels[k])
-ax[0, 0].legend(fontsize=8)
-fig.tight_layout()
-ch.figure(fig, "batch_size",
+BQ = {B: lb.bn_ff_panels(run(f"batch_{B}", replace(base, batch=B, n_sims=P["batch_nets"], records=L // 4))[1])
+      for B in P["batches"]}
+BT = lb.batch_endpoints(BQ)
+ch.figure(F.batch_size(BT, lb.AUTHORS_BN_FF_FC, L), "batch_size",
           f"χ at l = {L}, kurtosis of the BN output and effective ranks of signal and noise of fully-connected BN nets "
           f"against the batch size B (Labatie App. A): ours at N = {P['width']}, ±2 SE over {P['batch_nets']} "
           "networks each; crosses: the authors' published fully-connected arrays at N = 512.",
@@ -439,7 +337,7 @@ ch.figure(fig, "batch_size",
               "effective rank falls and the noise's rises, ours as points with error bars and the authors' as crosses.")
 
 # %% tags=["remove-cell"]
-trend = {k: lb.monotone_trend(BT["B"], BT[k], BT[f"se_{k}"]) for k in labels}
+trend = {k: lb.monotone_trend(BT["B"], BT[k], BT[f"se_{k}"]) for k in lb.BATCH_ENDPOINTS}
 for k, t in trend.items():
     ch.glue(f"slope_{k}", t["slope"], se=t["slope_se"], digits=3)
 ratio = (BT["reff_x"] / BT["reff_dx"]).to_numpy()
@@ -451,27 +349,26 @@ ch.glue("flip_verdict",
         "the ordering of signal and noise turns over within the batches studied here" if (ratio[0] - 1) * (ratio[-1] - 1) < 0
         else ("the signal stays the better conditioned over the batches studied here, while the gap closes"
               if ratio[0] > ratio[-1] > 1 else "the ratio moves as listed, without crossing 1 here"))
+
+# %% tags=["remove-cell"]
 dof_b = P["batch_nets"] - 1
 bwhy = (f"the direction of the authors' arrays, no margin; weighted least-squares slope against log2 B over "
         f"{len(BT)} batch sizes, its error propagated from the per-batch SEs over networks, each estimated from "
         f"{P['batch_nets']} networks (t with {dof_b} d.o.f.)")
-unresolved_names = []
+unresolved = [k for k in trend if lb.resolved_sign(trend[k]["slope"], trend[k]["slope_se"], dof_b) == 0]
 for k, cmp_, text in [("kurtosis", "ge", "the BN output is more fat-tailed"),
                       ("reff_x", "le", "the signal is worse conditioned (r_eff(x^L) falls)"),
                       ("reff_dx", "ge", "the noise is better conditioned (r_eff(dx^L) rises)"),
                       ("log10_chi", "le", "χ^L is smaller")]:
-    half = quantile(0.99, dof_b) * trend[k]["slope_se"]
-    unresolved = abs(trend[k]["slope"]) < half
-    if unresolved:
-        unresolved_names.append({"log10_chi": "log₁₀ χ", "kurtosis": "the kurtosis", "reff_x": "r_eff(x)",
-                                 "reff_dx": "r_eff(dx)"}[k])
     ch.claim(f"batch_{k}", f"with a larger batch {text}: slope against log2 B " + ("> 0" if cmp_ == "ge" else "< 0"),
              kind="reproduces", measured=trend[k]["slope"], se=trend[k]["slope_se"], dof=dof_b, reference=0.0,
              tol=0.0, comparison=cmp_, why=bwhy,
              source="Labatie 2019, App. A (kurtosis bounded by about B); authors' arrays bn_ff_fc_128/256/512",
              note=(f"the slope is within its 99 % t interval of 0 with {P['batch_nets']} networks per batch: the "
                    "values scatter widely between networks (the authors' r_eff(dx) at l = 200 has a spread of about "
-                   "40 % of its mean), so the trend is unresolved at this scale") if unresolved else "")
+                   "40 % of its mean), so the trend is unresolved at this scale") if k in unresolved else "")
+names = {"log10_chi": "log₁₀ χ", "kurtosis": "the kurtosis", "reff_x": "r_eff(x)", "reff_dx": "r_eff(dx)"}
+unresolved_names = [names[k] for k in ("kurtosis", "reff_x", "reff_dx", "log10_chi") if k in unresolved]
 ch.glue("batch_unresolved", "All four trends are resolved at this scale." if not unresolved_names else
         f"At this scale the trend of {' and '.join(unresolved_names)} is not resolved: its 99 % interval includes 0, "
         "as the values scatter widely between networks.")
@@ -488,9 +385,9 @@ ch.glue("batch_unresolved", "All four trends are resolved at this scale." if not
 # %%
 dc, Ac = run("fig4_conv", replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"],
                                   n_sims=P["conv_nets"], depth=P["conv_depth"], records=P["conv_depth"]))
-Qc = panels(dc, Ac)
+Qc = lb.bn_ff_panels(Ac)
 fitc = lb.exp_fit(dc, Qc["chi"], l_min=L0)
-fig = fig4(dc, Qc, f"BN feedforward, conv 3×3 periodic, N = {P['conv_width']}, B = {P['conv_batch']}", fitc)
+fig = F.fig4(dc, Qc, f"BN feedforward, conv 3×3 periodic, N = {P['conv_width']}, B = {P['conv_batch']}", fitc)
 ch.figure(fig, "fig4_conv",
           f"Increments, growth, conditioning and tails of χ in convolutional (3×3, periodic) BN feedforward nets "
           f"(Labatie, Fig. 4 (a–d)), reduced to N = {P['conv_width']} and B = {P['conv_batch']} from the paper's "

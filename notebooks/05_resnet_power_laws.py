@@ -48,17 +48,16 @@ block = None          # networks per cached block
 
 # %% tags=["remove-cell"]
 from dataclasses import replace
+from functools import partial
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from layerwise import labatie as lb
 from layerwise.chapter import Chapter
-from layerwise.claims import quantile
+from layerwise.figures import ch05 as F
 from layerwise.moments import MomentsConfig
-from layerwise.params import resolve
-from layerwise.stats import estimate, mean_se_dof
+from layerwise.params import resolve_from
+from layerwise.stats import mean_se_dof as est  # (mean, SE, d.o.f.) over networks; one network: a point
 
 SCALES = {
     "ci": dict(width=64, batch=16, depth=100, res_depth=2, n_nets=6, records=50, ff_depth=100,
@@ -68,29 +67,22 @@ SCALES = {
     "paper": dict(width=512, batch=64, depth=500, res_depth=2, n_nets=200, records=500, ff_depth=200,
                   conv_width=512, conv_batch=64, conv_depth=500, conv_nets=1000, data_nets=200, block=50),
 }
-P = resolve(SCALES, scale, width=width, batch=batch, depth=depth, res_depth=res_depth, n_nets=n_nets,
-            records=records, ff_depth=ff_depth, conv_width=conv_width, conv_batch=conv_batch,
-            conv_depth=conv_depth, conv_nets=conv_nets, data_nets=data_nets, block=block)
+P = resolve_from(SCALES, scale, globals())
 ch = Chapter("05_resnet_power_laws", scale=scale, seed=seed, device=device, params=P)
+
+# %% tags=["remove-cell"]
 L = P["depth"]
 RD = P["res_depth"]
 L_MIN = max(2, L // 10)   # power-law fits start after the input-dependent transient
 base = MomentsConfig(arch="bn_res", kernel_size=1, width=P["width"], batch=P["batch"], depth=L, res_depth=RD,
                      dataset="patches", n_sims=P["n_nets"], records=P["records"], seed=seed, device=ch.device)
+run = partial(lb.simulate_cached, ch, block=P["block"])  # run(name, MomentsConfig): engine through the store
 
 #: Kurtosis μ₄ of the BN output in the first layer of unit l, read off the paper's Fig. 5(d) (centre of
 #: the dotted curve, axis calibrated on its grid lines: 29 px per unit of μ₄, so ±0.05 per 1.5 px).
 FIG5D_MU4 = {10: 3.57, 20: 3.60, 50: 3.67, 100: 3.73, 200: 3.81, 300: 3.87, 400: 3.91, 500: 3.96}
 MU4_READOFF = 0.1        # read-off margin of FIG5D_MU4 (line centre ±0.05, calibration and digitisation)
 OVERLAY_MARGIN = 0.10    # Fig. 5(b): the overlay coincides with χ within a line width, ≤ 8 % of χ from l = 50
-
-
-def run(name, cfg):
-    return lb.simulate_cached(ch, name, cfg, block=P["block"])
-
-
-est = mean_se_dof  # (mean, SE, d.o.f.) over networks; a single network is graded as a point
-
 
 # %% [markdown]
 # ## Set-up
@@ -135,51 +127,12 @@ ch.glue("res_units", L)
 
 # %%
 d, A = run("fig5_fc", base)
-
-
-def panels(A):
-    chi0 = A["chi_loc1"][:, :1]
-    return {
-        "dff": A["chi_loc4"] / A["chi_loc1"],
-        "dbn": A["chi_loc2"] / A["chi_loc1"],
-        "dphi": A["chi_loc3"] / A["chi_loc2"],
-        "chi": A["chi_loc5"],
-        "chi_in": chi0,
-        "reff_x": A["reff_signal_loc5"],
-        "reff_dx": A["reff_noise_loc5"],
-        "kurt_z": A["mu4_signal_loc2"] / A["mu2_signal_loc2"] ** 2,
-        "nu1_z": A["nu1_abs_signal_loc2"] / np.sqrt(A["nu2_signal_loc2"]),
-    }
-
-
-def fig5(d, Q, title, pfit=None, overlay=None):
-    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
-    axes = ax.ravel()
-    lb.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
-    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
-    if pfit is not None:
-        axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label="free fit")
-    if overlay is not None:
-        axes[1].plot(d, np.exp(overlay["log_c"]) * d ** overlay["tau"], "r:", lw=1.5, label="Eq. 15 exponent")
-    axes[1].set_xscale("log")
-    axes[1].set_yscale("log")
-    axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend(fontsize=8)
-    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
-    for a, letter in zip(axes, "abcd"):
-        a.set_xlabel("residual unit l")
-        a.set_title(f"({letter})", loc="left", fontsize=10)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-Q = panels(A)
+Q = lb.bn_res_panels(A)
 sel = d >= L_MIN
 tau_pred, tau_pred_se = lb.tau_prediction(Q["dff"][:, sel], RD)
 pf = lb.power_fit(d, Q["chi"], l_min=L_MIN)
 ov = lb.power_overlay(d, Q["chi"], Q["dff"][:, sel], RD, l_min=L_MIN, seed=seed)
-fig = fig5(d, Q, f"BN ResNet, fully-connected, N = {P['width']}, B = {P['batch']}, {RD} layers per unit", pf, ov)
+fig = F.fig5(d, Q, f"BN ResNet, fully-connected, N = {P['width']}, B = {P['batch']}, {RD} layers per unit", pf, ov)
 ch.figure(fig, "fig5_fc",
           f"Increments, power-law growth, conditioning and tails in fully-connected BN ResNets (Labatie, Fig. 5 (a–d), "
           f"fully-connected variant), {Q['chi'].shape[0]} networks: (a) increments of χ inside the first layer of "
@@ -203,6 +156,7 @@ ch.glue("res_r2", r2["r2_linear_in_log_l"], digits=4)
 dff = est(Q["dff"][:, sel].mean(1))
 ch.glue("dff_mean", dff[0], se=dff[1], digits=4)
 
+# %% tags=["remove-cell"]
 ch.claim("eq15_overlay",
          f"c·l^τ with τ from Eq. 15 and a fitted constant describes χ^l over units {L_MIN}–{L}: "
          "largest relative deviation ≤ 10 %",
@@ -223,6 +177,8 @@ ch.glue("overlay_verdict",
          "paper." if lo_ > OVERLAY_MARGIN else
          "The interval straddles the 10 %, so at this scale the comparison is inconclusive: too few networks to "
          "pin the worst deviation down, and an increment inside the units that still drifts (next section)."))
+
+# %% tags=["remove-cell"]
 ch.claim("power_law_r2", "log χ^l is linear in log l (R² ≥ 0.99)",
          kind="reproduces", measured=r2["r2_linear_in_log_l"], reference=0.99, tol=0.0, comparison="ge",
          why="declared meaning of 'power law' (a straight line on log-log axes), computed on the network-averaged log χ",
@@ -250,15 +206,7 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units is at least 1: 
 # ones at the paper's settings on a GPU, for a reader who wants to follow the windows further.
 
 # %%
-edges = np.unique(np.linspace(L_MIN, L, 5).astype(int))
-rows = []
-for a, b in zip(edges[:-1], edges[1:]):
-    w = (d >= a) & (d <= b)
-    pw = lb.power_fit(d[w], Q["chi"][:, w], l_min=a)
-    tw, twse = lb.tau_prediction(Q["dff"][:, w], RD)
-    rows.append({"units": f"{a}–{b}", "free τ": pw["tau"], "s.e. (free)": pw["se_tau"], "Eq. 15 τ": tw, "s.e. (Eq. 15)": twse,
-                 "difference / combined s.e.": (pw["tau"] - tw) / np.hypot(pw["se_tau"], twse)})
-WT = pd.DataFrame(rows).set_index("units")
+WT = lb.exponent_windows(d, Q["chi"], Q["dff"], RD, L_MIN, L, n_windows=4)
 WT.style.format(precision=3)
 
 # %% tags=["remove-cell"]
@@ -296,6 +244,8 @@ ch.glue("res_reff_dx", rdx[0], se=rdx[1])
 ch.glue("res_kurt", ku[0], se=ku[1])
 ch.glue("fig5d_ref", mu4_ref, digits=3)
 ch.glue("gauss_bias", 3 * (P["batch"] - 1) / (P["batch"] + 1), digits=3)
+
+# %% tags=["remove-cell"]
 ch.claim("kurtosis_paper_level",
          f"the kurtosis of the BN output at unit {L} matches the paper's Fig. 5(d) level at that unit (≈ {mu4_ref:.2f})",
          kind="reproduces", measured=ku[0], se=ku[1], dof=ku[2], reference=mu4_ref, tol=MU4_READOFF, comparison="abs",
@@ -316,15 +266,11 @@ ch.claim("reff_resnet_large", f"the ResNet signal keeps several directions: r_ef
          source="Labatie 2019, §7 (i) and Fig. 5(c)")
 
 # %%
-kurt_rows = []
-for label, ds, bsz in [("photo patches", "patches", P["batch"]), ("i.i.d. Gaussian", "gaussian", P["batch"]),
-                       ("photo patches", "patches", 4 * P["batch"])]:
-    _, Ak = run(f"kurtosis_{ds}_b{bsz}", replace(base, dataset=ds, batch=bsz, n_sims=P["data_nets"], records=P["records"],
-                                                  reff_signal=False, reff_noise=False))
-    e = estimate(Ak["mu4_signal_loc2"][:, -1] / Ak["mu2_signal_loc2"][:, -1] ** 2)
-    kurt_rows.append({"input": label, "batch": bsz, "kurtosis at the last unit": e.mean, "± s.e.": e.se,
-                      "Gaussian-data bias 3(B−1)/(B+1)": 3 * (bsz - 1) / (bsz + 1), "networks": e.n})
-KT = pd.DataFrame(kurt_rows).set_index(["input", "batch"])
+KT = lb.kurtosis_table(
+    (label, bsz, run(f"kurtosis_{ds}_b{bsz}", replace(base, dataset=ds, batch=bsz, n_sims=P["data_nets"],
+                                                      records=P["records"], reff_signal=False, reff_noise=False))[1])
+    for label, ds, bsz in [("photo patches", "patches", P["batch"]), ("i.i.d. Gaussian", "gaussian", P["batch"]),
+                           ("photo patches", "patches", 4 * P["batch"])])
 KT.style.format(precision=3)
 
 # %% tags=["remove-cell"]
@@ -336,9 +282,8 @@ ch.glue("batch_4b", 4 * P["batch"])
 
 def separated(i, j):
     """Whether rows i and j of the kurtosis table differ beyond their 99 % t interval."""
-    diff = KT.iloc[i, 0] - KT.iloc[j, 0]
     se = float(np.hypot(KT.iloc[i, 1], KT.iloc[j, 1]))
-    return abs(diff) > quantile(0.99, int(min(KT["networks"].iloc[i], KT["networks"].iloc[j])) - 1) * se
+    return lb.resolved_sign(KT.iloc[i, 0] - KT.iloc[j, 0], se, int(min(KT["networks"].iloc[[i, j]])) - 1) != 0
 
 
 ch.glue("kurt_data_verdict", "The input changes it beyond its statistical error." if separated(0, 1)
@@ -378,24 +323,7 @@ ch.glue("kurt_ff_verdict", "All stay an order of magnitude below the ≈ 10² of
 dF, AF = run("ff_compare", replace(base, arch="bn_ff", depth=P["ff_depth"], records=P["ff_depth"]))
 chiF = AF["chi_loc4"]
 r2F = lb.r2_pair(dF, np.log(chiF).mean(0), l_min=10)
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
-axes[0].plot(dF, np.log(chiF).mean(0), label="feedforward vs l", color="C3")
-axes[0].set_xlabel("layer l (feedforward)")
-axes[0].set_ylabel(r"mean $\log\chi$")
-ax2 = axes[0].twiny()
-ax2.plot(np.log(d), np.log(Q["chi"]).mean(0), label="ResNet vs log l", color="C0")
-ax2.set_xlabel("log l (ResNet units)", color="C0")
-axes[0].legend(loc="upper left", fontsize=8)
-ax2.legend(loc="lower right", fontsize=8)
-lb.plot_band(axes[1], dF, AF["reff_signal_loc4"], "BN feedforward", "C3")
-lb.plot_band(axes[1], d, Q["reff_x"], "BN ResNet", "C0")
-axes[1].set_xscale("log")
-axes[1].set_yscale("log")
-axes[1].set_xlabel("layer / unit l")
-axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
-axes[1].legend(fontsize=8)
-fig.tight_layout()
-ch.figure(fig, "resnet_vs_ff",
+ch.figure(F.resnet_vs_ff(dF, chiF, AF["reff_signal_loc4"], d, Q["chi"], Q["reff_x"]), "resnet_vs_ff",
           "Log χ of BN feedforward nets against depth (red, bottom axis) and of BN ResNets against log depth (blue, "
           "top axis), and the signal's effective rank in both (right): the ResNet evolution is the logarithmic "
           "version of the feedforward one (Labatie §7).",
@@ -425,27 +353,10 @@ ch.claim("ff_exponential_res_power", "feedforward: log χ linear in l (R² ≥ 0
 # the last unit, χ with photo patches is {glue}`chi_ratio_data` times χ with i.i.d. Gaussian images.
 
 # %%
-rows, dq = [], {}
-for ds in ["patches", "digits", "gaussian"]:
-    dd_, Ad = run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"]))
-    Qd = panels(Ad)
-    dq[ds] = (dd_, Qd)
-    p = lb.power_fit(dd_, Qd["chi"], l_min=L_MIN)
-    t, tse = lb.tau_prediction(Qd["dff"][:, dd_ >= L_MIN], RD)
-    c = lb.summary(np.log(Qd["chi"][:, -1]))
-    rows.append({"data": ds, "free τ": p["tau"], "s.e. (free)": p["se_tau"], "Eq. 15 τ": t, "s.e. (Eq. 15)": tse,
-                 "log χ^L": c["mean"], "s.e. (log χ^L)": c["se"], "r_eff(x^L)": lb.summary(Qd["reff_x"][:, -1])["mean"]})
-DT = pd.DataFrame(rows).set_index("data")
-fig, ax = plt.subplots(figsize=(5.5, 3.8))
-for ds, (dd_, Qd) in dq.items():
-    ax.plot(dd_, np.exp(np.log(Qd["chi"]).mean(0)), label=ds)
-ax.set_xscale("log")
-ax.set_yscale("log")
-ax.set_xlabel("residual unit l")
-ax.set_ylabel(r"geometric mean $\chi^l$")
-ax.legend()
-fig.tight_layout()
-ch.figure(fig, "datasets",
+dq = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"])) for ds in ["patches", "digits", "gaussian"]}
+dq = {ds: (dd_, lb.bn_res_panels(Ad)) for ds, (dd_, Ad) in dq.items()}
+DT = lb.power_rate_table(dq, RD, l_min=L_MIN)
+ch.figure(F.datasets(dq), "datasets",
           "χˡ of BN ResNets fed photo patches, digits or i.i.d. Gaussian images (the paper uses CIFAR-10).",
           arrays={f"{ds}_chi": dq[ds][1]["chi"].mean(0) for ds in dq},
           alt="Geometric mean of χ against the residual unit on log-log axes for photo patches, digits and Gaussian "
@@ -474,11 +385,11 @@ ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i
 dc, Ac = run("fig5_conv", replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"],
                                   depth=P["conv_depth"], records=min(P["records"], P["conv_depth"]),
                                   n_sims=P["conv_nets"]))
-Qc = panels(Ac)
+Qc = lb.bn_res_panels(Ac)
 lmc = max(2, P["conv_depth"] // 10)
 pc = lb.power_fit(dc, Qc["chi"], l_min=lmc)
 ovc = lb.power_overlay(dc, Qc["chi"], Qc["dff"][:, dc >= lmc], RD, l_min=lmc, seed=seed)
-fig = fig5(dc, Qc, f"BN ResNet, conv 3×3 periodic, N = {P['conv_width']}, B = {P['conv_batch']}", pc, ovc)
+fig = F.fig5(dc, Qc, f"BN ResNet, conv 3×3 periodic, N = {P['conv_width']}, B = {P['conv_batch']}", pc, ovc)
 ch.figure(fig, "fig5_conv",
           f"Increments, power-law growth, conditioning and tails in convolutional (3×3 periodic) BN ResNets "
           f"(Labatie, Fig. 5 (a–d)), reduced to N = {P['conv_width']}, B = {P['conv_batch']}, {P['conv_depth']} "

@@ -185,3 +185,147 @@ def test_power_overlay_closed_form():
     assert o["max_dev"] == pytest.approx(np.max(np.abs(np.expm1(eps * (ll - ll.mean())))))
     with pytest.raises(ParameterError):
         lb.power_overlay(depth, chi, d, L, l_min=0)
+
+
+# --------------------------------------------------------------------------------------------
+# Chapters 4–5: panels, tables and resolved directions
+# --------------------------------------------------------------------------------------------
+def _engine_arrays(n=5, R=12, seed=0, locs=5):
+    rng = np.random.default_rng(seed)
+    A = {}
+    for k in range(1, locs + 1):
+        A[f"chi_loc{k}"] = np.exp(rng.normal(0.1 * k, 0.2, (n, R)))
+        for q in ("reff_signal", "reff_noise", "mu2_signal", "mu4_signal", "nu2_signal", "nu1_abs_signal"):
+            A[f"{q}_loc{k}"] = rng.uniform(0.5, 4.0, (n, R))
+    return A
+
+
+def test_bn_ff_panels_factorise_the_layer_increment():
+    A = _engine_arrays(locs=4)
+    Q = lb.bn_ff_panels(A)
+    assert all(v.shape == (5, 12) for v in Q.values())
+    # the two steps of a layer multiply to χ(loc4)/χ(loc1)
+    assert np.allclose(Q["dbn"] * Q["dphi"], A["chi_loc4"] / A["chi_loc1"])
+    # the increments telescope from χ⁰ = χ(loc1) of the first record to the last χ
+    assert np.allclose(np.prod(Q["dchi"], axis=1), A["chi_loc4"][:, -1] / A["chi_loc1"][:, 0])
+    assert np.allclose(Q["dchi"][:, 1:], A["chi_loc4"][:, 1:] / A["chi_loc4"][:, :-1])
+    assert np.array_equal(Q["kurt_z"], A["mu4_signal_loc3"] / A["mu2_signal_loc3"] ** 2)
+    assert np.array_equal(Q["nu1_z"], A["nu1_abs_signal_loc3"] / np.sqrt(A["nu2_signal_loc3"]))
+    assert Q["reff_x"] is A["reff_signal_loc4"] and Q["reff_dx"] is A["reff_noise_loc4"]
+
+
+def test_bn_res_panels_locations():
+    A = _engine_arrays(locs=5)
+    Q = lb.bn_res_panels(A)
+    assert np.allclose(Q["dbn"] * Q["dphi"], A["chi_loc3"] / A["chi_loc1"])
+    assert np.allclose(Q["dff"], A["chi_loc4"] / A["chi_loc1"])
+    assert Q["chi"] is A["chi_loc5"] and Q["chi_in"].shape == (5, 1)
+    assert np.array_equal(Q["kurt_z"], A["mu4_signal_loc2"] / A["mu2_signal_loc2"] ** 2)
+    # Gaussian values: μ₄/μ₂² = 3 and ν₁/√ν₂ = √(2/π) for a standard normal sample
+    g = np.random.default_rng(1).standard_normal(400_000)
+    G = {**A, "mu4_signal_loc2": np.full((5, 12), np.mean(g**4)), "mu2_signal_loc2": np.full((5, 12), np.mean(g**2)),
+         "nu1_abs_signal_loc2": np.full((5, 12), np.mean(np.abs(g))), "nu2_signal_loc2": np.full((5, 12), np.mean(g**2))}
+    Qg = lb.bn_res_panels(G)
+    assert np.allclose(Qg["kurt_z"], lb.GAUSS_KURTOSIS, atol=0.03)
+    assert np.allclose(Qg["nu1_z"], lb.GAUSS_ABS_MEAN, atol=0.003)
+
+
+def test_spearman_by_column_is_pearson_of_ranks():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(30, 4)), rng.normal(size=(30, 4))
+    y[:, 0] = x[:, 0] ** 3            # monotone: ρ = 1
+    y[:, 1] = -np.exp(x[:, 1])        # anti-monotone: ρ = −1
+    rho = lb.spearman_by_column(x, y)
+    assert rho.shape == (4,) and rho[0] == pytest.approx(1.0) and rho[1] == pytest.approx(-1.0)
+    rank = lambda v: np.argsort(np.argsort(v)).astype(float)  # noqa: E731 (no ties in continuous data)
+    for j in (2, 3):
+        assert rho[j] == pytest.approx(np.corrcoef(rank(x[:, j]), rank(y[:, j]))[0, 1])
+    # invariant under monotone transforms of either variable
+    assert np.allclose(lb.spearman_by_column(np.exp(x), y ** 3), rho)
+    with pytest.raises(ParameterError):
+        lb.spearman_by_column(x, y[:, :3])
+
+
+def test_resolved_sign_closed_form():
+    z = 2.5758293035489004  # normal 99.5 % quantile
+    assert lb.resolved_sign(z + 1e-6, 1.0, None) == 1
+    assert lb.resolved_sign(z - 1e-6, 1.0, None) == 0
+    assert lb.resolved_sign(-z - 1e-6, 1.0, None) == -1
+    assert lb.resolved_sign(3.0 + z + 1e-6, 1.0, None, reference=3.0) == 1
+    # Student's t with 3 d.o.f.: 99 % two-sided quantile 5.8409
+    assert lb.resolved_sign(5.84, 1.0, 3) == 0 and lb.resolved_sign(5.85, 1.0, 3) == 1
+    assert lb.resolved_sign(1.0, 1.0, 3, confidence=0.5) == 1  # t(0.75; 3) = 0.765
+
+
+def test_exp_rate_table_recovers_rates():
+    d = np.arange(1.0, 41.0)
+    runs = {}
+    for ds, r in [("a", 0.1), ("b", 0.2)]:
+        rates = r + np.array([-0.01, 0.0, 0.01])
+        chi = np.exp(rates[:, None] * d)
+        runs[ds] = (d, {"chi": chi, "reff_x": np.full((3, 40), 2.0), "kurt_z": np.full((3, 40), 5.0)})
+    T = lb.exp_rate_table(runs, l_min=10)
+    assert list(T.index) == ["a", "b"]
+    assert T.loc["a", "rate"] == pytest.approx(0.1) and T.loc["b", "rate"] == pytest.approx(0.2)
+    assert T.loc["a", "± s.e."] == pytest.approx(0.01 / math.sqrt(3))
+    assert T.loc["b", "log10 χ^L"] == pytest.approx(0.2 * 40 / math.log(10))
+    assert T.loc["a", "r_eff(x^L)"] == 2.0 and T.loc["a", "kurtosis at L"] == 5.0
+
+
+def test_batch_endpoints_means_and_errors():
+    rng = np.random.default_rng(4)
+    runs = {B: {k: rng.uniform(1, 9, (6, 3)) for k in ("chi", "kurt_z", "reff_x", "reff_dx")} for B in (16, 32)}
+    T = lb.batch_endpoints(runs)
+    assert list(T.columns) == ["B", "log10_chi", "se_log10_chi", "kurtosis", "se_kurtosis", "reff_x", "se_reff_x",
+                               "reff_dx", "se_reff_dx"]
+    assert list(T["B"]) == [16, 32]
+    v = np.log10(runs[32]["chi"][:, -1])
+    assert T["log10_chi"].iloc[1] == pytest.approx(v.mean())
+    assert T["se_log10_chi"].iloc[1] == pytest.approx(v.std(ddof=1) / math.sqrt(6))
+    assert T["reff_dx"].iloc[0] == pytest.approx(runs[16]["reff_dx"][:, -1].mean())
+
+
+def test_exponent_windows_exact_power_law():
+    delta, L = 1.1, 2
+    tau = (delta ** (2 * L) - 1) / 2
+    d = np.arange(1, 101)
+    chi = np.tile(2.0 * d.astype(float) ** tau, (4, 1))
+    dff = delta + np.array([-0.01, 0.01, -0.02, 0.02])[:, None] * np.ones(100)  # mean over networks: δ
+    T = lb.exponent_windows(d, chi, dff, L, 10, 100, n_windows=4)
+    assert list(T.index) == ["10–32", "32–55", "55–77", "77–100"]
+    assert np.allclose(T["free τ"], tau) and np.allclose(T["Eq. 15 τ"], tau)
+    se = L * delta ** (2 * L - 1) * np.std([-0.01, 0.01, -0.02, 0.02], ddof=1) / 2  # delta method, √4 = 2
+    assert np.allclose(T["s.e. (Eq. 15)"], se) and np.allclose(T["difference / combined s.e."], 0.0)
+
+
+def test_power_rate_table_exact_power_law():
+    delta, L = 1.05, 2
+    tau = (delta ** (2 * L) - 1) / 2
+    d = np.arange(1, 51).astype(float)
+    Q = {"chi": np.tile(d**tau, (3, 1)), "dff": np.full((3, 50), delta), "reff_x": np.full((3, 50), 7.0)}
+    T = lb.power_rate_table({"g": (d, Q)}, L, l_min=5)
+    assert T.loc["g", "free τ"] == pytest.approx(tau) and T.loc["g", "Eq. 15 τ"] == pytest.approx(tau)
+    assert T.loc["g", "log χ^L"] == pytest.approx(tau * math.log(50)) and T.loc["g", "r_eff(x^L)"] == 7.0
+
+
+def test_kurtosis_table_values_and_gaussian_bias():
+    rng = np.random.default_rng(5)
+    A = {"mu4_signal_loc2": rng.uniform(2, 4, (5, 3)), "mu2_signal_loc2": rng.uniform(0.5, 1.5, (5, 3))}
+    T = lb.kurtosis_table([("x", 16, A), ("y", 64, A)])
+    k = A["mu4_signal_loc2"][:, -1] / A["mu2_signal_loc2"][:, -1] ** 2
+    assert T.loc[("x", 16), "kurtosis at the last unit"] == pytest.approx(k.mean())
+    assert T.loc[("x", 16), "± s.e."] == pytest.approx(k.std(ddof=1) / math.sqrt(5))
+    assert T.loc[("y", 64), "Gaussian-data bias 3(B−1)/(B+1)"] == pytest.approx(3 * 63 / 65)
+    assert T.loc[("x", 16), "networks"] == 5
+    # the bias is the mean kurtosis (moments over the batch, ddof = 0) of B Gaussian values
+    g = rng.standard_normal((40000, 16))
+    c = g - g.mean(1, keepdims=True)
+    emp = np.mean(np.mean(c**4, 1) / np.mean(c**2, 1) ** 2)
+    assert emp == pytest.approx(3 * 15 / 17, abs=0.02)
+
+
+def test_authors_arrays_show_the_four_batch_trends():
+    a = lb.AUTHORS_BN_FF_FC
+    assert a["B"] == sorted(a["B"]) and all(len(v) == 3 for v in a.values())
+    assert np.all(np.diff(a["kurtosis"]) > 0) and np.all(np.diff(a["reff_dx"]) > 0)
+    assert np.all(np.diff(a["reff_x"]) < 0) and np.all(np.diff(a["log10_chi"]) < 0)

@@ -686,3 +686,325 @@ def ratio_of_means(a: Any, b: Any) -> tuple[float, float]:
         raise ParameterError("ratio_of_means: the denominator sample has mean 0")
     r = ma / mb
     return r, abs(r) * math.hypot(sa / ma, sb / mb)
+
+
+# --------------------------------------------------------------------------------------------
+# Chapters 4–5: the curves of Labatie's Figs. 4–5, their tables and resolved directions
+# --------------------------------------------------------------------------------------------
+def bn_ff_panels(A: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-network curves (networks × records) of Labatie's Fig. 4 from the engine arrays of a
+    batch-normalised feedforward net (``arch="bn_ff"``; loc1 before the weights, loc3 after BN,
+    loc4 after the ReLU).
+
+    ``dchi``: δχ^l = χ^l/χ^{l−1} with χ⁰ = χ(loc1) of the first record; ``dbn`` = χ(loc3)/χ(loc1)
+    (convolution + BN step) and ``dphi`` = χ(loc4)/χ(loc3) (ReLU step), whose product is the
+    layer's increment; ``chi`` = χ(loc4); ``reff_x``/``reff_dx`` the effective ranks of signal and
+    noise after the ReLU; ``kurt_z`` = μ₄/μ₂² and ``nu1_z`` = ν₁(|y|)/√ν₂ of the BN output.
+    """
+    chi0 = A["chi_loc1"][:, :1]
+    chi = A["chi_loc4"]
+    return {
+        "dchi": increments(np.concatenate([chi0, chi], axis=1)),
+        "dbn": A["chi_loc3"] / A["chi_loc1"],
+        "dphi": A["chi_loc4"] / A["chi_loc3"],
+        "chi": chi,
+        "reff_x": A["reff_signal_loc4"],
+        "reff_dx": A["reff_noise_loc4"],
+        "kurt_z": A["mu4_signal_loc3"] / A["mu2_signal_loc3"] ** 2,
+        "nu1_z": A["nu1_abs_signal_loc3"] / np.sqrt(A["nu2_signal_loc3"]),
+    }
+
+
+def bn_res_panels(A: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-network curves of Labatie's Fig. 5 from the engine arrays of a batch-normalised
+    pre-activation ResNet (``arch="bn_res"``; loc1 unit input, loc2 first BN, loc3 first ReLU,
+    loc4 first weights, loc5 after the addition).
+
+    ``dff`` = χ(loc4)/χ(loc1), the feedforward increment of one layer inside the unit, = ``dbn`` ·
+    ``dphi`` · (weights step); ``chi`` = χ(loc5); ``chi_in`` = χ(loc1) at the first record;
+    effective ranks after the addition; kurtosis and ν₁(|y|)/√ν₂ after the first BN.
+    """
+    return {
+        "dff": A["chi_loc4"] / A["chi_loc1"],
+        "dbn": A["chi_loc2"] / A["chi_loc1"],
+        "dphi": A["chi_loc3"] / A["chi_loc2"],
+        "chi": A["chi_loc5"],
+        "chi_in": A["chi_loc1"][:, :1],
+        "reff_x": A["reff_signal_loc5"],
+        "reff_dx": A["reff_noise_loc5"],
+        "kurt_z": A["mu4_signal_loc2"] / A["mu2_signal_loc2"] ** 2,
+        "nu1_z": A["nu1_abs_signal_loc2"] / np.sqrt(A["nu2_signal_loc2"]),
+    }
+
+
+def spearman_by_column(x: Any, y: Any) -> np.ndarray:
+    """Spearman rank correlation of ``x[:, j]`` and ``y[:, j]`` for every column j: the correlation
+    across networks at each fixed depth (Chapter 4, δ_BN χ against the signal's conditioning)."""
+    from scipy import stats
+
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 2 or x.shape != y.shape:
+        raise ParameterError("spearman_by_column: x and y must be 2-D arrays of the same shape")
+    return np.array([stats.spearmanr(x[:, j], y[:, j]).statistic for j in range(x.shape[1])])
+
+
+def resolved_sign(
+    mean: float, se: float, dof: float | None, *, reference: float = 0.0, confidence: float = 0.99
+) -> int:
+    """+1 when the two-sided ``confidence`` t interval mean ± t·se (normal when ``dof`` is None)
+    lies above ``reference``, −1 when it lies below, 0 when it contains it (unresolved)."""
+    from .stats import t_quantile
+
+    q = t_quantile(confidence, dof)
+    if mean - q * se > reference:
+        return 1
+    if mean + q * se < reference:
+        return -1
+    return 0
+
+
+def exp_rate_table(runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float) -> Any:
+    """One row per data set of BN feedforward nets (Chapter 4, Labatie App. A): the exponential
+    rate of χ (:func:`exp_fit` over depth ≥ ``l_min``) with its error over networks, and the mean
+    over networks of log₁₀ χ, r_eff(x) and the kurtosis at the last record. ``runs`` maps a data
+    set to ``(depth, panels)`` with panels from :func:`bn_ff_panels`. Returns a DataFrame indexed
+    by ``data``."""
+    import pandas as pd
+
+    rows = []
+    for ds, (d, Q) in runs.items():
+        f = exp_fit(d, Q["chi"], l_min=l_min)
+        rows.append({"data": ds, "rate": f["rate"], "± s.e.": f["se_rate"],
+                     "log10 χ^L": summary(np.log10(Q["chi"][:, -1]))["mean"],
+                     "r_eff(x^L)": summary(Q["reff_x"][:, -1])["mean"],
+                     "kurtosis at L": summary(Q["kurt_z"][:, -1])["mean"]})
+    return pd.DataFrame(rows).set_index("data")
+
+
+#: The last-record quantities of the batch-size study (Chapter 4), as functions of the panels.
+BATCH_ENDPOINTS = {
+    "log10_chi": lambda Q: np.log10(Q["chi"][:, -1]),
+    "kurtosis": lambda Q: Q["kurt_z"][:, -1],
+    "reff_x": lambda Q: Q["reff_x"][:, -1],
+    "reff_dx": lambda Q: Q["reff_dx"][:, -1],
+}
+
+
+def batch_endpoints(runs: Mapping[int, Mapping[str, np.ndarray]]) -> Any:
+    """One row per batch size B (Chapter 4, Labatie App. A): the mean over networks and its
+    standard error (``se_<name>``) of each quantity of :data:`BATCH_ENDPOINTS` at the last record.
+    ``runs`` maps B to panels from :func:`bn_ff_panels`. Returns a DataFrame with a column ``B``."""
+    import pandas as pd
+
+    rows = []
+    for B, Q in runs.items():
+        r: dict[str, Any] = {"B": B}
+        for k, f in BATCH_ENDPOINTS.items():
+            s = summary(f(Q))
+            r[k], r[f"se_{k}"] = s["mean"], s["se"]
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def exponent_windows(depth: Any, chi: Any, delta: Any, res_depth: int, l_min: int, l_max: int,
+                     n_windows: int = 4) -> Any:
+    """The free power-law exponent and the Eq. 15 exponent over successive windows of units
+    (Chapter 5): the window edges are ``n_windows + 1`` integers spaced evenly from ``l_min`` to
+    ``l_max`` (duplicates dropped); in each window [a, b] :func:`power_fit` of ``chi`` and
+    :func:`tau_prediction` from ``delta`` (both networks × len(depth)), and their difference in
+    combined standard errors. Returns a DataFrame indexed by ``units`` ("a–b")."""
+    import pandas as pd
+
+    depth = np.asarray(depth)
+    chi = np.asarray(chi, dtype=np.float64)
+    delta = np.asarray(delta, dtype=np.float64)
+    edges = np.unique(np.linspace(l_min, l_max, check_positive_int("n_windows", n_windows) + 1).astype(int))
+    rows = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        w = (depth >= a) & (depth <= b)
+        pw = power_fit(depth[w], chi[:, w], l_min=a)
+        tw, twse = tau_prediction(delta[:, w], res_depth)
+        rows.append({"units": f"{a}–{b}", "free τ": pw["tau"], "s.e. (free)": pw["se_tau"], "Eq. 15 τ": tw,
+                     "s.e. (Eq. 15)": twse, "difference / combined s.e.": (pw["tau"] - tw) / np.hypot(pw["se_tau"], twse)})
+    return pd.DataFrame(rows).set_index("units")
+
+
+def power_rate_table(runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], res_depth: int, l_min: float) -> Any:
+    """One row per data set of BN ResNets (Chapter 5): the free exponent (:func:`power_fit`) and the
+    Eq. 15 exponent (:func:`tau_prediction`) over units ≥ ``l_min``, and log χ and r_eff(x) at the
+    last record (means over networks, log χ with its error). ``runs`` maps a data set to
+    ``(depth, panels)`` with panels from :func:`bn_res_panels`. Returns a DataFrame indexed by
+    ``data``."""
+    import pandas as pd
+
+    rows = []
+    for ds, (d, Q) in runs.items():
+        p = power_fit(d, Q["chi"], l_min=l_min)
+        t, tse = tau_prediction(Q["dff"][:, np.asarray(d) >= l_min], res_depth)
+        c = summary(np.log(Q["chi"][:, -1]))
+        rows.append({"data": ds, "free τ": p["tau"], "s.e. (free)": p["se_tau"], "Eq. 15 τ": t, "s.e. (Eq. 15)": tse,
+                     "log χ^L": c["mean"], "s.e. (log χ^L)": c["se"], "r_eff(x^L)": summary(Q["reff_x"][:, -1])["mean"]})
+    return pd.DataFrame(rows).set_index("data")
+
+
+def kurtosis_table(entries: Any) -> Any:
+    """Kurtosis μ₄/μ₂² after the first BN of BN ResNets at the last record (Chapter 5), one row per
+    ``(input label, batch, engine arrays)``: its mean over networks with standard error, the
+    low bias 3(B − 1)/(B + 1) of the kurtosis of B Gaussian values, and the number of networks.
+    Returns a DataFrame indexed by (input, batch)."""
+    import pandas as pd
+
+    from .stats import estimate
+
+    rows = []
+    for label, bsz, A in entries:
+        e = estimate(A["mu4_signal_loc2"][:, -1] / A["mu2_signal_loc2"][:, -1] ** 2)
+        rows.append({"input": label, "batch": bsz, "kurtosis at the last unit": e.mean, "± s.e.": e.se,
+                     "Gaussian-data bias 3(B−1)/(B+1)": 3 * (bsz - 1) / (bsz + 1), "networks": e.n})
+    return pd.DataFrame(rows).set_index(["input", "batch"])
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 3 (vanilla nets): the studies behind its figures and claims
+# --------------------------------------------------------------------------------------------
+def skewness_se(samples: Any, *, seed: int = 0) -> tuple[float, float]:
+    """Sample skewness (scipy's, biased) of a log-moment over networks and its standard error:
+    the larger of a bootstrap over networks (400 resamples) and the exact standard error of the
+    skewness of a Gaussian sample of the same size, √(6(n−2)/((n+1)(n+3)))."""
+    from scipy import stats as sps
+
+    x = np.asarray(samples, dtype=np.float64)
+    n = x.shape[0]
+    if x.ndim != 1 or n < 4:
+        raise ParameterError(f"skewness_se needs a 1-d sample of at least 4 values, got shape {x.shape}")
+    skew, se_boot = bootstrap(lambda a: sps.skew(a), [x], seed=seed)
+    se = max(float(se_boot), np.sqrt(6 * (n - 2) / ((n + 1) * (n + 3))))
+    return float(skew), float(se)
+
+
+def vanilla_log_moments(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: int, *, seed: int = 0) -> dict[str, Any]:
+    """Labatie's Fig. 2 and §5 drift/diffusion study from one engine run recording every layer.
+
+    ``arrays`` holds the engine's ``nu2_signal_loc1/loc3`` and ``mu2_noise_loc1/loc3``
+    (networks × layers 1..L; loc1 of layer 1 is x⁰).  Returns, for ``"nu2"`` (signal ν₂) and
+    ``"mu2dx"`` (noise μ₂): ``moments`` (networks × (L + 1), layers 0..L), ``logs`` = log m^l/m⁰
+    (l = 1..L), at the ``quarters`` L/4, L/2, 3L/4, L (column indices ``qi``) the Gaussian
+    fits ``fits`` and guaranteed KS intervals ``ks``; the ``drift_diffusion`` slopes over the
+    quarters, the ``conservation`` of the expectation one layer at a time, the log-normal
+    ``balance`` and the ``skew`` (with its error) at l = L, and ``lme`` (L × 2: log of the sample
+    mean of m^l/m⁰ and its error).  ``n`` is the number of networks."""
+    d = np.asarray(depth)
+    L = int(n_layers)
+    if not np.array_equal(d, np.arange(1, L + 1)):
+        raise ParameterError("the Fig. 2 run must record every layer (loc1 of layer 1 is x^0)")
+    moments = {  # (networks, L + 1): the moment at layers 0, 1, …, L
+        "nu2": np.concatenate([arrays["nu2_signal_loc1"][:, :1], arrays["nu2_signal_loc3"]], axis=1),
+        "mu2dx": np.concatenate([arrays["mu2_noise_loc1"][:, :1], arrays["mu2_noise_loc3"]], axis=1),
+    }
+    logs = {k: np.log(m[:, 1:] / m[:, :1]) for k, m in moments.items()}   # log m^l/m^0, l = 1..L
+    quarters = [L // 4, L // 2, 3 * L // 4, L]
+    qi = [q - 1 for q in quarters]
+    return {
+        "depth": d, "moments": moments, "logs": logs, "quarters": quarters, "qi": qi,
+        "n": int(logs["nu2"].shape[0]),
+        "fits": {k: [gaussian_fit(a[:, i]) for i in qi] for k, a in logs.items()},
+        "ks": {k: [ks_gaussian_interval(a[:, i]) for i in qi] for k, a in logs.items()},
+        "drift_diffusion": {k: drift_diffusion(np.array(quarters, float), a[:, qi], seed=seed) for k, a in logs.items()},
+        "conservation": {k: one_layer_conservation(m) for k, m in moments.items()},
+        "balance": {k: lognormal_balance(a[:, -1], seed=seed) for k, a in logs.items()},
+        "skew": {k: skewness_se(a[:, -1], seed=seed) for k, a in logs.items()},
+        "lme": {k: np.array([log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()},
+    }
+
+
+def log_moment_table(study: Mapping[str, Any]) -> Any:
+    """The table under Labatie's Fig. 2: for signal and noise at each quarter of depth, mean,
+    variance, skewness and excess kurtosis (± standard errors) and the KS distance with its 99 %
+    interval, as a pandas DataFrame indexed by (quantity, l)."""
+    import pandas as pd
+
+    rows = []
+    for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]:
+        for q, f, k in zip(study["quarters"], study["fits"][key], study["ks"][key]):
+            rows.append({"quantity": name, "l": q, "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
+                         "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
+                         "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
+                         "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
+                         "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]"})
+    return pd.DataFrame(rows).set_index(["quantity", "l"])
+
+
+def width_diffusion(runs: Mapping[int, tuple[np.ndarray, Mapping[str, np.ndarray]]], quarters: Any, *,
+                    seed: int = 0) -> dict[str, Any]:
+    """Diffusion of log ν₂(x) against the width (Labatie §5, App. A): for each width ``w`` of
+    ``runs`` ({w: (depth, arrays)} of engine runs), the per-layer diffusion over the depths
+    ``quarters`` (:func:`drift_diffusion`, bootstrap SEs), and a weighted fit of log diffusion
+    against log N (``fit``: slope ≈ −1 when diffusion ∝ 1/N).  Returns ``widths``,
+    ``diffusion``, ``se`` (arrays over widths) and ``fit``."""
+    widths = list(runs)
+    diff = []
+    for w in widths:
+        dw, Aw = runs[w]
+        f0 = int(np.searchsorted(dw, 1))
+        lg = np.log(Aw["nu2_signal_loc3"]) - np.log(Aw["nu2_signal_loc1"][:, [f0]])
+        qiw = [int(np.searchsorted(dw, q)) for q in quarters]
+        diff.append(drift_diffusion(np.array(quarters, float), lg[:, qiw], seed=seed))
+    D = np.array([r["diffusion"] for r in diff])
+    Dse = np.array([r["se_diffusion"] for r in diff])
+    fit = linear_fit(np.log(widths), np.log(D), sigma=Dse / D)
+    return {"widths": np.array(widths), "diffusion": D, "se": Dse, "fit": fit}
+
+
+def sensitivity_study(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: int) -> dict[str, Any]:
+    """Labatie's Fig. 3 statistics of one engine run: the increments ``dchi`` of χ (layers
+    1..L, from χ⁰ = ``chi_loc1`` of layer 1), and estimates over networks (mean, SE, dof) of the
+    mean increment over layers ≤ 10 (``early``) and over the last quarter l > 3L/4 (``late``),
+    of the paired ``drop`` (late − 1) − (early − 1)/2 (≤ 0 when the excess at least halves),
+    of r_eff(x^L) (``reff``) and of log10 χ^L (``log10chi``); ``n`` networks."""
+    from .stats import estimate
+
+    d = np.asarray(depth)
+    chi = arrays["chi_loc3"]
+    dchi = increments(np.concatenate([arrays["chi_loc1"][:, :1], chi], axis=1))
+    early = dchi[:, d <= 10].mean(axis=1)
+    late = dchi[:, d > 3 * n_layers // 4].mean(axis=1)
+    return {"dchi": dchi, "n": int(dchi.shape[0]), "early": estimate(early), "late": estimate(late),
+            "drop": estimate((late - 1) - 0.5 * (early - 1)),
+            "reff": estimate(arrays["reff_signal_loc3"][:, -1]),
+            "log10chi": estimate(np.log10(chi[:, -1]))}
+
+
+def coactivation_trend(coact: Mapping[str, np.ndarray], early: int = 10) -> dict[str, Any]:
+    """Estimates over networks from :func:`vanilla_coactivation`: the always-on/off fraction at
+    the first record ≥ ``early`` (``early``) and at the last record (``late``), their paired
+    difference (``growth``) and the linearity index at the last record (``linearity``)."""
+    from .stats import estimate
+
+    i = int(np.searchsorted(coact["depth"], early))
+    c = coact["coactive"]
+    return {"early": estimate(c[:, i]), "late": estimate(c[:, -1]), "growth": estimate(c[:, -1] - c[:, i]),
+            "linearity": estimate(coact["linearity"][:, -1])}
+
+
+def dataset_estimates(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]], n_layers: int) -> dict[str, dict[str, Any]]:
+    """For each data set of ``runs`` ({name: (depth, arrays)}), estimates over networks of the
+    effective rank of the signal entering layer 1, of χ^L and of r_eff(x^L), keyed as in the
+    chapter's table."""
+    from .stats import estimate
+
+    L = n_layers
+    return {ds: {"r_eff(x⁰)": estimate(A["reff_signal_loc1"][:, 0]), f"χ^{L}": estimate(A["chi_loc3"][:, -1]),
+                 f"r_eff(x^{L})": estimate(A["reff_signal_loc3"][:, -1])} for ds, (_, A) in runs.items()}
+
+
+#: The authors' published fully-connected BN feedforward arrays (github.com/alabatie/moments-dnns,
+#: commit 351be490, npz of the batch-size study: width 512, CIFAR-10, depth 200, 200 networks each):
+#: means over networks at l = 200, one entry per batch size ``B`` (Chapter 4).
+AUTHORS_BN_FF_FC = {
+    "B": [128, 256, 512],
+    "reff_x": [4.574, 2.934, 2.405],
+    "reff_dx": [8.555, 12.364, 17.018],
+    "kurtosis": [8.044, 18.264, 34.478],
+    "log10_chi": [16.865, 16.125, 15.550],
+}

@@ -1,0 +1,94 @@
+"""Figures of Chapter 4 (batch-normalised feedforward nets, Labatie 2019 §6, Fig. 4 and App. A)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import labatie as lb
+
+
+def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[str, Any] | None = None) -> Any:
+    """Labatie's Fig. 4 (a–d): (a) increments δχ, δ_BN χ, δ_φ χ; (b) χˡ on a log axis with the
+    exponential fit ``fit`` (from :func:`layerwise.labatie.exp_fit`); (c) effective ranks of signal
+    and noise; (d) kurtosis and ν₁(|y|) of the BN output. ``Q`` holds the panels of
+    :func:`layerwise.labatie.bn_ff_panels` at the record depths ``d``."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
+    axes = ax.ravel()
+    lb.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
+    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    if fit is not None:
+        axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1, label="exponential fit")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel(r"$\chi^l$")
+    axes[1].legend(fontsize=8)
+    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
+    for a, letter in zip(axes, "abcd"):
+        a.set_xlabel("layer l")
+        a.set_title(f"({letter})", loc="left", fontsize=10)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def dbn_vs_conditioning(rin: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray) -> Any:
+    """Left: δ_BN χ against r_eff of the incoming signal for every (network, layer) pair, coloured
+    by depth (``rin``, ``dbn`` networks × len(depth)); right: the rank correlation across networks
+    at each depth (``within``)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
+    axes[0].scatter(rin.ravel(), dbn.ravel(), s=3, alpha=0.3, c=np.broadcast_to(depth, rin.shape).ravel(), cmap="rocket")
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
+    axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
+    axes[1].plot(depth, within)
+    axes[1].axhline(0, color="k", lw=0.8)
+    axes[1].set_xlabel("layer l")
+    axes[1].set_ylabel("Spearman ρ across networks")
+    fig.tight_layout()
+    return fig
+
+
+def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) -> Any:
+    """Mean log₁₀ χ (left) and mean r_eff(x) (right, log axis) against depth, one curve per data
+    set; ``runs`` maps a data set to ``(depth, panels)``."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
+    for ds, (dd_, Qd) in runs.items():
+        axes[0].plot(dd_, np.log10(Qd["chi"]).mean(0), label=ds)
+        axes[1].plot(dd_, Qd["reff_x"].mean(0), label=ds)
+    axes[0].set_ylabel(r"mean $\log_{10}\chi^l$")
+    axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("layer l")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def batch_size(BT: Any, authors: Any, depth: int) -> Any:
+    """log₁₀ χ, kurtosis, r_eff(x) and r_eff(dx) at layer ``depth`` against the batch size: ours
+    (``BT`` from :func:`layerwise.labatie.batch_endpoints`) with ±2 SE, the authors' (``authors``:
+    ``B`` and the same names, e.g. :data:`layerwise.labatie.AUTHORS_BN_FF_FC`) as crosses."""
+    import matplotlib.pyplot as plt
+
+    L = depth
+    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.4))
+    labels = {"log10_chi": rf"$\log_{{10}}\chi^{{{L}}}$", "kurtosis": rf"kurtosis $\mu_4(y^{{{L}}})$",
+              "reff_x": rf"$r_\mathrm{{eff}}(x^{{{L}}})$", "reff_dx": rf"$r_\mathrm{{eff}}(dx^{{{L}}})$"}
+    for a, k in zip(ax.ravel(), labels):
+        a.errorbar(BT["B"], BT[k], yerr=2 * BT[f"se_{k}"], marker="o", capsize=3, label="ours")
+        a.plot(authors["B"], authors[k], "kx", ms=7, label="authors (N = 512)")
+        a.set_xscale("log", base=2)
+        a.set_xlabel("batch size B")
+        a.set_ylabel(labels[k])
+    ax[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

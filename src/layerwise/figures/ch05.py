@@ -1,0 +1,84 @@
+"""Figures of Chapter 5 (batch-normalised ResNets, Labatie 2019 §7, Fig. 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import labatie as lb
+
+
+def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[str, Any] | None = None,
+         overlay: Mapping[str, Any] | None = None) -> Any:
+    """Labatie's Fig. 5 (a–d): (a) increments of χ inside the first layer of each unit; (b) χˡ on
+    log-log axes with the free power-law fit ``pfit`` (:func:`layerwise.labatie.power_fit`, dashed)
+    and the Eq. 15 overlay ``overlay`` (:func:`layerwise.labatie.power_overlay`, dotted);
+    (c) effective ranks; (d) kurtosis and ν₁(|y|) after the first BN. ``Q`` holds the panels of
+    :func:`layerwise.labatie.bn_res_panels` at the units ``d``."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
+    axes = ax.ravel()
+    lb.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
+    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    if pfit is not None:
+        axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label="free fit")
+    if overlay is not None:
+        axes[1].plot(d, np.exp(overlay["log_c"]) * d ** overlay["tau"], "r:", lw=1.5, label="Eq. 15 exponent")
+    axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel(r"$\chi^l$")
+    axes[1].legend(fontsize=8)
+    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
+    for a, letter in zip(axes, "abcd"):
+        a.set_xlabel("residual unit l")
+        a.set_title(f"({letter})", loc="left", fontsize=10)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def resnet_vs_ff(ff_depth: np.ndarray, ff_chi: np.ndarray, ff_reff: np.ndarray, res_depth: np.ndarray,
+                 res_chi: np.ndarray, res_reff: np.ndarray) -> Any:
+    """Left: mean log χ of feedforward nets against depth (bottom axis) and of ResNets against
+    log depth (top axis); right: the signal's effective rank of both (mean and 10–90 % band).
+    The χ and r_eff arrays are networks × records."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    axes[0].plot(ff_depth, np.log(ff_chi).mean(0), label="feedforward vs l", color="C3")
+    axes[0].set_xlabel("layer l (feedforward)")
+    axes[0].set_ylabel(r"mean $\log\chi$")
+    ax2 = axes[0].twiny()
+    ax2.plot(np.log(res_depth), np.log(res_chi).mean(0), label="ResNet vs log l", color="C0")
+    ax2.set_xlabel("log l (ResNet units)", color="C0")
+    axes[0].legend(loc="upper left", fontsize=8)
+    ax2.legend(loc="lower right", fontsize=8)
+    lb.plot_band(axes[1], ff_depth, ff_reff, "BN feedforward", "C3")
+    lb.plot_band(axes[1], res_depth, res_reff, "BN ResNet", "C0")
+    axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("layer / unit l")
+    axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) -> Any:
+    """Geometric mean of χ against the residual unit on log-log axes, one curve per data set;
+    ``runs`` maps a data set to ``(depth, panels)``."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for ds, (dd_, Qd) in runs.items():
+        ax.plot(dd_, np.exp(np.log(Qd["chi"]).mean(0)), label=ds)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("residual unit l")
+    ax.set_ylabel(r"geometric mean $\chi^l$")
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,87 @@
+"""Figures of Chapter 4 drawn from small synthetic arrays: panels, plotted data, width."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from layerwise import labatie as lb  # noqa: E402
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
+from layerwise.figures import ch04 as F  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _style():
+    from layerwise.plotting import set_style
+
+    set_style()  # the book's style, as Chapter applies it (registers seaborn's colormaps)
+    yield
+    plt.close("all")
+
+
+def _panels(n=4, R=15, seed=0):
+    rng = np.random.default_rng(seed)
+    Q = {k: rng.uniform(0.5, 3.0, (n, R)) for k in ("dchi", "dbn", "dphi", "reff_x", "reff_dx", "kurt_z", "nu1_z")}
+    Q["chi"] = np.exp(np.cumsum(rng.uniform(0.1, 0.2, (n, R)), axis=1))
+    return np.arange(1, R + 1), Q
+
+
+def _width(fig):
+    return fig.get_size_inches()[0]
+
+
+def test_fig4_panels_and_fit_line():
+    d, Q = _panels()
+    fit = lb.exp_fit(d, Q["chi"], l_min=2)
+    fig = F.fig4(d, Q, "title", fit)
+    assert _width(fig) <= MAX_FIGURE_WIDTH_IN
+    axes = fig.axes
+    assert len(axes) == 5  # 2×2 panels and the twin axis of panel (d)
+    assert [a.get_title(loc="left") for a in axes[:4]] == ["(a)", "(b)", "(c)", "(d)"]
+    # panel (b): the geometric mean of χ and the exponential fit
+    lines = {ln.get_label(): ln for ln in axes[1].get_lines()}
+    assert np.allclose(lines["geometric mean"].get_ydata(), np.exp(np.log(Q["chi"]).mean(0)))
+    assert np.allclose(lines["exponential fit"].get_ydata(), np.exp(fit["intercept"] + fit["rate"] * d))
+    assert axes[1].get_yscale() == "log"
+    # panel (a): the mean increment
+    assert np.allclose(axes[0].get_lines()[0].get_ydata(), Q["dchi"].mean(0))
+    assert len(F.fig4(d, Q, "no fit").axes[1].get_lines()) == 1
+
+
+def test_dbn_vs_conditioning_scatter_and_within():
+    rng = np.random.default_rng(1)
+    rin, dbn = rng.uniform(1, 10, (3, 6)), rng.uniform(1, 2, (3, 6))
+    depth, within = np.arange(10, 16), rng.uniform(-1, 1, 6)
+    fig = F.dbn_vs_conditioning(rin, dbn, depth, within)
+    assert _width(fig) <= MAX_FIGURE_WIDTH_IN and len(fig.axes) == 2
+    pts = fig.axes[0].collections[0].get_offsets()
+    assert np.allclose(pts[:, 0], rin.ravel()) and np.allclose(pts[:, 1], dbn.ravel())
+    assert np.allclose(fig.axes[1].get_lines()[0].get_ydata(), within)
+
+
+def test_datasets_one_curve_per_data_set():
+    runs = {ds: _panels(seed=i) for i, ds in enumerate(["patches", "digits", "gaussian"])}
+    fig = F.datasets(runs)
+    assert _width(fig) <= MAX_FIGURE_WIDTH_IN and len(fig.axes) == 2
+    left = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in left] == list(runs)
+    assert np.allclose(left[1].get_ydata(), np.log10(runs["digits"][1]["chi"]).mean(0))
+    assert np.allclose(fig.axes[1].get_lines()[2].get_ydata(), runs["gaussian"][1]["reff_x"].mean(0))
+
+
+def test_batch_size_ours_and_authors():
+    rng = np.random.default_rng(2)
+    BT = lb.batch_endpoints({B: {k: rng.uniform(1, 9, (4, 3)) for k in ("chi", "kurt_z", "reff_x", "reff_dx")}
+                             for B in (16, 32, 64)})
+    fig = F.batch_size(BT, lb.AUTHORS_BN_FF_FC, 200)
+    assert _width(fig) <= MAX_FIGURE_WIDTH_IN and len(fig.axes) == 4
+    for a, k in zip(fig.axes, ("log10_chi", "kurtosis", "reff_x", "reff_dx")):
+        ours, authors = a.get_lines()[0], a.get_lines()[-1]
+        assert np.allclose(ours.get_xdata(), [16, 32, 64]) and np.allclose(ours.get_ydata(), BT[k])
+        assert np.allclose(authors.get_ydata(), lb.AUTHORS_BN_FF_FC[k])
+        assert a.get_xscale() == "log"
