@@ -65,18 +65,14 @@ smooth_qs = None      # number of q values for ν(f; q)
 smooth_samples = None # Monte-Carlo samples per (activation, q)
 
 # %%
-import math
-
-import matplotlib.pyplot as plt
 import numpy as np
-from scipy.optimize import brentq
 
 from layerwise import capacity as cap
 from layerwise import stats as lst
 from layerwise.chapter import Chapter
 from layerwise.claims import DEFAULT_CONFIDENCE, accepted_set, grade
-from layerwise.params import resolve
-from layerwise.plotting import CMAP_DIVERGING
+from layerwise.figures import ch01 as F
+from layerwise.params import resolve_from
 
 SCALES = {
     "ci": dict(nu_samples=20_000, nu_n=64, nu_m=16, heat_samples=20_000, fn3_ns=[8, 16, 32, 64],
@@ -91,11 +87,8 @@ SCALES = {
                   emp_sizes=[300, 1000, 3000, 10000, 30000, 100000, 300000], emp_reps=20,
                   smooth_qs=20, smooth_samples=1_000_000),
 }
-P = resolve(SCALES, scale, nu_samples=nu_samples, nu_n=nu_n, nu_m=nu_m, heat_samples=heat_samples,
-            fn3_ns=fn3_ns, fn3_samples=fn3_samples, cap_trials=cap_trials, emp_sizes=emp_sizes,
-            emp_reps=emp_reps, smooth_qs=smooth_qs, smooth_samples=smooth_samples)
+P = resolve_from(SCALES, scale, globals())
 ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, params=P)
-CV = cap.CODE_VERSION
 
 
 def outcome(measured, se, dof, reference, tol, comparison):
@@ -123,35 +116,12 @@ def outcome(measured, se, dof, reference, tol, comparison):
 # fixed, is the subject of the footnote-3 section.
 
 # %%
-NU_CASES = [("linear", None), ("leaky_relu", 0.05), ("leaky_relu", 0.2), ("leaky_relu", 0.5),
-            ("leaky_relu", 0.8), ("relu", None), ("abs", None), ("pseudo_random", None)]
-
-
-def label(name, slope):
-    return f"leaky ReLU a={slope}" if name == "leaky_relu" else name.replace("_", "-")
-
-
-def compute_nu():
-    rows = []
-    for k, (name, slope) in enumerate(NU_CASES):
-        r = cap.nu_monte_carlo(name, n=P["nu_n"], m=P["nu_m"], n_samples=P["nu_samples"],
-                               rng=ch.rng("nu", k), slope=slope)
-        rows.append([r["nu"], r["se"], r["diag"], r["diag_se"], cap.nu_closed_form(name, slope)])
-    return {"table": np.array(rows)}
-
-
-nu_cfg = dict(cases=[[n, s] for n, s in NU_CASES], n=P["nu_n"], m=P["nu_m"], n_samples=P["nu_samples"])
-NU = ch.cached("nu_mc", nu_cfg, compute_nu, code_version=CV)["table"]
-
-fig, ax = plt.subplots(figsize=(7.5, 3.6))
-x = np.arange(len(NU_CASES))
-ax.errorbar(x, NU[:, 0], yerr=3 * NU[:, 1], fmt="o", ms=5, capsize=4, label="Monte-Carlo ± 3 SE")
-ax.scatter(x, NU[:, 4], marker="_", s=500, color="C1", zorder=3, label="ν = (α+β)²/4 (Eq. 13)")
-ax.set_xticks(x, [label(*c) for c in NU_CASES], rotation=30, ha="right")
-ax.set_ylabel("decoupling scale ν")
-ax.legend(loc="upper right")
-ch.figure(fig, "nu_scale", "The decoupling scale ν from linear (ν = 1) to pseudo-random (ν = 0) layers, "
-          "Monte-Carlo against the closed form (Donier, Eqs. 13 and 15). "
+NU_CASES = [["linear", None], ["leaky_relu", 0.05], ["leaky_relu", 0.2], ["leaky_relu", 0.5],
+            ["leaky_relu", 0.8], ["relu", None], ["abs", None], ["pseudo_random", None]]
+NU = ch.cached_call(cap.nu_table, cases=NU_CASES, n=P["nu_n"], m=P["nu_m"], n_samples=P["nu_samples"],
+                    seed=ch.seed)["table"]
+ch.figure(F.nu_scale(NU, NU_CASES), "nu_scale", "The decoupling scale ν from linear (ν = 1) to pseudo-random (ν = 0) "
+          "layers, Monte-Carlo against the closed form (Donier, Eqs. 13 and 15). "
           f"{P['nu_samples']:,} samples, n = {P['nu_n']}, m = {P['nu_m']}, a fresh random P per sample: the idealised "
           "setting in which Eq. 13 is exact, so the agreement illustrates the scale rather than testing it.",
           arrays={"nu": NU[:, 0], "se": NU[:, 1], "nu_formula": NU[:, 4]})
@@ -167,39 +137,15 @@ ch.figure(fig, "nu_scale", "The decoupling scale ν from linear (ν = 1) to pseu
 # diagonal ratios to 1); that agreement is again exact by construction and unit-tested.
 
 # %%
-HEAT = [("linear", None), ("leaky_relu", 0.2), ("relu", None), ("abs", None), ("pseudo_random", None)]
-HN, HM, RHO = 8, 4, 0.6
-SIG = RHO ** np.abs(np.subtract.outer(np.arange(HN), np.arange(HN)))
-
-
-def compute_heat():
-    out = {}
-    for k, (name, slope) in enumerate(HEAT):
-        r = cap.augmented_covariance_mc(name, SIG, m=HM, n_samples=P["heat_samples"], rng=ch.rng("heat", k),
-                                        slope=slope, unit_seeds=np.arange(HM) + 100 * k)
-        out[f"S_{k}"] = r["S"]
-        out[f"off_{k}"] = r["off"]
-    return out
-
-
-HEATR = ch.cached("heatmaps", dict(cases=[[n, s] for n, s in HEAT], n=HN, m=HM, rho=RHO,
-                                    n_samples=P["heat_samples"], v=2), compute_heat, code_version=CV)
-
-fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.6))
-for k, ((name, slope), ax) in enumerate(zip(HEAT, axes.flat)):
-    im = ax.imshow(HEATR[f"S_{k}"], cmap=CMAP_DIVERGING, vmin=-1, vmax=1)
-    ax.set_title(f"{label(name, slope)}\nν = {cap.nu_closed_form(name, slope):.3f}, fit {HEATR[f'off_{k}'].mean():.3f}",
-                 fontsize=9)
-    ax.set_xticks([]), ax.set_yticks([])
-    ax.grid(False)
-    for b in range(1, HM):
-        ax.axhline(b * HN - 0.5, color="k", lw=0.4), ax.axvline(b * HN - 0.5, color="k", lw=0.4)
-axes.flat[-1].axis("off")
-fig.colorbar(im, ax=axes.flat[-1], fraction=0.6, shrink=0.9, label="Σ̃ entry")
-ch.figure(fig, "augmented_covariance", "Empirical augmented covariance Σ̃ of a layer with n = 8 inputs and m = 4 "
-          "units for five activations, drawn as Donier's Fig. 3: diagonal blocks ≈ Σ, off-diagonal blocks ≈ νΣ "
+HEAT = [["linear", None], ["leaky_relu", 0.2], ["relu", None], ["abs", None], ["pseudo_random", None]]
+HN, HM = 8, 4
+HEATR = ch.cached_call(cap.augmented_covariance_heatmaps, cases=HEAT, n=HN, m=HM, rho=0.6,
+                       n_samples=P["heat_samples"], seed=ch.seed)
+ch.figure(F.augmented_covariance(HEATR, HEAT, HN, HM), "augmented_covariance", "Empirical augmented covariance Σ̃ "
+          "of a layer with n = 8 inputs and m = 4 units for five activations, drawn as Donier's Fig. 3: diagonal "
+          "blocks ≈ Σ, off-diagonal blocks ≈ νΣ "
           f"(Eq. 14). Σ_kl = 0.6^|k−l|, {P['heat_samples']:,} samples, a fresh random P per sample.",
-          arrays={**{f"S_{k}": HEATR[f"S_{k}"] for k in range(len(HEAT))}, "Sigma": SIG})
+          arrays={**{f"S_{k}": HEATR[f"S_{k}"] for k in range(len(HEAT))}, "Sigma": HEATR["Sigma"]})
 
 # %% [markdown]
 # ## How good is Eq. 13 for a fixed layer? (footnote 3)
@@ -220,45 +166,22 @@ ch.figure(fig, "augmented_covariance", "Empirical augmented covariance Σ̃ of a
 # freedom).
 
 # %%
-FN3 = [("relu", None), ("abs", None)] + ([("leaky_relu", 0.2)] if scale != "ci" else [])
+FN3 = [["relu", None], ["abs", None]] + ([["leaky_relu", 0.2]] if scale != "ci" else [])
+FN3R = ch.cached_call(cap.footnote3_table, cases=FN3, ns=P["fn3_ns"], n_samples=P["fn3_samples"], seed=ch.seed)
+FN3_ROWS = [FN3R[f"rows_{k}"] for k in range(len(FN3))]
+ch.figure(F.footnote3_error(FN3_ROWS, FN3), "footnote3_error", "Relative Frobenius error of the approximation "
+          "E[η_iη_j y_k y_l] ≈ ν E[y_k y_l] for a fixed layer, against the input dimension n (Donier, Eq. 13 and "
+          "footnote 3): Monte-Carlo (points) against the exact Gaussian result √2(β−α)²/(2π√n) (lines).",
+          arrays={f"rows_{k}": R for k, R in enumerate(FN3_ROWS)})
 
-
-def compute_fn3():
-    out = {}
-    for k, (name, slope) in enumerate(FN3):
-        rows = []
-        for j, n in enumerate(P["fn3_ns"]):
-            r = cap.footnote3_error_mc(name, n=n, n_samples=P["fn3_samples"], rng=ch.rng("fn3", k, j), slope=slope)
-            rows.append([n, r["err2"], r["err2_se"], cap.footnote3_error_closed_form(name, n, slope) ** 2])
-        out[f"rows_{k}"] = np.array(rows)
-    return out
-
-
-FN3R = ch.cached("footnote3", dict(cases=[[n, s] for n, s in FN3], ns=P["fn3_ns"], n_samples=P["fn3_samples"]),
-                 compute_fn3, code_version=CV)
-fig, ax = plt.subplots(figsize=(5.5, 3.8))
-for k, (name, slope) in enumerate(FN3):
-    R = FN3R[f"rows_{k}"]
-    err = np.sqrt(np.clip(R[:, 1], 1e-12, None))
-    derr = R[:, 2] / (2 * err)
-    ax.errorbar(R[:, 0], err, yerr=3 * derr, fmt="o", color=f"C{k}", capsize=3, label=f"{label(name, slope)} (MC ± 3 SE)")
-    ns = np.geomspace(R[0, 0], R[-1, 0], 50)
-    ax.plot(ns, [cap.footnote3_error_closed_form(name, int(v), slope) for v in ns], color=f"C{k}", lw=1)
-ax.set_xscale("log", base=2), ax.set_yscale("log")
-ax.set_xlabel("input dimension n"), ax.set_ylabel("‖E[η_iη_j YYᵀ] − νΣ‖_F / ‖Σ‖_F")
-ax.legend(fontsize=8)
-ch.figure(fig, "footnote3_error", "Relative Frobenius error of the approximation E[η_iη_j y_k y_l] ≈ ν E[y_k y_l] "
-          "for a fixed layer, against the input dimension n (Donier, Eq. 13 and footnote 3): Monte-Carlo (points) "
-          "against the exact Gaussian result √2(β−α)²/(2π√n) (lines).",
-          arrays={f"rows_{k}": FN3R[f"rows_{k}"] for k in range(len(FN3))})
+# %%
 fn3_pooled = {}
-for k, (name, slope) in enumerate(FN3):
-    R = FN3R[f"rows_{k}"]
-    ratio, ratio_se, ratio_dof = lst.inverse_variance_mean(R[:, 1] / R[:, 3], R[:, 2] / R[:, 3], 9)
+for (name, slope), R in zip(FN3, FN3_ROWS):
+    ratio, ratio_se, ratio_dof = cap.footnote3_pooled_ratio(R)
     fn3_pooled[name] = (ratio, ratio_se, outcome(ratio, ratio_se, ratio_dof, 1.0, 0.1, "rel"))
     tag = name if slope is None else f"{name}_{slope}"
-    ch.claim(f"footnote3_{tag}", f"Footnote 3, {label(name, slope)}: the measured squared block error of a fixed layer "
-             "equals the closed form 2(β−α)⁴/(4π²n) (ratio measured/closed form, pooled over n)",
+    ch.claim(f"footnote3_{tag}", f"Footnote 3, {cap.activation_label(name, slope)}: the measured squared block error "
+             "of a fixed layer equals the closed form 2(β−α)⁴/(4π²n) (ratio measured/closed form, pooled over n)",
              kind="predicts", measured=ratio, se=ratio_se, dof=ratio_dof, reference=1.0, tol=0.1, comparison="rel",
              why="the closed form is exact for Gaussian inputs, so the margin is only the declared meaning of "
                  "'agrees': 10 % on the squared error (5 % on the error), below what the log-scale figure resolves and "
@@ -267,12 +190,10 @@ for k, (name, slope) in enumerate(FN3):
              source="Donier 2019, Eq. 13 and footnote 3; closed form derived in this chapter",
              note="" if fn3_pooled[name][2] == "pass" else "the pooled ratio's 99 % interval is not inside ±10 %: "
              "too few samples at the largest n, or a real departure — see the figure")
-c_relu = (lambda a, b: (b - a) ** 2 / (2 * math.pi))(*cap.eta_levels("relu"))
-c_abs = (lambda a, b: (b - a) ** 2 / (2 * math.pi))(*cap.eta_levels("abs"))
 ch.glue("fn3_ratio_relu", fn3_pooled["relu"][0], se=fn3_pooled["relu"][1])
 ch.glue("fn3_ratio_abs", fn3_pooled["abs"][0], se=fn3_pooled["abs"][1])
-ch.glue("fn3_opnorm_relu", c_relu)
-ch.glue("fn3_opnorm_abs", c_abs)
+ch.glue("fn3_opnorm_relu", cap.footnote3_opnorm("relu"))
+ch.glue("fn3_opnorm_abs", cap.footnote3_opnorm("abs"))
 
 # %% [markdown]
 # Pooled over n, the measured squared error is {glue}`fn3_ratio_relu` times the closed form for
@@ -319,49 +240,18 @@ ch.glue("fn3_opnorm_abs", c_abs)
 # at the Monte-Carlo rate N^{-1/2}.
 
 # %%
-EN, EM, EP = 8, 16, 5
-rng_pr = ch.rng("pseudo_random_layer")
-P_pr = cap.random_unit_columns(EN, EM, rng_pr)
-J_pr = rng_pr.standard_normal((EM, EP))
-kphi = cap.feature_capacities(J_pr)
-k_eq25 = cap.pseudo_random_capacities(P_pr, kphi)
-
-
-def compute_emp():
-    out = np.zeros((len(P["emp_sizes"]), P["emp_reps"], EN))
-    for a, N in enumerate(P["emp_sizes"]):
-        for b in range(P["emp_reps"]):
-            rng = ch.rng("emp", a, b)
-            Y = rng.standard_normal((N, EN))
-            seeds = np.arange(EM) + 1000 * (a * 100 + b + 1)
-            E = cap.eta("pseudo_random", Y @ P_pr, unit_seed=seeds[None, :])
-            out[a, b] = cap.empirical_augmented_capacities(Y, E, P_pr, J_pr)
-    return {"kappa": out}
-
-
-EMP = ch.cached("empirical_pr", dict(n=EN, m=EM, p=EP, sizes=P["emp_sizes"], reps=P["emp_reps"]),
-                compute_emp, code_version=CV)["kappa"]
-errs = np.linalg.norm(EMP - k_eq25, axis=-1)  # (sizes, reps)
-sizes = np.array(P["emp_sizes"], float)
-slope_fit = lst.linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
-k_mean, k_se = lst.mean_se(EMP[-1])
-
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
-ax = axes[0]
-w = 0.38
-ax.bar(np.arange(EN) - w / 2, k_eq25, w, label="Eq. 25: (P∘P)κ^φ")
-ax.bar(np.arange(EN) + w / 2, k_mean, w, yerr=3 * k_se, capsize=3, label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)")
-ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend(fontsize=7)
-ax = axes[1]
-ax.loglog(np.repeat(sizes, errs.shape[1]), errs.ravel(), ".", alpha=0.5, label="replicates")
-ax.loglog(sizes, errs.mean(1), "o-", label=f"mean; slope {slope_fit['slope']:.2f} ± {slope_fit['slope_se']:.2f}")
-ax.loglog(sizes, errs.mean(1)[0] * (sizes / sizes[0]) ** -0.5, "k--", lw=1, label="∝ N^{-1/2}")
-ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend(fontsize=7)
-ch.figure(fig, "pseudo_random_capacities", "Capacities of a pseudo-random layer, input-space capacities κ = (P∘P)κ^φ "
+EMP = ch.cached_call(cap.pseudo_random_layer_capacities, n=8, m=16, p=5, sizes=P["emp_sizes"], reps=P["emp_reps"],
+                     seed=ch.seed)
+CONV = cap.capacity_convergence(EMP["kappa"], EMP["kappa_eq25"], P["emp_sizes"])
+errs, sizes, slope_fit = CONV["errors"], CONV["sizes"], CONV["fit"]
+ch.figure(F.pseudo_random_capacities(EMP["kappa_eq25"], CONV["k_mean"], CONV["k_se"], sizes, errs, slope_fit),
+          "pseudo_random_capacities", "Capacities of a pseudo-random layer, input-space capacities κ = (P∘P)κ^φ "
           "of Donier's Eq. 25 against those from an empirical augmented covariance of a hashed pseudo-random "
           "activation (left), and the convergence of the latter as the sample grows (right).",
-          arrays={"kappa_eq25": k_eq25, "kappa_emp": EMP, "sizes": sizes, "errors": errs, "kappa_phi": kphi})
+          arrays={"kappa_eq25": EMP["kappa_eq25"], "kappa_emp": EMP["kappa"], "sizes": sizes, "errors": errs,
+                  "kappa_phi": EMP["kappa_phi"]})
 
+# %%
 e_last = lst.estimate(errs[-1])
 ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,} samples, capacities from the empirical augmented "
          "covariance of a real pseudo-random activation agree with (P∘P)κ^φ (Euclidean distance over the 8 inputs, "
@@ -409,43 +299,17 @@ ch.glue("emp_n_last", int(sizes[-1]))
 # %%
 QS = np.geomspace(0.01, 10.0, P["smooth_qs"])
 QF = np.geomspace(0.01, 1e4, 120)
-nu_quad = {name: np.array([cap.nu_smooth(name, q) for q in QF]) for name in cap.SMOOTH}
-
-
-def compute_smooth():
-    out = {}
-    for k, name in enumerate(cap.SMOOTH):
-        rows = []
-        for j, q in enumerate(QS):
-            r = cap.nu_monte_carlo(name, n=4000, m=16, n_samples=P["smooth_samples"], q=float(q),
-                                   rng=ch.rng("smooth", k, j))
-            rows.append([q, r["nu"], r["se"]])
-        out[name] = np.array(rows)
-    return out
-
-
-SM = ch.cached("smooth_nu", dict(qs=QS, n=4000, m=16, n_samples=P["smooth_samples"]), compute_smooth, code_version=CV)
-
-fig, ax = plt.subplots(figsize=(6.5, 4))
-for k, name in enumerate(cap.SMOOTH):
-    ax.plot(QF, nu_quad[name], color=f"C{k}", label=f"{name} (quadrature)")
-    R = SM[name]
-    ax.errorbar(R[:, 0], R[:, 1], yerr=3 * R[:, 2], fmt="o", ms=3.5, color=f"C{k}", capsize=2)
-ax.axhline(1, color="gray", lw=0.8, ls=":"), ax.axhline(0.5, color="gray", lw=0.8, ls=":")
-ax.text(0.011, 0.46, "ReLU, ν = ½", fontsize=8, color="gray")
-ax.set_xscale("log"), ax.set_xlabel("pre-activation variance q"), ax.set_ylabel("ν(f; q) = (E η)² / E η²")
-ax.set_ylim(0, 1.05)
-ax.legend(fontsize=8)
-ch.figure(fig, "smooth_nu", "Decoupling scale ν(f; q) of smooth activations against the pre-activation variance q, "
-          "beyond the paper: quadrature (lines) and Monte-Carlo ± 3 SE (points, q ≤ 10) — extends Donier, Eqs. 13 "
-          "and 15.",
+nu_quad = {name: cap.nu_smooth_curve(name, QF) for name in cap.SMOOTH}
+SM = ch.cached_call(cap.smooth_nu_table, names=list(cap.SMOOTH), qs=QS, n=4000, m=16,
+                    n_samples=P["smooth_samples"], seed=ch.seed)
+ch.figure(F.smooth_nu(QF, nu_quad, SM), "smooth_nu", "Decoupling scale ν(f; q) of smooth activations against the "
+          "pre-activation variance q, beyond the paper: quadrature (lines) and Monte-Carlo ± 3 SE (points, q ≤ 10) "
+          "— extends Donier, Eqs. 13 and 15.",
           arrays={"q_fine": QF, **{f"quad_{n}": v for n, v in nu_quad.items()}, **{f"mc_{n}": SM[n] for n in cap.SMOOTH}})
-
-q_half = brentq(lambda lq: cap.nu_smooth("tanh", 10.0**lq) - 0.5, 0.0, 4.0)
 ch.glue("tanh_nu_q10", cap.nu_smooth("tanh", 10.0), digits=2)
 ch.glue("tanh_nu_q100", cap.nu_smooth("tanh", 100.0), digits=2)
 ch.glue("tanh_nu_q1e4", cap.nu_smooth("tanh", 1e4), digits=2)
-ch.glue("tanh_q_half", float(f"{10.0**q_half:.2g}"), digits=3)
+ch.glue("tanh_q_half", float(f"{cap.q_at_nu('tanh', 0.5):.2g}"), digits=3)
 ch.glue("elu_nu_q1e4", cap.nu_smooth("elu", 1e4), digits=2)
 
 # %% [markdown]

@@ -359,3 +359,215 @@ def test_bad_inputs_raise_parameter_error():
                              n_inputs=1, n_nets=1, seed=0)
     with pytest.raises(ParameterError, match="depth"):
         C.shattering_gradients(arch="plain", depth=-1, width=3, n_points=4, n_nets=1, seed=0)
+
+
+# -- the runs of chapters 1–2 -----------------------------------------------------------------------
+def test_stream_draws_what_the_chapter_draws(tmp_path):
+    from layerwise.chapter import Chapter
+
+    ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", results=tmp_path)
+    for keys in [("nu", 2), ("emp", 1, 0), ("pseudo_random_layer",), ("erf", "plain", 8)]:
+        assert np.array_equal(C.stream(3, *keys).random(5), ch.rng(*keys).random(5))
+        assert C.stream_seed(3, *keys) == ch.torch_seed(*keys)
+    assert not np.array_equal(C.stream(3, "nu", 1).random(3), C.stream(3, "nu", 2).random(3))
+
+
+def test_activation_label():
+    assert C.activation_label("leaky_relu", 0.2) == "leaky ReLU a=0.2"
+    assert C.activation_label("pseudo_random") == "pseudo-random"
+
+
+def test_nu_table_rows_are_the_monte_carlo_of_each_case_and_eq13():
+    cases = [["relu", None], ["leaky_relu", 0.5], ["abs", None]]
+    T = C.nu_table(cases=cases, n=16, m=4, n_samples=4000, seed=1)["table"]
+    assert T.shape == (3, 5)
+    for k, (name, slope) in enumerate(cases):
+        r = C.nu_monte_carlo(name, n=16, m=4, n_samples=4000, rng=C.stream(1, "nu", k), slope=slope)
+        assert T[k, :4].tolist() == [r["nu"], r["se"], r["diag"], r["diag_se"]]
+        assert T[k, 4] == C.nu_closed_form(name, slope)
+        assert abs(T[k, 0] - T[k, 4]) < 5 * T[k, 1] + 1e-12  # the idealised setting: Eq. 13 is exact
+
+
+def test_banded_covariance_brute_force():
+    S = C.banded_covariance(5, 0.6)
+    assert S.shape == (5, 5)
+    for k in range(5):
+        for l in range(5):
+            assert S[k, l] == pytest.approx(0.6 ** abs(k - l), rel=1e-15)
+
+
+def test_augmented_covariance_heatmaps_blocks_follow_eq14():
+    cases = [["linear", None], ["relu", None]]
+    H = C.augmented_covariance_heatmaps(cases=cases, n=4, m=3, rho=0.5, n_samples=20000, seed=0)
+    assert np.array_equal(H["Sigma"], C.banded_covariance(4, 0.5))
+    for k, (name, slope) in enumerate(cases):
+        assert H[f"S_{k}"].shape == (12, 12)
+        assert H[f"off_{k}"].mean() == pytest.approx(C.nu_closed_form(name, slope), abs=0.05)
+
+
+def test_footnote3_pooled_ratio_is_the_inverse_variance_mean():
+    ns = np.array([8.0, 16.0, 32.0])
+    closed = 1.0 / ns
+    ratios, ses = np.array([1.1, 0.9, 1.0]), np.array([0.1, 0.2, 0.05])
+    rows = np.column_stack([ns, ratios * closed, ses * closed, closed])
+    r, se, dof = C.footnote3_pooled_ratio(rows)
+    w = 1 / ses**2
+    assert r == pytest.approx((w * ratios).sum() / w.sum(), rel=1e-12)
+    assert se == pytest.approx(w.sum() ** -0.5, rel=1e-12)
+    assert dof > 9  # pooled over three n with 9 d.o.f. each
+    assert C.footnote3_pooled_ratio(np.column_stack([ns, closed, ses * closed, closed]))[0] == pytest.approx(1.0)
+
+
+def test_footnote3_opnorm_closed_forms():
+    assert C.footnote3_opnorm("relu") == pytest.approx(1 / math.pi, rel=1e-14)
+    assert C.footnote3_opnorm("abs") == pytest.approx(2 / math.pi, rel=1e-14)
+    assert C.footnote3_opnorm("linear") == 0.0
+    a = 0.3  # leaky ReLU: α = a·c, β = c with c² (1 + a²) = 2
+    assert C.footnote3_opnorm("leaky_relu", a) == pytest.approx((1 - a) ** 2 * 2 / (1 + a * a) / (2 * math.pi))
+
+
+def test_pseudo_random_layer_capacities_conserve_the_total():
+    R = C.pseudo_random_layer_capacities(n=4, m=6, p=3, sizes=[200, 800], reps=2, seed=0)
+    assert R["kappa"].shape == (2, 2, 4)
+    np.testing.assert_allclose(R["kappa"].sum(-1), 3.0, atol=1e-9)  # trace of a rank-p projector
+    assert R["kappa_eq25"].sum() == pytest.approx(3.0, abs=1e-9)
+    np.testing.assert_allclose(R["kappa_eq25"], C.pseudo_random_capacities(R["P"], C.feature_capacities(R["J"])))
+
+
+def test_capacity_convergence_recovers_a_known_rate():
+    sizes = [100, 400, 1600, 6400]
+    ref = np.array([1.0, 2.0, 2.0])
+    direction = np.array([[0.6, 0.8, 0.0], [0.0, 0.6, -0.8]])  # unit norm per replicate
+    kappa = ref + np.array([[c * N**-0.5 * d for d in direction] for c, N in zip([3.0] * 4, sizes)])
+    R = C.capacity_convergence(kappa, ref, sizes)
+    np.testing.assert_allclose(R["errors"], 3.0 * np.array(sizes, float)[:, None] ** -0.5 * np.ones((1, 2)))
+    assert R["fit"]["slope"] == pytest.approx(-0.5, abs=1e-12)
+    np.testing.assert_allclose(R["k_mean"], kappa[-1].mean(0))
+
+
+def test_smooth_nu_table_and_curve():
+    qs = np.array([0.1, 1.0])
+    T = C.smooth_nu_table(names=["gelu"], qs=qs, n=500, m=4, n_samples=20000, seed=0)["gelu"]
+    assert np.array_equal(T[:, 0], qs)
+    for q, nu, se in T:
+        assert abs(nu - C.nu_gelu_closed_form(q)) < 5 * se + 0.01
+    np.testing.assert_array_equal(C.nu_smooth_curve("tanh", [0.5, 2.0]), [C.nu_smooth("tanh", 0.5), C.nu_smooth("tanh", 2.0)])
+
+
+def test_q_at_nu_against_the_gelu_closed_form():
+    # π/(π + 2 arcsin s) = 0.6 ⇔ arcsin s = π/3 ⇔ s = √3/2, with s = q/(1+q)
+    s = math.sqrt(3) / 2
+    assert C.q_at_nu("gelu", 0.6, -2.0, 4.0) == pytest.approx(s / (1 - s), rel=1e-8)
+    q = C.q_at_nu("tanh", 0.5)
+    assert C.nu_smooth("tanh", q) == pytest.approx(0.5, abs=1e-10)
+
+
+def test_residual_diffusion_profiles_conserve_capacity():
+    R = C.residual_diffusion_profiles(ring=21, layers=10, a_lo=0.2, a_hi=0.6, envs=3, seed=0)["profiles"]
+    assert R.shape == (3, 11, 21) and R.dtype == np.float32
+    np.testing.assert_allclose(R.sum(-1), 1.0, atol=1e-5)
+    assert R[0, 0, 10] == 1.0
+
+
+def _walk(ring, L, D):
+    return C.capacity_network([C.residual_layer(ring, 1.0 / L, D, D)] * L, np.eye(ring)[ring // 2])
+
+
+def test_walk_excess_kurtosis_against_the_exact_walk():
+    ring, L, D = 201, 50, 5.0
+    k = _walk(ring, L, D)[-1]
+    off = np.arange(ring) - ring // 2
+    m2, m4 = (k * off**2).sum(), (k * off**4).sum()
+    assert C.walk_excess_kurtosis(D / L, L) == pytest.approx(m4 / m2**2 - 3, rel=1e-9)
+
+
+def test_edgeworth_l1_brute_force():
+    u = np.linspace(-12, 12, 400001)
+    e = np.sum(np.abs(u**4 - 6 * u**2 + 3) * np.exp(-u * u / 2)) * (u[1] - u[0]) / math.sqrt(2 * math.pi)
+    assert C.edgeworth_l1(0.3) == pytest.approx(0.3 / 24 * e, rel=1e-6)  # scipy quad across the kinks
+    assert C.edgeworth_l1(-0.3) == C.edgeworth_l1(0.3)
+
+
+def test_residual_diffusion_summary_of_the_averaged_walk_itself():
+    ring, L, D = 101, 40, 3.0
+    prof = np.stack([_walk(ring, L, D)] * 3)
+    S = C.residual_diffusion_summary(prof, D)
+    np.testing.assert_allclose(S["k_avg"], prof[0, -1], atol=1e-15)
+    assert S["noise_l1"] == pytest.approx(0.0, abs=1e-14)
+    assert S["drift_rel"] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(S["slope_net"], 1.0, rtol=1e-10)  # m2 = 2𝒟εk exactly
+    np.testing.assert_allclose(S["m2"][0], 2 * D * np.arange(L + 1) / L, rtol=1e-10, atol=1e-13)
+    assert 0 < S["l1"] < 2 * S["edge"]
+
+
+def test_erf_width_fit_of_three_tap_walks_has_exponent_one_half():
+    depths, length = [2, 4, 8], 64
+    g2 = []
+    for d in depths:
+        p = np.zeros(length)
+        p[length // 2] = 1.0
+        for _ in range(d):
+            p = (np.roll(p, -1) + p + np.roll(p, 1)) / 3
+        g2.append(np.stack([p, 2 * p]))  # two "networks"
+    V, fit = C.erf_width_fit(g2, depths)
+    np.testing.assert_allclose(V, np.array(depths, float)[:, None] * 2 / 3 * np.ones((1, 2)), rtol=1e-12)
+    assert fit.mean == pytest.approx(0.5, abs=1e-12) and fit.se == pytest.approx(0.0, abs=1e-12)
+
+
+def test_chapter2_gradient_runs_are_the_conv_net_runs_of_their_streams():
+    E = C.erf_gradients(depths=[2], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
+    r = C.conv_net_gradients(arch="residual", activation="relu", depth=2, channels=2, length=8, n_inputs=8,
+                             n_nets=1, seed=C.stream_seed(0, "erf", "residual", 2))
+    assert set(E) == {"plain_2_g2", "plain_2_pred", "residual_2_g2", "residual_2_pred"}
+    np.testing.assert_array_equal(E["residual_2_g2"], r["g2"])
+    R = C.pseudo_random_gradients(depth=2, channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
+    # the same networks for both activations: the capacity network does not depend on η
+    np.testing.assert_array_equal(R["plain_pseudo_random_pred"], R["plain_relu_pred"])
+
+
+def test_gradient_total_ratios():
+    tot = np.array([[1.0, 3.0], [2.0, 2.0]])
+    pred = np.array([[0.5, 1.5], [1.0, 3.0]])
+    est = C.gradient_total_ratios(tot, pred)
+    assert [e.mean for e in est] == pytest.approx([1.0, 0.5])
+    assert est[0].se == pytest.approx(0.5) and est[1].se == 0.0
+
+
+def test_largest_deviation_interval_is_the_hull_of_folded_intervals():
+    from layerwise.claims import quantile
+    from layerwise.stats import Estimate
+
+    ests = [Estimate(1.2, 0.01, 10, 11), Estimate(0.9, 0.01, 10, 11)]
+    q = quantile(1 - 0.01 / 2, 10)
+    lo, hi, worst = C.largest_deviation_interval(ests, 0.99)
+    assert (lo, hi, worst) == pytest.approx((0.2 - q * 0.01, 0.2 + q * 0.01, 0.2))
+    lo, hi, worst = C.largest_deviation_interval([Estimate(1.0, 0.01, 10, 11)], 0.99)  # straddles 0: lower end 0
+    assert lo == 0.0 and hi == pytest.approx(quantile(0.99, 10) * 0.01) and worst == 0.0
+
+
+def test_straight_path_curves_laws():
+    Ls = np.array([2, 5, 20, 100])
+    W = C.straight_path_curves(Ls, seed=0)
+    np.testing.assert_allclose(W["w_plain3"], 3.0 ** -Ls, rtol=1e-12)
+    np.testing.assert_allclose(W["w_plain5"], 5.0 ** -Ls, rtol=1e-12)
+    assert np.all(np.abs(W["w_res"] / W["w_res_pred"] - 1) <= np.exp(2.25 / Ls) - 1)
+
+
+def test_shattering_table_is_the_shattering_run_of_its_stream():
+    S = C.shattering_table(depths=[1, 3], width=8, points=16, nets=2, res_scale=0.5, seed=0)
+    r = C.shattering_gradients(arch="plain", depth=3, width=8, n_points=16, n_nets=2,
+                               seed=C.stream_seed(0, "shatter", "plain", 3), res_scale=0.5)
+    np.testing.assert_array_equal(S["plain_3_corr"], r["corr"])
+    np.testing.assert_array_equal(S["plain_3_grad0"], r["grads"][0])
+    assert len(S) == 8
+
+
+def test_welch_difference_against_scipy():
+    from scipy import stats as sps
+
+    a, b = np.array([1.0, 2.0, 4.0, 3.5]), np.array([0.5, 0.1, 0.9, 0.2, 0.4, 0.3])
+    d, se, dof = C.welch_difference(a, b)
+    res = sps.ttest_ind(a, b, equal_var=False)
+    assert d == pytest.approx(a.mean() - b.mean())
+    assert d / se == pytest.approx(res.statistic, rel=1e-12)
+    assert dof == pytest.approx(res.df, rel=1e-12)

@@ -726,3 +726,319 @@ def shattering_gradients(
         G.append(g)
         C.append(np.corrcoef(g[:-1], g[1:])[0, 1] if g.std() > 0 else 1.0)
     return {"grads": np.stack(G), "corr": np.array(C)}
+
+
+# ------------------------------------------------------------------------------------------------
+# The runs of chapters 1–2: each loop behind a figure or a claim, called through Chapter.cached_call
+# ------------------------------------------------------------------------------------------------
+def stream(seed: int, *keys: Any) -> np.random.Generator:
+    """The numpy generator that :meth:`layerwise.chapter.Chapter.rng` gives a chapter of this
+    ``seed`` for ``keys`` (ints as they are, other keys by CRC-32 of their text), so that a run moved
+    from a notebook into this module draws the same numbers. Pass Python ints, not numpy ints."""
+    import zlib
+
+    words = [seed] + [k if isinstance(k, int) else zlib.crc32(str(k).encode()) for k in keys]
+    return np.random.default_rng(words)
+
+
+def stream_seed(seed: int, *keys: Any) -> int:
+    """The integer torch seed of :meth:`layerwise.chapter.Chapter.torch_seed` for ``keys``."""
+    return int(stream(seed, *keys).integers(2**62))
+
+
+def activation_label(name: str, slope: float | None = None) -> str:
+    """How the figures name an activation ("leaky ReLU a=0.2", "pseudo-random", …)."""
+    return f"leaky ReLU a={slope}" if name == "leaky_relu" else name.replace("_", "-")
+
+
+def nu_table(*, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int) -> dict[str, np.ndarray]:
+    """:func:`nu_monte_carlo` for every (activation, slope) of ``cases``, stream ("nu", k).
+
+    Returns ``table`` (cases, 5): ν, its SE, the diagonal ratio, its SE, and ν of Eq. 13."""
+    rows = []
+    for k, (name, slope) in enumerate(cases):
+        r = nu_monte_carlo(name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope)
+        rows.append([r["nu"], r["se"], r["diag"], r["diag_se"], nu_closed_form(name, slope)])
+    return {"table": np.array(rows)}
+
+
+def banded_covariance(n: int, rho: float) -> np.ndarray:
+    """Σ_kl = ρ^|k−l| (the correlated inputs of the Fig. 3 heat-maps)."""
+    return rho ** np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
+
+
+def augmented_covariance_heatmaps(
+    *, cases: Sequence[Sequence[Any]], n: int, m: int, rho: float, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`augmented_covariance_mc` of Σ = :func:`banded_covariance` (n, ρ) for every case,
+    stream ("heat", k), unit seeds 100k + (0..m−1). Returns ``S_k``, ``off_k`` and ``Sigma``."""
+    Sigma = banded_covariance(n, rho)
+    out = {}
+    for k, (name, slope) in enumerate(cases):
+        r = augmented_covariance_mc(name, Sigma, m=m, n_samples=n_samples, rng=stream(seed, "heat", k),
+                                    slope=slope, unit_seeds=np.arange(m) + 100 * k)
+        out[f"S_{k}"] = r["S"]
+        out[f"off_{k}"] = r["off"]
+    out["Sigma"] = Sigma
+    return out
+
+
+def footnote3_table(*, cases: Sequence[Sequence[Any]], ns: Sequence[int], n_samples: int, seed: int) -> dict[str, np.ndarray]:
+    """:func:`footnote3_error_mc` for every case and input dimension, stream ("fn3", k, j).
+
+    Returns ``rows_k`` (len(ns), 4): n, the squared error, its SE, and the squared closed form."""
+    out = {}
+    for k, (name, slope) in enumerate(cases):
+        rows = []
+        for j, n in enumerate(ns):
+            r = footnote3_error_mc(name, n=n, n_samples=n_samples, rng=stream(seed, "fn3", k, j), slope=slope)
+            rows.append([n, r["err2"], r["err2_se"], footnote3_error_closed_form(name, n, slope) ** 2])
+        out[f"rows_{k}"] = np.array(rows)
+    return out
+
+
+def footnote3_pooled_ratio(rows: np.ndarray, n_batches: int = 10) -> tuple[float, float, float]:
+    """Measured/closed-form ratio of the squared footnote-3 error pooled over n (rows of
+    :func:`footnote3_table`): inverse-variance mean, its SE and Welch–Satterthwaite d.o.f., each n
+    with ``n_batches`` − 1 d.o.f."""
+    from .stats import inverse_variance_mean
+
+    rows = np.asarray(rows, dtype=np.float64)
+    return inverse_variance_mean(rows[:, 1] / rows[:, 3], rows[:, 2] / rows[:, 3], n_batches - 1)
+
+
+def footnote3_opnorm(name: str, slope: float | None = None) -> float:
+    """Operator norm (β−α)²/(2π) of the footnote-3 deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ), at every n."""
+    a, b = eta_levels(name, slope)
+    return (b - a) ** 2 / (2 * math.pi)
+
+
+def pseudo_random_layer_capacities(
+    *, n: int, m: int, p: int, sizes: Sequence[int], reps: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Capacities of a pseudo-random layer: Eq. 25 and from empirical augmented covariances.
+
+    P (n × m unit columns) and J (m × p) from stream ("pseudo_random_layer"); κ^φ of J; κ = (P∘P)κ^φ
+    (``kappa_eq25``); for every sample size N and replicate b, Y ~ N(0, I) from stream ("emp", a, b),
+    the hashed η with unit seeds 1000(100a + b + 1) + (0..m−1), and
+    :func:`empirical_augmented_capacities` (``kappa``, (sizes, reps, n))."""
+    rng = stream(seed, "pseudo_random_layer")
+    P = random_unit_columns(n, m, rng)
+    J = rng.standard_normal((m, p))
+    kphi = feature_capacities(J)
+    out = np.zeros((len(sizes), reps, n))
+    for a, N in enumerate(sizes):
+        for b in range(reps):
+            r = stream(seed, "emp", a, b)
+            Y = r.standard_normal((N, n))
+            seeds = np.arange(m) + 1000 * (a * 100 + b + 1)
+            E = eta("pseudo_random", Y @ P, unit_seed=seeds[None, :])
+            out[a, b] = empirical_augmented_capacities(Y, E, P, J)
+    return {"P": P, "J": J, "kappa_phi": kphi, "kappa_eq25": pseudo_random_capacities(P, kphi), "kappa": out}
+
+
+def capacity_convergence(kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequence[int]) -> dict[str, Any]:
+    """Distance of empirical capacities (sizes, reps, n) to a reference (n,): ``errors`` (sizes,
+    reps), the log-log ``fit`` of error on N over all replicates (:func:`layerwise.stats.linear_fit`),
+    and the mean and SE over replicates of the capacities at the largest N (``k_mean``, ``k_se``)."""
+    from .stats import linear_fit
+
+    errs = np.linalg.norm(np.asarray(kappa) - kappa_ref, axis=-1)
+    sizes = np.array(sizes, float)
+    fit = linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
+    k_mean, k_se = mean_se(np.asarray(kappa)[-1])
+    return {"errors": errs, "sizes": sizes, "fit": fit, "k_mean": k_mean, "k_se": k_se}
+
+
+def smooth_nu_table(
+    *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`nu_monte_carlo` of smooth activations at pre-activation variances ``qs``, stream
+    ("smooth", k, j). Returns per name an array (len(qs), 3): q, ν, SE."""
+    out = {}
+    for k, name in enumerate(names):
+        rows = []
+        for j, q in enumerate(qs):
+            r = nu_monte_carlo(name, n=n, m=m, n_samples=n_samples, q=float(q), rng=stream(seed, "smooth", k, j))
+            rows.append([q, r["nu"], r["se"]])
+        out[name] = np.array(rows)
+    return out
+
+
+def nu_smooth_curve(name: str, qs: Sequence[float]) -> np.ndarray:
+    """ν(f; q) of :func:`nu_smooth` on a grid of q."""
+    return np.array([nu_smooth(name, q) for q in qs])
+
+
+def q_at_nu(name: str, target: float, log10_lo: float = 0.0, log10_hi: float = 4.0) -> float:
+    """The pre-activation variance q at which ν(f; q) = ``target`` (root in log₁₀ q, Brent)."""
+    from scipy.optimize import brentq
+
+    return 10.0 ** brentq(lambda lq: nu_smooth(name, 10.0**lq) - target, log10_lo, log10_hi)
+
+
+# -- chapter 2 ------------------------------------------------------------------------------------
+def residual_diffusion_profiles(
+    *, ring: int, layers: int, a_lo: float, a_hi: float, envs: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Capacity profiles of a Dirac at the centre of a ring of ``ring`` units through ``layers``
+    random residual layers D_l = I + Δ_l/L (:func:`residual_layer`, a, b ~ U(a_lo, a_hi) per layer
+    and position, stream ("env", e)). Returns ``profiles`` (envs, layers + 1, ring) in float32."""
+    eps = 1.0 / layers
+    prof = np.zeros((envs, layers + 1, ring))
+    for e in range(envs):
+        r = stream(seed, "env", e)
+        Dl = [residual_layer(ring, eps, r.uniform(a_lo, a_hi, ring), r.uniform(a_lo, a_hi, ring))
+              for _ in range(layers)]
+        prof[e] = capacity_network(Dl, np.eye(ring)[ring // 2])
+    return {"profiles": prof.astype(np.float32)}
+
+
+def walk_excess_kurtosis(p_step: float, steps: int) -> float:
+    """Excess kurtosis γ₂ of a lazy lattice walk of ``steps`` steps ±1 with probability ``p_step``
+    each: (1/(2p) − 3)/steps."""
+    return (2 * p_step - 12 * p_step**2) / (2 * p_step * steps) / (2 * p_step)
+
+
+def edgeworth_l1(gamma2: float) -> float:
+    """L1 size |γ₂|·E|He₄(u)|/24, u ~ N(0, 1), of the leading (kurtosis) Edgeworth correction."""
+    from scipy import stats as sps
+
+    return abs(gamma2) / 24 * sps.norm.expect(lambda u: abs(u**4 - 6 * u**2 + 3))
+
+
+def residual_diffusion_summary(profiles: np.ndarray, diffusion: float) -> dict[str, Any]:
+    """What chapter 2 reads from the profiles (envs, L + 1, ring) of :func:`residual_diffusion_profiles`.
+
+    ``mu``, ``var``, ``m2`` (envs, L + 1): circular mean, variance and second moment about the source;
+    ``mean_profile``; ``k_avg``: the exact profile of the network-averaged walk (Δ ≡ 𝒟) after L
+    layers; ``l1``: its L1 distance to the Gaussian of Eq. 34 at t = 1; ``edge``: the Edgeworth size
+    of :func:`edgeworth_l1`; ``slope_net`` per network the fitted slope of m2 over 2𝒟ε per layer;
+    ``drift_rel`` the rms final mean position over the final width; ``noise_l1`` the L1 distance of
+    the mean final profile to ``k_avg``."""
+    from .stats import linear_fit
+
+    envs, L1, ring = profiles.shape
+    L, c0 = L1 - 1, ring // 2
+    eps = 1.0 / L
+    _, mu, var = circular_moments(profiles, c0)
+    m2 = var + mu**2
+    k_layers = np.arange(L + 1)
+    mean_prof = profiles.mean(0)
+    x = np.arange(ring)
+    k_avg = capacity_network([residual_layer(ring, eps, diffusion, diffusion)] * L, np.eye(ring)[c0])[-1]
+    l1 = float(np.abs(k_avg - heat_kernel(x, c0, diffusion, 1.0)).sum())
+    edge = edgeworth_l1(walk_excess_kurtosis(eps * diffusion, L))
+    slope_net = np.array([linear_fit(k_layers, m2[e])["slope"] for e in range(envs)]) / (2 * diffusion * eps)
+    return {"mu": mu, "var": var, "m2": m2, "mean_profile": mean_prof, "k_avg": k_avg, "l1": l1, "edge": edge,
+            "slope_net": slope_net, "drift_rel": float(np.sqrt(np.mean(mu[:, -1] ** 2) / np.mean(var[:, -1]))),
+            "noise_l1": float(np.abs(mean_prof[-1] - k_avg).sum())}
+
+
+def erf_gradients(
+    *, depths: Sequence[int], channels: int, length: int, inputs: int, nets: int, res_scale: float, seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`conv_net_gradients` of plain and residual ReLU nets at every depth, torch seed of
+    stream ("erf", arch, depth). Returns ``{arch}_{depth}_g2`` and ``{arch}_{depth}_pred``."""
+    out = {}
+    for arch in ARCHS:
+        for d in depths:
+            r = conv_net_gradients(arch=arch, activation="relu", depth=d, channels=channels, length=length,
+                                   n_inputs=inputs, n_nets=nets, seed=stream_seed(seed, "erf", arch, d),
+                                   res_scale=res_scale, device=device)
+            out[f"{arch}_{d}_g2"] = r["g2"]
+            out[f"{arch}_{d}_pred"] = r["pred"]
+    return out
+
+
+def erf_width_fit(g2_by_depth: Sequence[np.ndarray], depths: Sequence[float]) -> tuple[np.ndarray, Any]:
+    """Variances of the mean-squared-gradient profiles (one (nets, length) array per depth, centred
+    at length // 2) and the exponent γ of width ∝ depth^γ: one log-log fit of ½ log variance on
+    log depth per network, mean and SE over networks. Returns (V (depths, nets), Estimate)."""
+    from .stats import estimate, linear_fit
+
+    V = np.array([circular_moments(g, np.shape(g)[-1] // 2)[2] for g in g2_by_depth])
+    logd = np.log(np.asarray(depths, float))
+    return V, estimate([linear_fit(logd, 0.5 * np.log(V[:, i]))["slope"] for i in range(V.shape[1])])
+
+
+def pseudo_random_gradients(
+    *, depth: int, channels: int, length: int, inputs: int, nets: int, res_scale: float, seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`conv_net_gradients` of the same plain and residual networks (torch seed of stream
+    ("pr", arch)) with pseudo-random and with ReLU activations; keys ``{arch}_{activation}_{key}``."""
+    out = {}
+    for arch in ARCHS:
+        for act in ("pseudo_random", "relu"):
+            r = conv_net_gradients(arch=arch, activation=act, depth=depth, channels=channels, length=length,
+                                   n_inputs=inputs, n_nets=nets, seed=stream_seed(seed, "pr", arch),
+                                   res_scale=res_scale, device=device)
+            for k, v in r.items():
+                out[f"{arch}_{act}_{k}"] = v
+    return out
+
+
+def gradient_total_ratios(g2_total: np.ndarray, pred: np.ndarray) -> list[Any]:
+    """Per network, the mean over inputs (and its SE, inputs − 1 d.o.f.) of the total squared
+    gradient over the total of the capacity network, Σ D₁⋯D_L(a∘a)."""
+    from .stats import estimate
+
+    return [estimate(g2_total[i] / pred[i].sum()) for i in range(len(pred))]
+
+
+def largest_deviation_interval(estimates: Sequence[Any], confidence: float) -> tuple[float, float, float]:
+    """Interval for max_i |r_i − 1| over networks from per-network estimates r_i (mean, se, dof):
+    the hull of the folded intervals |[r_i − 1 ± q·se_i]|, simultaneous at ``confidence`` over the
+    networks (Bonferroni, the t quantile of the first estimate's d.o.f.). Returns (lo, hi, max |mean − 1|)."""
+    from .claims import quantile
+
+    q = quantile(1 - (1 - confidence) / len(estimates), estimates[0].dof)
+    folded = []
+    for e in estimates:
+        lo, hi = e.mean - 1 - q * e.se, e.mean - 1 + q * e.se
+        folded.append((0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)), abs(e.mean - 1)))
+    folded = np.array(folded)
+    return float(folded[:, 0].max()), float(folded[:, 1].max()), float(folded[:, 2].max())
+
+
+def straight_path_curves(depths: Sequence[int], seed: int) -> dict[str, np.ndarray]:
+    """w_max after L layers for residual layers I + Δ/L on 5 units (a, b ~ U(0.25, 0.75), stream
+    ("wmax", L)) with the exp(Σ εΔ_ii) of Eq. 36, and for uniform plain layers of receptive field 3 and 5."""
+    w_res, w_res_pred, w_plain3, w_plain5 = [], [], [], []
+    for Lk in depths:
+        r = stream(seed, "wmax", int(Lk))
+        ab = r.uniform(0.25, 0.75, size=(Lk, 2))
+        Dl = [residual_layer(5, 1.0 / Lk, a, b) for a, b in ab]
+        w_res.append(straight_path_weight(Dl, 2)[-1])
+        w_res_pred.append(math.exp(-(ab.sum(1) / Lk).sum()))
+        w_plain3.append(straight_path_weight([stochastic_matrix(np.ones((3, 3)))] * Lk, 1)[-1])
+        w_plain5.append(straight_path_weight([stochastic_matrix(np.ones((5, 5)))] * Lk, 2)[-1])
+    return {k: np.array(v) for k, v in
+            (("w_res", w_res), ("w_res_pred", w_res_pred), ("w_plain3", w_plain3), ("w_plain5", w_plain5))}
+
+
+def shattering_table(
+    *, depths: Sequence[int], width: int, points: int, nets: int, res_scale: float, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`shattering_gradients` of plain and residual nets at every depth (torch seed of stream
+    ("shatter", arch, depth)). Returns ``{arch}_{depth}_corr`` and the first net's ``{arch}_{depth}_grad0``."""
+    out = {}
+    for arch in ARCHS:
+        for d in depths:
+            r = shattering_gradients(arch=arch, depth=d, width=width, n_points=points, n_nets=nets,
+                                     seed=stream_seed(seed, "shatter", arch, d), res_scale=res_scale)
+            out[f"{arch}_{d}_corr"] = r["corr"]
+            out[f"{arch}_{d}_grad0"] = r["grads"][0]
+    return out
+
+
+def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Difference of the means of two independent samples, its standard error and the
+    Welch–Satterthwaite degrees of freedom."""
+    from .stats import estimate
+
+    ea, eb = estimate(a), estimate(b)
+    va, vb = ea.se**2, eb.se**2
+    return ea.mean - eb.mean, math.sqrt(va + vb), (va + vb) ** 2 / (va**2 / ea.dof + vb**2 / eb.dof)

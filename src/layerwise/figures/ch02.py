@@ -1,0 +1,118 @@
+"""Figures of Chapter 2, capacity diffusion through depth (Donier 2019, §3–4; Luo et al. 2016;
+Balduzzi et al. 2017): one function per figure, each taking the arrays the chapter computed
+(:mod:`layerwise.capacity`) and returning the Figure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..capacity import heat_kernel
+from ..plotting import depth_colors
+from ..stats import mean_se
+
+ARCHS = ("plain", "residual")
+
+
+def residual_diffusion(mean_profile: np.ndarray, profile0: np.ndarray, m2: np.ndarray, mu: np.ndarray,
+                       diffusion: float, ts: Sequence[float]) -> Any:
+    """Left: capacity profiles (layers + 1, ring) at t = k/L around the source (the ring's centre),
+    mean over networks (dots), network 0 (thin lines) and Eq. 34 (black). Right: second moment
+    (mean ± 3 SE over networks), 2𝒟t and the mean position against the number of layers traversed."""
+    L, ring = mean_profile.shape[0] - 1, mean_profile.shape[1]
+    c0, x, k_layers = ring // 2, np.arange(ring), np.arange(L + 1)
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
+    ax = axes[0]
+    for c, t in zip(depth_colors(len(ts) + 1), ts):
+        k = int(round(t * L))
+        ax.plot(x - c0, mean_profile[k], "o", ms=2.5, color=c, label=f"t = {t}")
+        ax.plot(x - c0, profile0[k], "-", lw=0.6, color=c, alpha=0.6)
+        ax.plot(x - c0, heat_kernel(x, c0, diffusion, t), "k-", lw=0.8)
+    ax.set_xlim(-35, 35), ax.set_xlabel("position − output unit"), ax.set_ylabel("capacity κ^l(x)")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    m2_mean, m2_se = mean_se(m2)
+    ax.fill_between(k_layers, m2_mean - 3 * m2_se, m2_mean + 3 * m2_se, alpha=0.3, label="mean ± 3 SE")
+    ax.plot(k_layers, m2_mean, label="second moment")
+    ax.plot(k_layers, 2 * diffusion * k_layers / L, "k--", lw=1, label="2𝒟t, Eq. 34")
+    ax.plot(k_layers, mu.mean(0), label="mean position")
+    ax.set_xlabel("layers traversed L − l"), ax.set_ylabel("sites²  /  sites"), ax.legend(fontsize=7)
+    return fig
+
+
+def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Sequence[int],
+                              var: Mapping[str, np.ndarray], fits: Mapping[str, Any],
+                              var_per_layer: Mapping[str, float]) -> Any:
+    """Top: normalised mean squared gradient profiles (``g2[arch]``: one (nets, length) array per
+    depth) for plain and residual nets (dots) against the capacity network's Gaussian (lines).
+    Bottom: ERF width √variance (``var[arch]``, (depths, nets)) ± 3 SE against depth, log-log,
+    with the fitted exponent (``fits[arch]``, an Estimate) and √(variance per layer · depth)."""
+    depths_f = np.array(depths, float)
+    fig, axd = plt.subplot_mosaic([["plain", "residual"], ["width", "width"]], figsize=(7.5, 6.2))
+    for j, arch in enumerate(ARCHS):
+        ax, vpl, f = axd[arch], var_per_layer[arch], fits[arch]
+        for c, d, g in zip(depth_colors(len(depths) + 1), depths, g2[arch]):
+            prof = g.mean(0) / g.mean(0).sum()
+            xs = np.arange(g.shape[-1]) - g.shape[-1] // 2
+            ax.plot(xs, prof, "o", ms=2.5, color=c, label=f"depth {d}")
+            ax.plot(xs, heat_kernel(xs, 0, vpl / 2, d), "-", lw=0.8, color=c)
+        ax.set_xlim(-20, 20), ax.set_title(f"{arch}", fontsize=10)
+        ax.set_xlabel("input position"), ax.legend(fontsize=7)
+        vm, vse = mean_se(var[arch], axis=1)
+        axd["width"].errorbar(depths_f, np.sqrt(vm), yerr=3 * vse / (2 * np.sqrt(vm)), fmt="o", color=f"C{j}",
+                              capsize=3, label=f"{arch}: width ∝ depth^{f.mean:.3f}±{f.se:.3f}")
+        axd["width"].plot(depths_f, np.sqrt(vpl * depths_f), "--", color=f"C{j}", lw=1,
+                          label=f"{arch}: capacity √({vpl:.3g}·depth)")
+    axd["plain"].set_ylabel("normalised mean squared gradient")
+    axd["width"].set_xscale("log", base=2), axd["width"].set_yscale("log", base=2)
+    axd["width"].set_xlabel("depth"), axd["width"].set_ylabel("ERF width (std, positions)")
+    axd["width"].legend(fontsize=7)
+    return fig
+
+
+def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
+    """Per architecture, network 0's mean squared input-gradient per position with pseudo-random
+    (``{arch}_pseudo_random_g2``) and ReLU (``{arch}_relu_g2``) activations against the capacity
+    network D₁⋯D_L(a∘a) (``{arch}_pseudo_random_pred``), log scale."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.5))
+    for ax, arch in zip(axes, ARCHS):
+        pred = pr[f"{arch}_pseudo_random_pred"]
+        xs = np.arange(pred.shape[-1]) - pred.shape[-1] // 2
+        for act, mk in (("pseudo_random", "o"), ("relu", "x")):
+            ax.plot(xs, pr[f"{arch}_{act}_g2"][0], mk, ms=3.5, label=f"{act.replace('_', '-')}")
+        ax.plot(xs, pred[0], "k-", lw=1, label="D₁⋯D_L(a∘a)")
+        ax.set_yscale("log"), ax.set_ylim(pred[0][pred[0] > 0].min() / 10, None)
+        ax.set_title(f"{arch}, depth {depth} (network 1)", fontsize=10), ax.set_xlabel("input position")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("mean squared input-gradient")
+    return fig
+
+
+def shattering(Ls: np.ndarray, w: Mapping[str, np.ndarray], corr: Mapping[str, np.ndarray],
+               grad0: Mapping[str, np.ndarray], depths: Sequence[int]) -> Any:
+    """Top left: straight-path weights against depth (``w``: w_res, w_res_pred, w_plain3, w_plain5).
+    Top right: lag-1 gradient correlation (``corr[arch]``, (depths, nets)) ± 3 SE against depth.
+    Bottom: one network's standardised gradient on [−2, 2] at the largest depth (``grad0[arch]``)."""
+    fig, axd = plt.subplot_mosaic([["wmax", "corr"], ["grads", "grads"]], figsize=(7.5, 6.2))
+    ax = axd["wmax"]
+    ax.semilogy(Ls, w["w_res"], "o-", ms=3, label="residual, I + Δ/L")
+    ax.semilogy(Ls, w["w_res_pred"], "k:", lw=1, label="exp(Σ ε Δ_ii), Eq. 36")
+    ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label="plain, r = 3: (1/3)^L")
+    ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label="plain, r = 5: (1/5)^L")
+    ax.set_ylim(1e-30, 2), ax.set_xscale("log"), ax.set_xlabel("depth L"), ax.set_ylabel("straight-path weight w_max")
+    ax.legend(fontsize=7)
+    ax = axd["corr"]
+    for j, arch in enumerate(ARCHS):
+        cm, cse = mean_se(corr[arch], axis=1)
+        ax.errorbar(depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)")
+    ax.set_xlabel("depth"), ax.set_ylabel("corr(g(x_k), g(x_{k+1}))"), ax.legend(fontsize=8)
+    ax = axd["grads"]
+    for j, arch in enumerate(ARCHS):
+        g = grad0[arch]
+        xg = np.linspace(-2, 2, len(g))
+        ax.plot(xg, (g - g.mean()) / g.std() + 4 * j, lw=0.8, color=f"C{j}", label=f"{arch}, depth {depths[-1]}")
+    ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)"), ax.legend(fontsize=8)
+    return fig

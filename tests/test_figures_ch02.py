@@ -1,0 +1,98 @@
+"""Figures of Chapter 2 drawn from small synthetic arrays: panels, plotted data, width."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from layerwise import capacity as cap  # noqa: E402
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
+from layerwise.figures import ch02 as F  # noqa: E402
+from layerwise.stats import Estimate  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _style():
+    from layerwise.plotting import set_style
+
+    set_style()
+    yield
+    plt.close("all")
+
+
+def _width_ok(fig):
+    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+
+
+def test_residual_diffusion_profiles_and_moments():
+    rng = np.random.default_rng(0)
+    L, ring, ts = 20, 31, [0.25, 1.0]
+    mean_prof, prof0 = rng.random((L + 1, ring)), rng.random((L + 1, ring))
+    m2, mu = rng.random((4, L + 1)), rng.random((4, L + 1))
+    fig = F.residual_diffusion(mean_prof, prof0, m2, mu, 2.0, ts)
+    _width_ok(fig)
+    left, right = fig.axes
+    assert len(left.lines) == 3 * len(ts)
+    np.testing.assert_array_equal(left.lines[0].get_xdata(), np.arange(ring) - ring // 2)
+    np.testing.assert_array_equal(left.lines[3].get_ydata(), mean_prof[L])       # t = 1: the last layer
+    np.testing.assert_array_equal(left.lines[4].get_ydata(), prof0[L])
+    np.testing.assert_allclose(left.lines[5].get_ydata(), cap.heat_kernel(np.arange(ring), ring // 2, 2.0, 1.0))
+    lines = {ln.get_label(): ln for ln in right.lines}
+    np.testing.assert_allclose(lines["second moment"].get_ydata(), m2.mean(0))
+    np.testing.assert_allclose(lines["2𝒟t, Eq. 34"].get_ydata(), 4.0 * np.arange(L + 1) / L)
+    np.testing.assert_allclose(lines["mean position"].get_ydata(), mu.mean(0))
+
+
+def test_effective_receptive_field_three_panels_and_widths():
+    depths, length = [2, 4], 16
+    rng = np.random.default_rng(1)
+    g2 = {a: [rng.random((3, length)) for _ in depths] for a in ("plain", "residual")}
+    var = {a: np.array([[1.0, 1.2, 1.1], [2.0, 2.2, 2.1]]) for a in g2}
+    fits = {a: Estimate(0.5, 0.01, 2, 3) for a in g2}
+    fig = F.effective_receptive_field(g2, depths, var, fits, {"plain": 2 / 3, "residual": 1 / 3})
+    _width_ok(fig)
+    assert len(fig.axes) == 3
+    plain = fig.axes[0]
+    g = g2["plain"][1]
+    np.testing.assert_allclose(plain.lines[2].get_ydata(), g.mean(0) / g.mean(0).sum())
+    width = fig.axes[2]
+    np.testing.assert_allclose(width.lines[0].get_ydata(), np.sqrt(var["plain"].mean(1)))
+    dashed = [ln for ln in width.lines if ln.get_linestyle() == "--"]
+    np.testing.assert_allclose(dashed[1].get_ydata(), np.sqrt(np.array(depths) / 3))
+
+
+def test_gradients_vs_capacity_plots_network_one():
+    rng = np.random.default_rng(2)
+    pr = {f"{a}_{act}_g2": rng.random((2, 12)) + 0.1 for a in ("plain", "residual") for act in ("pseudo_random", "relu")}
+    pr.update({f"{a}_pseudo_random_pred": rng.random((2, 12)) + 0.1 for a in ("plain", "residual")})
+    fig = F.gradients_vs_capacity(pr, depth=4)
+    _width_ok(fig)
+    assert len(fig.axes) == 2
+    for ax, a in zip(fig.axes, ("plain", "residual")):
+        np.testing.assert_array_equal(ax.lines[0].get_ydata(), pr[f"{a}_pseudo_random_g2"][0])
+        np.testing.assert_array_equal(ax.lines[1].get_ydata(), pr[f"{a}_relu_g2"][0])
+        np.testing.assert_array_equal(ax.lines[2].get_ydata(), pr[f"{a}_pseudo_random_pred"][0])
+        np.testing.assert_array_equal(ax.lines[0].get_xdata(), np.arange(12) - 6)
+    assert fig.axes[1].get_title() == "residual, depth 4 (network 1)"
+
+
+def test_shattering_three_panels():
+    Ls = np.array([2, 4, 8])
+    w = {"w_res": np.array([0.5, 0.4, 0.38]), "w_res_pred": np.array([0.5, 0.41, 0.37]),
+         "w_plain3": 3.0 ** -Ls, "w_plain5": 5.0 ** -Ls}
+    corr = {"plain": np.array([[0.9, 0.8], [0.5, 0.4]]), "residual": np.array([[0.95, 0.9], [0.9, 0.85]])}
+    grad0 = {a: np.random.default_rng(3).standard_normal(32) for a in corr}
+    fig = F.shattering(Ls, w, corr, grad0, np.array([2, 10]))
+    _width_ok(fig)
+    assert len(fig.axes) == 3
+    wmax, c, gr = fig.axes
+    np.testing.assert_array_equal(wmax.lines[2].get_ydata(), w["w_plain3"])
+    np.testing.assert_allclose(c.lines[0].get_ydata(), corr["plain"].mean(1))
+    g = grad0["residual"]
+    np.testing.assert_allclose(gr.lines[1].get_ydata(), (g - g.mean()) / g.std() + 4)
+    assert gr.lines[1].get_label() == "residual, depth 10"
