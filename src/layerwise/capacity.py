@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import gaussian
+from . import seeds as _seeds
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 from .stats import mean_se
 
@@ -731,19 +732,9 @@ def shattering_gradients(
 # ------------------------------------------------------------------------------------------------
 # The runs of chapters 1–2: each loop behind a figure or a claim, called through Chapter.cached_call
 # ------------------------------------------------------------------------------------------------
-def stream(seed: int, *keys: Any) -> np.random.Generator:
-    """The numpy generator that :meth:`layerwise.chapter.Chapter.rng` gives a chapter of this
-    ``seed`` for ``keys`` (ints as they are, other keys by CRC-32 of their text), so that a run moved
-    from a notebook into this module draws the same numbers. Pass Python ints, not numpy ints."""
-    import zlib
-
-    words = [seed] + [k if isinstance(k, int) else zlib.crc32(str(k).encode()) for k in keys]
-    return np.random.default_rng(words)
-
-
-def stream_seed(seed: int, *keys: Any) -> int:
-    """The integer torch seed of :meth:`layerwise.chapter.Chapter.torch_seed` for ``keys``."""
-    return int(stream(seed, *keys).integers(2**62))
+# The chapter's random streams (one derivation for the whole book: layerwise.seeds).
+stream = _seeds.stream
+stream_seed = _seeds.torch_seed
 
 
 def activation_label(name: str, slope: float | None = None) -> str:

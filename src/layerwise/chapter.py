@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import seeds
 from .claims import Ledger
 from .params import ParameterError, check_scale, resolve_device
 from .paths import results_root, store_root
@@ -156,13 +157,12 @@ class Chapter:
 
     # -- randomness ---------------------------------------------------------------------------
     def rng(self, *keys: Any) -> np.random.Generator:
-        """A numpy generator determined by the chapter seed and ``keys`` (strings or ints)."""
-        words = [self.seed] + [k if isinstance(k, int) else zlib.crc32(str(k).encode()) for k in keys]
-        return np.random.default_rng(words)
+        """A numpy generator determined by the chapter seed and ``keys`` (:func:`layerwise.seeds.stream`)."""
+        return seeds.stream(self.seed, *keys)
 
     def torch_seed(self, *keys: Any) -> int:
         """An integer seed for ``torch.Generator`` determined by the chapter seed and ``keys``."""
-        return int(self.rng(*keys).integers(2**62))
+        return seeds.torch_seed(self.seed, *keys)
 
     # -- cached computations ------------------------------------------------------------------
     def cached(
