@@ -73,21 +73,20 @@ tangent_pairs = None  # pairs of inputs for the tangent-sensitivity check
 # reaches `target_loss` (cached on disk, keyed by its configuration).
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
+from scipy.stats import spearmanr
 
 from layerwise import infogeo as ig
 from layerwise import networks as nw
 from layerwise.chapter import Chapter
-from layerwise.claims import quantile
 from layerwise.data import digits
-from layerwise.params import resolve
-from layerwise.plotting import CMAP, depth_colors
+from layerwise.figures import ch08 as F
+from layerwise.params import resolve_from
 from layerwise.stats import estimate
 
+# %%
 SCALES = {
     "ci": dict(fr_depths=[1, 2, 3], fr_widths=[8, 16], fr_n=32, hidden=12, n_train=200,
                train_steps=600, lr=1e-2, target_loss=1e-3, alphas=[0.01, 0.1, 1, 10, 100],
@@ -107,61 +106,24 @@ SCALES = {
                   rand_fractions=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
                   rand_seeds=10, rand_hidden=128, rand_steps=10000, tangent_pairs=64),
 }
-P = resolve(SCALES, scale, fr_depths=fr_depths, fr_widths=fr_widths, fr_n=fr_n, hidden=hidden,
-            n_train=n_train, train_steps=train_steps, lr=lr, target_loss=target_loss, alphas=alphas,
-            lanczos_iter=lanczos_iter, sharp_draws=sharp_draws, sharp_sigma=sharp_sigma,
-            kfac_n=kfac_n, kfac_units=kfac_units, kfac_seeds=kfac_seeds,
-            rand_fractions=rand_fractions, rand_seeds=rand_seeds, rand_hidden=rand_hidden,
-            rand_steps=rand_steps, tangent_pairs=tangent_pairs)
-ig.check_params(P)   # every value validated before any work
+P = ig.check_params(resolve_from(SCALES, scale, globals()))   # every value validated before any work
 ch = Chapter("08_information_geometry", scale=scale, seed=seed, device=device, params=P)
-EPS = float(np.finfo(np.float64).eps)
+
+# %%
 # The chapter's tensors are small; one thread avoids losing most of the time to thread
 # synchronisation on a shared 2-core machine (measured: 10-80x slower with 2 threads under load).
 torch.set_num_threads(1)
-
 # The digits, shuffled once by the chapter seed: the first n_train train, the last 297 test.
-X_all, Y_all = digits()
-perm = ch.rng("split").permutation(len(X_all))
-X_all = torch.tensor(X_all.reshape(len(X_all), -1)[perm], dtype=torch.float64)
-Y_all = Y_all[perm]
-Xtr, Ytr = X_all[: P["n_train"]], Y_all[: P["n_train"]]
-Xte, Yte = X_all[-297:], Y_all[-297:]
+Xtr, Ytr, Xte, Yte = ig.split_digits(*digits(), ch.rng("split"), P["n_train"])
 WIDTHS = [64, P["hidden"], P["hidden"], 10]
 
 
-def params_to_arrays(p, prefix=""):
-    return {prefix + k: v.numpy() for k, v in p.items()}
-
-
-def arrays_to_params(a, prefix=""):
-    return {k[len(prefix):]: torch.tensor(v) for k, v in a.items() if k.startswith(prefix) and k[len(prefix):][:1] in "Wb"}
-
-
 def trained_mlp(s):
-    """The bias-free ReLU MLP 64-h-h-10 trained on the digits (cached)."""
-    cfg = dict(widths=WIDTHS, n_train=P["n_train"], steps=P["train_steps"], lr=P["lr"],
-               target_loss=P["target_loss"], init_seed=ch.torch_seed("mlp", s), split="rng:split")
-
-    def compute():
-        p, hist = ig.train_mlp(Xtr, Ytr, WIDTHS, steps=P["train_steps"], lr=P["lr"],
-                               seed=cfg["init_seed"], target_loss=P["target_loss"])
-        return {**params_to_arrays(p), "loss": hist}
-
-    a = ch.cached(f"mlp{s}", cfg, compute, code_version=ig.CODE_VERSION)
-    return arrays_to_params(a), a["loss"], cfg["init_seed"]
-
-
-def fmt_list(v):
-    return ", ".join(str(x) for x in v)
-
-
-def big(x, se=None):
-    """A ratio for the prose: whole numbers (thin-space groups) from 100 up, else 2 significant digits."""
-    def one(v, d=2):
-        return f"{v:,.0f}".replace(",", "\u2009") if abs(v) >= 100 else f"{v:.{d}g}"
-    return one(x) + (f" ± {one(se)}" if se is not None else "")
-
+    """The bias-free ReLU MLP 64-h-h-10 trained on the digits (cached): parameters, loss history, init seed."""
+    init_seed = ch.torch_seed("mlp", s)
+    a = ch.cached_call(ig.trained_mlp, name=f"mlp{s}", x=Xtr, y=Ytr, widths=WIDTHS, steps=P["train_steps"],
+                       lr=P["lr"], seed=init_seed, target_loss=P["target_loss"])
+    return ig.arrays_to_params(a), a["loss"], init_seed
 
 # %% [markdown]
 # ## The Fisher–Rao norm of a rectifier network
@@ -189,47 +151,14 @@ def big(x, se=None):
 # assumptions: add biases, or swap ReLU for tanh.
 
 # %%
-def fr_table():
-    rows = []
-    xs, ys = Xtr[: P["fr_n"]], Ytr[: P["fr_n"]]
-    cases = [("relu", False), ("leaky_relu", False), ("relu", True), ("tanh", False)]
-    for act, bias in cases:
-        for L in P["fr_depths"]:
-            for w in P["fr_widths"]:
-                p = nw.init_mlp([64] + [w] * L + [10], seed=ch.torch_seed("fr", act, bias, L, w),
-                                bias=bias, bias_std=0.1)
-                for labels in ig.FISHER_LABELS:
-                    r = ig.fisher_rao(p, xs, ys, act, labels=labels)
-                    rows.append(dict(case=f"{act}{' + bias' if bias else ''}", activation=act, bias=bias,
-                                     L=L, width=w, labels=labels, n_params=int(nw.flatten(p).numel()),
-                                     direct=r["direct"], identity=r["identity"], rel_diff=r["rel_diff"],
-                                     euler=ig.euler_residual(p, xs, act),
-                                     euler_weighted=ig.euler_residual(p, xs, act, weighted=True)))
-    return pd.DataFrame(rows)
-
-
-fr = fr_table()
-homog = fr[fr.activation.isin(ig.HOMOGENEOUS) & ~fr.bias]
+fr_rows = ig.fisher_rao_table(Xtr[: P["fr_n"]], Ytr[: P["fr_n"]], P["fr_depths"], P["fr_widths"],
+                              lambda *k: ch.torch_seed("fr", *k))
+fr = pd.DataFrame(fr_rows)
 fr.groupby("case")[["rel_diff", "euler", "euler_weighted"]].agg(["min", "max"]).rename_axis("network").style.format("{:.1e}")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
-cases = list(dict.fromkeys(fr.case))
-colors = dict(zip(cases, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-for c in cases:
-    d = fr[fr.case == c]
-    axes[0].scatter(d.identity, d.direct, s=14, label=c, color=colors[c], alpha=0.8)
-    axes[1].scatter(d.n_params, np.maximum(d.rel_diff, EPS / 10), s=14, color=colors[c], alpha=0.8)
-lim = [fr[["direct", "identity"]].min().min() / 2, fr[["direct", "identity"]].max().max() * 2]
-axes[0].plot(lim, lim, "k:", lw=1)
-axes[0].set(xscale="log", yscale="log", xlabel="(L+1)² E⟨∂ℓ/∂f, f⟩²  (outputs)",
-            ylabel="⟨θ, I(θ) θ⟩  (per-example grads)", title="two sides of Eq. (3.1)")
-axes[0].legend(fontsize=7)
-axes[1].axhline(EPS, color="k", ls="--", lw=1)
-axes[1].text(fr.n_params.min(), 2 * EPS, "machine ε", fontsize=7)
-axes[1].set(xscale="log", yscale="log", xlabel="number of parameters P",
-            ylabel="relative difference (floor ε/10)", title="round-off vs. broken assumptions")
-fig.tight_layout()
+fig = F.fisher_rao_identity(fr.case.values, fr.identity.values, fr.direct.values, fr.n_params.values,
+                            fr.rel_diff.values)
 ch.figure(fig, "fisher_rao_identity",
           "The two sides of Liang et al. (2019), Theorem 3.1, for random networks: ⟨θ, I(θ)θ⟩ from exact "
           "per-example gradients against (L+1)²E⟨∂ℓ/∂f, f⟩² from the outputs, for every depth and width of the "
@@ -243,15 +172,8 @@ ch.figure(fig, "fisher_rao_identity",
               "with biases or tanh do not.")
 
 # %%
-ch.glue("fr_homog_max", float(homog.rel_diff.max()), digits=2)
-ch.glue("fr_homog_eps", float(homog.rel_diff.max() / EPS), digits=2)
-ch.glue("euler_homog_max", float(homog.euler.max()), digits=2)
-ch.glue("fr_tanh_min", float(fr[fr.activation == "tanh"].rel_diff.min()), digits=2)
-ch.glue("fr_tanh_max", float(fr[fr.activation == "tanh"].rel_diff.max()), digits=2)
-ch.glue("fr_bias_min", float(fr[fr.bias].rel_diff.min()), digits=2)
-ch.glue("fr_bias_max", float(fr[fr.bias].rel_diff.max()), digits=2)
-ch.glue("euler_weighted_max", float(fr[fr.bias].euler_weighted.max()), digits=2)
-ch.glue("fr_n_nets", int(len(fr) // 2))
+for name, value in ig.fisher_rao_summary(fr_rows).items():
+    ch.glue(name, value, digits=2)
 
 # %% [markdown]
 # {numref}`fig-08-fisher-rao-identity` shows both sides for {glue}`fr_n_nets` random networks. On the
@@ -302,47 +224,16 @@ ch.glue("fr_n_nets", int(len(fr) // 2))
 
 # %%
 p_tr, loss_hist, _ = trained_mlp(0)
-yoh_tr = ig.one_hot(Ytr, 10)
 ch.glue("mlp_widths", "-".join(str(w) for w in WIDTHS))
 ch.glue("mlp_steps", int(len(loss_hist)))
 ch.glue("mlp_loss", float(loss_hist[-1]), digits=2)
 ch.glue("mlp_train_acc", float((nw.forward(p_tr, Xtr).argmax(1).numpy() == Ytr).mean()))
 ch.glue("mlp_test_acc", float((nw.forward(p_tr, Xte).argmax(1).numpy() == Yte).mean()))
-
-
-def reparam():
-    al = np.asarray(P["alphas"], dtype=float)
-    f0 = nw.forward(p_tr, Xtr)
-    fr0 = ig.fisher_rao(p_tr, Xtr, Ytr)["direct"]
-    out = {k: np.zeros((2, len(al))) for k in ("dfun", "fr", "l2", "spec", "fro", "lam", "lam2",
-                                             "iso", "iso_se", "mult", "mult_se")}
-    out["iso_draws"] = np.zeros((2, len(al), P["sharp_draws"]))
-    for t, tf in enumerate((ig.alpha_scale, ig.unit_scale)):
-        for i, a in enumerate(al):
-            q = tf(p_tr, float(a))
-            out["dfun"][t, i] = float((nw.forward(q, Xtr) - f0).abs().max() / f0.abs().max())
-            out["fr"][t, i] = ig.fisher_rao(q, Xtr, Ytr)["direct"] / fr0
-            w = ig.weight_norms(q)
-            out["l2"][t, i], out["spec"][t, i], out["fro"][t, i] = w["l2"], w["spectral_product"], w["frobenius_product"]
-            out["lam"][t, i] = ig.hessian_top_eigenvalue(q, Xtr, yoh_tr, n_iter=P["lanczos_iter"], seed=ch.torch_seed("lanczos"))
-            out["lam2"][t, i] = ig.hessian_top_eigenvalue(q, Xtr, yoh_tr, n_iter=2 * P["lanczos_iter"], seed=ch.torch_seed("lanczos2"))
-            for mode, key in (("isotropic", "iso"), ("multiplicative", "mult")):
-                d = ig.sharpness_draws(q, Xtr, yoh_tr, sigma=P["sharp_sigma"], n_draws=P["sharp_draws"],
-                                       mode=mode, seed=ch.torch_seed("noise"))
-                e = estimate(d)
-                out[key][t, i], out[key + "_se"][t, i] = e.mean, e.se
-                if key == "iso":
-                    out["iso_draws"][t, i] = d
-    return {"alphas": al, **out}
-
-
-cfg_rep = dict(mlp=dict(widths=WIDTHS, n_train=P["n_train"], steps=P["train_steps"], lr=P["lr"],
-                        target_loss=P["target_loss"]),
-               alphas=P["alphas"], lanczos_iter=P["lanczos_iter"], sharp_draws=P["sharp_draws"],
-               sharp_sigma=P["sharp_sigma"])
-R = ch.cached("reparam", cfg_rep, reparam, code_version=ig.CODE_VERSION)
-al = R["alphas"]
-i1 = int(np.argmin(np.abs(al - 1)))
+R = ch.cached_call(ig.reparam_sweep, name="reparam", params=p_tr, x=Xtr, y=Ytr, alphas=P["alphas"],
+                   lanczos_iter=P["lanczos_iter"], sharp_draws=P["sharp_draws"], sharp_sigma=P["sharp_sigma"],
+                   seed_lanczos=ch.torch_seed("lanczos"), seed_lanczos2=ch.torch_seed("lanczos2"),
+                   seed_noise=ch.torch_seed("noise"))
+RS = ig.reparam_summary(R)
 
 # %% [markdown]
 # The trained MLP {glue}`mlp_widths` reached a training loss of {glue}`mlp_loss` after
@@ -350,27 +241,7 @@ i1 = int(np.argmin(np.abs(al - 1)))
 # {glue}`mlp_test_acc`); {numref}`fig-08-reparametrisation` shows what the two rescalings do to it.
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
-axes = axes.ravel()
-names = ["T_α", "unit-wise"]
-ls = ["-", "--"]
-for t in range(2):
-    axes[0].plot(al, np.maximum(R["dfun"][t], EPS / 10), "o" + ls[t], label=f"function, {names[t]}")
-    axes[0].plot(al, np.maximum(np.abs(R["fr"][t] - 1), EPS / 10), "s" + ls[t], label=f"‖θ‖²_fr, {names[t]}")
-    axes[1].plot(al, R["l2"][t] / R["l2"][t, i1], "o" + ls[t], label=f"‖θ‖₂, {names[t]}")
-    axes[1].plot(al, R["spec"][t] / R["spec"][t, i1], "s" + ls[t], label=f"Π‖W_l‖₂, {names[t]}")
-    axes[2].plot(al, R["lam"][t], "o" + ls[t], label=names[t])
-    axes[3].errorbar(al, R["iso"][t], yerr=2 * R["iso_se"][t], fmt="o" + ls[t], label=f"isotropic, {names[t]}")
-    axes[3].errorbar(al, R["mult"][t], yerr=2 * R["mult_se"][t], fmt="s" + ls[t], label=f"∝ |θ|, {names[t]}")
-axes[0].set(xscale="log", yscale="log", xlabel="α", ylabel="relative change (floor ε/10)", title="invariant")
-axes[1].set(xscale="log", yscale="log", xlabel="α", ylabel="relative to α = 1", title="norms")
-axes[2].set(xscale="log", yscale="log", xlabel="α", ylabel="λ_max of the Hessian", title="sharpness (Hessian)")
-axes[3].set(xscale="log", yscale="log", xlabel="α", ylabel="E L(θ+ν) − L(θ)",
-            title=f"expected sharpness, σ = {P['sharp_sigma']}")
-for a in axes:
-    a.legend(fontsize=6)
-fig.tight_layout()
-ch.figure(fig, "reparametrisation",
+ch.figure(F.reparametrisation(R, P["sharp_sigma"]), "reparametrisation",
           "A trained bias-free ReLU MLP on the digits under Dinh et al.'s (2017) α-scale transformation T_α "
           "of its first two layers (Definition 5, solid) and the unit-wise rescaling (dashed). The function and "
           "the Fisher–Rao norm do not move (round-off, floored at ε/10); the ℓ₂ norm, the top Hessian "
@@ -382,61 +253,49 @@ ch.figure(fig, "reparametrisation",
               "while norms, the top Hessian eigenvalue and the isotropic expected sharpness grow away from α = 1.")
 
 # %%
-lam_ratio = float(R["lam"][0].max() / R["lam"][0, i1])
-k_hi = len(al) - 1
-slope_hi = float(np.log(R["lam"][0, k_hi] / R["lam"][0, k_hi - 1]) / np.log(al[k_hi] / al[k_hi - 1]))
-slope_lo = float(np.log(R["lam"][0, 1] / R["lam"][0, 0]) / np.log(al[1] / al[0]))
-lam_conv = float(np.max(np.abs(R["lam"] - R["lam2"]) / R["lam2"]))
-# isotropic expected sharpness at the grid's two ends against α = 1, paired noise draws
-iso_ratio = [ig.sharpness_ratio(R["iso_draws"][0, e], R["iso_draws"][0, i1]) for e in (0, k_hi)]
-iso_r, iso_se = min(iso_ratio)
-mult_dev = float(np.max(np.abs(R["mult"] - R["mult"][0, i1]) / abs(R["mult"][0, i1])))
-spec_T_dev = float(np.max(np.abs(R["spec"][0] / R["spec"][0, i1] - 1)))
-inv_dev = float(max(R["dfun"].max(), np.abs(R["fr"] - 1).max()))
-
 ch.claim("reparam_l2_range", "T_α changes the ℓ₂ norm ‖θ‖₂ of the same function by over an order of magnitude "
          "on the α grid (max/min)", kind="reproduces",
-         measured=float(R["l2"][0].max() / R["l2"][0].min()), reference=10, tol=0, comparison="ge",
+         measured=RS["l2_range"], reference=10, tol=0, comparison="ge",
          why="deterministic given the trained net (‖T_αθ‖₂² = α²‖W₁‖² + ‖W₂‖²/α² + ‖W₃‖², a unit test); "
              "'order of magnitude' = a factor 10, no margin",
          source="Dinh et al. 2017, Definition 5 and §4 (norm-based measures are not invariant)")
 ch.claim("spectral_unitwise", "the unit-wise rescaling changes the product of spectral norms by ≥ 100× "
          "(max/min over α), although T_α leaves it unchanged", kind="reproduces",
-         measured=float(R["spec"][1].max() / R["spec"][1].min()), reference=100, tol=0, comparison="ge",
+         measured=RS["spec_unit_range"], reference=100, tol=0, comparison="ge",
          why="deterministic given the trained net: ‖W₁ diag(α^s)‖₂‖diag(α^−s)W₂‖₂ grows like α² at both ends of "
              "the grid's four decades; 100 = two orders of magnitude, no margin",
          source="Dinh et al. 2017, §4 (reparametrisations change norm-based measures; unit-wise variant of Definition 5)")
 ch.claim("hessian_sharper", "T_α makes the same minimum sharper by ≥ 100×: max_α λ_max(α) / λ_max(α = 1)",
-         kind="reproduces", measured=lam_ratio, reference=100, tol=0, comparison="ge",
+         kind="reproduces", measured=RS["lam_ratio"], reference=100, tol=0, comparison="ge",
          why="deterministic given the net (Lanczos converged, see text); λ_max(α) ≥ α²·λ_max(H₂₂) exactly, so the "
              "grid's α = 100 reaches ≥ 100× whenever the second layer carries ≥ 1/100 of the top curvature",
          source="Dinh et al. 2017, §4 (the Hessian's spectral norm can be made arbitrarily large)")
+
+# %%
 ch.claim("hessian_slope_large_alpha", "log-log slope of λ_max(α) between the two largest α is 2 (H ↦ T⁻¹HT⁻¹)",
-         kind="predicts", measured=slope_hi, reference=2, tol=0.05, comparison="abs",
+         kind="predicts", measured=RS["slope_hi"], reference=2, tol=0.05, comparison="abs",
          why="margin = the finite-α correction: the first layer's block and the cross terms contribute O(α⁻²) "
-             f"relative corrections, ≤ 1 % at α = {al[k_hi - 1]:.3g}; the measurement is deterministic",
+             f"relative corrections, ≤ 1 % at α = {RS['alpha_second']:.3g}; the measurement is deterministic",
          source="Dinh et al. 2017, §4 (closed form of the transformed Hessian)")
 ch.claim("hessian_slope_small_alpha", "log-log slope of λ_max(α) between the two smallest α is −2",
-         kind="predicts", measured=slope_lo, reference=-2, tol=0.05, comparison="abs",
+         kind="predicts", measured=RS["slope_lo"], reference=-2, tol=0.05, comparison="abs",
          why="same argument with the roles of the two layers exchanged", source="Dinh et al. 2017, §4")
 ch.claim("sharpness_isotropic", "T_α makes the isotropic expected sharpness ≥ 100× larger at both ends of the α grid "
          "(the smaller of the ratios at α_min and α_max to α = 1)", kind="reproduces",
-         measured=iso_r, se=iso_se, dof=P["sharp_draws"] - 1, reference=100, tol=0, comparison="ge",
+         measured=RS["iso_ratio"], se=RS["iso_se"], dof=P["sharp_draws"] - 1, reference=100, tol=0, comparison="ge",
          why=f"ratio of Monte-Carlo means over the same {P['sharp_draws']} noise draws, jackknife standard error "
              "over the paired draws; 100 = two orders of magnitude, no margin",
          source="Neyshabur et al. 2017 (expected sharpness) under Dinh et al. 2017's T_α (§4: flatness is not invariant)")
 
-ch.glue("inv_dev", inv_dev, digits=2)
-ch.glue("lam_ratio", big(lam_ratio))
-ch.glue("slope_hi", slope_hi)
-ch.glue("slope_lo", slope_lo)
-ch.glue("lam_conv", lam_conv, digits=2)
+# %%
+for name in ("inv_dev", "lam_conv", "spec_t_dev", "mult_dev"):
+    ch.glue(name, RS[name], digits=2)
+for name in ("lam_ratio", "l2_range", "spec_unit_range"):
+    ch.glue(name, ig.ratio_text(RS[name]))
+ch.glue("slope_hi", RS["slope_hi"])
+ch.glue("slope_lo", RS["slope_lo"])
 ch.glue("lanczos_iter", int(P["lanczos_iter"]))
-ch.glue("iso_ratio", big(iso_r, iso_se))
-ch.glue("l2_range", big(float(R["l2"][0].max() / R["l2"][0].min())))
-ch.glue("spec_t_dev", spec_T_dev, digits=2)
-ch.glue("spec_unit_range", big(float(R["spec"][1].max() / R["spec"][1].min())))
-ch.glue("mult_dev", mult_dev, digits=2)
+ch.glue("iso_ratio", ig.ratio_text(RS["iso_ratio"], RS["iso_se"]))
 
 # %% [markdown]
 # The function and the Fisher–Rao norm move by at most {glue}`inv_dev` (relative) over the whole
@@ -490,48 +349,17 @@ ch.glue("mult_dev", mult_dev, digits=2)
 # wrong inside the blocks (G_i ⊗ A_{i−1} ≠ F_i); we measure both.
 
 # %%
-def kfac_run(s):
-    p_t, _, init_seed = trained_mlp(s)
-    p_0 = nw.init_mlp(WIDTHS, seed=init_seed)
-    xs = Xtr[: P["kfac_n"]]
-    out = {}
-    for tag, p in (("init", p_0), ("trained", p_t)):
-        r = ig.kfac_analysis(p, xs)
-        out.update({f"{tag}_{k}": v for k, v in r.items()})
-        if s == 0:
-            sub = ig.fisher_subset(p, xs, P["kfac_units"])
-            out.update({f"{tag}_sub_{k}": v for k, v in sub.items()})
-    return out
-
-
-K = [ch.cached(f"kfac{s}", dict(mlp=cfg_rep["mlp"], kfac_n=P["kfac_n"], kfac_units=P["kfac_units"], net=s),
-               lambda s=s: kfac_run(s), code_version=ig.CODE_VERSION) for s in range(P["kfac_seeds"])]
-STATES = ("init", "trained")
-err = {t: np.array([k[f"{t}_kfac_error"] for k in K]) for t in STATES}
-best = {t: np.array([k[f"{t}_best_kron_error"] for k in K]) for t in STATES}
-diag = {t: np.array([k[f"{t}_diag_error"] for k in K]) for t in STATES}
-cross = {t: np.array([float(k[f"{t}_cross_layer_error"]) for k in K]) for t in STATES}
-within = {t: np.array([float(k[f"{t}_within_block_error"]) for k in K]) for t in STATES}
+K = [ch.cached_call(ig.kfac_study, name=f"kfac{s}", trained=trained_mlp(s)[0], init_seed=ch.torch_seed("mlp", s),
+                    x=Xtr[: P["kfac_n"]], units=P["kfac_units"] if s == 0 else None) for s in range(P["kfac_seeds"])]
+KS = ig.kfac_summary(K)
+STATES = ig.KFAC_STATES
+err, best, diag, cross, within = (KS[k] for k in ("err", "best", "diag", "cross", "within"))
 pd.DataFrame({f"{q}, {t}": d[t].mean(0) for q, d in (("K-FAC", err), ("best Kronecker", best), ("diagonal", diag))
               for t in STATES}, index=pd.Index([f"layer {i}" for i in range(1, 4)], name="‖F − F̂‖/‖F‖")
              ).style.format(precision=3)
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.4))
-for r_, t in enumerate(STATES):
-    Fx, Fk = np.abs(K[0][f"{t}_sub_exact"]), np.abs(K[0][f"{t}_sub_kfac"])
-    vmax = np.quantile(Fx, 0.995)
-    for c_, (M, title) in enumerate(((Fx, "|F| exact"), (Fk, "|F̃| K-FAC"),
-                                     (np.abs(K[0][f"{t}_sub_exact"] - K[0][f"{t}_sub_kfac"]), "|F − F̃|"))):
-        im = axes[r_, c_].imshow(M, cmap=CMAP + "_r", vmin=0, vmax=vmax, interpolation="nearest")
-        edges = np.cumsum(K[0][f"{t}_sub_block_sizes"])[:-1] - 0.5
-        for e in edges:
-            axes[r_, c_].axhline(e, color="w", lw=0.6)
-            axes[r_, c_].axvline(e, color="w", lw=0.6)
-        axes[r_, c_].set(title=f"{title}, {'init' if t == 'init' else 'trained'}", xticks=[], yticks=[])
-        axes[r_, c_].grid(False)
-    fig.colorbar(im, ax=axes[r_, :], shrink=0.8)
-ch.figure(fig, "kfac_heatmaps",
+ch.figure(F.kfac_heatmaps(K[0]), "kfac_heatmaps",
           f"The exact Fisher of all three layers of the MLP, after Martens & Grosse (2015), Fig. 2 (weights between "
           f"the first {P['kfac_units']} inputs and outputs of each layer; white lines separate layers), its "
           "block-diagonal Kronecker-factored approximation and the absolute difference, at He initialisation (top) "
@@ -541,28 +369,7 @@ ch.figure(fig, "kfac_heatmaps",
               "initialisation and after training.")
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
-axes = axes.ravel()
-cols = depth_colors(3)
-for i in range(1, 4):
-    for t, st in (("init", ":"), ("trained", "-")):
-        ev, ek = K[0][f"{t}_eig_exact_{i}"], K[0][f"{t}_eig_kfac_{i}"]
-        rank = np.arange(1, len(ev) + 1)
-        axes[i - 1].plot(rank, np.maximum(ev, 1e-14), st, color="k", label=f"exact, {t}")
-        axes[i - 1].plot(rank, np.maximum(ek, 1e-14), st, color=cols[1], label=f"K-FAC, {t}")
-    axes[i - 1].set(xscale="log", yscale="log", xlabel="rank", ylabel="eigenvalue", title=f"layer {i} spectrum",
-                    ylim=(max(1e-12, K[0]['trained_eig_exact_%d' % i][0] * 1e-10), None))
-    axes[i - 1].legend(fontsize=6)
-x_ = np.arange(1, 4)
-for j, (t, mk) in enumerate((("init", "o"), ("trained", "s"))):
-    axes[3].errorbar(x_ + 0.1 * j, err[t].mean(0), yerr=err[t].std(0, ddof=1) if len(K) > 1 else None,
-                     fmt=mk + "-", label=f"K-FAC, {t}")
-    axes[3].plot(x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray", label=f"best Kronecker, {t}")
-    axes[3].plot(x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2], label=f"diagonal, {t}")
-axes[3].set(xticks=x_, xlabel="layer", ylabel="‖F − F̂‖_F / ‖F‖_F", ylim=(0, 1.05), title="relative error")
-axes[3].legend(fontsize=6)
-fig.tight_layout()
-ch.figure(fig, "kfac_spectra",
+ch.figure(F.kfac_spectra(K[0], err, best, diag), "kfac_spectra",
           "Eigenvalues of each exact Fisher block F_i and of G_i ⊗ A_{i−1} (products of the factors' eigenvalues), "
           "at initialisation (dotted) and after training (solid), after Martens & Grosse (2015), §3; last panel: "
           "relative Frobenius errors of K-FAC, of the best Kronecker product and of the diagonal "
@@ -583,7 +390,7 @@ ch.claim("kfac_beats_diagonal", "K-FAC is closer to the exact Fisher block than 
              "no sampling beyond the fixed inputs",
          source="Martens & Grosse 2015, §3 and Fig. 2 (the Kronecker product keeps the within-layer structure a "
                 "diagonal approximation drops)")
-gap_e = err["trained"].mean(1) - err["init"].mean(1)
+gap_e = KS["gap"]
 e_gap = estimate(gap_e) if n_k > 1 else None
 ch.claim("kfac_worse_after_training", "training increases the K-FAC error (layer-averaged, trained − init, mean over "
          "independently trained nets)", kind="predicts",
@@ -593,29 +400,27 @@ ch.claim("kfac_worse_after_training", "training increases the K-FAC error (layer
          source="this chapter: g and a decouple at random initialisation and correlate after training "
                 "(Martens & Grosse 2015, §3, discuss when the independence approximation is poor)",
          min_scale="default")
-tr_ratio = np.array([k["init_trace_ratio"] for k in K])
-tr_se = np.array([k["init_trace_ratio_se"] for k in K])
-w_net, w_layer = np.unravel_index(np.argmax(np.abs(tr_ratio - 1)), tr_ratio.shape)
+
+# %%
 ch.claim("kfac_trace_at_init", "at initialisation tr(G⊗A)/tr(F) ≈ 1 (the sizes of g and a nearly uncorrelated): "
          "the layer and net furthest from 1", kind="predicts",
-         measured=float(tr_ratio[w_net, w_layer]), se=float(tr_se[w_net, w_layer]), dof=P["kfac_n"] - 1,
-         reference=1, tol=0.1, comparison="abs",
+         measured=KS["trace_worst"], se=KS["trace_worst_se"], dof=P["kfac_n"] - 1, reference=1, tol=0.1, comparison="abs",
          why="the ratio is 1 − Cov(|g|², |a|²)/E[|g|²|a|²]; margin 0.1 is what '≈ 1' means here (a covariance term of "
              f"at most 10 %); jackknife standard error over the {P['kfac_n']} inputs",
          source="Martens & Grosse 2015, §3 (independence approximation E[gg^T ⊗ aa^T] ≈ E[gg^T] ⊗ E[aa^T])")
 
+# %%
 ch.glue("kfac_err_max", float(max(err[t].mean(0).max() for t in STATES)), digits=2)
-ch.glue("kfac_err_init", float(err["init"].mean()), digits=2)
-ch.glue("kfac_err_trained", float(err["trained"].mean()), digits=2)
 ch.glue("diag_err_min", float(min(diag[t].mean(0).min() for t in STATES)), digits=2)
-ch.glue("best_err_init", float(best["init"].mean()), digits=2)
-ch.glue("best_err_trained", float(best["trained"].mean()), digits=2)
+for t in STATES:
+    ch.glue(f"kfac_err_{t}", float(err[t].mean()), digits=2)
+    ch.glue(f"best_err_{t}", float(best[t].mean()), digits=2)
+    ch.glue(f"cross_{t}", float(cross[t].mean()), digits=2)
+    ch.glue(f"within_{t}", float(within[t].mean()), digits=2)
 ch.glue("kfac_gap", float(gap_e.mean()), se=e_gap.se if e_gap else None, digits=2)
 ch.glue("kfac_nets", int(n_k))
 ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:]))))
-for t in STATES:
-    ch.glue(f"cross_{t}", float(cross[t].mean()), digits=2)
-    ch.glue(f"within_{t}", float(within[t].mean()), digits=2)
+ch.glue("kfac_trace_worst", KS["trace_worst"], se=KS["trace_worst_se"], digits=3)
 ch.glue("cross_verdict",
         "the blocks between layers that K-FAC drops carry more of its error than the Kronecker factorisation of "
         "the diagonal blocks, in both states"
@@ -627,7 +432,6 @@ ch.glue("cross_verdict",
         f"{'at initialisation' if cross['init'].mean() > within['init'].mean() else 'after training'}, the "
         f"Kronecker factorisation of the diagonal blocks more "
         f"{'after training' if cross['init'].mean() > within['init'].mean() else 'at initialisation'}")
-ch.glue("kfac_trace_worst", float(tr_ratio[w_net, w_layer]), se=float(tr_se[w_net, w_layer]), digits=3)
 
 # %% [markdown]
 # The Kronecker factorisation reproduces a Fisher block with up to {glue}`kfac_block_rows` rows
@@ -675,24 +479,15 @@ LABEL = {"l2": "ℓ₂ norm", "frobenius_product": "Frobenius product", "spectra
 
 
 def rand_run(frac, s):
-    yr = ig.randomize_labels(Ytr, frac, 10, seed=ch.torch_seed("labels", s, int(round(frac * 1000))))
-    p, hist = ig.train_mlp(Xtr, yr, RW, steps=P["rand_steps"], lr=P["lr"] * 0.3,
-                           seed=ch.torch_seed("randnet", s), target_loss=10 * P["target_loss"])
-    m = ig.capacity_measures(p, Xtr, yr)
-    te = float((nw.forward(p, Xte).argmax(1).numpy() == Yte).mean())
-    return {**{k: np.array(v) for k, v in m.items()}, "test_accuracy": np.array(te), "steps": np.array(len(hist)),
-            "final_loss": np.array(hist[-1])}
+    permille = int(round(frac * 1000))
+    return ch.cached_call(ig.label_randomisation_run, name=f"rand_f{permille}_s{s}", x=Xtr, y=Ytr, x_test=Xte,
+                          y_test=Yte, widths=RW, fraction=float(frac), steps=P["rand_steps"], lr=P["lr"] * 0.3,
+                          target_loss=10 * P["target_loss"], label_seed=ch.torch_seed("labels", s, permille),
+                          init_seed=ch.torch_seed("randnet", s))
 
 
-rows = []
-for frac in P["rand_fractions"]:
-    for s in range(P["rand_seeds"]):
-        cfg = dict(widths=RW, n_train=P["n_train"], steps=P["rand_steps"], lr=P["lr"] * 0.3,
-                   target_loss=10 * P["target_loss"], fraction=float(frac), net=s)
-        a = ch.cached(f"rand_f{int(round(frac * 1000))}_s{s}", cfg, lambda f=frac, s=s: rand_run(f, s),
-                      code_version=ig.CODE_VERSION)
-        rows.append({"fraction": float(frac), "net": s, **{k: float(v) for k, v in a.items()}})
-RD = pd.DataFrame(rows)
+RD = pd.DataFrame([{"fraction": float(f), "net": s, **{k: float(v) for k, v in rand_run(f, s).items()}}
+                   for f in P["rand_fractions"] for s in range(P["rand_seeds"])])
 for m in MEAS:
     RD[m + "/γ"] = RD[m] / RD["margin"]
 (RD.groupby("fraction")[["train_accuracy", "test_accuracy", "final_loss", "margin", "steps"]].mean()
@@ -700,48 +495,19 @@ for m in MEAS:
                                                "final_loss": "{:.1e}", "margin": "{:.3g}", "steps": "{:.0f}"}))
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
-axes = axes.ravel()
-g0 = RD[RD.fraction == 0]
-for m in MEAS:
-    rel = RD[m + "/γ"] / g0[m + "/γ"].mean()
-    d = pd.DataFrame({"fraction": RD.fraction, "rel": rel}).groupby("fraction").rel
-    ax = axes[1] if m.startswith("fisher") else axes[0]
-    ax.errorbar(d.mean().index, d.mean().values, yerr=d.std().fillna(0).values, fmt="o-", label=LABEL[m])
-for a, title in ((axes[0], "norm-based measures"), (axes[1], "Fisher–Rao norms")):
-    a.set(yscale="log", xlabel="fraction of random labels", ylabel="measure / γ, relative to 0 %", title=title)
-    a.legend(fontsize=6)
-d = RD.groupby("fraction")
-axes[2].errorbar(d.test_accuracy.mean().index, d.test_accuracy.mean(), yerr=d.test_accuracy.std().fillna(0), fmt="o-",
-                 label="test accuracy")
-axes[2].plot(d.train_accuracy.mean().index, d.train_accuracy.mean(), "s--", label="train accuracy")
-axes[2].axhline(0.1, color="gray", ls=":", lw=1)
-axes[2].set(xlabel="fraction of random labels", ylabel="accuracy", ylim=(0, 1.05), title="generalisation")
-axes[2].legend(fontsize=6)
-axes[3].errorbar(d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-")
-axes[3].set(yscale="log", xlabel="fraction of random labels", ylabel="margin γ", title="margin (10th percentile)")
-fig.tight_layout()
-ch.figure(fig, "label_randomisation",
+ch.figure(F.label_randomisation(RD, MEAS, LABEL), "label_randomisation",
           "Margin-normalised capacity measures of MLPs trained on digits with a fraction of random labels, after "
-          f"Liang et al. (2019)'s label-randomisation experiment: MLPs {fmt_list(RW)} trained on {P['n_train']} digits "
-          f"to the same training loss, measures relative to the clean-label value (mean ± sd over {P['rand_seeds']} "
-          "nets), train/test accuracy and the margin γ.",
+          f"Liang et al. (2019)'s label-randomisation experiment: MLPs {', '.join(map(str, RW))} trained on "
+          f"{P['n_train']} digits to the same training loss, measures relative to the clean-label value (mean ± sd "
+          f"over {P['rand_seeds']} nets), train/test accuracy and the margin γ.",
           arrays={c: RD[c].values for c in RD.columns},
           alt="Capacity measures, Fisher–Rao norms, train and test accuracy and the margin against the fraction of "
               "random labels.")
 
 # %%
-def log_ratio(m):
-    """Mean log(measure/γ) at 100 % minus at 0 % random labels, its standard error and Welch d.o.f."""
-    lo = estimate(np.log(RD[RD.fraction == 0][m + "/γ"].values))
-    hi = estimate(np.log(RD[RD.fraction == 1][m + "/γ"].values))
-    se = float(np.hypot(hi.se, lo.se))
-    dof = se**4 / (hi.se**4 / hi.dof + lo.se**4 / lo.dof) if se > 0 else float(hi.dof + lo.dof)
-    return hi.mean - lo.mean, se, float(dof)
-
-
-rho = {m: float(stats.spearmanr(RD.fraction, RD[m + "/γ"]).statistic) for m in MEAS}
-LR = {m: log_ratio(m) for m in MEAS}
+rho = {m: float(spearmanr(RD.fraction, RD[m + "/γ"]).statistic) for m in MEAS}
+LR = {m: ig.welch_log_ratio(RD[RD.fraction == 0][m + "/γ"].values, RD[RD.fraction == 1][m + "/γ"].values)
+      for m in MEAS}
 FR_NOTE = ("if not passing: at a common stopping loss the margin-normalised Fisher–Rao norm follows the stopping loss "
            "rather than the labels (see the text); Liang et al.'s stopping rule is not stated in the slides")
 for m in MEAS[:5]:
@@ -754,6 +520,8 @@ for m in MEAS[:5]:
              source="Liang et al. 2019, label-randomisation experiment (Daróczy's slides: 'capacity measures on label "
                     "randomization after opt. with GD'); Neyshabur et al. 2017",
              min_scale="default", note=FR_NOTE if m.startswith("fisher") else "")
+
+# %%
 diff, se, dof = LR["fisher_rao_empirical"]
 ch.claim("rand_fisher_rao_empirical", "disagreement with Liang et al.: at a common stopping loss the *empirical* "
          "Fisher–Rao norm / γ does not increase from 0 % to 100 % random labels (mean log-ratio ≤ 0)", kind="predicts",
@@ -776,30 +544,19 @@ ch.claim("rand_all_fit", "every run fits its training labels, random ones includ
          why="the comparison of capacities is only meaningful at equal (zero) training error; exact count",
          source="Liang et al. 2019 / Zhang et al. 2017 protocol (networks memorise random labels)")
 
-q_ = {m: quantile(0.99, LR[m][2]) if LR[m][1] > 0 else 0.0 for m in MEAS}
-
-
-def verdict(m):
-    diff, se, _ = LR[m]
-    lo, hi = diff - q_[m] * se, diff + q_[m] * se
-    return "grows" if lo > 0 else "shrinks" if hi < 0 else "does not change measurably"
-
-
+# %%
 NORMS = MEAS[:4]
-ch.glue("rand_norm_factors", ", ".join(f"{LABEL[m]} ×{big(float(np.exp(LR[m][0])))}" for m in NORMS))
-def join(ms):
-    return ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
-
-
+verdict = {m: ig.change_verdict(*LR[m]) for m in MEAS}
 NOUN = {"grows": "a rise", "shrinks": "a fall", "does not change measurably": "no measurable change"}
-by_verdict = {v: [LABEL[m] for m in NORMS if verdict(m) == v] for v in NOUN}
+by_verdict = {v: [LABEL[m] for m in NORMS if verdict[m] == v] for v in NOUN}
+ch.glue("rand_norm_factors", ", ".join(f"{LABEL[m]} ×{ig.ratio_text(float(np.exp(LR[m][0])))}" for m in NORMS))
 ch.glue("rand_norms_verdict",
         "all four rise" if len(by_verdict["grows"]) == 4 else
-        "; ".join(f"{NOUN[v]} for the {join(ms)}" for v, ms in by_verdict.items() if ms))
+        "; ".join(f"{NOUN[v]} for the {ig.join_words(ms)}" for v, ms in by_verdict.items() if ms))
 for m in ("fisher_rao_model", "fisher_rao_empirical"):
     k = m.replace("fisher_rao_", "fr_")
     ch.glue(f"{k}_logratio", LR[m][0], se=LR[m][1], digits=2)
-    ch.glue(f"{k}_verdict", verdict(m))
+    ch.glue(f"{k}_verdict", verdict[m])
 ch.glue("rand_seeds", int(P["rand_seeds"]))
 ch.glue("rand_norms_reading",
         "This is what Liang et al. and Neyshabur et al. ask of a capacity measure: memorising random labels needs "
@@ -852,36 +609,8 @@ ch.glue("rand_steps_ratio", float(RD[RD.fraction == 1].steps.mean() / RD[RD.frac
 # unit test; the figure shows the contrast.
 
 # %%
-def tangent_check():
-    rng = ch.rng("tangent")
-    same, diff = [], []
-    idx = rng.choice(len(Xtr), size=2 * P["tangent_pairs"], replace=False)
-    for j in range(P["tangent_pairs"]):
-        x0, x1 = Xtr[idx[2 * j]], Xtr[idx[2 * j + 1]]
-        S0 = nw.tangent_sensitivity(p_tr, x0)
-        pat0 = ig.activation_pattern(p_tr, x0)
-        c = float(rng.uniform(0.2, 5.0))
-        x_c = c * x0
-        assert torch.equal(ig.activation_pattern(p_tr, x_c), pat0)
-        same.append(float((nw.tangent_sensitivity(p_tr, x_c) - S0).norm() / S0.norm()))
-        for scale_ in (1e-3, 1e-4, 1e-5):  # a small perturbation that keeps the pattern
-            x_p = x0 + scale_ * torch.tensor(rng.standard_normal(64))
-            if torch.equal(ig.activation_pattern(p_tr, x_p), pat0):
-                same.append(float((nw.tangent_sensitivity(p_tr, x_p) - S0).norm() / S0.norm()))
-                break
-        if not torch.equal(ig.activation_pattern(p_tr, x1), pat0):
-            diff.append(float((nw.tangent_sensitivity(p_tr, x1) - S0).norm() / S0.norm()))
-    return {"same": np.array(same), "different": np.array(diff)}
-
-
-TS = tangent_check()
-fig, ax = plt.subplots(figsize=(6, 3.2))
-ax.scatter(np.maximum(TS["same"], EPS / 10), np.zeros(len(TS["same"])), marker="|", s=300)
-ax.scatter(TS["different"], np.ones(len(TS["different"])), marker="|", s=300)
-ax.set(xscale="log", yticks=[0, 1], yticklabels=["same region", "different"],
-       xlabel="‖S(x′) − S(x)‖_F / ‖S(x)‖_F  (floored at ε/10)", ylim=(-0.5, 1.5))
-fig.tight_layout()
-ch.figure(fig, "tangent_sensitivity",
+TS = ig.tangent_check(p_tr, Xtr, P["tangent_pairs"], ch.rng("tangent"))
+ch.figure(F.tangent_sensitivity(TS["same"], TS["different"]), "tangent_sensitivity",
           "Relative change of the tangent sample sensitivity S(x) = ∂²f₀/∂θ∂x of the trained MLP between points of "
           "one activation region and between regions (Daróczy, Lemma 3.1): identical to round-off within a region "
           "(shown at ε/10 when exactly equal), different between regions.", arrays=TS)

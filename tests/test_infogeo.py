@@ -310,3 +310,159 @@ def test_bad_input_raises_parameter_error():
         ig.expected_sharpness(p, x, ig.one_hot(y, 4), mode="uniform")
     with pytest.raises(ParameterError, match="bias-free"):
         ig.layer_statistics(nw.init_mlp([7, 5, 4], bias=True), x)
+
+
+# -- Chapter 8's studies -----------------------------------------------------------------------
+def test_fisher_rao_table_and_summary():
+    x, y = data(n=12, d=6, c=10)
+    keys = []
+
+    def seed_of(*k):
+        keys.append(k)
+        return len(keys)
+
+    rows = ig.fisher_rao_table(x, y, [1, 2], [4, 5], seed_of)
+    assert len(rows) == len(ig.FR_CASES) * 2 * 2 * len(ig.FISHER_LABELS)
+    assert keys[0] == ("relu", False, 1, 4) and len(set(keys)) == len(keys) == len(rows) // 2
+    for r in rows:
+        assert r["n_params"] == 6 * r["width"] + (r["L"] - 1) * r["width"] ** 2 + r["width"] * 10 + (
+            r["L"] * r["width"] + 10 if r["bias"] else 0)
+        if r["activation"] in ig.HOMOGENEOUS and not r["bias"]:
+            assert r["rel_diff"] < 1e-12 and r["euler"] < 1e-12
+        else:
+            assert r["rel_diff"] > 1e-8
+        if r["bias"]:
+            assert r["euler_weighted"] < 1e-12 < r["euler"]
+    s = ig.fisher_rao_summary(rows)
+    homog = [r for r in rows if r["activation"] in ig.HOMOGENEOUS and not r["bias"]]
+    assert s["fr_homog_max"] == max(r["rel_diff"] for r in homog)
+    assert s["fr_homog_eps"] == pytest.approx(s["fr_homog_max"] / np.finfo(float).eps, rel=1e-15)
+    assert s["fr_tanh_min"] == min(r["rel_diff"] for r in rows if r["activation"] == "tanh")
+    assert s["fr_bias_max"] == max(r["rel_diff"] for r in rows if r["bias"])
+    assert s["euler_weighted_max"] == max(r["euler_weighted"] for r in rows if r["bias"])
+    assert s["fr_n_nets"] == 16
+
+
+def test_trained_mlp_arrays_round_trip():
+    x, y = data(n=30, d=6, c=3)
+    a = ig.trained_mlp(x, y, [6, 8, 3], steps=50, lr=1e-2, seed=4, target_loss=0.0)
+    p, hist = ig.train_mlp(x, y, [6, 8, 3], steps=50, lr=1e-2, seed=4)
+    assert np.array_equal(a["loss"], hist) and set(a) == {"W1", "W2", "loss"}
+    q = ig.arrays_to_params(a)
+    assert set(q) == {"W1", "W2"} and all(torch.equal(q[k], p[k]) for k in p)
+    assert all(np.array_equal(v, p[k].numpy()) for k, v in ig.params_to_arrays(p).items())
+
+
+def test_reparam_sweep_invariants_and_closed_forms():
+    x, y = data(n=20, d=5, c=10)
+    p = nw.init_mlp([5, 6, 6, 10], seed=2)
+    al = [0.1, 1.0, 10.0]
+    R = ig.reparam_sweep(p, x, y, alphas=al, lanczos_iter=8, sharp_draws=3, sharp_sigma=0.05,
+                         seed_lanczos=1, seed_lanczos2=2, seed_noise=3)
+    assert R["dfun"].max() < 1e-12 and np.abs(R["fr"] - 1).max() < 1e-10
+    w = [float(p[f"W{l}"].norm() ** 2) for l in (1, 2, 3)]
+    assert np.allclose(R["l2"][0] ** 2, [a**2 * w[0] + w[1] / a**2 + w[2] for a in al], rtol=1e-12)
+    for k in ("l2", "spec", "lam", "iso", "mult"):  # both rescalings are the identity at α = 1
+        assert R[k][0, 1] == pytest.approx(R[k][1, 1], rel=1e-12)
+    assert np.allclose(R["iso_draws"].mean(-1), R["iso"]) and R["iso_draws"].shape == (2, 3, 3)
+    assert np.allclose(R["mult"], R["mult"][0, 1], rtol=1e-10)  # weight-proportional noise is invariant
+    d = ig.sharpness_draws(ig.unit_scale(p, 10.0), x, ig.one_hot(y, 10), sigma=0.05, n_draws=3, seed=3)
+    assert np.array_equal(d, R["iso_draws"][1, 2])
+
+
+def test_reparam_summary_on_closed_form_sweep():
+    al = np.array([0.01, 0.1, 1.0, 10.0, 100.0])
+    lam = np.vstack([3 * np.maximum(al, 1 / al) ** 2, np.full(5, 3.0)])
+    draws = np.ones((2, 5, 4)) * np.arange(1, 5)
+    draws[0, 0] *= 200
+    draws[0, 4] *= 50
+    R = dict(alphas=al, lam=lam, lam2=lam * (1 + 1e-3), iso_draws=draws, mult=np.full((2, 5), 0.5),
+             spec=np.vstack([np.full(5, 2.0), 2.0 * al**2]), dfun=np.full((2, 5), 1e-16),
+             fr=np.full((2, 5), 1 + 1e-15), l2=np.vstack([al + 1 / al, np.ones(5)]))
+    s = ig.reparam_summary(R)
+    assert s["i1"] == 2 and s["lam_ratio"] == pytest.approx(1e4)
+    assert s["slope_hi"] == pytest.approx(2) and s["slope_lo"] == pytest.approx(-2)
+    assert s["lam_conv"] == pytest.approx(1e-3 / (1 + 1e-3))
+    assert s["iso_ratio"] == pytest.approx(50) and s["iso_se"] == pytest.approx(0, abs=1e-12)
+    assert s["mult_dev"] == 0 and s["spec_t_dev"] == 0 and s["inv_dev"] == pytest.approx(1e-15, rel=0.2)
+    assert s["l2_range"] == pytest.approx((100.01) / 2) and s["spec_unit_range"] == pytest.approx(1e8)
+    assert s["alpha_second"] == 10.0
+
+
+def test_kfac_study_and_summary():
+    x, _ = data(n=15, d=5, c=4)
+    trained = nw.init_mlp([5, 4, 4, 4], seed=9)
+    K0 = ig.kfac_study(trained, 3, x, units=2)
+    ref = ig.kfac_analysis(nw.init_mlp([5, 4, 4, 4], seed=3), x)
+    assert all(np.array_equal(K0[f"init_{k}"], v) for k, v in ref.items())
+    assert np.array_equal(K0["trained_kfac_error"], ig.kfac_analysis(trained, x)["kfac_error"])
+    assert K0["init_sub_exact"].shape == (3 * 4, 3 * 4) and list(K0["trained_sub_block_sizes"]) == [4, 4, 4]
+    K1 = ig.kfac_study(trained, 5, x)
+    assert not any("_sub_" in k for k in K1)
+    S = ig.kfac_summary([K0, K1])
+    assert S["err"]["init"].shape == (2, 3)
+    assert np.array_equal(S["gap"], S["err"]["trained"].mean(1) - S["err"]["init"].mean(1))
+    tr = np.array([K0["init_trace_ratio"], K1["init_trace_ratio"]])
+    assert S["trace_worst"] == tr.flat[np.argmax(np.abs(tr - 1))]
+    assert S["cross"]["trained"][0] == float(K0["trained_cross_layer_error"])
+
+
+def test_label_randomisation_run_matches_its_parts():
+    x, y = data(n=30, d=6, c=4)
+    xt, yt = data(n=10, d=6, c=4, seed=1)
+    r = ig.label_randomisation_run(x, y, xt, yt, [6, 12, 4], fraction=0.0, steps=80, lr=1e-2, target_loss=0.0,
+                                   label_seed=1, init_seed=2)
+    p, hist = ig.train_mlp(x, y, [6, 12, 4], steps=80, lr=1e-2, seed=2)
+    m = ig.capacity_measures(p, x, y)
+    assert all(float(r[k]) == v for k, v in m.items())
+    assert int(r["steps"]) == len(hist) == 80 and float(r["final_loss"]) == hist[-1]
+    assert float(r["test_accuracy"]) == float((nw.forward(p, xt).argmax(1).numpy() == yt).mean())
+
+
+def test_welch_log_ratio_matches_scipy():
+    from scipy import stats as st
+
+    rng = np.random.default_rng(0)
+    lo, hi = np.exp(rng.normal(0, 0.3, 5)), np.exp(rng.normal(1, 0.8, 7))
+    diff, se, dof = ig.welch_log_ratio(lo, hi)
+    t = st.ttest_ind(np.log(hi), np.log(lo), equal_var=False)
+    assert diff / se == pytest.approx(t.statistic, rel=1e-12) and dof == pytest.approx(t.df, rel=1e-12)
+    assert diff == pytest.approx(np.log(hi).mean() - np.log(lo).mean(), rel=1e-14)
+    assert ig.welch_log_ratio([1.0, 1.0], [1.0, 1.0, 1.0]) == (0.0, 0.0, 3.0)  # no spread: the d.o.f. add up
+
+
+def test_change_verdict_follows_the_t_interval():
+    from layerwise.claims import quantile
+
+    q = quantile(0.99, 4)
+    assert ig.change_verdict(1.01 * q, 1.0, 4) == "grows"
+    assert ig.change_verdict(0.99 * q, 1.0, 4) == "does not change measurably"
+    assert ig.change_verdict(-1.01 * q, 1.0, 4) == "shrinks"
+    assert ig.change_verdict(-1e-9, 0.0, 4) == "shrinks" and ig.change_verdict(0.0, 0.0, 4) != "grows"
+
+
+def test_tangent_check_constant_within_regions():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(40, 6, generator=g, dtype=D)
+    p = nw.init_mlp([6, 10, 10, 1], seed=5)
+    ts = ig.tangent_check(p, x, 6, np.random.default_rng(1))
+    assert 6 <= len(ts["same"]) <= 12 and len(ts["different"]) <= 6
+    assert ts["same"].max() < 1e-12
+    assert len(ts["different"]) > 0 and ts["different"].min() > 1e-6
+    again = ig.tangent_check(p, x, 6, np.random.default_rng(1))
+    assert all(np.array_equal(ts[k], again[k]) for k in ts)
+    with pytest.raises(ParameterError, match="bias-free"):
+        ig.tangent_check(nw.init_mlp([6, 10, 1], bias=True), x, 2, np.random.default_rng(0))
+
+
+def test_split_digits_and_prose_helpers():
+    x = np.arange(50 * 2 * 2, dtype=float).reshape(50, 2, 2)
+    y = np.arange(50)
+    Xtr, Ytr, Xte, Yte = ig.split_digits(x, y, np.random.default_rng(3), 20, n_test=10)
+    assert Xtr.shape == (20, 4) and Xte.shape == (10, 4) and Xtr.dtype == torch.float64
+    assert not set(Ytr) & set(Yte)
+    assert torch.equal(Xtr[:, 0], torch.tensor(Ytr * 4, dtype=D))  # rows stay with their labels
+    with pytest.raises(ParameterError):
+        ig.split_digits(x, y, np.random.default_rng(3), 45, n_test=10)
+    assert ig.ratio_text(12345.6) == "12\u2009346" and ig.ratio_text(3.14159, 0.0271) == "3.1 ± 0.027"
+    assert ig.join_words(["a"]) == "a" and ig.join_words(["a", "b", "c"]) == "a, b and c"

@@ -32,7 +32,7 @@ block is compared with ``kron(G, A)``. The loss is the softmax cross-entropy.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ from .params import (
     check_positive,
     check_positive_int,
 )
-from .stats import jackknife_se
+from .stats import estimate, jackknife_se
 
 #: Bump when the numerics of cached computations change.
 CODE_VERSION = "2"
@@ -665,3 +665,306 @@ def fisher_subset(
     K = torch.block_diag(*kblocks)
     sizes = np.array([b.shape[0] for b in kblocks])
     return {"exact": F.numpy(), "kfac": K.numpy(), "block_sizes": sizes}
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 8's studies: each is one call of the notebook (cached through Chapter.cached_call
+# where it is expensive); the numbers the claims decide are computed here, with unit tests.
+# --------------------------------------------------------------------------------------------
+#: (activation, biases) of the Fisher–Rao table: the two homogeneous cases, then the two that break it.
+FR_CASES = (("relu", False), ("leaky_relu", False), ("relu", True), ("tanh", False))
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def fisher_rao_table(
+    x: torch.Tensor,
+    y: np.ndarray,
+    depths: Sequence[int],
+    widths: Sequence[int],
+    seed_of: Callable[..., int],
+    *,
+    n_classes: int = 10,
+    cases: Sequence[tuple[str, bool]] = FR_CASES,
+) -> list[dict[str, Any]]:
+    """Both sides of Liang et al.'s Eq. (3.1) and Euler's residuals for random networks, one row per
+    (case, depth L, width, Fisher labels). The network of (activation, bias, L, width) is
+    :func:`layerwise.networks.init_mlp` ``[d] + [width]·L + [n_classes]`` (biases of standard
+    deviation 0.1) with seed ``seed_of(activation, bias, L, width)``."""
+    rows = []
+    for activation, bias in cases:
+        for L in depths:
+            for w in widths:
+                p = init_mlp([x.shape[1]] + [w] * L + [n_classes], seed=seed_of(activation, bias, L, w),
+                             bias=bias, bias_std=0.1)
+                for labels in FISHER_LABELS:
+                    r = fisher_rao(p, x, y, activation, labels=labels)
+                    rows.append(dict(case=f"{activation}{' + bias' if bias else ''}", activation=activation,
+                                     bias=bias, L=L, width=w, labels=labels, n_params=int(flatten(p).numel()),
+                                     direct=r["direct"], identity=r["identity"], rel_diff=r["rel_diff"],
+                                     euler=euler_residual(p, x, activation),
+                                     euler_weighted=euler_residual(p, x, activation, weighted=True)))
+    return rows
+
+
+def fisher_rao_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | int]:
+    """What the chapter's prose reads off :func:`fisher_rao_table`: the largest relative difference
+    of the two sides (and in units of the float64 ε) and Euler's residual over the homogeneous
+    bias-free networks (``fr_homog_max``, ``fr_homog_eps``, ``euler_homog_max``); the range of the
+    relative difference with tanh and with biases (``fr_tanh_min/max``, ``fr_bias_min/max``); the
+    largest weighted-Euler residual with biases (``euler_weighted_max``); the number of networks
+    (``fr_n_nets``, each appears once per kind of Fisher labels)."""
+    col = {k: np.array([r[k] for r in rows]) for k in ("activation", "bias", "rel_diff", "euler", "euler_weighted")}
+    homog = np.isin(col["activation"], HOMOGENEOUS) & ~col["bias"].astype(bool)
+    tanh, bias = col["activation"] == "tanh", col["bias"].astype(bool)
+    return {"fr_homog_max": float(col["rel_diff"][homog].max()),
+            "fr_homog_eps": float(col["rel_diff"][homog].max() / _EPS),
+            "euler_homog_max": float(col["euler"][homog].max()),
+            "fr_tanh_min": float(col["rel_diff"][tanh].min()), "fr_tanh_max": float(col["rel_diff"][tanh].max()),
+            "fr_bias_min": float(col["rel_diff"][bias].min()), "fr_bias_max": float(col["rel_diff"][bias].max()),
+            "euler_weighted_max": float(col["euler_weighted"][bias].max()),
+            "fr_n_nets": int(len(rows) // 2)}
+
+
+def params_to_arrays(params: Params) -> dict[str, np.ndarray]:
+    """A network as numpy arrays (what the results store keeps)."""
+    return {k: v.numpy() for k, v in params.items()}
+
+
+def arrays_to_params(arrays: Mapping[str, Any]) -> Params:
+    """Inverse of :func:`params_to_arrays`; keys other than ``W…``/``b…`` (a loss history) are skipped."""
+    return {k: torch.tensor(v) for k, v in arrays.items() if k[:1] in "Wb"}
+
+
+def trained_mlp(
+    x: torch.Tensor, y: np.ndarray, widths: Sequence[int], *, steps: int, lr: float, seed: int, target_loss: float
+) -> dict[str, np.ndarray]:
+    """:func:`train_mlp` (bias-free ReLU, float64) as arrays: the weights and ``loss`` (the history)."""
+    p, hist = train_mlp(x, y, widths, steps=steps, lr=lr, seed=seed, target_loss=target_loss)
+    return {**params_to_arrays(p), "loss": hist}
+
+
+def reparam_sweep(
+    params: Params,
+    x: torch.Tensor,
+    y: np.ndarray,
+    *,
+    alphas: Sequence[float],
+    lanczos_iter: int,
+    sharp_draws: int,
+    sharp_sigma: float,
+    seed_lanczos: int,
+    seed_lanczos2: int,
+    seed_noise: int,
+    n_classes: int = 10,
+) -> dict[str, np.ndarray]:
+    """Dinh et al.'s T_α (row 0) and the unit-wise rescaling (row 1) of the first two layers, for
+    every α: ``dfun`` (max |Δf| / max |f|), ``fr`` (⟨θ, Iθ⟩ relative to α = 1's network), the norms
+    ``l2``, ``spec`` (spectral product), ``fro`` (Frobenius product), the Hessian's top eigenvalue
+    by Lanczos with ``lanczos_iter`` (``lam``) and twice as many iterations (``lam2``), and the
+    expected sharpness with isotropic (``iso``, its draws ``iso_draws``) and weight-proportional
+    noise (``mult``), with their Monte-Carlo standard errors (the same noise draws at every α)."""
+    al = np.asarray(alphas, dtype=float)
+    yoh = one_hot(y, n_classes)
+    f0 = forward(params, x)
+    fr0 = fisher_rao(params, x, y)["direct"]
+    out = {k: np.zeros((2, len(al))) for k in ("dfun", "fr", "l2", "spec", "fro", "lam", "lam2",
+                                             "iso", "iso_se", "mult", "mult_se")}
+    out["iso_draws"] = np.zeros((2, len(al), sharp_draws))
+    for t, tf in enumerate((alpha_scale, unit_scale)):
+        for i, a in enumerate(al):
+            q = tf(params, float(a))
+            out["dfun"][t, i] = float((forward(q, x) - f0).abs().max() / f0.abs().max())
+            out["fr"][t, i] = fisher_rao(q, x, y)["direct"] / fr0
+            w = weight_norms(q)
+            out["l2"][t, i], out["spec"][t, i], out["fro"][t, i] = w["l2"], w["spectral_product"], w["frobenius_product"]
+            out["lam"][t, i] = hessian_top_eigenvalue(q, x, yoh, n_iter=lanczos_iter, seed=seed_lanczos)
+            out["lam2"][t, i] = hessian_top_eigenvalue(q, x, yoh, n_iter=2 * lanczos_iter, seed=seed_lanczos2)
+            for mode, key in (("isotropic", "iso"), ("multiplicative", "mult")):
+                d = sharpness_draws(q, x, yoh, sigma=sharp_sigma, n_draws=sharp_draws, mode=mode, seed=seed_noise)
+                e = estimate(d)
+                out[key][t, i], out[key + "_se"][t, i] = e.mean, e.se
+                if key == "iso":
+                    out["iso_draws"][t, i] = d
+    return {"alphas": al, **out}
+
+
+def reparam_summary(R: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """The numbers the reparametrisation claims decide, from :func:`reparam_sweep`'s arrays:
+    ``lam_ratio`` = max_α λ_max / λ_max(α = 1) under T_α; the log-log slopes of λ_max between the
+    two largest (``slope_hi``) and the two smallest α (``slope_lo``); ``lam_conv`` = the largest
+    relative difference of Lanczos with n and 2n iterations; ``iso_ratio``/``iso_se`` = the smaller
+    of the isotropic expected sharpnesses at the grid's ends over α = 1 (paired draws, jackknife);
+    ``mult_dev``, ``spec_t_dev``, ``inv_dev`` = largest relative deviations of the multiplicative
+    sharpness (both rescalings), the spectral product under T_α and the function/Fisher–Rao norm;
+    ``l2_range``, ``spec_unit_range`` = max/min of ‖θ‖₂ under T_α and of the spectral product under
+    the unit-wise rescaling; ``alpha_second`` = the second-largest α."""
+    al = np.asarray(R["alphas"], dtype=float)
+    i1 = int(np.argmin(np.abs(al - 1)))
+    k_hi = len(al) - 1
+    lam = R["lam"]
+    iso_ratio = [sharpness_ratio(R["iso_draws"][0, e], R["iso_draws"][0, i1]) for e in (0, k_hi)]
+    iso_r, iso_se = min(iso_ratio)
+    return {
+        "i1": i1,
+        "lam_ratio": float(lam[0].max() / lam[0, i1]),
+        "slope_hi": float(np.log(lam[0, k_hi] / lam[0, k_hi - 1]) / np.log(al[k_hi] / al[k_hi - 1])),
+        "slope_lo": float(np.log(lam[0, 1] / lam[0, 0]) / np.log(al[1] / al[0])),
+        "lam_conv": float(np.max(np.abs(R["lam"] - R["lam2"]) / R["lam2"])),
+        "iso_ratio": iso_r,
+        "iso_se": iso_se,
+        "mult_dev": float(np.max(np.abs(R["mult"] - R["mult"][0, i1]) / abs(R["mult"][0, i1]))),
+        "spec_t_dev": float(np.max(np.abs(R["spec"][0] / R["spec"][0, i1] - 1))),
+        "inv_dev": float(max(R["dfun"].max(), np.abs(R["fr"] - 1).max())),
+        "l2_range": float(R["l2"][0].max() / R["l2"][0].min()),
+        "spec_unit_range": float(R["spec"][1].max() / R["spec"][1].min()),
+        "alpha_second": float(al[k_hi - 1]),
+    }
+
+
+def kfac_study(
+    trained: Params, init_seed: int, x: torch.Tensor, *, units: int | None = None
+) -> dict[str, np.ndarray]:
+    """:func:`kfac_analysis` of a trained network (``trained_…``) and of its He initialisation from
+    ``init_seed`` (``init_…``); with ``units``, also :func:`fisher_subset` (``…_sub_…``)."""
+    widths = [trained["W1"].shape[1]] + [trained[f"W{l}"].shape[0] for l in range(1, n_weight_layers(trained) + 1)]
+    p_0 = init_mlp(widths, seed=init_seed)
+    out = {}
+    for tag, p in (("init", p_0), ("trained", trained)):
+        r = kfac_analysis(p, x)
+        out.update({f"{tag}_{k}": v for k, v in r.items()})
+        if units is not None:
+            sub = fisher_subset(p, x, units)
+            out.update({f"{tag}_sub_{k}": v for k, v in sub.items()})
+    return out
+
+
+KFAC_STATES = ("init", "trained")
+
+
+def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
+    """Per-layer errors of :func:`kfac_study` over nets, by state: ``err`` (K-FAC), ``best`` (best
+    Kronecker product), ``diag`` (diagonal), each ``{state: (nets, layers)}``; ``cross`` and
+    ``within`` (``{state: (nets,)}``); ``gap`` = layer-averaged K-FAC error trained − init per net;
+    ``trace_worst``/``trace_worst_se`` = tr(G⊗A)/tr(F) at initialisation furthest from 1 over layers
+    and nets, with its jackknife standard error."""
+    S = KFAC_STATES
+    out: dict[str, Any] = {
+        "err": {t: np.array([k[f"{t}_kfac_error"] for k in K]) for t in S},
+        "best": {t: np.array([k[f"{t}_best_kron_error"] for k in K]) for t in S},
+        "diag": {t: np.array([k[f"{t}_diag_error"] for k in K]) for t in S},
+        "cross": {t: np.array([float(k[f"{t}_cross_layer_error"]) for k in K]) for t in S},
+        "within": {t: np.array([float(k[f"{t}_within_block_error"]) for k in K]) for t in S},
+    }
+    out["gap"] = out["err"]["trained"].mean(1) - out["err"]["init"].mean(1)
+    tr_ratio = np.array([k["init_trace_ratio"] for k in K])
+    tr_se = np.array([k["init_trace_ratio_se"] for k in K])
+    w_net, w_layer = np.unravel_index(np.argmax(np.abs(tr_ratio - 1)), tr_ratio.shape)
+    out["trace_worst"], out["trace_worst_se"] = float(tr_ratio[w_net, w_layer]), float(tr_se[w_net, w_layer])
+    return out
+
+
+def label_randomisation_run(
+    x: torch.Tensor,
+    y: np.ndarray,
+    x_test: torch.Tensor,
+    y_test: np.ndarray,
+    widths: Sequence[int],
+    *,
+    fraction: float,
+    steps: int,
+    lr: float,
+    target_loss: float,
+    label_seed: int,
+    init_seed: int,
+) -> dict[str, np.ndarray]:
+    """One run of the label-randomisation experiment (Liang et al. 2019; Zhang et al. 2017): a
+    ``fraction`` of the training labels randomised, :func:`train_mlp` to ``target_loss``, then
+    :func:`capacity_measures` on the training set, the test accuracy, the number of steps and the
+    final loss."""
+    yr = randomize_labels(y, fraction, widths[-1], seed=label_seed)
+    p, hist = train_mlp(x, yr, widths, steps=steps, lr=lr, seed=init_seed, target_loss=target_loss)
+    m = capacity_measures(p, x, yr)
+    te = float((forward(p, x_test).argmax(1).numpy() == y_test).mean())
+    return {**{k: np.array(v) for k, v in m.items()}, "test_accuracy": np.array(te), "steps": np.array(len(hist)),
+            "final_loss": np.array(hist[-1])}
+
+
+def welch_log_ratio(lo: Any, hi: Any) -> tuple[float, float, float]:
+    """mean log(hi) − mean log(lo) of two independent samples of positive values, its standard error
+    and Welch–Satterthwaite degrees of freedom (the sum of the two n − 1 when both spreads are 0)."""
+    a, b = estimate(np.log(np.asarray(lo, float))), estimate(np.log(np.asarray(hi, float)))
+    se = float(np.hypot(b.se, a.se))
+    dof = se**4 / (b.se**4 / b.dof + a.se**4 / a.dof) if se > 0 else float(b.dof + a.dof)
+    return b.mean - a.mean, se, float(dof)
+
+
+def change_verdict(diff: float, se: float, dof: float, confidence: float = 0.99) -> str:
+    """'grows', 'shrinks' or 'does not change measurably': whether the two-sided t interval of a
+    difference lies above 0, below 0, or contains it."""
+    from .claims import quantile
+
+    q = quantile(confidence, dof) if se > 0 else 0.0
+    lo, hi = diff - q * se, diff + q * se
+    return "grows" if lo > 0 else "shrinks" if hi < 0 else "does not change measurably"
+
+
+def tangent_check(params: Params, x: torch.Tensor, n_pairs: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Daróczy's Lemma 3.1 seen on data: relative Frobenius change ‖S(x′) − S(x)‖/‖S(x)‖ of the
+    tangent sample sensitivity (:func:`layerwise.networks.tangent_sensitivity`) between points of
+    one activation region (``same``: c·x for a random c in [0.2, 5], and x plus the first of
+    perturbations of size 10⁻³, 10⁻⁴, 10⁻⁵ that keeps the pattern) and between two inputs with
+    different patterns (``different``), for ``n_pairs`` disjoint pairs of rows of ``x``.
+    Bias-free networks only (c·x is in x's region)."""
+    from .networks import tangent_sensitivity
+
+    if has_bias(params):
+        raise ParameterError("tangent_check needs a bias-free network (c·x lies in x's region only then)")
+    n_pairs = check_positive_int("n_pairs", n_pairs)
+    same, diff = [], []
+    idx = rng.choice(len(x), size=2 * n_pairs, replace=False)
+    for j in range(n_pairs):
+        x0, x1 = x[idx[2 * j]], x[idx[2 * j + 1]]
+        S0 = tangent_sensitivity(params, x0)
+        pat0 = activation_pattern(params, x0)
+
+        def rel(x_: torch.Tensor) -> float:
+            return float((tangent_sensitivity(params, x_) - S0).norm() / S0.norm())
+
+        x_c = float(rng.uniform(0.2, 5.0)) * x0
+        if not torch.equal(activation_pattern(params, x_c), pat0):
+            raise AssertionError("c·x left x's activation region: the network has biases?")
+        same.append(rel(x_c))
+        for scale in (1e-3, 1e-4, 1e-5):  # a small perturbation that keeps the pattern
+            x_p = x0 + scale * torch.tensor(rng.standard_normal(x.shape[1]))
+            if torch.equal(activation_pattern(params, x_p), pat0):
+                same.append(rel(x_p))
+                break
+        if not torch.equal(activation_pattern(params, x1), pat0):
+            diff.append(rel(x1))
+    return {"same": np.array(same), "different": np.array(diff)}
+
+
+def ratio_text(x: float, se: float | None = None) -> str:
+    """A ratio for the prose: whole numbers (thin-space groups) from 100 up, else 2 significant digits."""
+    def one(v: float, d: int = 2) -> str:
+        return f"{v:,.0f}".replace(",", "\u2009") if abs(v) >= 100 else f"{v:.{d}g}"
+    return one(x) + (f" ± {one(se)}" if se is not None else "")
+
+
+def join_words(words: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def split_digits(
+    x: np.ndarray, y: np.ndarray, rng: np.random.Generator, n_train: int, n_test: int = 297
+) -> tuple[torch.Tensor, np.ndarray, torch.Tensor, np.ndarray]:
+    """The digits shuffled once by ``rng``, flattened to float64 rows: the first ``n_train`` for
+    training, the last ``n_test`` for testing (disjoint while n_train + n_test ≤ n)."""
+    n_train, n_test = check_positive_int("n_train", n_train), check_positive_int("n_test", n_test)
+    if n_train + n_test > len(x):
+        raise ParameterError(f"n_train={n_train} + n_test={n_test} exceed the {len(x)} examples")
+    perm = rng.permutation(len(x))
+    X = torch.tensor(x.reshape(len(x), -1)[perm], dtype=torch.float64)
+    Y = y[perm]
+    return X[:n_train], Y[:n_train], X[-n_test:], Y[-n_test:]
