@@ -268,3 +268,6 @@ def test_cached_call_keys_on_the_call_itself(tmp_path):
     ch.cached_call(draw, n=3, x=x + 1, seed=2)  # other data, other entry
     ch.cached_call(draw, n=4, x=x, seed=2)
     assert calls == [3, 3, 4]
+    # an argument called `seed` is part of the key, not replaced by the chapter's seed
+    c = ch.cached_call(draw, n=3, x=x, seed=5)
+    assert calls == [3, 3, 4, 3] and np.array_equal(c["y"], [0.0, 5.0, 10.0])

@@ -192,7 +192,9 @@ class Chapter:
 
         module = sys.modules.get(func.__module__)
         version = str(getattr(module, "CODE_VERSION", "0"))
-        config = {"function": f"{func.__module__}.{func.__qualname__}", **{k: _key_value(v) for k, v in kwargs.items()}}
+        # the arguments are nested: a function argument named like a key the store adds (``seed``)
+        # must not be overwritten by it
+        config = {"function": f"{func.__module__}.{func.__qualname__}", "args": {k: _key_value(v) for k, v in kwargs.items()}}
         return self.cached(name or func.__name__, config, lambda: func(**kwargs), code_version=version)
 
     def cached_blocks(
