@@ -278,5 +278,149 @@ def test_gauss_hermite_is_poor_for_tanh_at_large_q():
     f = lambda z: np.tanh(np.sqrt(20.0) * z) ** 2  # noqa: E731
     ref = gauss_quad(f)
     assert abs(gaussian.expectation(lambda x: np.tanh(x) ** 2, 20.0) - ref) < 1e-12
-    assert abs(mf.gaussian_expectation(f, np.sqrt(20.0)) - ref) < 1e-12  # the alias Chapter 7 calls
-    assert abs(mf.gauss_hermite_expectation(f, 201) - ref) > 1e-5  # poles at ±iπ/(2√q): slow convergence
+    assert abs(gaussian.gauss_hermite_expectation(f, 201) - ref) > 1e-5  # poles at ±iπ/(2√q): slow convergence
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 7's studies
+# ----------------------------------------------------------------------------------------------
+def test_length_map_convergence_against_brute_force():
+    q, starts = np.linspace(0, 5, 11), np.array([0.1, 3.0])
+    r = mf.length_map_convergence((1.3, 4.0), 0.09, q, starts, n_layers=10, rel_tol=1e-2)
+    for sw, cv in r.items():
+        assert cv["V"][3] == mf.length_map(q[3], sw**2, 0.09)
+        assert cv["iterates"].shape == (2, 11) and np.array_equal(cv["iterates"][:, 0], starts)
+        for it, first in zip(cv["iterates"], cv["layers"]):
+            close = [abs(x - cv["q_star"]) / cv["q_star"] < 1e-2 for x in it]
+            assert close[first] and not any(close[:first])  # the first layer within 1 %
+        assert abs(mf.length_map(cv["q_star"], sw**2, 0.09) - cv["q_star"]) < 1e-12
+
+
+def _fake_sims(rng, maps, n_nets, noise):
+    return [{"q": q[None, :, None] * (1 + noise * rng.standard_normal((n_nets, len(q), 2))),
+             "c": c[None] + noise * rng.standard_normal((n_nets, len(c)))} for q, c in maps]
+
+
+def test_maps_vs_networks_against_brute_force():
+    rng = np.random.default_rng(0)
+    maps = [mf.iterate_maps(0.5, 0.3, 5, sw2, 0.1) for sw2 in (1.5, 4.0)]
+    sims = _fake_sims(rng, maps, 8, 0.02)
+    r = mf.maps_vs_networks(sims, maps)
+    assert r["m"] == 2 * 5 and r["dof"] == 7
+    # brute force over layers 1..L of both settings
+    qm = [s["q"].mean(2).mean(0) for s in sims]
+    dq = max(abs(m[l] - q[l]) / q[l] for m, (q, _) in zip(qm, maps) for l in range(1, 6))
+    dc = max(abs(s["c"].mean(0)[l] - c[l]) for s, (_, c) in zip(sims, maps) for l in range(1, 6))
+    assert r["dev_q"] == pytest.approx(dq, rel=1e-12) and r["dev_c"] == pytest.approx(dc, rel=1e-12)
+    assert r["interval_q"][0] <= r["dev_q"] <= r["interval_q"][1] and r["interval_c"][0] <= r["dev_c"] <= r["interval_c"][1]
+    np.testing.assert_allclose(r["c_se"][1], sims[1]["c"].std(0, ddof=1) / np.sqrt(8), rtol=1e-12)
+    # networks exactly on the maps: no deviation; the table's rows include the (exact) input layer
+    exact = [{"q": np.repeat(q[None, :, None], 3, 0).repeat(2, 2), "c": np.repeat(c[None], 3, 0)} for q, c in maps]
+    r0 = mf.maps_vs_networks(exact, maps)
+    assert r0["dev_q"] < 1e-15 and r0["dev_c"] < 1e-15 and r0["rows"][0]["max |c − map|"] < 1e-15
+
+
+def test_phase_diagram_matches_chi1_and_its_critical_line():
+    r = mf.phase_diagram(6)
+    assert r["chi1"].shape == (6, 6)
+    assert r["chi1"][2, 4] == mf.chi1(r["sigma_w2"][4], r["sigma_b2"][2])
+    for row, crit in zip(r["chi1"], r["critical_sigma_w2"]):  # χ₁ < 1 left of the root, > 1 right of it
+        assert np.all(row[r["sigma_w2"] < crit * (1 - 1e-9)] < 1) and np.all(row[r["sigma_w2"] > crit * (1 + 1e-9)] > 1)
+
+
+def test_circle_growth_recovers_exact_exponential_rates():
+    layers = np.arange(9)
+    rates = np.array([0.40, 0.42, 0.44])
+    lt = 3.0 * np.exp(rates[:, None] * layers[None])
+    g = mf.circle_growth(lt, np.exp(2 * 0.42))
+    assert g["predicted"] == pytest.approx(0.42, rel=1e-14) and g["measured"] == pytest.approx(0.42, rel=1e-12)
+    assert g["se"] == pytest.approx(0.02 / np.sqrt(3), rel=1e-9) and g["dof"] == 2
+    assert g["decades"] == pytest.approx(8 * 0.42 / np.log(10), rel=1e-12)
+
+
+def test_depth_scale_curve_is_depth_scales_pointwise():
+    r = mf.depth_scale_curve(0.05, 4)
+    assert r["sigma_w2"][0] == 1.0 and r["sigma_w2"][-1] == 4.0
+    assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(r["critical"]) == mf.critical_sigma_w2(0.05)
+
+
+def test_measure_xi_c_on_geometric_decays():
+    rng = np.random.default_rng(1)
+    chi, cs, layers = 0.85, 0.6, np.arange(13)
+    xi = -1 / np.log(chi)
+    maps = [cs + d * chi**layers for d in (0.2, -0.2)]
+    runs = [m[None] + 1e-4 * rng.standard_normal((30, 13)) for m in maps]
+    r = mf.measure_xi_c(runs, maps, cs)
+    assert r["map_fit"] == pytest.approx(xi, rel=1e-10)  # the fit on an exact geometric map is exact
+    assert abs(r["measured"] - xi) < 5 * r["se"] and 0 < r["se"] < 0.1 * xi
+    # the window stops where the deviation falls below 4 s.e. of the mean (≈ 4e-4/√30)
+    last = max(layers[1:][np.abs(maps[0][1:] - cs) > 4 * runs[0].std(0, ddof=1)[1:] / np.sqrt(30)])
+    assert r["window"] == (1, int(last))
+    one = mf.measure_xi_c(runs[:1], maps[:1], cs)  # one run: the plain decay depth
+    assert one["map_fit"] == pytest.approx(xi, rel=1e-10)
+    assert mf.xi_c_starts(1.0, 0.2) == (0.99,) and mf.xi_c_starts(0.5, 0.2) == (0.7, 0.3)
+    with pytest.raises(ParameterError):
+        mf.measure_xi_c(runs * 2, maps * 2, cs)
+
+
+def test_relative_margin_verdict():
+    from scipy import stats
+
+    t = stats.t.ppf(0.995, 9)
+    assert mf.relative_margin_verdict(10.0, 0.5 / t, 9, 10.0, 0.1) == "inside"  # interval 10 ± 0.5 within ±1
+    assert mf.relative_margin_verdict(10.0, 1.5 / t, 9, 10.0, 0.1) == "straddles"
+    assert mf.relative_margin_verdict(13.0, 1.0 / t, 9, 10.0, 0.1) == "outside"  # [12, 14] all above 11
+    assert mf.relative_margin_verdict(7.0, 1.0 / t, 9, 10.0, 0.1) == "outside"
+
+
+def test_standardised_digits_have_unit_length():
+    x, y = mf.standardised_digits()
+    assert x.ndim == 2 and len(x) == len(y)
+    np.testing.assert_allclose((x**2).mean(1), 1.0, rtol=1e-6)  # float32 pixels
+
+
+def test_trainability_boundary_against_brute_force():
+    sw2 = np.array([1.0, 1.5, 2.0, 3.0])
+    depths = np.array([4, 8, 16, 32])
+    acc = np.array([[0.9, 0.6, 0.2, 0.1],   # L_max 8
+                    [0.9, 0.9, 0.7, 0.1],   # 16
+                    [0.9, 0.9, 0.9, 0.3],   # 16 (first maximum: σ_w² = 1.5)
+                    [0.3, 0.2, 0.1, 0.1]])  # none
+    b = mf.trainability_boundary(acc, sw2, depths, 0.05)
+    assert list(b["l_max"]) == [8, 16, 16, 0] and list(b["inside"]) == [True, True, True, False]
+    assert b["best"] == 1.5
+    xi = np.array([mf.depth_scales(s, 0.05)["xi_c"] for s in sw2])
+    np.testing.assert_allclose(b["xi_c"], xi)
+    assert b["k_found"] == pytest.approx((8 / xi[0] * 16 / xi[1] * 16 / xi[2]) ** (1 / 3), rel=1e-12)
+    fit = np.polyfit(np.log(xi[:3]), np.log([8, 16, 16]), 1)
+    assert b["slope"] == pytest.approx(fit[0], rel=1e-10) and b["slope_dof"] == 1
+    nothing = mf.trainability_boundary(np.zeros((4, 4)), sw2, depths, 0.05)
+    assert np.isnan(nothing["k_found"]) and np.isnan(nothing["slope"]) and nothing["slope_se"] is None
+
+
+def test_trainability_grid_is_one_training_per_depth():
+    x, y = mf.standardised_digits()
+    x, y = x[:200], y[:200]
+    kw = dict(sigma_b2=0.05, width=8, steps=3, lr=0.01, batch=16)
+    r = mf.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=(5, 6), **kw)
+    assert r["accuracy"].shape == (2, 2) and list(r["depths"]) == [2, 3]
+    one = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=6, **kw)
+    np.testing.assert_array_equal(r["accuracy"][:, 1], one["accuracy"])
+    with pytest.raises(ParameterError):
+        mf.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=(5,), **kw)
+
+
+def test_circle_ensemble_is_one_circle_experiment_per_seed():
+    kw = dict(sigma_w2=6.25, sigma_b2=0.09, width=30, n_layers=3, n_points=16)
+    e = mf.circle_ensemble(**kw, seeds=(4, 9, 2), record_layers=(2,), n_pca=2)
+    for k, seed in enumerate((4, 9, 2)):
+        r = mf.circle_experiment(**kw, seed=seed, record_layers=(2,) if k == 0 else (), pca=k < 2)
+        np.testing.assert_array_equal(e["length_tangent"][k], r["length_tangent"])
+        np.testing.assert_array_equal(e["length_chord"][k], r["length_chord"])
+        if k < 2:
+            np.testing.assert_array_equal(e["pca_var"][k], r["pca_var"])
+        if k == 0:
+            np.testing.assert_array_equal(e["proj_2"], r["proj_2"])
+    assert e["pca_var"].shape == (2, 4, 3) and not np.array_equal(e["length_tangent"][0], e["length_tangent"][1])
+    with pytest.raises(ParameterError):
+        mf.circle_ensemble(**kw, seeds=())

@@ -14,7 +14,11 @@ Schoenholz et al. 2017, "Deep information propagation"):
 Gaussian expectations E[g(√q z)] are :func:`layerwise.gaussian.expectation` (composite
 Gauss–Legendre with panels at most one unit of √q z wide; its accuracy over the book's range is
 stated and tested there); plain Gauss–Hermite converges slowly for tanh at large q (3e-4 error at
-q = 20 with 201 nodes, :func:`gauss_hermite_expectation`).
+q = 20 with 201 nodes, :func:`layerwise.gaussian.gauss_hermite_expectation`).
+
+The last sections hold what Chapter 7 derives from these maps and simulations: the length map's
+convergence, the agreement of networks with the maps, the circle's growth rate, the measured
+correlation depth, the trainability boundary — each a function with a unit test.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from scipy.optimize import brentq
 from scipy.special import erf
 
 from . import gaussian
-from .gaussian import gauss_hermite_expectation  # noqa: F401  (Chapter 7 shows its error)
 from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
 
 CODE_VERSION = "meanfield-2"  # 2: float32 weights and propagation, float64 reductions; PCA from the Gram matrix
@@ -73,14 +76,6 @@ def _phi_funcs(phi: str) -> tuple[Callable, Callable, Callable]:
 def phi_function(phi: str) -> Callable[[Any], Any]:
     """The activation φ itself (numpy), for simulations."""
     return _phi_funcs(phi)[0]
-
-
-def gaussian_expectation(f: Callable[[np.ndarray], np.ndarray], scale: float = 1.0) -> float:
-    """E_{z~N(0,1)} f(z) for f varying on the scale 1/``scale`` in z: a thin alias of
-    :func:`layerwise.gaussian.expectation`'s rule for f given in z (Chapter 7's prose number);
-    new code calls ``gaussian.expectation(g, q)`` with g in √q z."""
-    z, w = gaussian.normal_nodes(scale)
-    return float(w @ f(z))
 
 
 def _check(sigma_w2: float, sigma_b2: float) -> tuple[float, float]:
@@ -508,3 +503,235 @@ def train_depth_grid(
     losses = train(params, loss, lr=lr, optimizer="sgd", sampling="replacement", steps=steps, n=len(X),
                    batch=batch, generator=g, device=device)
     return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 7's studies: what the chapter derives from the maps and the simulations
+# ----------------------------------------------------------------------------------------------
+def length_map_convergence(
+    sigma_ws: tuple[float, ...], sigma_b2: float, q_grid: np.ndarray, starts: np.ndarray, n_layers: int, rel_tol: float = 1e-2
+) -> dict[float, dict[str, Any]]:
+    """For each σ_w (not squared) of ``sigma_ws``: the length map V on ``q_grid``, its fixed point q*,
+    the iterates [q^0..q^L] from each of ``starts`` (rows) and, per start, the first layer at which
+    |q^l − q*|/q* < ``rel_tol`` (0 if no layer gets there; Poole et al. 2016 §2: "often with only four
+    iterations")."""
+    out: dict[float, dict[str, Any]] = {}
+    for sw in sigma_ws:
+        qs = q_star(sw**2, sigma_b2)
+        it = np.array([iterate_length_map(q0, n_layers, sw**2, sigma_b2) for q0 in starts])
+        out[sw] = dict(V=np.array([length_map(q, sw**2, sigma_b2) for q in q_grid]), q_star=qs, iterates=it,
+                       layers=[int(np.argmax(np.abs(row - qs) / qs < rel_tol)) for row in it])
+    return out
+
+
+def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndarray, np.ndarray]], confidence: float = 0.99) -> dict[str, Any]:
+    """Networks against the maps, layer by layer, over a family of settings.
+
+    ``sims[k]``: :func:`simulate_pairs`'s ``q`` (nets, L+1, 2) and ``c`` (nets, L+1); ``maps[k]``:
+    :func:`iterate_maps`'s (q^l, c^l) for the same setting. Returns per setting the mean over
+    networks and its standard error (``q_mean``, ``q_se``, ``c_mean``, ``c_se``; the two inputs'
+    lengths averaged first), a table row each (``rows``: largest deviations and standard errors over
+    all layers), and the largest deviation over layers 1..L of all settings — relative for q,
+    absolute for c — with its simultaneous interval (:func:`max_deviation_interval`, Bonferroni over
+    the ``m`` comparisons, Student t with n_nets − 1 d.o.f.): ``dev_q``, ``interval_q``, ``dev_c``,
+    ``interval_c``, ``m``, ``dof``. Layer 0 is the input, exact by construction, and is left out of
+    the family."""
+    from .stats import mean_se
+
+    out: dict[str, Any] = {k: [] for k in ("q_mean", "q_se", "c_mean", "c_se", "rows")}
+    fam_q, fam_c = [], []
+    for s, (qt, ct) in zip(sims, maps, strict=True):
+        qm, qse = mean_se(s["q"].mean(axis=2))  # both inputs have the same length: average them
+        cm, cse = mean_se(s["c"])
+        fam_q.append((qm[1:], qse[1:], qt[1:]))
+        fam_c.append((cm[1:], cse[1:], ct[1:]))
+        out["rows"].append({"max |q − map|/map": np.max(np.abs(qm - qt) / qt), "largest s.e. (q, relative)": np.max(qse / qt),
+                            "max |c − map|": np.max(np.abs(cm - ct)), "largest s.e. (c)": np.max(cse)})
+        for k, v in zip(("q_mean", "q_se", "c_mean", "c_se"), (qm, qse, cm, cse)):
+            out[k].append(v)
+    dof = sims[0]["c"].shape[0] - 1
+    out["dev_q"], out["interval_q"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_q)), dof=dof,
+                                                             confidence=confidence, relative=True)
+    out["dev_c"], out["interval_c"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence)
+    out["m"], out["dof"] = sum(len(f[0]) for f in fam_q), dof
+    return out
+
+
+def phase_diagram(grid: int) -> dict[str, np.ndarray]:
+    """χ₁ of tanh networks on a ``grid`` × ``grid`` lattice of σ_w² ∈ [0.5, 5], σ_b² ∈ [0, 1]
+    (``chi1[i, j]`` at σ_b²_i, σ_w²_j; Poole et al. 2016, Fig. 2), and the root-finder's critical
+    σ_w² (:func:`critical_sigma_w2`) at the lattice's own σ_b² rows, to compare row by row."""
+    grid = check_positive_int("grid", grid)
+    sw2 = np.linspace(0.5, 5.0, grid)
+    sb2 = np.linspace(0.0, 1.0, grid)
+    chi = np.array([[chi1(a, b) for a in sw2] for b in sb2])
+    crit = np.array([critical_sigma_w2(b) for b in sb2])
+    return dict(sigma_w2=sw2, sigma_b2=sb2, chi1=chi, sigma_b2_line=sb2, critical_sigma_w2=crit)
+
+
+def circle_growth(length_tangent: np.ndarray, chi_1: float) -> dict[str, float]:
+    """Growth of the circle's exact length (Poole et al. 2016, Fig. 4) from ``length_tangent``
+    (nets, L+1): one least-squares slope of ln ℓ^l against l over layers 1..L per network, their
+    mean, standard error and n − 1 d.o.f. (``measured``, ``se``, ``dof``), against the prediction
+    ½ ln χ₁ (``predicted``, from ``chi_1``); and log10 ℓ^L/ℓ^0 per network, mean and s.e. (``decades``,
+    ``decades_se``)."""
+    from .stats import estimate, linear_fit
+
+    lt = np.asarray(length_tangent, dtype=float)
+    layers = np.arange(lt.shape[1])
+    slopes = estimate([linear_fit(layers[1:], np.log(v[1:]))["slope"] for v in lt])
+    decades = estimate(np.log10(lt[:, -1] / lt[:, 0]))
+    return dict(chi1=chi_1, predicted=0.5 * np.log(chi_1), measured=slopes.mean, se=slopes.se, dof=slopes.dof,
+                decades=decades.mean, decades_se=decades.se)
+
+
+def circle_ensemble(
+    *,
+    sigma_w2: float,
+    sigma_b2: float,
+    width: int,
+    n_layers: int,
+    n_points: int,
+    seeds: tuple[int, ...],
+    record_layers: tuple[int, ...] = (),
+    n_pca: int = 3,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`circle_experiment` for one network per seed of ``seeds`` (Poole et al. 2016, Figs. 3–4):
+    the first network records the projections ``proj_<l>`` for ``record_layers``, the first
+    ``n_pca`` networks their principal components. Returns ``length_tangent``, ``length_chord`` and
+    ``q`` stacked (nets, L+1), ``pca_var`` (min(n_pca, nets), L+1, 3), ``theta`` and the projections."""
+    if len(seeds) == 0:
+        raise ParameterError("circle_ensemble needs at least one seed")
+    runs = [circle_experiment(sigma_w2=sigma_w2, sigma_b2=sigma_b2, width=width, n_layers=n_layers, n_points=n_points, seed=seed,
+                              record_layers=record_layers if k == 0 else (), device=device, pca=k < n_pca)
+            for k, seed in enumerate(seeds)]
+    out = {k: np.array([r[k] for r in runs if k in r]) for k in ("length_tangent", "length_chord", "q", "pca_var")}
+    return out | {"theta": runs[0]["theta"]} | {f"proj_{l}": runs[0][f"proj_{l}"] for l in record_layers}
+
+
+def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
+    """:func:`depth_scales` at ``n`` values of σ_w² evenly spaced in [1, 4] (Schoenholz et al.
+    2017, Fig. 2) — arrays ``xi_q``, ``xi_c``, ``chi1``, ``c_star``, ``chi_c`` — and the critical
+    σ_w² at this σ_b² (``critical``)."""
+    sw2 = np.linspace(1.0, 4.0, check_positive_int("n", n))
+    rows = [depth_scales(a, sigma_b2) for a in sw2]
+    return {"sigma_w2": sw2, **{k: np.array([r[k] for r in rows]) for k in ("xi_q", "xi_c", "chi1", "c_star", "chi_c")},
+            "critical": np.array(critical_sigma_w2(sigma_b2))}
+
+
+def xi_c_starts(c_star: float, delta: float, ordered_start: float = 0.99) -> tuple[float, ...]:
+    """Starting correlations for measuring ξ_c: ``ordered_start`` alone in the ordered phase
+    (c* = 1: only the side below exists), else c* + δ and c* − δ (see :func:`measure_xi_c`)."""
+    return (ordered_start,) if c_star == 1.0 else (c_star + delta, c_star - delta)
+
+
+def measure_xi_c(c_runs: list[np.ndarray], c_maps: list[np.ndarray], c_star: float, n_se: float = 4.0) -> dict[str, Any]:
+    """Decay depth of the mean correlation of simulated networks towards c* (Schoenholz et al.
+    2017, Eqs. 7–9: ξ_c = −1/ln χ_c).
+
+    ``c_runs[k]`` (nets, L+1): per-network correlations of a run started at ``c_maps[k][0]``;
+    ``c_maps[k]`` (L+1,): the correlation map's iterates from the same start. Each run is fitted
+    over the layers where the map's deviation |c_map − c*| exceeds ``n_se`` standard errors of
+    the mean over networks; one run gives :func:`decay_depth`, two (above and below c*) give
+    :func:`symmetric_decay_depth`. Returns ``measured`` and its jackknife ``se`` over networks,
+    ``map_fit`` (the same fit on the map's own iterates: the bias of the window), and ``window``
+    (first and last layer fitted)."""
+    from .stats import jackknife_se, mean_se
+
+    if len(c_runs) not in (1, 2) or len(c_runs) != len(c_maps):
+        raise ParameterError(f"measure_xi_c needs one or two runs and as many maps, got {len(c_runs)} and {len(c_maps)}")
+    layers = np.arange(1, len(c_maps[0]))
+    windows = []
+    for c, c_map in zip(c_runs, c_maps):
+        _, cse = mean_se(c)
+        windows.append(layers[np.abs(c_map[1:] - c_star) > n_se * cse[1:]])  # expected deviation ≥ n_se s.e. of the mean
+
+    def estimator(cc: np.ndarray) -> float:  # cc: (networks, runs, layers + 1)
+        devs = [cc[:, k].mean(0)[w] - c_star for k, w in enumerate(windows)]
+        if len(devs) == 1:
+            return decay_depth(windows[0], devs[0])
+        return symmetric_decay_depth(windows[0], devs[0], windows[1], devs[1])
+
+    measured, se = jackknife_se(estimator, np.stack(c_runs, axis=1))
+    map_fit = estimator(np.stack(c_maps)[None])
+    return dict(measured=measured, se=se, map_fit=float(map_fit),
+                window=(int(min(w[0] for w in windows)), int(max(w[-1] for w in windows))))
+
+
+def relative_margin_verdict(measured: float, se: float, dof: int, reference: float, margin: float, confidence: float = 0.99) -> str:
+    """Where the two-sided Student-t interval of ``measured`` lies relative to ``reference`` ×
+    (1 ± ``margin``): ``"inside"`` (entirely), ``"outside"`` (entirely) or ``"straddles"`` — the
+    grading of a ``comparison="rel"`` claim, for the prose."""
+    from .claims import quantile
+
+    half = quantile(confidence, dof) * se
+    rel_lo, rel_hi = (measured - half) / reference - 1, (measured + half) / reference - 1
+    if max(abs(rel_lo), abs(rel_hi)) <= margin:
+        return "inside"
+    return "outside" if rel_lo > margin or rel_hi < -margin else "straddles"
+
+
+def standardised_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The digits data set (:func:`layerwise.data.digits`) flattened, standardised per pixel and
+    scaled to unit mean square per example (an input of per-unit length q⁰ = 1), and its labels."""
+    from .data import digits
+
+    x, y = digits()
+    x = x.reshape(len(x), -1)
+    x = (x - x.mean(0)) / (x.std(0) + 1e-8)
+    return x / np.sqrt((x**2).mean(1, keepdims=True)), y
+
+
+def trainability_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma_w2s: np.ndarray,
+    depths: tuple[int, ...],
+    seeds: tuple[int, ...],
+    sigma_b2: float,
+    width: int,
+    steps: int,
+    lr: float,
+    batch: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """Training accuracy over a (σ_w², depth) grid (Schoenholz et al. 2017, Fig. 5): one
+    :func:`train_depth_grid` per depth (all σ_w² at once), with ``seeds[j]`` for ``depths[j]``.
+    Returns ``accuracy`` (σ_w², depth), ``sigma_w2`` and ``depths``."""
+    if len(depths) != len(seeds):
+        raise ParameterError(f"one seed per depth: got {len(depths)} depths and {len(seeds)} seeds")
+    acc = np.empty((len(sigma_w2s), len(depths)))
+    for j, (L, seed) in enumerate(zip(depths, seeds)):
+        acc[:, j] = train_depth_grid(x, y, sigma_w2s=sigma_w2s, depth=L, sigma_b2=sigma_b2, width=width, steps=steps, lr=lr,
+                                     batch=batch, seed=seed, device=device)["accuracy"]
+    return {"accuracy": acc, "sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
+
+
+def trainability_boundary(
+    accuracy: np.ndarray, sigma_w2: np.ndarray, depths: np.ndarray, sigma_b2: float, threshold: float = 0.5
+) -> dict[str, Any]:
+    """The trainability boundary of a :func:`trainability_grid` against ξ_c (Schoenholz et al.
+    2017, §5: trainable for L ≲ 6 ξ_c).
+
+    A network is trainable when its accuracy reaches ``threshold``. Returns ``xi_c`` per σ_w²,
+    ``l_max`` (deepest trainable depth per σ_w², 0 if none), ``inside`` (the boundary lies inside
+    the depth grid: 0 < l_max < the largest depth), ``k_found`` (geometric mean of l_max/ξ_c where
+    inside, NaN if nowhere), ``best`` (the σ_w² of the deepest trainable network, first on ties)
+    and the log–log slope of l_max against ξ_c where inside (``slope``, ``slope_se``, ``slope_dof``;
+    NaN/None with fewer than three points)."""
+    from .stats import linear_fit
+
+    depths = np.asarray(depths)
+    xi = np.array([depth_scales(s, sigma_b2)["xi_c"] for s in sigma_w2])
+    trainable = np.asarray(accuracy) >= threshold
+    l_max = np.array([depths[row].max() if row.any() else 0 for row in trainable])
+    inside = (l_max > 0) & (l_max < depths[-1])
+    k_found = float(np.exp(np.mean(np.log(l_max[inside] / xi[inside])))) if inside.any() else float("nan")
+    out = dict(xi_c=xi, l_max=l_max, inside=inside, k_found=k_found, best=float(sigma_w2[np.argmax(l_max)]),
+               slope=float("nan"), slope_se=None, slope_dof=None)
+    if inside.sum() >= 3:
+        fit = linear_fit(np.log(xi[inside]), np.log(l_max[inside]))
+        out.update(slope=fit["slope"], slope_se=fit["slope_se"], slope_dof=int(inside.sum()) - 2)
+    return out

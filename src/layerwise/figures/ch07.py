@@ -1,0 +1,187 @@
+"""Figures of Chapter 7 (mean-field signal propagation and transient chaos): one function per
+figure, each taking the arrays the chapter computed and returning the matplotlib Figure.
+
+Poole et al. 2016 (Figs. 1–4) and Schoenholz et al. 2017 (Figs. 1, 2, 5); nothing here decides a
+claim."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
+    """Left: V(q) per σ_w with its fixed point q* and the identity; right: the iterates from each
+    start (log scale). ``curves[σ_w]`` holds ``V`` (on ``q``), ``q_star`` and ``iterates``
+    (starts × layers), as :func:`layerwise.meanfield.length_map_convergence` returns them."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.5))
+    for (sw, cv), color in zip(curves.items(), sns.color_palette()):
+        axes[0].plot(q, cv["V"], color=color, label=fr"$\sigma_w={sw}$, $q^*={cv['q_star']:.2f}$")
+        axes[0].plot(cv["q_star"], cv["q_star"], "o", color=color)
+        for it in cv["iterates"]:
+            axes[1].plot(np.arange(len(it)), it, "-o", ms=3, color=color, alpha=0.8)
+    axes[0].plot(q, q, "k--", lw=1, label="identity")
+    axes[0].set(xlabel=r"$q^{l-1}$", ylabel=r"$q^l = \mathcal{V}(q^{l-1})$", title=r"length map, $\sigma_b = 0.3$")
+    axes[0].legend(fontsize=7)
+    axes[1].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$")
+    fig.tight_layout()
+    return fig
+
+
+def maps_vs_networks(
+    layers: np.ndarray,
+    labels: Sequence[str],
+    q_map: Sequence[np.ndarray],
+    c_map: Sequence[np.ndarray],
+    q_mean: Sequence[np.ndarray],
+    q_se: Sequence[np.ndarray],
+    c_mean: Sequence[np.ndarray],
+    c_se: Sequence[np.ndarray],
+) -> Any:
+    """Per setting k (``labels[k]``): the maps' q^l and c^l (lines) and the networks' means ± 2 s.e.
+    (dots); left the length (log scale), right the correlation, one legend below."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.8))
+    for k, color in enumerate(sns.color_palette(n_colors=len(labels))):
+        axes[0].plot(layers, q_map[k], color=color, lw=1)
+        axes[0].errorbar(layers, q_mean[k], yerr=2 * q_se[k], fmt="o", ms=3, color=color, label=labels[k])
+        axes[1].plot(layers, c_map[k], color=color, lw=1)
+        axes[1].errorbar(layers, c_mean[k], yerr=2 * c_se[k], fmt="o", ms=3, color=color)
+    axes[0].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="length")
+    axes[1].set(xlabel="layer $l$", ylabel="$c^l$", title="correlation")
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, ncol=3, loc="lower center", bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Mapping[float, float], c_star: Mapping[float, float]) -> Any:
+    """The correlation map ``curves[σ_w]`` on ``c`` with its stable fixed point c* (dot), the
+    identity dashed; the legend gives χ₁ and c* per σ_w."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for (sw, C), color in zip(curves.items(), sns.color_palette()):
+        ax.plot(c, C, color=color, label=fr"$\sigma_w={sw}$: $\chi_1={chi1[sw]:.3f}$, $c^*={c_star[sw]:.3f}$")
+        ax.plot(c_star[sw], c_star[sw], "o", color=color)
+    ax.plot(c, c, "k--", lw=1)
+    ax.set(xlabel="$c^{l-1}$", ylabel="$c^l$", title=r"correlation map, $\sigma_b=0.3$")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def phase_diagram(pdg: Mapping[str, np.ndarray], settings: Sequence[tuple[float, float]]) -> Any:
+    """ln χ₁ over (σ_w², σ_b²) with the χ₁ = 1 contour, every fourth point of the root-finder's
+    critical line, and stars at ``settings`` ((σ_w², σ_b²) pairs); ``pdg`` as
+    :func:`layerwise.meanfield.phase_diagram` returns it."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    im = ax.pcolormesh(pdg["sigma_w2"], pdg["sigma_b2"], np.log(pdg["chi1"]), cmap="vlag", vmin=-1, vmax=1, shading="auto")
+    ax.contour(pdg["sigma_w2"], pdg["sigma_b2"], pdg["chi1"], levels=[1.0], colors="k", linewidths=1)
+    ax.plot(pdg["critical_sigma_w2"][::4], pdg["sigma_b2_line"][::4], "o", color="k", ms=3, label=r"root of $\chi_1 = 1$")
+    for sw2, sb2 in settings:
+        ax.plot(sw2, sb2, "*", ms=10, color="gold", mec="k")
+    fig.colorbar(im, ax=ax, label=r"$\ln \chi_1$")
+    ax.set(xlabel=r"$\sigma_w^2$", ylabel=r"$\sigma_b^2$", title="ordered (blue) vs chaotic (red)")
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def circle_pca(runs: Mapping[float, Mapping[str, np.ndarray]], layers: Sequence[int]) -> Any:
+    """A grid of 3-D panels, one row per σ_w and one column per layer of ``layers``: the circle's
+    image projected on its top three principal components (``runs[σ_w]["proj_<l>"]``), coloured by
+    the input angle ``runs[σ_w]["theta"]``."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(7.5, 7.5))
+    for i, (sw, r) in enumerate(runs.items()):
+        for j, l in enumerate(layers):
+            ax = fig.add_subplot(len(runs), len(layers), len(layers) * i + j + 1, projection="3d")
+            pr = r[f"proj_{l}"]
+            ax.scatter(pr[:, 0], pr[:, 1], pr[:, 2], c=r["theta"], cmap="twilight", s=4)
+            ax.plot(*np.vstack([pr, pr[:1]]).T[:3], lw=0.5, color="0.3")
+            ax.set_title(fr"$\sigma_w={sw}$, layer {l}", fontsize=8)
+            ax.set_xticks([]); ax.set_yticks([]); ax.set_zticks([])  # noqa: E702
+    return fig
+
+
+def circle_length(
+    layers: np.ndarray,
+    length_tangent: Mapping[float, np.ndarray],
+    length_chord: Mapping[float, np.ndarray],
+    chi1: Mapping[float, float],
+    pca_var: Mapping[float, np.ndarray],
+) -> Any:
+    """Left: per σ_w the mean exact (tangent) length over networks (solid), the polygon's (dotted)
+    and ℓ⁰·√χ₁^l (dashed), log scale; right: the mean share of variance in the top two principal
+    components. Lengths are (nets, layers); ``pca_var[σ_w]`` is (nets, layers, components)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
+    for sw, color in zip(length_tangent, sns.color_palette()):
+        lt, lc = length_tangent[sw], length_chord[sw]
+        axes[0].plot(layers, lt.mean(0), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$ exact (tangent)")
+        axes[0].plot(layers, lc.mean(0), ":", color=color, label=fr"$\sigma_w={sw}$ polygon")
+        axes[0].plot(layers, lt.mean(0)[0] * np.sqrt(chi1[sw]) ** layers, "--", lw=1, color=color)
+        pv = pca_var[sw].mean(0)
+        axes[1].plot(layers, pv[:, :2].sum(1), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$")
+    axes[0].set(yscale="log", xlabel="layer $l$", ylabel="length of the curve", title="length vs depth")
+    axes[0].legend(fontsize=6)
+    axes[1].set(xlabel="layer $l$", ylabel="variance in top 2 PCs", ylim=(0, 1.02), title="how flat the curve stays")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def depth_scales(xi: Mapping[str, np.ndarray], measured: Mapping[float, tuple[float, float]]) -> Any:
+    """ξ_c and ξ_q against σ_w² (log scale), the transition as a vertical line, and the measured
+    decay depths ``measured[σ_w²] = (value, s.e.)`` as dots with ± 2 s.e.; ``xi`` as
+    :func:`layerwise.meanfield.depth_scale_curve` returns it."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(xi["sigma_w2"], xi["xi_c"], label=r"$\xi_c$ (theory)")
+    ax.plot(xi["sigma_w2"], xi["xi_q"], label=r"$\xi_q$ (theory)")
+    for sw2, (m, se) in measured.items():
+        ax.errorbar(sw2, m, yerr=2 * se, fmt="o", color="k", ms=4)
+    ax.axvline(float(xi["critical"]), color="0.5", ls="--", lw=1, label=r"$\chi_1 = 1$")
+    ax.set(xlabel=r"$\sigma_w^2$", ylabel="depth scale (layers)", yscale="log", title=r"$\sigma_b^2 = 0.05$")
+    ax.legend()
+    return fig
+
+
+def trainability(
+    sigma_w2: np.ndarray,
+    depths: np.ndarray,
+    accuracy: np.ndarray,
+    sw_fine: np.ndarray,
+    xi_fine: np.ndarray,
+    l_max: np.ndarray,
+    k_found: float | None,
+    steps: int,
+) -> Any:
+    """Heat map of training ``accuracy`` (σ_w², depth) on log depth, 6 ξ_c (Schoenholz et al.)
+    and, when given, ``k_found`` ξ_c along ``sw_fine``, and the deepest trainable depth per σ_w²
+    (dots, where > 0)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    im = ax.pcolormesh(sigma_w2, depths, accuracy.T, cmap="rocket", vmin=0.1, vmax=1, shading="nearest")
+    ax.plot(sw_fine, 6 * xi_fine, color="w", ls="--", label=r"$6\,\xi_c$ (Schoenholz et al.)")
+    if k_found is not None:
+        ax.plot(sw_fine, k_found * xi_fine, color="cyan", label=fr"${k_found:.1f}\,\xi_c$ (fitted here)")
+    ax.plot(sigma_w2[l_max > 0], l_max[l_max > 0], "o", color="cyan", ms=4)
+    ax.set(yscale="log", ylim=(depths[0] * 0.8, depths[-1] * 1.25), xlabel=r"$\sigma_w^2$", ylabel="depth $L$",
+           title=f"training accuracy after {steps} SGD steps")
+    fig.colorbar(im, ax=ax, label="training accuracy")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
