@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from layerwise import capacity as cap  # noqa: E402
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch01 as F  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    from layerwise.plotting import set_style
-
-    set_style()
-    yield
-    plt.close("all")
-
-
-def _width_ok(fig):
-    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+from conftest import assert_fits_column
+from layerwise import capacity as cap
+from layerwise.figures import ch01 as F
 
 
 def test_nu_scale_plots_the_table_with_one_tick_per_case():
     cases = [["linear", None], ["leaky_relu", 0.2], ["relu", None]]
     table = np.array([[1.0, 0.01, 1, 0, 1.0], [0.7, 0.02, 1, 0, 0.72], [0.5, 0.01, 1, 0, 0.5]])
     fig = F.nu_scale(table, cases)
-    _width_ok(fig)
+    assert_fits_column(fig)
     (ax,) = fig.axes
     assert [t.get_text() for t in ax.get_xticklabels()] == ["linear", "leaky ReLU a=0.2", "relu"]
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), table[:, 0])           # the Monte-Carlo points
@@ -44,7 +27,7 @@ def test_augmented_covariance_has_five_heatmaps_and_a_colour_bar():
     rng = np.random.default_rng(0)
     heat = {**{f"S_{k}": rng.uniform(-1, 1, (8, 8)) for k in range(5)}, **{f"off_{k}": np.full(3, 0.25) for k in range(5)}}
     fig = F.augmented_covariance(heat, cases, n=4, m=2)
-    _width_ok(fig)
+    assert_fits_column(fig)
     images = [ax.images[0] for ax in fig.axes if ax.images]
     assert len(images) == 5
     for k, im in enumerate(images):
@@ -57,7 +40,7 @@ def test_footnote3_error_points_are_the_square_root_of_the_squared_errors():
     ns = np.array([8.0, 16.0, 32.0])
     rows = [np.column_stack([ns, 0.1 / ns, 0.001 / ns, 0.1 / ns]), np.column_stack([ns, 0.4 / ns, 0.002 / ns, 0.4 / ns])]
     fig = F.footnote3_error(rows, [["relu", None], ["abs", None]])
-    _width_ok(fig)
+    assert_fits_column(fig)
     (ax,) = fig.axes
     pts = [ln for ln in ax.lines if ln.get_marker() == "o"]
     assert len(pts) == 2
@@ -71,7 +54,7 @@ def test_pseudo_random_capacities_bars_and_convergence():
     sizes = np.array([100.0, 1000.0])
     errors = np.array([[0.3, 0.2], [0.1, 0.08]])
     fig = F.pseudo_random_capacities(k25, k_mean, k_se, sizes, errors, {"slope": -0.5, "slope_se": 0.02})
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 2
     left, right = fig.axes
     assert [p.get_height() for p in left.patches[:3]] == k25.tolist()
@@ -85,7 +68,7 @@ def test_smooth_nu_one_curve_and_one_point_set_per_activation():
     quad = {"tanh": np.linspace(1, 0.3, 20), "gelu": np.linspace(1, 0.5, 20)}
     mc = {"tanh": np.array([[0.1, 0.98, 0.01], [1.0, 0.8, 0.01]]), "gelu": np.array([[0.1, 0.97, 0.01], [1.0, 0.75, 0.02]])}
     fig = F.smooth_nu(qf, quad, mc)
-    _width_ok(fig)
+    assert_fits_column(fig)
     (ax,) = fig.axes
     labelled = {ln.get_label(): ln for ln in ax.lines}
     np.testing.assert_array_equal(labelled["gelu (quadrature)"].get_ydata(), quad["gelu"])

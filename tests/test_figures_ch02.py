@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from layerwise import capacity as cap  # noqa: E402
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch02 as F  # noqa: E402
-from layerwise.stats import Estimate  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    from layerwise.plotting import set_style
-
-    set_style()
-    yield
-    plt.close("all")
-
-
-def _width_ok(fig):
-    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+from conftest import assert_fits_column
+from layerwise import capacity as cap
+from layerwise.figures import ch02 as F
+from layerwise.stats import Estimate
 
 
 def test_residual_diffusion_profiles_and_moments():
@@ -35,7 +18,7 @@ def test_residual_diffusion_profiles_and_moments():
     mean_prof, prof0 = rng.random((L + 1, ring)), rng.random((L + 1, ring))
     m2, mu = rng.random((4, L + 1)), rng.random((4, L + 1))
     fig = F.residual_diffusion(mean_prof, prof0, m2, mu, 2.0, ts)
-    _width_ok(fig)
+    assert_fits_column(fig)
     left, right = fig.axes
     assert len(left.lines) == 3 * len(ts)
     np.testing.assert_array_equal(left.lines[0].get_xdata(), np.arange(ring) - ring // 2)
@@ -55,7 +38,7 @@ def test_effective_receptive_field_three_panels_and_widths():
     var = {a: np.array([[1.0, 1.2, 1.1], [2.0, 2.2, 2.1]]) for a in g2}
     fits = {a: Estimate(0.5, 0.01, 2, 3) for a in g2}
     fig = F.effective_receptive_field(g2, depths, var, fits, {"plain": 2 / 3, "residual": 1 / 3})
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 3
     plain = fig.axes[0]
     g = g2["plain"][1]
@@ -71,7 +54,7 @@ def test_gradients_vs_capacity_plots_network_one():
     pr = {f"{a}_{act}_g2": rng.random((2, 12)) + 0.1 for a in ("plain", "residual") for act in ("pseudo_random", "relu")}
     pr.update({f"{a}_pseudo_random_pred": rng.random((2, 12)) + 0.1 for a in ("plain", "residual")})
     fig = F.gradients_vs_capacity(pr, depth=4)
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 2
     for ax, a in zip(fig.axes, ("plain", "residual")):
         np.testing.assert_array_equal(ax.lines[0].get_ydata(), pr[f"{a}_pseudo_random_g2"][0])
@@ -88,7 +71,7 @@ def test_shattering_three_panels():
     corr = {"plain": np.array([[0.9, 0.8], [0.5, 0.4]]), "residual": np.array([[0.95, 0.9], [0.9, 0.85]])}
     grad0 = {a: np.random.default_rng(3).standard_normal(32) for a in corr}
     fig = F.shattering(Ls, w, corr, grad0, np.array([2, 10]))
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 3
     wmax, c, gr = fig.axes
     np.testing.assert_array_equal(wmax.lines[2].get_ydata(), w["w_plain3"])

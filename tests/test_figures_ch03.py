@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from scipy import stats
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch03 as F  # noqa: E402
-from layerwise.stats import mean_se  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    from layerwise.plotting import set_style
-
-    set_style()  # the book's style, as Chapter applies it (registers seaborn's colormaps)
-    yield
-    plt.close("all")
-
-
-def _width_ok(fig):
-    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+from conftest import assert_fits_column
+from layerwise.figures import ch03 as F
+from layerwise.stats import mean_se
 
 
 def _logs(n=30, L=8, seed=0):
@@ -39,7 +22,7 @@ def test_log_moment_histograms_draws_one_gaussian_and_one_histogram_per_depth():
     fits = {k: [{"mu": float(a[:, q - 1].mean()), "sigma": float(a[:, q - 1].std())} for q in quarters]
             for k, a in logs.items()}
     fig = F.log_moment_histograms(logs, quarters, fits)
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 2
     for ax, key in zip(fig.axes, ("nu2", "mu2dx")):
         lines = ax.get_lines()
@@ -59,7 +42,7 @@ def test_drift_diffusion_plots_mean_minus_half_variance_and_the_fit():
     d = np.arange(1, 9)
     lme = {k: np.stack([a.mean(0) + 0.1, np.full(8, 0.01)], axis=1) for k, a in logs.items()}
     fig = F.drift_diffusion(d, logs, lme, {"nu2": 0.03, "mu2dx": 0.04})
-    _width_ok(fig)
+    assert_fits_column(fig)
     ax0, ax1 = fig.axes
     for j, (key, b) in enumerate([("nu2", 0.03), ("mu2dx", 0.04)]):
         mean, dashed, dotted = ax0.get_lines()[3 * j: 3 * j + 3]
@@ -75,7 +58,7 @@ def test_drift_diffusion_plots_mean_minus_half_variance_and_the_fit():
 def test_width_dependence_plots_n_times_diffusion_against_the_single_input_value():
     W, D, se = [32, 64, 128], np.array([0.1, 0.06, 0.035]), np.array([0.01, 0.005, 0.002])
     fig = F.width_dependence(W, D, se)
-    _width_ok(fig)
+    assert_fits_column(fig)
     (ax,) = fig.axes
     lines = ax.get_lines()
     np.testing.assert_allclose(lines[0].get_ydata(), D * np.array(W))
@@ -89,7 +72,7 @@ def test_sensitivity_draws_three_panels_of_means(n):
     d = np.arange(1, 13)
     dchi, chi, reff = rng.uniform(1, 1.1, (n, 12)), rng.uniform(1, 5, (n, 12)), rng.uniform(1, 8, (n, 12))
     fig = F.sensitivity(d, dchi, chi, reff)
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 3
     for ax, arr in zip(fig.axes, (dchi, chi, reff)):
         mean = [ln for ln in ax.get_lines() if ln.get_label() == "mean"]
@@ -103,7 +86,7 @@ def test_coactivation_plots_the_mean_over_networks_in_the_unit_range():
     rng = np.random.default_rng(1)
     CA = {"depth": np.arange(0, 25, 5), "coactive": rng.uniform(0, 1, (4, 5)), "linearity": rng.uniform(0, 1, (4, 5))}
     fig = F.coactivation(CA)
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 2
     for ax, key in zip(fig.axes, ("coactive", "linearity")):
         (ln,) = ax.get_lines()
@@ -119,7 +102,7 @@ def test_datasets_draws_one_curve_per_data_set_in_each_panel():
         runs[ds] = (d, {"chi_loc3": rng.uniform(1, 3, (3, 6)), "reff_signal_loc3": rng.uniform(1, 9, (3, 6)),
                         "nu2_signal_loc3": rng.uniform(0.5, 2, (3, 6)), "nu2_signal_loc1": rng.uniform(0.5, 2, (3, 6))})
     fig = F.datasets(runs)
-    _width_ok(fig)
+    assert_fits_column(fig)
     assert len(fig.axes) == 3
     for j, (ds, (_, A)) in enumerate(runs.items()):
         chi, reff, drift = (ax.get_lines()[j] for ax in fig.axes)

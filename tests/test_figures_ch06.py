@@ -3,13 +3,13 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
 
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch06 as F  # noqa: E402
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN
+from layerwise.figures import ch06 as F
 
 
 def quads(k: int, h: float = 1.0):

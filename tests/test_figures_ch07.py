@@ -1,15 +1,11 @@
 """Chapter 7's figures drawn from small synthetic arrays: panels, plotted data, width."""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch07 as F  # noqa: E402
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN
+from layerwise.figures import ch07 as F
 
 
 @pytest.fixture(autouse=True)

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-
-from layerwise.chapter import MAX_FIGURE_WIDTH_IN  # noqa: E402
-from layerwise.figures import ch08 as F  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    from layerwise.plotting import set_style
-
-    set_style()  # the book's style, as Chapter applies it (registers seaborn's colormaps)
-    yield
-    plt.close("all")
+from layerwise.chapter import MAX_FIGURE_WIDTH_IN
+from layerwise.figures import ch08 as F
 
 
 def _narrow(fig, n_axes):

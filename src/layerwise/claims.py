@@ -79,19 +79,11 @@ def _num(x: Any) -> Any:
 
 
 def quantile(confidence: float, dof: float | None = None) -> float:
-    """Two-sided critical value of a ``confidence`` interval: the (1 + c)/2 quantile of the normal
-    law, or of Student's t with ``dof`` degrees of freedom when the standard error is estimated
-    from ``dof + 1`` (or, for a fit, ``dof + 2``) samples."""
-    from scipy import stats
+    """Two-sided critical value of a claim's ``confidence`` interval (:func:`layerwise.stats.t_quantile`:
+    normal, or Student's t with ``dof`` degrees of freedom)."""
+    from .stats import t_quantile
 
-    if not 0 < confidence < 1:
-        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
-    p = 0.5 + confidence / 2
-    if dof is None:
-        return float(stats.norm.ppf(p))
-    if not dof > 0:
-        raise ParameterError(f"dof={dof!r} must be a positive number of degrees of freedom")
-    return float(stats.t.ppf(p, dof))
+    return t_quantile(confidence, dof)
 
 
 def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[float, float]:

@@ -1,0 +1,31 @@
+"""Shared test set-up: figures are drawn off-screen in the book's style and closed after each test."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _book_figure_style(request):
+    """For the figure tests: the book's style, as ``Chapter`` applies it (it registers seaborn's
+    colormaps), and every figure closed afterwards."""
+    if not request.module.__name__.split(".")[-1].startswith("test_figures_"):
+        yield
+        return
+    from layerwise.plotting import set_style
+
+    set_style()
+    yield
+    plt.close("all")
+
+
+def assert_fits_column(fig) -> None:
+    """A book figure is at most ``MAX_FIGURE_WIDTH_IN`` wide (readable at the column width)."""
+    from layerwise.chapter import MAX_FIGURE_WIDTH_IN
+
+    assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
