@@ -199,3 +199,16 @@ def test_execution_header_without_a_ledger_says_unknown():
     header = pages.execution_header({}, "ci", "42_demo", None)
     assert "in **unknown** of wall time" in header and "on **?**" in header
     assert "`make chapter CH=42 SCALE=<ci|default|paper>`" in header and "Parameters: —." in header
+
+
+def test_header_goes_between_the_introduction_and_the_first_section(tmp_path):
+    cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro.\n\n## Set-up\n\nSizes."), nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "42_demo.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    res = tmp_path / "42_demo.json"
+    res.write_text(json.dumps(_results(_ledger_json())))
+    for _ in range(2):  # decorating again changes nothing
+        book._decorate(path, res, "ci")
+        out = nbformat.read(path, as_version=4)
+        assert [c.source.split("\n")[0] for c in out.cells[:3]] == ["# Title", "```{admonition} Scorecard and run", "## Set-up"]
+        assert out.cells[0].source.strip().endswith("Intro.") and len(out.cells) == 4

@@ -101,5 +101,15 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
     cell = nbformat.v4.new_markdown_cell(header)
     cell.metadata["tags"] = ["lw-execution-header"]
     first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+    if first_md >= 0:
+        # the header goes between the chapter's introduction and its first section: a title cell
+        # that runs on into "## Set-up" is split there
+        src = nb.cells[first_md].source
+        cut = src.find("\n## ")
+        if cut > 0:
+            nb.cells[first_md].source = src[:cut].rstrip() + "\n"
+            rest = nbformat.v4.new_markdown_cell(src[cut + 1:])
+            rest.metadata["tags"] = ["lw-split-intro"]
+            nb.cells.insert(first_md + 1, rest)
     nb.cells.insert(first_md + 1, cell)
     nbformat.write(nb, executed)
