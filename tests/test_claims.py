@@ -222,6 +222,22 @@ def test_figures_too_wide_for_the_column_are_refused(tmp_path):
     plt.close(fig)
 
 
+def test_figures_with_text_too_small_to_read_are_refused(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from layerwise.chapter import small_texts
+
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([0, 1], label="a line")
+    assert small_texts(fig) == []  # the book's style: every text >= 10 pt
+    ax.legend(fontsize=7)
+    assert small_texts(fig) == ["'a line' at 7.0 pt"]
+    with pytest.raises(ParameterError, match="below 9.9 pt"):
+        ch.figure(fig, "small", "c", arrays={"y": [1]})
+    plt.close(fig)
+
+
 def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
     for name, value, kw, text in [

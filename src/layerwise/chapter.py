@@ -35,6 +35,10 @@ CHAPTER_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
 
 #: Widest figure (inches) that displays at >= 1:1 in the book's ~690 px column (96 px per inch).
 MAX_FIGURE_WIDTH_IN = 7.5
+#: Smallest font size (points) a reader sees: the page shows a figure at its size, or scaled down to
+#: the column (:data:`COLUMN_IN` inches) when it is wider.
+MIN_FONT_PT = 9.9
+COLUMN_IN = 7.2
 #: Resolution of the PNG shown in the book: 2× for HiDPI screens at the figure's size in inches.
 RETINA_DPI = 192
 #: myst-nb's prefix for glued values that are not displayed where they are computed.
@@ -58,6 +62,20 @@ def _display_raw(data: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
         display(dict(data), raw=True, metadata=dict(metadata))
     except ImportError:  # pragma: no cover
         pass
+
+
+def small_texts(fig: Any) -> list[str]:
+    """The visible texts of ``fig`` (labels, ticks, legends, annotations) smaller than
+    :data:`MIN_FONT_PT` once the figure is shown at the book's column width."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()  # tick labels exist only once drawn
+    scale = min(1.0, COLUMN_IN / float(fig.get_size_inches()[0]))
+    out = []
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip() and t.get_fontsize() * scale < MIN_FONT_PT:
+            out.append(f"{t.get_text()[:30]!r} at {t.get_fontsize() * scale:.1f} pt")
+    return out
 
 
 def first_sentence(text: str) -> str:
@@ -262,6 +280,12 @@ class Chapter:
             raise ParameterError(
                 f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits the book's column "
                 "with fonts >= 10 pt (use a 2×2 grid instead of 1×4 panels)"
+            )
+        small = small_texts(fig)
+        if small:
+            raise ParameterError(
+                f"figure {name!r} has text below {MIN_FONT_PT} pt at the size the book shows it: {small[:5]} "
+                "(drop explicit small font sizes; the book's style sets ≥ 10 pt)"
             )
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))

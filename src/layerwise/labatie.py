@@ -445,45 +445,6 @@ def simulate_cached(
 
 
 # --------------------------------------------------------------------------------------------
-# Plotting shared by Chapters 4 and 5 (panels of Labatie's Figs. 4 and 5)
-# --------------------------------------------------------------------------------------------
-def plot_band(ax: Any, d: np.ndarray, arr: np.ndarray, label: str, color: Any = None, log: bool = False) -> None:
-    """Centre (mean, or geometric mean when ``log``) and 10–90 % band over networks of ``arr``
-    (networks × records) against the record depths ``d``."""
-    m = np.exp(np.mean(np.log(arr), 0)) if log else arr.mean(0)
-    lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
-    ax.fill_between(d, lo, hi, alpha=0.2, color=color)
-    ax.plot(d, m, label=label, color=color)
-
-
-def plot_increment_panel(ax: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], key: str, label: str, ylabel: str) -> None:
-    """Panel (a) of Labatie's Figs. 4–5: the increment ``Q[key]`` of χ (per layer or unit) and
-    its BN and activation factors ``Q["dbn"]``, ``Q["dphi"]``, against the neutral value 1."""
-    plot_band(ax, d, Q[key], label, "C0")
-    plot_band(ax, d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    plot_band(ax, d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
-    ax.axhline(1, color="k", lw=0.8)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-
-
-def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], kurt_label: str) -> None:
-    """Panels (c) and (d) of Labatie's Figs. 4–5: effective ranks of signal and noise; kurtosis
-    and ν₁(|y|)/√ν₂ of the normalised pre-activation, with their Gaussian values dotted."""
-    plot_band(ax_reff, d, Q["reff_x"], r"signal $r_\mathrm{eff}(x^l)$", "C0")
-    plot_band(ax_reff, d, Q["reff_dx"], r"noise $r_\mathrm{eff}(dx^l)$", "C1")
-    ax_reff.set_yscale("log")
-    ax_reff.legend(fontsize=8)
-    plot_band(ax_kurt, d, Q["kurt_z"], kurt_label, "C0")
-    ax_kurt.axhline(GAUSS_KURTOSIS, color="C0", ls=":", lw=1)
-    ax2 = ax_kurt.twinx()
-    plot_band(ax2, d, Q["nu1_z"], r"$\nu_1(|y|)/\sqrt{\nu_2}$", "C3")
-    ax2.axhline(GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
-    ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
-    ax_kurt.set_ylabel(r"kurtosis $\mu_4$", color="C0")
-
-
-# --------------------------------------------------------------------------------------------
 # Statistics that decide claims of Chapters 4–5
 # --------------------------------------------------------------------------------------------
 def relative_spread(

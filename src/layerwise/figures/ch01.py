@@ -32,7 +32,7 @@ def augmented_covariance(heat: Mapping[str, np.ndarray], cases: Sequence[Sequenc
     for k, ((name, slope), ax) in enumerate(zip(cases, axes.flat)):
         im = ax.imshow(heat[f"S_{k}"], cmap=CMAP_DIVERGING, vmin=-1, vmax=1)
         ax.set_title(f"{activation_label(name, slope)}\nν = {nu_closed_form(name, slope):.3f}, "
-                     f"fit {heat[f'off_{k}'].mean():.3f}", fontsize=9)
+                     f"fit {heat[f'off_{k}'].mean():.3f}")
         ax.set_xticks([]), ax.set_yticks([])
         ax.grid(False)
         for b in range(1, m):
@@ -55,7 +55,7 @@ def footnote3_error(rows: Sequence[np.ndarray], cases: Sequence[Sequence[Any]]) 
         ax.plot(ns, [footnote3_error_closed_form(name, int(v), slope) for v in ns], color=f"C{k}", lw=1)
     ax.set_xscale("log", base=2), ax.set_yscale("log")
     ax.set_xlabel("input dimension n"), ax.set_ylabel("‖E[η_iη_j YYᵀ] − νΣ‖_F / ‖Σ‖_F")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -68,12 +68,12 @@ def pseudo_random_capacities(kappa_eq25: np.ndarray, k_mean: np.ndarray, k_se: n
     n, w = len(kappa_eq25), 0.38
     ax.bar(np.arange(n) - w / 2, kappa_eq25, w, label="Eq. 25: (P∘P)κ^φ")
     ax.bar(np.arange(n) + w / 2, k_mean, w, yerr=3 * k_se, capsize=3, label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)")
-    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend(fontsize=7)
+    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend()
     ax = axes[1]
     ax.loglog(np.repeat(sizes, errors.shape[1]), errors.ravel(), ".", alpha=0.5, label="replicates")
     ax.loglog(sizes, errors.mean(1), "o-", label=f"mean; slope {fit['slope']:.2f} ± {fit['slope_se']:.2f}")
     ax.loglog(sizes, errors.mean(1)[0] * (sizes / sizes[0]) ** -0.5, "k--", lw=1, label="∝ N^{-1/2}")
-    ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend(fontsize=7)
+    ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend()
     return fig
 
 
@@ -86,8 +86,8 @@ def smooth_nu(q_fine: np.ndarray, quad: Mapping[str, np.ndarray], mc: Mapping[st
         R = mc[name]
         ax.errorbar(R[:, 0], R[:, 1], yerr=3 * R[:, 2], fmt="o", ms=3.5, color=f"C{k}", capsize=2)
     ax.axhline(1, color="gray", lw=0.8, ls=":"), ax.axhline(0.5, color="gray", lw=0.8, ls=":")
-    ax.text(0.011, 0.46, "ReLU, ν = ½", fontsize=8, color="gray")
+    ax.text(0.011, 0.46, "ReLU, ν = ½", color="gray")
     ax.set_xscale("log"), ax.set_xlabel("pre-activation variance q"), ax.set_ylabel("ν(f; q) = (E η)² / E η²")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig

@@ -32,14 +32,14 @@ def residual_diffusion(mean_profile: np.ndarray, profile0: np.ndarray, m2: np.nd
         ax.plot(x - c0, profile0[k], "-", lw=0.6, color=c, alpha=0.6)
         ax.plot(x - c0, heat_kernel(x, c0, diffusion, t), "k-", lw=0.8)
     ax.set_xlim(-35, 35), ax.set_xlabel("position − output unit"), ax.set_ylabel("capacity κ^l(x)")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     m2_mean, m2_se = mean_se(m2)
     ax.fill_between(k_layers, m2_mean - 3 * m2_se, m2_mean + 3 * m2_se, alpha=0.3, label="mean ± 3 SE")
     ax.plot(k_layers, m2_mean, label="second moment")
     ax.plot(k_layers, 2 * diffusion * k_layers / L, "k--", lw=1, label="2𝒟t, Eq. 34")
     ax.plot(k_layers, mu.mean(0), label="mean position")
-    ax.set_xlabel("layers traversed L − l"), ax.set_ylabel("sites²  /  sites"), ax.legend(fontsize=7)
+    ax.set_xlabel("layers traversed L − l"), ax.set_ylabel("sites²  /  sites"), ax.legend()
     return fig
 
 
@@ -59,8 +59,8 @@ def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Se
             xs = np.arange(g.shape[-1]) - g.shape[-1] // 2
             ax.plot(xs, prof, "o", ms=2.5, color=c, label=f"depth {d}")
             ax.plot(xs, heat_kernel(xs, 0, vpl / 2, d), "-", lw=0.8, color=c)
-        ax.set_xlim(-20, 20), ax.set_title(f"{arch}", fontsize=10)
-        ax.set_xlabel("input position"), ax.legend(fontsize=7)
+        ax.set_xlim(-20, 20), ax.set_title(f"{arch}")
+        ax.set_xlabel("input position"), ax.legend()
         vm, vse = mean_se(var[arch], axis=1)
         axd["width"].errorbar(depths_f, np.sqrt(vm), yerr=3 * vse / (2 * np.sqrt(vm)), fmt="o", color=f"C{j}",
                               capsize=3, label=f"{arch}: width ∝ depth^{f.mean:.3f}±{f.se:.3f}")
@@ -69,7 +69,7 @@ def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Se
     axd["plain"].set_ylabel("normalised mean squared gradient")
     axd["width"].set_xscale("log", base=2), axd["width"].set_yscale("log", base=2)
     axd["width"].set_xlabel("depth"), axd["width"].set_ylabel("ERF width (std, positions)")
-    axd["width"].legend(fontsize=7)
+    axd["width"].legend()
     return fig
 
 
@@ -85,8 +85,8 @@ def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
             ax.plot(xs, pr[f"{arch}_{act}_g2"][0], mk, ms=3.5, label=f"{act.replace('_', '-')}")
         ax.plot(xs, pred[0], "k-", lw=1, label="D₁⋯D_L(a∘a)")
         ax.set_yscale("log"), ax.set_ylim(pred[0][pred[0] > 0].min() / 10, None)
-        ax.set_title(f"{arch}, depth {depth} (network 1)", fontsize=10), ax.set_xlabel("input position")
-        ax.legend(fontsize=7)
+        ax.set_title(f"{arch}, depth {depth} (network 1)"), ax.set_xlabel("input position")
+        ax.legend()
     axes[0].set_ylabel("mean squared input-gradient")
     return fig
 
@@ -103,16 +103,16 @@ def shattering(Ls: np.ndarray, w: Mapping[str, np.ndarray], corr: Mapping[str, n
     ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label="plain, r = 3: (1/3)^L")
     ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label="plain, r = 5: (1/5)^L")
     ax.set_ylim(1e-30, 2), ax.set_xscale("log"), ax.set_xlabel("depth L"), ax.set_ylabel("straight-path weight w_max")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axd["corr"]
     for j, arch in enumerate(ARCHS):
         cm, cse = mean_se(corr[arch], axis=1)
         ax.errorbar(depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)")
-    ax.set_xlabel("depth"), ax.set_ylabel("corr(g(x_k), g(x_{k+1}))"), ax.legend(fontsize=8)
+    ax.set_xlabel("depth"), ax.set_ylabel("corr(g(x_k), g(x_{k+1}))"), ax.legend()
     ax = axd["grads"]
     for j, arch in enumerate(ARCHS):
         g = grad0[arch]
         xg = np.linspace(-2, 2, len(g))
         ax.plot(xg, (g - g.mean()) / g.std() + 4 * j, lw=0.8, color=f"C{j}", label=f"{arch}, depth {depths[-1]}")
-    ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)"), ax.legend(fontsize=8)
+    ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)"), ax.legend()
     return fig

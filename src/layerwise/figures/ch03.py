@@ -38,7 +38,7 @@ def log_moment_histograms(logs: Mapping[str, np.ndarray], quarters: Sequence[int
             ax.plot(grid, stats.norm.pdf(grid, f["mu"], f["sigma"]), color=c, lw=2, label=f"l = {q}")
         ax.set_xlabel(lab)
         ax.set_ylabel("density over networks")
-        ax.legend(fontsize=8)
+        ax.legend()
     fig.tight_layout()
     return fig
 
@@ -62,10 +62,10 @@ def drift_diffusion(depth: np.ndarray, logs: Mapping[str, np.ndarray], lme: Mapp
     axes[0].axhline(0, color="k", lw=0.8)
     axes[0].set_xlabel("layer l")
     axes[0].set_ylabel("log ratio to layer 0")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     axes[1].set_xlabel("layer l")
     axes[1].set_ylabel("variance over networks")
-    axes[1].legend(fontsize=8)
+    axes[1].legend()
     fig.tight_layout()
     return fig
 
@@ -81,7 +81,7 @@ def width_dependence(widths: Sequence[int], diffusion: np.ndarray, se: np.ndarra
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width N")
     ax.set_ylabel("N × (variance of log ν₂ per layer)")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -102,7 +102,7 @@ def sensitivity(depth: np.ndarray, dchi: np.ndarray, chi: np.ndarray, reff: np.n
     axes[2].yaxis.set_minor_formatter(NullFormatter())
     axes[0].axhline(1, color="k", lw=0.8)
     axes[2].axhline(1, color="k", lw=0.8)
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     fig.tight_layout()
     return fig
 
@@ -137,6 +137,6 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     axes[1].set_yscale("log")
     axes[1].yaxis.set_major_formatter(ScalarFormatter())
     axes[1].yaxis.set_minor_formatter(NullFormatter())
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     fig.tight_layout()
     return fig

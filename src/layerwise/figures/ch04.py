@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import labatie as lb
+from . import moments as P
 
 
 def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[str, Any] | None = None) -> Any:
@@ -19,18 +20,18 @@ def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[st
 
     fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
     axes = ax.ravel()
-    lb.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
-    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    P.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
+    P.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if fit is not None:
         axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1, label="exponential fit")
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend(fontsize=8)
-    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
+    axes[1].legend()
+    P.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
     for a, letter in zip(axes, "abcd"):
         a.set_xlabel("layer l")
-        a.set_title(f"({letter})", loc="left", fontsize=10)
-    fig.suptitle(title, fontsize=10)
+        a.set_title(f"({letter})", loc="left")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -68,7 +69,7 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     axes[1].set_yscale("log")
     for ax in axes:
         ax.set_xlabel("layer l")
-    axes[0].legend(fontsize=8)
+    axes[0].legend()
     fig.tight_layout()
     return fig
 
@@ -89,6 +90,6 @@ def batch_size(BT: Any, authors: Any, depth: int) -> Any:
         a.set_xscale("log", base=2)
         a.set_xlabel("batch size B")
         a.set_ylabel(labels[k])
-    ax[0, 0].legend(fontsize=8)
+    ax[0, 0].legend()
     fig.tight_layout()
     return fig

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import labatie as lb
+from . import moments as P
 
 
 def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[str, Any] | None = None,
@@ -21,8 +22,8 @@ def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[s
 
     fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
     axes = ax.ravel()
-    lb.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
-    lb.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    P.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
+    P.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
     if pfit is not None:
         axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label="free fit")
     if overlay is not None:
@@ -30,12 +31,12 @@ def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[s
     axes[1].set_xscale("log")
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend(fontsize=8)
-    lb.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
+    axes[1].legend()
+    P.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
     for a, letter in zip(axes, "abcd"):
         a.set_xlabel("residual unit l")
-        a.set_title(f"({letter})", loc="left", fontsize=10)
-    fig.suptitle(title, fontsize=10)
+        a.set_title(f"({letter})", loc="left")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -54,15 +55,15 @@ def resnet_vs_ff(ff_depth: np.ndarray, ff_chi: np.ndarray, ff_reff: np.ndarray, 
     ax2 = axes[0].twiny()
     ax2.plot(np.log(res_depth), np.log(res_chi).mean(0), label="ResNet vs log l", color="C0")
     ax2.set_xlabel("log l (ResNet units)", color="C0")
-    axes[0].legend(loc="upper left", fontsize=8)
-    ax2.legend(loc="lower right", fontsize=8)
-    lb.plot_band(axes[1], ff_depth, ff_reff, "BN feedforward", "C3")
-    lb.plot_band(axes[1], res_depth, res_reff, "BN ResNet", "C0")
+    axes[0].legend(loc="upper left")
+    ax2.legend(loc="lower right")
+    P.plot_band(axes[1], ff_depth, ff_reff, "BN feedforward", "C3")
+    P.plot_band(axes[1], res_depth, res_reff, "BN ResNet", "C0")
     axes[1].set_xscale("log")
     axes[1].set_yscale("log")
     axes[1].set_xlabel("layer / unit l")
     axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
-    axes[1].legend(fontsize=8)
+    axes[1].legend()
     fig.tight_layout()
     return fig
 

@@ -51,7 +51,7 @@ def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Seque
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.0))
     for (V, n), w, ax, rng in zip(regions, archs, axes.flat, rngs):
         draw_regions(ax, V, n, half_width, uv, rng=rng)
-        ax.set_title(f"{arch_name(w)}: {len(n)} regions", fontsize=10)
+        ax.set_title(f"{arch_name(w)}: {len(n)} regions")
     ax = axes[1, 1]
     for k, w in enumerate(archs):
         ax.plot(grid_sizes, found[k], "o-", label=arch_name(w))
@@ -62,7 +62,7 @@ def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Seque
     ax.set_xlabel("grid cells per side, n")
     ax.set_ylabel("grid patterns / exact count")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -79,14 +79,14 @@ def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, s
     ax1.minorticks_off()
     ax1.set_xlabel("hidden neurons N")
     ax1.set_ylabel("activation regions in the square")
-    ax1.legend(fontsize=8)
+    ax1.legend()
     for n_i, N in enumerate(Ns):
         N = int(N)
         ax2.errorbar(depths, mean[n_i] / N**2, yerr=se[n_i] / N**2, marker="o", capsize=2, label=f"N = {N}")
     ax2.set_xlabel("depth (N/depth neurons per layer)")
     ax2.set_ylabel("regions / N²")
     ax2.set_ylim(bottom=0)
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
@@ -101,7 +101,7 @@ def counts_training(epoch: np.ndarray, counts: np.ndarray, acc: np.ndarray, labe
     ax1.axhline(1, color="k", lw=0.8)
     ax1.set_xlabel("epoch")
     ax1.set_ylabel("regions / regions at init")
-    ax1.legend(fontsize=8)
+    ax1.legend()
     ax2.set_xlabel("epoch")
     ax2.set_ylabel("training accuracy (labels used)")
     return fig
@@ -114,11 +114,11 @@ def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, membe
     linear region made of ``members`` dark."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.4, 3.8))
     draw_regions(ax1, V, n, half_width, uv, rng=rng_activation)
-    ax1.set_title(f"{len(n)} activation regions", fontsize=10)
+    ax1.set_title(f"{len(n)} activation regions")
     lc = region_colors(labels.max() + 1, rng_linear)[labels]
     lc[members] = (0.1, 0.1, 0.1, 1.0)
     draw_regions(ax2, V, n, half_width, uv, colors=lc)
-    ax2.set_title(f"{labels.max() + 1} linear regions (dark: {len(members)} pieces)", fontsize=10)
+    ax2.set_title(f"{labels.max() + 1} linear regions (dark: {len(members)} pieces)")
     return fig
 
 
@@ -136,5 +136,5 @@ def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: n
              label="each region once")
     ax2.set_xlabel(r"$\|\partial^2 f/\partial\theta\,\partial x\|_F$ (slice directions)")
     ax2.set_ylabel("fraction")
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig

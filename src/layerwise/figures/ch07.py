@@ -27,7 +27,7 @@ def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
             axes[1].plot(np.arange(len(it)), it, "-o", ms=3, color=color, alpha=0.8)
     axes[0].plot(q, q, "k--", lw=1, label="identity")
     axes[0].set(xlabel=r"$q^{l-1}$", ylabel=r"$q^l = \mathcal{V}(q^{l-1})$", title=r"length map, $\sigma_b = 0.3$")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     axes[1].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$")
     fig.tight_layout()
     return fig
@@ -56,7 +56,7 @@ def maps_vs_networks(
         axes[1].errorbar(layers, c_mean[k], yerr=2 * c_se[k], fmt="o", ms=3, color=color)
     axes[0].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="length")
     axes[1].set(xlabel="layer $l$", ylabel="$c^l$", title="correlation")
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, ncol=3, loc="lower center", bbox_to_anchor=(0.5, -0.02))
+    fig.legend(*axes[0].get_legend_handles_labels(), ncol=3, loc="lower center", bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
@@ -73,7 +73,7 @@ def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Map
         ax.plot(c_star[sw], c_star[sw], "o", color=color)
     ax.plot(c, c, "k--", lw=1)
     ax.set(xlabel="$c^{l-1}$", ylabel="$c^l$", title=r"correlation map, $\sigma_b=0.3$")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -91,7 +91,7 @@ def phase_diagram(pdg: Mapping[str, np.ndarray], settings: Sequence[tuple[float,
         ax.plot(sw2, sb2, "*", ms=10, color="gold", mec="k")
     fig.colorbar(im, ax=ax, label=r"$\ln \chi_1$")
     ax.set(xlabel=r"$\sigma_w^2$", ylabel=r"$\sigma_b^2$", title="ordered (blue) vs chaotic (red)")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return fig
 
 
@@ -108,7 +108,7 @@ def circle_pca(runs: Mapping[float, Mapping[str, np.ndarray]], layers: Sequence[
             pr = r[f"proj_{l}"]
             ax.scatter(pr[:, 0], pr[:, 1], pr[:, 2], c=r["theta"], cmap="twilight", s=4)
             ax.plot(*np.vstack([pr, pr[:1]]).T[:3], lw=0.5, color="0.3")
-            ax.set_title(fr"$\sigma_w={sw}$, layer {l}", fontsize=8)
+            ax.set_title(fr"$\sigma_w={sw}$, layer {l}")
             ax.set_xticks([]); ax.set_yticks([]); ax.set_zticks([])  # noqa: E702
     return fig
 
@@ -135,9 +135,9 @@ def circle_length(
         pv = pca_var[sw].mean(0)
         axes[1].plot(layers, pv[:, :2].sum(1), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$")
     axes[0].set(yscale="log", xlabel="layer $l$", ylabel="length of the curve", title="length vs depth")
-    axes[0].legend(fontsize=6)
+    axes[0].legend()
     axes[1].set(xlabel="layer $l$", ylabel="variance in top 2 PCs", ylim=(0, 1.02), title="how flat the curve stays")
-    axes[1].legend(fontsize=7)
+    axes[1].legend()
     fig.tight_layout()
     return fig
 
@@ -183,5 +183,5 @@ def trainability(
     ax.set(yscale="log", ylim=(depths[0] * 0.8, depths[-1] * 1.25), xlabel=r"$\sigma_w^2$", ylabel="depth $L$",
            title=f"training accuracy after {steps} SGD steps")
     fig.colorbar(im, ax=ax, label="training accuracy")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper right")
     return fig

@@ -34,9 +34,9 @@ def fisher_rao_identity(case: Any, identity: Any, direct: Any, n_params: Any, re
     axes[0].plot(lim, lim, "k:", lw=1)
     axes[0].set(xscale="log", yscale="log", xlabel="(L+1)² E⟨∂ℓ/∂f, f⟩²  (outputs)",
                 ylabel="⟨θ, I(θ) θ⟩  (per-example grads)", title="two sides of Eq. (3.1)")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     axes[1].axhline(EPS, color="k", ls="--", lw=1)
-    axes[1].text(n_params.min(), 2 * EPS, "machine ε", fontsize=7)
+    axes[1].text(n_params.min(), 2 * EPS, "machine ε")
     axes[1].set(xscale="log", yscale="log", xlabel="number of parameters P",
                 ylabel="relative difference (floor ε/10)", title="round-off vs. broken assumptions")
     fig.tight_layout()
@@ -66,7 +66,7 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
     axes[3].set(xscale="log", yscale="log", xlabel="α", ylabel="E L(θ+ν) − L(θ)",
                 title=f"expected sharpness, σ = {sigma}")
     for a in axes:
-        a.legend(fontsize=6)
+        a.legend()
     fig.tight_layout()
     return fig
 
@@ -113,7 +113,7 @@ def kfac_spectra(
             axes[i - 1].plot(rank, np.maximum(ek, 1e-14), st, color=cols[1], label=f"K-FAC, {t}")
         axes[i - 1].set(xscale="log", yscale="log", xlabel="rank", ylabel="eigenvalue", title=f"layer {i} spectrum",
                         ylim=(max(1e-12, K0['trained_eig_exact_%d' % i][0] * 1e-10), None))
-        axes[i - 1].legend(fontsize=6)
+        axes[i - 1].legend()
     x_ = np.arange(1, n_layers + 1)
     n_nets = len(err["init"])
     for j, (t, mk) in enumerate((("init", "o"), ("trained", "s"))):
@@ -122,7 +122,7 @@ def kfac_spectra(
         axes[3].plot(x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray", label=f"best Kronecker, {t}")
         axes[3].plot(x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2], label=f"diagonal, {t}")
     axes[3].set(xticks=x_, xlabel="layer", ylabel="‖F − F̂‖_F / ‖F‖_F", ylim=(0, 1.05), title="relative error")
-    axes[3].legend(fontsize=6)
+    axes[3].legend()
     fig.tight_layout()
     return fig
 
@@ -142,14 +142,14 @@ def label_randomisation(table: Mapping[str, Any], measures: Sequence[str], label
         ax.errorbar(d.mean().index, d.mean().values, yerr=d.std().fillna(0).values, fmt="o-", label=labels[m])
     for a, title in ((axes[0], "norm-based measures"), (axes[1], "Fisher–Rao norms")):
         a.set(yscale="log", xlabel="fraction of random labels", ylabel="measure / γ, relative to 0 %", title=title)
-        a.legend(fontsize=6)
+        a.legend()
     d = RD.groupby("fraction")
     axes[2].errorbar(d.test_accuracy.mean().index, d.test_accuracy.mean(), yerr=d.test_accuracy.std().fillna(0),
                      fmt="o-", label="test accuracy")
     axes[2].plot(d.train_accuracy.mean().index, d.train_accuracy.mean(), "s--", label="train accuracy")
     axes[2].axhline(0.1, color="gray", ls=":", lw=1)
     axes[2].set(xlabel="fraction of random labels", ylabel="accuracy", ylim=(0, 1.05), title="generalisation")
-    axes[2].legend(fontsize=6)
+    axes[2].legend()
     axes[3].errorbar(d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-")
     axes[3].set(yscale="log", xlabel="fraction of random labels", ylabel="margin γ", title="margin (10th percentile)")
     fig.tight_layout()
