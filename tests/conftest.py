@@ -24,6 +24,17 @@ def _book_figure_style(request):
     plt.close("all")
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Small tensors: one torch thread is faster, and much faster on a loaded machine."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def assert_fits_column(fig) -> None:
     """A book figure is at most ``MAX_FIGURE_WIDTH_IN`` wide (readable at the column width)."""
     from layerwise.chapter import MAX_FIGURE_WIDTH_IN

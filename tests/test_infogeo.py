@@ -13,13 +13,7 @@ from layerwise.params import ParameterError
 D = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small tensors: one thread is faster, and much faster on a loaded machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def data(n: int = 24, d: int = 7, c: int = 4, seed: int = 0):

@@ -16,24 +16,9 @@ def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[st
     exponential fit ``fit`` (from :func:`layerwise.labatie.exp_fit`); (c) effective ranks of signal
     and noise; (d) kurtosis and ν₁(|y|) of the BN output. ``Q`` holds the panels of
     :func:`layerwise.labatie.bn_ff_panels` at the record depths ``d``."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
-    axes = ax.ravel()
-    P.plot_increment_panel(axes[0], d, Q, "dchi", r"$\delta\chi$", "increment")
-    P.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
-    if fit is not None:
-        axes[1].plot(d, np.exp(fit["intercept"] + fit["rate"] * d), "k--", lw=1, label="exponential fit")
-    axes[1].set_yscale("log")
-    axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend()
-    P.plot_signal_panels(axes[2], axes[3], d, Q, r"$\mu_4(y^l)/\mu_2(y^l)^2$")
-    for a, letter in zip(axes, "abcd"):
-        a.set_xlabel("layer l")
-        a.set_title(f"({letter})", loc="left")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    lines = [] if fit is None else [(np.exp(fit["intercept"] + fit["rate"] * d), "k--", dict(lw=1, label="exponential fit"))]
+    return P.four_panels(d, Q, increment="dchi", increment_label=r"$\delta\chi$", increment_ylabel="increment",
+                         kurt_label=r"$\mu_4(y^l)/\mu_2(y^l)^2$", xlabel="layer l", title=title, chi_lines=lines)
 
 
 def dbn_vs_conditioning(rin: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray) -> Any:

@@ -18,27 +18,14 @@ def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[s
     and the Eq. 15 overlay ``overlay`` (:func:`layerwise.labatie.power_overlay`, dotted);
     (c) effective ranks; (d) kurtosis and ν₁(|y|) after the first BN. ``Q`` holds the panels of
     :func:`layerwise.labatie.bn_res_panels` at the units ``d``."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
-    axes = ax.ravel()
-    P.plot_increment_panel(axes[0], d, Q, "dff", r"$\delta\chi$ (one layer)", "increment inside units")
-    P.plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    lines = []
     if pfit is not None:
-        axes[1].plot(d, np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", lw=1, label="free fit")
+        lines.append((np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", dict(lw=1, label="free fit")))
     if overlay is not None:
-        axes[1].plot(d, np.exp(overlay["log_c"]) * d ** overlay["tau"], "r:", lw=1.5, label="Eq. 15 exponent")
-    axes[1].set_xscale("log")
-    axes[1].set_yscale("log")
-    axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend()
-    P.plot_signal_panels(axes[2], axes[3], d, Q, r"kurtosis after BN")
-    for a, letter in zip(axes, "abcd"):
-        a.set_xlabel("residual unit l")
-        a.set_title(f"({letter})", loc="left")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+        lines.append((np.exp(overlay["log_c"]) * d ** overlay["tau"], "r:", dict(lw=1.5, label="Eq. 15 exponent")))
+    return P.four_panels(d, Q, increment="dff", increment_label=r"$\delta\chi$ (one layer)",
+                         increment_ylabel="increment inside units", kurt_label=r"kurtosis after BN",
+                         xlabel="residual unit l", title=title, chi_lines=lines, log_x=True)
 
 
 def resnet_vs_ff(ff_depth: np.ndarray, ff_chi: np.ndarray, ff_reff: np.ndarray, res_depth: np.ndarray,

@@ -46,3 +46,32 @@ def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str
     ax2.axhline(GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
     ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
     ax_kurt.set_ylabel(r"kurtosis $\mu_4$", color="C0")
+
+
+def four_panels(d: np.ndarray, Q: Mapping[str, np.ndarray], *, increment: str, increment_label: str,
+                increment_ylabel: str, kurt_label: str, xlabel: str, title: str,
+                chi_lines: list[tuple[np.ndarray, str, dict[str, Any]]] = (), log_x: bool = False) -> Any:
+    """The layout of Labatie's Figs. 4 and 5 (a–d): (a) the increment ``Q[increment]`` of χ with its
+    BN and activation factors; (b) χˡ (geometric mean and band) on a log axis with the extra curves
+    ``chi_lines`` — (values at ``d``, matplotlib format, keyword arguments) —; (c) effective ranks
+    of signal and noise; (d) kurtosis and ν₁(|y|) of the BN output."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))
+    axes = ax.ravel()
+    plot_increment_panel(axes[0], d, Q, increment, increment_label, increment_ylabel)
+    plot_band(axes[1], d, Q["chi"], "geometric mean", "C0", log=True)
+    for y, fmt, kw in chi_lines:
+        axes[1].plot(d, y, fmt, **kw)
+    if log_x:
+        axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel(r"$\chi^l$")
+    axes[1].legend()
+    plot_signal_panels(axes[2], axes[3], d, Q, kurt_label)
+    for a, letter in zip(axes, "abcd"):
+        a.set_xlabel(xlabel)
+        a.set_title(f"({letter})", loc="left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
