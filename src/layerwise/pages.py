@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-#: MIME prefix under which papermill/scrapbook record glued outputs (as :mod:`layerwise.chapter` writes them).
-GLUE_PREFIX = "application/papermill.record/"
+from .chapter import GLUE_PREFIX  # the prefix Chapter.glue/Chapter.figure write their records under
 
 
 def figure_directive(label: str, caption: str, alt: str) -> str:
