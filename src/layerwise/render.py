@@ -65,18 +65,27 @@ def toc_files(root: Path) -> list[str]:
     return out
 
 
-def build_html(root: Path | None = None) -> Path:
-    """Render ``_build/html`` with warnings as errors (all reported)."""
-    root = root or repo_root()
+def _prepare(root: Path) -> None:
+    """What every build needs: the dashboard and landing cards written from the results, every
+    document of the table of contents present, MathJax in the static folder."""
     write_dashboard(root)
     write_summary(root)
     missing = [e for e in toc_files(root) if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))]
     if missing:
         raise ChapterFailed(f"the table of contents names files that do not exist yet: {missing}; run `make book` first")
     install_mathjax(root)
+
+
+def _jupyter_book(root: Path, builder: str, *flags: str) -> subprocess.CompletedProcess:
     jb = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(jb), "build", str(root), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    return subprocess.run([str(jb), "build", str(root), "--builder", builder, *flags], cwd=root, capture_output=True, text=True)
+
+
+def build_html(root: Path | None = None) -> Path:
+    """Render ``_build/html`` with warnings as errors (all reported)."""
+    root = root or repo_root()
+    _prepare(root)
+    proc = _jupyter_book(root, "html", "--warningiserror", "--nitpick", "--keep-going")
     sys.stdout.write(proc.stdout[-4000:])
     if proc.returncode != 0:
         raise ChapterFailed(f"jupyter-book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}")
@@ -90,13 +99,10 @@ def build_pdf(root: Path | None = None) -> Path:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if chromium is None:
         raise ChapterFailed("make pdf needs headless Chromium: `make browser` installs Debian's chromium")
-    write_dashboard(root)
-    write_summary(root)
-    install_mathjax(root)
-    jb = Path(sys.executable).parent / "jupyter-book"
-    proc = subprocess.run([str(jb), "build", str(root), "--builder", "singlehtml"], cwd=root, capture_output=True, text=True)
+    _prepare(root)
+    proc = _jupyter_book(root, "singlehtml")
     single = root / "_build" / "singlehtml"
-    page = single / "book" / "intro.html"
+    page = single / f"{toc_files(root)[0]}.html"
     if proc.returncode != 0 or not page.exists():
         raise ChapterFailed(f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
     # Sphinx writes the single page where the root document lives (book/) but links its assets from
