@@ -191,10 +191,6 @@ class Claim:
         """True on pass, False on fail or inconclusive, None when skipped."""
         return None if self.status == "skipped" else self.status == "pass"
 
-    @property
-    def uncertain(self) -> bool:
-        return self.interval is not None
-
     def evaluate(self) -> str:
         """The outcome: ``pass``, ``fail`` or ``inconclusive`` (see the module docstring)."""
         m = self.measured
@@ -222,13 +218,8 @@ class Claim:
 
     def uncertainty(self) -> str:
         """How the interval was formed, in words ('' when the measurement is exact)."""
-        if self.interval is None:
-            return ""
-        level = f"{100 * self.confidence:g} %"
-        if self.se is None:
-            return f"{level} interval [{fmt(self.interval[0])}, {fmt(self.interval[1])}]"
-        law = "normal" if self.dof is None else f"t, {self.dof:g} d.o.f."
-        return f"± {fmt(self.se)} SE; {level} interval ({law}) [{fmt(self.interval[0])}, {fmt(self.interval[1])}]"
+        words = interval_words(self.to_json())
+        return f"± {fmt_se(self.se)} SE; {words}" if self.se is not None else words
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -401,14 +392,8 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             elif c.get("interval") is not None:
                 lo, hi = c["interval"]
                 meas += f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
-            level = ""
-            if c.get("interval") is not None:
-                lo, hi = c["interval"]
-                law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
-                level = (
-                    f"<br>Interval at {100 * c['confidence']:g} % confidence ({law if c.get('se') is not None else 'as computed'}): "
-                    f"[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]."
-                )
+            words = interval_words(c)
+            level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
             if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
                 meas = f'<span class="lw-se">at this scale: {meas}</span>'
             skipped = (
@@ -433,6 +418,18 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
             f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         )
     return '<div class="lw-card">' + "".join(parts) + "</div>"
+
+
+def interval_words(c: Mapping[str, Any]) -> str:
+    """A claim record's confidence interval in words — level, law, bounds — or '' without one."""
+    if c.get("interval") is None:
+        return ""
+    lo, hi = c["interval"]
+    if c.get("se") is None:
+        law = "as computed"
+    else:
+        law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
+    return f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
 
 
 def _verdict(status: str) -> str:
