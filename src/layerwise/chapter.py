@@ -13,11 +13,9 @@ A notebook does::
 from __future__ import annotations
 
 import base64
-import io
 import json
 import re
 import time
-import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,8 +37,6 @@ MAX_FIGURE_WIDTH_IN = 7.5
 #: the column (:data:`COLUMN_IN` inches) when it is wider.
 MIN_FONT_PT = 9.9
 COLUMN_IN = 7.2
-#: Resolution of the PNG shown in the book: 2× for HiDPI screens at the figure's size in inches.
-RETINA_DPI = 192
 #: myst-nb's prefix for glued values that are not displayed where they are computed.
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -293,13 +289,11 @@ class Chapter:
             raise ParameterError(f"figure {name!r} is saved twice")
         self.figures.append(rel)
         label = f"fig-{self.number:02d}-{name.replace('_', '-')}"
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=RETINA_DPI, metadata={"Software": None})
         plt.close(fig)
         alt_text = alt or first_sentence(caption)
         self.figure_meta.append({"name": name, "label": label, "caption": caption, "alt": alt_text, "path": rel})
         _display_raw(
-            {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": f"<Figure {label}>"},
+            {"image/png": base64.b64encode(paths[0].read_bytes()).decode("ascii"), "text/plain": f"<Figure {label}>"},
             {
                 "image/png": {"width": int(round(width * 96))},
                 "scrapbook": {"name": label, "mime_prefix": ""},
