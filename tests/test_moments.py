@@ -669,6 +669,40 @@ def test_reff_flags_and_keys() -> None:
     assert set(LOCATION_NAMES["bn_res"]) == set(LOCATIONS["bn_res"]) == {f"loc{i}" for i in range(1, 6)}
 
 
+@pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("records", [2, 4])  # 4 = every layer: a layer input reuses the previous output's moments
+def test_reff_locations_only_where_named(arch: str, k: int, records: int) -> None:
+    """r_eff at the named locations equals the all-locations run's (to float32 Gram rounding: a BN
+    output's channel Gram is D·G·D only when the pre-BN one was computed); NaN elsewhere; every
+    other moment bit for bit the same (r_eff never feeds back into the propagation)."""
+    full = simulate(small(arch, k, records=records))
+    for want in [(LOCATIONS[arch][0],), LOCATIONS[arch][-2:], ()]:
+        got = simulate(small(arch, k, records=records, reff_locations=want))
+        for name, v in full.items():
+            loc = name.rsplit("_", 1)[-1]
+            if name.startswith("reff_"):
+                if loc in want:
+                    assert np.all(np.isfinite(got[name])), name
+                    np.testing.assert_allclose(got[name], v, rtol=1e-4, err_msg=name)
+                else:
+                    assert np.all(np.isnan(got[name])), name
+            else:
+                assert np.array_equal(got[name], v), name
+
+
+def test_reff_locations_canonical_and_key() -> None:
+    a = small("bn_ff", 3, reff_locations=["loc4", "loc1", "loc4"])
+    assert a.reff_locations == ("loc1", "loc4") and a == small("bn_ff", 3, reff_locations=("loc1", "loc4"))
+    assert a.reff_at("loc1") and not a.reff_at("loc2")
+    assert "reff_locations" not in small("bn_ff", 3).to_dict()  # keys of runs made before the option still match
+    assert a.to_dict()["reff_locations"] == ["loc1", "loc4"]
+    assert MomentsConfig(**small("bn_ff", 3).to_dict()) == small("bn_ff", 3)
+    for bad in [("loc5",), "loc1", (1,)]:
+        with pytest.raises(ParameterError, match="reff_locations"):
+            small("bn_ff", 3, reff_locations=bad)
+
+
 # ------------------------------------------------------------------------------------------
 # Bad input: clear errors, before any computation
 # ------------------------------------------------------------------------------------------

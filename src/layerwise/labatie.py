@@ -435,7 +435,6 @@ def simulate_cached(
     the wall time (computing or loading) is recorded in ``timings[name]`` when given.
     """
     import time
-    from dataclasses import asdict
 
     from .moments import CODE_VERSION as ENGINE_VERSION
     from .moments import simulate
@@ -448,7 +447,7 @@ def simulate_cached(
         sims = range(i * block, min(n, (i + 1) * block))
         return simulate(cfg, sims=sims, progress=False)
 
-    key = {k: v for k, v in asdict(cfg).items() if k != "device"}
+    key = {k: v for k, v in cfg.to_dict().items() if k != "device"}
     key["block"] = block
     t0 = time.perf_counter()
     arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}", shared=("depth",))

@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=1e-3, help="BN epsilon")
     p.add_argument("--no-reff-signal", action="store_true", help="skip r_eff of the signal")
     p.add_argument("--no-reff-noise", action="store_true", help="skip r_eff of the noise")
+    p.add_argument("--reff-locations", default=None,
+                   help="comma-separated locations where r_eff is computed, e.g. loc4 (default: all of the arch's)")
     p.add_argument("--sampling", default="auto",
                    help=f"one of {', '.join(SAMPLINGS)} (default auto: projected for fully-connected nets with "
                         "2*batch < width, else explicit; conv nets are always explicit)")
@@ -64,7 +66,9 @@ def main(argv: list[str]) -> int:
             arch=a.arch, kernel_size=a.kernel_size, width=a.width, batch=a.batch, depth=a.depth,
             res_depth=a.res_depth, boundary=a.boundary, dataset=a.dataset, n_sims=a.sims,
             records=a.records, seed=a.seed, device=a.device, epsilon=a.epsilon,
-            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise, sampling=a.sampling, conv=a.conv,
+            reff_signal=not a.no_reff_signal, reff_noise=not a.no_reff_noise,
+            reff_locations=None if a.reff_locations is None else tuple(a.reff_locations.split(",")),
+            sampling=a.sampling, conv=a.conv,
         )
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")

@@ -141,6 +141,7 @@ class MomentsConfig:
     epsilon: float = 1e-3
     reff_signal: bool = True
     reff_noise: bool = True
+    reff_locations: tuple[str, ...] | None = None
     sampling: str = "auto"
     conv: str = "auto"
 
@@ -173,6 +174,17 @@ class MomentsConfig:
         for name in ("reff_signal", "reff_noise"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ParameterError(f"{name}={getattr(self, name)!r} must be True or False")
+        if self.reff_locations is not None:
+            locs = self.reff_locations
+            if isinstance(locs, str) or not all(isinstance(loc, str) for loc in locs):
+                raise ParameterError(
+                    f"reff_locations={locs!r} must be None or a tuple of locations of arch={self.arch!r}: "
+                    f"{', '.join(LOCATIONS[self.arch])}"
+                )
+            for loc in locs:
+                check_choice("reff_locations", loc, LOCATIONS[self.arch])
+            # canonical form (order of the architecture, no repeats): equal configs, equal cache keys
+            object.__setattr__(self, "reff_locations", tuple(l for l in LOCATIONS[self.arch] if l in locs))
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("conv", self.conv, CONV_ALGORITHMS)
         if self.conv == "fft" and (k == 1 or self.boundary != "periodic"):
@@ -185,6 +197,13 @@ class MomentsConfig:
                 f"sampling='projected' is only for fully-connected nets (kernel_size=1), not kernel_size={k}; "
                 "use sampling='explicit'"
             )
+
+    def reff_at(self, loc: str) -> bool:
+        """Whether effective ranks (of the signal and/or noise, as ``reff_signal``/``reff_noise``
+        say) are computed at location ``loc``: everywhere when ``reff_locations`` is None, else only
+        at the locations it names (elsewhere they are NaN).  A record's two Gram matrices and their
+        λ_max are its costliest moments, so a chapter that reads r_eff at one location names it."""
+        return self.reff_locations is None or loc in self.reff_locations
 
     @property
     def interval(self) -> int:
@@ -234,8 +253,15 @@ class MomentsConfig:
         return "fft" if (self.boundary == "periodic" and not self.on_cuda) else "direct"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for the results store key); ``device`` is kept, the store may drop it."""
-        return asdict(self)
+        """Plain dict (for the results store key); ``device`` is kept, the store may drop it.
+        ``reff_locations`` is left out when None (its default, every location), so the keys of
+        runs made before the option existed still match."""
+        d = asdict(self)
+        if d["reff_locations"] is None:
+            del d["reff_locations"]
+        else:
+            d["reff_locations"] = list(d["reff_locations"])
+        return d
 
     def array_names(self) -> list[str]:
         """Names of the arrays :func:`simulate` returns, ``<moment>_<loc>``."""

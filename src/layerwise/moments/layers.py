@@ -331,10 +331,13 @@ class _Block:
         """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions (views)."""
         return t[:, : self.BP], t[:, self.BP :]
 
-    def moments(self, t: torch.Tensor, grams: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        """Moments of the block's state; ``grams`` as in :func:`feature_moments`."""
+    def moments(self, t: torch.Tensor, grams: dict[str, torch.Tensor] | None = None, *, reff: bool = True
+                ) -> dict[str, torch.Tensor]:
+        """Moments of the block's state; ``grams`` as in :func:`feature_moments`; ``reff=False``
+        leaves the effective ranks out (NaN) at this location."""
         x, dx = self.features(t)
-        out = feature_moments(x, dx, reff_signal=self.cfg.reff_signal, reff_noise=self.cfg.reff_noise, grams=grams)
+        out = feature_moments(x, dx, reff_signal=reff and self.cfg.reff_signal,
+                              reff_noise=reff and self.cfg.reff_noise, grams=grams)
         out["mu2_noise"] = out["mu2_noise"] * torch.exp(2.0 * self.logscale)
         out["chi"] = torch.sqrt(out["mu2_noise"] / out["mu2_signal"]) / self.chi0
         return out
@@ -349,7 +352,8 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
     Vanilla and BN feed-forward layers: x → z = W*x → [y = BN(z)] → relu → renormalise; BN ResNet
     units (pre-activation, Labatie appendix A): x → x + (BN → relu → W)^res_depth (x), then
     renormalise.  Moments are recorded at every location of ``cfg.locations`` each
-    ``cfg.interval`` layers (a layer input's moments are those of the previous output, reused).
+    ``cfg.interval`` layers (a layer input's moments are those of the previous output, reused),
+    effective ranks only where ``cfg.reff_at(loc)``.
     ``after_layer()`` is called after every layer (the runtime's heap guard and progress bar).
     """
     blk = _Block(cfg, nets, device, weight_fn, inputs)
@@ -359,7 +363,10 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
 
     def record(depth: int, loc: str, t: torch.Tensor, cached: dict[str, torch.Tensor] | None = None,
                grams: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        mom = cached if cached is not None else blk.moments(t, grams)
+        reff = cfg.reff_at(loc)
+        if cached is not None and reff != cfg.reff_at(locs[-1]):
+            cached = None  # the previous output's moments lack (or carry) r_eff that this location wants (not)
+        mom = cached if cached is not None else blk.moments(t, grams, reff=reff)
         for m in MOMENTS:
             rec[f"{m}_{loc}"].append(mom[m])
         if observer is not None:
@@ -385,7 +392,7 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
             if cfg.arch == "bn_ff":
                 t, inv = blk.batchnorm(t, inplace=True)
                 if on:
-                    if grams:
+                    if grams and cfg.reff_at("loc3"):
                         dd = inv.unsqueeze(2) * inv.unsqueeze(1)  # (S, N, N) = D·1·D
                         grams = {k: g * dd for k, g in grams.items()}
                     record(d, "loc3", t, grams=grams)
