@@ -315,6 +315,10 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              source="Labatie 2019, Theorem 1 (constant per-layer diffusion term)",
              note="the quadratic term of a variance measured at four depths on the same networks is poorly "
                   "determined from a few dozen networks")
+
+# %% tags=["remove-cell"]
+for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
+    cn = cons[key]
     ch.claim(f"conservation_{key}",
              f"E[{name}] is conserved by He initialisation: log of the mean one-layer ratio E[m^l/m^(l−1)] = 0, "
              f"hence E[m^l/m^0] = 1 at every depth",
@@ -454,7 +458,8 @@ fig3_claims("fc", S3, chi_note="log10 χ^L spreads by several tenths across netw
 
 # %%
 dc, Ac = run("fig3_conv", replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"],
-                                  n_sims=P["conv_nets"], records=L // 8, reff_noise=False))
+                                  n_sims=P["conv_nets"], records=L // 8, reff_noise=False,
+                                  reff_locations=("loc3",)))   # r_eff only where the figure reads it
 Sc = lb.sensitivity_study(dc, Ac, L)
 vanilla_refs = {"authors, symmetric": pub.fig3_reference("vanilla_symmetric", max_depth=L),
                 "authors, zero padding": pub.fig3_reference("vanilla_zero_padding", max_depth=L)}
@@ -574,17 +579,7 @@ for ds, kind, src in [("digits", "reproduces", "Labatie 2019, App. A (MNIST: 'an
 # does not decide or reach: {glue}`found_repro_open`.
 
 # %%
-status = {c.id: c.status for c in ch.ledger.claims}
-
-
-def verdict(ids, yes, no, undecided):
-    """A sentence that matches the outcomes of the claims ``ids`` at this scale."""
-    got = [status[i] for i in ids]
-    if all(g == "pass" for g in got):
-        return yes
-    return no if any(g == "fail" for g in got) else undecided
-
-
+verdict = ch.verdict   # a sentence that matches the outcomes of the claims at this scale
 ch.glue("v_lme", "is far below 0: the sample misses the fat tail that carries the expectation"
         if lme["nu2"][-1, 0] + 2.6 * lme["nu2"][-1, 1] < 0 else "is still compatible with 0 within its error")
 ch.glue("v_cons", verdict(["conservation_nu2", "conservation_mu2dx"],
@@ -611,7 +606,7 @@ ch.glue("v_fig3", verdict(["fc_dchi_to_1", "fc_reff_to_1", "fc_chi_slow"],
                           "δχ → 1, a one-dimensional signal and slow growth of χ, as in the paper's Fig. 3.",
                           "not every feature of the paper's Fig. 3 (δχ → 1, effective rank → 1, χ between 1 and 10) holds.",
                           "δχ → 1 and effective rank → 1 hold, and the rest (χ between 1 and 10) is not "
-                          "decided at this scale." if status["fc_dchi_to_1"] == status["fc_reff_to_1"] == "pass"
+                          "decided at this scale." if ch.status("fc_dchi_to_1") == ch.status("fc_reff_to_1") == "pass"
                           else "not every feature of the paper's Fig. 3 is decided at this scale."))
 ch.glue("v_coact", verdict(["coactivation_grows", "pseudo_linear"],
                            "the nets become pseudo-linear, as Labatie predicts.",
@@ -623,11 +618,11 @@ _data = verdict(["data_digits_reff_to_1", "data_gaussian_reff_to_1"],
                 "whether the signal ends up one-dimensional with every input is not decided at this scale")
 ch.glue("v_data", _data)
 ch.glue("v_data_cap", _data[0].upper() + _data[1:])
-ch.glue("v_conv_graded", "Its claims are graded at this scale." if status["conv_chi_slow"] != "skipped"
+ch.glue("v_conv_graded", "Its claims are graded at this scale." if ch.status("conv_chi_slow") != "skipped"
         else f"Its claims are graded from the default scale on ({P['conv_nets']} networks are too few here).")
-_rep = [c for c in ch.ledger.claims if c.kind == "reproduces"]
-ch.glue("found_repro_pass", ", ".join(c.id for c in _rep if c.status == "pass") or "none")
-ch.glue("found_repro_open", ", ".join(f"{c.id} ({c.status})" for c in _rep if c.status != "pass") or "none")
+_rep = ch.outcomes("reproduces")
+ch.glue("found_repro_pass", ", ".join(_rep["pass"]) or "none")
+ch.glue("found_repro_open", ", ".join(f"{i} ({s})" for s in ("fail", "inconclusive", "skipped") for i in _rep[s]) or "none")
 ch.glue("found_summary", ch.ledger.summary())
 
 # %% [markdown]

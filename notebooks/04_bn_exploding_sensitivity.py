@@ -134,7 +134,8 @@ for k in ("conv_width", "conv_batch", "conv_depth", "conv_nets"):
 
 # %%
 conv = replace(base, kernel_size=3, width=P["conv_width"], batch=P["conv_batch"], n_sims=P["conv_nets"],
-               depth=P["conv_depth"], records=P["conv_depth"] // 8)   # every 8th layer: r_eff costs as much as layers
+               depth=P["conv_depth"], records=P["conv_depth"] // 8,   # every 8th layer, and r_eff only where the
+               reff_locations=("loc4",))                                # panels read it: its Grams cost as much as layers
 dc, Ac = run("fig4_conv", conv, block=2)   # minutes per network: blocks of two (one per core) so a run resumes
 Qc = lb.bn_ff_panels(Ac, dc)
 fitc = lb.exp_fit(dc, Qc["chi"], l_min=L0)
@@ -156,32 +157,22 @@ ch.figure(fig, "fig4_conv",
 
 # %% tags=["remove-cell"]
 late_lmin, early_lmax = int(0.75 * P["conv_depth"]), max(2 * conv.interval, P["conv_depth"] // 10)
-lo = pub.late_ours(dc, Ac, late_lmin, P["conv_depth"])           # per-network late-depth statistics
-lp = pub.late_published(REF, late_lmin, P["conv_depth"])          # the authors' (mean, SE)
-inc_pub = pub.increments_published(REF)
-lw = (inc_pub["depth"] >= late_lmin) & (inc_pub["depth"] <= P["conv_depth"])
-win = (dc >= late_lmin)
-dbn_late, dphi_late = est(Qc["dbn"][:, win].mean(1)), est(Qc["dphi"][:, win].mean(1))
-early_gap = est((Qc["dphi"] - Qc["dbn"])[:, dc <= early_lmax].mean(1))
-late_gap = est((Qc["dbn"] - Qc["dphi"])[:, win].mean(1))
-c200 = est(np.log10(Qc["chi"][:, -1]))
-variants = ("bn_ff_mnist", "bn_ff_zero_padding", "bn_ff_epsilon")   # the authors' three conv variants
-v200 = [pub.bn_ff_endpoints(v)["log10_chi"][0] for v in variants]
-vlate = {v: pub.late_published(v, late_lmin, P["conv_depth"]) for v in variants}
-vspread = {k: float(np.ptp([vlate[v][k][0] for v in variants]) / abs(np.mean([vlate[v][k][0] for v in variants])))
-           for k in vlate[REF]}   # relative spread of each late-depth level between the variants
+V = pub.fig4_versus(dc, Qc, Ac, REF, late_lmin, early_lmax, P["conv_depth"])   # ours against the authors'
+lo, lp, vspread = V["ours"], V["theirs"], V["spread"]
+dbn_late, dphi_late, early_gap, late_gap, c200 = (V[k] for k in ("dbn_late", "dphi_late", "early_gap", "late_gap",
+                                                                 "log10_chi_end"))
 ch.glue("late_lmin", late_lmin)
 ch.glue("early_lmax", early_lmax)
 ch.glue("conv_r2", fitc["r2"], digits=4)
-vr = pub.versus(10 ** lo["log10_dchi"], (10 ** lp["log10_dchi"][0], 10 ** lp["log10_dchi"][0] * np.log(10) * lp["log10_dchi"][1]))
+vr = V["dchi_late"]
 ch.glue("conv_dchi_late", vr["mean"], se=vr["se"] if P["conv_nets"] > 1 else None, digits=4)
 ch.glue("pub_dchi_late", 10 ** lp["log10_dchi"][0], digits=4)
 ch.glue("conv_log10chi", c200[0], se=c200[1])
-ch.glue("pub_log10chi_range", f"{min(v200):.2f}–{max(v200):.2f}")
+ch.glue("pub_log10chi_range", f"{min(V['log10_chi_variants']):.2f}–{max(V['log10_chi_variants']):.2f}")
 ch.glue("conv_dbn_late", dbn_late[0], se=dbn_late[1], digits=4)
 ch.glue("conv_dphi_late", dphi_late[0], se=dphi_late[1], digits=4)
-ch.glue("pub_dbn_late", float(inc_pub["dbn"][lw].mean()), digits=4)
-ch.glue("pub_dphi_late", float(inc_pub["dphi"][lw].mean()), digits=4)
+ch.glue("pub_dbn_late", V["pub_dbn_late"], digits=4)
+ch.glue("pub_dphi_late", V["pub_dphi_late"], digits=4)
 ch.glue("conv_early_gap", early_gap[0], se=early_gap[1], digits=4)
 ch.glue("conv_scale_note", "" if P["conv_width"] == 512 and P["conv_depth"] == 200 else
         f"(At this scale the nets are reduced to width {P['conv_width']} and depth {P['conv_depth']}, so the "
@@ -209,6 +200,7 @@ ch.claim("conv_rate_matches_authors",
              f"set, boundary, ε — differ by {100 * vspread['log10_dchi']:.1f} %); the error combines our SE over networks with the authors' "
              "(bounded from their per-depth spreads), t with our networks − 1 d.o.f.",
          source=src_pub, min_scale="default")
+# %% tags=["remove-cell"]
 ch.claim("conv_chi_200_range", f"χ^{P['conv_depth']} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
          kind="reproduces", measured=c200[0], se=c200[1], dof=c200[2], reference=(13.0, 18.0), comparison="between",
          why="the bracket of SPEC §2 around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴); the authors' conv variants "
@@ -264,6 +256,7 @@ ch.glue("conv_conditioning_verdict",
          -1: "The signal keeps more directions than the noise, the reverse of the paper's ordering.",
          0: "The two effective ranks cannot be told apart at this scale."}[
             lb.resolved_sign(ratio[0], ratio[1], ratio[2], reference=1.0) if ratio[1] is not None else int(np.sign(ratio[0] - 1))])
+# %% tags=["remove-cell"]
 ch.claim("conv_noise_well_signal_ill_conditioned",
          f"the noise keeps at least ten times as many directions as the signal: r_eff(dx)/r_eff(x) ≥ 10 over layers "
          f"{late_lmin}–{P['conv_depth']}",

@@ -296,3 +296,22 @@ def test_outcome_is_the_status_the_ledger_records(m, se, dof, ref, tol, comparis
     led.claim("c", "s", kind="checks", measured=m, se=se, dof=None if se is None else dof, reference=ref, tol=tol,
               comparison=comparison, why="w", source="ours")
     assert claims.outcome(m, comparison, ref, tol, se=se, dof=None if se is None else dof) == led.claims[0].status
+
+
+def test_chapter_verdict_and_outcomes_follow_the_ledger(tmp_path):
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    common = dict(reference=0.0, tol=1.0, comparison="abs", why="w", source="s")
+    ch.claim("a_pass", "a", kind="reproduces", measured=0.5, **common)
+    ch.claim("a_fail", "b", kind="reproduces", measured=3.0, **common)
+    ch.claim("a_open", "c", kind="reproduces", measured=0.5, se=1.0, dof=5, **common)
+    ch.claim("b_skip", "d", kind="reproduces", measured=0.5, min_scale="default", **common)
+    ch.claim("c_check", "e", kind="checks", measured=0.5, **common)
+    assert [ch.status(i) for i in ("a_pass", "a_fail", "a_open", "b_skip")] == ["pass", "fail", "inconclusive", "skipped"]
+    v = lambda ids: ch.verdict(ids, "yes", "no", "open")  # noqa: E731
+    assert (v(["a_pass", "c_check"]), v(["a_pass", "a_fail", "a_open"]), v(["a_pass", "a_open"]), v(["b_skip"])) == (
+        "yes", "no", "open", "open")
+    assert ch.outcomes() == {"pass": ["a_pass"], "fail": ["a_fail"], "inconclusive": ["a_open"], "skipped": ["b_skip"]}
+    assert ch.outcomes(prefix="b_")["skipped"] == ["b_skip"] and ch.outcomes(kind="checks")["pass"] == ["c_check"]
+    assert ch.outcomes(kind=None)["pass"] == ["a_pass", "c_check"]
+    with pytest.raises(ParameterError, match="id='nope'.*a_pass"):
+        ch.status("nope")

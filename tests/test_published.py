@@ -155,3 +155,26 @@ def test_fig2_percentiles_are_published_for_both_moments():
     for name in ("nu2_signal_loc3", "mu2_noise_loc3"):
         m = pub.moment("vanilla_histo", name)
         assert m.n == 10000 and list(m.depth) == [50, 100, 150, 200] and m.percentiles_ln.shape == (4, 99)
+
+
+def test_fig4_versus_on_synthetic_nets_with_known_increments():
+    from layerwise import labatie as lb
+    depth, A = _synthetic_bn_ff()
+    A = {**A, "mu2_signal_loc3": np.ones_like(A["chi_loc4"]), "nu2_signal_loc3": np.ones_like(A["chi_loc4"])}
+    Q = lb.bn_ff_panels(A, depth)
+    V = pub.fig4_versus(depth, Q, A, "bn_ff_mnist", 150, 20, 200)
+    # χ(loc3)/χ(loc1) = 10^(2·rate/3), χ(loc4)/χ(loc3) = 10^(rate/3) at every record, every network
+    assert V["dbn_late"][0] == pytest.approx(10 ** 0.04) and V["dphi_late"][0] == pytest.approx(10 ** 0.02)
+    assert V["late_gap"][0] == pytest.approx(10 ** 0.04 - 10 ** 0.02) and V["early_gap"][0] == pytest.approx(
+        10 ** 0.02 - 10 ** 0.04)
+    assert V["late_gap"][2] == 4 and V["dchi_late"]["mean"] == pytest.approx(10 ** 0.06)
+    assert V["log10_chi_end"][0] == pytest.approx(np.mean(np.log10(A["chi_loc4"][:, -1])))
+    # the authors' side, brute force from the loader
+    inc = pub.increments_published("bn_ff_mnist")
+    w = (inc["depth"] >= 150) & (inc["depth"] <= 200)
+    assert V["pub_dbn_late"] == pytest.approx(inc["dbn"][w].mean())
+    levels = [pub.late_published(v, 150, 200)["kurtosis"][0] for v in pub.BN_FF_CONV_VARIANTS]
+    assert V["spread"]["kurtosis"] == pytest.approx((max(levels) - min(levels)) / abs(np.mean(levels)))
+    assert len(V["log10_chi_variants"]) == 3 and all(13 < x < 14 for x in V["log10_chi_variants"])
+    with pytest.raises(ParameterError, match="early_lmax=1"):
+        pub.fig4_versus(depth, Q, A, "bn_ff_mnist", 150, 1, 200)

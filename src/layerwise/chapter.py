@@ -16,7 +16,7 @@ import base64
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +240,32 @@ class Chapter:
         """Record a claim in the ledger (see :meth:`layerwise.claims.Ledger.claim`); returns
         nothing, so a cell that ends with a claim shows no repr on the page."""
         self.ledger.claim(id, statement, **kw)
+
+    def status(self, id: str) -> str:
+        """The outcome of claim ``id`` so far: ``pass``, ``fail``, ``inconclusive`` or ``skipped``."""
+        for c in self.ledger.claims:
+            if c.id == id:
+                return c.status
+        known = ", ".join(c.id for c in self.ledger.claims) or "none yet"
+        raise ParameterError(f"claim id={id!r} is not in the ledger; claims so far: {known}")
+
+    def verdict(self, ids: Sequence[str], yes: str, no: str, undecided: str) -> str:
+        """A sentence that matches the outcomes of the claims ``ids`` at this run's scale: ``yes`` if
+        all pass, ``no`` if any fails, else ``undecided`` (inconclusive or skipped ones, none failing)."""
+        got = [self.status(i) for i in ids]
+        if all(g == "pass" for g in got):
+            return yes
+        return no if "fail" in got else undecided
+
+    def outcomes(self, kind: str | None = "reproduces", prefix: str = "") -> dict[str, list[str]]:
+        """Ids of the claims of ``kind`` (None: every kind) whose id starts with ``prefix``, by
+        outcome (keys ``pass``, ``fail``, ``inconclusive``, ``skipped``, in ledger order): what a
+        chapter's "What we found" lists as reproduced and not."""
+        out: dict[str, list[str]] = {"pass": [], "fail": [], "inconclusive": [], "skipped": []}
+        for c in self.ledger.claims:
+            if (kind is None or c.kind == kind) and c.id.startswith(prefix):
+                out[c.status].append(c.id)
+        return out
 
     # -- numbers for the prose ---------------------------------------------------------------------
     def glue(self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = "") -> None:

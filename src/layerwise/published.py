@@ -293,3 +293,50 @@ def ks_versus_published(sample: Any, percentiles: Any, n_reference: int, alpha: 
     ks = float(max(np.max(i / n - F), np.max(F - (i - 1) / n)))
     crit = math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
     return {"ks": ks, "critical": crit + PERCENTILE_GRID_ERROR, "n": n, "m": m}
+
+
+BN_FF_CONV_VARIANTS: tuple[str, ...] = ("bn_ff_mnist", "bn_ff_zero_padding", "bn_ff_epsilon")
+"""The authors' three convolutional BN feedforward variants (data set, boundary, ε) of Fig. 4."""
+
+
+def fig4_versus(depth: Any, panels: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray], experiment: str,
+                late_lmin: int, early_lmax: int, max_depth: int) -> dict[str, Any]:
+    """Everything Chapter 4 compares between our convolutional BN feedforward nets and the authors'
+    ``experiment`` (Labatie 2019, Fig. 4 (a–d)); estimates are (mean, SE, d.o.f.) over our networks.
+
+    ``depth``, ``panels`` (:func:`layerwise.labatie.bn_ff_panels`) and ``arrays`` (engine arrays) of our
+    run; the late window is ``late_lmin ≤ l ≤ max_depth``, the early one ``l ≤ early_lmax``. Returns
+    ``ours``/``theirs`` (:func:`late_ours`, :func:`late_published`); ``dbn_late``, ``dphi_late`` (per-network
+    window means of the two increments) and ``late_gap`` = δ_BN − δ_φ over the late window, ``early_gap``
+    = δ_φ − δ_BN over the early one; ``log10_chi_end`` (log10 χ at the last record); ``dchi_late`` our
+    geometric-mean late increment against theirs (:func:`versus`, their SE by the delta method);
+    ``pub_dbn_late``/``pub_dphi_late`` their late increments (:func:`increments_published`);
+    ``log10_chi_variants`` the end of log10 χ of each of :data:`BN_FF_CONV_VARIANTS`; ``spread`` the
+    relative spread (max − min)/|mean| of each late-depth level across those variants.
+    """
+    from .stats import mean_se_dof
+
+    d = np.asarray(depth)
+    ours = late_ours(d, arrays, late_lmin, max_depth)
+    theirs = late_published(experiment, late_lmin, max_depth)
+    inc = increments_published(experiment)
+    lw = _window(inc["depth"], late_lmin, max_depth)
+    win, early = _window(d, late_lmin, max_depth), d <= early_lmax
+    if not early.any():
+        raise ParameterError(f"early_lmax={early_lmax} is below the first record ({d[0]})")
+    m, s = theirs["log10_dchi"]
+    vlate = {v: late_published(v, late_lmin, max_depth) for v in BN_FF_CONV_VARIANTS}
+    return {
+        "ours": ours, "theirs": theirs,
+        "dbn_late": mean_se_dof(panels["dbn"][:, win].mean(1)),
+        "dphi_late": mean_se_dof(panels["dphi"][:, win].mean(1)),
+        "late_gap": mean_se_dof((panels["dbn"] - panels["dphi"])[:, win].mean(1)),
+        "early_gap": mean_se_dof((panels["dphi"] - panels["dbn"])[:, early].mean(1)),
+        "log10_chi_end": mean_se_dof(np.log10(panels["chi"][:, -1])),
+        "dchi_late": versus(10 ** ours["log10_dchi"], (10 ** m, 10 ** m * math.log(10) * s)),
+        "pub_dbn_late": float(inc["dbn"][lw].mean()),
+        "pub_dphi_late": float(inc["dphi"][lw].mean()),
+        "log10_chi_variants": [bn_ff_endpoints(v)["log10_chi"][0] for v in BN_FF_CONV_VARIANTS],
+        "spread": {k: float(np.ptp([vlate[v][k][0] for v in BN_FF_CONV_VARIANTS])
+                            / abs(np.mean([vlate[v][k][0] for v in BN_FF_CONV_VARIANTS]))) for k in vlate[experiment]},
+    }
