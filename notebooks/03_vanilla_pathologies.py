@@ -88,7 +88,8 @@ ch = Chapter("03_vanilla_pathologies", scale=scale, seed=seed, device=device, pa
 # %%
 L = P["depth"]
 base = MomentsConfig(arch="vanilla", kernel_size=1, width=P["width"], batch=P["batch"], depth=L,
-                     dataset="patches", n_sims=P["n_nets"], records=L, seed=seed, device=ch.device)
+                     dataset="patches", n_sims=P["n_nets"], records=L, seed=seed, device=ch.device,
+                     reff_locations=("loc1", "loc3"))   # r_eff only where the chapter reads it (layer input, output)
 
 
 def run(name, cfg):

@@ -75,7 +75,8 @@ L = P["depth"]
 RD = P["res_depth"]
 L_MIN = max(2, L // 10)   # power-law fits start after the input-dependent transient
 base = MomentsConfig(arch="bn_res", kernel_size=1, width=P["width"], batch=P["batch"], depth=L, res_depth=RD,
-                     dataset="patches", n_sims=P["n_nets"], records=P["records"], seed=seed, device=ch.device)
+                     dataset="patches", n_sims=P["n_nets"], records=P["records"], seed=seed, device=ch.device,
+                     reff_locations=("loc5",))   # r_eff only where the chapter reads it (after the addition)
 run = partial(lb.simulate_cached, ch, block=P["block"])  # run(name, MomentsConfig): engine through the store
 
 #: Kurtosis μ₄ of the BN output in the first layer of unit l, read off the paper's Fig. 5(d) (centre of
@@ -322,7 +323,8 @@ ch.glue("kurt_ff_verdict", "All stay an order of magnitude below the ≈ 10² of
 # ResNets (several directions preserved) and report the ratio.
 
 # %%
-dF, AF = run("ff_compare", replace(base, arch="bn_ff", depth=P["ff_depth"], records=P["ff_depth"]))
+dF, AF = run("ff_compare", replace(base, arch="bn_ff", depth=P["ff_depth"], records=P["ff_depth"],
+                                   reff_locations=("loc4",)))
 chiF = AF["chi_loc4"]
 r2F = lb.r2_pair(dF, np.log(chiF).mean(0), l_min=10)
 ch.figure(F.resnet_vs_ff(dF, chiF, AF["reff_signal_loc4"], d, Q["chi"], Q["reff_x"]), "resnet_vs_ff",
