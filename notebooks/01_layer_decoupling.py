@@ -87,6 +87,7 @@ from layerwise.claims import outcome
 from layerwise.figures import ch01 as F
 from layerwise.params import resolve_from
 
+# %%
 SCALES = {
     "ci": dict(nu_samples=20_000, nu_n=64, nu_m=16, fixed_sides=[3, 4, 8, 16], fixed_m=4, fixed_draws=12,
                fixed_samples=10_000, heat_samples=20_000, fn3_ns=[8, 16, 32, 64], fn3_samples=20_000,
@@ -139,42 +140,35 @@ FIX = {kind: ch.cached_call(lay.fixed_layer_ratios, cases=NU_CASES, inputs=kind,
                             m=P["fixed_m"], draws=P["fixed_draws"], n_samples=P["fixed_samples"], seed=ch.seed)
        for kind in INPUTS}
 i64 = P["fixed_sides"].index(8)
-AT64 = {f"fixed P, {kind} (± SD)": np.array([FIX[kind][f"ratios_{k}"][i64].ravel() for k in range(len(NU_CASES))])
-        for kind in INPUTS}
-ch.figure(F.nu_scale(NU, NU_CASES, AT64), "nu_scale", "Off-diagonal block ratios of Σ̃ per activation "
-          "against ν = (α+β)²/4 (Donier, Eqs. 13–15): the idealised Monte-Carlo with a fresh random P per sample "
-          f"(a check of the formula; {P['nu_samples']:,} samples, n = {P['nu_n']}), and fixed layers with one P "
-          f"each ({P['fixed_draws']} layers of m = {P['fixed_m']} units, n = 64, {P['fixed_samples']:,} inputs) on "
-          "i.i.d. Gaussian inputs and on photo patches; bars on the fixed layers are the spread (± 1 SD) over "
-          "layers and unit pairs, not standard errors.",
+AT64 = {kind: lay.ratios_at(FIX[kind], len(NU_CASES), i64) for kind in INPUTS}
+ch.figure(F.nu_scale(NU, NU_CASES, {f"fixed P, {k} (± SD)": v for k, v in AT64.items()}), "nu_scale", "Off-diagonal "
+          "block ratios of Σ̃ per activation against ν = (α+β)²/4 (Donier, Eqs. 13–15): the idealised Monte-Carlo with "
+          f"a fresh random P per sample (a check of the formula; {P['nu_samples']:,} samples, n = {P['nu_n']}), and "
+          f"fixed layers with one P each ({P['fixed_draws']} layers of m = {P['fixed_m']} units, n = 64, "
+          f"{P['fixed_samples']:,} inputs) on i.i.d. Gaussian inputs and on photo patches; bars on the fixed layers "
+          "are the spread (± 1 SD) over layers and unit pairs, not standard errors.",
           arrays={"nu_ideal": NU[:, 0], "nu_ideal_se": NU[:, 1], "nu_formula": NU[:, 4],
-                  **{f"fixed_{k}": v for k, v in zip(INPUTS, AT64.values())}})
+                  **{f"fixed_{k}": v for k, v in AT64.items()}})
 
 # %%
-nu_claims = {}
-for k, (name, slope) in enumerate(NU_CASES[1:3], start=1):
-    per_layer = FIX["iid"][f"ratios_{k}"][i64].mean(1)          # each layer's mean off-diagonal ratio
-    e = lst.estimate(per_layer)
-    nu_ref = cap.nu_closed_form(name, slope)
-    tag = "relu" if name == "relu" else "leaky_relu_0.2"
-    nu_claims[tag] = outcome(e.mean, "abs", nu_ref, 0.02, se=e.se, dof=e.dof)
-    ch.claim(f"fixed_layer_nu_{tag}", f"Eq. 15, {cap.activation_label(name, slope)}: fixed layers (one P each, n = 64, "
-             "i.i.d. inputs) have off-diagonal block ratios whose mean over layers is ν = (α+β)²/4",
+for case in NU_CASES[1:3]:                                       # leaky ReLU a = 0.2, ReLU
+    e, nu_ref = lay.layer_mean_ratio(FIX["iid"][f"ratios_{NU_CASES.index(case)}"][i64]), cap.nu_closed_form(*case)
+    ch.claim(f"fixed_layer_nu_{cap.case_tag(*case)}", f"Eq. 15, {cap.activation_label(*case)}: fixed layers (one P "
+             "each, n = 64, i.i.d. inputs) have off-diagonal block ratios whose mean over layers is ν = (α+β)²/4",
              kind="reproduces", measured=e.mean, se=e.se, dof=e.dof, reference=nu_ref, tol=0.02, comparison="abs",
              why="Donier gives ν 'as an indication', for independent symmetric inputs; we read it to two decimals "
                  "(±0.02), above the O(1/n) terms by which a fixed layer's mean ratio differs from ν at n = 64 "
                  "(the odd arcsin term averages out over layers, the even ones are ≈ 1/n); the layers are the "
                  "independent replicates (t quantile, layers − 1 d.o.f.)",
              source="Donier 2019, Eqs. 13 and 15", min_scale="ci",
-             note="" if nu_claims[tag] == "pass" else "the mean over this run's layers is not pinned to ±0.02")
+             note="" if outcome(e.mean, "abs", nu_ref, 0.02, se=e.se, dof=e.dof) == "pass" else
+             "the mean over this run's layers is not pinned to ±0.02")
 for kind in INPUTS:
     for k, tag in ((2, "relu"), (3, "abs")):
-        R = FIX[kind][f"ratios_{k}"][i64]
-        ch.glue(f"fix64_{kind}_{tag}_lo", float(R.min()), digits=2)
-        ch.glue(f"fix64_{kind}_{tag}_hi", float(R.max()), digits=2)
-        ch.glue(f"fix64_{kind}_{tag}_sd", float(R.std()), digits=2)
-ch.glue("fixed_draws", P["fixed_draws"])
-ch.glue("fixed_m", P["fixed_m"])
+        for stat, v in lay.ratio_spread(FIX[kind][f"ratios_{k}"][i64]).items():
+            ch.glue(f"fix64_{kind}_{tag}_{stat}", v, digits=2)
+for name in ("fixed_draws", "fixed_m"):
+    ch.glue(name, P[name])
 
 # %% [markdown]
 # On i.i.d. inputs the fixed layers scatter around Eq. 13's value: at n = 64 the ReLU ratios range from
@@ -223,12 +217,9 @@ ch.figure(F.augmented_covariance(HEATR, NU_CASES, 8, 4), "augmented_covariance",
 # %%
 DEV_CASES = {1: "leaky ReLU a=0.2", 2: "relu", 3: "abs"}
 ns_fix = FIX["iid"]["ns"]
-DEV = {kind: {lab: lay.ratio_deviation_fit(FIX[kind][f"ratios_{k}"], ns_fix, cap.nu_closed_form(*NU_CASES[k]),
-                                           FIX[kind][f"noise_{k}"], n_min=9) for k, lab in DEV_CASES.items()}
-       for kind in INPUTS}
+DEV = {kind: lay.deviation_fits(FIX[kind], NU_CASES, DEV_CASES, n_min=9) for kind in INPUTS}
 amp = {lab: lay.footnote3_direction_closed_form(*NU_CASES[k]) for k, lab in DEV_CASES.items()}
-ch.figure(F.fixed_layer_deviation(ns_fix, {INPUTS[kind]: {lab: d["rms"] for lab, d in DEV[kind].items()}
-                                           for kind in INPUTS}, amp),
+ch.figure(F.fixed_layer_deviation(ns_fix, {INPUTS[kind]: DEV[kind] for kind in INPUTS}, amp),
           "fixed_layer_deviation", "Deviation of fixed layers from Eq. 14 against the input dimension n: the RMS "
           "over unit pairs of r_ij − ν per layer (dots), its mean ± SD over layers (points), for i.i.d. Gaussian "
           "inputs (left, with the prediction (β−α)²/(2π√n) from the arcsin term, dashed) and photo patches "
@@ -237,28 +228,26 @@ ch.figure(F.fixed_layer_deviation(ns_fix, {INPUTS[kind]: {lab: d["rms"] for lab,
                                    for k, lab in DEV_CASES.items()}})
 
 # %%
-fit_iid, fit_pat = DEV["iid"]["relu"], DEV["patches"]["relu"]
-rate_iid = outcome(fit_iid["fit"]["slope"], "abs", -0.5, 0.1, se=fit_iid["fit"]["slope_se"], dof=fit_iid["dof"])
+(fi, fi_se), (fp, fp_se) = [(DEV[k]["relu"]["fit"]["slope"], DEV[k]["relu"]["fit"]["slope_se"]) for k in INPUTS]
 ch.claim("fixed_layer_rate_iid", "For i.i.d. Gaussian inputs, the deviation of fixed ReLU layers from Eq. 14 "
          "(RMS of r_ij − ν) decays like n^{-1/2} (log-log slope over all layers, n ≥ 9)", kind="predicts",
-         measured=fit_iid["fit"]["slope"], se=fit_iid["fit"]["slope_se"], dof=fit_iid["dof"], reference=-0.5,
-         tol=0.1, comparison="abs",
+         measured=fi, se=fi_se, dof=DEV["iid"]["relu"]["dof"], reference=-0.5, tol=0.1, comparison="abs",
          why="the arcsin term with ρ_ij = p_iᵀp_j of variance 1/n predicts the rate −½ up to O(1/n) corrections; "
              "±0.1 separates it from no decay (0) and from 1/n (−1); least-squares slope SE, points − 2 d.o.f.",
          source="Donier 2019, Eq. 14 and footnote 3; rate derived in this chapter",
-         note="" if rate_iid == "pass" else "the slope's 99 % interval is not inside −0.5 ± 0.1 at this scale")
+         note="" if outcome(fi, "abs", -0.5, 0.1, se=fi_se, dof=DEV["iid"]["relu"]["dof"]) == "pass" else
+         "the slope's 99 % interval is not inside −0.5 ± 0.1 at this scale")
 ch.claim("fixed_layer_rate_patches", "For photo-patch inputs, the deviation of fixed ReLU layers from Eq. 14 does "
          "not decay like n^{-1/2}: the log-log slope is above −0.25", kind="predicts",
-         measured=fit_pat["fit"]["slope"], se=fit_pat["fit"]["slope_se"], dof=fit_pat["dof"], reference=-0.25,
-         tol=0.0, comparison="ge",
+         measured=fp, se=fp_se, dof=DEV["patches"]["relu"]["dof"], reference=-0.25, tol=0.0, comparison="ge",
          why="the arcsin term predicts no decay when |ρ_ij| stays O(1), as it does for natural patches whose mean "
              "brightness dominates the variance; −0.25 is half-way between that (0) and the i.i.d. rate (−½); "
              "least-squares slope SE, points − 2 d.o.f.",
          source="Donier 2019, Eq. 15 (ν assumes independent inputs); prediction derived in this chapter")
-ch.glue("rate_iid", fit_iid["fit"]["slope"], se=fit_iid["fit"]["slope_se"])
-ch.glue("rate_patches", fit_pat["fit"]["slope"], se=fit_pat["fit"]["slope_se"])
-ch.glue("dev_patches_last", float(fit_pat["rms"][-1].mean()), digits=2)
-ch.glue("dev_iid_last", float(fit_iid["rms"][-1].mean()), digits=2)
+ch.glue("rate_iid", fi, se=fi_se)
+ch.glue("rate_patches", fp, se=fp_se)
+for kind in INPUTS:
+    ch.glue(f"dev_{kind}_last", float(DEV[kind]["relu"]["rms"][-1].mean()), digits=2)
 ch.glue("n_fix_last", int(ns_fix[-1]))
 
 # %% [markdown]
@@ -301,28 +290,26 @@ ch.figure(F.footnote3_error(FN3_ROWS, FN3), "footnote3_error", "Error of Eq. 13 
           arrays={f"rows_{k}": R for k, R in enumerate(FN3_ROWS)})
 
 # %%
-fn3_pooled = {}
-for (name, slope), R in zip(FN3, FN3_ROWS):
-    tag = name if slope is None else f"{name}_{slope}"
-    for norm, cols, form in (("frobenius", [0, 1, 2, 3], "2(β−α)⁴/(4π²n)"), ("direction", [0, 4, 5, 6], "(β−α)⁴/(4π²)")):
-        ratio, ratio_se, ratio_dof = cap.footnote3_pooled_ratio(R[:, cols])
-        fn3_pooled[(tag, norm)] = (ratio, ratio_se, outcome(ratio, "rel", 1.0, 0.1, se=ratio_se, dof=ratio_dof))
-        what = "squared Frobenius block error" if norm == "frobenius" else "squared error along p_j"
-        ch.claim(f"footnote3_{norm}_{tag}", f"Footnote 3, {cap.activation_label(name, slope)}: the measured {what} "
-                 f"of a fixed layer equals the closed form {form} (ratio measured/closed form, pooled over n)",
+FN3P = lay.footnote3_pooled(FN3R, FN3)   # (tag, norm) → pooled ratio measured/closed form, SE, d.o.f.
+NORMS = {"frobenius": ("squared Frobenius block error", "2(β−α)⁴/(4π²n)"),
+         "direction": ("squared error along p_j", "(β−α)⁴/(4π²)")}
+for case in FN3:
+    for norm, (what, form) in NORMS.items():
+        ratio, ratio_se, ratio_dof = FN3P[(cap.case_tag(*case), norm)]
+        ch.claim(f"footnote3_{norm}_{cap.case_tag(*case)}", f"Footnote 3, {cap.activation_label(*case)}: the measured "
+                 f"{what} of a fixed layer equals the closed form {form} (ratio measured/closed form, pooled over n)",
                  kind="predicts", measured=ratio, se=ratio_se, dof=ratio_dof, reference=1.0, tol=0.1, comparison="rel",
                  why="the closed form is exact for Gaussian inputs, so the margin is only the declared meaning of "
                      "'agrees': 10 % on the squared error (5 % on the error), below what the log-scale figure "
                      "resolves; the noise enters through the batch standard errors (10 batches per n, t quantiles)",
                  source="Donier 2019, Eq. 13 and footnote 3; closed forms derived in this chapter",
-                 note="" if fn3_pooled[(tag, norm)][2] == "pass" else "the pooled ratio's 99 % interval is not "
-                 "inside ±10 %: too few samples at this scale, or a real departure — see the figure")
-ch.glue("fn3_ratio_relu", fn3_pooled[("relu", "frobenius")][0], se=fn3_pooled[("relu", "frobenius")][1])
-ch.glue("fn3_ratio_abs", fn3_pooled[("abs", "frobenius")][0], se=fn3_pooled[("abs", "frobenius")][1])
-ch.glue("fn3_dir_relu", fn3_pooled[("relu", "direction")][0], se=fn3_pooled[("relu", "direction")][1])
-ch.glue("fn3_dir_abs", fn3_pooled[("abs", "direction")][0], se=fn3_pooled[("abs", "direction")][1])
-ch.glue("fn3_opnorm_relu", cap.footnote3_opnorm("relu"))
-ch.glue("fn3_opnorm_abs", cap.footnote3_opnorm("abs"))
+                 note="" if outcome(ratio, "rel", 1.0, 0.1, se=ratio_se, dof=ratio_dof) == "pass" else "the pooled "
+                 "ratio's 99 % interval is not inside ±10 %: too few samples at this scale, or a real departure — see "
+                 "the figure")
+for tag in ("relu", "abs"):
+    for g, norm in (("ratio", "frobenius"), ("dir", "direction")):
+        ch.glue(f"fn3_{g}_{tag}", FN3P[(tag, norm)][0], se=FN3P[(tag, norm)][1])
+    ch.glue(f"fn3_opnorm_{tag}", cap.footnote3_opnorm(tag))
 
 # %% [markdown]
 # Pooled over n, the measured squared Frobenius error is {glue}`fn3_ratio_relu` times the closed form
@@ -381,7 +368,7 @@ ch.figure(F.intermediate_capacities(CAPR, CAP_CASES, CAP_INPUTS, nu13), "interme
           arrays={k: CAPR[k] for k in ("nus", "emp", "exact", "curve", "eq25", "nu_hat")})
 
 # %%
-nh = lst.estimate(CAPR["nu_hat"][0, 0])
+nh, nhp = lst.estimate(CAPR["nu_hat"][0, 0]), lst.estimate(CAPR["nu_hat"][1, 0])
 ch.claim("capacity_between_limits_relu", "Capacities of fixed ReLU layers on i.i.d. inputs, from their empirical Σ̃, "
          "lie strictly between the ν = 1 (Eq. 18) and ν = 0 (Eq. 25) limits: the effective ν̂ of Eq. 14's "
          "interpolation (mean over layers) is inside (0, 1)", kind="predicts", measured=nh.mean, se=nh.se, dof=nh.dof,
@@ -389,21 +376,19 @@ ch.claim("capacity_between_limits_relu", "Capacities of fixed ReLU layers on i.i
          why="ReLU decouples partly (Eqs. 14–15): 0 < ν < 1 is the paper's qualitative statement; layers are "
              "the independent replicates (t quantile, layers − 1 d.o.f.)",
          source="Donier 2019, Eqs. 14, 15, 18 and 25")
-gap = {}
-for c, (name, slope) in enumerate(CAP_CASES):
-    tag = "relu" if name == "relu" else "leaky_relu_0.2"
-    g = lst.estimate(CAPD["d_eq14"][0, c] - CAPD["d_exact"][0, c])
-    gap[tag] = (g, outcome(g.mean, "ge", 0.0, 0.0, se=g.se, dof=g.dof))
-    ch.claim(f"capacity_exact_beats_eq14_{tag}", f"{cap.activation_label(name, slope)}, i.i.d. inputs: the empirical "
-             "capacities of a fixed layer are closer to those of its exact Σ̃ (arcsin and rank-2 terms) than to "
-             "Eq. 14's at Eq. 13's ν (difference of Euclidean distances, mean over layers, > 0)", kind="predicts",
+for c, case in enumerate(CAP_CASES):
+    g = lay.capacity_gap(CAPD, 0, c)
+    ch.claim(f"capacity_exact_beats_eq14_{cap.case_tag(*case)}", f"{cap.activation_label(*case)}, i.i.d. inputs: the "
+             "empirical capacities of a fixed layer are closer to those of its exact Σ̃ (arcsin and rank-2 terms) than "
+             "to Eq. 14's at Eq. 13's ν (difference of Euclidean distances, mean over layers, > 0)", kind="predicts",
              measured=g.mean, se=g.se, dof=g.dof, reference=0.0, tol=0.0, comparison="ge",
              why="footnote 3 in the p_i, p_j directions and the arcsin term predict an O(1) change of K̃ that Eq. 14 "
                  "omits; a one-sided test of the sign, layers as replicates (t quantile, layers − 1 d.o.f.)",
              source="Donier 2019, Eqs. 9 and 14; exact fixed-layer Σ̃ derived in this chapter",
-             note="" if gap[tag][1] == "pass" else f"with {P['cap_draws']} layers the t interval of the mean "
-             "difference still reaches 0 (the default scale has more layers)")
-nhp = lst.estimate(CAPR["nu_hat"][1, 0])
+             note="" if outcome(g.mean, "ge", 0.0, 0.0, se=g.se, dof=g.dof) == "pass" else f"with {P['cap_draws']} "
+             "layers the t interval of the mean difference still reaches 0 (the default scale has more layers)")
+
+# %%
 ch.claim("capacity_patches_near_linear", "With photo-patch inputs (Σ ≠ I), fixed ReLU layers decouple less than "
          "Eq. 13 says: their effective ν̂ exceeds ν = ½", kind="predicts", measured=nhp.mean - 0.5, se=nhp.se,
          dof=nhp.dof, reference=0.0, tol=0.0, comparison="ge",
@@ -411,22 +396,16 @@ ch.claim("capacity_patches_near_linear", "With photo-patch inputs (Σ ≠ I), fi
              "strongly correlated, so the η_i tend to switch together and the blocks of Σ̃ stay coupled; layers as "
              "replicates (t quantile, layers − 1 d.o.f.)",
          source="Donier 2019, Eq. 15 and footnote 5 (i.i.d. inputs); prediction derived in this chapter")
-ch.glue("cap_n", P["cap_side"] ** 2)
-ch.glue("cap_m", P["cap_m"])
-ch.glue("cap_draws", P["cap_draws"])
-ch.glue("cap_samples", P["cap_samples"])
+for name, (v, se) in lay.capacity_prose_numbers(CAPR, CAPD, CAP_INPUTS, ["relu", "leaky"]).items():
+    ch.glue(name, v, se=se, digits=2)
+for name, v in {"cap_n": P["cap_side"] ** 2, "cap_m": P["cap_m"], "cap_draws": P["cap_draws"],
+                "cap_samples": P["cap_samples"]}.items():
+    ch.glue(name, v)
 ch.glue("nu_leaky", nu13[1], digits=2)
-for a, kind in enumerate(CAP_INPUTS):
-    for c, tag in enumerate(["relu", "leaky"]):
-        e = lst.estimate(CAPR["nu_hat"][a, c])
-        ch.glue(f"nuhat_{kind}_{tag}", e.mean, se=e.se, digits=2)
-        ch.glue(f"d14_{kind}_{tag}", float(np.mean(CAPD["d_eq14"][a, c] / CAPD["span"][a, c])), digits=2)
-        ch.glue(f"dex_{kind}_{tag}", float(np.mean(CAPD["d_exact"][a, c] / CAPD["span"][a, c])), digits=2)
-ch.glue("eq25_patch_gap", float(np.mean(np.linalg.norm(CAPR["eq25"][1] - CAPR["curve"][1][:, 0], axis=-1)
-                                        / CAPD["span"][1, 0])), digits=2)
-ch.glue("cap_gap_verdict", "closer to the exact fixed-layer capacities than to Eq. 14's in every case"
-        if all(v[1] == "pass" for v in gap.values()) else "closer to the exact fixed-layer capacities on average, "
-        "though with this run's layers not significantly so in every case")
+on_avg = ("closer to the exact fixed-layer capacities on average, though with this run's layers not significantly "
+          "so in every case")
+ch.glue("cap_gap_verdict", ch.verdict([f"capacity_exact_beats_eq14_{cap.case_tag(*c)}" for c in CAP_CASES],
+        "closer to the exact fixed-layer capacities than to Eq. 14's in every case", on_avg, on_avg))
 
 # %% [markdown]
 # **What the capacities show.** For i.i.d. inputs the effective ν̂ is {glue}`nuhat_iid_relu` for ReLU
@@ -473,18 +452,17 @@ ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,} samples, capaciti
              "Euclidean norm over 8 inputs (1 % of the total capacity p = 5); the replicate scatter gives the "
              "standard error (t quantiles); at ci the replicates are too few for a stable standard error",
          source="Donier 2019, Eq. 25", min_scale="default")
-slope_dof = errs.size - 2
-slope_outcome = outcome(slope_fit["slope"], "abs", -0.5, 0.1, se=slope_fit["slope_se"], dof=slope_dof)
 ch.claim("empirical_converges", "The error of the empirical capacities decays like N^{-1/2} (fitted log-log slope "
          "over all replicates)", kind="predicts", measured=slope_fit["slope"], se=slope_fit["slope_se"],
-         dof=slope_dof, reference=-0.5, tol=0.1, comparison="abs",
+         dof=CONV["dof"], reference=-0.5, tol=0.1, comparison="abs",
          why="a Monte-Carlo error with a finite limit falls as N^{-1/2}; the declared margin ±0.1 separates that rate "
              "from a bias floor (slope → 0) and from the O(1/N) regime (slope −1); least-squares slope standard "
              "error, n − 2 d.o.f.",
          source="Donier 2019, Eq. 25 as the limit; central limit theorem for the rate",
-         note="" if slope_outcome == "pass" else f"{P['emp_reps']} replicates per size over N = {int(sizes[0])}–"
-         f"{int(sizes[-1]):,}: the slope's 99 % interval is about as wide as the ±0.1 margin itself, so this run "
-         "cannot pin the rate (the default scale, 12 replicates up to N = 100,000, is meant to)")
+         note="" if outcome(slope_fit["slope"], "abs", -0.5, 0.1, se=slope_fit["slope_se"], dof=CONV["dof"]) == "pass"
+         else f"{P['emp_reps']} replicates per size over N = {int(sizes[0])}–{int(sizes[-1]):,}: the slope's 99 % "
+         "interval is about as wide as the ±0.1 margin itself, so this run cannot pin the rate (the default scale, 12 "
+         "replicates up to N = 100,000, is meant to)")
 ch.glue("emp_slope", slope_fit["slope"], se=slope_fit["slope_se"])
 ch.glue("emp_err_last", e_last.mean, se=e_last.se)
 ch.glue("emp_n_last", int(sizes[-1]))
@@ -522,28 +500,23 @@ ch.figure(F.redundancy({"ReLU": {"true Jacobian": JAC["sv_true_1"], "augmented (
           arrays={"table": JAC["table"], **{k: v for k, v in JAC.items() if k.startswith("sv_")}})
 
 # %%
-red = {c[0]: JAC["table"][k] for k, c in enumerate(JAC_CASES)}
-relu_type = max(abs(int(red[a][0]) - JM) + abs(int(red[a][1]) - JM) for a in ("relu", "leaky_relu", "abs"))
+red = lay.redundancy_counts(JAC["table"], JAC_CASES, JM)
 ch.claim("appendix_a_relu_redundancy", "Appendix A, ReLU-type layers (ReLU, leaky ReLU, abs): the augmented-space "
          "Jacobian finds m redundant parameter directions, and the true Jacobian has exactly those (largest count "
-         "mismatch over the three activations and both Jacobians)", kind="reproduces", measured=relu_type,
-         reference=0, tol=0, comparison="abs",
+         "mismatch over the three activations and both Jacobians)", kind="reproduces",
+         measured=red["relu_type_mismatch"], reference=0, tol=0, comparison="abs",
          why="a count of singular values below 10⁻⁹·σ_max, with a gap of many orders of magnitude (see the "
              "figure), so the count is exact; any mismatch would contradict the appendix",
          source="Donier 2019, Appendix A (Eq. 37 and the paragraph after it)")
 ch.claim("appendix_a_tanh_spurious", "Appendix A, tanh: the augmented-space formula finds redundancy where there is "
          "none — m more redundant directions in the frozen-η Jacobian than in the true one", kind="reproduces",
-         measured=int(red["tanh"][1]) - int(red["tanh"][0]), reference=JM, tol=0, comparison="abs",
+         measured=red["tanh_excess"], reference=JM, tol=0, comparison="abs",
          why="as above, an exact count; the true tanh Jacobian is full rank, the frozen-η one inherits the "
              "bilinear scale symmetry of Aᵀ(η ⊙ PᵀY)",
          source="Donier 2019, Appendix A ('the equations would find some redundancy when there is in fact none')")
-ch.glue("jac_n", JN)
-ch.glue("jac_m", JM)
-ch.glue("jac_inputs", JI)
-ch.glue("jac_linear", int(red["linear"][0]))
-ch.glue("jac_relu", int(red["relu"][0]))
-ch.glue("jac_tanh_true", int(red["tanh"][0]))
-ch.glue("jac_tanh_aug", int(red["tanh"][1]))
+for name, v in {"jac_n": JN, "jac_m": JM, "jac_inputs": JI, "jac_linear": red["linear_true"],
+                "jac_relu": red["relu_true"], "jac_tanh_true": red["tanh_true"], "jac_tanh_aug": red["tanh_aug"]}.items():
+    ch.glue(name, v)
 
 # %% [markdown]
 # The ReLU Jacobian has {glue}`jac_relu` redundant directions (true and augmented alike), the linear
@@ -567,8 +540,7 @@ ch.glue("jac_tanh_aug", int(red["tanh"][1]))
 # n = 4000 inputs, whose O(1/n) bias for smooth η is far below the standard errors), for q ≤ 10.
 
 # %%
-QS = np.geomspace(0.01, 10.0, P["smooth_qs"])
-QF = np.geomspace(0.01, 1e4, 120)
+QS, QF = np.geomspace(0.01, 10.0, P["smooth_qs"]), np.geomspace(0.01, 1e4, 120)
 nu_quad = {name: cap.nu_smooth_curve(name, QF) for name in cap.SMOOTH}
 SM = ch.cached_call(cap.smooth_nu_table, names=list(cap.SMOOTH), qs=QS, n=4000, m=16,
                     n_samples=P["smooth_samples"], seed=ch.seed)
@@ -576,11 +548,9 @@ ch.figure(F.smooth_nu(QF, nu_quad, SM), "smooth_nu", "Decoupling scale ν(f; q) 
           "pre-activation variance q, beyond the paper: quadrature (lines) and Monte-Carlo ± 3 SE (points, q ≤ 10) "
           "— extends Donier, Eqs. 13 and 15.",
           arrays={"q_fine": QF, **{f"quad_{n}": v for n, v in nu_quad.items()}, **{f"mc_{n}": SM[n] for n in cap.SMOOTH}})
-ch.glue("tanh_nu_q10", cap.nu_smooth("tanh", 10.0), digits=2)
-ch.glue("tanh_nu_q100", cap.nu_smooth("tanh", 100.0), digits=2)
-ch.glue("tanh_nu_q1e4", cap.nu_smooth("tanh", 1e4), digits=2)
+for name, q, tag in (("tanh", 10.0, "10"), ("tanh", 100.0, "100"), ("tanh", 1e4, "1e4"), ("elu", 1e4, "1e4")):
+    ch.glue(f"{name}_nu_q{tag}", cap.nu_smooth(name, q), digits=2)
 ch.glue("tanh_q_half", float(f"{cap.q_at_nu('tanh', 0.5):.2g}"), digits=3)
-ch.glue("elu_nu_q1e4", cap.nu_smooth("elu", 1e4), digits=2)
 
 # %% [markdown]
 # **What it predicts.** At small q every smooth activation is nearly linear around 0, η ≈ η(0) is
@@ -606,20 +576,18 @@ ch.glue("elu_nu_q1e4", cap.nu_smooth("elu", 1e4), digits=2)
 # framework is expected to break.
 
 # %%
-fn3_out = {v[2] for v in fn3_pooled.values()}
-ch.glue("fn3_verdict", "agrees with both closed forms within the declared 10 %" if fn3_out == {"pass"} else
-        "departs from a closed form by more than the declared 10 % in at least one case" if "fail" in fn3_out else
-        "is consistent with both closed forms, but this run cannot confirm agreement to 10 % in every case")
-ch.glue("emp_verdict", {"pass": "at the rate N^{-1/2} (within the declared ±0.1 on the exponent)",
-                        "fail": "but at a rate different from N^{-1/2}",
-                        "inconclusive": "(the error falls, but this run's replicates cannot pin the exponent to "
-                                        "−½ ± 0.1)"}[slope_outcome])
-ch.glue("nu_verdict", "reproduced to ±0.02 for ReLU and leaky ReLU" if set(nu_claims.values()) == {"pass"} else
-        "not pinned to ±0.02 by this run's layers in every case" if "fail" not in nu_claims.values() else
-        "missed by more than ±0.02 in at least one case")
-ch.glue("rate_verdict", "decays at the predicted rate n^{-1/2}" if rate_iid == "pass" else
-        "decays, but this run does not pin its rate to −½ ± 0.1" if rate_iid == "inconclusive" else
-        "decays at a rate other than n^{-1/2}")
+ch.glue("fn3_verdict", ch.verdict([f"footnote3_{norm}_{cap.case_tag(*c)}" for c in FN3 for norm in NORMS],
+        "agrees with both closed forms within the declared 10 %",
+        "departs from a closed form by more than the declared 10 % in at least one case",
+        "is consistent with both closed forms, but this run cannot confirm agreement to 10 % in every case"))
+ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate N^{-1/2} (within the declared ±0.1 on the "
+        "exponent)", "but at a rate different from N^{-1/2}", "(the error falls, but this run's replicates cannot pin "
+        "the exponent to −½ ± 0.1)"))
+ch.glue("nu_verdict", ch.verdict(["fixed_layer_nu_leaky_relu_0.2", "fixed_layer_nu_relu"], "reproduced to ±0.02 for "
+        "ReLU and leaky ReLU", "missed by more than ±0.02 in at least one case",
+        "not pinned to ±0.02 by this run's layers in every case"))
+ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the predicted rate n^{-1/2}",
+        "decays at a rate other than n^{-1/2}", "decays, but this run does not pin its rate to −½ ± 0.1"))
 
 # %% [markdown]
 # ## What we found

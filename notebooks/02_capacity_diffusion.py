@@ -70,12 +70,12 @@ import numpy as np
 import torch
 
 from layerwise import diffusion as cap
-from layerwise import stats as lst
 from layerwise.chapter import Chapter
 from layerwise.claims import DEFAULT_CONFIDENCE, accepted_set, grade, outcome
 from layerwise.figures import ch02 as F
 from layerwise.params import resolve_from
 
+# %%
 DRIFT_LS = [50, 100, 200, 400, 800, 1600]
 SCALES = {
     "ci": dict(ring=129, res_layers=100, envs=20, erf_depths=[2, 4, 8], erf_channels=16, erf_inputs=256,
@@ -136,11 +136,9 @@ ch.claim("residual_gaussian_profile", f"After L = {P['res_layers']} residual lay
              "Gaussian limit at this order is the Edgeworth term |γ₂|·E|He₄|/24, computed here; 1.5× leaves room "
              "for the next order, O(γ₂²)",
          source="Donier 2019, Eq. 34")
-ch.glue("diff_l1", RD["l1"], digits=2)
-ch.glue("diff_edge", RD["edge"], digits=2)
+for name in ("l1", "edge", "drift_rel", "noise_l1"):
+    ch.glue(f"diff_{name}", RD[name], digits=2)
 ch.glue("diff_slope_spread", 100 * RD["slope_net"].std(ddof=1), digits=2, unit="%")
-ch.glue("diff_drift_rel", RD["drift_rel"], digits=2)
-ch.glue("diff_noise_l1", RD["noise_l1"], digits=2)
 ch.glue("diff_envs", P["envs"])
 
 # %% [markdown]
@@ -176,7 +174,7 @@ ch.figure(F.drift_limit(DL, show=[50, 200, 1600]), "drift_limit",
           "(Donier, Eqs. 29–32).", arrays={k: DL[k] for k in ("layers", "profiles", "profile_expm", "gauss", "l1_expm")})
 
 # %%
-rate = lst.linear_fit(np.log(DL["layers"][1:]), np.log(DL["l1_expm"][1:]))
+rate = cap.convergence_rate(DL["layers"], DL["l1_expm"], skip=1)
 ch.claim("eq30_first_order", "As ε = 1/L → 0, the capacity network (I + εΔ)^{1/ε}δ converges to the solution "
          "exp(Δ)δ of Eq. 30 at rate ε (log-log slope of the L1 distance against L)", kind="predicts",
          measured=rate["slope"], reference=-1.0, tol=0.05, comparison="abs",
@@ -192,10 +190,9 @@ ch.claim("drift_gaussian_eq32", "With a drifting Δ (v = 20, 𝒟 = 20) the solu
              "the next order. A wrong drift or diffusion constant (e.g. v = 0) would miss by O(1)",
          source="Donier 2019, Eqs. 31–32")
 ch.glue("eq30_slope", rate["slope"], digits=3)
-ch.glue("drift_l1_eq32", DL["l1_eq32"], digits=2)
-ch.glue("drift_edge", DL["edge"], digits=2)
-ch.glue("drift_l1_first", float(DL["l1_expm"][0]), digits=2)
-ch.glue("drift_l1_last", float(DL["l1_expm"][-1]), digits=2)
+for name, v in {"drift_l1_eq32": DL["l1_eq32"], "drift_edge": DL["edge"], "drift_l1_first": float(DL["l1_expm"][0]),
+                "drift_l1_last": float(DL["l1_expm"][-1])}.items():
+    ch.glue(name, v, digits=2)
 ch.glue("drift_depth_first", int(DL["layers"][0]))
 ch.glue("drift_depth_last", int(DL["layers"][-1]))
 
@@ -226,9 +223,8 @@ ERF = ch.cached_call(cap.erf_gradients, depths=P["erf_depths"], channels=P["erf_
                      inputs=P["erf_inputs"], nets=P["erf_nets"], res_scale=RES_S, seed=ch.seed, device=ch.device)
 depths = np.array(P["erf_depths"], float)
 G2 = {a: [ERF[f"{a}_{d}_g2"] for d in P["erf_depths"]] for a in cap.ARCHS}
-var_tab, fits = {}, {}
-for a in cap.ARCHS:
-    var_tab[a], fits[a] = cap.erf_width_fit(G2[a], depths)
+WIDTH = {a: cap.erf_width_fit(G2[a], depths) for a in cap.ARCHS}      # (variances (depths, nets), exponent γ)
+var_tab, fits = {a: w[0] for a, w in WIDTH.items()}, {a: w[1] for a, w in WIDTH.items()}
 VPL = {a: cap.expected_conv_variance_per_layer(a, RES_S) for a in cap.ARCHS}
 ch.figure(F.effective_receptive_field(G2, P["erf_depths"], var_tab, fits, VPL), "effective_receptive_field",
           "Effective receptive field (mean squared input-gradient, Luo et al. 2016) of "
@@ -237,30 +233,26 @@ ch.figure(F.effective_receptive_field(G2, P["erf_depths"], var_tab, fits, VPL), 
           arrays={**{k: ERF[k] for k in ERF}, "depths": depths})
 
 # %%
-erf_out = {}
 for arch in ("plain", "residual"):
     f = fits[arch]
-    erf_out[arch] = outcome(f.mean, "abs", 0.5, 0.05, se=f.se, dof=f.dof)
+    got = outcome(f.mean, "abs", 0.5, 0.05, se=f.se, dof=f.dof)
     ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depth^γ with γ = ½ (fitted exponent)",
              kind="reproduces", measured=f.mean, se=f.se, dof=f.dof, reference=0.5, tol=0.05, comparison="abs",
              why=f"one log-log fit per network, mean and standard error over {P['erf_nets']} networks (t quantiles); the "
                  "declared margin ±0.05 (a tenth of the exponent) is what 'width ∝ √depth' means here: it separates "
                  "diffusive growth from, e.g., depth^0.6",
              source="Luo et al. 2016, §2 (ERF ∝ √depth); Donier 2019, Eq. 34 and §4.1",
-             note="" if erf_out[arch] == "pass" else
-             f"the fitted exponent departs from ½ by more than 0.05 over depths {P['erf_depths']}" if erf_out[arch] == "fail"
+             note="" if got == "pass" else
+             f"the fitted exponent departs from ½ by more than 0.05 over depths {P['erf_depths']}" if got == "fail"
              else f"with {P['erf_nets']} networks (t, {f.dof} d.o.f.) over depths {P['erf_depths']} the exponent's 99 % "
              "interval is wider than the ±0.05 margin: more networks per depth are needed to pin it")
     ch.glue(f"erf_gamma_{arch}", f.mean, se=f.se)
-for arch in ("plain", "residual"):
-    V = var_tab[arch][-1]
-    pred = cap.expected_conv_variance_per_layer(arch, RES_S) * depths[-1]
-    e = lst.estimate(V / pred)
+    e = cap.variance_ratio(var_tab[arch][-1], VPL[arch] * depths[-1])   # ERF variance / capacity network's
     ch.glue(f"erf_ratio_{arch}", e.mean, se=e.se)
 ch.glue("erf_depth_max", int(depths[-1]))
-ch.glue("erf_verdict", "agrees with ½ within ±0.05" if set(erf_out.values()) == {"pass"} else
-        "departs from ½ by more than 0.05 for at least one architecture" if "fail" in erf_out.values() else
-        f"is consistent with ½, but {P['erf_nets']} networks per depth cannot pin it to ±0.05")
+ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_residual"], "agrees with ½ within ±0.05",
+        "departs from ½ by more than 0.05 for at least one architecture",
+        f"is consistent with ½, but {P['erf_nets']} networks per depth cannot pin it to ±0.05"))
 
 # %% [markdown]
 # ## Residual networks in the paper's regime: ε = 1/L
@@ -296,15 +288,13 @@ ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L:
          source="Donier 2019, Eq. 29 (L = 1/ε) and Eq. 34 (t = (L − l)/L)",
          note="" if outcome(tc_fit.mean, "abs", 0.0, 0.1, se=tc_fit.se, dof=tc_fit.dof) == "pass" else
          f"with {P['tc_nets']} networks per depth the exponent's 99 % interval is wider than the ±0.1 margin")
-tc_ratio = lst.estimate(tc_var1 / (2 / 3 * P["tau"]))
+tc_ratio = cap.variance_ratio(tc_var1, 2 / 3 * P["tau"])       # input-layer ERF variance / (2/3)τ
 ch.glue("tc_ratio", tc_ratio.mean, se=tc_ratio.se)
 ch.glue("tc_gamma", tc_fit.mean, se=tc_fit.se)
 ch.glue("tc_depths", ", ".join(str(L) for L in P["tc_depths"]))
 ch.glue("tc_tau", P["tau"], digits=2)
-tc_lo, tc_hi = lst.t_interval(tc_fit.mean, tc_fit.se, tc_fit.dof, DEFAULT_CONFIDENCE)
-ch.glue("tc_verdict", "within the ±0.1 margin at 99 %" if max(abs(tc_lo), abs(tc_hi)) <= 0.1 else
-        "outside the ±0.1 margin" if tc_lo > 0.1 or tc_hi < -0.1 else
-        "consistent with 0 but not yet pinned to ±0.1 by this many networks")
+ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 margin at 99 %", "outside the ±0.1 margin",
+                                 "consistent with 0 but not yet pinned to ±0.1 by this many networks"))
 
 # %% [markdown]
 # The fitted exponent of the input ERF width against depth is {glue}`tc_gamma`, against ½ for the
@@ -345,8 +335,7 @@ ch.figure(F.gradients_vs_capacity(PR, P["pr_depth"]), "gradients_vs_capacity", "
 
 # %%
 for arch in ("plain", "residual"):
-    pn = summary[(arch, "pseudo_random")]
-    ratio, ratio_se, ratio_dof = lst.inverse_variance_mean([e.mean for e in pn], [e.se for e in pn], [e.dof for e in pn])
+    ratio, ratio_se, ratio_dof = cap.pooled_ratio(summary[(arch, "pseudo_random")])
     ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random activations: total mean squared input-gradient = "
              "Σ D₁⋯D_L(a∘a) of the same network (ratio, pooled over networks)", kind="predicts",
              measured=ratio, se=ratio_se, dof=ratio_dof, reference=1.0, tol=0.05, comparison="rel",
@@ -359,39 +348,34 @@ for arch in ("plain", "residual"):
              f"{P['pr_inputs']} inputs per network leave the 99 % interval wider than the ±5 % margin")
 
 # %%
-relu_out = {}
 for arch in ("plain", "residual"):
     lo, hi, worst = cap.largest_deviation_interval(summary[(arch, "relu")], DEFAULT_CONFIDENCE)
-    relu_iv = (lo, hi)
-    relu_out[arch] = grade(relu_iv, accepted_set("ge", 0.05, 0.0))
     ch.claim(f"relu_deviates_{arch}", f"{arch}, ReLU: individual networks' total squared gradient departs from the "
              "capacity network of the same weights by more than 5 % (largest |ratio − 1| over the networks)",
              kind="predicts", measured=worst,
-             interval=relu_iv, reference=0.05, tol=0.0, comparison="ge",
+             interval=(lo, hi), reference=0.05, tol=0.0, comparison="ge",
              why="ReLU's η are correlated (ν = ½), so the cross terms that vanish for pseudo-random units survive; the "
                  "interval of the largest deviation is the hull of the per-network 99 % intervals, made simultaneous "
                  "over the networks (Bonferroni), each from the per-input totals; 5 % is the same declared margin as "
                  "the pseudo-random claim",
              source="Donier 2019, Eq. 15 (ReLU is not fully decoupling); this chapter's derivation",
-             note="" if relu_out[arch] == "pass" else f"at depth {P['pr_depth']} with {P['pr_nets']} networks the ReLU "
-             "totals depart from the capacity network by only a few per cent, not resolved against the 5 % margin "
-             "(the cross terms grow with depth; the default scale is deeper and has more networks)")
+             note="" if grade((lo, hi), accepted_set("ge", 0.05, 0.0)) == "pass" else f"at depth {P['pr_depth']} "
+             f"with {P['pr_nets']} networks the ReLU totals depart from the capacity network by only a few per cent, "
+             "not resolved against the 5 % margin (the cross terms grow with depth; the default scale is deeper and "
+             "has more networks)")
 
 # %%
-relu_r = np.array([e.mean for a in ("plain", "residual") for e in summary[(a, "relu")]])
-pr_r = np.array([e.mean for a in ("plain", "residual") for e in summary[(a, "pseudo_random")]])
+relu_r, pr_r = cap.ratio_means(summary, "relu"), cap.ratio_means(summary, "pseudo_random")
 ch.glue("relu_ratio_min", float(relu_r.min()), digits=3)
 ch.glue("relu_ratio_max", float(relu_r.max()), digits=3)
-outs = set(relu_out.values())
-ch.glue("relu_verdict", "they depart from it by more than the 5 % margin" if outs == {"pass"} else
-        "in at least one architecture they stay within 5 % of it" if "fail" in outs else
-        "at this depth and number of networks their departure is not resolved against the 5 % margin in every "
-        "architecture")
 ch.glue("pr_ratio_maxdev", 100 * float(np.abs(pr_r - 1).max()), digits=2, unit="%")
 ch.glue("pr_nets_total", len(pr_r))
-ch.glue("relu_verdict_found", {"pass": "a departure beyond the 5 % margin", "fail": "within 5 %",
-                               "inconclusive": "not resolved against the 5 % margin"}[
-    "pass" if outs == {"pass"} else "fail" if "fail" in outs else "inconclusive"])
+RELU_IDS = ["relu_deviates_plain", "relu_deviates_residual"]
+ch.glue("relu_verdict", ch.verdict(RELU_IDS, "they depart from it by more than the 5 % margin",
+        "in at least one architecture they stay within 5 % of it", "at this depth and number of networks their "
+        "departure is not resolved against the 5 % margin in every architecture"))
+ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % margin", "within 5 %",
+                                         "not resolved against the 5 % margin"))
 
 # %% [markdown]
 # Over the {glue}`pr_nets_total` networks (plain and residual), the pseudo-random total departs from
@@ -447,10 +431,11 @@ ch.claim("shatter_plain_decays", f"Plain nets: the lag-1 gradient correlation fa
          source="Balduzzi et al. 2017, §3 and Fig. 1",
          note="" if outcome(dpl, "ge", 0.0, se=dpl_se, dof=dpl_dof) == "pass" else
          f"{P['sh_nets']} networks per depth do not resolve the decay from depth {sd[0]} to {sd[-1]}")
+
+# %%
 ch.glue("sh_depth_max", int(sd[-1]))
-ch.glue("sh_verdict", "both contrasts resolved at 99 % in this run" if {outcome(diff, "ge", 0.0, se=diff_se, dof=diff_dof),
-        outcome(dpl, "ge", 0.0, se=dpl_se, dof=dpl_dof)} == {"pass"} else
-        "not resolved at 99 % in this run by every contrast")
+ch.glue("sh_verdict", ch.verdict(["shatter_residual_vs_plain", "shatter_plain_decays"], "both contrasts resolved at "
+        "99 % in this run", *2 * ["not resolved at 99 % in this run by every contrast"]))
 ch.glue("sh_corr_plain", float(Cp[-1].mean()), digits=2)
 ch.glue("sh_corr_res", float(Cr[-1].mean()), digits=2)
 ch.glue("wmax_res_last", float(W["w_res"][-1]), digits=2)

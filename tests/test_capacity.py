@@ -330,6 +330,7 @@ def test_capacity_convergence_recovers_a_known_rate():
     R = C.capacity_convergence(kappa, ref, sizes)
     np.testing.assert_allclose(R["errors"], 3.0 * np.array(sizes, float)[:, None] ** -0.5 * np.ones((1, 2)))
     assert R["fit"]["slope"] == pytest.approx(-0.5, abs=1e-12)
+    assert R["dof"] == 4 * 2 - 2                                     # every replicate is a point of the fit
     np.testing.assert_allclose(R["k_mean"], kappa[-1].mean(0))
 
 
@@ -348,3 +349,10 @@ def test_q_at_nu_against_the_gelu_closed_form():
     assert C.q_at_nu("gelu", 0.6, -2.0, 4.0) == pytest.approx(s / (1 - s), rel=1e-8)
     q = C.q_at_nu("tanh", 0.5)
     assert C.nu_smooth("tanh", q) == pytest.approx(0.5, abs=1e-10)
+
+
+def test_case_tag_names_claims_and_glue():
+    assert C.case_tag("relu") == "relu"
+    assert C.case_tag("leaky_relu", 0.2) == "leaky_relu_0.2"
+    with pytest.raises(ParameterError, match="activation"):
+        C.case_tag("sigmoid")

@@ -291,3 +291,35 @@ def test_residual_layer_profiles_top_layer_is_a_dirac_and_runs_follow_their_stre
                                   n_nets=2, seed=C.stream_seed(0, "t_collapse", 6))
     np.testing.assert_array_equal(T["g2_6"], r[:, 0])
     np.testing.assert_allclose(T["var_6"], C.circular_moments(r, 4)[2])
+
+
+# --- the numbers Chapter 2's claims and prose read ---------------------------------------------
+def test_convergence_rate_is_first_order_for_an_error_proportional_to_eps():
+    layers = np.array([50, 100, 200, 400, 800])
+    l1 = 3.0 / layers
+    l1[0] = 1.0                                           # an off-trend first depth, left out (skip=1)
+    assert C.convergence_rate(layers, l1, skip=1)["slope"] == pytest.approx(-1.0, abs=1e-12)
+    assert C.convergence_rate(layers, l1, skip=0)["slope"] < -1.1          # steeper with it
+    with pytest.raises(ParameterError, match="skip"):
+        C.convergence_rate(layers[:2], l1[:2], skip=1)
+
+
+def test_variance_ratio_closed_form_and_bad_prediction():
+    e = C.variance_ratio(np.array([[2.0, 4.0], [6.0, 8.0]]), 2.0)      # ratios 1, 2, 3, 4
+    assert (e.mean, e.dof) == (pytest.approx(2.5), 3) and e.se == pytest.approx(math.sqrt(5 / 3) / 2)
+    with pytest.raises(ParameterError, match="predicted"):
+        C.variance_ratio(np.ones(3), 0.0)
+
+
+def test_pooled_ratio_and_ratio_means():
+    from layerwise.stats import Estimate
+
+    ests = [Estimate(0.9, 0.1, 9, 10), Estimate(1.1, 0.1, 9, 10)]
+    mean, se, dof = C.pooled_ratio(ests)
+    assert mean == pytest.approx(1.0) and se == pytest.approx(0.1 / math.sqrt(2)) and dof == pytest.approx(18.0)
+    mean, _, _ = C.pooled_ratio([Estimate(0.0, 1.0, 9, 10), Estimate(1.0, 0.5, 9, 10)])
+    assert mean == pytest.approx(0.8)                                  # weights 1 and 4
+    with pytest.raises(ParameterError):
+        C.pooled_ratio([])
+    summary = {("plain", "relu"): ests, ("residual", "relu"): [Estimate(2.0, 0.1, 9, 10)]}
+    np.testing.assert_array_equal(C.ratio_means(summary, "relu"), [0.9, 1.1, 2.0])

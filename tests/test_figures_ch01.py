@@ -123,3 +123,14 @@ def test_smooth_nu_one_curve_and_one_point_set_per_activation():
     assert len(pts) == 2
     np.testing.assert_array_equal(pts[1].get_ydata(), mc["gelu"][:, 1])
     assert ax.get_ylim() == (0, 1.05)
+
+
+def test_fixed_layer_deviation_takes_the_deviation_fits_as_they_come():
+    ns = np.array([9.0, 16.0, 64.0])
+    R = np.array([[0.1, 0.12], [0.08, 0.08], [0.04, 0.04]])
+    fig = F.fixed_layer_deviation(ns, {"iid": {"relu": {"rms": R, "fit": {}}}, "patches": {"relu": {"rms": 2 * R}}},
+                                  {"relu": 1 / np.pi})
+    left, right = fig.axes
+    np.testing.assert_allclose([ln for ln in left.lines if ln.get_marker() == "o"][0].get_ydata(), [0.11, 0.08, 0.04])
+    np.testing.assert_allclose([ln for ln in right.lines if ln.get_marker() == "o"][0].get_ydata(), [0.22, 0.16, 0.08])
+    plt.close(fig)

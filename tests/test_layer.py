@@ -155,3 +155,83 @@ def test_photo_patch_inputs_are_centred_unit_variance_and_correlated():
     assert np.mean(np.sum(Y * Y, axis=1)) / 9 == pytest.approx(1.0)
     ev = np.linalg.eigvalsh(Y.T @ Y / len(Y))
     assert ev[-1] / ev.sum() > 0.5    # mean brightness dominates natural patches
+
+
+# --- the numbers Chapter 1's claims and prose read ---------------------------------------------
+def test_ratios_at_stacks_each_case_at_one_input_size():
+    fix = {f"ratios_{k}": np.arange(24.0).reshape(2, 3, 4) + 100 * k for k in range(3)}
+    R = lay.ratios_at(fix, 3, 1)
+    assert R.shape == (3, 12)
+    np.testing.assert_array_equal(R[2], np.arange(12.0, 24.0) + 200)
+    with pytest.raises(ParameterError, match="n_cases"):
+        lay.ratios_at(fix, 0, 1)
+
+
+def test_layer_mean_ratio_is_the_estimate_over_layer_means():
+    # layer means 0, 1, 2, 3 (each layer's pairs scatter symmetrically about its mean)
+    ratios = np.array([[m - 0.5, m + 0.5] for m in range(4)], float)
+    e = lay.layer_mean_ratio(ratios)
+    assert e.mean == pytest.approx(1.5)
+    assert e.se == pytest.approx(math.sqrt(5 / 3) / 2)     # sample SD of 0..3 over √4
+    assert e.dof == 3
+    with pytest.raises(ParameterError, match="layers, pairs"):
+        lay.layer_mean_ratio(np.ones(5))
+
+
+def test_ratio_spread_closed_form():
+    s = lay.ratio_spread(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert s == pytest.approx({"lo": 1.0, "hi": 4.0, "sd": math.sqrt(1.25)})
+    with pytest.raises(ParameterError):
+        lay.ratio_spread(np.array([]))
+
+
+def test_deviation_fits_recover_the_one_over_root_n_law():
+    ns = np.array([4.0, 16.0, 64.0, 256.0])
+    nu = cap.nu_closed_form("relu")
+    dev = 0.3 / np.sqrt(ns)[:, None, None] * np.array([1.0, -1.0])     # r_ij − ν = ±0.3/√n exactly
+    fix = {"ns": ns, "ratios_0": nu + np.broadcast_to(dev, (4, 3, 2)), "noise_0": np.zeros((4, 3))}
+    out = lay.deviation_fits(fix, [["relu", None]], {0: "relu"}, n_min=9)
+    np.testing.assert_allclose(out["relu"]["rms"], np.broadcast_to(0.3 / np.sqrt(ns)[:, None], (4, 3)))
+    assert out["relu"]["fit"]["slope"] == pytest.approx(-0.5)
+    assert out["relu"]["dof"] == 3 * 3 - 2                             # n ≥ 9: three sizes × three layers
+
+
+def test_footnote3_pooled_recovers_a_constant_ratio_per_norm():
+    ns = np.array([8.0, 16.0, 32.0])
+    form = 1.0 / ns
+    rows = np.column_stack([ns, 1.1 * form, 0.01 * form, form, 0.9 * np.ones(3), 0.02 * np.ones(3), np.ones(3)])
+    out = lay.footnote3_pooled({"rows_0": rows, "rows_1": rows}, [["relu", None], ["leaky_relu", 0.2]])
+    assert set(out) == {(t, n) for t in ("relu", "leaky_relu_0.2") for n in ("frobenius", "direction")}
+    assert out[("relu", "frobenius")][0] == pytest.approx(1.1)
+    assert out[("leaky_relu_0.2", "direction")][0] == pytest.approx(0.9)
+    assert out[("relu", "direction")][1] == pytest.approx(0.02 / math.sqrt(3))   # three equal SEs pooled
+
+
+def test_capacity_gap_and_prose_numbers_closed_forms():
+    draws, n = 3, 4
+    d14 = np.zeros((2, 2, draws))
+    d14[0, 1] = [3.0, 4.0, 5.0]
+    dist = {"d_eq14": d14, "d_exact": np.ones((2, 2, draws)), "span": np.full((2, 2, draws), 2.0)}
+    g = lay.capacity_gap(dist, 0, 1)
+    assert (g.mean, g.dof) == (pytest.approx(3.0), 2) and g.se == pytest.approx(1 / math.sqrt(3))
+    curve = np.zeros((2, draws, 5, n))
+    res = {"nu_hat": np.arange(2 * 2 * draws, dtype=float).reshape(2, 2, draws), "curve": curve,
+           "eq25": np.full((2, draws, n), 0.5)}                      # ‖(½,½,½,½)‖ = 1 from the ν = 0 end
+    out = lay.capacity_prose_numbers(res, dist, ["iid", "patches"], ["relu", "leaky"])
+    assert out["nuhat_patches_relu"] == (pytest.approx(7.0), pytest.approx(1 / math.sqrt(3)))
+    assert out["d14_iid_leaky"] == (pytest.approx(2.0), None)         # mean of (3, 4, 5)/2
+    assert out["dex_iid_relu"] == (pytest.approx(0.5), None)
+    assert out["eq25_patch_gap"] == (pytest.approx(0.5), None)
+    with pytest.raises(ParameterError, match="inputs"):
+        lay.capacity_prose_numbers(res, dist, ["iid"], ["relu", "leaky"])
+
+
+def test_redundancy_counts_of_appendix_a():
+    cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
+    table = np.array([[12, 12], [4, 4], [4, 4], [4, 4], [0, 4]])
+    r = lay.redundancy_counts(table, cases, 4)
+    assert (r["relu_type_mismatch"], r["tanh_excess"], r["linear_true"], r["tanh_aug"]) == (0, 4, 12, 4)
+    table[2] = [4, 6]                                                  # a leaky ReLU mismatch of 2
+    assert lay.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
+    with pytest.raises(ParameterError, match="tanh"):
+        lay.redundancy_counts(table[:4], cases[:4], 4)

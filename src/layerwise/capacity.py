@@ -479,6 +479,13 @@ def activation_label(name: str, slope: float | None = None) -> str:
     return f"leaky ReLU a={slope}" if name == "leaky_relu" else name.replace("_", "-")
 
 
+def case_tag(name: str, slope: float | None = None) -> str:
+    """The tag of an (activation, slope) case in claim ids and glue names: the name, with the slope
+    appended when there is one ("relu", "leaky_relu_0.2")."""
+    check_activation(name)
+    return name if slope is None else f"{name}_{slope}"
+
+
 def nu_table(*, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int) -> dict[str, np.ndarray]:
     """:func:`nu_monte_carlo` for every (activation, slope) of ``cases``, stream ("nu", k).
 
@@ -537,7 +544,8 @@ def pseudo_random_layer_capacities(
 
 def capacity_convergence(kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequence[int]) -> dict[str, Any]:
     """Distance of empirical capacities (sizes, reps, n) to a reference (n,): ``errors`` (sizes,
-    reps), the log-log ``fit`` of error on N over all replicates (:func:`layerwise.stats.linear_fit`),
+    reps), the log-log ``fit`` of error on N over all replicates (:func:`layerwise.stats.linear_fit`)
+    with its ``dof`` (points − 2),
     and the mean and SE over replicates of the capacities at the largest N (``k_mean``, ``k_se``)."""
     from .stats import linear_fit
 
@@ -545,7 +553,7 @@ def capacity_convergence(kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequen
     sizes = np.array(sizes, float)
     fit = linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
     k_mean, k_se = mean_se(np.asarray(kappa)[-1])
-    return {"errors": errs, "sizes": sizes, "fit": fit, "k_mean": k_mean, "k_se": k_se}
+    return {"errors": errs, "sizes": sizes, "fit": fit, "dof": int(errs.size - 2), "k_mean": k_mean, "k_se": k_se}
 
 
 def smooth_nu_table(

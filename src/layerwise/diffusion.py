@@ -16,7 +16,7 @@ Chapter 1's layer-level results (ν, Σ̃, capacities of one layer) are in :mod:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -558,3 +558,43 @@ def residual_t_collapse(
         out[f"var_{L}"] = circular_moments(prof, length // 2)[2]
         out[f"g2_{L}"] = prof[:, 0]
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The numbers Chapter 2's claims and prose read from the runs above
+# ------------------------------------------------------------------------------------------------
+def convergence_rate(layers: Sequence[float], l1: Sequence[float], skip: int = 1) -> dict[str, float]:
+    """Log-log least-squares slope of the L1 distance against the depth L = 1/ε (``linear_fit`` of
+    log l1 on log L, the first ``skip`` depths left out): −1 for the explicit Euler scheme
+    (I + εΔ)^{1/ε} of Donier's Eq. 30, whose error is first order in ε."""
+    layers, l1 = np.asarray(layers, float), np.asarray(l1, float)
+    if layers.shape != l1.shape or layers.size - skip < 2:
+        raise ParameterError(f"layers and l1 must match with at least skip + 2 = {skip + 2} points")
+    from .stats import linear_fit
+
+    return linear_fit(np.log(layers[skip:]), np.log(l1[skip:]))
+
+
+def variance_ratio(variances: np.ndarray, predicted: float) -> Any:
+    """Measured ERF variances (one per network) over the capacity network's prediction, estimated
+    over the networks (:func:`layerwise.stats.estimate`): 1 where Eq. 34's walk describes the nets."""
+    from .stats import estimate
+
+    predicted = check_positive("predicted", predicted)
+    return estimate(np.asarray(variances, float) / predicted)
+
+
+def pooled_ratio(estimates: Sequence[Any]) -> tuple[float, float, float]:
+    """Inverse-variance mean of per-network ratio estimates (mean, se, dof each), its SE and the
+    Welch–Satterthwaite d.o.f. (:func:`layerwise.stats.inverse_variance_mean`)."""
+    from .stats import inverse_variance_mean
+
+    if not estimates:
+        raise ParameterError("estimates must not be empty")
+    return inverse_variance_mean([e.mean for e in estimates], [e.se for e in estimates], [e.dof for e in estimates])
+
+
+def ratio_means(summary: Mapping[tuple[str, str], Sequence[Any]], activation: str) -> np.ndarray:
+    """The per-network mean ratios of ``activation`` over both architectures (plain first), from
+    ``{(arch, activation): [Estimate per network]}`` of :func:`gradient_total_ratios`."""
+    return np.array([e.mean for a in ARCHS for e in summary[(a, activation)]])

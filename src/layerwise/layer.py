@@ -20,7 +20,7 @@ Donier 2019 ("Capacity allocation through neural network layers"), §2 and Appen
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from . import capacity as cap
 from .params import ParameterError, check_choice, check_positive_int
 from .seeds import stream
-from .stats import linear_fit, mean_se
+from .stats import Estimate, estimate, linear_fit, mean_se
 
 #: Bump when numerics change (part of every results-store key of these functions).
 CODE_VERSION = "1"
@@ -450,4 +450,100 @@ def redundancy_table(
         rows.append([rt, ra])
         out[f"sv_true_{k}"], out[f"sv_aug_{k}"] = st / st[0], sa / sa[0]
     out["table"] = np.array(rows, dtype=np.int64)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The numbers Chapter 1's claims and prose read from the runs above
+# ------------------------------------------------------------------------------------------------
+def ratios_at(fix: Mapping[str, np.ndarray], n_cases: int, index: int) -> np.ndarray:
+    """The off-diagonal ratios r_ij (Donier, Eq. 14) of every layer and unit pair at input-size
+    ``index`` of a :func:`fixed_layer_ratios` run, one row per case: (n_cases, draws·pairs)."""
+    n_cases = check_positive_int("n_cases", n_cases)
+    return np.array([np.asarray(fix[f"ratios_{k}"])[index].ravel() for k in range(n_cases)])
+
+
+def layer_mean_ratio(ratios: np.ndarray) -> Estimate:
+    """Each layer's mean off-diagonal ratio (``ratios``: (layers, pairs)), estimated over the layers
+    as independent replicates: the mean that Eq. 15 sets to ν = (α+β)²/4, its SE, layers − 1 d.o.f."""
+    ratios = np.asarray(ratios, dtype=np.float64)
+    if ratios.ndim != 2:
+        raise ParameterError(f"ratios must be a (layers, pairs) array, got shape {ratios.shape}")
+    return estimate(ratios.mean(1))
+
+
+def ratio_spread(ratios: np.ndarray) -> dict[str, float]:
+    """Range and standard deviation of off-diagonal ratios over layers and unit pairs: ``lo``,
+    ``hi``, ``sd`` (the population SD, ddof = 0) — how far single layers stray from Eq. 14."""
+    r = np.asarray(ratios, dtype=np.float64)
+    if r.size == 0:
+        raise ParameterError("ratios must not be empty")
+    return {"lo": float(r.min()), "hi": float(r.max()), "sd": float(r.std())}
+
+
+def deviation_fits(fix: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]], labels: Mapping[int, str],
+                   n_min: float = 1.0) -> dict[str, dict[str, Any]]:
+    """:func:`ratio_deviation_fit` of a :func:`fixed_layer_ratios` run for the cases ``labels`` names
+    (case index → label), each against its ν of Eq. 13, with the ratios' own noise floor subtracted."""
+    return {lab: ratio_deviation_fit(fix[f"ratios_{k}"], fix["ns"], cap.nu_closed_form(*cases[k]),
+                                     fix[f"noise_{k}"], n_min=n_min) for k, lab in labels.items()}
+
+
+#: Columns of a :func:`footnote3_two_norms` row for each norm: n, measured, its SE, closed form.
+FOOTNOTE3_COLUMNS: dict[str, list[int]] = {"frobenius": [0, 1, 2, 3], "direction": [0, 4, 5, 6]}
+
+
+def footnote3_pooled(run: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]],
+                     n_batches: int = 10) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Per (case tag, norm) of a :func:`footnote3_two_norms` run: the ratio measured/closed form of
+    the squared footnote-3 error pooled over n (:func:`layerwise.capacity.footnote3_pooled_ratio`:
+    inverse-variance mean, SE, Welch–Satterthwaite d.o.f.), norms "frobenius" and "direction"."""
+    return {(cap.case_tag(*case), norm): cap.footnote3_pooled_ratio(np.asarray(run[f"rows_{k}"])[:, cols], n_batches)
+            for k, case in enumerate(cases) for norm, cols in FOOTNOTE3_COLUMNS.items()}
+
+
+def capacity_gap(dist: Mapping[str, np.ndarray], input_index: int, case_index: int) -> Estimate:
+    """‖κ_emp − κ_Eq14(ν)‖ − ‖κ_emp − κ_exact‖ per layer (:func:`capacity_distances`), estimated over
+    the layers: > 0 when the empirical capacities are closer to the exact fixed-layer Σ̃ than to Eq. 14."""
+    return estimate(np.asarray(dist["d_eq14"])[input_index, case_index]
+                    - np.asarray(dist["d_exact"])[input_index, case_index])
+
+
+def capacity_prose_numbers(res: Mapping[str, np.ndarray], dist: Mapping[str, np.ndarray],
+                           inputs: Sequence[str], tags: Sequence[str]) -> dict[str, tuple[float, float | None]]:
+    """(value, SE or None) of :func:`intermediate_capacities` for the prose, per input kind and case tag:
+    ``nuhat_<kind>_<tag>`` the effective ν̂ over layers; ``d14_…`` and ``dex_…`` the mean distance of
+    the empirical capacities to Eq. 14 at Eq. 13's ν and to the exact Σ̃, in units of the span between
+    the limits; ``eq25_patch_gap`` (for the second input kind): the mean distance of the ν = 0 end of
+    Eq. 14 to (P∘P)κ^φ (Eq. 25) in those units."""
+    if len(inputs) < 2:
+        raise ParameterError(f"inputs={list(inputs)!r} must name two input kinds (i.i.d. and patches)")
+    out: dict[str, tuple[float, float | None]] = {}
+    for a, kind in enumerate(inputs):
+        for c, tag in enumerate(tags):
+            e = estimate(np.asarray(res["nu_hat"])[a, c])
+            out[f"nuhat_{kind}_{tag}"] = (e.mean, e.se)
+            out[f"d14_{kind}_{tag}"] = (float(np.mean(dist["d_eq14"][a, c] / dist["span"][a, c])), None)
+            out[f"dex_{kind}_{tag}"] = (float(np.mean(dist["d_exact"][a, c] / dist["span"][a, c])), None)
+    gap = np.linalg.norm(np.asarray(res["eq25"])[1] - np.asarray(res["curve"])[1][:, 0], axis=-1) / dist["span"][1, 0]
+    out["eq25_patch_gap"] = (float(np.mean(gap)), None)
+    return out
+
+
+def redundancy_counts(table: np.ndarray, cases: Sequence[Sequence[Any]], m: int) -> dict[str, int]:
+    """Appendix A's counts from a :func:`redundancy_table` (rows: cases; columns: redundant directions
+    of the true and the frozen-η Jacobian): ``relu_type_mismatch``, the largest |count − m| over the
+    ReLU-type activations (relu, leaky_relu, abs) and both Jacobians (0 when both find the m scale
+    redundancies); ``tanh_excess``, frozen-η minus true count for tanh (m when the formula invents them);
+    and ``<name>_true`` / ``<name>_aug`` for every case."""
+    t = np.asarray(table)
+    red = {c[0]: t[k] for k, c in enumerate(cases)}
+    missing = sorted({"relu", "leaky_relu", "abs", "tanh"} - set(red))
+    if missing:
+        raise ParameterError(f"cases must include relu, leaky_relu, abs and tanh; missing {missing}")
+    out = {"relu_type_mismatch": max(abs(int(red[a][0]) - m) + abs(int(red[a][1]) - m)
+                                     for a in ("relu", "leaky_relu", "abs")),
+           "tanh_excess": int(red["tanh"][1]) - int(red["tanh"][0])}
+    for name, r in red.items():
+        out[f"{name}_true"], out[f"{name}_aug"] = int(r[0]), int(r[1])
     return out

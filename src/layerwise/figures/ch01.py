@@ -53,15 +53,17 @@ def augmented_covariance(heat: Mapping[str, np.ndarray], cases: Sequence[Sequenc
     return fig
 
 
-def fixed_layer_deviation(ns: np.ndarray, rms: Mapping[str, Mapping[str, np.ndarray]],
+def fixed_layer_deviation(ns: np.ndarray, rms: Mapping[str, Mapping[str, Any]],
                           amplitude: Mapping[str, float]) -> Any:
     """RMS deviation of the off-diagonal ratios from ν against n, log-log, one panel per input kind
-    (``rms``: input label → activation label → (len(ns), layers)); points the mean over layers ± their SD,
-    faint dots the layers, lines the i.i.d. prediction ``amplitude[activation]``/√n (left panel only)."""
+    (``rms``: input label → activation label → (len(ns), layers), or the
+    :func:`layerwise.layer.ratio_deviation_fit` dict holding it as ``rms``); points the mean over layers ±
+    their SD, faint dots the layers, lines the i.i.d. prediction ``amplitude[activation]``/√n (left panel only)."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     nf = np.geomspace(ns.min(), ns.max(), 60)
     for ax, (inp, by_act) in zip(axes, rms.items()):
         for k, (act, R) in enumerate(by_act.items()):
+            R = np.asarray(R["rms"] if isinstance(R, Mapping) else R)
             ax.plot(np.repeat(ns, R.shape[1]), R.ravel(), ".", color=f"C{k}", alpha=0.3, ms=3)
             ax.errorbar(ns, R.mean(1), yerr=R.std(1), fmt="o", color=f"C{k}", capsize=3, label=act)
             if ax is axes[0]:
