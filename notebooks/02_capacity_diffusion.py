@@ -82,7 +82,7 @@ SCALES = {
                erf_nets=4, pr_depth=4, pr_inputs=512, pr_nets=2, sh_depths=[2, 10, 50], sh_width=128, sh_nets=8,
                drift_layers=DRIFT_LS, tau=4.0, tc_depths=[8, 16, 32], tc_nets=4, tc_inputs=256),
     "default": dict(ring=129, res_layers=400, envs=100, erf_depths=[2, 4, 8, 16], erf_channels=16,
-                    erf_inputs=512, erf_nets=12, pr_depth=6, pr_inputs=2048, pr_nets=3,
+                    erf_inputs=512, erf_nets=32, pr_depth=6, pr_inputs=2048, pr_nets=3,
                     sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=16,
                     drift_layers=DRIFT_LS, tau=4.0, tc_depths=[8, 16, 32, 64], tc_nets=12, tc_inputs=512),
     "paper": dict(ring=257, res_layers=1000, envs=500, erf_depths=[2, 4, 8, 16, 32, 64], erf_channels=64,
