@@ -538,6 +538,7 @@ for k, cmp_, text in [("kurtosis", "ge", "the BN output is more fat-tailed"),
              note=(f"the slope is within its 99 % t interval of 0 with {P['batch_nets']} networks per batch: the "
                    "values scatter widely between networks (the authors' r_eff(dx) at l = 200 has a spread of about "
                    "40 % of its mean), so the trend is unresolved at this scale") if k in unresolved else "")
+# %% tags=["remove-cell"]
 Bmax = max(P["batches"])
 big = est(BQ[Bmax]["reff_dx"][:, -1] - BQ[Bmax]["reff_x"][:, -1])
 ch.claim("fc_large_batch_paper_ordering",
