@@ -410,9 +410,9 @@ def largest_deviation_interval(estimates: Sequence[Any], confidence: float) -> t
     """Interval for max_i |r_i − 1| over networks from per-network estimates r_i (mean, se, dof):
     the hull of the folded intervals |[r_i − 1 ± q·se_i]|, simultaneous at ``confidence`` over the
     networks (Bonferroni, the t quantile of the first estimate's d.o.f.). Returns (lo, hi, max |mean − 1|)."""
-    from .claims import quantile
+    from .stats import t_quantile
 
-    q = quantile(1 - (1 - confidence) / len(estimates), estimates[0].dof)
+    q = t_quantile(1 - (1 - confidence) / len(estimates), estimates[0].dof)
     folded = []
     for e in estimates:
         lo, hi = e.mean - 1 - q * e.se, e.mean - 1 + q * e.se
