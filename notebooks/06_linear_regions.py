@@ -57,7 +57,6 @@ n_train_seeds = None  # training runs per setting
 grid_sizes = None     # brute-force grids compared with the exact count
 
 # %%
-import numpy as np
 import torch
 
 from layerwise import regions as R
@@ -65,7 +64,6 @@ from layerwise.chapter import Chapter
 from layerwise.claims import outcome
 from layerwise.figures import ch06 as F
 from layerwise.params import resolve_from
-from layerwise.stats import estimate
 
 torch.set_num_threads(1)  # tiny matrices: one thread is faster than two on a shared 2-core box
 
@@ -114,11 +112,9 @@ SHOW = [[96], [32, 32, 32], [16] * 6]  # architectures drawn in the first figure
 t_show = ch.rng("show").choice(len(X), 3, replace=False)
 show = ch.cached_call(R.slice_demo, points=X[t_show], archs=SHOW, grid_sizes=P["grid_sizes"],
                       seeds=[ch.torch_seed("show", k) for k in range(len(SHOW))])
-exact, gv = show["counts"], R.grid_vs_exact(show["counts"], show["grid_counts"])
-plane0 = R.plane_through(X[t_show])
-fig = F.slice_regions([(show[f"V{k}"], show[f"n{k}"]) for k in range(len(SHOW))], SHOW, plane0.half_width,
-                      plane0.to_plane(X[t_show]), P["grid_sizes"], gv["found"],
-                      [ch.rng("colors", k) for k in range(len(SHOW))])
+exact, gv = show["counts"], R.grid_vs_exact(show["counts"], show["grid_counts"])  # exact counts, grids vs exact
+fig = F.slice_regions([(show[f"V{k}"], show[f"n{k}"]) for k in range(len(SHOW))], SHOW, *R.slice_view(X[t_show]),
+                      P["grid_sizes"], gv["found"], [ch.rng("colors", k) for k in range(len(SHOW))])
 ch.figure(fig, "slice_regions",
           "Activation regions at initialisation on the plane through three standardised digits "
           "(white dots), one colour per region, for three architectures with 96 neurons each, and "
@@ -185,7 +181,7 @@ ch.claim("grid_converges", "Each 3× refinement of the grid finds strictly more 
 n_check = int(P["neurons"][0])
 chk = ch.cached_call(R.exact_check_depth1, X=X, n=n_check, n_nets=max(2, P["n_check_nets"] // 5), n_slices=5,
                      seed=ch.torch_seed("check"))
-e_chk = estimate((chk["counts"] / chk["expected"][:, None]).ravel())  # independent networks, unbiased at 1
+e_chk = R.closed_form_ratio(chk)  # over independent networks, unbiased at 1
 ch.claim("closed_form_depth1", f"One layer of {n_check} ReLUs: the exact count over the closed form "
          "1 + NΦ/2π + N(N−1)/2·Ω/2π (mean over networks and slices)",
          kind="checks", measured=e_chk.mean, se=e_chk.se, dof=e_chk.dof, reference=1.0, tol=0.02, comparison="abs",
@@ -201,53 +197,40 @@ ch.glue("check_ratio", e_chk.mean, se=e_chk.se, digits=3)
 # %%
 init = ch.cached_call(R.init_count_table, X=X, neurons=P["neurons"], depths=P["depths"], n_nets=P["n_nets"],
                       seed=ch.torch_seed("init"))
-counts = init["counts"].astype(float)  # (neurons, depths, networks)
-mean, se = R.count_summary(counts)
-Ns = np.array(P["neurons"], float)
-dens = R.density_by_depth(counts, init["omega"], init["perimeter"], P["neurons"])
-Ngrid = np.geomspace(Ns[0], Ns[-1], 60)
-curve = np.array([Ngrid, R.one_layer_expected_count(Ngrid[:, None], init["omega"], init["perimeter"]).mean(1)])
-fig = F.counts_vs_neurons(Ns, P["depths"], mean, se, curve, dens["mean"], dens["se"])
+ini = R.init_summary(init, P["neurons"], P["depths"])  # counts, their means, densities, exponents, glue
+Ns, dens = ini["Ns"], ini["density"]
+fig = F.counts_vs_neurons(Ns, P["depths"], ini["mean"], ini["se"], ini["curve"], dens["mean"], dens["se"])
 ch.figure(fig, "counts_vs_neurons",
           "Activation regions at initialisation against the number of neurons N (left, log–log, with the "
           "one-layer closed form averaged over the slices) and, divided by the closed form of the same slice "
           "and N, against depth at fixed N (right; grey: the factor-2 window graded); mean ± standard error "
           "over random networks and slices (Hanin & Rolnick 2019, Thm. 5 and Fig. 3).",
-          arrays={"neurons": Ns, "depths": P["depths"], "counts": counts, "omega": init["omega"],
-                  "perimeter": init["perimeter"], "area": init["area"], "ratio": dens["ratio"]})
+          arrays=ini["arrays"])
 
 # %%
-N_big = int(Ns[-1])
+N_big = ini["n_big"]
 for d_i, d in enumerate(P["depths"][1:], start=1):
     r, r_se = float(dens["mean"][-1, d_i]), float(dens["se"][-1, d_i])
-    status = outcome(r, "between", (0.5, 2.0), se=r_se, dof=dens["dof"])
     ch.claim(f"density_d{d}", f"N = {N_big} neurons in {d} layers: regions per unit area over the one-layer "
              "bound (T_K·N)²/2-type closed form of the same slice (ratio of mean counts)",
              kind="reproduces", measured=r, se=r_se, dof=dens["dof"], reference=(0.5, 2.0), comparison="between",
              why="Hanin & Rolnick: the bound does not depend on depth and is nearly attained; 'about the one-layer "
                  "value' is declared as within a factor 2 either way, against a maximum that grows by a factor "
-                 f"{R.montufar_max([N_big // d] * d) / R.montufar_max([N_big]):.2g} (Montúfar et al.) for this depth. "
+                 f"{ini['montufar_factor'][d]:.2g} (Montúfar et al.) for this depth. "
                  f"Jackknife standard error over the {P['n_nets']} slices (paired), dof = {dens['dof']}",
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5 and Fig. 3; Daróczy, slides §3",
-             note="" if status == "pass" else f"{P['n_nets']} slices leave the interval wider than the window")
-ch.glue("n_big", N_big)
-ch.glue("density_by_depth", "; ".join(f"{dens['mean'][-1, i]:.2f} ± {dens['se'][-1, i]:.2f} at depth {d}"
-                                      for i, d in enumerate(P["depths"])))
-ch.glue("t_k", f"{np.sqrt(init['omega'] / (2 * np.pi * init['area'])).min():.3f}–"
-               f"{np.sqrt(init['omega'] / (2 * np.pi * init['area'])).max():.3f}")
-ch.glue("omega_frac", f"{(init['omega'] / (2 * np.pi)).min():.2f}–{(init['omega'] / (2 * np.pi)).max():.2f}")
+             note="" if outcome(r, "between", (0.5, 2.0), se=r_se, dof=dens["dof"]) == "pass" else
+                  f"{P['n_nets']} slices leave the interval wider than the window")
+for name, value in ini["glue"].items():  # n_big, density_by_depth, t_k, omega_frac, slopes_by_depth
+    ch.glue(name, value)
 
 # %%
-# growth exponent per depth: least squares of log(count) on log N over every network
-slopes = {d: R.growth_exponent(P["neurons"], counts[:, d_i]) for d_i, d in enumerate(P["depths"])}
-for d, g in slopes.items():
+for d, g in ini["slopes"].items():  # least squares of log(count) on log N over every network
     status = outcome(g["slope"], "abs", 2.0, 0.5, se=g["se"], dof=g["dof"])
     w_small = int(Ns[0]) // d
-    ch.claim(f"quadratic_growth_d{d}",
-             f"Depth {d}: regions grow like N² (log–log slope of the count against the number of neurons, "
-             f"N = {', '.join(str(int(n)) for n in Ns)})",
-             kind="reproduces", measured=g["slope"], se=g["se"], dof=g["dof"],
-             reference=2.0, tol=0.5, comparison="abs",
+    ch.claim(f"quadratic_growth_d{d}", f"Depth {d}: regions grow like N² (log–log slope of the count against the "
+             f"number of neurons, N = {', '.join(str(int(n)) for n in Ns)})",
+             kind="reproduces", measured=g["slope"], se=g["se"], dof=g["dof"], reference=2.0, tol=0.5, comparison="abs",
              why="Hanin & Rolnick's exponent is n_in = 2; the margin ±0.5 is the set of slopes closer to 2 than "
                  "to the neighbouring integer exponents 1 (a count set by the lines alone) and 3 — finite-N "
                  "corrections (the linear term of the closed form, narrow layers at small N) must stay inside it. "
@@ -261,21 +244,11 @@ for d, g in slopes.items():
                      "scatter widely and drag the small-N end down" if w_small <= 8 else ""))
 
 # %%
-ch.glue("slopes_by_depth", "; ".join(f"{s['slope']:.2f} ± {s['se']:.2f} at depth {d}" for d, s in slopes.items()))
-ws = R.worst_slope(slopes, P["neurons"], P["depths"], mean,
+ws = R.worst_slope(ini["slopes"], P["neurons"], P["depths"], ini["mean"],
                    all(c.status == "pass" for c in ch.ledger.claims if c.id.startswith("quadratic_growth_d")))
-comment = {
-    "all_pass": "like every depth, its whole 99 % interval lies within 2 ± 0.5",
-    "narrow": f"at N = {int(Ns[0])} it has only {ws['w_small']} neurons per layer, and such narrow layers can "
-              f"switch a whole layer off over much of the square, so its mean count there ({ws['c_w']:.0f}, against "
-              f"{ws['c_1']:.0f} for one layer of {int(Ns[0])} neurons) is depressed and the slope from that end is "
-              "steep — a small-width effect that the wider layers at larger N leave behind, not growth beyond N²",
-    "below": "its slope is below 2, as the linear term of the closed form makes a finite-range slope",
-    "above": "its slope is above 2, but its interval is too wide to decide at this scale",
-}[ws["case"]]
 ch.glue("slope_worst_depth", int(ws["depth"]))
 ch.glue("slope_worst", ws["slope"], se=ws["se"], digits=3)
-ch.glue("slope_comment", comment)
+ch.glue("slope_comment", R.slope_comment(ws, Ns[0]))
 
 # %% [markdown]
 # The exact counter reproduces the one-layer expectation: the mean ratio is {glue}`check_ratio`.
@@ -309,28 +282,23 @@ ch.glue("slope_comment", comment)
 # %%
 lines = ch.cached_call(R.line_table, X=X, neurons=P["neurons"], depths=P["depths"], n_nets=P["n_line_nets"],
                        seed=ch.torch_seed("lines"))
-cross = lines["crossings"] / lines["cross_per_neuron"]  # crossings per unit of θ/π, (N, depths, segments)
-cm, cse = R.count_summary(cross)
-dm, dse = R.count_summary(lines["dist"])
-dist_curve = np.array([Ngrid, [R.one_layer_distance(int(round(n)), lines["norms"], X.shape[1]).mean() for n in Ngrid]])
-fig = F.lines_vs_neurons(Ns, P["depths"], cm, cse, dm, dse, dist_curve)
+ln = R.line_summary(lines, P["neurons"], P["depths"], n_in=X.shape[1])  # crossings per θ/π, distances, exponents
+fig = F.lines_vs_neurons(Ns, P["depths"], ln["cross_mean"], ln["cross_se"], ln["dist_mean"], ln["dist_se"],
+                         ln["dist_curve"])
 ch.figure(fig, "lines_vs_neurons",
           "Boundary crossings of the segment between two digits, per unit of θ/π (left), and the distance of the "
           "digits to the nearest region boundary (right), against the number of neurons N at initialisation; "
           "mean ± standard error over random networks and segments, with the one-layer closed forms "
           "(Hanin & Rolnick 2019, ICML).",
-          arrays={"neurons": Ns, "depths": P["depths"], "crossings": lines["crossings"], "dist": lines["dist"],
-                  "cross_per_neuron": lines["cross_per_neuron"], "norms": lines["norms"]})
+          arrays=ln["arrays"])
 
 # %%
-lx = {d: R.pair_exponent(P["neurons"], lines["crossings"][:, d_i]) for d_i, d in enumerate(P["depths"])}
-dx = {d: R.pair_exponent(P["neurons"], lines["dist"][:, d_i]) for d_i, d in enumerate(P["depths"])}
+lx, dx = ln["lx"], ln["dx"]
 rng_n = f"N = {int(Ns[0])} to {int(Ns[-1])}"
 for d in P["depths"]:
     for cid, ex, ref, what in ((f"line_exponent_d{d}", lx[d], 1.0, "boundary crossings along a segment grow like N"),
                                (f"distance_exponent_d{d}", dx[d], -1.0,
                                 "the distance of a data point to the nearest boundary shrinks like 1/N")):
-        status = outcome(ex["slope"], "abs", ref, 0.5, se=ex["se"], dof=ex["dof"])
         ch.claim(cid, f"Depth {d}: {what} (exponent between {rng_n})", kind="reproduces",
                  measured=ex["slope"], se=ex["se"], dof=ex["dof"], reference=ref, tol=0.5, comparison="abs",
                  why=f"the exponent is {ref:+.0f}; ±0.5 keeps it closer to {ref:+.0f} than to the neighbouring "
@@ -338,11 +306,10 @@ for d in P["depths"]:
                      f"segments at every N), dof = {ex['dof']}",
                  source="Hanin & Rolnick 2019 (ICML), abstract and §2–3: regions along a line linear in the number of "
                         "neurons, distance to the nearest boundary ∝ its inverse",
-                 note="" if status == "pass" else f"{P['n_line_nets']} segments leave the interval wider than the margin")
-ch.glue("line_exponents", "; ".join(f"{lx[d]['slope']:.2f} ± {lx[d]['se']:.2f} at depth {d}" for d in P["depths"]))
-ch.glue("dist_exponents", "; ".join(f"{dx[d]['slope']:.2f} ± {dx[d]['se']:.2f} at depth {d}" for d in P["depths"]))
-ch.glue("line_per_theta", f"{(cm[-1] / Ns[-1]).min():.2f}–{(cm[-1] / Ns[-1]).max():.2f}")
-ch.glue("dist_vs_closed", f"{(dm[-1] / dist_curve[1, -1]).min():.2f}–{(dm[-1] / dist_curve[1, -1]).max():.2f}")
+                 note="" if outcome(ex["slope"], "abs", ref, 0.5, se=ex["se"], dof=ex["dof"]) == "pass" else
+                      f"{P['n_line_nets']} segments leave the interval wider than the margin")
+for name, value in ln["glue"].items():  # line_exponents, dist_exponents, line_per_theta, dist_vs_closed
+    ch.glue(name, value)
 
 # %% [markdown]
 # The exponents of the crossings are {glue}`line_exponents`, and those of the distance
@@ -373,16 +340,10 @@ S = P["n_train_seeds"]
 sw = ch.cached_call(R.train_sweep, widths=[32, 32, 32], epochs=P["epochs"], preprocessings=P["preprocessings"],
                     lrs=P["lrs"], label_noise=P["label_noise"], seeds=[ch.torch_seed("train", s) for s in range(S)],
                     n_checkpoints=5, n_lines=16)
+tr = R.training_summary(sw, P["preprocessings"], P["lrs"], P["label_noise"], P["epochs"])  # ratios to init, estimates
+p0, lr0, runs = P["preprocessings"][0], P["lrs"][0], tr["runs"]
 ep = sw["sweep_epoch"][0, 0, 0]
-rel = lambda a: a / a[..., :1]  # noqa: E731  ratio to initialisation along the last (checkpoint) axis
-rc, rn = rel(sw["sweep_count"].astype(float)), rel(sw["noise_count"].astype(float))  # (P, R, S, T), (L, S, T)
-rx, rd = rel(sw["sweep_crossings"].sum(-1).astype(float)), rel(sw["sweep_dist"].mean(-1))
-p0, lr0 = P["preprocessings"][0], P["lrs"][0]
-fig = F.training_sweep(ep, [
-    (f"regions, true labels, lr {lr0:g}", "regions / at init", {p: rc[i, 0] for i, p in enumerate(P["preprocessings"])}),
-    (f"regions, {p0} inputs, true labels", "regions / at init", {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(P["lrs"])}),
-    (f"regions, {p0} inputs, lr {lr0:g}", "regions / at init", {f"{f:.0%} random labels": rn[i] for i, f in enumerate(P["label_noise"])}),
-    (f"along lines, {p0} inputs, lr {lr0:g}", "ratio to init", {"boundary crossings": rx[0, 0], "distance to boundary": rd[0, 0]})])
+fig = F.counts_training(ep, tr["ratio"], P["preprocessings"], P["lrs"], P["label_noise"])
 ch.figure(fig, "counts_training",
           "Activation regions of a [32, 32, 32] network on a digits slice during training with Adam, relative to "
           "initialisation: for three input preprocessings (top left), learning rates (top right) and fractions of "
@@ -391,15 +352,18 @@ ch.figure(fig, "counts_training",
           "(Hanin & Rolnick 2019, NeurIPS Figs. 5–6; Daróczy, slides §3).",
           arrays={"epoch": ep, "sweep_count": sw["sweep_count"], "noise_count": sw["noise_count"],
                   "sweep_acc": sw["sweep_acc"], "crossings": sw["sweep_crossings"], "dist": sw["sweep_dist"]})
+for name, value in tr["glue"].items():  # the ratios by setting, verdicts, accuracy, learning rates
+    ch.glue(name, value)
+for name, value in {"montufar_32x3": R.montufar_max([32, 32, 32]), "train_max_frac": tr["max_frac"],
+                    **R.input_ranges()}.items():  # and how extreme each preprocessing is
+    ch.glue(name, float(value), digits=2)
 
 # %%
-runs = f"{S} run{'s' if S > 1 else ''} per setting"
-g0 = R.ratio_estimate(rc[0, 0, :, -1])
-max_frac = float((np.concatenate([sw["sweep_count"][..., -1].ravel(), sw["noise_count"][..., -1].ravel()])
-                  / R.montufar_max([32, 32, 32])).max())
+g0, gx = tr["grows"], tr["lines"]
+passes = lambda e, rule, ref: outcome(e["mean"], rule, ref, **e["kw"]) == "pass"  # noqa: E731  the ledger's verdict
 ch.claim("train_far_from_max", "After training, the count is far below Montúfar et al.'s maximum for [32, 32, 32] "
          "(final count / maximal count, largest over runs)",
-         kind="reproduces", measured=max_frac, reference=0.01, comparison="le",
+         kind="reproduces", measured=tr["max_frac"], reference=0.01, comparison="le",
          why="'far' is declared as two orders of magnitude; the maximum (≈3.5·10⁷ for the whole plane) is a "
              "count this architecture can reach, and the largest count over all runs is compared with it",
          source="Hanin & Rolnick 2019 (NeurIPS), §5; Montúfar et al. 2014, Thm. 4")
@@ -409,7 +373,7 @@ ch.claim("train_grows", f"Training with true labels ({p0} inputs, Adam, lr {lr0:
          why=f"the paper's statement is a direction: the whole interval of the mean ratio over {runs} must lie at or "
              "above 1; no margin",
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5; Daróczy, slides §3", min_scale="default",
-         note="" if outcome(g0["mean"], "ge", 1.0, se=g0["kw"].get("se"), dof=g0["kw"].get("dof")) == "pass" else
+         note="" if passes(g0, "ge", 1.0) else
               f"the mean ratio is {g0['mean']:.2f} over {runs}, with every preprocessing and learning rate tried; "
               "see 'Through training' and 'What we found'")
 ch.claim("train_modest", f"Training with true labels ({p0} inputs, lr {lr0:g}) changes the count modestly "
@@ -418,67 +382,32 @@ ch.claim("train_modest", f"Training with true labels ({p0} inputs, lr {lr0:g}) c
          why="'modest' is declared as within a factor 2–3 either way of the initial count, against a possible "
              f"growth factor ~10⁴ (maximum / initial); interval of the mean over {runs}",
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5", min_scale="default",
-         note="" if outcome(g0["mean"], "between", (0.5, 3.0), se=g0["kw"].get("se"), dof=g0["kw"].get("dof")) == "pass"
-              else f"{runs} leave the interval wider than the window")
-gx = R.ratio_estimate(rx[0, 0, :, -1])
+         note="" if passes(g0, "between", (0.5, 3.0)) else f"{runs} leave the interval wider than the window")
+
+# %%
 ch.claim("train_lines_modest", f"After training ({p0} inputs, lr {lr0:g}), boundary crossings along segments between "
          "training digits stay of the order of their initial number (final / initial, mean over runs)",
          kind="reproduces", measured=gx["mean"], reference=(0.5, 2.0), comparison="between", **gx["kw"],
          why="'stays linear in the number of neurons, far below exponential' is declared as within a factor 2 of "
              f"the initial crossings (which are ≈ Nθ/π); interval of the mean over {runs}",
          source="Hanin & Rolnick 2019 (ICML), abstract and §3 (experiments during training)", min_scale="default",
-         note="" if outcome(gx["mean"], "between", (0.5, 2.0), se=gx["kw"].get("se"), dof=gx["kw"].get("dof")) == "pass"
-              else f"{runs} leave the interval wider than the window")
-if len(P["lrs"]) > 1:
-    g1 = R.ratio_estimate(rc[0, 1, :, -1])
+         note="" if passes(gx, "between", (0.5, 2.0)) else f"{runs} leave the interval wider than the window")
+if (g1 := tr["grows_lr"]) is not None:
     ch.claim("train_grows_lr", f"Training at another learning rate (lr {P['lrs'][1]:g}, {p0} inputs, true labels) "
              "increases the count slightly (final / initial, mean over runs)",
              kind="reproduces", measured=g1["mean"], reference=1.0, tol=0.0, comparison="ge", **g1["kw"],
              why=f"a direction: the whole interval of the mean ratio over {runs} must lie at or above 1; no margin",
              source="Daróczy, slides §3 ('Varying the learning rate yields slight increase'); Hanin & Rolnick 2019 "
                     "(NeurIPS), §4", min_scale="default",
-             note="" if outcome(g1["mean"], "ge", 1.0, se=g1["kw"].get("se"), dof=g1["kw"].get("dof")) == "pass" else
-                  f"the mean ratio is {g1['mean']:.2f} over {runs}")
-if len(P["label_noise"]) > 1:
-    dm_ = R.ratio_estimate(rn[-1, :, -1] - rn[0, :, -1])  # paired: same slice, initial network and batch order
+             note="" if passes(g1, "ge", 1.0) else f"the mean ratio is {g1['mean']:.2f} over {runs}")
+if (dm_ := tr["memorisation"]) is not None:  # paired: same slice, initial network and batch order
     ch.claim("memorisation_more", f"Memorising ({P['label_noise'][-1]:.0%} random labels) raises the count more than "
              f"learning the true labels ({p0} inputs; difference of final / initial ratios, paired runs, mean)",
              kind="reproduces", measured=dm_["mean"], reference=0.0, tol=0.0, comparison="ge", **dm_["kw"],
              why=f"a direction: the whole interval of the mean paired difference over {runs} must lie at or above 0; "
                  "no margin",
              source="Hanin & Rolnick 2019 (NeurIPS), Fig. 6; Daróczy, slides §3", min_scale="default",
-             note="" if outcome(dm_["mean"], "ge", 0.0, se=dm_["kw"].get("se"), dof=dm_["kw"].get("dof")) == "pass" else
-                  f"{runs} do not decide the sign")
-
-# %%
-def _ratio_text(v):
-    e = R.ratio_estimate(v)
-    return f"{e['mean']:.2f}" + (f" ± {e['kw']['se']:.2f}" if e["kw"] else "")
-
-
-ch.glue("train_by_prep", "; ".join(f"{_ratio_text(rc[i, 0, :, -1])} with {p} inputs"
-                                   for i, p in enumerate(P["preprocessings"])))
-ch.glue("train_by_lr", "; ".join(f"{_ratio_text(rc[0, j, :, -1])} at lr {lr:g}" for j, lr in enumerate(P["lrs"])))
-ch.glue("train_by_noise", "; ".join(f"{_ratio_text(rn[i, :, -1])} with {f:.0%} random labels"
-                                    for i, f in enumerate(P["label_noise"])))
-ch.glue("train_lines", _ratio_text(rx[0, 0, :, -1]))
-ch.glue("train_dist", _ratio_text(rd[0, 0, :, -1]))
-ch.glue("dist_verdict", "training clears the boundaries away from the training points" if rd[0, 0, :, -1].mean() > 1
-        else "training does not move the boundaries away from the training points")
-ch.glue("train_acc", f"{sw['sweep_acc'][:, 0, :, -1].min():.3f}")
-best = max(float(rc[i, j, :, -1].mean()) for i in range(len(P["preprocessings"])) for j in range(len(P["lrs"])))
-ch.glue("train_verdict",
-        f"at this scale ({P['epochs']} epochs, {runs}) the mean count ends "
-        + ("below its initial value in every preprocessing and learning rate tried, so per-pixel standardisation is "
-           "not what stops the growth" if best < 1 else
-           f"above its initial value in at least one setting (largest mean ratio {best:.2f})"))
-ch.glue("montufar_32x3", float(R.montufar_max([32, 32, 32])), digits=2)
-ch.glue("train_max_frac", max_frac, digits=2)
-ch.glue("lrs_text", " and ".join(f"{lr:g}" for lr in P["lrs"]))
-x_raw = R.digits_inputs("raw")[0]
-ch.glue("pixel_sd_min", float(x_raw.std(0)[x_raw.std(0) > 0].min()), digits=2)
-ch.glue("pixel_max", float(np.abs(X).max()), digits=2)
-ch.glue("centred_max", float(np.abs(R.digits_inputs("centred")[0]).max()), digits=2)
+             note="" if passes(dm_, "ge", 0.0) else f"{runs} do not decide the sign")
 
 # %% [markdown]
 # With true labels, the count after training is, relative to initialisation, {glue}`train_by_prep`
@@ -507,9 +436,8 @@ ch.glue("centred_max", float(np.abs(R.digits_inputs("centred")[0]).max()), digit
 t_bn = ch.rng("bottleneck").choice(len(X), 3, replace=False)
 bn = ch.cached_call(R.bottleneck_demo, points=X[t_bn], widths=[24, 2, 24], seed=ch.torch_seed("bottleneck"))
 lab, members = bn["labels"], bn["members"]
-planeb = R.plane_through(X[t_bn])
-fig = F.activation_vs_linear(bn["V"], bn["n"], lab, members, planeb.half_width, planeb.to_plane(X[t_bn]),
-                             ch.rng("colors", "bn"), ch.rng("colors", "lin"))
+fig = F.activation_vs_linear(bn["V"], bn["n"], lab, members, *R.slice_view(X[t_bn]), ch.rng("colors", "bn"),
+                             ch.rng("colors", "lin"))
 ch.figure(fig, "activation_vs_linear",
           "Activation regions (left) of a [24, 2, 24] network at initialisation and the linear "
           "regions they merge into (right); the dark linear region, made of many convex activation "
@@ -559,10 +487,8 @@ t0 = sw["sweep_triple"][0, 0, 0]
 sens = ch.cached_call(R.sensitivity_on_slice, weights=sw["sweep_weights"][0, 0, 0], dims=[64, 32, 32, 32, 10],
                       points=X0[t0], output=int(y[t0[0]]), check=30, seed=ch.torch_seed("sens"),
                       mc_unit=ch.rng("mc").random((400, 2)))  # uniform points of the square
-by_region = float((sens["areas"] / sens["areas"].sum() * sens["norm"] ** 2).sum())
-mc = estimate(sens["mc_sq"])
-planes = R.plane_through(X0[t0])
-fig = F.tangent_sensitivity(sens["V"], sens["n"], sens["norm"], sens["areas"], planes.half_width, planes.to_plane(X0[t0]))
+ss = R.sensitivity_summary(sens)  # within / between regions; E_A‖Sens(A)‖² by area, ‖Sens‖² at uniform points
+fig = F.tangent_sensitivity(sens["V"], sens["n"], sens["norm"], sens["areas"], *R.slice_view(X0[t0]))
 ch.figure(fig, "tangent_sensitivity",
           "Tangent sample sensitivity of the trained [32, 32, 32] network on the slice: one value per "
           "activation region (left) and its distribution over regions, by area and by count (right) "
@@ -572,7 +498,7 @@ ch.figure(fig, "tangent_sensitivity",
 # %%
 ch.claim("sens_constant", "Sens_tan is the same at random points of one activation region (largest relative "
          f"difference to the centroid, {len(sens['within'])} largest regions of the trained network)",
-         kind="checks", measured=float(sens["within"].max()), reference=1e-10, comparison="le",
+         kind="checks", measured=ss["within"], reference=1e-10, comparison="le",
          why="the points come from the exact counter's polygons and Sens from autograd through the network, so a "
              "polygon that straddled a true region boundary would show a jump of order one; Sens depends on x only "
              "through the activation pattern, so points of one true region give equal values up to rounding "
@@ -580,15 +506,15 @@ ch.claim("sens_constant", "Sens_tan is the same at random points of one activati
          source="ours: the exact counter's polygons against autograd (Lemma 3.1 of Daróczy's slides holds by construction)")
 ch.claim("sens_varies", "…but differs between activation regions (smallest relative difference to another checked "
          "region, median over the checked regions)",
-         kind="checks", measured=float(np.median(sens["between"])), reference=1e-3, comparison="ge",
+         kind="checks", measured=ss["between"], reference=1e-3, comparison="ge",
          why="without it the lemma would be empty (a Sens constant everywhere); 10⁻³ is declared as a real "
              "difference, ≥ 10⁷ times the rounding level",
          source="ours: the trained network's Sens across regions")
-ch.glue("sens_within", float(sens["within"].max()), digits=2)
-ch.glue("sens_between", float(np.median(sens["between"])), digits=2)
-ch.glue("sens_mc", mc.mean, se=mc.se, digits=3)
-ch.glue("sens_by_region", by_region, digits=4)
-ch.glue("sens_n_mc", mc.n)
+ch.glue("sens_within", ss["within"], digits=2)
+ch.glue("sens_between", ss["between"], digits=2)
+ch.glue("sens_mc", ss["mc"].mean, se=ss["mc"].se, digits=3)
+ch.glue("sens_by_region", ss["by_region"], digits=4)
+ch.glue("sens_n_mc", ss["mc"].n)
 
 # %% [markdown]
 # Within the largest regions Sens varies by at most {glue}`sens_within` (relative), while
@@ -598,51 +524,10 @@ ch.glue("sens_n_mc", mc.n)
 # {glue}`sens_by_region`.
 
 # %%
-st = {c.id: c.status for c in ch.ledger.claims}
-graded = [c for c in ch.ledger.claims if c.kind == "reproduces" and c.status != "skipped"]
-n_skip = sum(c.kind == "reproduces" for c in ch.ledger.claims) - len(graded)
-ch.glue("found_reproduced", f"{sum(c.status == 'pass' for c in graded)} of the {len(graded)} paper results graded "
-        "at this scale" + (f" ({n_skip} more skipped until a larger scale)" if n_skip else ""))
-open_ = [f"{c.id} ({c.status})" for c in graded if c.status != "pass"]
-ch.glue("found_open", ", ".join(open_) if open_ else "none")
-count_pass = lambda prefix: sum(st[f"{prefix}{d}"] == "pass" for d in P["depths"] if f"{prefix}{d}" in st)  # noqa: E731
-ch.glue("found_slopes", f"{count_pass('quadratic_growth_d')} of {len(P['depths'])} depths")
-ch.glue("found_density", f"{count_pass('density_d')} of {len(P['depths']) - 1} depths")
-ch.glue("found_lines", f"{count_pass('line_exponent_d')} and {count_pass('distance_exponent_d')} of "
-                       f"{len(P['depths'])} depths")
-if ch.scale == "ci":
-    disagree = ("At `ci` the training runs are too short to grade the direction of the change: the claims on it "
-                "are skipped")
-elif g0["mean"] < 1:
-    disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count ends *below* its initial value "
-                f"(mean ratio {g0['mean']:.2f} over {runs}), against the rise Hanin & Rolnick report; "
-                + ("the whole interval of the mean lies below 1, so the claim fails" if st["train_grows"] == "fail" else
-                   "the interval of the mean is too wide to call this a failure")
-                + f". It ends {'below' if best < 1 else 'above'} its initial value in the best of the "
-                  f"{len(P['preprocessings']) * len(P['lrs'])} preprocessing and learning-rate settings tried "
-                  f"(largest mean ratio {best:.2f})")
-else:
-    disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count rises (mean ratio "
-                f"{g0['mean']:.2f} over {runs}), in the direction Hanin & Rolnick report; the scorecard says whether "
-                "the interval decides it")
-ch.glue("disagree_text", disagree)
-
-# %%
-ch.glue("found_grid",
-        "The exact counter agrees with brute force wherever brute force can see: no grid finds a pattern it "
-        "missed, and each refinement of the nested grids climbs towards its count"
-        if st["grid_below_exact"] == st["grid_converges"] == "pass" else
-        "In this run the exact counter and the brute-force grids disagree (see the scorecard), so the counts "
-        "below are suspect")
-ch.glue("found_check", "it also reproduces the exact one-layer expectation of integral geometry"
-        if st["closed_form_depth1"] == "pass" else
-        f"its agreement with the exact one-layer expectation is {st['closed_form_depth1']} at this scale")
-ch.glue("found_geometry",
-        "Linear regions merge across activation regions and need not be convex, and the tangent sample "
-        "sensitivity is constant on each activation region while differing between regions, as the slides state"
-        if st["nonconvex_linear_region"] == st["sens_constant"] == st["sens_varies"] == "pass" else
-        "The slides' statements on non-convex linear regions and on the tangent sample sensitivity are not all "
-        "borne out in this run (see the scorecard)")
+found = R.findings([(c.id, c.kind, c.status) for c in ch.ledger.claims], P["depths"], scale, tr, P["preprocessings"],
+                   P["lrs"])  # which of the papers' results this run reproduced, and which not
+for name, value in found.items():
+    ch.glue(name, value)
 
 # %% [markdown]
 # ## What we found

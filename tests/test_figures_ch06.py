@@ -149,3 +149,25 @@ def test_tangent_sensitivity():
     heights = [p.get_height() for p in ax2.patches if p.get_label() != "each region once" and p.get_height() > 0]
     assert sum(heights) == pytest.approx(1.0) and max(heights) == pytest.approx(5 / 8)
     narrow(fig)
+
+
+def test_counts_training():
+    # ratios to init: P = 2 preprocessings, R = 2 learning rates, S = 2 runs, T = 3 checkpoints; L = 2
+    rng = np.random.default_rng(0)
+    ratio = {"count": 1 + rng.random((2, 2, 2, 3)), "noise": 1 + rng.random((2, 2, 3)),
+             "crossings": 1 + rng.random((2, 2, 2, 3)), "dist": 1 + rng.random((2, 2, 2, 3))}
+    epoch = np.array([0, 2, 4])
+    fig = F.counts_training(epoch, ratio, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["regions, true labels, lr 0.001", "regions, raw inputs, true labels",
+                                               "regions, raw inputs, lr 0.001", "along lines, raw inputs, lr 0.001"]
+    want = [[ratio["count"][0, 0], ratio["count"][1, 0]], [ratio["count"][0, 0], ratio["count"][0, 1]],
+            [ratio["noise"][0], ratio["noise"][1]], [ratio["crossings"][0, 0], ratio["dist"][0, 0]]]
+    labels = [["raw", "pixel"], ["lr 0.001", "lr 0.0001"], ["0% random labels", "100% random labels"],
+              ["boundary crossings", "distance to boundary"]]
+    for ax, curves, labs in zip(axes, want, labels):
+        data = _errorbar_data(ax)
+        assert [d[2] for d in data] == labs
+        for (x, y, _), v in zip(data, curves):  # each curve is the mean over runs
+            assert np.array_equal(x, epoch) and np.allclose(y, v.mean(0))
+    narrow(fig)

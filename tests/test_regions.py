@@ -555,3 +555,202 @@ def test_train_sweep_layout_and_pairing():
     assert np.array_equal(s["sweep_count"][0, 0, :, 0], s["sweep_count"][0, 1, :, 0])
     with pytest.raises(ParameterError, match="preprocessings"):
         R.train_sweep([4], **{**kw, "preprocessings": ["zca"]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 6's summaries: the numbers behind its claims and glued sentences
+# ---------------------------------------------------------------------------------------------
+def test_slice_view_isometric_on_the_circumcircle():
+    # three points on a circle of radius 3 in a plane of R⁴, shifted off the origin
+    t = np.array([0.2, 2.0, 4.1])
+    pts = np.zeros((3, 4))
+    pts[:, 1], pts[:, 3] = 3 * np.cos(t), 3 * np.sin(t)
+    pts += [1.0, -2.0, 0.5, 4.0]
+    h, uv = R.slice_view(pts)
+    assert h == pytest.approx(1.25 * 3) and np.allclose(np.linalg.norm(uv, axis=1), 3)
+    d = lambda a: np.linalg.norm(a[:, None] - a[None], axis=2)  # noqa: E731
+    assert np.allclose(d(uv), d(pts))  # the slice coordinates are an isometry of the three points
+    with pytest.raises(ParameterError, match="collinear"):
+        R.slice_view(np.array([[0.0, 0], [1, 1], [2, 2]]))
+
+
+def test_closed_form_ratio():
+    e = R.closed_form_ratio({"counts": np.array([[2.0, 4.0], [3.0, 3.0]]), "expected": np.array([2.0, 3.0])})
+    # ratios 1, 2, 1, 1: mean 5/4, s = 1/2, se = s/√4
+    assert (e.mean, e.n, e.dof) == (1.25, 4, 3) and e.se == pytest.approx(0.25)
+    with pytest.raises(ParameterError, match="expected"):
+        R.closed_form_ratio({"counts": np.ones((2, 3)), "expected": np.ones(3)})
+
+
+def _init_table(counts, t_k):
+    area = np.array([4.0, 9.0])
+    return {"counts": counts, "omega": 2 * np.pi * area * np.asarray(t_k) ** 2, "perimeter": np.array([1.0, 2.0]),
+            "area": area}
+
+
+def test_init_summary_density_closed_forms():
+    N, depths = [10, 20, 40], [1, 2]
+    init = _init_table(None, [0.1, 0.2])
+    E = R.one_layer_expected_count(np.array(N, float)[:, None], init["omega"], init["perimeter"])  # (N, slices)
+    init["counts"] = np.stack([E, 2 * E], axis=1)  # depth 1 at the closed form, depth 2 at twice it
+    s = R.init_summary(init, N, depths, n_curve=5)
+    assert np.allclose(s["density"]["mean"], [[1, 2]] * 3) and np.allclose(s["density"]["se"], 0)
+    assert np.allclose(s["curve"][0], [10, 10 * 2**0.5, 20, 20 * 2**0.5, 40])
+    assert np.allclose(s["curve"][1, [0, 2, 4]], E.mean(1))
+    assert s["n_big"] == 40 and s["glue"]["n_big"] == 40
+    # T_K = √(Ω / (2π area)) = 0.1 and 0.2; Ω/2π = area·T_K² = 0.04 and 0.36
+    assert s["glue"]["t_k"] == "0.100–0.200" and s["glue"]["omega_frac"] == "0.04–0.36"
+    assert s["glue"]["density_by_depth"] == "1.00 ± 0.00 at depth 1; 2.00 ± 0.00 at depth 2"
+    # Montúfar et al.: [20, 20] has (20/2)²·(1 + 20 + 190) regions, [40] has 1 + 40 + 780
+    assert s["montufar_factor"][2] == pytest.approx(100 * 211 / 821) and s["montufar_factor"][1] == 1
+    assert set(s["arrays"]) == {"neurons", "depths", "counts", "omega", "perimeter", "area", "ratio"}
+
+
+def test_init_summary_growth_exponents():
+    N = np.array([10.0, 20.0, 40.0])
+    jitter = np.array([1.0, 1.3])  # per network: a constant factor, so the log–log slope is exactly 2
+    counts = N[:, None, None] ** 2 * np.array([1.0, 3.0])[None, :, None] * jitter[None, None, :]
+    s = R.init_summary(_init_table(counts, [0.1, 0.2]), [10, 20, 40], [1, 3])
+    assert all(np.isclose(g["slope"], 2) and g["dof"] == 4 for g in s["slopes"].values())
+    # residuals ±log(1.3)/2 at every N: s² = 6 a² / 4 over Σ(log N − mean)² = 2 · 2 (log 2)²
+    a = np.log(1.3) / 2
+    assert all(g["se"] == pytest.approx(a * np.sqrt(1.5 / 4) / np.log(2)) for g in s["slopes"].values())
+    assert s["glue"]["slopes_by_depth"] == "2.00 ± 0.12 at depth 1; 2.00 ± 0.12 at depth 3"
+    assert np.allclose(s["mean"], N[:, None] ** 2 * [1.0, 3.0] * 1.15)
+
+
+def test_slope_comment_cases():
+    ws = {"case": "narrow", "w_small": 4, "c_w": 41.2, "c_1": 160.4}
+    text = R.slope_comment(ws, 24.0)
+    assert text.startswith("at N = 24 it has only 4 neurons per layer") and "(41, against 160 for one layer of 24" in text
+    texts = {R.slope_comment({**ws, "case": c}, 24) for c in ("all_pass", "narrow", "below", "above")}
+    assert len(texts) == 4 and any("below 2" in t for t in texts)
+    with pytest.raises(ParameterError, match="case"):
+        R.slope_comment({**ws, "case": "odd"}, 24)
+
+
+def test_line_summary_exponents_and_closed_forms():
+    N, depths, n_in = [8, 16, 32], [1, 2], 6
+    Nf = np.array(N, float)
+    theta = np.array([0.3, 0.5, 0.9])  # θ/π per segment
+    norms = np.array([[1.0, 2.0], [1.5, 1.5], [2.0, 3.0]])
+    cross = Nf[:, None, None] * theta * np.array([1.0, 2.0])[None, :, None]  # depth 2: twice one layer
+    closed = np.array([R.one_layer_distance(n, norms, n_in).mean() for n in N])
+    dist = np.broadcast_to(closed[:, None, None], (3, 2, 3)).copy()
+    lines = {"crossings": cross, "dist": dist, "cross_per_neuron": theta, "norms": norms}
+    s = R.line_summary(lines, N, depths, n_in, n_curve=3)
+    assert np.allclose(s["cross_mean"], Nf[:, None] * [1.0, 2.0]) and np.allclose(s["cross_se"], 0)
+    assert np.allclose(s["dist_curve"][1], closed) and np.allclose(s["dist_curve"][0], Nf)
+    assert all(np.isclose(s["lx"][d]["slope"], 1) for d in depths)
+    # the closed form tends to ∝ 1/N: its exponent between 8 and 32 neurons is close to −1
+    assert all(-1.2 < s["dx"][d]["slope"] < -0.8 for d in depths)
+    assert s["glue"]["line_per_theta"] == "1.00–2.00" and s["glue"]["dist_vs_closed"] == "1.00–1.00"
+    assert s["glue"]["line_exponents"] == "1.00 ± 0.00 at depth 1; 1.00 ± 0.00 at depth 2"
+
+
+def test_ratio_text():
+    assert R.ratio_text(np.array([2.0])) == "2.00"
+    assert R.ratio_text(np.array([1.0, 3.0])) == "2.00 ± 1.00"  # s = √2, se = s/√2
+
+
+def _sweep(final, noise_final, S):
+    """A synthetic train_sweep: counts 100 at init and 100·final at the end (P, R, S) and
+    (L, S) for the noise study (whose first row is the sweep's first run, as train_sweep makes it)."""
+    final, noise_final = np.asarray(final, float), np.asarray(noise_final, float)
+    P_, R_ = final.shape[:2]
+    count = np.stack([np.full(final.shape, 100.0), 100 * final], axis=-1)
+    noise = np.stack([np.full(noise_final.shape, 100.0), 100 * noise_final], axis=-1)
+    noise[0] = count[0, 0]
+    cross = np.stack([np.full((P_, R_, S, 4), 5.0), np.full((P_, R_, S, 4), 4.0)], axis=3)  # 5 → 4 per line
+    dist = np.stack([np.full((P_, R_, S, 4), 0.5), np.full((P_, R_, S, 4), 1.0)], axis=3)  # 0.5 → 1
+    acc = np.stack([np.full((P_, R_, S), 0.1), np.full((P_, R_, S), 0.9)], axis=-1)
+    return {"sweep_count": count, "noise_count": noise, "sweep_crossings": cross, "sweep_dist": dist,
+            "sweep_acc": acc}
+
+
+def test_training_summary_several_runs():
+    # P = 2 preprocessings, R = 2 learning rates, S = 3 runs; L = 2 label-noise fractions
+    final = np.array([[[0.5, 0.6, 0.7], [1.1, 1.2, 1.3]], [[0.8, 0.8, 0.8], [0.9, 1.0, 1.1]]])
+    sw = _sweep(final, [[0, 0, 0], [1.5, 1.6, 1.7]], S=3)
+    s = R.training_summary(sw, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0], epochs=7)
+    assert s["runs"] == "3 runs per setting"
+    assert s["grows"]["mean"] == pytest.approx(0.6) and s["grows"]["kw"]["dof"] == 2
+    assert s["grows"]["kw"]["se"] == pytest.approx(0.1 / np.sqrt(3))
+    assert s["grows_lr"]["mean"] == pytest.approx(1.2)
+    assert s["memorisation"]["mean"] == pytest.approx(1.0) and s["memorisation"]["kw"]["se"] == pytest.approx(0)
+    assert s["lines"]["mean"] == pytest.approx(0.8) and s["best"] == pytest.approx(1.2)
+    # the largest final count, 170, over Montúfar et al.'s maximum for [32, 32, 32]: 16²·16²·(1 + 32 + 496)
+    assert s["max_frac"] == pytest.approx(170 / (16**4 * 529))
+    g = s["glue"]
+    assert g["train_by_lr"] == "0.60 ± 0.06 at lr 0.001; 1.20 ± 0.06 at lr 0.0001"
+    assert g["train_by_noise"].endswith("1.60 ± 0.06 with 100% random labels")
+    assert g["train_dist"] == "2.00 ± 0.00" and g["dist_verdict"].startswith("training clears")
+    assert g["train_acc"] == "0.900" and g["lrs_text"] == "0.001 and 0.0001"
+    assert g["train_verdict"] == ("at this scale (7 epochs, 3 runs per setting) the mean count ends above its "
+                                  "initial value in at least one setting (largest mean ratio 1.20)")
+    assert s["ratio"]["count"].shape == (2, 2, 3, 2) and np.allclose(s["ratio"]["count"][..., 0], 1)
+
+
+def test_training_summary_one_run_and_bad_shapes():
+    sw = _sweep(np.full((1, 1, 1), 0.5), [[0.0]], S=1)
+    s = R.training_summary(sw, ["raw"], [1e-3], [0.0], epochs=2)
+    assert s["runs"] == "1 run per setting" and s["grows"] == {"mean": 0.5, "kw": {}}
+    assert s["grows_lr"] is None and s["memorisation"] is None
+    assert "below its initial value in every preprocessing" in s["glue"]["train_verdict"]
+    with pytest.raises(ParameterError, match="does not match"):
+        R.training_summary(sw, ["raw", "pixel"], [1e-3], [0.0], epochs=2)
+
+
+def test_input_ranges():
+    r = R.input_ranges()
+    raw = R.digits_inputs("raw")[0]
+    sds = [float(np.std(raw[:, j])) for j in range(raw.shape[1])]  # pixel by pixel
+    assert r["pixel_sd_min"] == pytest.approx(min(s for s in sds if s > 0))
+    assert 0 < r["pixel_sd_min"] < 0.5 and r["centred_max"] < r["pixel_max"]
+    # pixel by pixel: the largest standardised value max |x − mean| / sd over non-constant pixels
+    cols = [raw[:, j] for j in range(raw.shape[1]) if sds[j] > 0]
+    assert r["pixel_max"] == pytest.approx(max(float(np.abs(c - c.mean()).max()) / c.std() for c in cols))
+    assert r["centred_max"] == pytest.approx(float(np.abs(raw - raw.mean(0)).max()) / raw.std())
+
+
+def test_sensitivity_summary():
+    s = R.sensitivity_summary({"norm": np.array([1.0, 2.0]), "areas": np.array([3.0, 1.0]),
+                               "within": np.array([0.0, 1e-16]), "between": np.array([0.1, 0.5, 0.2]),
+                               "mc_sq": np.array([1.0, 2.0, 3.0])})
+    assert s["by_region"] == pytest.approx((3 * 1 + 1 * 4) / 4) and s["within"] == 1e-16 and s["between"] == 0.2
+    assert (s["mc"].mean, s["mc"].n) == (2.0, 3) and s["mc"].se == pytest.approx(1 / np.sqrt(3))
+    with pytest.raises(ParameterError, match="areas"):
+        R.sensitivity_summary({"norm": np.ones(2), "areas": np.array([1.0, -1.0]), "within": [0], "between": [0],
+                               "mc_sq": np.ones(2)})
+
+
+def _claims(**status):
+    ids = [("grid_below_exact", "checks"), ("grid_converges", "checks"), ("closed_form_depth1", "checks"),
+           ("density_d2", "reproduces"), ("quadratic_growth_d1", "reproduces"), ("quadratic_growth_d2", "reproduces"),
+           ("line_exponent_d1", "reproduces"), ("distance_exponent_d1", "reproduces"), ("train_grows", "reproduces"),
+           ("nonconvex_linear_region", "reproduces"), ("sens_constant", "checks"), ("sens_varies", "checks")]
+    return [(cid, kind, status.get(cid, "pass")) for cid, kind in ids]
+
+
+def test_findings_counts_and_verdicts():
+    tr = {"grows": {"mean": 0.3}, "best": 0.9, "runs": "3 runs per setting"}
+    f = R.findings(_claims(quadratic_growth_d2="inconclusive", train_grows="skipped"), [1, 2], "ci", tr,
+                   ["raw", "pixel"], [1e-3, 1e-4])
+    assert f["found_reproduced"] == "5 of the 6 paper results graded at this scale (1 more skipped until a larger scale)"
+    assert f["found_open"] == "quadratic_growth_d2 (inconclusive)"
+    assert (f["found_slopes"], f["found_density"], f["found_lines"]) == ("1 of 2 depths", "1 of 1 depths",
+                                                                         "1 and 1 of 2 depths")
+    assert f["disagree_text"].startswith("At `ci`") and f["found_grid"].startswith("The exact counter agrees")
+    assert f["found_check"].startswith("it also reproduces") and f["found_geometry"].startswith("Linear regions merge")
+    # at default: a fall whose interval lies below 1 is a failure, in the best of 2 × 2 settings still below
+    f = R.findings(_claims(train_grows="fail", grid_converges="fail", closed_form_depth1="inconclusive",
+                           sens_varies="fail"), [1, 2], "default", tr, ["raw", "pixel"], [1e-3, 1e-4])
+    assert "ends *below* its initial value (mean ratio 0.30 over 3 runs per setting)" in f["disagree_text"]
+    assert "so the claim fails. It ends below its initial value in the best of the 4 " in f["disagree_text"]
+    assert f["found_open"] == "train_grows (fail)" and f["found_grid"].startswith("In this run")
+    assert f["found_check"] == "its agreement with the exact one-layer expectation is inconclusive at this scale"
+    assert f["found_geometry"].startswith("The slides' statements")
+    f = R.findings(_claims(), [1, 2], "paper", {**tr, "grows": {"mean": 1.4}}, ["raw"], [1e-3])
+    assert "the count rises (mean ratio 1.40 over 3 runs per setting)" in f["disagree_text"]
+    with pytest.raises(ParameterError, match="scale"):
+        R.findings(_claims(), [1, 2], "huge", tr, ["raw"], [1e-3])

@@ -1311,3 +1311,243 @@ def ratio_estimate(values: np.ndarray) -> dict[str, Any]:
         return {"mean": float(v.mean()), "kw": {}}
     e = estimate(v)
     return {"mean": float(e.mean), "kw": {"se": float(e.se), "dof": int(e.dof)}}
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 6: the numbers behind its claims and glued sentences, from the cached experiments
+# --------------------------------------------------------------------------------------------
+def slice_view(points: np.ndarray) -> tuple[float, np.ndarray]:
+    """The square of the plane through three ``points`` (:func:`plane_through`) as the figures
+    draw it: its half-width and the points in slice coordinates (3, 2)."""
+    plane = plane_through(points)
+    return plane.half_width, plane.to_plane(np.asarray(points, dtype=np.float64))
+
+
+def closed_form_ratio(check: Mapping[str, np.ndarray]) -> Any:
+    """Exact one-layer counts over their closed form (:func:`exact_check_depth1`'s ``counts``
+    (slices, nets) over ``expected`` (slices,)), as a :func:`layerwise.stats.estimate` over all
+    networks — unbiased at 1 if the counter is right (Crofton + Euler, zero-bias limit)."""
+    from .stats import estimate
+
+    counts, expected = np.asarray(check["counts"]), np.asarray(check["expected"])
+    if counts.ndim != 2 or expected.shape != (counts.shape[0],):
+        raise ParameterError(f"counts must be (slices, nets) and expected (slices,), got {counts.shape}, "
+                             f"{expected.shape}")
+    return estimate((counts / expected[:, None]).ravel())
+
+
+def _by_depth(values: Mapping[int, Mapping[str, float]]) -> str:
+    return "; ".join(f"{v['slope']:.2f} ± {v['se']:.2f} at depth {d}" for d, v in values.items())
+
+
+def init_summary(init: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int],
+                 n_curve: int = 60) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`init_count_table`: ``counts`` (float), their ``mean``
+    and ``se`` over networks (:func:`count_summary`), the ``density`` over the one-layer closed form
+    (:func:`density_by_depth`), the closed form averaged over the slices on ``n_curve`` log-spaced N
+    (``curve`` (2, n_curve)), the growth exponent per depth (``slopes``, :func:`growth_exponent`),
+    ``montufar_factor`` per depth (Montúfar et al.'s maximum for [N/d]*d over that of one layer, at
+    the largest N = ``n_big``), the figure's ``arrays`` and the ``glue`` texts (the density and
+    exponents by depth, the range of T_K = √(Ω/(2π·area)) and of Ω/2π over the slices)."""
+    counts = np.asarray(init["counts"]).astype(float)  # (neurons, depths, networks)
+    omega, perimeter, area = init["omega"], init["perimeter"], init["area"]
+    mean, se = count_summary(counts)
+    Ns = np.array(neurons, float)
+    dens = density_by_depth(counts, omega, perimeter, neurons)
+    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
+    curve = np.array([grid, one_layer_expected_count(grid[:, None], omega, perimeter).mean(1)])
+    slopes = {d: growth_exponent(neurons, counts[:, d_i]) for d_i, d in enumerate(depths)}
+    n_big = int(Ns[-1])
+    t_k, frac = np.sqrt(omega / (2 * np.pi * area)), omega / (2 * np.pi)
+    glue = {"n_big": n_big,
+            "density_by_depth": "; ".join(f"{dens['mean'][-1, i]:.2f} ± {dens['se'][-1, i]:.2f} at depth {d}"
+                                          for i, d in enumerate(depths)),
+            "t_k": f"{t_k.min():.3f}–{t_k.max():.3f}", "omega_frac": f"{frac.min():.2f}–{frac.max():.2f}",
+            "slopes_by_depth": _by_depth(slopes)}
+    return {"Ns": Ns, "counts": counts, "mean": mean, "se": se, "density": dens, "curve": curve, "slopes": slopes,
+            "n_big": n_big,
+            "montufar_factor": {d: montufar_max([n_big // d] * d) / montufar_max([n_big]) for d in depths},
+            "arrays": {"neurons": Ns, "depths": list(depths), "counts": counts, "omega": omega, "perimeter": perimeter,
+                       "area": area, "ratio": dens["ratio"]},
+            "glue": glue}
+
+
+def slope_comment(worst: Mapping[str, Any], n_small: int) -> str:
+    """The sentence that explains the growth exponent farthest from 2 (:func:`worst_slope`'s
+    ``case``, ``w_small``, ``c_w``, ``c_1``), ``n_small`` being the smallest number of neurons."""
+    from .params import check_choice
+
+    n_small = int(n_small)
+    return {
+        "all_pass": "like every depth, its whole 99 % interval lies within 2 ± 0.5",
+        "narrow": f"at N = {n_small} it has only {worst['w_small']} neurons per layer, and such narrow layers can "
+                  f"switch a whole layer off over much of the square, so its mean count there ({worst['c_w']:.0f}, "
+                  f"against {worst['c_1']:.0f} for one layer of {n_small} neurons) is depressed and the slope from "
+                  "that end is steep — a small-width effect that the wider layers at larger N leave behind, not "
+                  "growth beyond N²",
+        "below": "its slope is below 2, as the linear term of the closed form makes a finite-range slope",
+        "above": "its slope is above 2, but its interval is too wide to decide at this scale",
+    }[check_choice("case", worst["case"], ("all_pass", "narrow", "below", "above"))]
+
+
+def line_summary(lines: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int], n_in: int,
+                 n_curve: int = 60) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`line_table`: crossings per unit of θ/π (mean ± SE over
+    segments, ``cross_mean``/``cross_se`` (N, depths)), distances to the nearest boundary
+    (``dist_mean``/``dist_se``), the one-layer distance closed form (:func:`one_layer_distance`)
+    averaged over the end points on ``n_curve`` log-spaced N (``dist_curve`` (2, n_curve)), the
+    exponents of crossings (``lx``) and distances (``dx``) per depth between the smallest and the
+    largest N (:func:`pair_exponent`), the figure's ``arrays`` and the ``glue`` texts."""
+    Ns = np.array(neurons, float)
+    cm, cse = count_summary(lines["crossings"] / lines["cross_per_neuron"])
+    dm, dse = count_summary(lines["dist"])
+    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
+    dist_curve = np.array([grid, [one_layer_distance(int(round(n)), lines["norms"], n_in).mean() for n in grid]])
+    lx = {d: pair_exponent(neurons, lines["crossings"][:, d_i]) for d_i, d in enumerate(depths)}
+    dx = {d: pair_exponent(neurons, lines["dist"][:, d_i]) for d_i, d in enumerate(depths)}
+    per_theta, vs_closed = cm[-1] / Ns[-1], dm[-1] / dist_curve[1, -1]
+    glue = {"line_exponents": _by_depth(lx), "dist_exponents": _by_depth(dx),
+            "line_per_theta": f"{per_theta.min():.2f}–{per_theta.max():.2f}",
+            "dist_vs_closed": f"{vs_closed.min():.2f}–{vs_closed.max():.2f}"}
+    arrays = {"neurons": Ns, "depths": list(depths), "crossings": lines["crossings"], "dist": lines["dist"],
+              "cross_per_neuron": lines["cross_per_neuron"], "norms": lines["norms"]}
+    return {"cross_mean": cm, "cross_se": cse, "dist_mean": dm, "dist_se": dse, "dist_curve": dist_curve,
+            "lx": lx, "dx": dx, "arrays": arrays, "glue": glue}
+
+
+def ratio_text(values: np.ndarray) -> str:
+    """``"m.mm ± s.ss"`` for the mean of per-run ratios (:func:`ratio_estimate`), ``"m.mm"`` for one run."""
+    e = ratio_estimate(values)
+    return f"{e['mean']:.2f}" + (f" ± {e['kw']['se']:.2f}" if e["kw"] else "")
+
+
+def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[str], lrs: Sequence[float],
+                     label_noise: Sequence[float], epochs: int, widths: Sequence[int] = (32, 32, 32)) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`train_sweep`: every curve over its value at
+    initialisation (``ratio``: ``count`` (P, R, S, T), ``noise`` (L, S, T), summed boundary
+    ``crossings`` and mean ``dist`` (P, R, S, T)); the final ratios behind the claims as
+    :func:`ratio_estimate` — ``grows`` (first preprocessing and learning rate), ``lines``
+    (crossings), ``grows_lr`` (second learning rate, None without one), ``memorisation`` (paired
+    difference between the last label-noise fraction and true labels, None without one);
+    ``max_frac``, the largest final count over Montúfar et al.'s maximum for ``widths``; ``best``,
+    the largest mean final ratio over preprocessings and learning rates; ``runs`` (words) and the
+    ``glue`` texts of the training section."""
+    rel = lambda a: a / a[..., :1]  # noqa: E731  ratio to initialisation along the last (checkpoint) axis
+    rc, rn = rel(sweep["sweep_count"].astype(float)), rel(sweep["noise_count"].astype(float))
+    rx, rd = rel(sweep["sweep_crossings"].sum(-1).astype(float)), rel(sweep["sweep_dist"].mean(-1))
+    if rc.shape[:2] != (len(preprocessings), len(lrs)) or rn.shape[0] != len(label_noise):
+        raise ParameterError(f"the sweep's shape {rc.shape[:2]}, {rn.shape[:1]} does not match preprocessings="
+                             f"{list(preprocessings)}, lrs={list(lrs)}, label_noise={list(label_noise)}")
+    S = rc.shape[2]
+    runs = f"{S} run{'s' if S > 1 else ''} per setting"
+    max_frac = float((np.concatenate([sweep["sweep_count"][..., -1].ravel(), sweep["noise_count"][..., -1].ravel()])
+                      / montufar_max(list(widths))).max())
+    best = max(float(rc[i, j, :, -1].mean()) for i in range(len(preprocessings)) for j in range(len(lrs)))
+    glue = {
+        "train_by_prep": "; ".join(f"{ratio_text(rc[i, 0, :, -1])} with {p} inputs"
+                                   for i, p in enumerate(preprocessings)),
+        "train_by_lr": "; ".join(f"{ratio_text(rc[0, j, :, -1])} at lr {lr:g}" for j, lr in enumerate(lrs)),
+        "train_by_noise": "; ".join(f"{ratio_text(rn[i, :, -1])} with {f:.0%} random labels"
+                                    for i, f in enumerate(label_noise)),
+        "train_lines": ratio_text(rx[0, 0, :, -1]),
+        "train_dist": ratio_text(rd[0, 0, :, -1]),
+        "dist_verdict": "training clears the boundaries away from the training points" if rd[0, 0, :, -1].mean() > 1
+                        else "training does not move the boundaries away from the training points",
+        "train_acc": f"{sweep['sweep_acc'][:, 0, :, -1].min():.3f}",
+        "train_verdict": f"at this scale ({epochs} epochs, {runs}) the mean count ends "
+                         + ("below its initial value in every preprocessing and learning rate tried, so per-pixel "
+                            "standardisation is not what stops the growth" if best < 1 else
+                            f"above its initial value in at least one setting (largest mean ratio {best:.2f})"),
+        "lrs_text": " and ".join(f"{lr:g}" for lr in lrs),
+    }
+    return {"ratio": {"count": rc, "noise": rn, "crossings": rx, "dist": rd},
+            "grows": ratio_estimate(rc[0, 0, :, -1]), "lines": ratio_estimate(rx[0, 0, :, -1]),
+            "grows_lr": ratio_estimate(rc[0, 1, :, -1]) if len(lrs) > 1 else None,
+            "memorisation": ratio_estimate(rn[-1, :, -1] - rn[0, :, -1]) if len(label_noise) > 1 else None,
+            "max_frac": max_frac, "best": best, "runs": runs, "glue": glue}
+
+
+def input_ranges() -> dict[str, float]:
+    """How extreme the digits' preprocessings are (:func:`digits_inputs`): the smallest non-zero
+    pixel standard deviation of the raw pixels (``pixel_sd_min``) and the largest coordinate
+    magnitude after per-pixel standardisation (``pixel_max``) and after centring with one global
+    scale (``centred_max``)."""
+    x_raw = digits_inputs("raw")[0]
+    sd = x_raw.std(0)
+    return {"pixel_sd_min": float(sd[sd > 0].min()), "pixel_max": float(np.abs(standardized_digits()[0]).max()),
+            "centred_max": float(np.abs(digits_inputs("centred")[0]).max())}
+
+
+def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The numbers Chapter 6 reads off :func:`sensitivity_on_slice`: the largest relative
+    difference of Sens within a checked region (``within``), the median over checked regions of the
+    smallest relative difference to another region (``between``), and the two sides of the slides'
+    identity E_x‖Sens(x)‖² = E_A‖Sens(A)‖² (Daróczy, slides §3): the area-weighted mean of ‖Sens‖²
+    over regions (``by_region``, from ``norm`` and ``areas``) and the
+    :func:`layerwise.stats.estimate` of ``mc_sq`` at uniform points of the square (``mc``)."""
+    from .stats import estimate
+
+    areas, norm = np.asarray(sens["areas"], dtype=float), np.asarray(sens["norm"], dtype=float)
+    if areas.shape != norm.shape or np.any(areas < 0) or areas.sum() <= 0:
+        raise ParameterError("areas must be non-negative, not all zero, one per region of norm")
+    return {"within": float(np.max(sens["within"])), "between": float(np.median(sens["between"])),
+            "by_region": float((areas / areas.sum() * norm ** 2).sum()), "mc": estimate(sens["mc_sq"])}
+
+
+def findings(claims: Sequence[tuple[str, str, str]], depths: Sequence[int], scale: str,
+             training: Mapping[str, Any], preprocessings: Sequence[str], lrs: Sequence[float]) -> dict[str, str]:
+    """The glued sentences of Chapter 6's 'What we found', from the ledger's ``claims`` as (id, kind,
+    status) in ledger order and the :func:`training_summary`: how many of the paper's results were
+    reproduced (``found_reproduced``, ``found_open``), per family of depth claims (``found_slopes``,
+    ``found_density``, ``found_lines``), the training verdict (``disagree_text``) and the
+    consistency of counter, closed form and geometry (``found_grid``, ``found_check``,
+    ``found_geometry``)."""
+    from .params import check_scale
+
+    scale = check_scale(scale)
+    st = {cid: status for cid, _, status in claims}
+    reproduces = [(cid, status) for cid, kind, status in claims if kind == "reproduces"]
+    graded = [(cid, status) for cid, status in reproduces if status != "skipped"]
+    n_skip = len(reproduces) - len(graded)
+    open_ = [f"{cid} ({status})" for cid, status in graded if status != "pass"]
+    count_pass = lambda prefix: sum(st[f"{prefix}{d}"] == "pass" for d in depths if f"{prefix}{d}" in st)  # noqa: E731
+    g0, best, runs, lr0 = training["grows"], training["best"], training["runs"], lrs[0]
+    if scale == "ci":
+        disagree = ("At `ci` the training runs are too short to grade the direction of the change: the claims on it "
+                    "are skipped")
+    elif g0["mean"] < 1:
+        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count ends *below* its initial value "
+                    f"(mean ratio {g0['mean']:.2f} over {runs}), against the rise Hanin & Rolnick report; "
+                    + ("the whole interval of the mean lies below 1, so the claim fails" if st["train_grows"] == "fail"
+                       else "the interval of the mean is too wide to call this a failure")
+                    + f". It ends {'below' if best < 1 else 'above'} its initial value in the best of the "
+                      f"{len(preprocessings) * len(lrs)} preprocessing and learning-rate settings tried "
+                      f"(largest mean ratio {best:.2f})")
+    else:
+        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count rises (mean ratio "
+                    f"{g0['mean']:.2f} over {runs}), in the direction Hanin & Rolnick report; the scorecard says whether "
+                    "the interval decides it")
+    return {
+        "found_reproduced": f"{sum(s == 'pass' for _, s in graded)} of the {len(graded)} paper results graded at this "
+                            "scale" + (f" ({n_skip} more skipped until a larger scale)" if n_skip else ""),
+        "found_open": ", ".join(open_) if open_ else "none",
+        "found_slopes": f"{count_pass('quadratic_growth_d')} of {len(depths)} depths",
+        "found_density": f"{count_pass('density_d')} of {len(depths) - 1} depths",
+        "found_lines": f"{count_pass('line_exponent_d')} and {count_pass('distance_exponent_d')} of "
+                       f"{len(depths)} depths",
+        "disagree_text": disagree,
+        "found_grid": "The exact counter agrees with brute force wherever brute force can see: no grid finds a pattern "
+                      "it missed, and each refinement of the nested grids climbs towards its count"
+                      if st["grid_below_exact"] == st["grid_converges"] == "pass" else
+                      "In this run the exact counter and the brute-force grids disagree (see the scorecard), so the "
+                      "counts below are suspect",
+        "found_check": "it also reproduces the exact one-layer expectation of integral geometry"
+                       if st["closed_form_depth1"] == "pass" else
+                       f"its agreement with the exact one-layer expectation is {st['closed_form_depth1']} at this scale",
+        "found_geometry": "Linear regions merge across activation regions and need not be convex, and the tangent "
+                          "sample sensitivity is constant on each activation region while differing between regions, "
+                          "as the slides state"
+                          if st["nonconvex_linear_region"] == st["sens_constant"] == st["sens_varies"] == "pass" else
+                          "The slides' statements on non-convex linear regions and on the tangent sample sensitivity "
+                          "are not all borne out in this run (see the scorecard)",
+    }

@@ -171,3 +171,21 @@ def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: n
     ax2.set_ylabel("fraction")
     ax2.legend()
     return fig
+
+
+def counts_training(epoch: np.ndarray, ratio: dict[str, np.ndarray], preprocessings: Sequence[str],
+                    lrs: Sequence[float], label_noise: Sequence[float]) -> Any:
+    """The 2×2 :func:`training_sweep` of Chapter 6 from the ratios to initialisation of
+    :func:`layerwise.regions.training_summary` (``count`` (P, R, S, T), ``noise`` (L, S, T),
+    ``crossings`` and ``dist`` (P, R, S, T)): regions by preprocessing (first learning rate), by
+    learning rate (first preprocessing), by label-noise fraction, and the crossings and distances
+    along lines (first preprocessing and learning rate)."""
+    rc, rn = ratio["count"], ratio["noise"]
+    p0, lr0 = preprocessings[0], lrs[0]
+    return training_sweep(epoch, [
+        (f"regions, true labels, lr {lr0:g}", "regions / at init", {p: rc[i, 0] for i, p in enumerate(preprocessings)}),
+        (f"regions, {p0} inputs, true labels", "regions / at init", {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(lrs)}),
+        (f"regions, {p0} inputs, lr {lr0:g}", "regions / at init",
+         {f"{f:.0%} random labels": rn[i] for i, f in enumerate(label_noise)}),
+        (f"along lines, {p0} inputs, lr {lr0:g}", "ratio to init",
+         {"boundary crossings": ratio["crossings"][0, 0], "distance to boundary": ratio["dist"][0, 0]})])
