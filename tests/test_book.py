@@ -102,7 +102,9 @@ def test_progress_lines_follow_the_kernel_reports(tmp_path, capsys):
     prog.poll()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "[layerwise]   fig2_hist: 3 simulation block(s)"
-    assert [ln.split(",")[0] for ln in lines[1:]] == ["[layerwise]   fig2_hist: block 2/3", "[layerwise]   fig2_hist: block 3/3"]
+    assert [ln.split(",")[0] for ln in lines[1:3]] == ["[layerwise]   fig2_hist: block 2/3", "[layerwise]   fig2_hist: block 3/3"]
+    assert lines[3].startswith("[layerwise]   fig2_hist: 3 block(s) done in ") and lines[3].endswith(" s")
+    assert len(lines) == 4
 
 
 def _tiny_repo(tmp_path: Path, body: str) -> Path:

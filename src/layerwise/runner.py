@@ -166,6 +166,9 @@ class _Progress:
                 left = el / n * (self.total - n)
                 print(f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ {left:.0f} s left", file=sys.stderr, flush=True)
         elif event == "end":
+            if self.bar is None and self.t0 is not None:  # off a terminal: one line with the run's wall time
+                print(f"[layerwise]   {name}: {n} block(s) done in {time.perf_counter() - self.t0:.0f} s",
+                      file=sys.stderr, flush=True)
             self.close()
 
     def close(self) -> None:
