@@ -73,10 +73,10 @@ SCALES = {
                grid_sizes=[12, 36, 108, 324]),
     "default": dict(neurons=[48, 96, 192], depths=[1, 2, 3, 4, 6], n_nets=8, n_line_nets=60, n_check_nets=800,
                     epochs=20, preprocessings=["raw", "centred", "pixel"], lrs=[1e-3, 1e-4], label_noise=[0.0, 1.0],
-                    n_train_seeds=3, grid_sizes=[12, 36, 108, 324, 972]),
+                    n_train_seeds=8, grid_sizes=[12, 36, 108, 324, 972]),
     "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200, n_check_nets=1000,
                   epochs=100, preprocessings=["raw", "centred", "pixel"], lrs=[1e-3, 1e-4],
-                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=5,
+                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=8,
                   grid_sizes=[12, 36, 108, 324, 972, 2916]),
 }
 P = resolve_from(SCALES, scale, globals())
@@ -528,6 +528,8 @@ found = R.findings([(c.id, c.kind, c.status) for c in ch.ledger.claims], P["dept
                    P["lrs"])  # which of the papers' results this run reproduced, and which not
 for name, value in found.items():
     ch.glue(name, value)
+ch.glue("paper_epochs", SCALES["paper"]["epochs"])
+ch.glue("paper_seeds", SCALES["paper"]["n_train_seeds"])
 
 # %% [markdown]
 # ## What we found
@@ -553,7 +555,7 @@ for name, value in found.items():
 # factor {glue}`train_dist` ({glue}`dist_verdict`), and memorising random labels, which needs
 # boundaries between neighbouring digits, gives {glue}`train_by_noise`. What we cannot test here is the data set: 1 797 8×8 digits against
 # 60 000 MNIST images, fitted within a few epochs, so the training quickly turns to pushing margins
-# out. The `paper` scale trains for 100 epochs with five seeds per setting.
+# out. The `paper` scale trains for {glue}`paper_epochs` epochs with {glue}`paper_seeds` runs per setting.
 #
 # ## Scorecard
 

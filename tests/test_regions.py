@@ -740,12 +740,12 @@ def test_findings_counts_and_verdicts():
     assert f["found_open"] == "quadratic_growth_d2 (inconclusive)"
     assert (f["found_slopes"], f["found_density"], f["found_lines"]) == ("1 of 2 depths", "1 of 1 depths",
                                                                          "1 and 1 of 2 depths")
-    assert f["disagree_text"].startswith("At `ci`") and f["found_grid"].startswith("The exact counter agrees")
+    assert f["disagree_text"].startswith("At the ci scale") and f["found_grid"].startswith("The exact counter agrees")
     assert f["found_check"].startswith("it also reproduces") and f["found_geometry"].startswith("Linear regions merge")
     # at default: a fall whose interval lies below 1 is a failure, in the best of 2 × 2 settings still below
     f = R.findings(_claims(train_grows="fail", grid_converges="fail", closed_form_depth1="inconclusive",
                            sens_varies="fail"), [1, 2], "default", tr, ["raw", "pixel"], [1e-3, 1e-4])
-    assert "ends *below* its initial value (mean ratio 0.30 over 3 runs per setting)" in f["disagree_text"]
+    assert "ends below its initial value (mean ratio 0.30 over 3 runs per setting)" in f["disagree_text"]
     assert "so the claim fails. It ends below its initial value in the best of the 4 " in f["disagree_text"]
     assert f["found_open"] == "train_grows (fail)" and f["found_grid"].startswith("In this run")
     assert f["found_check"] == "its agreement with the exact one-layer expectation is inconclusive at this scale"

@@ -1513,10 +1513,10 @@ def findings(claims: Sequence[tuple[str, str, str]], depths: Sequence[int], scal
     count_pass = lambda prefix: sum(st[f"{prefix}{d}"] == "pass" for d in depths if f"{prefix}{d}" in st)  # noqa: E731
     g0, best, runs, lr0 = training["grows"], training["best"], training["runs"], lrs[0]
     if scale == "ci":
-        disagree = ("At `ci` the training runs are too short to grade the direction of the change: the claims on it "
+        disagree = ("At the ci scale the training runs are too short to grade the direction of the change: the claims on it "
                     "are skipped")
     elif g0["mean"] < 1:
-        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count ends *below* its initial value "
+        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count ends below its initial value "
                     f"(mean ratio {g0['mean']:.2f} over {runs}), against the rise Hanin & Rolnick report; "
                     + ("the whole interval of the mean lies below 1, so the claim fails" if st["train_grows"] == "fail"
                        else "the interval of the mean is too wide to call this a failure")
