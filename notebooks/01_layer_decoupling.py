@@ -21,7 +21,7 @@
 # that is linear in some features, the capacity allocated to a subspace of the inputs is a number
 # between 0 and the number of free parameters, and the total is exactly that number. To carry this
 # notion through a non-linear layer φ(Y) = f(PᵀY), he writes f(z) = η_z·z and moves the
-# non-linearity into an *augmented input* Ỹ = (η₁Y, …, η_mY) ∈ ℝ^{nm}: the layer becomes linear in
+# non-linearity into an *augmented input* Ỹ = (η₁Y, …, η_mY) ∈ $\mathbb R^{nm}$: the layer becomes linear in
 # Ỹ, and capacity analysis applies there, with the augmented covariance Σ̃ = E[ỸỸᵀ] in place of Σ
 # (his Eqs. 4–9).
 #
@@ -211,7 +211,7 @@ ch.figure(F.augmented_covariance(HEATR, NU_CASES, 8, 4), "augmented_covariance",
 # The deviation of one layer from Eq. 14 is the root-mean-square of r_ij − ν over its unit pairs
 # (with the sampling noise of the ratios subtracted). For i.i.d. inputs the arcsin term above
 # predicts it: ρ_ij = p_iᵀp_j has variance 1/n, so the RMS is (β−α)²/(2π√n) — decay at the rate
-# n^{-1/2}. For photo patches the same formula predicts no decay. We fit the log-log slope over all
+# $n^{-1/2}$. For photo patches the same formula predicts no decay. We fit the log-log slope over all
 # layers (n ≥ 9, where the O(1/n) terms are small).
 
 # %%
@@ -230,7 +230,7 @@ ch.figure(F.fixed_layer_deviation(ns_fix, {INPUTS[kind]: DEV[kind] for kind in I
 # %%
 (fi, fi_se), (fp, fp_se) = [(DEV[k]["relu"]["fit"]["slope"], DEV[k]["relu"]["fit"]["slope_se"]) for k in INPUTS]
 ch.claim("fixed_layer_rate_iid", "For i.i.d. Gaussian inputs, the deviation of fixed ReLU layers from Eq. 14 "
-         "(RMS of r_ij − ν) decays like n^{-1/2} (log-log slope over all layers, n ≥ 9)", kind="predicts",
+         "(RMS of r_ij − ν) decays like n^(−1/2) (log-log slope over all layers, n ≥ 9)", kind="predicts",
          measured=fi, se=fi_se, dof=DEV["iid"]["relu"]["dof"], reference=-0.5, tol=0.1, comparison="abs",
          why="the arcsin term with ρ_ij = p_iᵀp_j of variance 1/n predicts the rate −½ up to O(1/n) corrections; "
              "±0.1 separates it from no decay (0) and from 1/n (−1); least-squares slope SE, points − 2 d.o.f.",
@@ -238,7 +238,7 @@ ch.claim("fixed_layer_rate_iid", "For i.i.d. Gaussian inputs, the deviation of f
          note="" if outcome(fi, "abs", -0.5, 0.1, se=fi_se, dof=DEV["iid"]["relu"]["dof"]) == "pass" else
          "the slope's 99 % interval is not inside −0.5 ± 0.1 at this scale")
 ch.claim("fixed_layer_rate_patches", "For photo-patch inputs, the deviation of fixed ReLU layers from Eq. 14 does "
-         "not decay like n^{-1/2}: the log-log slope is above −0.25", kind="predicts",
+         "not decay like n^(−1/2): the log-log slope is above −0.25", kind="predicts",
          measured=fp, se=fp_se, dof=DEV["patches"]["relu"]["dof"], reference=-0.25, tol=0.0, comparison="ge",
          why="the arcsin term predicts no decay when |ρ_ij| stays O(1), as it does for natural patches whose mean "
              "brightness dominates the variance; −0.25 is half-way between that (0) and the i.i.d. rate (−½); "
@@ -345,7 +345,7 @@ for tag in ("relu", "abs"):
 # **In between.** Plugging Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ into Eq. 9 interpolates between the two:
 # ν = 1 gives Eq. 18 and, for Σ = I, ν = 0 gives Eq. 25. This is how the paper's decoupling scale
 # places ReLU-type layers between the limits. We test it on fixed layers: n = {glue}`cap_n` inputs,
-# m = {glue}`cap_m` units, p = 5 parameters (A = J·W with a random J ∈ ℝ^{m×p}),
+# m = {glue}`cap_m` units, p = 5 parameters (A = J·W with a random J ∈ $\mathbb R^{m\times p}$),
 # {glue}`cap_draws` draws of (P, J), ReLU and leaky ReLU (a = 0.2, ν = {glue}`nu_leaky`), i.i.d.
 # Gaussian inputs and photo patches (Σ ≠ I). For each layer we compute the capacities κ_emp from the
 # empirical Σ̃ of {glue}`cap_samples` inputs, the Eq. 14 curve κ(ν) on a grid of ν, the **effective
@@ -428,7 +428,7 @@ ch.glue("cap_gap_verdict", ch.verdict([f"capacity_exact_beats_eq14_{cap.case_tag
 # pass them through our η, form the empirical capacity matrix K̃ = Σ̂̃·P̃·J (without storing the
 # 128 × 128 Σ̂̃: its product with P̃ only needs φ(Y) = η ⊙ PᵀY), orthonormalise, and read off κ_i.
 # They sum to p exactly, whatever N (the trace of a rank-p projector), and should converge to Eq. 25
-# at the Monte-Carlo rate N^{-1/2}.
+# at the Monte-Carlo rate $N^{-1/2}$.
 
 # %%
 EMP = ch.cached_call(cap.pseudo_random_layer_capacities, n=8, m=16, p=5, sizes=P["emp_sizes"], reps=P["emp_reps"],
@@ -452,10 +452,10 @@ ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,} samples, capaciti
              "Euclidean norm over 8 inputs (1 % of the total capacity p = 5); the replicate scatter gives the "
              "standard error (t quantiles); at ci the replicates are too few for a stable standard error",
          source="Donier 2019, Eq. 25", min_scale="default")
-ch.claim("empirical_converges", "The error of the empirical capacities decays like N^{-1/2} (fitted log-log slope "
+ch.claim("empirical_converges", "The error of the empirical capacities decays like N^(−1/2) (fitted log-log slope "
          "over all replicates)", kind="predicts", measured=slope_fit["slope"], se=slope_fit["slope_se"],
          dof=CONV["dof"], reference=-0.5, tol=0.1, comparison="abs",
-         why="a Monte-Carlo error with a finite limit falls as N^{-1/2}; the declared margin ±0.1 separates that rate "
+         why="a Monte-Carlo error with a finite limit falls as N^(−1/2); the declared margin ±0.1 separates that rate "
              "from a bias floor (slope → 0) and from the O(1/N) regime (slope −1); least-squares slope standard "
              "error, n − 2 d.o.f.",
          source="Donier 2019, Eq. 25 as the limit; central limit theorem for the rate",
@@ -580,14 +580,14 @@ ch.glue("fn3_verdict", ch.verdict([f"footnote3_{norm}_{cap.case_tag(*c)}" for c 
         "agrees with both closed forms within the declared 10 %",
         "departs from a closed form by more than the declared 10 % in at least one case",
         "is consistent with both closed forms, but this run cannot confirm agreement to 10 % in every case"))
-ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate N^{-1/2} (within the declared ±0.1 on the "
-        "exponent)", "but at a rate different from N^{-1/2}", "(the error falls, but this run's replicates cannot pin "
+ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate N^(−1/2) (within the declared ±0.1 on the "
+        "exponent)", "but at a rate different from N^(−1/2)", "(the error falls, but this run's replicates cannot pin "
         "the exponent to −½ ± 0.1)"))
 ch.glue("nu_verdict", ch.verdict(["fixed_layer_nu_leaky_relu_0.2", "fixed_layer_nu_relu"], "reproduced to ±0.02 for "
         "ReLU and leaky ReLU", "missed by more than ±0.02 in at least one case",
         "not pinned to ±0.02 by this run's layers in every case"))
-ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the predicted rate n^{-1/2}",
-        "decays at a rate other than n^{-1/2}", "decays, but this run does not pin its rate to −½ ± 0.1"))
+ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the predicted rate n^(−1/2)",
+        "decays at a rate other than n^(−1/2)", "decays, but this run does not pin its rate to −½ ± 0.1"))
 
 # %% [markdown]
 # ## What we found

@@ -152,7 +152,7 @@ ch.glue("diff_envs", P["envs"])
 #
 # ## A drift, and the limit ε → 0 (Eqs. 30–32)
 #
-# Eq. 29 takes all layers equal, D_l = I + εΔ, with L = 1/ε. Then κ⁰ = (I + εΔ)^{1/ε}κ^L is one
+# Eq. 29 takes all layers equal, D_l = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I + \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one
 # Euler step after another of the Kolmogorov equation π′(t) = Δπ(t) (Eq. 30), whose solution is
 # π(1) = exp(Δ)π(0): as ε → 0 the capacity network should converge to it, at the rate ε of a
 # first-order scheme. For a local, translation-invariant Δ the paper then approximates Eq. 30 by the
@@ -162,7 +162,7 @@ ch.glue("diff_envs", P["envs"])
 # the ring (no sampling): the only questions are how fast the limit is reached, and how far the
 # lattice solution exp(Δ)δ is from the Gaussian of Eq. 32. The latter has a size we can predict:
 # exp(Δ)δ is a continuous-time walk with cumulants κ_n = b + (−1)^n a, so its leading departure
-# from a Gaussian is the Edgeworth term of skewness v/(2𝒟)^{3/2} and excess kurtosis 1/(2𝒟).
+# from a Gaussian is the Edgeworth term of skewness $v/(2\mathcal D)^{3/2}$ and excess kurtosis 1/(2𝒟).
 
 # %%
 A_L, A_R = 10.0, 30.0
@@ -391,7 +391,7 @@ ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % m
 # exponentially. Here Δ_l has a, b ~ U(0.25, 0.75), so (Δ_l)_ii = −(a+b) has mean −1. The curves
 # start at L = 2: with a single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative
 # diagonal and not be a capacity matrix (`residual_layer` refuses it). Both laws, and the bound
-# |w_max/exp(Σ ε(Δ_l)_ii) − 1| ≤ e^{2.25/L} − 1, are exact statements about these products and are
+# |w_max/exp(Σ ε(Δ_l)_ii) − 1| ≤ $e^{2.25/L} - 1$, are exact statements about these products and are
 # unit-tested.
 #
 # The companion measurement is {cite:t}`balduzzi2017shattered`'s: the correlation between the

@@ -158,7 +158,7 @@ def pseudo_random_capacities(kappa_eq25: np.ndarray, k_mean: np.ndarray, k_se: n
     ax = axes[1]
     ax.loglog(np.repeat(sizes, errors.shape[1]), errors.ravel(), ".", alpha=0.5, label="replicates")
     ax.loglog(sizes, errors.mean(1), "o-", label=f"mean; slope {fit['slope']:.2f} ± {fit['slope_se']:.2f}")
-    ax.loglog(sizes, errors.mean(1)[0] * (sizes / sizes[0]) ** -0.5, "k--", lw=1, label="∝ N^{-1/2}")
+    ax.loglog(sizes, errors.mean(1)[0] * (sizes / sizes[0]) ** -0.5, "k--", lw=1, label=r"$\propto N^{-1/2}$")
     ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend()
     return fig
 
