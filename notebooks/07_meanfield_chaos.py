@@ -68,7 +68,8 @@ import pandas as pd
 from layerwise import gaussian
 from layerwise import meanfield as mf
 from layerwise.chapter import Chapter
-from layerwise.claims import quantile
+from layerwise.claims import outcome
+from layerwise.stats import t_quantile
 from layerwise.figures import ch07 as F
 from layerwise.params import resolve_from
 
@@ -349,8 +350,8 @@ ch.glue("circle_decades_sw40", growth[4.0]["decades"], se=growth[4.0]["decades_s
 for sw in SIGMA_WS:
     g = growth[sw]
     phase = "ordered" if g["chi1"] < 1 else "chaotic"
-    t99 = quantile(0.99, g["dof"])
-    rate_ok = abs(g["measured"] - g["predicted"]) + t99 * g["se"] <= 2.0 / P["circle_width"]
+    t99 = t_quantile(0.99, g["dof"])
+    rate_ok = outcome(g["measured"], "abs", g["predicted"], 2.0 / P["circle_width"], se=g["se"], dof=g["dof"]) == "pass"
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
              f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
              kind="predicts", measured=g["measured"], se=g["se"], dof=g["dof"], reference=g["predicted"], tol=2.0 / P["circle_width"],
@@ -475,12 +476,9 @@ pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": 
 MARGIN_XI = 0.10
 PHRASES = {"inside": "agree within the 10 % margin", "outside": "disagree beyond the 10 % margin",
            "straddles": "are not decided at this scale (the 99 % interval straddles the margin)"}
-resolved_c = (1 / R["rate_c_theory"] <= P["sweep_layers"] / 3) & (np.abs(R["rate_c_map"] / R["rate_c_theory"] - 1) <= 0.05)
-resolved_g = np.abs(1 / R["rate_grad_theory"]) <= P["sweep_layers"] / 3
-ratios = {"ordered": mf.mean_rate_ratio(R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"], resolved_c & (phase == "ordered")),
-          "chaotic": mf.mean_rate_ratio(R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"], resolved_c & (phase == "chaotic")),
-          "grad": mf.mean_rate_ratio(R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"], resolved_g)}
-bias_max = float(np.max(np.abs(R["rate_c_map"] / R["rate_c_theory"] - 1)[resolved_c]))
+ratios, bias_max = mf.sweep_rate_ratios(R, phase, P["sweep_layers"])   # resolved settings only
+
+# %%
 sweep_verdicts = []
 for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = −1/ln χ₁)", "Schoenholz et al. 2017, Eq. 9 and Fig. 2"),
                        ("chaotic", "chaotic-phase correlations (ξ_c = −1/ln χ_c at c*)", "Schoenholz et al. 2017, Eq. 9 and Fig. 2"),
@@ -510,7 +508,6 @@ step = float(sweep["sigma_w2"][1] - sweep["sigma_w2"][0])
 peak_words = []
 for i, sb2 in enumerate(SWEEP_SB2):
     crit, key = mf.critical_sigma_w2(sb2), str(sb2).replace(".", "_")
-    ch.glue(f"crit_sw2_sb{key}", crit, digits=4)
     for q, label in (("c", "ξ_c (correlations)"), ("grad", "|ξ_∇| (gradients)")):
         lo, hi = R[f"peak_{q}_interval"][i]
         ch.claim(f"{'xi_c' if q == 'c' else 'xi_grad'}_peaks_at_transition_sb2_{key}",
@@ -583,11 +580,12 @@ ch.claim("trainable_depth_peaks_at_criticality",
          why=f"the σ_w² grid (step {step_train:.2g}) resolves the peak to one step; ties go to the first maximum; one training per "
              "grid cell, so no uncertainty is attached (a point)",
          source="Schoenholz et al. 2017, §5 and Fig. 5")
+
+# %%
 n_inside = int(inside.sum())
 if B["slope_se"] is not None:  # ≥ 3 boundary points inside the grid: a regression with a standard error
-    half = quantile(0.99, B["slope_dof"]) * B["slope_se"]
     slope_kw = dict(measured=B["slope"], se=B["slope_se"], dof=B["slope_dof"],
-                    note="" if abs(B["slope"] - 1) + half <= 0.5 else
+                    note="" if outcome(B["slope"], "abs", 1.0, 0.5, se=B["slope_se"], dof=B["slope_dof"]) == "pass" else
                     f"{n_inside} boundary points ({B['slope_dof']} d.o.f.) on a depth grid with steps of a factor "
                     f"{P['train_depths'][1] / P['train_depths'][0]:.2g}: the slope's 99 % interval reaches beyond the margin")
 else:  # fewer: the slope is not determined at this scale, and the claim says so rather than failing

@@ -238,27 +238,6 @@ def test_iterated_correlation_map_contracts_by_chi_c(sw2):
     assert ratio == pytest.approx(np.exp(-1 / d["xi_c"]), rel=1e-4)
 
 
-def test_decay_depth_estimators():
-    layers = np.arange(1, 15)
-    assert mf.decay_depth(layers, 0.2 * np.exp(-layers / 7.5)) == pytest.approx(7.5, rel=1e-12)
-    assert mf.decay_depth(layers, -0.2 * np.exp(-layers / 7.5)) == pytest.approx(7.5, rel=1e-12)
-    # a quadratic map e → χ e + a e²: one-sided fits are biased, the symmetric average is not (to 1st order)
-    chi, a, xi = 0.9, 0.3, -1 / np.log(0.9)
-
-    def run(e0):
-        e = [e0]
-        for _ in range(14):
-            e.append(chi * e[-1] + a * e[-1] ** 2)
-        return np.array(e[1:])
-
-    up, down = mf.decay_depth(layers, run(0.05)), mf.decay_depth(layers, run(-0.05))
-    sym = mf.symmetric_decay_depth(layers, run(0.05), layers, run(-0.05))
-    assert up > 1.05 * xi and down < 0.97 * xi
-    assert abs(sym - xi) < 0.2 * min(abs(up - xi), abs(down - xi))
-    with pytest.raises(ParameterError):
-        mf.decay_depth(layers[:1], np.ones(1))
-
-
 def test_max_deviation_interval():
     from scipy import stats
 
@@ -342,25 +321,6 @@ def test_depth_scale_curve_is_depth_scales_pointwise():
     r = mf.depth_scale_curve(0.05, 4)
     assert r["sigma_w2"][0] == 1.0 and r["sigma_w2"][-1] == 4.0
     assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(r["critical"]) == mf.critical_sigma_w2(0.05)
-
-
-def test_measure_xi_c_on_geometric_decays():
-    rng = np.random.default_rng(1)
-    chi, cs, layers = 0.85, 0.6, np.arange(13)
-    xi = -1 / np.log(chi)
-    maps = [cs + d * chi**layers for d in (0.2, -0.2)]
-    runs = [m[None] + 1e-4 * rng.standard_normal((30, 13)) for m in maps]
-    r = mf.measure_xi_c(runs, maps, cs)
-    assert r["map_fit"] == pytest.approx(xi, rel=1e-10)  # the fit on an exact geometric map is exact
-    assert abs(r["measured"] - xi) < 5 * r["se"] and 0 < r["se"] < 0.1 * xi
-    # the window stops where the deviation falls below 4 s.e. of the mean (≈ 4e-4/√30)
-    last = max(layers[1:][np.abs(maps[0][1:] - cs) > 4 * runs[0].std(0, ddof=1)[1:] / np.sqrt(30)])
-    assert r["window"] == (1, int(last))
-    one = mf.measure_xi_c(runs[:1], maps[:1], cs)  # one run: the plain decay depth
-    assert one["map_fit"] == pytest.approx(xi, rel=1e-10)
-    assert mf.xi_c_starts(1.0, 0.2) == (0.99,) and mf.xi_c_starts(0.5, 0.2) == (0.7, 0.3)
-    with pytest.raises(ParameterError):
-        mf.measure_xi_c(runs * 2, maps * 2, cs)
 
 
 def test_relative_margin_verdict():
@@ -492,3 +452,21 @@ def test_mean_rate_ratio_is_the_precision_weighted_mean():
     v = np.array([(w @ [1.1, 0.9]) * (1 + 0.01 * k) for k in range(4)])
     assert out["se"] == pytest.approx(np.sqrt(3 / 4 * np.sum((v - v.mean()) ** 2)), rel=1e-10)
     assert mf.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["n"] == 0
+
+
+def test_sweep_rate_ratios_keeps_only_resolved_settings():
+    # four settings: ordered & resolved, chaotic & resolved, ξ too long for 30 layers, window bias of 10 %
+    theory = np.array([-0.5, -0.25, -0.05, -0.4])
+    R = {"rate_c_theory": -theory, "rate_c_map": -theory * np.array([1.0, 1.02, 1.0, 1.10]),
+         "rate_c": -theory * np.array([1.1, 0.9, 5.0, 5.0]), "rate_c_se": np.full(4, 0.01),
+         "rate_grad_theory": theory, "rate_grad": theory * 1.2, "rate_grad_se": np.full(4, 0.01)}
+    R["rate_c_loo"] = np.repeat(R["rate_c"][:, None], 5, axis=1)
+    R["rate_grad_loo"] = np.repeat(R["rate_grad"][:, None], 5, axis=1)
+    phase = np.array(["ordered", "chaotic", "ordered", "chaotic"])
+    ratios, bias = mf.sweep_rate_ratios(R, phase, 30)
+    assert ratios["ordered"]["n"] == 1 and ratios["ordered"]["mean"] == pytest.approx(1.1)
+    assert ratios["chaotic"]["n"] == 1 and ratios["chaotic"]["mean"] == pytest.approx(0.9)
+    assert ratios["grad"]["n"] == 3 and ratios["grad"]["mean"] == pytest.approx(1.2) and ratios["grad"]["se"] == 0
+    assert bias == pytest.approx(0.02)
+    with pytest.raises(ParameterError, match="n_layers=3"):
+        mf.sweep_rate_ratios(R, phase, 3)

@@ -1023,7 +1023,7 @@ def welch_log_ratio(lo: Any, hi: Any) -> tuple[float, float, float]:
 def change_verdict(diff: float, se: float, dof: float, confidence: float = 0.99) -> str:
     """'grows', 'shrinks' or 'does not change measurably': whether the two-sided t interval of a
     difference lies above 0, below 0, or contains it."""
-    from .claims import quantile
+    from .stats import t_quantile as quantile
 
     q = quantile(confidence, dof) if se > 0 else 0.0
     lo, hi = diff - q * se, diff + q * se

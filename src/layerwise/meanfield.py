@@ -23,7 +23,7 @@ correlation depth, the trainability boundary — each a function with a unit tes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -256,26 +256,6 @@ def depth_scales(sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> dict[st
 # ----------------------------------------------------------------------------------------------
 # Estimators that decide the chapter's claims
 # ----------------------------------------------------------------------------------------------
-def decay_depth(layers: np.ndarray, deviation: np.ndarray) -> float:
-    """Depth ξ of an exponential decay |deviation_l| ∝ e^{-l/ξ}: −1 / (least-squares slope of
-    ln|deviation| against the layer index)."""
-    layers, deviation = np.asarray(layers, float), np.asarray(deviation, float)
-    if layers.shape != deviation.shape or len(layers) < 2:
-        raise ParameterError(f"decay_depth needs matching 1-D arrays of >= 2 layers, got {layers.shape} and {deviation.shape}")
-    slope = np.polyfit(layers, np.log(np.abs(deviation)), 1)[0]
-    return float(-1.0 / slope)
-
-
-def symmetric_decay_depth(layers_above: np.ndarray, dev_above: np.ndarray, layers_below: np.ndarray, dev_below: np.ndarray) -> float:
-    """Decay depth from two runs started on either side of a fixed point, c* + δ and c* − δ:
-    ξ = −2 / (s₊ + s₋), s± the log-deviation slopes of the two runs.
-
-    Near the fixed point e_{l+1} = χ e_l + a e_l² + …, so ln|e_l| = l ln χ + ln|e_0| + O(a e):
-    the curvature's first-order effect on the slope is odd in the sign of e and cancels in the
-    average, as does a small shift of the fixed point itself (e.g. a finite-width correction)."""
-    s_above = -1.0 / decay_depth(layers_above, dev_above)
-    s_below = -1.0 / decay_depth(layers_below, dev_below)
-    return float(-2.0 / (s_above + s_below))
 
 
 def max_deviation_interval(
@@ -620,50 +600,11 @@ def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
             "critical": np.array(critical_sigma_w2(sigma_b2))}
 
 
-def xi_c_starts(c_star: float, delta: float, ordered_start: float = 0.99) -> tuple[float, ...]:
-    """Starting correlations for measuring ξ_c: ``ordered_start`` alone in the ordered phase
-    (c* = 1: only the side below exists), else c* + δ and c* − δ (see :func:`measure_xi_c`)."""
-    return (ordered_start,) if c_star == 1.0 else (c_star + delta, c_star - delta)
-
-
-def measure_xi_c(c_runs: list[np.ndarray], c_maps: list[np.ndarray], c_star: float, n_se: float = 4.0) -> dict[str, Any]:
-    """Decay depth of the mean correlation of simulated networks towards c* (Schoenholz et al.
-    2017, Eqs. 7–9: ξ_c = −1/ln χ_c).
-
-    ``c_runs[k]`` (nets, L+1): per-network correlations of a run started at ``c_maps[k][0]``;
-    ``c_maps[k]`` (L+1,): the correlation map's iterates from the same start. Each run is fitted
-    over the layers where the map's deviation |c_map − c*| exceeds ``n_se`` standard errors of
-    the mean over networks; one run gives :func:`decay_depth`, two (above and below c*) give
-    :func:`symmetric_decay_depth`. Returns ``measured`` and its jackknife ``se`` over networks,
-    ``map_fit`` (the same fit on the map's own iterates: the bias of the window), and ``window``
-    (first and last layer fitted)."""
-    from .stats import jackknife_se, mean_se
-
-    if len(c_runs) not in (1, 2) or len(c_runs) != len(c_maps):
-        raise ParameterError(f"measure_xi_c needs one or two runs and as many maps, got {len(c_runs)} and {len(c_maps)}")
-    layers = np.arange(1, len(c_maps[0]))
-    windows = []
-    for c, c_map in zip(c_runs, c_maps):
-        _, cse = mean_se(c)
-        windows.append(layers[np.abs(c_map[1:] - c_star) > n_se * cse[1:]])  # expected deviation ≥ n_se s.e. of the mean
-
-    def estimator(cc: np.ndarray) -> float:  # cc: (networks, runs, layers + 1)
-        devs = [cc[:, k].mean(0)[w] - c_star for k, w in enumerate(windows)]
-        if len(devs) == 1:
-            return decay_depth(windows[0], devs[0])
-        return symmetric_decay_depth(windows[0], devs[0], windows[1], devs[1])
-
-    measured, se = jackknife_se(estimator, np.stack(c_runs, axis=1))
-    map_fit = estimator(np.stack(c_maps)[None])
-    return dict(measured=measured, se=se, map_fit=float(map_fit),
-                window=(int(min(w[0] for w in windows)), int(max(w[-1] for w in windows))))
-
-
 def relative_margin_verdict(measured: float, se: float, dof: int, reference: float, margin: float, confidence: float = 0.99) -> str:
     """Where the two-sided Student-t interval of ``measured`` lies relative to ``reference`` ×
     (1 ± ``margin``): ``"inside"`` (entirely), ``"outside"`` (entirely) or ``"straddles"`` — the
     grading of a ``comparison="rel"`` claim, for the prose."""
-    from .claims import quantile
+    from .stats import t_quantile as quantile
 
     half = quantile(confidence, dof) * se
     rel_lo, rel_hi = (measured - half) / reference - 1, (measured + half) / reference - 1
@@ -961,3 +902,27 @@ def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, s
     v = w @ (loo[keep] / theory[keep][:, None])
     n = v.size
     return {"mean": full, "se": float(np.sqrt((n - 1) / n * np.sum((v - v.mean()) ** 2))), "n": int(keep.sum())}
+
+
+def sweep_rate_ratios(R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int,
+                      map_bias: float = 0.05) -> tuple[dict[str, dict[str, float]], float]:
+    """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14), for
+    the settings the sweep resolves: a depth scale at most a third of the ``n_layers`` recorded, and
+    for correlations a fitting window whose bias on the map's own iterates is at most ``map_bias``.
+    ``R`` holds ``rate_c``/``rate_grad`` (networks), ``*_theory`` (−1/ξ), ``rate_c_map`` (the same fit
+    on the map), ``*_loo`` and ``*_se`` per setting; ``phase`` is "ordered"/"chaotic" per setting.
+    Returns ({"ordered", "chaotic", "grad"} → :func:`mean_rate_ratio`, the largest relative window
+    bias |rate_c_map/rate_c_theory − 1| among the resolved correlation settings)."""
+    n_layers = check_positive_int("n_layers", n_layers)
+    phase = np.asarray(phase)
+    bias = np.abs(np.asarray(R["rate_c_map"]) / R["rate_c_theory"] - 1)
+    resolved_c = (1 / R["rate_c_theory"] <= n_layers / 3) & (bias <= map_bias)
+    resolved_g = np.abs(1 / R["rate_grad_theory"]) <= n_layers / 3
+    if not resolved_c.any():
+        raise ParameterError(f"no correlation setting is resolved with n_layers={n_layers}: record more layers")
+    c = (R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"])
+    ratios = {"ordered": mean_rate_ratio(*c, resolved_c & (phase == "ordered")),
+              "chaotic": mean_rate_ratio(*c, resolved_c & (phase == "chaotic")),
+              "grad": mean_rate_ratio(R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"],
+                                      resolved_g)}
+    return ratios, float(np.max(bias[resolved_c]))
