@@ -261,6 +261,16 @@ def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     assert first_sentence("No full stop") == "No full stop"
 
 
+def test_glue_all_glues_a_summary_and_estimates_with_their_error(tmp_path):
+    from layerwise.stats import estimate
+
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    ch.glue_all({"n": 12, "r": estimate([1.0, 2.0, 3.0]), "s": "a sentence"}, digits=2)
+    assert ch.glued == {"n": "12", "r": "2.0 ± 0.58", "s": "a sentence"}
+    with pytest.raises(ParameterError, match="twice"):
+        ch.glue_all({"r": 1.0})
+
+
 def test_chapter_validates_its_inputs(tmp_path):
     for kw in (dict(scale="huge", seed=0), dict(scale="ci", seed=-1), dict(scale="ci", seed=0, device="tpu")):
         with pytest.raises(ParameterError):

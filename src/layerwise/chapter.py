@@ -283,6 +283,17 @@ class Chapter:
         _display_raw({GLUE_PREFIX + "text/plain": text}, {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
         self.glued[name] = text
 
+    def glue_all(self, values: Mapping[str, Any], *, digits: int = 3) -> None:
+        """:meth:`glue` every ``name: value`` of ``values`` (a topic module's summary of a run).
+        A :class:`layerwise.stats.Estimate` is glued as ``mean ± se``; anything else as it is."""
+        from layerwise.stats import Estimate
+
+        for name, value in values.items():
+            if isinstance(value, Estimate):
+                self.glue(name, value.mean, se=value.se, digits=digits)
+            else:
+                self.glue(name, value, digits=digits)
+
     # -- figures --------------------------------------------------------------------------------
     def figure(self, fig: Any, name: str, caption: str, *, arrays: Mapping[str, Any], alt: str | None = None) -> None:
         """Save ``fig`` (PNG, SVG and its arrays as NPZ) and show it as a numbered, linkable figure.
