@@ -398,9 +398,8 @@ ch.claim("capacity_patches_near_linear", "With photo-patch inputs (Σ ≠ I), fi
          source="Donier 2019, Eq. 15 and footnote 5 (i.i.d. inputs); prediction derived in this chapter")
 for name, (v, se) in lay.capacity_prose_numbers(CAPR, CAPD, CAP_INPUTS, ["relu", "leaky"]).items():
     ch.glue(name, v, se=se, digits=2)
-for name, v in {"cap_n": P["cap_side"] ** 2, "cap_m": P["cap_m"], "cap_draws": P["cap_draws"],
-                "cap_samples": P["cap_samples"]}.items():
-    ch.glue(name, v)
+ch.glue_all({"cap_n": P["cap_side"] ** 2, "cap_m": P["cap_m"], "cap_draws": P["cap_draws"],
+             "cap_samples": P["cap_samples"]})
 ch.glue("nu_leaky", nu13[1], digits=2)
 on_avg = ("closer to the exact fixed-layer capacities on average, though with this run's layers not significantly "
           "so in every case")
@@ -514,9 +513,8 @@ ch.claim("appendix_a_tanh_spurious", "Appendix A, tanh: the augmented-space form
          why="as above, an exact count; the true tanh Jacobian is full rank, the frozen-η one inherits the "
              "bilinear scale symmetry of Aᵀ(η ⊙ PᵀY)",
          source="Donier 2019, Appendix A ('the equations would find some redundancy when there is in fact none')")
-for name, v in {"jac_n": JN, "jac_m": JM, "jac_inputs": JI, "jac_linear": red["linear_true"],
-                "jac_relu": red["relu_true"], "jac_tanh_true": red["tanh_true"], "jac_tanh_aug": red["tanh_aug"]}.items():
-    ch.glue(name, v)
+ch.glue_all({"jac_n": JN, "jac_m": JM, "jac_inputs": JI, "jac_linear": red["linear_true"],
+             "jac_relu": red["relu_true"], "jac_tanh_true": red["tanh_true"], "jac_tanh_aug": red["tanh_aug"]})
 
 # %% [markdown]
 # The ReLU Jacobian has {glue}`jac_relu` redundant directions (true and augmented alike), the linear

@@ -190,9 +190,8 @@ ch.claim("drift_gaussian_eq32", "With a drifting Δ (v = 20, 𝒟 = 20) the solu
              "the next order. A wrong drift or diffusion constant (e.g. v = 0) would miss by O(1)",
          source="Donier 2019, Eqs. 31–32")
 ch.glue("eq30_slope", rate["slope"], digits=3)
-for name, v in {"drift_l1_eq32": DL["l1_eq32"], "drift_edge": DL["edge"], "drift_l1_first": float(DL["l1_expm"][0]),
-                "drift_l1_last": float(DL["l1_expm"][-1])}.items():
-    ch.glue(name, v, digits=2)
+ch.glue_all({"drift_l1_eq32": DL["l1_eq32"], "drift_edge": DL["edge"], "drift_l1_first": float(DL["l1_expm"][0]),
+             "drift_l1_last": float(DL["l1_expm"][-1])}, digits=2)
 ch.glue("drift_depth_first", int(DL["layers"][0]))
 ch.glue("drift_depth_last", int(DL["layers"][-1]))
 

@@ -221,8 +221,7 @@ for d_i, d in enumerate(P["depths"][1:], start=1):
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5 and Fig. 3; Daróczy, slides §3",
              note="" if outcome(r, "between", (0.5, 2.0), se=r_se, dof=dens["dof"]) == "pass" else
                   f"{P['n_nets']} slices leave the interval wider than the window")
-for name, value in ini["glue"].items():  # n_big, density_by_depth, t_k, omega_frac, slopes_by_depth
-    ch.glue(name, value)
+ch.glue_all(ini["glue"])  # n_big, density_by_depth, t_k, omega_frac, slopes_by_depth
 
 # %%
 for d, g in ini["slopes"].items():  # least squares of log(count) on log N over every network
@@ -308,8 +307,7 @@ for d in P["depths"]:
                         "neurons, distance to the nearest boundary ∝ its inverse",
                  note="" if outcome(ex["slope"], "abs", ref, 0.5, se=ex["se"], dof=ex["dof"]) == "pass" else
                       f"{P['n_line_nets']} segments leave the interval wider than the margin")
-for name, value in ln["glue"].items():  # line_exponents, dist_exponents, line_per_theta, dist_vs_closed
-    ch.glue(name, value)
+ch.glue_all(ln["glue"])  # line_exponents, dist_exponents, line_per_theta, dist_vs_closed
 
 # %% [markdown]
 # The exponents of the crossings are {glue}`line_exponents`, and those of the distance
@@ -352,11 +350,9 @@ ch.figure(fig, "counts_training",
           "(Hanin & Rolnick 2019, NeurIPS Figs. 5–6; Daróczy, slides §3).",
           arrays={"epoch": ep, "sweep_count": sw["sweep_count"], "noise_count": sw["noise_count"],
                   "sweep_acc": sw["sweep_acc"], "crossings": sw["sweep_crossings"], "dist": sw["sweep_dist"]})
-for name, value in tr["glue"].items():  # the ratios by setting, verdicts, accuracy, learning rates
-    ch.glue(name, value)
-for name, value in {"montufar_32x3": R.montufar_max([32, 32, 32]), "train_max_frac": tr["max_frac"],
-                    **R.input_ranges()}.items():  # and how extreme each preprocessing is
-    ch.glue(name, float(value), digits=2)
+ch.glue_all(tr["glue"])  # the ratios by setting, verdicts, accuracy, learning rates
+ch.glue_all({name: float(value) for name, value in {"montufar_32x3": R.montufar_max([32, 32, 32]),
+             "train_max_frac": tr["max_frac"], **R.input_ranges()}.items()}, digits=2)  # how extreme each input is
 
 # %%
 g0, gx = tr["grows"], tr["lines"]
@@ -526,8 +522,7 @@ ch.glue("sens_n_mc", ss["mc"].n)
 # %%
 found = R.findings([(c.id, c.kind, c.status) for c in ch.ledger.claims], P["depths"], scale, tr, P["preprocessings"],
                    P["lrs"])  # which of the papers' results this run reproduced, and which not
-for name, value in found.items():
-    ch.glue(name, value)
+ch.glue_all(found)
 ch.glue("paper_epochs", SCALES["paper"]["epochs"])
 ch.glue("paper_seeds", SCALES["paper"]["n_train_seeds"])
 
