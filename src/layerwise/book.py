@@ -6,7 +6,8 @@
 ``python -m layerwise book build``
     writes the reproduction dashboard and renders ``_build/html`` with ``-W -n --keep-going``;
 ``python -m layerwise book all --scale ci`` does both; ``list`` shows the chapters;
-``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync.
+``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync; ``shape`` counts each
+chapter's code lines by kind (claims, figures, glue, parameters, imports, computation).
 
 The machinery, one module per job: :mod:`layerwise.runner` (which chapters, their parameters,
 papermill execution, progress, :class:`ChapterFailed`), :mod:`layerwise.pages` (shaping executed
@@ -38,6 +39,7 @@ from .runner import (
     select,
     status_counts,
 )
+from .shape import KINDS, shape_table
 
 _decorate = decorate  # the names the page tests and older callers use
 _figure_directive = figure_directive
@@ -81,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("build", help="write the dashboard and render _build/html")
     sub.add_parser("list", help="list the chapters")
     sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
+    sub.add_parser("shape", help="each chapter's code lines by kind and its longest code cell")
     sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
     sub.add_parser("pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)")
     e = sub.add_parser("evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder")
@@ -100,6 +103,14 @@ def main(argv: list[str] | None = None) -> int:
                 print("out of sync:", b, file=sys.stderr)
             print(f"{len(chapters(root))} notebooks, {len(bad)} out of sync")
             return 1 if bad else 0
+        if a.cmd == "shape":
+            rows = shape_table(root)
+            cols = ["chapter", *KINDS, "code", "cells", "longest"]
+            print(" ".join(f"{c:>11}" if i else f"{c:<28}" for i, c in enumerate(cols)))
+            for r in [*rows, {"chapter": "total", **{c: sum(int(r[c]) for r in rows) for c in cols[1:-1]},
+                              "longest": max(int(r["longest"]) for r in rows)}]:
+                print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
+            return 0
         if a.cmd == "dashboard":
             print(write_dashboard(root))
             return 0

@@ -1,0 +1,100 @@
+"""The shape of a chapter notebook: its code lines by kind and its longest code cell.
+
+A chapter reads narrative → parameters → one call → one figure → claims (``CONTRIBUTING.md``).
+Claim declarations (SPEC: "every chapter states its quantitative claims in code") and figure
+calls with their captions are chapter text; what should stay small is everything else — the
+computation, tables and glue a chapter still does itself. ``python -m layerwise book shape``
+prints the table; ``tests/test_book.py`` holds every code cell to :data:`MAX_CELL_LINES`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+KINDS = ("claims", "figures", "glue", "parameters", "imports", "computation")
+MAX_CELL_LINES = 25  # the longest code cell a chapter may have (issue #16: "no code cell over ~25 lines")
+
+
+def _called(node: ast.AST) -> str | None:
+    """Attribute name of the method a statement calls (``ch.claim(...)`` → ``claim``), else None."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return None
+
+
+def statement_kind(node: ast.stmt) -> str:
+    """The kind (one of :data:`KINDS`) of one simple statement of a code cell: ``ch.claim(...)`` is
+    a claim, ``ch.figure(...)`` a figure, ``ch.glue``/``ch.glue_all`` glue; the ``SCALES`` table and
+    the lines that resolve the parameters or open the ``Chapter`` are parameters."""
+    called = _called(node)
+    if called == "claim":
+        return "claims"
+    if called == "figure":
+        return "figures"
+    if called in ("glue", "glue_all"):
+        return "glue"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "imports"
+    if isinstance(node, ast.Assign):
+        text = ast.unparse(node.value)
+        if any(isinstance(t, ast.Name) and t.id == "SCALES" for t in node.targets) or "resolve_from(" in text or \
+                text.startswith("Chapter("):
+            return "parameters"
+    return "computation"
+
+
+def _block_shape(body: list[ast.stmt], start: int, out: Counter) -> None:
+    """Add the lines ``start``… of the statements ``body`` to ``out`` by kind. A loop or ``if`` is
+    split: its header lines are computation, its body is counted statement by statement (a loop
+    of claims counts as claims). Comment lines count with the statement that follows them."""
+    for node in body:
+        end = node.end_lineno or node.lineno
+        blocks = [b for b in (getattr(node, "body", None), getattr(node, "orelse", None)) if b]
+        if isinstance(node, (ast.For, ast.While, ast.If, ast.With)) and blocks:
+            first = blocks[0][0].lineno
+            out["computation"] += first - start
+            for i, b in enumerate(blocks):
+                if i:  # the ``else:`` line
+                    out["computation"] += 1
+                    _block_shape(b, b[0].lineno, out)
+                else:
+                    _block_shape(b, first, out)
+        else:
+            out[statement_kind(node)] += end - start + 1
+        start = end + 1
+
+
+def cell_shape(source: str) -> Counter:
+    """Lines of one code cell by kind (a cell that does not parse counts as computation)."""
+    lines = source.splitlines()
+    out: Counter = Counter()
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        out["computation"] += len(lines)
+        return out
+    _block_shape(body, 1, out)
+    out["computation"] += len(lines) - sum(out.values())  # trailing comments
+    return out
+
+
+def notebook_shape(path: Path) -> dict[str, int]:
+    """Code lines of a jupytext ``.py`` chapter by kind (:data:`KINDS`), plus ``cells``, ``code``
+    (all code lines; the ``parameters`` cell included) and ``longest`` (lines of the longest cell)."""
+    import jupytext
+
+    nb = jupytext.read(path)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    total: Counter = Counter()
+    for src in code:
+        total.update(cell_shape(src))
+    sizes = [len(src.splitlines()) for src in code]
+    return {**{k: int(total[k]) for k in KINDS}, "cells": len(code), "code": sum(sizes), "longest": max(sizes, default=0)}
+
+
+def shape_table(root: Path) -> list[dict[str, object]]:
+    """:func:`notebook_shape` of every chapter under ``root/notebooks`` (rows with ``chapter``)."""
+    return [{"chapter": p.stem, **notebook_shape(p)} for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))]
