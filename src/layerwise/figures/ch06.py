@@ -14,6 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 
+from ..stats import mean_se
+
 
 def arch_name(w: Sequence[int]) -> str:
     """``[16]×6`` for deep equal-width architectures, ``[32, 32, 32]`` otherwise."""
@@ -127,8 +129,8 @@ def training_sweep(epoch: np.ndarray, panels: Sequence[tuple[str, str, dict[str,
     for ax, (title, ylabel, curves) in zip(axes.flat, panels):
         for k, (label, v) in enumerate(curves.items()):
             v = np.asarray(v, dtype=float)
-            se = v.std(0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.zeros(v.shape[1])
-            ax.errorbar(epoch, v.mean(0), yerr=se, marker="o", ms=3, capsize=2, label=label, color=f"C{k}")
+            _, se = mean_se(v, axis=0)  # NaN with a single run: no error bar
+            ax.errorbar(epoch, v.mean(0), yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2, label=label, color=f"C{k}")
         ax.axhline(1, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
