@@ -83,7 +83,6 @@ from layerwise import capacity as cap
 from layerwise import layer as lay
 from layerwise import stats as lst
 from layerwise.chapter import Chapter
-from layerwise.claims import outcome
 from layerwise.figures import ch01 as F
 from layerwise.params import resolve_from
 
@@ -161,8 +160,7 @@ for case in NU_CASES[1:3]:                                       # leaky ReLU a 
                  "(the odd arcsin term averages out over layers, the even ones are ≈ 1/n); the layers are the "
                  "independent replicates (t quantile, layers − 1 d.o.f.)",
              source="Donier 2019, Eqs. 13 and 15", min_scale="ci",
-             note="" if outcome(e.mean, "abs", nu_ref, 0.02, se=e.se, dof=e.dof) == "pass" else
-             "the mean over this run's layers is not pinned to ±0.02")
+             caveat="the mean over this run's layers is not pinned to ±0.02")
 for kind in INPUTS:
     for k, tag in ((2, "relu"), (3, "abs")):
         for stat, v in lay.ratio_spread(FIX[kind][f"ratios_{k}"][i64]).items():
@@ -235,8 +233,7 @@ ch.claim("fixed_layer_rate_iid", "For i.i.d. Gaussian inputs, the deviation of f
          why="the arcsin term with ρ_ij = p_iᵀp_j of variance 1/n predicts the rate −½ up to O(1/n) corrections; "
              "±0.1 separates it from no decay (0) and from 1/n (−1); least-squares slope SE, points − 2 d.o.f.",
          source="Donier 2019, Eq. 14 and footnote 3; rate derived in this chapter",
-         note="" if outcome(fi, "abs", -0.5, 0.1, se=fi_se, dof=DEV["iid"]["relu"]["dof"]) == "pass" else
-         "the slope's 99 % interval is not inside −0.5 ± 0.1 at this scale")
+         caveat="the slope's 99 % interval is not inside −0.5 ± 0.1 at this scale")
 ch.claim("fixed_layer_rate_patches", "For photo-patch inputs, the deviation of fixed ReLU layers from Eq. 14 does "
          "not decay like n^(−1/2): the log-log slope is above −0.25", kind="predicts",
          measured=fp, se=fp_se, dof=DEV["patches"]["relu"]["dof"], reference=-0.25, tol=0.0, comparison="ge",
@@ -303,7 +300,7 @@ for case in FN3:
                      "'agrees': 10 % on the squared error (5 % on the error), below what the log-scale figure "
                      "resolves; the noise enters through the batch standard errors (10 batches per n, t quantiles)",
                  source="Donier 2019, Eq. 13 and footnote 3; closed forms derived in this chapter",
-                 note="" if outcome(ratio, "rel", 1.0, 0.1, se=ratio_se, dof=ratio_dof) == "pass" else "the pooled "
+                 caveat="the pooled "
                  "ratio's 99 % interval is not inside ±10 %: too few samples at this scale, or a real departure — see "
                  "the figure")
 for tag in ("relu", "abs"):
@@ -385,7 +382,7 @@ for c, case in enumerate(CAP_CASES):
              why="footnote 3 in the p_i, p_j directions and the arcsin term predict an O(1) change of K̃ that Eq. 14 "
                  "omits; a one-sided test of the sign, layers as replicates (t quantile, layers − 1 d.o.f.)",
              source="Donier 2019, Eqs. 9 and 14; exact fixed-layer Σ̃ derived in this chapter",
-             note="" if outcome(g.mean, "ge", 0.0, 0.0, se=g.se, dof=g.dof) == "pass" else f"with {P['cap_draws']} "
+             caveat=f"with {P['cap_draws']} "
              "layers the t interval of the mean difference still reaches 0 (the default scale has more layers)")
 
 # %%
@@ -458,8 +455,7 @@ ch.claim("empirical_converges", "The error of the empirical capacities decays li
              "from a bias floor (slope → 0) and from the O(1/N) regime (slope −1); least-squares slope standard "
              "error, n − 2 d.o.f.",
          source="Donier 2019, Eq. 25 as the limit; central limit theorem for the rate",
-         note="" if outcome(slope_fit["slope"], "abs", -0.5, 0.1, se=slope_fit["slope_se"], dof=CONV["dof"]) == "pass"
-         else f"{P['emp_reps']} replicates per size over N = {int(sizes[0])}–{int(sizes[-1]):,}: the slope's 99 % "
+         caveat=f"{P['emp_reps']} replicates per size over N = {int(sizes[0])}–{int(sizes[-1]):,}: the slope's 99 % "
          "interval is about as wide as the ±0.1 margin itself, so this run cannot pin the rate (the default scale, 12 "
          "replicates up to N = 100,000, is meant to)")
 ch.glue("emp_slope", slope_fit["slope"], se=slope_fit["slope_se"])

@@ -71,7 +71,7 @@ import torch
 
 from layerwise import diffusion as cap
 from layerwise.chapter import Chapter
-from layerwise.claims import DEFAULT_CONFIDENCE, accepted_set, grade, outcome
+from layerwise.claims import DEFAULT_CONFIDENCE, outcome
 from layerwise.figures import ch02 as F
 from layerwise.params import resolve_from
 
@@ -285,8 +285,7 @@ ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L:
              "networks (t quantiles); the declared margin ±0.1 is a fifth of the exponent ½ of the fixed-s nets above, "
              "so it separates 'depends on t only' from √depth growth",
          source="Donier 2019, Eq. 29 (L = 1/ε) and Eq. 34 (t = (L − l)/L)",
-         note="" if outcome(tc_fit.mean, "abs", 0.0, 0.1, se=tc_fit.se, dof=tc_fit.dof) == "pass" else
-         f"with {P['tc_nets']} networks per depth the exponent's 99 % interval is wider than the ±0.1 margin")
+         caveat=f"with {P['tc_nets']} networks per depth the exponent's 99 % interval is wider than the ±0.1 margin")
 tc_ratio = cap.variance_ratio(tc_var1, 2 / 3 * P["tau"])       # input-layer ERF variance / (2/3)τ
 ch.glue("tc_ratio", tc_ratio.mean, se=tc_ratio.se)
 ch.glue("tc_gamma", tc_fit.mean, se=tc_fit.se)
@@ -343,8 +342,7 @@ for arch in ("plain", "residual"):
                  "declared margin of 5 % is the agreement that separates 'exact' from the O(1) departures of ReLU "
                  "networks below",
              source="Donier 2019, Eq. 28 and §5 (capacities vs gradients); derived in this chapter",
-             note="" if outcome(ratio, "rel", 1.0, 0.05, se=ratio_se, dof=ratio_dof) == "pass" else
-             f"{P['pr_inputs']} inputs per network leave the 99 % interval wider than the ±5 % margin")
+             caveat=f"{P['pr_inputs']} inputs per network leave the 99 % interval wider than the ±5 % margin")
 
 # %%
 for arch in ("plain", "residual"):
@@ -358,7 +356,7 @@ for arch in ("plain", "residual"):
                  "over the networks (Bonferroni), each from the per-input totals; 5 % is the same declared margin as "
                  "the pseudo-random claim",
              source="Donier 2019, Eq. 15 (ReLU is not fully decoupling); this chapter's derivation",
-             note="" if grade((lo, hi), accepted_set("ge", 0.05, 0.0)) == "pass" else f"at depth {P['pr_depth']} "
+             caveat=f"at depth {P['pr_depth']} "
              f"with {P['pr_nets']} networks the ReLU totals depart from the capacity network by only a few per cent, "
              "not resolved against the 5 % margin (the cross terms grow with depth; the default scale is deeper and "
              "has more networks)")
@@ -420,16 +418,14 @@ ch.claim("shatter_residual_vs_plain", f"At depth {sd[-1]}, residual nets keep ne
              "architecture, Welch d.o.f.) must be above 0; at depth 50 (Balduzzi et al.'s depth) the contrast is "
              "large, at depth 10 it is a few hundredths and not resolved by a handful of networks",
          source="Balduzzi et al. 2017, §3 and Fig. 1; Donier 2019, §4.2",
-         note="" if outcome(diff, "ge", 0.0, se=diff_se, dof=diff_dof) == "pass" else
-         f"{P['sh_nets']} networks per architecture do not resolve the difference at depth {sd[-1]}")
+         caveat=f"{P['sh_nets']} networks per architecture do not resolve the difference at depth {sd[-1]}")
 dpl, dpl_se, dpl_dof = cap.welch_difference(Cp[0], Cp[-1])
 ch.claim("shatter_plain_decays", f"Plain nets: the lag-1 gradient correlation falls from depth {sd[0]} to {sd[-1]}",
          kind="reproduces", measured=dpl, se=dpl_se, dof=dpl_dof, reference=0.0, tol=0.0, comparison="ge",
          why=f"a one-sided statement: the whole 99 % interval of the difference (over {P['sh_nets']} networks per depth, "
              "Welch d.o.f.) must be above 0",
          source="Balduzzi et al. 2017, §3 and Fig. 1",
-         note="" if outcome(dpl, "ge", 0.0, se=dpl_se, dof=dpl_dof) == "pass" else
-         f"{P['sh_nets']} networks per depth do not resolve the decay from depth {sd[0]} to {sd[-1]}")
+         caveat=f"{P['sh_nets']} networks per depth do not resolve the decay from depth {sd[0]} to {sd[-1]}")
 
 # %%
 ch.glue("sh_depth_max", int(sd[-1]))

@@ -325,3 +325,16 @@ def test_chapter_verdict_and_outcomes_follow_the_ledger(tmp_path):
     assert ch.outcomes(kind=None)["pass"] == ["a_pass", "c_check"]
     with pytest.raises(ParameterError, match="id='nope'.*a_pass"):
         ch.status("nope")
+
+
+def test_a_caveat_is_recorded_only_when_the_numbers_do_not_pass():
+    led = Ledger("ci")
+    base = dict(kind="predicts", reference=0.5, tol=0.1, comparison="abs", why="w", source="s")
+    passing = led.claim("p", "x", measured=0.52, se=0.01, dof=9, caveat="too few nets", **base)
+    unresolved = led.claim("u", "x", measured=0.52, se=0.2, dof=9, caveat="too few nets", **base)
+    failing = led.claim("f", "x", measured=0.9, caveat="too few nets", note="read off a figure;", **base)
+    # skipped at ci: the caveat follows the numbers, as a note worded before the claim would
+    skipped = led.claim("s", "x", measured=0.9, caveat="too few nets", min_scale="default", **base)
+    assert [c.status for c in (passing, unresolved, failing, skipped)] == ["pass", "inconclusive", "fail", "skipped"]
+    assert [c.note for c in (passing, unresolved, failing, skipped)] == [
+        "", "too few nets", "read off a figure; too few nets", "too few nets"]

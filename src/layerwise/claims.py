@@ -280,12 +280,15 @@ class Ledger:
         source: str,
         min_scale: str = "ci",
         note: str = "",
+        caveat: str = "",
     ) -> Claim:
         """Record and grade one claim.
 
         ``kind`` is one of :data:`KINDS`; ``tol`` is the rule's margin (what "agrees" means),
         ``se``/``dof`` or ``interval`` the measurement's uncertainty; ``why`` justifies both at
         this scale; ``note`` says why a claim that is not expected to pass at this scale does not.
+        ``caveat`` is a note recorded only when the numbers do not pass the rule (graded as if the
+        claim were not skipped): why it can come out inconclusive or failed at this scale.
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
@@ -293,6 +296,8 @@ class Ledger:
             id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
             se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,
         )
+        if caveat and c.evaluate() != "pass":
+            c.note = f"{note} {caveat}" if note else caveat
         self.claims.append(c)
         return c
 
