@@ -61,7 +61,6 @@ import torch
 
 from layerwise import regions as R
 from layerwise.chapter import Chapter
-from layerwise.claims import outcome
 from layerwise.figures import ch06 as F
 from layerwise.params import resolve_from
 
@@ -219,13 +218,11 @@ for d_i, d in enumerate(P["depths"][1:], start=1):
                  f"{ini['montufar_factor'][d]:.2g} (Montúfar et al.) for this depth. "
                  f"Jackknife standard error over the {P['n_nets']} slices (paired), dof = {dens['dof']}",
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5 and Fig. 3; Daróczy, slides §3",
-             note="" if outcome(r, "between", (0.5, 2.0), se=r_se, dof=dens["dof"]) == "pass" else
-                  f"{P['n_nets']} slices leave the interval wider than the window")
+             caveat=f"{P['n_nets']} slices leave the interval wider than the window")
 ch.glue_all(ini["glue"])  # n_big, density_by_depth, t_k, omega_frac, slopes_by_depth
 
 # %%
 for d, g in ini["slopes"].items():  # least squares of log(count) on log N over every network
-    status = outcome(g["slope"], "abs", 2.0, 0.5, se=g["se"], dof=g["dof"])
     w_small = int(Ns[0]) // d
     ch.claim(f"quadratic_growth_d{d}", f"Depth {d}: regions grow like N² (log–log slope of the count against the "
              f"number of neurons, N = {', '.join(str(int(n)) for n in Ns)})",
@@ -237,8 +234,7 @@ for d, g in ini["slopes"].items():  # least squares of log(count) on log N over 
                  f"dof = points − 2 = {g['dof']}",
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5, Eq. (5), and its tightness in their 2-D "
                     "cross-section experiments (Fig. 3); Daróczy, slides §3",
-             note="" if status == "pass" else
-                  f"the interval is too wide to decide at {P['n_nets']} networks per architecture"
+             caveat=f"the interval is too wide to decide at {P['n_nets']} networks per architecture"
                   + (f"; at N = {int(Ns[0])} this depth has only {w_small} neurons per layer, whose counts "
                      "scatter widely and drag the small-N end down" if w_small <= 8 else ""))
 
@@ -305,8 +301,7 @@ for d in P["depths"]:
                      f"segments at every N), dof = {ex['dof']}",
                  source="Hanin & Rolnick 2019 (ICML), abstract and §2–3: regions along a line linear in the number of "
                         "neurons, distance to the nearest boundary ∝ its inverse",
-                 note="" if outcome(ex["slope"], "abs", ref, 0.5, se=ex["se"], dof=ex["dof"]) == "pass" else
-                      f"{P['n_line_nets']} segments leave the interval wider than the margin")
+                 caveat=f"{P['n_line_nets']} segments leave the interval wider than the margin")
 ch.glue_all(ln["glue"])  # line_exponents, dist_exponents, line_per_theta, dist_vs_closed
 
 # %% [markdown]
@@ -356,7 +351,6 @@ ch.glue_all({name: float(value) for name, value in {"montufar_32x3": R.montufar_
 
 # %%
 g0, gx = tr["grows"], tr["lines"]
-passes = lambda e, rule, ref: outcome(e["mean"], rule, ref, **e["kw"]) == "pass"  # noqa: E731  the ledger's verdict
 ch.claim("train_far_from_max", "After training, the count is far below Montúfar et al.'s maximum for [32, 32, 32] "
          "(final count / maximal count, largest over runs)",
          kind="reproduces", measured=tr["max_frac"], reference=0.01, comparison="le",
@@ -369,8 +363,7 @@ ch.claim("train_grows", f"Training with true labels ({p0} inputs, Adam, lr {lr0:
          why=f"the paper's statement is a direction: the whole interval of the mean ratio over {runs} must lie at or "
              "above 1; no margin",
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5; Daróczy, slides §3", min_scale="default",
-         note="" if passes(g0, "ge", 1.0) else
-              f"the mean ratio is {g0['mean']:.2f} over {runs}, with every preprocessing and learning rate tried; "
+         caveat=f"the mean ratio is {g0['mean']:.2f} over {runs}, with every preprocessing and learning rate tried; "
               "see 'Through training' and 'What we found'")
 ch.claim("train_modest", f"Training with true labels ({p0} inputs, lr {lr0:g}) changes the count modestly "
          "(final / initial, mean over runs)",
@@ -378,7 +371,7 @@ ch.claim("train_modest", f"Training with true labels ({p0} inputs, lr {lr0:g}) c
          why="'modest' is declared as within a factor 2–3 either way of the initial count, against a possible "
              f"growth factor ~10⁴ (maximum / initial); interval of the mean over {runs}",
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5", min_scale="default",
-         note="" if passes(g0, "between", (0.5, 3.0)) else f"{runs} leave the interval wider than the window")
+         caveat=f"{runs} leave the interval wider than the window")
 
 # %%
 ch.claim("train_lines_modest", f"After training ({p0} inputs, lr {lr0:g}), boundary crossings along segments between "
@@ -387,7 +380,7 @@ ch.claim("train_lines_modest", f"After training ({p0} inputs, lr {lr0:g}), bound
          why="'stays linear in the number of neurons, far below exponential' is declared as within a factor 2 of "
              f"the initial crossings (which are ≈ Nθ/π); interval of the mean over {runs}",
          source="Hanin & Rolnick 2019 (ICML), abstract and §3 (experiments during training)", min_scale="default",
-         note="" if passes(gx, "between", (0.5, 2.0)) else f"{runs} leave the interval wider than the window")
+         caveat=f"{runs} leave the interval wider than the window")
 if (g1 := tr["grows_lr"]) is not None:
     ch.claim("train_grows_lr", f"Training at another learning rate (lr {P['lrs'][1]:g}, {p0} inputs, true labels) "
              "increases the count slightly (final / initial, mean over runs)",
@@ -395,7 +388,7 @@ if (g1 := tr["grows_lr"]) is not None:
              why=f"a direction: the whole interval of the mean ratio over {runs} must lie at or above 1; no margin",
              source="Daróczy, slides §3 ('Varying the learning rate yields slight increase'); Hanin & Rolnick 2019 "
                     "(NeurIPS), §4", min_scale="default",
-             note="" if passes(g1, "ge", 1.0) else f"the mean ratio is {g1['mean']:.2f} over {runs}")
+             caveat=f"the mean ratio is {g1['mean']:.2f} over {runs}")
 if (dm_ := tr["memorisation"]) is not None:  # paired: same slice, initial network and batch order
     ch.claim("memorisation_more", f"Memorising ({P['label_noise'][-1]:.0%} random labels) raises the count more than "
              f"learning the true labels ({p0} inputs; difference of final / initial ratios, paired runs, mean)",
@@ -403,7 +396,7 @@ if (dm_ := tr["memorisation"]) is not None:  # paired: same slice, initial netwo
              why=f"a direction: the whole interval of the mean paired difference over {runs} must lie at or above 0; "
                  "no margin",
              source="Hanin & Rolnick 2019 (NeurIPS), Fig. 6; Daróczy, slides §3", min_scale="default",
-             note="" if passes(dm_, "ge", 0.0) else f"{runs} do not decide the sign")
+             caveat=f"{runs} do not decide the sign")
 
 # %% [markdown]
 # With true labels, the count after training is, relative to initialisation, {glue}`train_by_prep`
