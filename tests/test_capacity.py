@@ -154,7 +154,6 @@ def test_augmented_covariance_blocks_idealised(name, slope):
     # diagonal blocks = Σ, for correlated inputs Σ_kl = 0.6^|k−l|
     Sig = 0.6 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
     r = C.augmented_covariance_mc(name, Sig, m=3, n_samples=40_000, rng=np.random.default_rng(12), slope=slope)
-    nb = len(r["off"])
     for key, ref in (("off", C.nu_closed_form(name, slope)), ("diag", 1.0)):
         x = r[key]
         m, se = mean_se(x)

@@ -122,6 +122,7 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     assert a.status == "skipped" and a.passed is None
     assert b.status == "fail" and led.failed == [b]
     assert c.status == "inconclusive" and c.passed is False
+    assert d.status == "pass" and d.passed is True
     assert led.counts() == {"pass": 1, "fail": 1, "inconclusive": 1, "skipped": 1}
     t = led.tally()
     assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}

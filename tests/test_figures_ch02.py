@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
 from conftest import assert_fits_column
 from layerwise import diffusion as cap

@@ -324,7 +324,8 @@ def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
 def test_gram_and_reff_of_wide_features_against_svd(m: int, n: int) -> None:
     """Channel-side Grams of ≥ 128 channels are built blockwise, lower triangle only: r_eff and the
     Gram's lower triangle against float64 NumPy (r_eff by an SVD)."""
-    from layerwise.moments import _gram, feature_moments
+    from layerwise.moments import feature_moments
+    from layerwise.moments.linalg import _gram
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, m, n)) * np.geomspace(0.2, 3.0, n) + 0.3
@@ -354,7 +355,10 @@ def test_chi_of_tensor_moments_closed_form() -> None:
 def test_chi_is_one_through_identity_layers() -> None:
     """Identity weights: the linear steps keep χ = 1 exactly; after the first ReLU nothing changes."""
     cfg = small("vanilla", 1, width=64, batch=9, depth=6, dataset="digits")  # fan_in 1·8·8 = 64
-    eye = lambda net, layer, shape, std: torch.eye(shape[0], shape[1])
+
+    def eye(net, layer, shape, std):
+        return torch.eye(shape[0], shape[1])
+
     got = simulate(cfg, weight_fn=eye)
     x0, dx0 = (t.double().numpy().reshape(9, -1) for t in network_inputs(cfg, 0))
     np.testing.assert_allclose(got["chi_loc1"][:, 0], 1.0, rtol=1e-6)
@@ -887,7 +891,7 @@ def test_auto_block_follows_the_device_memory(monkeypatch: pytest.MonkeyPatch) -
     (a paper-scale conv network needs ≈ 0.55 GB by the estimate)."""
     import types
 
-    import layerwise.moments as mm
+    import layerwise.moments.runtime as mm
 
     paper = MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64)
     fc = MomentsConfig(arch="bn_ff", kernel_size=1, width=512, batch=64)

@@ -126,7 +126,7 @@ def drift_limit(dl: Mapping[str, Any], show: Sequence[int]) -> Any:
     distance to exp(Δ)δ against ε = 1/L (log-log) with the line of slope 1 through the last point."""
     layers, profs = np.asarray(dl["layers"]), np.asarray(dl["profiles"])
     ring = profs.shape[1]
-    c0, xs = ring // 2, np.arange(ring) - ring // 2
+    xs = np.arange(ring) - ring // 2
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
     for c, L in zip(depth_colors(len(show) + 1), show):

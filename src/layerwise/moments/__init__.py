@@ -73,8 +73,8 @@ from .config import (
 )
 from .draws import network_images, network_inputs, network_seed, network_weights, weight_shapes
 from .layers import Observer, WeightFn, pad_boundary, propagate
-from .linalg import LAMBDA_MAX_RTOL, _gram, lambda_max, lambda_max_certified, projection_factor
-from .runtime import HeapGuard, _auto_block, resident_bytes, reuse_freed_memory, save_npz, simulate
+from .linalg import LAMBDA_MAX_RTOL, lambda_max, lambda_max_certified, projection_factor
+from .runtime import HeapGuard, resident_bytes, reuse_freed_memory, save_npz, simulate
 from .stats import feature_moments, tensor_moments
 
 __all__ = [
