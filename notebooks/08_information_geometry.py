@@ -77,7 +77,6 @@ tangent_pairs = None  # pairs of inputs for the tangent-sensitivity check
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import spearmanr
 
 from layerwise import infogeo as ig
 from layerwise import networks as nw
@@ -519,11 +518,7 @@ ch.glue("cross_verdict",
 
 # %%
 RW = [64, P["rand_hidden"], P["rand_hidden"], 10]
-MEAS = ["l2", "frobenius_product", "spectral_product", "path_norm", "fisher_rao_model", "fisher_rao_empirical"]
-LABEL = {"l2": "ℓ₂ norm", "frobenius_product": "Frobenius product", "spectral_product": "spectral product",
-         "path_norm": "ℓ₂ path norm", "fisher_rao_model": "Fisher–Rao (model)",
-         "fisher_rao_empirical": "Fisher–Rao (empirical)"}
-PROTO = {"budget": "fixed budget", "loss": "fixed loss"}
+MEAS, LABEL, PROTO = list(ig.RAND_MEASURES), ig.RAND_LABELS, ig.PROTOCOL_NAMES
 
 
 def rand_run(frac, s):
@@ -534,20 +529,10 @@ def rand_run(frac, s):
                           label_seed=ch.torch_seed("labels", s, permille), init_seed=ch.torch_seed("randnet", s))
 
 
-# %%
 RUNS = pd.DataFrame([{"fraction": float(f), "net": s, **{k: float(v) for k, v in rand_run(f, s).items()}}
                      for f in P["rand_fractions"] for s in range(P["rand_seeds"])])
-
-
-def protocol(q):
-    """One protocol's measures per run, the margin-normalised ones as '<measure>/γ'."""
-    T = RUNS[["fraction", "net", "target_step"]].join(RUNS.filter(regex=f"^{q}_").rename(columns=lambda c: c[len(q) + 1:]))
-    for m in MEAS + ["M_model", "M_empirical"]:
-        T[m + "/γ"] = T[m] / T["margin"]
-    return T
-
-
-RT = {q: protocol(q) for q in PROTO}
+RS = ig.label_randomisation_summary(RUNS)
+RT, rho, LR, SHARE = RS["tables"], RS["rho"], RS["log_ratio"], RS["loss_share"]
 pd.concat({PROTO[q]: RT[q].groupby("fraction")[["train_accuracy", "test_accuracy", "final_loss", "margin"]].mean()
            for q in PROTO}, names=["protocol"]).rename_axis(["protocol", "fraction random"]).style.format(
     {"train_accuracy": "{:.3f}", "test_accuracy": "{:.3f}", "final_loss": "{:.1e}", "margin": "{:.3g}"})
@@ -571,16 +556,6 @@ ch.figure(F.label_randomisation_protocols(RUNS), "label_randomisation_protocols"
               "margin for both protocols, the training loss at the read-off, and the loss-normalised norms.")
 
 # %%
-rho = {m: float(spearmanr(RT["loss"].fraction, RT["loss"][m + "/γ"]).statistic) for m in MEAS}
-clean = {q: RT[q][RT[q].fraction == 0].sort_values("net") for q in PROTO}
-rand = {q: RT[q][RT[q].fraction == 1].sort_values("net") for q in PROTO}
-LR = {(q, m): ig.welch_log_ratio(clean[q][m + "/γ"].values, rand[q][m + "/γ"].values)
-      for q in PROTO for m in MEAS + ["M_model", "M_empirical"]}
-LR.update({(q, f"R_{k}"): ig.welch_log_ratio(clean[q][f"R_{k}"].values, rand[q][f"R_{k}"].values)
-           for q in PROTO for k in ("model", "empirical")})
-SHARE = {(q, k): ig.loss_share(np.stack([clean[q][f"R_{k}"], rand[q][f"R_{k}"]], 1),
-                               np.stack([clean[q][f"fisher_rao_{k}/γ"], rand[q][f"fisher_rao_{k}/γ"]], 1))
-         for q in PROTO for k in ("model", "empirical")}
 FR_NOTE = ("if not passing: at a common stopping loss the margin-normalised Fisher–Rao norm follows the stopping loss "
            "and the shape of the margin distribution rather than the labels (see the text)")
 SRC_FIG = ("Liang et al. 2019, label-randomisation figure of the experiments on CIFAR-10 (Daróczy's slides, §2: "
@@ -621,7 +596,7 @@ for k in ("model", "empirical"):
              min_scale="default")
 
 # %%
-e_chance = estimate(rand["loss"].test_accuracy.values)
+e_chance = RS["chance"]
 ch.claim("rand_test_chance", "with 100 % random labels the test accuracy is at chance, 1/10 (mean over nets, "
          "fixed loss)", kind="predicts", measured=e_chance.mean, se=e_chance.se, dof=e_chance.dof, reference=0.1,
          tol=0.05, comparison="abs",
@@ -633,71 +608,15 @@ ch.claim("rand_test_chance", "with 100 % random labels the test accuracy is at c
               "than the ±0.05 margin; more nets per fraction would decide it")
 ch.claim("rand_all_fit", "every run fits its training labels, random ones included, under both protocols (min "
          "training accuracy)", kind="checks",
-         measured=float(min(RT[q].train_accuracy.min() for q in PROTO)), reference=1.0, tol=0, comparison="ge",
+         measured=RS["min_train_accuracy"], reference=1.0, tol=0, comparison="ge",
          why="the comparison of capacities is only meaningful at equal (zero) training error; exact count",
          source="Liang et al. 2019 / Zhang et al. 2017 protocol (networks memorise random labels)")
 
 # %%
-NORMS = MEAS[:4]
-verdict = {key: ig.change_verdict(*v) for key, v in LR.items()}
-NOUN = {"grows": "a rise", "shrinks": "a fall", "does not change measurably": "no measurable change"}
-for q in PROTO:
-    by_verdict = {v: [LABEL[m] for m in NORMS if verdict[q, m] == v] for v in NOUN}
-    ch.glue(f"rand_norm_factors_{q}", ", ".join(f"{LABEL[m]} ×{ig.ratio_text(float(np.exp(LR[q, m][0])))}"
-                                                 for m in NORMS))
-    ch.glue(f"rand_norms_verdict_{q}", "all four rise" if len(by_verdict["grows"]) == 4 else
-            "; ".join(f"{NOUN[v]} for the {ig.join_words(ms)}" for v, ms in by_verdict.items() if ms))
-    ch.glue(f"rand_loss_clean_{q}", float(clean[q].final_loss.mean()), digits=2)
-    ch.glue(f"rand_loss_random_{q}", float(rand[q].final_loss.mean()), digits=2)
-    for k in ("model", "empirical"):
-        for what, key in (("fr", f"fisher_rao_{k}"), ("r", f"R_{k}"), ("mg", f"M_{k}")):
-            ch.glue(f"{what}_{k}_{q}_logratio", LR[q, key][0], se=LR[q, key][1], digits=2)
-        ch.glue(f"fr_{k}_{q}_verdict", verdict[q, f"fisher_rao_{k}"])
-
-# %%
-for k in ("model", "empirical"):
-    ch.glue(f"share_{k}_budget", SHARE["budget", k][0], se=SHARE["budget", k][1], digits=2)
-share_v = [ig.change_verdict(SHARE["budget", k][0] - 0.5, SHARE["budget", k][1], P["rand_seeds"] - 1)
-           for k in ("model", "empirical")]
-ch.glue("rand_budget_reading",
-        "So most of the rise under a fixed budget is the training loss: the Fisher–Rao norms mainly report that random "
-        "labels are fitted more slowly." if share_v == ["grows", "grows"] else
-        "The point estimates put most of the rise on the training loss, but with so few nets this is not resolved at "
-        "the 99 % level for both norms." if min(SHARE["budget", k][0] for k in ("model", "empirical")) > 0.5 else
-        "At this scale the training loss does not carry most of the rise for both norms.")
-
-# %%
-fr_max = max(LR["loss", m][0] for m in MEAS[4:])
-norm_min = min(LR["loss", m][0] for m in NORMS)
-ch.glue("rand_loss_reading",
-        f"they change far less than the norm-based measures (largest Fisher–Rao log-ratio {fr_max:.2g}, smallest "
-        f"norm-based one {norm_min:.2g})" if fr_max < norm_min / 2 else
-        f"they do not separate clearly from the norm-based measures (largest Fisher–Rao log-ratio {fr_max:.2g}, "
-        f"smallest norm-based one {norm_min:.2g})")
-ch.glue("rand_fit_reading", "every network fits its training labels" if min(RT[q].train_accuracy.min() for q in PROTO)
-        == 1 else "not every network fits its training labels")
-fr_up = {q: all(verdict[q, m] == "grows" for m in MEAS[4:]) for q in PROTO}
-ch.glue("rand_direction_reading",
-        "At this scale the fixed-budget protocol reproduces the rise of both Fisher–Rao norms in their figure"
-        + (", and so does the fixed-loss protocol" if fr_up["loss"] else ", the fixed-loss protocol does not")
-        if fr_up["budget"] else
-        "At this scale neither protocol resolves a rise of both Fisher–Rao norms" if not fr_up["loss"] else
-        "At this scale only the fixed-loss protocol resolves a rise of both Fisher–Rao norms")
-
-# %%
-ch.glue("rand_seeds", int(P["rand_seeds"]))
-ch.glue("rand_budget", int(P["rand_budget"]))
-ch.glue("rand_target", 10 * P["target_loss"], digits=2)
-ch.glue("rand_acc1", float(e_chance.mean))
-ch.glue("rand_steps_clean", float(clean["loss"].target_step.mean()), digits=3)
-ch.glue("rand_steps_random", float(rand["loss"].target_step.mean()), digits=3)
-ch.glue("rand_unreached", int((RUNS.target_step < 0).sum()))
-ch.glue("rand_norms_reading",
-        "This is what Liang et al. and Neyshabur et al. ask of a capacity measure: memorising random labels needs "
-        "larger weights at the same margin, and it does not depend on when training stopped."
-        if all(verdict[q, m] == "grows" for q in PROTO for m in NORMS) else
-        "Liang et al. and Neyshabur et al. ask a capacity measure to rise like this; with so few nets the rise is not "
-        "resolved for every measure and protocol at this scale.")
+ch.glue_all(RS["glue"], digits=2)   # sentences and numbers that follow the runs' outcomes
+ch.glue_all(RS["glue_3"])
+ch.glue_all({"rand_seeds": int(P["rand_seeds"]), "rand_budget": int(P["rand_budget"]),
+             "rand_target": 10 * P["target_loss"]}, digits=2)
 
 # %% [markdown]
 # Under both protocols {glue}`rand_fit_reading` (claim `rand_all_fit`). The fixed-loss runs reach

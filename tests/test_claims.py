@@ -266,8 +266,8 @@ def test_glue_all_glues_a_summary_and_estimates_with_their_error(tmp_path):
     from layerwise.stats import estimate
 
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
-    ch.glue_all({"n": 12, "r": estimate([1.0, 2.0, 3.0]), "s": "a sentence"}, digits=2)
-    assert ch.glued == {"n": "12", "r": "2.0 ± 0.58", "s": "a sentence"}
+    ch.glue_all({"n": 12, "r": estimate([1.0, 2.0, 3.0]), "s": "a sentence", "t": (-0.0421, 0.0033)}, digits=2)
+    assert ch.glued == {"n": "12", "r": "2.0 ± 0.58", "s": "a sentence", "t": "−0.042 ± 0.0033"}
     with pytest.raises(ParameterError, match="twice"):
         ch.glue_all({"r": 1.0})
 

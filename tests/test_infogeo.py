@@ -532,3 +532,63 @@ def test_split_digits_and_prose_helpers():
         ig.split_digits(x, y, np.random.default_rng(3), 45, n_test=10)
     assert ig.ratio_text(12345.6) == "12\u2009346" and ig.ratio_text(3.14159, 0.0271) == "3.1 ± 0.027"
     assert ig.join_words(["a"]) == "a" and ig.join_words(["a", "b", "c"]) == "a, b and c"
+
+
+def _synthetic_runs(norm_factor: float, r_factor: float, fr_factor: float) -> "pd.DataFrame":
+    """Label-randomisation runs whose random-label nets are their clean twins with every norm
+    over γ scaled by ``norm_factor``, the loss factors R by ``r_factor`` and the Fisher–Rao norms
+    over γ by ``fr_factor`` (per net, exactly)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    rows = []
+    base = {s: rng.uniform(1.0, 2.0, size=12) for s in range(4)}
+    for frac in (0.0, 1.0):
+        for s in range(4):
+            b = base[s]
+            row = {"fraction": frac, "net": s, "target_step": float(100 + 50 * frac if s else -1)}
+            for q in ig.PROTOCOLS:
+                margin = 0.5 + 0.1 * s
+                scale = lambda f: f if frac else 1.0  # noqa: E731
+                vals = {m: b[i] * margin * scale(norm_factor) for i, m in enumerate(ig.RAND_MEASURES[:4])}
+                vals.update({f"fisher_rao_{k}": b[4 + i] * margin * scale(fr_factor)
+                             for i, k in enumerate(("model", "empirical"))})
+                vals.update({f"M_{k}": b[6 + i] * margin for i, k in enumerate(("model", "empirical"))})
+                vals.update({f"R_{k}": b[8 + i] * scale(r_factor) for i, k in enumerate(("model", "empirical"))})
+                vals.update(margin=margin, train_accuracy=1.0, test_accuracy=0.1 + 0.01 * s if frac else 0.9,
+                            final_loss=b[10] * (10 if frac else 1))
+                row.update({f"{q}_{k}": v for k, v in vals.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_label_randomisation_summary_against_exact_ratios():
+    S = ig.label_randomisation_summary(_synthetic_runs(norm_factor=4.0, r_factor=3.0, fr_factor=9.0))
+    for q in ig.PROTOCOLS:
+        for m in ig.RAND_MEASURES[:4]:
+            diff, se, dof = S["log_ratio"][q, m]
+            assert diff == pytest.approx(np.log(4.0), abs=1e-12) and se > 0 and dof > 0
+            assert S["verdict"][q, m] == "grows"
+        assert S["log_ratio"][q, "M_model"][0] == pytest.approx(0.0, abs=1e-12)
+        for k in ("model", "empirical"):
+            share, se = S["loss_share"][q, k]   # Δlog R / Δlog(‖θ‖_fr/γ) = log 3 / log 9 for every pair
+            assert share == pytest.approx(0.5, abs=1e-12) and se == pytest.approx(0.0, abs=1e-12)
+        assert list(S["tables"][q].columns[:3]) == ["fraction", "net", "target_step"]
+    assert S["chance"].mean == pytest.approx(0.115) and S["chance"].n == 4
+    from scipy.stats import spearmanr
+
+    separated = spearmanr([0] * 4 + [1] * 4, np.arange(8)).statistic  # every random net above every clean one
+    assert S["min_train_accuracy"] == 1.0 and all(r == pytest.approx(separated) for r in S["rho"].values())
+    g = S["glue"]
+    assert g["rand_norms_verdict_loss"] == "all four rise" and g["rand_unreached"] == 2
+    assert g["rand_fit_reading"] == "every network fits its training labels"
+    assert g["share_model_budget"] == S["loss_share"]["budget", "model"]
+    assert S["glue_3"]["rand_steps_random"] == pytest.approx((-1 + 3 * 150) / 4)
+    shrink = ig.label_randomisation_summary(_synthetic_runs(norm_factor=0.25, r_factor=3.0, fr_factor=9.0))
+    assert shrink["glue"]["rand_norms_verdict_budget"] == (
+        "a fall for the ℓ₂ norm, Frobenius product, spectral product and ℓ₂ path norm")
+
+
+def test_protocol_table_names_the_protocols():
+    with pytest.raises(ParameterError, match="q"):
+        ig.protocol_table(_synthetic_runs(2.0, 2.0, 2.0), "epochs")

@@ -285,12 +285,15 @@ class Chapter:
 
     def glue_all(self, values: Mapping[str, Any], *, digits: int = 3) -> None:
         """:meth:`glue` every ``name: value`` of ``values`` (a topic module's summary of a run).
-        A :class:`layerwise.stats.Estimate` is glued as ``mean ± se``; anything else as it is."""
+        A :class:`layerwise.stats.Estimate` or a ``(value, se)`` pair is glued as ``value ± se``;
+        anything else as it is."""
         from layerwise.stats import Estimate
 
         for name, value in values.items():
             if isinstance(value, Estimate):
                 self.glue(name, value.mean, se=value.se, digits=digits)
+            elif isinstance(value, tuple) and len(value) == 2:
+                self.glue(name, value[0], se=value[1], digits=digits)
             else:
                 self.glue(name, value, digits=digits)
 
