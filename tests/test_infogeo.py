@@ -592,3 +592,24 @@ def test_label_randomisation_summary_against_exact_ratios():
 def test_protocol_table_names_the_protocols():
     with pytest.raises(ParameterError, match="q"):
         ig.protocol_table(_synthetic_runs(2.0, 2.0, 2.0), "epochs")
+
+
+def test_kfac_findings_reads_margins_errors_and_the_dominant_part():
+    err = {"init": np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]), "trained": np.array([[0.2, 0.3, 0.4], [0.5, 0.4, 0.3]])}
+    KS = {"err": err, "best": {t: err[t] / 2 for t in err}, "diag": {t: err[t] + 0.5 for t in err},
+          "cross": {"init": np.array([0.3, 0.5]), "trained": np.array([0.1, 0.1])},
+          "within": {"init": np.array([0.1, 0.1]), "trained": np.array([0.4, 0.2])},
+          "gap": np.array([0.1, 0.2]), "cross_share": {"init": np.array([0.9, 0.96]), "trained": np.array([0.06, 0.2])},
+          "trace_worst": 0.97, "trace_worst_se": 0.01}
+    F = ig.kfac_findings(KS)
+    assert F["diag_margin"] == pytest.approx(0.5)
+    assert F["gap"][0] == pytest.approx(0.15) and F["gap"][1] == pytest.approx(0.05) and F["gap"][2] == 1
+    assert F["glue"]["kfac_err_max"] == pytest.approx(0.35) and F["glue"]["diag_err_min"] == pytest.approx(0.7)
+    assert F["glue"]["kfac_nets"] == 2 and F["glue_3"] == {"kfac_trace_worst": (0.97, 0.01)}
+    assert F["glue"]["cross_verdict"].endswith("error at initialisation, the Kronecker factorisation of the diagonal "
+                                               "blocks more after training")
+    one = ig.kfac_findings({**KS, "gap": np.array([0.1]), "cross": {t: np.array([0.5]) for t in err},
+                            "within": {t: np.array([0.1]) for t in err},
+                            "cross_share": {t: np.array([0.9]) for t in err}})
+    assert one["gap"] == (pytest.approx(0.1), None, None) and one["glue"]["kfac_nets"] == 1
+    assert one["glue"]["cross_verdict"].startswith("the blocks between layers that K-FAC drops carry more")

@@ -956,6 +956,46 @@ def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
     return out
 
 
+def _mean_se_dof(x: Any) -> tuple[float, float | None, float | None]:
+    """Mean over nets with its standard error and n − 1 d.o.f.; a single net has none (a point)."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return float(x.mean()), None, None
+    e = estimate(x)
+    return float(x.mean()), e.se, e.dof
+
+
+def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
+    """What Chapter 8's K-FAC claims and prose read off :func:`kfac_summary`: ``diag_margin`` (the
+    smallest diagonal − K-FAC error over layers, states and nets), ``gap`` and ``cross_share[state]``
+    as (mean, se, dof) over nets (no error for one net), and the glued numbers and sentence
+    (``glue``, two significant digits; ``glue_3``, three)."""
+    S = KFAC_STATES
+    err, best, diag, cross, within = (KS[k] for k in ("err", "best", "diag", "cross", "within"))
+    gap = _mean_se_dof(KS["gap"])
+    share = {t: _mean_se_dof(KS["cross_share"][t]) for t in S}
+    glue: dict[str, Any] = {"kfac_err_max": float(max(err[t].mean(0).max() for t in S)),
+                            "diag_err_min": float(min(diag[t].mean(0).min() for t in S))}
+    for t in S:
+        glue.update({f"kfac_err_{t}": float(err[t].mean()), f"best_err_{t}": float(best[t].mean()),
+                     f"cross_{t}": float(cross[t].mean()), f"within_{t}": float(within[t].mean()),
+                     f"cross_share_{t}": share[t][:2]})
+    glue["kfac_gap"] = gap[:2]
+    glue["kfac_nets"] = int(len(KS["gap"]))
+    more = {t: cross[t].mean() > within[t].mean() for t in S}
+    less = {t: cross[t].mean() < within[t].mean() for t in S}
+    glue["cross_verdict"] = (
+        "the blocks between layers that K-FAC drops carry more of its error than the Kronecker factorisation of "
+        "the diagonal blocks, in both states" if all(more.values()) else
+        "the blocks between layers that K-FAC drops carry less of its error than the Kronecker factorisation of "
+        "the diagonal blocks, in both states" if all(less.values()) else
+        "which of the two dominates depends on the state: the dropped blocks between layers carry more of the error "
+        f"{'at initialisation' if more['init'] else 'after training'}, the Kronecker factorisation of the diagonal "
+        f"blocks more {'after training' if more['init'] else 'at initialisation'}")
+    return {"diag_margin": float(min((diag[t] - err[t]).min() for t in S)), "gap": gap, "cross_share": share,
+            "glue": glue, "glue_3": {"kfac_trace_worst": (KS["trace_worst"], KS["trace_worst_se"])}}
+
+
 def label_randomisation_run(
     x: torch.Tensor,
     y: np.ndarray,
