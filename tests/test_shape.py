@@ -50,10 +50,12 @@ def test_a_cell_that_does_not_parse_is_computation():
 def test_notebook_shape_sums_cells_and_finds_the_longest(tmp_path: Path):
     nb = tmp_path / "notebooks" / "42_demo.py"
     nb.parent.mkdir()
-    nb.write_text("# %% [markdown]\n# # Title\n\n# %%\n" + CELL + "\n# %%\nch.finish()\n")
+    nb.write_text('# %% [markdown]\n# # Title\n\n# %% tags=["parameters"]\nscale = "ci"\nx = 1 + 1\n\n# %%\n' + CELL
+                  + "\n# %%\nch.finish()\n")
     (row,) = shape_table(tmp_path)
-    assert row["chapter"] == "42_demo" and row["cells"] == 2
-    assert row["code"] == len(CELL.splitlines()) + 1 == row["longest"] + 1
+    assert row["chapter"] == "42_demo" and row["cells"] == 3
+    assert row["code"] == len(CELL.splitlines()) + 3 == row["longest"] + 3
+    assert row["parameters"] == 5 + 2 and row["computation"] == 9 + 1  # the parameters cell, whatever it holds
     assert sum(row[k] for k in KINDS) == row["code"]
     assert notebook_shape(nb) == {k: v for k, v in row.items() if k != "chapter"}
 

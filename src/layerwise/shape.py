@@ -82,15 +82,20 @@ def cell_shape(source: str) -> Counter:
 
 
 def notebook_shape(path: Path) -> dict[str, int]:
-    """Code lines of a jupytext ``.py`` chapter by kind (:data:`KINDS`), plus ``cells``, ``code``
-    (all code lines; the ``parameters`` cell included) and ``longest`` (lines of the longest cell)."""
+    """Code lines of a jupytext ``.py`` chapter by kind (:data:`KINDS`; the cell tagged
+    ``parameters`` counts as parameters), plus ``cells``, ``code`` (all code lines) and ``longest``
+    (lines of the longest cell)."""
     import jupytext
 
     nb = jupytext.read(path)
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    code = [c.source for c in cells]
     total: Counter = Counter()
-    for src in code:
-        total.update(cell_shape(src))
+    for cell in cells:
+        if "parameters" in cell.metadata.get("tags", []):  # papermill's cell: parameters, whatever it holds
+            total["parameters"] += len(cell.source.splitlines())
+        else:
+            total.update(cell_shape(cell.source))
     sizes = [len(src.splitlines()) for src in code]
     return {**{k: int(total[k]) for k in KINDS}, "cells": len(code), "code": sum(sizes), "longest": max(sizes, default=0)}
 
