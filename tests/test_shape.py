@@ -30,6 +30,10 @@ else:
     ch.glue("z", 3.0)
 ch.figure(fig, "name", "caption",
           arrays={})
+def claims(t):
+    """Docstring."""
+    ch.claim(f"c{t}", "statement", measured=t)
+    return t
 # trailing comment
 '''
 
@@ -39,7 +43,8 @@ def test_cell_lines_are_counted_by_kind():
     # imports 2; parameters: SCALES (3) + resolve_from (1) + Chapter (1); computation: comment + x (2),
     # both loop headers (2), e = … (1), the if header, y = 1, else (3), trailing comment (1);
     # claims 2 + 1; glue 1 + 1 + 1; figure 2
-    assert dict(got) == {"imports": 2, "parameters": 5, "computation": 9, "claims": 3, "glue": 3, "figures": 2}
+    # the function: its header and docstring (2) and return (1) are computation, its claim a claim
+    assert dict(got) == {"imports": 2, "parameters": 5, "computation": 12, "claims": 4, "glue": 3, "figures": 2}
     assert sum(got.values()) == len(CELL.splitlines())
 
 
@@ -55,7 +60,7 @@ def test_notebook_shape_sums_cells_and_finds_the_longest(tmp_path: Path):
     (row,) = shape_table(tmp_path)
     assert row["chapter"] == "42_demo" and row["cells"] == 3
     assert row["code"] == len(CELL.splitlines()) + 3 == row["longest"] + 3
-    assert row["parameters"] == 5 + 2 and row["computation"] == 9 + 1  # the parameters cell, whatever it holds
+    assert row["parameters"] == 5 + 2 and row["computation"] == 12 + 1  # the parameters cell, whatever it holds
     assert sum(row[k] for k in KINDS) == row["code"]
     assert notebook_shape(nb) == {k: v for k, v in row.items() if k != "chapter"}
 

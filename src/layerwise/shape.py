@@ -49,11 +49,11 @@ def statement_kind(node: ast.stmt) -> str:
 def _block_shape(body: list[ast.stmt], start: int, out: Counter) -> None:
     """Add the lines ``start``… of the statements ``body`` to ``out`` by kind. A loop or ``if`` is
     split: its header lines are computation, its body is counted statement by statement (a loop
-    of claims counts as claims). Comment lines count with the statement that follows them."""
+    of claims counts as claims); so is a function the chapter defines (one that records claims). Comment lines count with the statement that follows them."""
     for node in body:
         end = node.end_lineno or node.lineno
         blocks = [b for b in (getattr(node, "body", None), getattr(node, "orelse", None)) if b]
-        if isinstance(node, (ast.For, ast.While, ast.If, ast.With)) and blocks:
+        if isinstance(node, (ast.For, ast.While, ast.If, ast.With, ast.FunctionDef)) and blocks:
             first = blocks[0][0].lineno
             out["computation"] += first - start
             for i, b in enumerate(blocks):
