@@ -68,7 +68,6 @@ import pandas as pd
 from layerwise import gaussian
 from layerwise import meanfield as mf
 from layerwise.chapter import Chapter
-from layerwise.claims import outcome
 from layerwise.stats import t_quantile
 from layerwise.figures import ch07 as F
 from layerwise.params import resolve_from
@@ -351,14 +350,13 @@ for sw in SIGMA_WS:
     g = growth[sw]
     phase = "ordered" if g["chi1"] < 1 else "chaotic"
     t99 = t_quantile(0.99, g["dof"])
-    rate_ok = outcome(g["measured"], "abs", g["predicted"], 2.0 / P["circle_width"], se=g["se"], dof=g["dof"]) == "pass"
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
              f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
              kind="predicts", measured=g["measured"], se=g["se"], dof=g["dof"], reference=g["predicted"], tol=2.0 / P["circle_width"],
              why=f"uncertainty: standard error of the mean slope over {P['circle_nets']} networks (t, {g['dof']} d.o.f.); margin 2/N: "
                  "the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
              source="Poole et al. 2016, Fig. 4 and §3 (length grows as √χ₁ per layer)",
-             note="" if rate_ok else f"{P['circle_nets']} networks ({g['dof']} d.o.f., t quantile {t99:.1f}): the 99 % interval of the "
+             caveat=f"{P['circle_nets']} networks ({g['dof']} d.o.f., t quantile {t99:.1f}): the 99 % interval of the "
              f"mean slope (mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁) reaches beyond the 2/N margin")
 ch.claim("chaotic_circle_grows_exponentially",
          "In the chaotic phase (σ_w = 4.0) the circle's exact length grows by orders of magnitude (at least two decades) "
@@ -498,7 +496,7 @@ for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = 
                  f"the resolved settings ({100 * bias_max:.1f} %, the same fit on the map's iterates) and far above the O(1/N) "
                  f"finite-width change of a per-layer rate (1/N = {1 / P['sweep_width']:.3f})",
              source=src,
-             note="" if verdict == "inside" else f"{P['sweep_nets']} networks of width {P['sweep_width']}: the 99 % interval of the "
+             caveat=f"{P['sweep_nets']} networks of width {P['sweep_width']}: the 99 % interval of the "
              "mean ratio reaches beyond the 10 % margin")
 ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
 ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
@@ -519,8 +517,7 @@ for i, sb2 in enumerate(SWEEP_SB2):
                      "transition are equally legitimate",
                  source="Schoenholz et al. 2017, abstract and Figs. 2–3 ('in networks at the edge of chaos, one of these depth scales "
                  "diverges'; 'ordered and chaotic phases correspond to regions of vanishing and exploding gradient')",
-                 note="" if crit - step <= lo and hi <= crit + step else
-                 f"{P['sweep_nets']} networks: near the transition the measured rates are within noise of zero over several "
+                 caveat=f"{P['sweep_nets']} networks: near the transition the measured rates are within noise of zero over several "
                  "grid points, so the bootstrap spreads the peak beyond one step")
         peak_words.append(f"{label} peaks at σ_w² = {R[f'peak_{q}'][i]:.3g} for σ_b² = {sb2} (transition {crit:.3g})")
 ch.glue("peak_verdict", "; ".join(peak_words))
@@ -585,8 +582,7 @@ ch.claim("trainable_depth_peaks_at_criticality",
 n_inside = int(inside.sum())
 if B["slope_se"] is not None:  # ≥ 3 boundary points inside the grid: a regression with a standard error
     slope_kw = dict(measured=B["slope"], se=B["slope_se"], dof=B["slope_dof"],
-                    note="" if outcome(B["slope"], "abs", 1.0, 0.5, se=B["slope_se"], dof=B["slope_dof"]) == "pass" else
-                    f"{n_inside} boundary points ({B['slope_dof']} d.o.f.) on a depth grid with steps of a factor "
+                    caveat=f"{n_inside} boundary points ({B['slope_dof']} d.o.f.) on a depth grid with steps of a factor "
                     f"{P['train_depths'][1] / P['train_depths'][0]:.2g}: the slope's 99 % interval reaches beyond the margin")
 else:  # fewer: the slope is not determined at this scale, and the claim says so rather than failing
     slope_kw = dict(measured=B["slope"] if np.isfinite(B["slope"]) else float("inf"), interval=(-float("inf"), float("inf")),
