@@ -167,8 +167,7 @@ ch.claim("eq15_overlay",
              "l = 50 on), so 10 % is what 'describes' can mean there; the interval is a 99 % bootstrap over networks "
              "with τ, the constant and the curve refitted",
          source="Labatie 2019, §7 'Experimental verification' and Fig. 5(b)",
-         note="" if ov["interval"][1] <= OVERLAY_MARGIN else
-              f"{Q['chi'].shape[0]} networks leave a wide bootstrap interval, and the feedforward increment inside the "
+         caveat=f"{Q['chi'].shape[0]} networks leave a wide bootstrap interval, and the feedforward increment inside the "
               f"units still drifts over {L} units, so the Eq. 15 exponent depends on the window it is averaged over "
               "(next section)")
 lo_, hi_ = ov["interval"]
