@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
 from layerwise import published as pub
 from layerwise import labatie as lb

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
 from layerwise import labatie as lb
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN

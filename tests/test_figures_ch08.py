@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import pytest
 
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN
 from layerwise.figures import ch08 as F

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -534,7 +536,7 @@ def test_split_digits_and_prose_helpers():
     assert ig.join_words(["a"]) == "a" and ig.join_words(["a", "b", "c"]) == "a, b and c"
 
 
-def _synthetic_runs(norm_factor: float, r_factor: float, fr_factor: float) -> "pd.DataFrame":
+def _synthetic_runs(norm_factor: float, r_factor: float, fr_factor: float) -> Any:
     """Label-randomisation runs whose random-label nets are their clean twins with every norm
     over γ scaled by ``norm_factor``, the loss factors R by ``r_factor`` and the Fisher–Rao norms
     over γ by ``fr_factor`` (per net, exactly)."""

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import labatie as lb
 from . import moments as P
 
 
