@@ -48,7 +48,7 @@ from .params import (
     check_positive,
     check_positive_int,
 )
-from .stats import estimate, jackknife_se
+from .stats import estimate, jackknife_se, mean_se
 
 #: Bump when the numerics of cached computations change.
 CODE_VERSION = "3"
@@ -386,7 +386,8 @@ def expected_sharpness(
     """E_ν[L(θ+ν)] − L(θ) and its Monte-Carlo standard error (mean and s/√n of
     :func:`sharpness_draws`; the standard error is NaN for a single draw)."""
     v = sharpness_draws(params, x, yoh, activation, sigma=sigma, n_draws=n_draws, mode=mode, seed=seed)
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+    m, se = mean_se(v)  # the standard error is NaN for a single draw
+    return float(m), float(se)
 
 
 def sharpness_ratio(draws_num: np.ndarray, draws_den: np.ndarray) -> tuple[float, float]:
