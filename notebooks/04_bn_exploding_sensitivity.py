@@ -377,20 +377,9 @@ ch.glue("chi200_verdict", "inside" if inside else ("above" if log10chi[0] > 18.0
 # {glue}`kurt_l` and ν₁(|y|)/√ν₂ is {glue}`nu1_l` (Gaussian: 3 and 0.798): {glue}`fat_verdict`
 
 # %% tags=["remove-cell"]
-rx, rdx = est(Q["reff_x"][:, -1]), est(Q["reff_dx"][:, -1])
-ku, n1 = est(Q["kurt_z"][:, -1]), est(Q["nu1_z"][:, -1])
-ch.glue("reff_x_l", rx[0], se=rx[1])
-ch.glue("reff_dx_l", rdx[0], se=rdx[1])
-ch.glue("reff_order", {
-    1: "the signal keeps more directions than the noise, the reverse of the paper's convolutional nets",
-    -1: "the noise keeps more directions than the signal, the paper's ordering, though far below its 200",
-    0: "the two effective ranks cannot be told apart at this scale",
-}[lb.resolved_sign(*est(Q["reff_x"][:, -1] - Q["reff_dx"][:, -1]))])
-ch.glue("kurt_l", ku[0], se=ku[1])
-ch.glue("nu1_l", n1[0], se=n1[1])
-ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10², which a batch of this size cannot reach "
-        "(App. A: the kurtosis is bounded by about B)" if lb.resolved_sign(*ku, reference=lb.GAUSS_KURTOSIS) > 0
-        else "at this batch the tails are not resolved from the Gaussian's (App. A: the kurtosis is bounded by about B)")
+LL = lb.last_layer_findings(Q)   # the last record: effective ranks, kurtosis, ν₁ over networks
+ku, n1 = LL["kurtosis"], LL["nu1"]
+ch.glue_all(LL["glue"])
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the Gaussian 3",
          kind="reproduces", measured=ku[0], se=ku[1], dof=ku[2], reference=lb.GAUSS_KURTOSIS, tol=0.0, comparison="ge",
          why="direction of Fig. 4(d), no margin; the paper's level (≈ 10² in conv nets) is not graded here: in a "
@@ -508,18 +497,10 @@ ch.figure(F.batch_size(BT, pub.bn_ff_fc_batch_study(L), L), "batch_size",
               "effective rank falls and the noise's rises, ours as points with error bars and the authors' as crosses.")
 
 # %% tags=["remove-cell"]
-trend = {k: lb.monotone_trend(BT["B"], BT[k], BT[f"se_{k}"]) for k in lb.BATCH_ENDPOINTS}
-for k, t in trend.items():
-    ch.glue(f"slope_{k}", t["slope"], se=t["slope_se"], digits=3)
-ratio = (BT["reff_x"] / BT["reff_dx"]).to_numpy()
-ch.glue("b_small", int(BT["B"].iloc[0]))
-ch.glue("b_large", int(BT["B"].iloc[-1]))
-ch.glue("ratio_small", ratio[0], digits=2)
-ch.glue("ratio_large", ratio[-1], digits=2)
-ch.glue("flip_verdict",
-        "the ordering of signal and noise turns over within the batches studied here" if (ratio[0] - 1) * (ratio[-1] - 1) < 0
-        else ("the signal stays the better conditioned over the batches studied here, while the gap closes"
-              if ratio[0] > ratio[-1] > 1 else "the ratio moves as listed, without crossing 1 here"))
+BF = lb.batch_findings(BT)
+trend = BF["trend"]
+ch.glue_all(BF["glue_3"])
+ch.glue_all(BF["glue"], digits=2)
 
 # %% tags=["remove-cell"]
 dof_b = P["batch_nets"] - 1

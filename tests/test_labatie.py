@@ -322,3 +322,46 @@ def test_kurtosis_table_values_and_gaussian_bias():
     c = g - g.mean(1, keepdims=True)
     emp = np.mean(np.mean(c**4, 1) / np.mean(c**2, 1) ** 2)
     assert emp == pytest.approx(3 * 15 / 17, abs=0.02)
+
+
+def test_batch_findings_reads_ratios_trends_and_whether_the_ordering_turns_over():
+    import pandas as pd
+
+    def table(rx, rdx):
+        B = np.array([16, 64, 256])
+        cols = {"B": B, "log10_chi": [16.0, 15.0, 14.0], "kurtosis": [2.5, 2.8, 2.9], "reff_x": rx, "reff_dx": rdx}
+        return pd.DataFrame({**cols, **{f"se_{k}": [0.1, 0.1, 0.1] for k in lb.BATCH_ENDPOINTS}})
+
+    F = lb.batch_findings(table([4.0, 3.0, 1.0], [2.0, 2.0, 2.0]))
+    assert np.allclose(F["ratio"], [2.0, 1.5, 0.5])
+    assert F["glue"]["flip_verdict"] == "the ordering of signal and noise turns over within the batches studied here"
+    assert (F["glue"]["b_small"], F["glue"]["b_large"]) == (16, 256) and F["glue"]["ratio_large"] == 0.5
+    t = lb.monotone_trend([16, 64, 256], [16.0, 15.0, 14.0], [0.1, 0.1, 0.1])
+    assert F["glue_3"]["slope_log10_chi"] == (t["slope"], t["slope_se"]) and set(F["trend"]) == set(lb.BATCH_ENDPOINTS)
+    closing = lb.batch_findings(table([6.0, 5.0, 3.0], [2.0, 2.0, 2.0]))["glue"]["flip_verdict"]
+    assert closing.startswith("the signal stays the better conditioned")
+    below = lb.batch_findings(table([1.0, 1.2, 1.5], [2.0, 2.0, 2.0]))["glue"]["flip_verdict"]
+    assert below == "the ratio moves as listed, without crossing 1 here"
+
+
+def test_last_layer_findings_estimates_and_resolves_against_closed_form_statistics():
+    nets = 6
+    rng = np.random.default_rng(5)
+    Q = {"reff_x": np.ones((nets, 3)), "reff_dx": np.ones((nets, 3)), "kurt_z": np.ones((nets, 3)),
+         "nu1_z": np.ones((nets, 3))}
+    Q["reff_x"][:, -1] = 5 + 0.1 * rng.standard_normal(nets)
+    Q["reff_dx"][:, -1] = 1 + 0.1 * rng.standard_normal(nets)
+    Q["kurt_z"][:, -1] = 10 + rng.standard_normal(nets)
+    Q["nu1_z"][:, -1] = 0.7 + 0.01 * rng.standard_normal(nets)
+    F = lb.last_layer_findings(Q)
+    x = Q["kurt_z"][:, -1]
+    assert F["kurtosis"][0] == pytest.approx(x.mean()) and F["kurtosis"][2] == nets - 1
+    assert F["kurtosis"][1] == pytest.approx(x.std(ddof=1) / np.sqrt(nets))
+    assert F["glue"]["kurt_l"] == F["kurtosis"][:2]
+    assert F["glue"]["reff_order"].startswith("the signal keeps more directions")
+    assert F["glue"]["fat_verdict"].startswith("fat tails")
+    Q["kurt_z"][:, -1] = 3 + rng.standard_normal(nets)   # around the Gaussian value: not resolved
+    Q["reff_dx"][:, -1] = Q["reff_x"][:, -1] + 10
+    G = lb.last_layer_findings(Q)["glue"]
+    assert G["fat_verdict"].startswith("at this batch the tails are not resolved")
+    assert G["reff_order"].startswith("the noise keeps more directions")
