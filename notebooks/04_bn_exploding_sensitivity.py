@@ -160,21 +160,14 @@ ch.figure(fig, "fig4_conv",
 late_lmin, early_lmax = int(0.75 * P["conv_depth"]), max(2 * conv.interval, P["conv_depth"] // 10)
 V = pub.fig4_versus(dc, Qc, Ac, REF, late_lmin, early_lmax, P["conv_depth"])   # ours against the authors'
 lo, lp, vspread = V["ours"], V["theirs"], V["spread"]
-dbn_late, dphi_late, early_gap, late_gap, c200 = (V[k] for k in ("dbn_late", "dphi_late", "early_gap", "late_gap",
-                                                                 "log10_chi_end"))
+early_gap, late_gap, c200 = V["early_gap"], V["late_gap"], V["log10_chi_end"]
 ch.glue("late_lmin", late_lmin)
 ch.glue("early_lmax", early_lmax)
+FV = pub.fig4_findings(V)   # levels against the authors', and the sentences that follow them
 ch.glue("conv_r2", fitc["r2"], digits=4)
-vr = V["dchi_late"]
-ch.glue("conv_dchi_late", vr["mean"], se=vr["se"] if P["conv_nets"] > 1 else None, digits=4)
-ch.glue("pub_dchi_late", 10 ** lp["log10_dchi"][0], digits=4)
+ch.glue_all(FV["glue_4"], digits=4)
 ch.glue("conv_log10chi", c200[0], se=c200[1])
 ch.glue("pub_log10chi_range", f"{min(V['log10_chi_variants']):.2f}–{max(V['log10_chi_variants']):.2f}")
-ch.glue("conv_dbn_late", dbn_late[0], se=dbn_late[1], digits=4)
-ch.glue("conv_dphi_late", dphi_late[0], se=dphi_late[1], digits=4)
-ch.glue("pub_dbn_late", V["pub_dbn_late"], digits=4)
-ch.glue("pub_dphi_late", V["pub_dphi_late"], digits=4)
-ch.glue("conv_early_gap", early_gap[0], se=early_gap[1], digits=4)
 ch.glue("conv_scale_note", "" if P["conv_width"] == 512 and P["conv_depth"] == 200 else
         f"(At this scale the nets are reduced to width {P['conv_width']} and depth {P['conv_depth']}, so the "
         "comparisons with the authors' numbers are graded from the default scale on.)")
@@ -242,21 +235,8 @@ ch.claim("conv_relu_step_dominates_early",
 # the same layers: {glue}`variant_verdict`
 
 # %% tags=["remove-cell"]
-ratio = est(lo["reff_dx"] / lo["reff_x"])
-conv_v = {k: pub.versus(lo[k], lp[k]) for k in pub.FIG4_LATE}
-for k, name in [("reff_dx", "reff_dx"), ("reff_x", "reff_x"), ("kurtosis", "kurt"), ("nu1", "nu1")]:
-    ch.glue(f"conv_{name}", conv_v[k]["mean"], se=est(lo[k])[1])
-    ch.glue(f"pub_{name}", lp[k][0], se=lp[k][1])
-_vmax = max(vspread[k] for k in pub.FIG4_LATE)
-ch.glue("pub_variant_spread", f"{100 * _vmax:.0f} %")
-ch.glue("variant_verdict", "the data set barely moves them, so our photo patches should not either." if _vmax <= 0.1
-        else "at these depths the levels still depend on the variant; the comparison needs the late layers of a "
-             "depth-200 net (default scale).")
-ch.glue("conv_conditioning_verdict",
-        {1: "The noise keeps far more directions than the signal: the paper's ordering.",
-         -1: "The signal keeps more directions than the noise, the reverse of the paper's ordering.",
-         0: "The two effective ranks cannot be told apart at this scale."}[
-            lb.resolved_sign(ratio[0], ratio[1], ratio[2], reference=1.0) if ratio[1] is not None else int(np.sign(ratio[0] - 1))])
+ratio, conv_v = FV["ratio"], FV["versus"]
+ch.glue_all(FV["glue"])
 # %% tags=["remove-cell"]
 ch.claim("conv_noise_well_signal_ill_conditioned",
          f"the noise keeps at least ten times as many directions as the signal: r_eff(dx)/r_eff(x) ≥ 10 over layers "

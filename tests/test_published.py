@@ -178,3 +178,32 @@ def test_fig4_versus_on_synthetic_nets_with_known_increments():
     assert len(V["log10_chi_variants"]) == 3 and all(13 < x < 14 for x in V["log10_chi_variants"])
     with pytest.raises(ParameterError, match="early_lmax=1"):
         pub.fig4_versus(depth, Q, A, "bn_ff_mnist", 150, 1, 200)
+
+
+def _versus_dict(reff_dx, reff_x, spread):
+    n = len(reff_x)
+    ours = {"reff_dx": np.array(reff_dx, float), "reff_x": np.array(reff_x, float), "kurtosis": np.full(n, 50.0),
+            "nu1": np.full(n, 0.6), "log10_dchi": np.full(n, 0.06)}
+    theirs = {"reff_dx": (200.0, 5.0), "reff_x": (2.0, 0.1), "kurtosis": (60.0, 3.0), "nu1": (0.55, 0.01),
+              "log10_dchi": (0.062, 0.001)}
+    one = n == 1
+    est = (1.14, None if one else 0.01, None if one else n - 1)
+    return {"ours": ours, "theirs": theirs, "spread": {k: spread for k in pub.FIG4_LATE},
+            "dchi_late": {"mean": 1.15, "se": 0.02}, "dbn_late": est, "dphi_late": est, "early_gap": est,
+            "pub_dbn_late": 1.14, "pub_dphi_late": 1.02}
+
+
+def test_fig4_findings_grade_the_ordering_and_the_variants():
+    F = pub.fig4_findings(_versus_dict([200, 210, 190, 205], [2.0, 2.1, 1.9, 2.05], spread=0.05))
+    assert F["ratio"][0] == pytest.approx(100.0) and F["ratio"][2] == 3          # r_eff(dx)/r_eff(x) = 100 per net
+    assert F["glue"]["conv_conditioning_verdict"].startswith("The noise keeps far more directions")
+    assert F["glue"]["variant_verdict"].startswith("the data set barely moves them")
+    assert F["glue"]["pub_variant_spread"] == "5 %" and F["glue"]["pub_reff_dx"] == (200.0, 5.0)
+    assert F["versus"]["kurtosis"]["reference"] == 60.0 and F["glue"]["conv_kurt"][0] == 50.0
+    assert F["glue_4"]["conv_dchi_late"] == (1.15, 0.02) and F["glue_4"]["pub_dchi_late"] == pytest.approx(10 ** 0.062)
+    G = pub.fig4_findings(_versus_dict([2.0, 2.1, 1.9, 2.05], [200, 210, 190, 205], spread=0.3))
+    assert G["glue"]["conv_conditioning_verdict"].startswith("The signal keeps more directions")
+    assert G["glue"]["variant_verdict"].startswith("at these depths the levels still depend on the variant")
+    H = pub.fig4_findings(_versus_dict([20.0], [2.0], spread=0.05))                 # one network: no errors
+    assert H["ratio"] == (10.0, None, None) and H["glue_4"]["conv_dchi_late"] == (1.15, None)
+    assert H["glue"]["conv_conditioning_verdict"].startswith("The noise keeps far more directions")

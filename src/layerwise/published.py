@@ -340,3 +340,40 @@ def fig4_versus(depth: Any, panels: Mapping[str, np.ndarray], arrays: Mapping[st
         "spread": {k: float(np.ptp([vlate[v][k][0] for v in BN_FF_CONV_VARIANTS])
                             / abs(np.mean([vlate[v][k][0] for v in BN_FF_CONV_VARIANTS]))) for k in vlate[experiment]},
     }
+
+
+def fig4_findings(V: Mapping[str, Any]) -> dict[str, Any]:
+    """What Chapter 4's prose and level claims read off :func:`fig4_versus` ``V``: ``ratio`` =
+    (mean, se, dof) over our networks of r_eff(dx)/r_eff(x) in the late window; ``versus[k]``
+    (:func:`versus`) of each :data:`FIG4_LATE` level against the authors'; and the glued numbers and
+    sentences: ``glue`` (three significant digits: the levels, ours and theirs, the spread across the
+    authors' variants and what it implies, which of signal and noise is better conditioned) and
+    ``glue_4`` (four: the late increments, ours and theirs, and the early gap)."""
+    from .labatie import resolved_sign
+    from .stats import mean_se_dof as est
+
+    lo, lp = V["ours"], V["theirs"]
+    ratio = est(lo["reff_dx"] / lo["reff_x"])
+    conv_v = {k: versus(lo[k], lp[k]) for k in FIG4_LATE}
+    glue: dict[str, Any] = {}
+    for k, name in [("reff_dx", "reff_dx"), ("reff_x", "reff_x"), ("kurtosis", "kurt"), ("nu1", "nu1")]:
+        glue[f"conv_{name}"] = (conv_v[k]["mean"], est(lo[k])[1])
+        glue[f"pub_{name}"] = (lp[k][0], lp[k][1])
+    vmax = max(V["spread"][k] for k in FIG4_LATE)
+    glue["pub_variant_spread"] = f"{100 * vmax:.0f} %"
+    glue["variant_verdict"] = (
+        "the data set barely moves them, so our photo patches should not either." if vmax <= 0.1
+        else "at these depths the levels still depend on the variant; the comparison needs the late layers of a "
+             "depth-200 net (default scale).")
+    glue["conv_conditioning_verdict"] = {
+        1: "The noise keeps far more directions than the signal: the paper's ordering.",
+        -1: "The signal keeps more directions than the noise, the reverse of the paper's ordering.",
+        0: "The two effective ranks cannot be told apart at this scale."}[
+        resolved_sign(ratio[0], ratio[1], ratio[2], reference=1.0) if ratio[1] is not None else int(np.sign(ratio[0] - 1))]
+    vr = V["dchi_late"]
+    several = V["dbn_late"][1] is not None   # more than one network: standard errors exist
+    glue_4 = {"conv_dchi_late": (vr["mean"], vr["se"] if several else None), "pub_dchi_late": 10 ** lp["log10_dchi"][0],
+              "conv_dbn_late": V["dbn_late"][:2], "conv_dphi_late": V["dphi_late"][:2],
+              "pub_dbn_late": V["pub_dbn_late"], "pub_dphi_late": V["pub_dphi_late"],
+              "conv_early_gap": V["early_gap"][:2]}
+    return {"ratio": ratio, "versus": conv_v, "glue": glue, "glue_4": glue_4}
