@@ -274,24 +274,8 @@ KT = lb.kurtosis_table(
 KT.style.format(precision=3)
 
 # %% tags=["remove-cell"]
-ch.glue("kurt_patches", KT.iloc[0, 0], se=KT.iloc[0, 1])
-ch.glue("kurt_gauss", KT.iloc[1, 0], se=KT.iloc[1, 1])
-ch.glue("kurt_patches_4b", KT.iloc[2, 0], se=KT.iloc[2, 1])
+ch.glue_all(lb.kurtosis_findings(KT))   # the three kurtoses and what separates them
 ch.glue("batch_4b", 4 * P["batch"])
-
-
-def separated(i, j):
-    """Whether rows i and j of the kurtosis table differ beyond their 99 % t interval."""
-    se = float(np.hypot(KT.iloc[i, 1], KT.iloc[j, 1]))
-    return lb.resolved_sign(KT.iloc[i, 0] - KT.iloc[j, 0], se, int(min(KT["networks"].iloc[[i, j]])) - 1) != 0
-
-
-ch.glue("kurt_data_verdict", "The input changes it beyond its statistical error." if separated(0, 1)
-        else "Patches and Gaussian images cannot be told apart at this scale.")
-ch.glue("kurt_batch_verdict", "The larger batch changes it beyond its statistical error." if separated(0, 2)
-        else "The larger batch does not change it beyond its statistical error here.")
-ch.glue("kurt_ff_verdict", "All stay an order of magnitude below the ≈ 10² of the paper's feedforward nets (its Fig. 4(d))."
-        if KT.iloc[:, 0].max() < 10 else "The largest approaches the fat tails of the paper's feedforward nets (its Fig. 4(d)).")
 
 # %% [markdown]
 # With {glue}`res_batch` inputs per batch the kurtosis is {glue}`kurt_patches` for photo patches and

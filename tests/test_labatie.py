@@ -365,3 +365,22 @@ def test_last_layer_findings_estimates_and_resolves_against_closed_form_statisti
     G = lb.last_layer_findings(Q)["glue"]
     assert G["fat_verdict"].startswith("at this batch the tails are not resolved")
     assert G["reff_order"].startswith("the noise keeps more directions")
+
+
+def test_kurtosis_findings_separate_rows_by_their_t_interval():
+    import pandas as pd
+
+    def table(means, ses, nets=(8, 8, 8)):
+        return pd.DataFrame({"kurtosis at the last unit": means, "± s.e.": ses, "bias": [2.6, 2.6, 2.9],
+                             "networks": list(nets)})
+
+    # difference 1.0 with se √2·0.1 = 0.141 on 7 d.o.f.: t(0.995, 7) = 3.50, half-width 0.495 < 1 → separated
+    F = lb.kurtosis_findings(table([4.0, 3.0, 4.2], [0.1, 0.1, 0.1]))
+    assert F["kurt_patches"] == (4.0, 0.1) and F["kurt_patches_4b"] == (4.2, 0.1)
+    assert F["kurt_data_verdict"] == "The input changes it beyond its statistical error."
+    assert F["kurt_batch_verdict"] == "The larger batch does not change it beyond its statistical error here."
+    assert F["kurt_ff_verdict"].startswith("All stay an order of magnitude below")
+    # the same difference with 3 networks (2 d.o.f., t = 9.92, half-width 1.40) is not resolved
+    G = lb.kurtosis_findings(table([4.0, 3.0, 40.0], [0.1, 0.1, 0.1], nets=(3, 8, 8)))
+    assert G["kurt_data_verdict"] == "Patches and Gaussian images cannot be told apart at this scale."
+    assert G["kurt_ff_verdict"].startswith("The largest approaches the fat tails")

@@ -879,6 +879,28 @@ def kurtosis_table(entries: Any) -> Any:
     return pd.DataFrame(rows).set_index(["input", "batch"])
 
 
+def kurtosis_findings(table: Any) -> dict[str, Any]:
+    """The glued numbers and sentences of Chapter 5's kurtosis table (:func:`kurtosis_table`, rows:
+    photo patches at B, i.i.d. Gaussian at B, photo patches at 4B): the three kurtoses with their
+    standard errors, whether the input (rows 0, 1) and the batch (rows 0, 2) change it beyond the
+    99 % t interval of the difference (d.o.f.: the smaller n − 1 of the two rows), and whether all stay
+    an order of magnitude below the ≈ 10² of the paper's feedforward nets."""
+    def separated(i: int, j: int) -> bool:
+        se = float(np.hypot(table.iloc[i, 1], table.iloc[j, 1]))
+        return resolved_sign(table.iloc[i, 0] - table.iloc[j, 0], se, int(min(table["networks"].iloc[[i, j]])) - 1) != 0
+
+    return {
+        "kurt_patches": (table.iloc[0, 0], table.iloc[0, 1]), "kurt_gauss": (table.iloc[1, 0], table.iloc[1, 1]),
+        "kurt_patches_4b": (table.iloc[2, 0], table.iloc[2, 1]),
+        "kurt_data_verdict": "The input changes it beyond its statistical error." if separated(0, 1)
+        else "Patches and Gaussian images cannot be told apart at this scale.",
+        "kurt_batch_verdict": "The larger batch changes it beyond its statistical error." if separated(0, 2)
+        else "The larger batch does not change it beyond its statistical error here.",
+        "kurt_ff_verdict": "All stay an order of magnitude below the ≈ 10² of the paper's feedforward nets (its Fig. 4(d))."
+        if table.iloc[:, 0].max() < 10 else "The largest approaches the fat tails of the paper's feedforward nets (its Fig. 4(d)).",
+    }
+
+
 # --------------------------------------------------------------------------------------------
 # Chapter 3 (vanilla nets): the studies behind its figures and claims
 # --------------------------------------------------------------------------------------------
