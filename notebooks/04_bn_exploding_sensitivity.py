@@ -270,7 +270,7 @@ for k, tol, why in [
 # l ≥ 10 the mean increments are δχ = {glue}`inc_dchi`, δ_BN χ = {glue}`inc_dbn` and
 # δ_φ χ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 (graded in the scorecard); the paper's convolutional nets
 # settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)), where the ReLU step dominates at
-# first and the BN step takes over with depth. A straight line fitted to log χ^l over
+# first and the BN step takes over with depth. A straight line fitted to log χˡ over
 # l ≥ 10 grows by {glue}`fc_rate` per layer (R² = {glue}`fc_r2`), and the network reaches
 # log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
 
