@@ -52,16 +52,12 @@ block = None          # networks per cached block
 from dataclasses import replace
 from functools import partial
 
-import numpy as np
-import pandas as pd
-
 from layerwise import labatie as lb
 from layerwise import published as pub
 from layerwise.chapter import Chapter
 from layerwise.figures import ch04 as F
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
-from layerwise.stats import mean_se_dof as est  # (mean, SE, d.o.f.) over networks; one network: a point
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, batches=[16, 32, 64, 128], batch_nets=4,
@@ -112,11 +108,7 @@ run = partial(lb.simulate_cached, ch, block=P["block"])  # run(name, MomentsConf
 # error over their 200 networks.
 
 # %% tags=["remove-cell"]
-ch.glue("fc_width", P["width"])
-ch.glue("fc_batch", P["batch"])
-ch.glue("fc_depth", L)
-for k in ("conv_width", "conv_batch", "conv_depth", "conv_nets"):
-    ch.glue(f"{k}_p", P[k])
+ch.glue_all(lb.bn_ff_sizes(P))
 
 # %% [markdown]
 # ## Fig. 4 in the paper's convolutional nets
@@ -157,20 +149,11 @@ ch.figure(fig, "fig4_conv",
               "falls.")
 
 # %% tags=["remove-cell"]
-late_lmin, early_lmax = int(0.75 * P["conv_depth"]), max(2 * conv.interval, P["conv_depth"] // 10)
-V = pub.fig4_versus(dc, Qc, Ac, REF, late_lmin, early_lmax, P["conv_depth"])   # ours against the authors'
-lo, lp, vspread = V["ours"], V["theirs"], V["spread"]
-early_gap, late_gap, c200 = V["early_gap"], V["late_gap"], V["log10_chi_end"]
-ch.glue("late_lmin", late_lmin)
-ch.glue("early_lmax", early_lmax)
-FV = pub.fig4_findings(V)   # levels against the authors', and the sentences that follow them
-ch.glue("conv_r2", fitc["r2"], digits=4)
-ch.glue_all(FV["glue_4"], digits=4)
-ch.glue("conv_log10chi", c200[0], se=c200[1])
-ch.glue("pub_log10chi_range", f"{min(V['log10_chi_variants']):.2f}–{max(V['log10_chi_variants']):.2f}")
-ch.glue("conv_scale_note", "" if P["conv_width"] == 512 and P["conv_depth"] == 200 else
-        f"(At this scale the nets are reduced to width {P['conv_width']} and depth {P['conv_depth']}, so the "
-        "comparisons with the authors' numbers are graded from the default scale on.)")
+S = pub.fig4_conv_summary(dc, Qc, Ac, fitc, REF, conv_depth=conv.depth, conv_width=conv.width,
+                          interval=conv.interval, l_min=L0)   # ours against the authors', late and early windows
+late_lmin, early_lmax, M = S["late_lmin"], S["early_lmax"], S["claims"]
+ch.glue_all(S["glue_4"], digits=4)
+ch.glue_all(S["glue"])
 
 # %% tags=["remove-cell"]
 src_pub = f"Labatie 2019, Fig. 4; the authors' published arrays ({REF}: conv 3×3 periodic, N = 512, B = 64, MNIST)"
@@ -179,36 +162,33 @@ ch.claim("conv_chi_exponential", "log χ^l is linear in l (R² ≥ 0.99)",
          why="declared meaning of 'exponential' (a straight line on the log axis of Fig. 4(b)): the line explains "
              "≥ 99 % of the variation of the network-averaged log χ",
          source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)", min_scale="default")
-cdchi = est(Qc["dchi"][:, dc >= L0].mean(1))
 ch.claim("conv_dchi_gt_1", f"the mean increment δχ over layers ≥ {L0} is at least 1",
-         kind="predicts", measured=cdchi[0], se=cdchi[1], dof=cdchi[2], reference=1.0, tol=0.0, comparison="ge",
+         kind="predicts", **M["conv_dchi_gt_1"], reference=1.0, tol=0.0, comparison="ge",
          why="one-sided bound of the theorem, no margin; t interval over networks", source="Labatie 2019, Theorem 3",
          min_scale="default")
-vrate = pub.versus(lo["log10_dchi"], lp["log10_dchi"])
 ch.claim("conv_rate_matches_authors",
          f"the growth of χ per layer over layers {late_lmin}–{P['conv_depth']} agrees with the authors' nets: "
          "log δχ within 10 % of theirs",
-         kind="reproduces", measured=vrate["mean"], se=vrate["se"], dof=vrate["dof"], reference=vrate["reference"], tol=0.10,
-         comparison="rel",
+         kind="reproduces", **M["conv_rate_matches_authors"], tol=0.10, comparison="rel",
          why="10 % of the exponential rate is the declared meaning of 'agrees' (the authors' three variants — data "
-             f"set, boundary, ε — differ by {100 * vspread['log10_dchi']:.1f} %); the error combines our SE over networks with the authors' "
+             f"set, boundary, ε — differ by {100 * S['spread']['log10_dchi']:.1f} %); the error combines our SE over networks with the authors' "
              "(bounded from their per-depth spreads), t with our networks − 1 d.o.f.",
          source=src_pub, min_scale="default")
 # %% tags=["remove-cell"]
 ch.claim("conv_chi_200_range", f"χ^{P['conv_depth']} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
-         kind="reproduces", measured=c200[0], se=c200[1], dof=c200[2], reference=(13.0, 18.0), comparison="between",
+         kind="reproduces", **M["conv_chi_200_range"], reference=(13.0, 18.0), comparison="between",
          why="the bracket of SPEC §2 around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴); the authors' conv variants "
              "end at 10¹³·¹–10¹³·⁹; t interval over networks", source="Labatie 2019, Fig. 4(b); SPEC §2",
          min_scale="default")
 ch.claim("conv_bn_step_dominates_late",
          f"late in depth the BN step dominates: δ_BN χ − δ_φ χ > 0 over layers {late_lmin}–{P['conv_depth']}",
-         kind="reproduces", measured=late_gap[0], se=late_gap[1], dof=late_gap[2], reference=0.0, tol=0.0,
+         kind="reproduces", **M["conv_bn_step_dominates_late"], reference=0.0, tol=0.0,
          comparison="ge", why="the order of the two curves of Fig. 4(a) (≈ 1.14 against ≈ 1.02), no margin; "
                               "per-network layer averages, t interval over networks",
          source="Labatie 2019, Fig. 4(a) and §6", min_scale="default")
 ch.claim("conv_relu_step_dominates_early",
          f"early in depth the ReLU step dominates: δ_φ χ − δ_BN χ > 0 over layers ≤ {early_lmax}",
-         kind="reproduces", measured=early_gap[0], se=early_gap[1], dof=early_gap[2], reference=0.0, tol=0.0,
+         kind="reproduces", **M["conv_relu_step_dominates_early"], reference=0.0, tol=0.0,
          comparison="ge", why="the order of the two curves at the start of Fig. 4(a) (≈ 1.2 against ≈ 1.0), no margin; "
                               "per-network layer averages, t interval over networks",
          source="Labatie 2019, Fig. 4(a) and §6", min_scale="default")
@@ -235,13 +215,10 @@ ch.claim("conv_relu_step_dominates_early",
 # the same layers: {glue}`variant_verdict`
 
 # %% tags=["remove-cell"]
-ratio, conv_v = FV["ratio"], FV["versus"]
-ch.glue_all(FV["glue"])
-# %% tags=["remove-cell"]
 ch.claim("conv_noise_well_signal_ill_conditioned",
          f"the noise keeps at least ten times as many directions as the signal: r_eff(dx)/r_eff(x) ≥ 10 over layers "
          f"{late_lmin}–{P['conv_depth']}",
-         kind="reproduces", measured=ratio[0], se=ratio[1], dof=ratio[2], reference=10.0, tol=0.0, comparison="ge",
+         kind="reproduces", **M["conv_noise_well_signal_ill_conditioned"], reference=10.0, tol=0.0, comparison="ge",
          why="the factor 10 is the declared meaning of 'well-conditioned against ill-conditioned' (the paper's "
              "Fig. 4(c): ≈ 200 against ≈ 2, a factor of 100); per-network layer averages, t interval over networks",
          source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)", min_scale="default")
@@ -252,13 +229,11 @@ for k, tol, why in [
         ("kurtosis", 0.25, "25 % declared: the kurtosis varies by ±30 % between single networks (the authors' "
                            "10–90 % band) and is read off a log axis spanning five decades in Fig. 4(d)"),
         ("nu1", 0.10, "10 % declared, as for the effective ranks")]:
-    v = conv_v[k]
-    why += f"; the authors' three variants (data set, boundary, ε) differ by {100 * vspread[k]:.1f} %"
+    why += f"; the authors' three variants (data set, boundary, ε) differ by {100 * S['spread'][k]:.1f} %"
     ch.claim(f"conv_{k}_matches_authors",
              f"{pub.FIG4_LATE[k][1]} over layers {late_lmin}–{P['conv_depth']} agrees with the authors' nets within "
              f"{100 * tol:.0f} %",
-             kind="reproduces", measured=v["mean"], se=v["se"], dof=v["dof"], reference=v["reference"], tol=tol,
-             comparison="rel",
+             kind="reproduces", **M[f"conv_{k}_matches_authors"], tol=tol, comparison="rel",
              why=why + "; the error combines our SE over networks with the authors' (bounded from their per-depth "
                        "spreads), t with our networks − 1 d.o.f.",
              source=src_pub, min_scale="default")
@@ -291,43 +266,32 @@ ch.figure(fig, "fig4_fc",
               "and mean absolute value of the BN output against their Gaussian values.")
 
 # %% tags=["remove-cell"]
-late = d >= L0
-inc = {k: Q[k][:, late].mean(axis=1) for k in ("dchi", "dbn", "dphi")}  # per-network layer averages
-for k in inc:
-    m, se, _ = est(inc[k])
-    ch.glue(f"inc_{k}", m, se=se, digits=4)
-ch.glue("fc_rate", fitexp["rate"], se=fitexp["se_rate"])
-ch.glue("fc_r2", fitexp["r2"], digits=4)
-log10chi = est(np.log10(Q["chi"][:, -1]))
-ch.glue("fc_log10chi_l", log10chi[0], se=log10chi[1])
-
+FC = lb.bn_ff_fc_findings(d, Q, fitexp, l_min=L0)   # per-network layer averages over l ≥ L0, χ at the end
+ch.glue_all(FC["glue_4"], digits=4)
+ch.glue_all(FC["glue"])
 ch.claim("chi_exponential", f"log χ^l is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99",
          kind="reproduces", measured=fitexp["r2"], reference=0.99, tol=0.0, comparison="ge",
          why="declared meaning of 'exponential' (a straight line on the log axis of Fig. 4(b)): the line explains "
              "≥ 99 % of the variation of the network-averaged log χ",
          source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)")
 for k, name in [("dchi", "δχ"), ("dbn", "δ_BN χ"), ("dphi", "δ_φ χ")]:
-    m, se, dof = est(inc[k])
     ch.claim(f"{k}_gt_1", f"{name} ≥ 1: the mean increment over layers ≥ {L0} is at least 1",
-             kind="predicts", measured=m, se=se, dof=dof, reference=1.0, tol=0.0, comparison="ge",
-             why=f"one-sided bound of the theorem, no margin; the interval is a t interval over {len(inc[k])} "
+             kind="predicts", **FC["claims"][f"{k}_gt_1"], reference=1.0, tol=0.0, comparison="ge",
+             why=f"one-sided bound of the theorem, no margin; the interval is a t interval over {FC['n']} "
                  "independent networks (per-network average over layers, since layers of one network are correlated)",
              source="Labatie 2019, Theorem 3 and Fig. 4(a)")
 
 # %% tags=["remove-cell"]
-inside = 13.0 <= log10chi[0] <= 18.0
 ch.claim("chi_200_range", f"χ^{L} reaches 10¹³–10¹⁸ (log10 between 13 and 18)",
-         kind="reproduces", measured=log10chi[0], se=log10chi[1], dof=log10chi[2], reference=(13.0, 18.0),
-         comparison="between",
+         kind="reproduces", **FC["claims"]["chi_200_range"], reference=(13.0, 18.0), comparison="between",
          why="the bracket of SPEC §2 around the end of the paper's Fig. 4(b) (conv, CIFAR-10: χ²⁰⁰ ≈ 10¹⁴·⁵); the "
              "authors' fully-connected arrays at B = 128–512 end inside it (10¹⁵·⁶–10¹⁶·⁹); t interval over networks",
          source="Labatie 2019, Fig. 4(b); SPEC §2", min_scale="default",
-         note="" if inside else
+         note="" if FC["inside"] else
               "our nets are fully-connected with a batch of 64 photo patches; χ²⁰⁰ falls as the batch grows (the "
               "authors' fully-connected arrays: 10¹⁶·⁹ at B = 128, see the batch-size study), so a fully-connected "
               "net at B = 64 ends near the top of the bracket; the growth rate, which Theorem 3 is about, is graded "
               "separately")
-ch.glue("chi200_verdict", "inside" if inside else ("above" if log10chi[0] > 18.0 else "below"))
 
 # %% [markdown]
 # The bracket of `chi_200_range` comes from the paper's convolutional networks on CIFAR-10; ours
@@ -358,15 +322,14 @@ ch.glue("chi200_verdict", "inside" if inside else ("above" if log10chi[0] > 18.0
 
 # %% tags=["remove-cell"]
 LL = lb.last_layer_findings(Q)   # the last record: effective ranks, kurtosis, ν₁ over networks
-ku, n1 = LL["kurtosis"], LL["nu1"]
 ch.glue_all(LL["glue"])
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the Gaussian 3",
-         kind="reproduces", measured=ku[0], se=ku[1], dof=ku[2], reference=lb.GAUSS_KURTOSIS, tol=0.0, comparison="ge",
+         kind="reproduces", **LL["claims"]["kurtosis_fat"], reference=lb.GAUSS_KURTOSIS, tol=0.0, comparison="ge",
          why="direction of Fig. 4(d), no margin; the paper's level (≈ 10² in conv nets) is not graded here: in a "
              "fully-connected net the per-channel kurtosis is bounded by about B (App. A)",
          source="Labatie 2019, §6 and Fig. 4(d)")
 ch.claim("nu1_small", f"ν₁(|y|)/√ν₂ of the BN output at l = {L} is below the Gaussian √(2/π)",
-         kind="reproduces", measured=n1[0], se=n1[1], dof=n1[2], reference=lb.GAUSS_ABS_MEAN, tol=0.0, comparison="le",
+         kind="reproduces", **LL["claims"]["nu1_small"], reference=lb.GAUSS_ABS_MEAN, tol=0.0, comparison="le",
          why="direction of Fig. 4(d), no margin; t interval over networks", source="Labatie 2019, §6 and Fig. 4(d)")
 
 # %% [markdown]
@@ -381,26 +344,19 @@ ch.claim("nu1_small", f"ν₁(|y|)/√ν₂ of the BN output at l = {L} is below
 # ({numref}`fig-04-dbn-vs-conditioning`).
 
 # %%
-rin = A["reff_signal_loc1"][:, late]
-dbn = Q["dbn"][:, late]
-rho, rho_se = lb.rank_correlation(rin, dbn, seed=seed)
-within = lb.spearman_by_column(rin, dbn)
-fig = F.dbn_vs_conditioning(rin, dbn, d[late], within)
-ch.figure(fig, "dbn_vs_conditioning",
+C = lb.dbn_conditioning(d, A, Q, l_min=L0, seed=seed)   # pooled ρ (network bootstrap) and ρ at each depth
+ch.figure(F.dbn_vs_conditioning(**C["arrays"]), "dbn_vs_conditioning",
           "Increment of the conv+BN step against the effective rank of the incoming signal (left, colour: depth) "
           "and the rank correlation across networks at each depth (right), testing Labatie §6 (ii): "
           "δ_BN χ and r_eff(x) are inversely correlated.",
-          arrays={"reff_in": rin, "dbn": dbn, "depth": d[late], "within": within},
+          arrays=C["arrays"],
           alt="Scatter of the conv+BN increment of χ against the incoming signal's effective rank, and the rank "
               "correlation between them across networks at each depth.")
 
 # %% tags=["remove-cell"]
-ch.glue("rho_pooled", rho, se=rho_se, digits=2)
-w = est(within)
-ch.glue("rho_within", w[0], se=w[1], digits=2)
+ch.glue_all(C["glue"], digits=2)
 ch.claim("dbn_inverse_conditioning", "δ_BN χ^l is inversely related to r_eff(x^{l−1}): pooled Spearman ρ < 0",
-         kind="reproduces", measured=rho, se=rho_se, dof=A["chi_loc1"].shape[0] - 1, reference=0.0, tol=0.0,
-         comparison="le",
+         kind="reproduces", **C["claims"]["dbn_inverse_conditioning"], reference=0.0, tol=0.0, comparison="le",
          why="the paper states the sign only, no margin; the error is a bootstrap over networks (layers of one "
              "network are not independent), with networks − 1 degrees of freedom",
          source="Labatie 2019, §6 'Experimental verification' (ii)")
@@ -414,23 +370,21 @@ ch.claim("dbn_inverse_conditioning", "δ_BN χ^l is inversely related to r_eff(x
 # (max − min)/mean of the three rates is {glue}`rate_spread`.
 
 # %%
-dsq = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"], records=L // 4, reff_locations=("loc4",)))
-       for ds in ["patches", "digits", "gaussian"]}
-dsq = {ds: (dd_, lb.bn_ff_panels(Ad)) for ds, (dd_, Ad) in dsq.items()}
-DT = lb.exp_rate_table(dsq, l_min=L0)
-ch.figure(F.datasets(dsq), "datasets",
+DS = lb.bn_ff_dataset_study({ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=P["data_nets"], records=L // 4,
+                                                            reff_locations=("loc4",)))
+                             for ds in ["patches", "digits", "gaussian"]}, l_min=L0, seed=seed)
+ch.figure(F.datasets(DS["runs"]), "datasets",
           "Log χ and effective rank of the signal of BN feedforward nets fed photo patches, digits or i.i.d. "
           "Gaussian images (the paper uses CIFAR-10 and reports MNIST as equivalent, its App. A).",
-          arrays={f"{ds}_{k}": dsq[ds][1][k].mean(0) for ds in dsq for k in ("chi", "reff_x")},
+          arrays=DS["arrays"],
           alt="Mean log χ and the signal's effective rank against depth for three inputs: photo patches, digits "
               "and Gaussian images.")
-DT.style.format(precision=4)
+DS["table"].style.format(precision=4)
 
 # %% tags=["remove-cell"]
-spread, spread_ci = lb.relative_spread(DT["rate"], DT["± s.e."], dof=P["data_nets"] - 1, seed=seed)
-ch.glue("rate_spread", spread, digits=2)
+ch.glue_all(DS["glue"], digits=2)
 ch.claim("rate_data_independent", "the exponential rate of χ barely depends on the data set: (max − min)/mean of the rates ≤ 0.1",
-         kind="reproduces", measured=spread, interval=spread_ci, reference=0.1, tol=0.0, comparison="le",
+         kind="reproduces", **DS["claims"]["rate_data_independent"], reference=0.1, tol=0.0, comparison="le",
          why="0.1 is the declared meaning of 'barely' (the paper: 'equivalent behaviour'); the interval is a "
              "parametric bootstrap of the spread from the rates' standard errors (t with networks − 1 d.o.f.), "
              "which includes the upward bias of a max − min",
@@ -446,9 +400,7 @@ ch.claim("rate_data_independent", "the exponential rate of χ barely depends on 
 # l = 200; `layerwise.published`) make them concrete:
 
 # %%
-pd.DataFrame(pub.bn_ff_fc_batch_study(L)).astype({"B": int}).set_index("B").drop(columns="nu1").rename(
-    columns={"reff_x": "r_eff(x)", "reff_dx": "r_eff(dx)", "kurtosis": "kurtosis μ₄", "log10_chi": "log₁₀ χ"}
-).style.format(precision=2)
+pub.fc_batch_table(L).style.format(precision=2)
 
 # %% [markdown]
 # A larger batch gives fatter tails, a worse-conditioned signal, a better-conditioned noise and a
@@ -464,56 +416,44 @@ pd.DataFrame(pub.bn_ff_fc_batch_study(L)).astype({"B": int}).set_index("B").drop
 # its positions and a fully-connected one only from its batch.
 
 # %%
-BQ = {B: lb.bn_ff_panels(run(f"batch_{B}", replace(base, batch=B, n_sims=P["batch_nets"], records=L // 4,
-                                                   reff_locations=("loc4",)))[1])
-      for B in P["batches"]}
-BT = lb.batch_endpoints(BQ)
-ch.figure(F.batch_size(BT, pub.bn_ff_fc_batch_study(L), L), "batch_size",
+BS = lb.bn_ff_batch_study({B: run(f"batch_{B}", replace(base, batch=B, n_sims=P["batch_nets"], records=L // 4,
+                                                       reff_locations=("loc4",)))
+                          for B in P["batches"]})   # last-record means per B, their trends against log2 B
+ch.figure(F.batch_size(BS["table"], pub.bn_ff_fc_batch_study(L), L), "batch_size",
           f"χ at l = {L}, kurtosis of the BN output and effective ranks of signal and noise of fully-connected BN nets "
           f"against the batch size B (Labatie App. A): ours at N = {P['width']}, ±2 SE over {P['batch_nets']} "
           "networks each; crosses: the authors' published fully-connected arrays at N = 512.",
-          arrays={k: BT[k].to_numpy() for k in BT.columns},
+          arrays=BS["arrays"],
           alt="Four panels against the batch size: log χ at the last layer falls, the kurtosis rises, the signal's "
               "effective rank falls and the noise's rises, ours as points with error bars and the authors' as crosses.")
 
 # %% tags=["remove-cell"]
-BF = lb.batch_findings(BT)
-trend = BF["trend"]
-ch.glue_all(BF["glue_3"])
-ch.glue_all(BF["glue"], digits=2)
+ch.glue_all(BS["glue_3"])
+ch.glue_all(BS["glue"], digits=2)
 
 # %% tags=["remove-cell"]
-dof_b = P["batch_nets"] - 1
-bwhy = (f"the direction of the authors' arrays, no margin; weighted least-squares slope against log2 B over "
-        f"{len(BT)} batch sizes, its error propagated from the per-batch SEs over networks, each estimated from "
-        f"{P['batch_nets']} networks (t with {dof_b} d.o.f.)")
-unresolved = [k for k in trend if lb.resolved_sign(trend[k]["slope"], trend[k]["slope_se"], dof_b) == 0]
 for k, cmp_, text in [("kurtosis", "ge", "the BN output is more fat-tailed"),
                       ("reff_x", "le", "the signal is worse conditioned (r_eff(x^L) falls)"),
                       ("reff_dx", "ge", "the noise is better conditioned (r_eff(dx^L) rises)"),
                       ("log10_chi", "le", "χ^L is smaller")]:
     ch.claim(f"batch_{k}", f"with a larger batch {text}: slope against log2 B " + ("> 0" if cmp_ == "ge" else "< 0"),
-             kind="reproduces", measured=trend[k]["slope"], se=trend[k]["slope_se"], dof=dof_b, reference=0.0,
-             tol=0.0, comparison=cmp_, why=bwhy,
+             kind="reproduces", **BS["claims"][f"batch_{k}"], reference=0.0, tol=0.0, comparison=cmp_,
+             why=f"the direction of the authors' arrays, no margin; weighted least-squares slope against log2 B over "
+                 f"{len(BS['table'])} batch sizes, its error propagated from the per-batch SEs over networks, each "
+                 f"estimated from {P['batch_nets']} networks (t with {P['batch_nets'] - 1} d.o.f.)",
              source="Labatie 2019, App. A (kurtosis bounded by about B); authors' arrays bn_ff_fc_128/256/512",
              note=(f"the slope is within its 99 % t interval of 0 with {P['batch_nets']} networks per batch: the "
                    "values scatter widely between networks (the authors' r_eff(dx) at l = 200 has a spread of about "
-                   "40 % of its mean), so the trend is unresolved at this scale") if k in unresolved else "")
+                   "40 % of its mean), so the trend is unresolved at this scale") if k in BS["unresolved"] else "")
 # %% tags=["remove-cell"]
-Bmax = max(P["batches"])
-big = est(BQ[Bmax]["reff_dx"][:, -1] - BQ[Bmax]["reff_x"][:, -1])
 ch.claim("fc_large_batch_paper_ordering",
-         f"fully-connected nets with a large batch show the paper's ordering: at B = {Bmax}, r_eff(dx^{L}) − r_eff(x^{L}) > 0",
-         kind="predicts", measured=big[0], se=big[1], dof=big[2], reference=0.0, tol=0.0, comparison="ge",
+         f"fully-connected nets with a large batch show the paper's ordering: at B = {BS['b_max']}, r_eff(dx^{L}) − "
+         f"r_eff(x^{L}) > 0",
+         kind="predicts", **BS["claims"]["fc_large_batch_paper_ordering"], reference=0.0, tol=0.0, comparison="ge",
          why="our explanation (a fully-connected channel is sampled at the B inputs only, r_eff ≤ B) predicts that the "
              "noise's advantage returns as B grows, as in the authors' fully-connected arrays (B ≥ 128); a sign, no "
              f"margin; t interval over {P['batch_nets']} networks",
          source="ours, from Labatie 2019 App. A and the authors' arrays bn_ff_fc_128/256/512")
-names = {"log10_chi": "log₁₀ χ", "kurtosis": "the kurtosis", "reff_x": "r_eff(x)", "reff_dx": "r_eff(dx)"}
-unresolved_names = [names[k] for k in ("kurtosis", "reff_x", "reff_dx", "log10_chi") if k in unresolved]
-ch.glue("batch_unresolved", "All four trends are resolved at this scale." if not unresolved_names else
-        f"At this scale the trend of {' and '.join(unresolved_names)} is not resolved: its 99 % interval includes 0, "
-        "as the values scatter widely between networks.")
 
 # %% [markdown]
 # ## What we found
@@ -537,9 +477,8 @@ ch.glue("batch_unresolved", "All four trends are resolved at this scale." if not
 #   moves with architecture, batch and data by more than its statistical error.
 
 # %% tags=["remove-cell"]
-_conv = [c for c in ch.ledger.claims if c.id.startswith("conv_") and c.kind == "reproduces"]
-ch.glue("found_conv", "; ".join(f"{c.id} {c.status}" for c in _conv) if any(c.status != "skipped" for c in _conv)
-        else "not graded at this scale (reduced nets), from the default scale on")
+ch.glue("found_conv", lb.graded_list(ch.ledger.claims, "conv_", "not graded at this scale (reduced nets), from the "
+                                                                "default scale on"))
 
 # %% [markdown]
 # ## Scorecard

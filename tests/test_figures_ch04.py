@@ -84,3 +84,33 @@ def test_fig4_overlays_the_authors_curves_in_every_panel():
     assert len(dashed["a"]) == 2 and len(dashed["c"]) == 2 and len(dashed["d"]) == 1   # δ_BN, δ_φ; r_eff ×2; μ₄
     assert np.allclose(dashed["c"][1].get_ydata(), ref["reff_dx"][0])
     assert axes[3].get_yscale() == "log"   # the authors' kurtosis ≈ 10² next to the Gaussian 3
+
+
+def test_dbn_vs_conditioning_draws_the_arrays_of_the_summary():
+    rng = np.random.default_rng(4)
+    depth = np.arange(1, 16)
+    rin = rng.uniform(1, 10, (3, depth.size))
+    C = lb.dbn_conditioning(depth, {"reff_signal_loc1": rin, "chi_loc1": np.ones_like(rin)}, {"dbn": 1 / rin},
+                            l_min=10)
+    fig = F.dbn_vs_conditioning(**C["arrays"])          # the figure draws exactly what the chapter saves
+    pts = fig.axes[0].collections[0].get_offsets()
+    assert np.allclose(pts[:, 0], rin[:, depth >= 10].ravel()) and np.allclose(pts[:, 1], 1 / rin[:, depth >= 10].ravel())
+    assert np.allclose(fig.axes[1].get_lines()[0].get_xdata(), depth[depth >= 10])
+    assert np.allclose(fig.axes[1].get_lines()[0].get_ydata(), -1.0)
+
+
+def test_datasets_draws_the_runs_of_the_study_and_their_saved_means():
+    depth = np.arange(1, 21)
+    runs = {}
+    for i, ds in enumerate(["patches", "digits"]):
+        chi4 = 10 ** (np.outer([0.1 + 0.01 * i, 0.12 + 0.01 * i], depth))
+        ones = np.ones_like(chi4)
+        runs[ds] = (depth, {"chi_loc1": chi4 / 10, "chi_loc3": chi4, "chi_loc4": chi4, "reff_signal_loc4": (2 + i) * ones,
+                            "reff_noise_loc4": ones, "mu4_signal_loc3": 3 * ones, "mu2_signal_loc3": ones,
+                            "nu1_abs_signal_loc3": ones, "nu2_signal_loc3": ones})
+    D = lb.bn_ff_dataset_study(runs, l_min=5)
+    fig = F.datasets(D["runs"])
+    left = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in left] == ["patches", "digits"]
+    assert np.allclose(left[1].get_ydata(), np.log10(runs["digits"][1]["chi_loc4"]).mean(0))   # mean log10 χ
+    assert np.allclose(fig.axes[1].get_lines()[0].get_ydata(), D["arrays"]["patches_reff_x"])

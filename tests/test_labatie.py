@@ -384,3 +384,168 @@ def test_kurtosis_findings_separate_rows_by_their_t_interval():
     G = lb.kurtosis_findings(table([4.0, 3.0, 40.0], [0.1, 0.1, 0.1], nets=(3, 8, 8)))
     assert G["kurt_data_verdict"] == "Patches and Gaussian images cannot be told apart at this scale."
     assert G["kurt_ff_verdict"].startswith("The largest approaches the fat tails")
+
+
+# -- Chapter 4: summaries for the chapter's glue and claims --
+def test_claim_numbers_from_every_kind_of_estimate():
+    from layerwise import published as pub
+    from layerwise.stats import estimate
+
+    e = estimate([1.0, 2.0, 3.0])
+    assert lb.claim_numbers(e) == {"measured": 2.0, "se": e.se, "dof": 2}
+    assert lb.claim_numbers((1.5, None, None)) == {"measured": 1.5, "se": None, "dof": None}
+    v = pub.versus([1.0, 2.0, 3.0], (2.5, 0.3))
+    assert lb.claim_numbers(v) == {"measured": 2.0, "se": v["se"], "dof": 2, "reference": 2.5}
+    assert "reference" not in lb.claim_numbers({"mean": 1.0, "se": 0.1, "dof": 3})
+    for bad in ("x", (1.0, 0.1), {"mean": 1.0}):
+        with pytest.raises(ParameterError, match="e="):
+            lb.claim_numbers(bad)
+
+
+def test_bn_ff_sizes_names_the_missing_parameter():
+    P = {"width": 128, "batch": 32, "depth": 200, "conv_width": 16, "conv_batch": 8, "conv_depth": 40, "conv_nets": 2}
+    S = lb.bn_ff_sizes(P)
+    assert S == {"fc_width": 128, "fc_batch": 32, "fc_depth": 200, "conv_width_p": 16, "conv_batch_p": 8,
+                 "conv_depth_p": 40, "conv_nets_p": 2}
+    with pytest.raises(ParameterError, match="conv_nets"):
+        lb.bn_ff_sizes({k: v for k, v in P.items() if k != "conv_nets"})
+
+
+def test_bn_ff_fc_findings_average_late_layers_and_place_the_end_in_the_bracket():
+    depth = np.arange(1, 31)
+    c = np.array([1.1, 1.2, 1.3, 1.4])
+    late = depth >= 10
+
+    def panels(log10_end):
+        Q = {k: np.where(late, f * c[:, None], 5.0) for k, f in (("dchi", 1.0), ("dbn", 0.5), ("dphi", 2.0))}
+        Q["chi"] = np.ones((4, depth.size))
+        Q["chi"][:, -1] = 10.0 ** (log10_end + np.array([-0.1, 0.0, 0.1, 0.0]))
+        return Q
+
+    fit = {"r2": 0.99, "rate": 0.2, "se_rate": 0.01}
+    F = lb.bn_ff_fc_findings(depth, panels(15.0), fit, l_min=10)
+    assert F["n"] == 4 and np.array_equal(F["late"], late) and F["inside"]
+    d = F["claims"]["dchi_gt_1"]
+    assert d["measured"] == pytest.approx(c.mean()) and d["se"] == pytest.approx(c.std(ddof=1) / 2) and d["dof"] == 3
+    assert F["claims"]["dbn_gt_1"]["measured"] == pytest.approx(0.5 * c.mean())   # the transient (5.0) is left out
+    assert F["claims"]["chi_200_range"]["measured"] == pytest.approx(15.0)
+    assert F["glue_4"]["inc_dphi"] == pytest.approx((2 * c.mean(), 2 * c.std(ddof=1) / 2))
+    assert F["glue_4"]["fc_r2"] == 0.99 and F["glue"]["fc_rate"] == (0.2, 0.01)
+    assert F["glue"]["chi200_verdict"] == "inside"
+    above = lb.bn_ff_fc_findings(depth, panels(19.0), fit, l_min=10)
+    assert not above["inside"] and above["glue"]["chi200_verdict"] == "above"
+    assert lb.bn_ff_fc_findings(depth, panels(12.0), fit, l_min=10)["glue"]["chi200_verdict"] == "below"
+    assert lb.bn_ff_fc_findings(depth, panels(12.0), fit, l_min=10, bracket=(11.0, 13.0))["inside"]
+    with pytest.raises(ParameterError, match="bracket"):
+        lb.bn_ff_fc_findings(depth, panels(15.0), fit, l_min=10, bracket=(18.0, 13.0))
+    with pytest.raises(ParameterError, match="l_min=40"):
+        lb.bn_ff_fc_findings(depth, panels(15.0), fit, l_min=40)
+
+
+def test_dbn_conditioning_pooled_and_within_depth_rank_correlations():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    depth = np.arange(1, 21)
+    rin = rng.uniform(1, 50, (5, depth.size))
+    A = {"reff_signal_loc1": rin, "chi_loc1": np.ones_like(rin)}
+    C = lb.dbn_conditioning(depth, A, {"dbn": 1 + 1 / rin}, l_min=10, seed=0)   # δ_BN falls as r_eff rises
+    late = depth >= 10
+    assert C["claims"]["dbn_inverse_conditioning"] == {"measured": pytest.approx(-1.0), "se": pytest.approx(0.0),
+                                                       "dof": 4}
+    assert np.allclose(C["arrays"]["within"], -1.0) and np.array_equal(C["arrays"]["depth"], depth[late])
+    assert np.array_equal(C["arrays"]["reff_in"], rin[:, late]) and C["glue"]["rho_within"] == pytest.approx((-1.0, 0.0))
+    noise = rng.uniform(1, 2, rin.shape)
+    R = lb.dbn_conditioning(depth, A, {"dbn": noise}, l_min=10, seed=0)
+    assert R["glue"]["rho_pooled"][0] == pytest.approx(stats.spearmanr(rin[:, late].ravel(), noise[:, late].ravel())[0])
+    assert R["glue"]["rho_pooled"][1] > 0
+    with pytest.raises(ParameterError, match="l_min=30"):
+        lb.dbn_conditioning(depth, A, {"dbn": noise}, l_min=30)
+
+
+def _bn_ff_arrays(log10_rates, depth, *, end=None):
+    """Engine-like arrays of BN feedforward nets whose log10 χ grows by ``log10_rates`` (one per network)
+    per layer, 2:1 between the BN and ReLU steps; ``end``: overrides of the last record (panel name → values)."""
+    r = np.asarray(log10_rates, float)[:, None]
+    chi4 = 10 ** (r * depth[None, :])
+    ones = np.ones_like(chi4)
+    A = {"chi_loc1": chi4 / 10 ** r, "chi_loc3": chi4 / 10 ** (r / 3), "chi_loc4": chi4,
+         "reff_signal_loc4": 3.0 * ones, "reff_noise_loc4": 2.0 * ones, "mu4_signal_loc3": 3.0 * ones,
+         "mu2_signal_loc3": ones.copy(), "nu1_abs_signal_loc3": 0.7 * ones, "nu2_signal_loc3": ones.copy()}
+    name = {"kurt_z": "mu4_signal_loc3", "reff_x": "reff_signal_loc4", "reff_dx": "reff_noise_loc4"}
+    for k, v in (end or {}).items():
+        if k == "log10_chi":
+            A["chi_loc4"][:, -1] = 10.0 ** np.asarray(v)
+        else:
+            A[name[k]][:, -1] = v
+    return A
+
+
+def test_bn_ff_dataset_study_spread_of_known_rates():
+    depth = np.arange(1, 41)
+    wiggle = np.array([-1e-3, 0.0, 1e-3, 0.0])
+    rates = {"patches": 0.10, "digits": 0.11, "gaussian": 0.12}
+    D = lb.bn_ff_dataset_study({ds: (depth, _bn_ff_arrays(m + wiggle, depth)) for ds, m in rates.items()}, l_min=10,
+                               seed=0)
+    assert D["claims"]["rate_data_independent"]["measured"] == pytest.approx(0.02 / 0.11)   # (max − min)/mean
+    assert D["glue"]["rate_spread"] == D["claims"]["rate_data_independent"]["measured"]
+    assert np.allclose(D["table"]["rate"], [math.log(10) * m for m in rates.values()])      # exp_fit: natural log
+    lo, hi = D["claims"]["rate_data_independent"]["interval"]
+    ref = lb.relative_spread(D["table"]["rate"], D["table"]["± s.e."], dof=3, seed=0)[1]     # networks − 1 d.o.f.
+    assert lo < hi and (lo, hi) == ref
+    assert set(D["arrays"]) == {f"{ds}_{k}" for ds in rates for k in ("chi", "reff_x")}
+    assert np.allclose(D["arrays"]["digits_chi"], D["runs"]["digits"][1]["chi"].mean(0))
+    with pytest.raises(ParameterError, match="same number of networks"):
+        lb.bn_ff_dataset_study({"a": (depth, _bn_ff_arrays([0.1, 0.1], depth)),
+                                "b": (depth, _bn_ff_arrays([0.1, 0.1, 0.1], depth))}, l_min=10)
+
+
+def test_bn_ff_batch_study_resolves_trends_and_names_the_unresolved_ones():
+    depth = np.arange(1, 11)
+    Bs = (16, 32, 64, 128)
+    tiny, wide = 0.01 * np.array([1, -1, 1, -1, 1, -1.0]), np.array([1, -1, 1, -1, 1, -1.0])
+
+    def runs(dx_slope, kurt_slope=0.5):
+        return {B: (depth, _bn_ff_arrays(np.full(6, 0.1), depth, end={
+            "kurt_z": 3 + kurt_slope * np.log2(B) + (tiny if kurt_slope else wide),
+            "reff_x": 10 - np.log2(B) + tiny, "reff_dx": 5 + dx_slope * np.log2(B) + (tiny if dx_slope else wide),
+            "log10_chi": 20 - np.log2(B) + tiny})) for B in Bs}
+
+    S = lb.bn_ff_batch_study(runs(dx_slope=0.0))   # r_eff(dx): no trend, wide scatter → unresolved
+    assert S["b_max"] == 128 and list(S["table"]["B"]) == list(Bs) and set(S["arrays"]) == set(S["table"].columns)
+    assert S["claims"]["batch_kurtosis"]["measured"] == pytest.approx(0.5) and S["claims"]["batch_kurtosis"]["dof"] == 5
+    assert S["claims"]["batch_reff_x"]["measured"] == pytest.approx(-1.0)
+    assert S["claims"]["batch_log10_chi"]["measured"] == pytest.approx(-1.0)
+    assert S["unresolved"] == ["reff_dx"]
+    assert S["glue"]["batch_unresolved"] == ("At this scale the trend of r_eff(dx) is not resolved: its 99 % interval "
+                                             "includes 0, as the values scatter widely between networks.")
+    big = S["claims"]["fc_large_batch_paper_ordering"]
+    gap = 5 + wide - (10 - 7 + tiny)                                   # r_eff(dx) − r_eff(x) at B = 128
+    assert big["measured"] == pytest.approx(gap.mean()) and big["se"] == pytest.approx(gap.std(ddof=1) / math.sqrt(6))
+    assert S["glue_3"]["slope_reff_x"] == (S["trend"]["reff_x"]["slope"], S["trend"]["reff_x"]["slope_se"])
+    assert S["glue"]["b_small"] == 16 and "flip_verdict" in S["glue"]
+    assert lb.bn_ff_batch_study(runs(dx_slope=1.0))["glue"]["batch_unresolved"] == "All four trends are resolved at this scale."
+    two = lb.bn_ff_batch_study(runs(dx_slope=0.0, kurt_slope=0.0))
+    assert two["unresolved"] == ["kurtosis", "reff_dx"]
+    assert two["glue"]["batch_unresolved"].startswith("At this scale the trend of the kurtosis and r_eff(dx) is not")
+
+
+def test_graded_list_in_ledger_order_or_the_fallback():
+    from types import SimpleNamespace as C
+
+    skipped = [C(id="conv_a", kind="reproduces", status="skipped"), C(id="conv_b", kind="reproduces", status="skipped"),
+               C(id="conv_c", kind="checks", status="pass"), C(id="fc_d", kind="reproduces", status="pass")]
+    assert lb.graded_list(skipped, "conv_", "not graded") == "not graded"
+    assert lb.graded_list([], "conv_", "not graded") == "not graded"
+    graded = [C(id="conv_a", kind="reproduces", status="pass"), *skipped[1:]]
+    assert lb.graded_list(graded, "conv_", "not graded") == "conv_a pass; conv_b skipped"
+    assert lb.graded_list(graded, "conv_", "none", kind="checks") == "conv_c pass"
+
+
+def test_last_layer_findings_give_the_claim_numbers_of_the_tails():
+    Q = {k: np.ones((4, 2)) for k in ("reff_x", "reff_dx", "kurt_z", "nu1_z")}
+    Q["kurt_z"][:, -1] = [4.0, 5.0, 6.0, 7.0]
+    F = lb.last_layer_findings(Q)
+    assert F["claims"]["kurtosis_fat"] == {"measured": 5.5, "se": pytest.approx(np.std([4, 5, 6, 7], ddof=1) / 2),
+                                           "dof": 3}
+    assert F["claims"]["nu1_small"] == {"measured": 1.0, "se": 0.0, "dof": 3}

@@ -207,3 +207,65 @@ def test_fig4_findings_grade_the_ordering_and_the_variants():
     H = pub.fig4_findings(_versus_dict([20.0], [2.0], spread=0.05))                 # one network: no errors
     assert H["ratio"] == (10.0, None, None) and H["glue_4"]["conv_dchi_late"] == (1.15, None)
     assert H["glue"]["conv_conditioning_verdict"].startswith("The noise keeps far more directions")
+
+
+def _conv_summary(n=5, max_depth=200, width=512):
+    from layerwise import labatie as lb
+    depth, A = _synthetic_bn_ff(n=n)
+    keep = depth <= max_depth
+    depth, A = depth[keep], {k: v[:, keep] for k, v in A.items()}
+    A = {**A, "mu2_signal_loc3": np.ones_like(A["chi_loc4"]), "nu2_signal_loc3": np.ones_like(A["chi_loc4"])}
+    Q = lb.bn_ff_panels(A, depth)
+    fit = lb.exp_fit(depth, Q["chi"], l_min=10)
+    S = pub.fig4_conv_summary(depth, Q, A, fit, "bn_ff_mnist", conv_depth=max_depth, conv_width=width, interval=2,
+                              l_min=10)
+    return depth, A, fit, S
+
+
+def test_fig4_conv_summary_at_the_papers_size_grades_known_increments_and_levels():
+    depth, A, fit, S = _conv_summary()
+    # the paper's width and depth: the default-scale branch, no note, windows from the last quarter and 20 layers
+    assert S["glue"]["conv_scale_note"] == "" and (S["late_lmin"], S["early_lmax"]) == (150, 20)
+    assert S["glue_4"]["late_lmin"] == 150 and S["glue_4"]["early_lmax"] == 20 and S["glue_4"]["conv_r2"] == fit["r2"]
+    M = S["claims"]
+    assert set(M) == {"conv_dchi_gt_1", "conv_rate_matches_authors", "conv_chi_200_range", "conv_bn_step_dominates_late",
+                      "conv_relu_step_dominates_early", "conv_noise_well_signal_ill_conditioned",
+                      *(f"conv_{k}_matches_authors" for k in pub.FIG4_LATE)}
+    # χ grows by 10^0.06 per layer in every network, split 2:1 between the BN and ReLU steps
+    assert M["conv_dchi_gt_1"]["measured"] == pytest.approx(10 ** 0.06) and M["conv_dchi_gt_1"]["dof"] == 4
+    assert M["conv_rate_matches_authors"]["measured"] == pytest.approx(0.06)
+    assert M["conv_rate_matches_authors"]["reference"] == pytest.approx(pub.late_published("bn_ff_mnist", 150, 200)
+                                                                        ["log10_dchi"][0])
+    assert M["conv_bn_step_dominates_late"]["measured"] == pytest.approx(10 ** 0.04 - 10 ** 0.02)
+    assert M["conv_relu_step_dominates_early"]["measured"] == pytest.approx(10 ** 0.02 - 10 ** 0.04)
+    rx = A["reff_signal_loc4"][:, 0]
+    assert M["conv_noise_well_signal_ill_conditioned"]["measured"] == pytest.approx(np.mean(200 / rx))
+    assert M["conv_reff_dx_matches_authors"]["measured"] == 200.0
+    assert M["conv_kurtosis_matches_authors"]["reference"] == pytest.approx(
+        pub.late_published("bn_ff_mnist", 150, 200)["kurtosis"][0])
+    end = np.log10(A["chi_loc4"][:, -1])
+    assert M["conv_chi_200_range"]["measured"] == pytest.approx(end.mean())
+    assert M["conv_chi_200_range"]["se"] == pytest.approx(end.std(ddof=1) / np.sqrt(5))
+    assert S["glue"]["conv_log10chi"] == (M["conv_chi_200_range"]["measured"], M["conv_chi_200_range"]["se"])
+    ends = [pub.bn_ff_endpoints(v)["log10_chi"][0] for v in pub.BN_FF_CONV_VARIANTS]
+    assert S["glue"]["pub_log10chi_range"] == f"{min(ends):.2f}–{max(ends):.2f}"
+    assert S["glue"]["conv_conditioning_verdict"].startswith("The noise keeps far more directions")
+
+
+def test_fig4_conv_summary_of_reduced_nets_says_so_and_one_network_is_a_point():
+    _, _, _, S = _conv_summary(max_depth=40, width=16)
+    assert (S["late_lmin"], S["early_lmax"]) == (30, 4)          # max(2 · interval, 40 // 10)
+    assert "reduced to width 16 and depth 40" in S["glue"]["conv_scale_note"]
+    assert "reduced" in _conv_summary(width=256)[3]["glue"]["conv_scale_note"]   # the paper's depth, not its width
+    one = _conv_summary(n=1)[3]["claims"]
+    assert one["conv_dchi_gt_1"]["se"] is None and one["conv_dchi_gt_1"]["dof"] is None
+    assert one["conv_reff_x_matches_authors"]["se"] > 0 and one["conv_reff_x_matches_authors"]["dof"] is None
+
+
+def test_fc_batch_table_is_the_authors_study_by_batch_size():
+    T = pub.fc_batch_table(200)
+    study = pub.bn_ff_fc_batch_study(200)
+    assert list(T.index) == [128, 256, 512] and T.index.name == "B"
+    assert list(T.columns) == list(pub.FC_BATCH_COLUMNS.values())
+    for k, title in pub.FC_BATCH_COLUMNS.items():
+        assert np.allclose(T[title], study[k])

@@ -805,7 +805,8 @@ def last_layer_findings(Q: Mapping[str, np.ndarray]) -> dict[str, Any]:
     (mean, se, dof) over networks of ``reff_x``, ``reff_dx``, the kurtosis ``kurtosis`` and
     ``nu1`` = ν₁(|y|)/√ν₂ of the batch-normalised pre-activations (panels of :func:`bn_ff_panels`),
     and the glued numbers and sentences (``glue``): which effective rank is larger, resolved at 99 %,
-    and whether the tails are resolved above the Gaussian kurtosis 3."""
+    and whether the tails are resolved above the Gaussian kurtosis 3; ``claims``: the claim numbers
+    (:func:`claim_numbers`) of ``kurtosis_fat`` and ``nu1_small``."""
     from .stats import mean_se_dof as est
 
     rx, rdx = est(Q["reff_x"][:, -1]), est(Q["reff_dx"][:, -1])
@@ -818,7 +819,8 @@ def last_layer_findings(Q: Mapping[str, np.ndarray]) -> dict[str, Any]:
         "fat_verdict": "fat tails, as in the paper, though far from its ≈ 10², which a batch of this size cannot reach "
         "(App. A: the kurtosis is bounded by about B)" if resolved_sign(*ku, reference=GAUSS_KURTOSIS) > 0
         else "at this batch the tails are not resolved from the Gaussian's (App. A: the kurtosis is bounded by about B)"}
-    return {"reff_x": rx, "reff_dx": rdx, "kurtosis": ku, "nu1": n1, "glue": glue}
+    return {"reff_x": rx, "reff_dx": rdx, "kurtosis": ku, "nu1": n1, "glue": glue,
+            "claims": {"kurtosis_fat": claim_numbers(ku), "nu1_small": claim_numbers(n1)}}
 
 
 def exponent_windows(depth: Any, chi: Any, delta: Any, res_depth: int, l_min: int, l_max: int,
@@ -1032,3 +1034,147 @@ def dataset_estimates(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarr
     L = n_layers
     return {ds: {"r_eff(x⁰)": estimate(A["reff_signal_loc1"][:, 0]), f"χ^{L}": estimate(A["chi_loc3"][:, -1]),
                  f"r_eff(x^{L})": estimate(A["reff_signal_loc3"][:, -1])} for ds, (_, A) in runs.items()}
+
+
+# -- Chapter 4: summaries for the chapter's glue and claims --
+def claim_numbers(e: Any) -> dict[str, Any]:
+    """The keyword arguments ``measured``/``se``/``dof`` of a claim from an estimate: a
+    :class:`layerwise.stats.Estimate`, a ``(mean, se, dof)`` triple (:func:`layerwise.stats.mean_se_dof`)
+    or a dict of :func:`layerwise.published.versus` (then also ``reference``, the authors' mean)."""
+    from .stats import Estimate
+
+    if isinstance(e, Estimate):
+        return {"measured": e.mean, "se": e.se, "dof": e.dof}
+    if isinstance(e, Mapping) and {"mean", "se", "dof"} <= set(e):
+        out = {"measured": e["mean"], "se": e["se"], "dof": e["dof"]}
+        return {**out, "reference": e["reference"]} if "reference" in e else out
+    if isinstance(e, (tuple, list)) and len(e) == 3:
+        return {"measured": e[0], "se": e[1], "dof": e[2]}
+    raise ParameterError(f"e={e!r} must be an Estimate, a (mean, se, dof) triple or a dict with mean, se and dof")
+
+
+#: Chapter 4's glued sizes: glue name → parameter of the chapter's scale table.
+BN_FF_SIZES = {"fc_width": "width", "fc_batch": "batch", "fc_depth": "depth", "conv_width_p": "conv_width",
+               "conv_batch_p": "conv_batch", "conv_depth_p": "conv_depth", "conv_nets_p": "conv_nets"}
+
+
+def bn_ff_sizes(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The network sizes Chapter 4's set-up quotes, glue name → value (:data:`BN_FF_SIZES`)."""
+    missing = [p for p in BN_FF_SIZES.values() if p not in params]
+    if missing:
+        raise ParameterError(f"params lacks {', '.join(missing)}; it needs {', '.join(BN_FF_SIZES.values())}")
+    return {name: params[p] for name, p in BN_FF_SIZES.items()}
+
+
+def bn_ff_fc_findings(depth: Any, panels: Mapping[str, np.ndarray], fit: Mapping[str, Any], l_min: float, *,
+                      bracket: tuple[float, float] = (13.0, 18.0)) -> dict[str, Any]:
+    """Chapter 4's fully-connected BN nets (Labatie 2019, Theorem 3 and Fig. 4(a–b)): per-network
+    averages over the records ``depth ≥ l_min`` of the increments δχ, δ_BN χ and δ_φ χ (panels of
+    :func:`bn_ff_panels`; Theorem 3: each ≥ 1) and log10 χ at the last record, each as claim numbers
+    (``claims``: ``dchi_gt_1``, ``dbn_gt_1``, ``dphi_gt_1``, ``chi_200_range``); ``inside`` whether the mean
+    log10 χ lies in ``bracket`` (SPEC §2: 13–18); ``late`` the record mask; ``n`` the networks; glued
+    numbers with four significant digits (``glue_4``: increments, R² of ``fit`` from :func:`exp_fit`) and
+    three (``glue``: rate of the fit, log10 χ at the end, and where it lies: inside, above or below)."""
+    from .stats import mean_se_dof as est
+
+    lo, hi = bracket
+    if not lo < hi:
+        raise ParameterError(f"bracket={bracket!r} must be (low, high) with low < high")
+    late = np.asarray(depth) >= l_min
+    if not late.any():
+        raise ParameterError(f"l_min={l_min} lies beyond the last record")
+    inc = {k: est(panels[k][:, late].mean(axis=1)) for k in ("dchi", "dbn", "dphi")}
+    log10chi = est(np.log10(panels["chi"][:, -1]))
+    inside = lo <= log10chi[0] <= hi
+    return {"late": late, "n": int(panels["chi"].shape[0]), "inside": inside,
+            "claims": {**{f"{k}_gt_1": claim_numbers(e) for k, e in inc.items()},
+                       "chi_200_range": claim_numbers(log10chi)},
+            "glue_4": {**{f"inc_{k}": e[:2] for k, e in inc.items()}, "fc_r2": fit["r2"]},
+            "glue": {"fc_rate": (fit["rate"], fit["se_rate"]), "fc_log10chi_l": log10chi[:2],
+                     "chi200_verdict": "inside" if inside else ("above" if log10chi[0] > hi else "below")}}
+
+
+def dbn_conditioning(depth: Any, arrays: Mapping[str, np.ndarray], panels: Mapping[str, np.ndarray], l_min: float, *,
+                     seed: int = 0) -> dict[str, Any]:
+    """Labatie 2019, §6 'Experimental verification' (ii): δ_BN χ^l (``panels`` of :func:`bn_ff_panels`)
+    against the effective rank r_eff(x^{l−1}) of the signal entering the layer (engine ``arrays``,
+    loc1) over the records ``depth ≥ l_min``: the pooled Spearman ρ with its network-bootstrap error
+    (:func:`rank_correlation`, ``seed``) as the claim numbers of ``dbn_inverse_conditioning``
+    (networks − 1 d.o.f.), the correlation across networks at each depth (:func:`spearman_by_column`),
+    the figure's ``arrays`` and the glued ρ's (``glue``, pooled and mean within-depth, with errors)."""
+    from .stats import mean_se_dof as est
+
+    d = np.asarray(depth)
+    late = d >= l_min
+    if not late.any():
+        raise ParameterError(f"l_min={l_min} lies beyond the last record")
+    rin, dbn = arrays["reff_signal_loc1"][:, late], panels["dbn"][:, late]
+    rho, rho_se = rank_correlation(rin, dbn, seed=seed)
+    within = spearman_by_column(rin, dbn)
+    return {"arrays": {"reff_in": rin, "dbn": dbn, "depth": d[late], "within": within},
+            "claims": {"dbn_inverse_conditioning": {"measured": rho, "se": rho_se, "dof": arrays["chi_loc1"].shape[0] - 1}},
+            "glue": {"rho_pooled": (rho, rho_se), "rho_within": est(within)[:2]}}
+
+
+def _networks(panels: Any) -> int:
+    n = {int(Q["chi"].shape[0]) for Q in panels}
+    if len(n) != 1:
+        raise ParameterError(f"every run needs the same number of networks, got {sorted(n)}")
+    return n.pop()
+
+
+def bn_ff_dataset_study(runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float, *,
+                        seed: int = 0) -> dict[str, Any]:
+    """Chapter 4's data sets (Labatie 2019, App. A: 'equivalent behaviour' on MNIST): ``runs`` maps a
+    data set to the engine's ``(depth, arrays)`` of equally many networks. Returns ``runs`` with their
+    panels (:func:`bn_ff_panels`), the ``table`` of :func:`exp_rate_table`, the figure's ``arrays``
+    (mean χ and r_eff(x) per data set), the relative spread of the exponential rates with its
+    parametric-bootstrap interval (:func:`relative_spread`, t with networks − 1 d.o.f., ``seed``) as
+    the claim numbers of ``rate_data_independent`` and the glued spread."""
+    dsq = {ds: (d, bn_ff_panels(A)) for ds, (d, A) in runs.items()}
+    n = _networks(Q for _, Q in dsq.values())
+    table = exp_rate_table(dsq, l_min=l_min)
+    spread, interval = relative_spread(table["rate"], table["± s.e."], dof=n - 1, seed=seed)
+    return {"runs": dsq, "table": table,
+            "arrays": {f"{ds}_{k}": dsq[ds][1][k].mean(0) for ds in dsq for k in ("chi", "reff_x")},
+            "claims": {"rate_data_independent": {"measured": spread, "interval": interval}},
+            "glue": {"rate_spread": spread}}
+
+
+#: Words for the batch-size study's quantities, in the order Chapter 4's prose lists them.
+BATCH_NAMES = {"kurtosis": "the kurtosis", "reff_x": "r_eff(x)", "reff_dx": "r_eff(dx)", "log10_chi": "log₁₀ χ"}
+
+
+def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) -> dict[str, Any]:
+    """Chapter 4's batch-size study (Labatie 2019, App. A): ``runs`` maps B (increasing) to the engine's
+    ``(depth, arrays)`` of equally many networks. Returns their ``panels``, the ``table`` of
+    :func:`batch_endpoints` and the figure's ``arrays`` (its columns); ``trend`` (:func:`batch_findings`)
+    and the quantities whose slope against log2 B is ``unresolved`` (its 99 % t interval, networks − 1
+    d.o.f., contains 0); ``claims``: each slope (``batch_<name>``) and, at the largest batch ``b_max``,
+    r_eff(dx) − r_eff(x) at the last record (``fc_large_batch_paper_ordering``); the glued slopes
+    (``glue_3``) and ratios and sentences (``glue``), one naming the unresolved trends."""
+    from .stats import mean_se_dof as est
+
+    BQ = {B: bn_ff_panels(A) for B, (_, A) in runs.items()}
+    dof = _networks(BQ.values()) - 1
+    table = batch_endpoints(BQ)
+    BF = batch_findings(table)
+    trend = BF["trend"]
+    unresolved = [k for k in trend if resolved_sign(trend[k]["slope"], trend[k]["slope_se"], dof) == 0]
+    b_max = max(BQ)
+    claims = {f"batch_{k}": {"measured": t["slope"], "se": t["slope_se"], "dof": dof} for k, t in trend.items()}
+    claims["fc_large_batch_paper_ordering"] = claim_numbers(est(BQ[b_max]["reff_dx"][:, -1] - BQ[b_max]["reff_x"][:, -1]))
+    names = [BATCH_NAMES[k] for k in BATCH_NAMES if k in unresolved]
+    sentence = ("All four trends are resolved at this scale." if not names else
+                f"At this scale the trend of {' and '.join(names)} is not resolved: its 99 % interval includes 0, "
+                "as the values scatter widely between networks.")
+    return {"panels": BQ, "table": table, "arrays": {k: table[k].to_numpy() for k in table.columns}, "trend": trend,
+            "unresolved": unresolved, "b_max": b_max, "claims": claims, "glue_3": BF["glue_3"],
+            "glue": {**BF["glue"], "batch_unresolved": sentence}}
+
+
+def graded_list(claims: Any, prefix: str, otherwise: str, *, kind: str = "reproduces") -> str:
+    """'id status; id status; …' for the ledger's ``claims`` of ``kind`` whose id starts with ``prefix``,
+    in ledger order, or ``otherwise`` when every one of them is skipped at this scale (or there is none)."""
+    sel = [c for c in claims if c.id.startswith(prefix) and c.kind == kind]
+    return "; ".join(f"{c.id} {c.status}" for c in sel) if any(c.status != "skipped" for c in sel) else otherwise

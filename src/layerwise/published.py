@@ -377,3 +377,62 @@ def fig4_findings(V: Mapping[str, Any]) -> dict[str, Any]:
               "pub_dbn_late": V["pub_dbn_late"], "pub_dphi_late": V["pub_dphi_late"],
               "conv_early_gap": V["early_gap"][:2]}
     return {"ratio": ratio, "versus": conv_v, "glue": glue, "glue_4": glue_4}
+
+
+def fig4_conv_summary(depth: Any, panels: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray],
+                      fit: Mapping[str, Any], experiment: str, *, conv_depth: int, conv_width: int, interval: int,
+                      l_min: int, paper: tuple[int, int] = (512, 200)) -> dict[str, Any]:
+    """Chapter 4's comparison of our convolutional BN feedforward nets with the authors' ``experiment``
+    (Labatie 2019, §6 and Fig. 4 (a–d)), from our run's record ``depth``, ``panels``
+    (:func:`layerwise.labatie.bn_ff_panels`), engine ``arrays`` and exponential ``fit``
+    (:func:`layerwise.labatie.exp_fit`) of nets ``conv_depth`` deep, ``conv_width`` wide, recorded
+    every ``interval`` layers.
+
+    The late window is the last quarter, ``late_lmin`` = ⌊0.75·conv_depth⌋ ≤ l ≤ conv_depth; the early
+    one l ≤ ``early_lmax`` = max(2·interval, conv_depth // 10) (at least two records).  Returns
+    ``late_lmin``, ``early_lmax``, ``spread`` (the authors' variants, :func:`fig4_versus`), ``versus``
+    (each :data:`FIG4_LATE` level against theirs, :func:`fig4_findings`); ``claims``: per claim id its
+    ``measured``/``se``/``dof`` (and ``reference`` when it is the authors' number) — the mean
+    increment δχ over layers ≥ ``l_min`` (Theorem 3: ≥ 1), the late growth log10 δχ against theirs,
+    log10 χ at the last record, the late and early gaps between the BN and ReLU steps, the ratio
+    r_eff(dx)/r_eff(x) and the four late levels; ``glue_4`` (four significant digits: the windows, R²
+    of the fit, the increments) and ``glue`` (three: log10 χ at the end, the range across the authors'
+    variants, the note when the nets are smaller than the paper's ``paper`` = (width, depth), and the
+    levels and sentences of :func:`fig4_findings`)."""
+    from .labatie import claim_numbers
+    from .stats import mean_se_dof
+
+    d = np.asarray(depth)
+    late_lmin, early_lmax = int(0.75 * conv_depth), max(2 * interval, conv_depth // 10)
+    V = fig4_versus(d, panels, arrays, experiment, late_lmin, early_lmax, conv_depth)
+    FV = fig4_findings(V)
+    lo, lp, c200 = V["ours"], V["theirs"], V["log10_chi_end"]
+    claims = {"conv_dchi_gt_1": claim_numbers(mean_se_dof(panels["dchi"][:, d >= l_min].mean(1))),
+              "conv_rate_matches_authors": claim_numbers(versus(lo["log10_dchi"], lp["log10_dchi"])),
+              "conv_chi_200_range": claim_numbers(c200),
+              "conv_bn_step_dominates_late": claim_numbers(V["late_gap"]),
+              "conv_relu_step_dominates_early": claim_numbers(V["early_gap"]),
+              "conv_noise_well_signal_ill_conditioned": claim_numbers(FV["ratio"]),
+              **{f"conv_{k}_matches_authors": claim_numbers(v) for k, v in FV["versus"].items()}}
+    reduced = (conv_width, conv_depth) != tuple(paper)
+    glue = {"conv_log10chi": c200[:2],
+            "pub_log10chi_range": f"{min(V['log10_chi_variants']):.2f}–{max(V['log10_chi_variants']):.2f}",
+            "conv_scale_note": "" if not reduced else
+            f"(At this scale the nets are reduced to width {conv_width} and depth {conv_depth}, so the "
+            "comparisons with the authors' numbers are graded from the default scale on.)", **FV["glue"]}
+    return {"late_lmin": late_lmin, "early_lmax": early_lmax, "spread": V["spread"], "versus": FV["versus"],
+            "claims": claims, "glue": glue,
+            "glue_4": {"late_lmin": late_lmin, "early_lmax": early_lmax, "conv_r2": fit["r2"], **FV["glue_4"]}}
+
+
+FC_BATCH_COLUMNS = {"reff_x": "r_eff(x)", "reff_dx": "r_eff(dx)", "kurtosis": "kurtosis μ₄", "log10_chi": "log₁₀ χ"}
+"""Column titles of :func:`fc_batch_table`."""
+
+
+def fc_batch_table(depth: int = 200) -> Any:
+    """The authors' fully-connected batch-size study (:func:`bn_ff_fc_batch_study`) at ``depth`` as a
+    table indexed by the batch size B, with the columns of :data:`FC_BATCH_COLUMNS` (Labatie 2019, App. A)."""
+    import pandas as pd
+
+    return pd.DataFrame(bn_ff_fc_batch_study(depth)).astype({"B": int}).set_index("B").drop(columns="nu1").rename(
+        columns=FC_BATCH_COLUMNS)

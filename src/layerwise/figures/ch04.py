@@ -23,14 +23,15 @@ def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[st
                          reference=reference)
 
 
-def dbn_vs_conditioning(rin: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray) -> Any:
+def dbn_vs_conditioning(reff_in: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray) -> Any:
     """Left: δ_BN χ against r_eff of the incoming signal for every (network, layer) pair, coloured
-    by depth (``rin``, ``dbn`` networks × len(depth)); right: the rank correlation across networks
-    at each depth (``within``)."""
+    by depth (``reff_in``, ``dbn`` networks × len(depth)); right: the rank correlation across networks
+    at each depth (``within``). The arguments are the ``arrays`` of :func:`layerwise.labatie.dbn_conditioning`."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-    axes[0].scatter(rin.ravel(), dbn.ravel(), s=3, alpha=0.3, c=np.broadcast_to(depth, rin.shape).ravel(), cmap="rocket")
+    axes[0].scatter(reff_in.ravel(), dbn.ravel(), s=3, alpha=0.3, c=np.broadcast_to(depth, reff_in.shape).ravel(),
+                    cmap="rocket")
     axes[0].set_xscale("log")
     axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
     axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
