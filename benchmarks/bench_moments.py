@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from layerwise.moments import CODE_VERSION, MomentsConfig, resident_bytes, simulate
+from layerwise.moments import MomentsConfig, resident_bytes, simulate
+from layerwise.provenance import code_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -251,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
               f"ref {r['reference_s_per_network']}, {r['single_core_gflop_per_s']:6.1f} GFLOP/s/core  "
               f"peak RSS {r['peak_rss_gb']:.2f} GB (limit {r['memory_limit_gb']})  load {r['load_average_1min']:.1f}", flush=True)
     meta = {
-        "code_version": CODE_VERSION, "torch": torch.__version__, "python": platform.python_version(),
+        "code_version": code_fingerprint("layerwise.moments"), "torch": torch.__version__,
+        "python": platform.python_version(),
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
         "device": "cuda" if torch.cuda.is_available() else "cpu", "quick": a.quick,
         "note": "cpu_s_per_network = best single-thread process_time of simulate(workers=1) / networks; "

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from layerwise import labatie as lb
-from layerwise.moments import CODE_VERSION, MomentsConfig, simulate
+from layerwise.moments import MomentsConfig, simulate
+from layerwise.provenance import code_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON = dict(batch=64, dataset="patches", seed=0, reff_signal=False, reff_noise=False)
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    res = {"code_version": CODE_VERSION, "device": a.device}
+    res = {"code_version": code_fingerprint("layerwise.moments"), "device": a.device}
     for name in a.only:
         res[name] = CHECKS[name](a.device)
     out.write_text(json.dumps(res, indent=1))

@@ -29,9 +29,6 @@ from . import seeds as _seeds
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 from .stats import mean_se
 
-#: Bump when numerics change (part of every results-store key of chapters 1–2).
-CODE_VERSION = "2"
-
 #: Activations whose η is piecewise constant, η = α·1{z≤0} + β·1{z>0} (or pseudo-random).
 PIECEWISE: tuple[str, ...] = ("linear", "leaky_relu", "relu", "abs", "pseudo_random")
 #: Smooth activations for the generalised ν(f; q) (beyond the paper).

@@ -3,7 +3,7 @@
 A notebook does::
 
     ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
-    arrays = ch.cached("circle", config, compute, code_version=meanfield.CODE_VERSION)
+    arrays = ch.cached_call(meanfield.circle_ensemble, width=..., seed=ch.torch_seed("circle"))
     ch.figure(fig, "circle_pca", "Poole et al., Fig. 3 ...", arrays={...})
     ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=..., source=...)
     ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
@@ -27,6 +27,7 @@ from .claims import Ledger
 from .params import ParameterError, check_scale, resolve_device
 from .paths import results_root, store_root
 from .plotting import save_figure, set_style
+from .provenance import fingerprint_of, function_fingerprint
 from .store import ArrayDict, ResultsStore, versions
 
 CHAPTER_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
@@ -185,14 +186,27 @@ class Chapter:
         config: Mapping[str, Any],
         compute: Callable[[], Mapping[str, Any]],
         *,
-        code_version: str,
+        code: str | Sequence[str],
     ) -> ArrayDict:
-        """Arrays of ``compute()`` for ``config`` (the chapter seed is added to the key)."""
+        """Arrays of ``compute()`` for ``config`` (the chapter seed is added to the key), keyed also on
+        the source of ``code`` — the module(s) whose functions compute them — and of every
+        ``layerwise`` module they import (:func:`layerwise.provenance.code_fingerprint`)."""
+        return self._cached(name, config, compute, *fingerprint_of(code))
+
+    def _cached(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        compute: Callable[[], Mapping[str, Any]],
+        fingerprint: str,
+        modules: Sequence[str],
+    ) -> ArrayDict:
         entry = self.store.get_or_compute(
             f"{self.name}.{name}",
             {**config, "seed": self.seed},
             compute,
-            code_version=code_version,
+            code_version=fingerprint,
+            code_modules=modules,
             device=self.device,
         )
         return entry.arrays
@@ -200,16 +214,14 @@ class Chapter:
     def cached_call(self, func: Callable[..., Mapping[str, Any]], /, *, name: str | None = None, **kwargs: Any) -> ArrayDict:
         """``func(**kwargs)`` through the results store, keyed on the call itself: the function's
         module and name, every argument (arrays by their content's SHA-256), the chapter seed and
-        the ``CODE_VERSION`` of the function's module — no hand-written cache label or config to
-        keep in step with the call. ``name`` (default: the function's name) only labels the entry."""
-        import sys
-
-        module = sys.modules.get(func.__module__)
-        version = str(getattr(module, "CODE_VERSION", "0"))
+        the source of the function's module and of every ``layerwise`` module it imports
+        (:func:`layerwise.provenance.function_fingerprint`) — no hand-written cache label, config or
+        version to keep in step with the call. ``name`` (default: the function's name) only labels
+        the entry."""
         # the arguments are nested: a function argument named like a key the store adds (``seed``)
         # must not be overwritten by it
         config = {"function": f"{func.__module__}.{func.__qualname__}", "args": {k: _key_value(v) for k, v in kwargs.items()}}
-        return self.cached(name or func.__name__, config, lambda: func(**kwargs), code_version=version)
+        return self._cached(name or func.__name__, config, lambda: func(**kwargs), *function_fingerprint(func))
 
     def cached_blocks(
         self,
@@ -218,17 +230,19 @@ class Chapter:
         n_blocks: int,
         compute_block: Callable[[int], Mapping[str, Any]],
         *,
-        code_version: str,
+        code: str | Sequence[str],
         shared: tuple[str, ...] = (),
     ) -> ArrayDict:
         """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0
         (arrays named in ``shared`` are identical in every block and kept once)."""
+        fingerprint, modules = fingerprint_of(code)
         entry = self.store.get_or_compute_blocks(
             f"{self.name}.{name}",
             {**config, "seed": self.seed},
             n_blocks,
             compute_block,
-            code_version=code_version,
+            code_version=fingerprint,
+            code_modules=modules,
             device=self.device,
             progress=True,
             shared=shared,

@@ -25,9 +25,6 @@ from . import seeds as _seeds
 from .capacity import pseudo_random_sign, stochastic_matrix
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 
-#: Bump when numerics change (part of every results-store key of chapter 2).
-CODE_VERSION = "3"
-
 # The chapter's random streams (one derivation for the whole book: layerwise.seeds).
 stream = _seeds.stream
 stream_seed = _seeds.torch_seed

@@ -50,8 +50,6 @@ from .params import (
 )
 from .stats import estimate, jackknife_se, mean_se
 
-#: Bump when the numerics of cached computations change.
-CODE_VERSION = "3"
 #: Of :data:`layerwise.networks.ACTIVATIONS`, ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z, ``tanh`` does not.
 HOMOGENEOUS = ("relu", "leaky_relu")
 FISHER_LABELS = ("empirical", "model")

@@ -31,9 +31,6 @@ import numpy as np
 from .params import ParameterError, check_positive_int
 from .stats import bootstrap, linear_fit, mean_se
 
-#: Bump when the numerics of anything cached through this module change.
-CODE_VERSION = "2"  # 2: engine blocks cached with shared depth (store API) instead of a stacked copy
-
 #: Gaussian reference values used in Chapters 4–5: kurtosis μ₄/μ₂² and E|z| for z ~ N(0, 1).
 GAUSS_KURTOSIS = 3.0
 GAUSS_ABS_MEAN = math.sqrt(2.0 / math.pi)
@@ -431,12 +428,13 @@ def simulate_cached(
     resumes).  The device is not part of the cache key: results computed on a GPU can be dropped
     into the store and re-used on a CPU (they are another realisation of the same networks' law,
     not the CPU's numbers: ``"auto"`` picks other exact algorithms there, see ``MomentsConfig``;
-    the store's metadata records the device).  Returns ``(depth, arrays)`` with arrays (n_sims, R);
+    the store's metadata records the device).  The code part of the key is the source of this module
+    and of every ``layerwise`` module it imports, the engine :mod:`layerwise.moments` included
+    (:func:`layerwise.provenance.code_fingerprint`).  Returns ``(depth, arrays)`` with arrays (n_sims, R);
     the wall time (computing or loading) is recorded in ``timings[name]`` when given.
     """
     import time
 
-    from .moments import CODE_VERSION as ENGINE_VERSION
     from .moments import simulate
 
     n = check_positive_int("n_sims", cfg.n_sims)
@@ -450,7 +448,7 @@ def simulate_cached(
     key = {k: v for k, v in cfg.to_dict().items() if k != "device"}
     key["block"] = block
     t0 = time.perf_counter()
-    arrays = ch.cached_blocks(name, key, n_blocks, compute, code_version=f"{ENGINE_VERSION}+labatie{CODE_VERSION}", shared=("depth",))
+    arrays = ch.cached_blocks(name, key, n_blocks, compute, code=__name__, shared=("depth",))
     if timings is not None:
         timings[name] = time.perf_counter() - t0
     return arrays["depth"], {k: v for k, v in arrays.items() if k != "depth"}

@@ -30,9 +30,6 @@ from .params import ParameterError, check_choice, check_positive_int
 from .seeds import stream
 from .stats import Estimate, estimate, linear_fit, mean_se
 
-#: Bump when numerics change (part of every results-store key of these functions).
-CODE_VERSION = "1"
-
 #: Inputs of the fixed-layer experiments.
 INPUTS: tuple[str, ...] = ("iid", "patches")
 #: Activations of the redundancy test (Appendix A).

@@ -44,9 +44,6 @@ from .networks import forward as net_forward
 from .networks import tangent_sensitivity as net_tangent_sensitivity
 from .params import ParameterError, check_positive, check_positive_int
 
-#: Bump when the numerics change (results-store key).
-CODE_VERSION = "regions-3"
-
 Weights = list[tuple[np.ndarray, np.ndarray]]
 METHODS = ("arrangement", "polygons")
 

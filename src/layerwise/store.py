@@ -2,9 +2,11 @@
 
 An entry is a folder ``<root>/<name>/<key>/`` holding ``arrays.npz`` and ``meta.json``.  The key
 is the SHA-256 of the canonical JSON of ``{name, config, code_version}``: the full configuration
-(seed included) and the version of the code that produced it, *not* the device or the package's
-prose, so a rebuild after an edit re-uses the entry and a result computed elsewhere (a GPU) can be
-dropped in.  ``meta.json`` is written last and records the SHA-256 of ``arrays.npz``; an entry
+(seed included) and the code that produced it — for the book, the fingerprint of
+:mod:`layerwise.provenance` (the source of the called module and of every ``layerwise`` module it
+imports), recorded in ``meta.json`` with the list of modules hashed — *not* the device or the
+book's prose, so a rebuild after a prose edit re-uses the entry and a result computed elsewhere (a
+GPU) can be dropped in.  ``meta.json`` is written last and records the SHA-256 of ``arrays.npz``; an entry
 whose metadata is missing, unreadable, for another key, or whose arrays do not match the checksum
 is reported and recomputed, never used.  Long runs are split into blocks, each its own entry, so
 an interrupted run resumes losing at most the unfinished block.
@@ -20,7 +22,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,9 +213,11 @@ class ResultsStore:
         compute: Callable[[], Mapping[str, Any]],
         *,
         code_version: str,
+        code_modules: Sequence[str] = (),
         device: str = "cpu",
     ) -> Entry:
-        """Load the entry for ``config`` or run ``compute()`` and store its arrays."""
+        """Load the entry for ``config`` or run ``compute()`` and store its arrays (``code_modules``,
+        the modules whose source ``code_version`` fingerprints, only goes into the metadata)."""
         entry = self.load(name, config, code_version)
         if entry is not None:
             return entry
@@ -221,7 +225,8 @@ class ResultsStore:
         t0 = time.perf_counter()
         arrays = compute()
         wall = time.perf_counter() - t0
-        return self.save(name, config, code_version, arrays, device=device, wall_time_s=wall)
+        return self.save(name, config, code_version, arrays, device=device, wall_time_s=wall,
+                         code_modules=list(code_modules))
 
     def get_or_compute_blocks(
         self,
@@ -231,6 +236,7 @@ class ResultsStore:
         compute_block: Callable[[int], Mapping[str, Any]],
         *,
         code_version: str,
+        code_modules: Sequence[str] = (),
         device: str = "cpu",
         progress: bool = False,
         shared: tuple[str, ...] = (),
@@ -265,6 +271,7 @@ class ResultsStore:
                     {**config, "block": i},
                     lambda i=i: compute_block(i),
                     code_version=code_version,
+                    code_modules=code_modules,
                     device=device,
                 )
             )
@@ -280,5 +287,6 @@ class ResultsStore:
         wall = sum(float(b.meta.get("wall_time_s", 0.0)) for b in blocks)
         devices = sorted({str(b.meta.get("device", device)) for b in blocks})
         return self.save(
-            name, full_cfg, code_version, arrays, device=",".join(devices), wall_time_s=wall
+            name, full_cfg, code_version, arrays, device=",".join(devices), wall_time_s=wall,
+            code_modules=list(code_modules),
         )

@@ -45,7 +45,7 @@ steps.  Every network draws its input noise and weights from its own generator s
 
 The package separates the numerics from the runtime:
 
-* :mod:`.config` — :data:`CODE_VERSION`, architectures, locations, :class:`MomentsConfig`;
+* :mod:`.config` — architectures, locations, :class:`MomentsConfig`;
 * :mod:`.draws` — seeds, input images and noise, weights of one network;
 * :mod:`.layers` — the layers of a block of networks (dense / projected, direct / Fourier
   convolution, BN, ReLU, renormalisation) and :func:`~.layers.propagate` through a whole network;
@@ -63,7 +63,6 @@ from .config import (
     ARCHS,
     BOUNDARIES,
     BUILTIN_DATASETS,
-    CODE_VERSION,
     CONV_ALGORITHMS,
     LOCATION_NAMES,
     LOCATIONS,
@@ -81,7 +80,6 @@ __all__ = [
     "ARCHS",
     "BOUNDARIES",
     "BUILTIN_DATASETS",
-    "CODE_VERSION",
     "CONV_ALGORITHMS",
     "HeapGuard",
     "LAMBDA_MAX_RTOL",

@@ -3,8 +3,8 @@
 The set-up of Labatie (ICML 2019) §2 Eq. (1)–(2) and appendix A — architectures (vanilla, BN
 feed-forward, BN ResNet), boundaries, data sets, the moments of §3.1 and where in a layer they are
 recorded — and :class:`MomentsConfig`, whose fields are everything the numbers of
-:func:`layerwise.moments.simulate` depend on (the results store keys on it with
-:data:`CODE_VERSION`).
+:func:`layerwise.moments.simulate` depend on (the results store keys on it and on the engine's
+source, :func:`layerwise.provenance.code_fingerprint`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from ..params import (
     check_positive_int,
 )
 
-CODE_VERSION = "moments-5"  # 2: projected sampling of dense layers; 3: FFT convolution (``MomentsConfig.conv``); 4: separable W_f, Grams blocked from N = 128 (rounding-level changes); 5: on CUDA, certified λ_max and "auto" = explicit sampling, direct conv (CPU numbers unchanged)
-"""Bump whenever the numbers produced by :func:`simulate` change (the results store keys on it)."""
 
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
 BOUNDARIES: tuple[str, ...] = ("periodic", "zero_padding", "symmetric")
