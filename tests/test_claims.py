@@ -339,3 +339,50 @@ def test_a_caveat_is_recorded_only_when_the_numbers_do_not_pass():
     assert [c.status for c in (passing, unresolved, failing, skipped)] == ["pass", "inconclusive", "fail", "skipped"]
     assert [c.note for c in (passing, unresolved, failing, skipped)] == [
         "", "too few nets", "read off a figure; too few nets", "too few nets"]
+
+
+# --- alternatives: a pass must rule out what a careful reader could believe instead ---------
+def test_an_alternative_outside_the_accepted_set_is_ruled_out_by_a_pass():
+    led = Ledger("ci")
+    c = led.claim("peak", "s", kind="reproduces", measured=1.84, se=0.02, dof=3, reference=1.76, tol=0.38,
+                  alternative=(1.0, "the variance-preserving σ_w² = 1"), why="w", source="s")
+    assert c.status == "pass" and c.discriminates is True
+    rec = c.to_json()
+    assert rec["alternative"] == {"value": 1.0, "label": "the variance-preserving σ_w² = 1"}
+    assert claims.rules_out(rec) == "rules out the variance-preserving σ_w² = 1 (1)"
+    assert "Rules out the variance-preserving" in led.to_html()
+    assert led.summary().startswith("Reproduces 1 of 1 paper results")
+
+
+@pytest.mark.parametrize("alternative", [None, (1.7, "a value inside the margin")])
+def test_a_pass_that_cannot_exclude_its_alternative_is_not_counted(alternative):
+    led = Ledger("ci")
+    c = led.claim("weak", "s", kind="reproduces", measured=1.76, reference=1.76, tol=0.38, alternative=alternative,
+                  why="w", source="s")
+    assert c.status == "pass" and c.discriminates is False
+    assert claims.rules_out(c.to_json()) == ""
+    assert claims.undiscriminated([c.to_json()]) == {"reproduces": 1, "predicts": 0, "checks": 0}
+    assert led.summary().startswith("Reproduces 0 of 1 paper results (1 passes without ruling out an alternative")
+    assert "Not discriminating" in led.to_html()
+
+
+def test_directional_claims_rule_out_no_effect_at_their_boundary_and_checks_need_none():
+    led = Ledger("ci")
+    grows = led.claim("g", "s", kind="predicts", measured=0.3, se=0.05, reference=0.0, comparison="ge",
+                      alternative=(0.0, "no growth"), why="w", source="s")
+    assert grows.status == "pass" and grows.discriminates is True
+    inside = led.claim("g2", "s", kind="predicts", measured=0.3, se=0.05, reference=0.0, comparison="ge",
+                       alternative=(0.1, "a growth of 0.1"), why="w", source="s")
+    assert inside.discriminates is False  # 0.1 is inside x ≥ 0: a pass cannot exclude it
+    chk = led.claim("c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why="w", source="s")
+    assert chk.discriminates is None and claims.undiscriminated([chk.to_json()])["checks"] == 0
+    flag = led.claim("t", "s", kind="reproduces", measured=True, comparison="true",
+                     alternative=(None, "a convex region"), why="w", source="s")
+    assert flag.discriminates is True and claims.rules_out(flag.to_json()) == "rules out a convex region"
+
+
+@pytest.mark.parametrize("bad", [(1.0,), (1.0, ""), ("x", "a string value"), 1.0])
+def test_a_malformed_alternative_is_refused_naming_the_claim(bad):
+    with pytest.raises(ParameterError, match="claim a: alternative"):
+        Ledger("ci").claim("a", "s", kind="reproduces", measured=1.0, reference=1.0, tol=0.1, alternative=bad,
+                           why="w", source="s")

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from layerwise import book, chapter, dashboard
-from layerwise.claims import Ledger, summary_sentence, tally
+from layerwise.claims import Ledger, summary_of, tally, undiscriminated
 
 GLUE = "application/papermill.record/"
 
@@ -87,7 +87,7 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     # the header carries the scorecard's one-line summary and the download links
     header = out.cells[1].source
-    assert summary_sentence(tally(_ledger_json()), "`ci`") in header
+    assert summary_of(_ledger_json(), "`ci`") in header
     assert "{download}`the source (.py) <../../notebooks/42_demo.py>`" in header
     assert out.metadata["layerwise"]["scale"] == "ci"
     # decorating twice gives the same notebook (re-rendering after `make html`)
@@ -144,7 +144,9 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     assert "ci (this build)" in text and "default (cpu," in text and "evidence/default-cpu-test/" in text
     whole = tally(claims + claims[:2])
     cell = dashboard._kind_cell(claims + claims[:2])
-    assert f"reproduces {whole['reproduces']['pass']}/{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
+    weak = undiscriminated(claims + claims[:2])["reproduces"]  # passes that rule out no alternative do not count
+    assert weak > 0 and f"{weak} not discriminating" in cell
+    assert f"reproduces {whole['reproduces']['pass'] - weak}/{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
     assert f"<b>{cell}</b>" in text
     assert '<a href="chapters/01_first.html#claim-r1">paper value</a>' in text
     assert '<a href="chapters/01_first.html">1. First</a>' in text
@@ -166,7 +168,7 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     text = dashboard.write_summary(root).read_text()
     assert "This build shows the chapters executed at scale `ci`" in text
     assert ":link: chapters/01_first" in text and ":img-top: _generated/thumbs/01_first.png" in text
-    assert summary_sentence(tally(claims), None) in text
+    assert summary_of(claims, None) in text
     assert "02_second" not in text  # not executed: no card
     assert (root / "book" / "_generated" / "thumbs" / "01_first.png").exists()
 

@@ -21,6 +21,16 @@ measurement without uncertainty is the point I = [m, m].  The claim
 * is **inconclusive** otherwise — never counted as a pass,
 * is **skipped** when the run's scale is below the claim's ``min_scale`` (shown, never dropped).
 
+**Alternatives.** A ``reproduces`` or ``predicts`` claim names the credible alternative its
+measurement must rule out — the idealisation, the naive prediction, another paper's law, the other
+architecture or data set — as ``alternative=(value, "what it is")``, computed for the same set-up
+(SPEC §1 "Alternatives").  The claim *discriminates* when the alternative value lies outside the
+interior of the accepted set A, so that a pass (I ⊆ A) excludes it; a directional claim's alternative
+is "no effect" at its boundary.  A passing claim that does not discriminate — no alternative named, or
+one inside A — is shown as such and not counted as a reproduction or a confirmed prediction.  For a
+``comparison="true"`` claim the alternative is the outcome the measurement could have shown instead
+(its value may be None).
+
 The margin ``tol`` is part of the rule (what "agrees", "nearly" or "≈" means), never a noise
 allowance: the noise enters through ``se``/``interval``.  An agreement claim with ``tol = 0`` can
 therefore only fail or stay inconclusive: it needs a declared margin to be able to pass.
@@ -144,6 +154,7 @@ class Claim:
     interval: tuple[float, float] | None = None
     confidence: float = DEFAULT_CONFIDENCE
     note: str = ""
+    alternative: tuple[Any, str] | None = None
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -189,7 +200,33 @@ class Claim:
         elif self.se is not None and isinstance(self.measured, float):
             q = quantile(self.confidence, self.dof)
             self.interval = (self.measured - q * self.se, self.measured + q * self.se)
+        if self.alternative is not None:
+            if not (isinstance(self.alternative, (list, tuple)) and len(self.alternative) == 2
+                    and isinstance(self.alternative[1], str) and self.alternative[1].strip()):
+                raise ParameterError(f"claim {self.id}: alternative= must be (value, 'what the value is'), "
+                                     f"got {self.alternative!r}")
+            value = _num(self.alternative[0])
+            if self.comparison != "true" and not isinstance(value, float):
+                raise ParameterError(f"claim {self.id}: alternative value {self.alternative[0]!r} must be a number "
+                                     f"for comparison={self.comparison!r}")
+            self.alternative = (value, self.alternative[1].strip())
         self.status = "skipped" if self.skipped else self.evaluate()
+
+    @property
+    def discriminates(self) -> bool | None:
+        """Whether a pass rules out the named alternative: its value lies outside the interior of the
+        accepted set (None for ``checks``, which need none; False without an alternative)."""
+        if self.kind == "checks":
+            return None
+        if self.alternative is None:
+            return False
+        if self.comparison == "true":
+            return True
+        v = self.alternative[0]
+        if isinstance(v, float) and math.isnan(v):
+            return False
+        a, b = accepted_set(self.comparison, self.reference, self.tolerance)
+        return not (a < v < b)
 
     @property
     def skipped(self) -> bool:
@@ -248,6 +285,9 @@ class Claim:
             "source": self.source,
             "min_scale": self.min_scale,
             "note": self.note,
+            "alternative": None if self.alternative is None else {"value": self.alternative[0],
+                                                                  "label": self.alternative[1]},
+            "discriminates": self.discriminates,
             "status": self.status,
             "passed": self.passed,
         }
@@ -281,6 +321,7 @@ class Ledger:
         min_scale: str = "ci",
         note: str = "",
         caveat: str = "",
+        alternative: tuple[Any, str] | None = None,
     ) -> Claim:
         """Record and grade one claim.
 
@@ -289,12 +330,15 @@ class Ledger:
         this scale; ``note`` says why a claim that is not expected to pass at this scale does not.
         ``caveat`` is a note recorded only when the numbers do not pass the rule (graded as if the
         claim were not skipped): why it can come out inconclusive or failed at this scale.
+        ``alternative`` is ``(value, "what it is")``: the credible alternative the rule must exclude
+        (see the module docstring; required in spirit for ``reproduces`` and ``predicts``).
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
         c = Claim(
             id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
             se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,
+            alternative=alternative,
         )
         if caveat and c.evaluate() != "pass":
             c.note = f"{note} {caveat}" if note else caveat
@@ -312,7 +356,7 @@ class Ledger:
         return tally(c.to_json() for c in self.claims)
 
     def summary(self) -> str:
-        return summary_sentence(self.tally(), self.scale)
+        return summary_sentence(self.tally(), self.scale, undiscriminated(c.to_json() for c in self.claims))
 
     def to_frame(self):
         """The scorecard as a pandas DataFrame indexed by claim id."""
@@ -359,24 +403,49 @@ def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def _part(n: Mapping[str, int], noun: str, verb: str) -> str:
+def undiscriminated(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per kind, the passing ``reproduces``/``predicts`` claims that rule out no named alternative
+    (records without the field, from before alternatives, count as such)."""
+    out = dict.fromkeys(KINDS, 0)
+    for c in claims:
+        kind = c.get("kind", "checks")
+        if kind != "checks" and c["status"] == "pass" and not c.get("discriminates"):
+            out[kind] += 1
+    return out
+
+
+def rules_out(c: Mapping[str, Any]) -> str:
+    """What a claim record's pass rules out, in words ('' when it does not pass, or rules out nothing)."""
+    alt = c.get("alternative")
+    if c.get("kind") == "checks" or c.get("status") != "pass" or not alt or not c.get("discriminates"):
+        return ""
+    v = alt.get("value")
+    return f"rules out {alt['label']}" + ("" if v is None or isinstance(v, bool) else f" ({fmt(v)})")
+
+
+def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0) -> str:
     total = sum(n.values())
     graded = total - n["skipped"]
-    text = f"{verb} {n['pass']} of {graded} {noun}" if graded else f"no {noun} graded"
+    text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
     extra = [f"{n[o]} {o}" for o in ("inconclusive", "fail") if n[o]]
     extra = [e.replace("fail", "failed") for e in extra]
+    if weak:
+        extra.insert(0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative")
     if n["skipped"]:
         extra.append(f"{n['skipped']} {'needs' if n['skipped'] == 1 else 'need'} a larger scale")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None) -> str:
+def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None,
+                     weak: Mapping[str, int] | None = None) -> str:
     """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
     results (2 need a larger scale); 5 of 6 predictions confirmed (1 inconclusive); 3 of 3 checks hold
-    — at scale `ci`"."""
+    — at scale `ci`". ``weak`` (:func:`undiscriminated`): passes that rule out no alternative, not
+    counted as reproduced or confirmed."""
+    weak = weak or {}
     parts = [
-        _part(t["reproduces"], "paper results", "Reproduces"),
-        _part(t["predicts"], "predictions", "confirms"),
+        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0)),
+        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0)),
         _part(t["checks"], "checks", "passes"),
     ]
     parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
@@ -387,11 +456,17 @@ def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = Non
     return s + (f" — at scale {scale}." if scale else ".")
 
 
+def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
+    """:func:`summary_sentence` of claim records: their :func:`tally`, passes that rule out no
+    alternative not counted."""
+    claims = list(claims)
+    return summary_sentence(tally(claims), scale, undiscriminated(claims))
+
+
 def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-") -> str:
     """A compact scorecard: one row per claim (outcome, statement with kind and source, measured
     with its uncertainty, the rule), the justification folded in a ``<details>``; grouped by kind."""
-    t = tally(claims)
-    parts = [f'<p class="lw-score"><b>{html.escape(summary_sentence(t, scale))}</b></p>']
+    parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
     for kind in KINDS:
         rows = [c for c in claims if c.get("kind", "checks") == kind]
         if not rows:
@@ -416,6 +491,15 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
                 else ""
             )
             note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+            ruled = rules_out(c)
+            if ruled:
+                note += f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
+            elif kind != "checks" and c["status"] == "pass":
+                alt = c.get("alternative")
+                why_not = (f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range" if alt
+                           else "no alternative named")
+                note += (f'<br><span class="lw-alt lw-weak">Not discriminating: {html.escape(why_not)}; '
+                         'not counted as reproduced.</span>')
             body.append(
                 f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
                 f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'

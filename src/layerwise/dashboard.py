@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .claims import KINDS, LABELS, fmt, summary_sentence, tally, tally_outcomes
+from .claims import KINDS, LABELS, fmt, summary_of, tally, tally_outcomes, undiscriminated
 from .params import SCALES, ParameterError, check_scale
 from .paths import repo_root, results_root
 
@@ -113,17 +113,19 @@ def save_evidence(scale: str, name: str | None = None, root: Path | None = None,
 # Rendering
 # ----------------------------------------------------------------------------------------------
 def _kind_cell(claims: list[dict[str, Any]]) -> str:
-    t = tally(claims)
+    t, weak = tally(claims), undiscriminated(claims)
     parts = []
     for kind, short in zip(KINDS, ("reproduces", "predicts", "checks")):
         n = t[kind]
         graded = sum(n.values()) - n["skipped"]
         if graded:
-            parts.append(f"{short} {n['pass']}/{graded}")
+            parts.append(f"{short} {n['pass'] - weak[kind]}/{graded}")
         elif sum(n.values()):
             parts.append(f"{short} none graded")
     o = tally_outcomes(claims)
     extra = [f"{o[k]} {k}" for k in ("fail", "inconclusive", "skipped") if o[k]]
+    if sum(weak.values()):
+        extra.insert(0, f"{sum(weak.values())} not discriminating")
     mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
     return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" if extra else "")
 
@@ -229,7 +231,7 @@ def write_summary(root: Path | None = None) -> Path:
             continue
         scales_shown.add(scale)
         data = json.loads(res.read_text())
-        line = summary_sentence(tally(data["claims"]), None)
+        line = summary_of(data["claims"], None)
         img = ""
         if data.get("figures"):
             src = results_root(root) / data["figures"][0]

@@ -26,7 +26,7 @@ def figure_directive(label: str, caption: str, alt: str) -> str:
 def execution_header(info: dict[str, Any], scale: str, stem: str, duration: float | None) -> str:
     """The admonition under a chapter's title: the scorecard's one-line summary, where, how and
     with what the chapter was executed (from its results JSON ``info``), how to re-run it, downloads."""
-    from .claims import summary_sentence, tally
+    from .claims import summary_of
 
     store = info.get("store", {})
     versions = info.get("versions", {})
@@ -34,7 +34,7 @@ def execution_header(info: dict[str, Any], scale: str, stem: str, duration: floa
     wall = f"{duration:.1f} s" if duration is not None else "unknown"
     return (
         "```{admonition} Scorecard and run\n:class: note lw-run\n"
-        f"**{summary_sentence(tally(info.get('claims', [])), '`' + scale + '`')}** "
+        f"**{summary_of(info.get('claims', []), '`' + scale + '`')}** "
         '<a href="#scorecard">Go to the scorecard.</a>\n\n'
         f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** ({versions.get('machine', '?')}) "
         f"in **{wall}** of wall time with layerwise **{versions.get('layerwise', '?')}**, "
