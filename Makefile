@@ -11,7 +11,10 @@ DEVICE ?= auto
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
 PARAMS := $(foreach p,$(P),-p $(p))
 
-.PHONY: help venv book chapters html pdf evidence chapter test unit sync bench browser clean
+SEEDS ?= 0-19
+KERNELS ?= native avx2
+
+.PHONY: help venv book chapters html pdf evidence chapter test unit sync bench browser clean robustness
 
 help:
 	@echo "make book [SCALE=ci|default|paper]      set up, execute every chapter, render _build/html"
@@ -20,6 +23,7 @@ help:
 	@echo "make html                               re-render _build/html from the executed chapters"
 	@echo "make pdf                                the whole book as one PDF: _build/pdf/layerwise.pdf (offline)"
 	@echo "make evidence SCALE=default             copy this machine's ledgers at SCALE into the tracked evidence/ folder"
+	@echo "make robustness [SEEDS=0-19] [KERNELS='native avx2'] [SCALE=ci] [CH='06 07']   every claim over seeds x CPU kernel sets"
 	@echo "make bench                              benchmarks -> results/bench/"
 	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
 	@echo "make clean                              remove build outputs and results (keeps .venv)"
@@ -50,6 +54,10 @@ evidence: venv
 chapter: venv
 	@test -n "$(CH)" || { echo "error: CH is required, e.g. make chapter CH=07 (chapters: $$($(PY) -m layerwise book list | tr '\n' ' '))"; exit 2; }
 	$(PY) -m layerwise book run --chapters $(CH) --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+
+# The ci book over many seeds and both torch CPU kernel sets; table in results/robustness/<scale>/table.md.
+robustness: venv
+	$(PY) -m layerwise book robustness --seeds $(SEEDS) --kernels $(KERNELS) --scale $(if $(filter command line,$(origin SCALE)),$(SCALE),ci) $(if $(CH),--chapters $(CH),)
 
 # Headless Chromium for the rendered-page test (Debian packages; installed when missing).
 browser:

@@ -69,6 +69,28 @@ __all__ = [
 ]
 
 
+def _seed(text: str) -> int:
+    """``--seed``: a non-negative integer, else a message naming it."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed={text!r} is not allowed; expected a non-negative integer, e.g. 0")
+    return value
+
+
+def _timeout(text: str) -> float:
+    """``--timeout``: a positive number of seconds (``inf``: no limit), else a message naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"timeout={text!r} is not allowed; expected a positive number of seconds")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m layerwise book", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -76,16 +98,21 @@ def main(argv: list[str] | None = None) -> int:
         r = sub.add_parser(name, help="execute chapters" + (" and build the HTML" if name == "all" else ""))
         r.add_argument("--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)")
         r.add_argument("--chapters", nargs="*", default=[], help="chapter numbers, e.g. 07 3 (default: all)")
-        r.add_argument("--seed", type=int, default=0)
+        r.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default: 0)")
         r.add_argument("--device", default="auto", help="auto | cpu | cuda")
         r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="override a chapter parameter")
-        r.add_argument("--timeout", type=float, default=None, help="per-chapter limit in seconds (default by scale)")
+        r.add_argument("--timeout", type=_timeout, default=None, help="per-chapter limit in seconds (default by scale)")
     sub.add_parser("build", help="write the dashboard and render _build/html")
     sub.add_parser("list", help="list the chapters")
     sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
     sub.add_parser("shape", help="each chapter's code lines by kind and its longest code cell")
     sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
     sub.add_parser("pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)")
+    rb = sub.add_parser("robustness", help="run the book for many seeds and both CPU kernel sets; tabulate every claim")
+    rb.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default: 0-19)")
+    rb.add_argument("--kernels", nargs="*", default=["native", "avx2"], help="native and/or avx2 (default: both)")
+    rb.add_argument("--scale", default="ci", help=f"one of {', '.join(SCALES)} (default: ci)")
+    rb.add_argument("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
     e = sub.add_parser("evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder")
     e.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
     e.add_argument("--name", default=None, help="folder name under evidence/ (default: <scale>-<device>-<date>)")
@@ -120,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "pdf":
             print("printed", build_pdf(root))
             return 0
+        if a.cmd == "robustness":
+            from .robustness import kernels_of, parse_seeds, run_all
+
+            out = run_all(parse_seeds(a.seeds), kernels_of(a.kernels), scale=check_scale(a.scale), chapters=a.chapters,
+                          root=root)
+            print((out / "table.md").read_text())
+            return 0
         if a.cmd == "evidence":
             check_scale(a.scale)
             print("saved", save_evidence(a.scale, a.name, root, a.command))
@@ -130,11 +164,11 @@ def main(argv: list[str] | None = None) -> int:
             raise ParameterError(f"seed={a.seed} must be a non-negative integer")
         overrides = parse_overrides(a.param)
         todo = select(a.chapters, root)
-        if overrides:  # validate against every selected chapter before running any
-            for nb in todo.values():
-                check_overrides(nb, overrides)
+        for nb in todo.values():  # the gate: every override of every selected chapter, before running any
+            check_overrides(nb, overrides)
+        device = resolve_device(a.device)  # device='cuda' without a GPU stops here
         timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
-        if a.scale == "paper" and resolve_device(a.device) == "cpu":
+        if a.scale == "paper" and device == "cpu":
             print(
                 "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to 10 000 random\n"
                 "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on 2 cores), i.e.\n"

@@ -178,6 +178,17 @@ def _read_idx(path: Path, magic: int) -> np.ndarray:
     return np.frombuffer(body, dtype=np.uint8).reshape(dims)
 
 
+def _mnist_file(d: Path, split: str, kind: str) -> Path:
+    """The MNIST ``kind`` (``images`` or ``labels``) file of ``split`` in folder ``d``."""
+    prefix = "train" if split == "train" else "t10k"
+    for suffix in ("", ".gz"):
+        for sep in ("-", "."):
+            p = d / f"{prefix}-{kind}{sep}idx{'3' if kind == 'images' else '1'}-ubyte{suffix}"
+            if p.exists():
+                return p
+    raise FileNotFoundError(f"no MNIST {split} {kind} file in {d}; expected {MNIST_FORMAT}")
+
+
 def load_mnist(directory: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """Read MNIST IDX files from ``directory``: images (N, 1, 28, 28) in [0, 1], labels."""
     if split not in ("train", "test"):
@@ -185,18 +196,8 @@ def load_mnist(directory: str | Path, split: str = "train") -> tuple[np.ndarray,
     d = Path(directory)
     if not d.is_dir():
         raise FileNotFoundError(f"MNIST folder {d} does not exist; expected {MNIST_FORMAT}")
-    prefix = "train" if split == "train" else "t10k"
-
-    def find(kind: str) -> Path:
-        for suffix in ("", ".gz"):
-            for sep in ("-", "."):
-                p = d / f"{prefix}-{kind}{sep}idx{'3' if kind == 'images' else '1'}-ubyte{suffix}"
-                if p.exists():
-                    return p
-        raise FileNotFoundError(f"no MNIST {split} {kind} file in {d}; expected {MNIST_FORMAT}")
-
-    x = _read_idx(find("images"), 2051)
-    y = _read_idx(find("labels"), 2049)
+    x = _read_idx(_mnist_file(d, split, "images"), 2051)
+    y = _read_idx(_mnist_file(d, split, "labels"), 2049)
     if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
         raise DataFormatError(f"MNIST images {x.shape} and labels {y.shape} in {d} do not match")
     return (x[:, None].astype(np.float32) / 255.0), y.astype(np.int64)
@@ -219,3 +220,43 @@ def load_images(dataset: str, n: int, seed: int = 0) -> np.ndarray:
             raise ParameterError(f"n={n} exceeds the {len(x)} images in {arg}")
         return x[np.random.default_rng(seed).choice(len(x), size=n, replace=False)]
     raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}")
+
+
+def check_source(dataset: str, n: int | None = None) -> str:
+    """Validate a data-set spec before any work and return it: a built-in name (``n`` images must
+    fit the 1 797 digits), or ``cifar10:DIR`` / ``mnist:DIR`` naming an existing folder that holds
+    the expected training files (CIFAR-10 batches; MNIST IDX files with their magic numbers).  The
+    files are read later; a :class:`ParameterError` names the path and the expected format."""
+    kind, sep, arg = dataset.partition(":") if isinstance(dataset, str) else ("", "", "")
+    if kind in ("patches", "gaussian") and not sep:
+        return dataset
+    if kind == "digits" and not sep:
+        if n is not None and n > 1797:
+            raise ParameterError(f"dataset='digits' holds 1797 images; {n} per network were asked for")
+        return dataset
+    if kind not in ("cifar10", "mnist") or not arg:
+        raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}")
+    d = Path(arg).expanduser()
+    if kind == "cifar10":
+        d = d / "cifar-10-batches-py" if (d / "cifar-10-batches-py").is_dir() else d
+        if not d.is_dir():
+            raise ParameterError(f"dataset={dataset!r}: the CIFAR-10 folder {d} does not exist; "
+                                 f"expected a folder with {CIFAR_FORMAT}")
+        if not any((d / f"data_batch_{i}").is_file() for i in range(1, 6)):
+            raise ParameterError(f"dataset={dataset!r}: no CIFAR-10 training batch (data_batch_1..5) in {d}; "
+                                 f"expected {CIFAR_FORMAT}")
+        return dataset
+    if not d.is_dir():
+        raise ParameterError(f"dataset={dataset!r}: the MNIST folder {d} does not exist; "
+                             f"expected a folder with {MNIST_FORMAT}")
+    for what, magic in (("images", 2051), ("labels", 2049)):
+        try:
+            f = _mnist_file(d, "train", what)
+            with (gzip.open if f.suffix == ".gz" else open)(f, "rb") as fh:
+                head = fh.read(4)
+        except (FileNotFoundError, OSError) as exc:
+            raise ParameterError(f"dataset={dataset!r}: {exc}") from None
+        if len(head) < 4 or int.from_bytes(head, "big") != magic:
+            raise ParameterError(f"dataset={dataset!r}: {f} does not start with IDX magic number {magic}; "
+                                 f"expected {MNIST_FORMAT}")
+    return dataset

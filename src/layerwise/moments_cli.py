@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .moments import ARCHS, BOUNDARIES, CODE_VERSION, CONV_ALGORITHMS, SAMPLINGS, MomentsConfig, simulate
+from .data import check_source
+from .moments import ARCHS, BOUNDARIES, CONV_ALGORITHMS, SAMPLINGS, MomentsConfig, simulate
 from .params import ParameterError, resolve_device
+from .provenance import code_fingerprint, module_closure
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_writable(out: Path) -> None:
+    """Raise unless ``out`` can be written: its folder is made (if missing) and a file can be created there."""
+    import tempfile
+
+    try:
+        if out.is_dir():
+            raise IsADirectoryError(f"{out} is a folder")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"out={str(out)!r} cannot be written ({exc})") from None
+
+
 def main(argv: list[str]) -> int:
     """Parse ``argv``, validate, simulate, write ``--out`` (+ ``.json`` metadata). Returns exit status."""
     try:
@@ -70,11 +86,13 @@ def main(argv: list[str]) -> int:
             reff_locations=None if a.reff_locations is None else tuple(a.reff_locations.split(",")),
             sampling=a.sampling, conv=a.conv,
         )
+        check_source(cfg.dataset, cfg.batch)  # a missing or malformed data folder stops here, before any work
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")
         out = Path(a.out)
         if out.suffix != ".npz":
             raise ParameterError(f"out={a.out!r} must end in .npz")
+        _check_writable(out)
         device = resolve_device(cfg.device)
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -84,7 +102,8 @@ def main(argv: list[str]) -> int:
     wall = time.perf_counter() - t0
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, **arrays)
-    meta = {"config": cfg.to_dict(), "code_version": CODE_VERSION, "device": device, "wall_s": wall,
+    meta = {"config": cfg.to_dict(), "code_version": code_fingerprint("layerwise.moments"),
+            "code_modules": list(module_closure("layerwise.moments")), "device": device, "wall_s": wall,
             "s_per_network": wall / cfg.n_sims}
     out.with_suffix(".json").write_text(json.dumps(meta, indent=2))
     print(f"wrote {out} ({cfg.n_sims} networks, {wall:.2f} s, {wall / cfg.n_sims:.3f} s/network on {device})",

@@ -137,3 +137,114 @@ def resolve_device(device: str = "auto") -> str:
     if device == "cuda" and not torch.cuda.is_available():
         raise ParameterError("device='cuda' was requested but no CUDA device is available")
     return device
+
+
+# --------------------------------------------------------------------------------------------
+# Overrides checked against the values a parameter takes at each scale (the gate before papermill)
+# --------------------------------------------------------------------------------------------
+def _kind(v: Any) -> Any:
+    """``"bool"``, ``"int"``, ``"float"``, ``"str"``, ``("seq", element kind)`` or ``None`` (unknown)."""
+    import numbers
+
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, numbers.Integral):
+        return "int"
+    if isinstance(v, numbers.Real):
+        return "float"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (list, tuple)):
+        return ("seq", _join([_kind(x) for x in v]))
+    return None
+
+
+def _join(kinds: list[Any]) -> Any:
+    """The one kind that covers ``kinds`` (ints and floats: float); ``None`` if they disagree or are empty."""
+    kinds = list(dict.fromkeys(kinds))
+    if set(kinds) == {"int", "float"}:
+        return "float"
+    if len(kinds) == 1:
+        return kinds[0]
+    seqs = [k for k in kinds if isinstance(k, tuple)]
+    if seqs and len(seqs) == len(kinds):  # lists whose element kinds differ or are unknown (empty lists)
+        inner = [k[1] for k in seqs if k[1] is not None]
+        return ("seq", _join(inner) if inner else None)
+    return None
+
+
+def _numbers(v: Any) -> list[float]:
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _numbers(item)]
+    return [float(v)] if _kind(v) in ("int", "float") else []
+
+
+def _describe(kind: Any, sign: str, plural: bool = False) -> str:
+    """``"a positive integer"``, ``"a non-empty list of numbers"``, … for a kind and sign."""
+    if isinstance(kind, tuple):
+        return "a non-empty list" + (f" of {_describe(kind[1], sign, True)}" if kind[1] is not None else "")
+    if kind == "bool":
+        return "True or False"
+    noun = {"int": "integer", "float": "number", "str": "string"}.get(kind, "value")
+    words = f"{sign if kind in ('int', 'float') else ''}{noun}{'s' if plural else ''}"
+    return words if plural else ("an " if words[0] in "aeiou" else "a ") + words
+
+
+def spec_of(examples: Iterable[Any]) -> tuple[Any, str]:
+    """The kind (see :func:`check_like`) and sign (``"positive "``, ``"non-negative "`` or ``""``) that
+    every example value shares; the kind is ``None`` when they share none."""
+    examples = [e for e in examples if e is not None]
+    kind = _join([_kind(e) for e in examples]) if examples else None
+    nums = [x for e in examples for x in _numbers(e)]
+    sign = ""
+    if nums and all(x > 0 for x in nums):
+        sign = "positive "
+    elif nums and all(x >= 0 for x in nums):
+        sign = "non-negative "
+    return kind, sign
+
+
+def check_like(name: str, value: Any, examples: Mapping[str, Any], *, preset: bool = True) -> Any:
+    """Validate an override ``value`` of ``name`` against the values it takes at each scale
+    (``examples``: ``{scale: value}``; with ``preset=False``, ``{"default": value}``, the default
+    of the notebook's parameters cell) and return it normalised.
+
+    The value must have their type: an int (not a bool, not 1.5), a float (ints accepted), a bool, a
+    string, or a non-empty list/tuple of such; numbers must be finite and, when every example is
+    positive (non-negative), positive (non-negative) too.  ``None`` means "the scale's value" and
+    passes.  Raises :class:`ParameterError` naming the parameter, the value and what is expected.
+    """
+    import math
+
+    kind, sign = spec_of(examples.values())
+    if value is None or kind is None:
+        return value
+    shown = ", ".join(f"{s}: {v!r}" for s, v in examples.items() if v is not None)
+    like = f"the scale presets ({shown})" if preset else f"its default {next(iter(examples.values()))!r}"
+    expected = f"expected {_describe(kind, sign)} like {like}"
+    hint = ""
+    if isinstance(value, str) and "=" in value:
+        hint = "; give each override as its own NAME=VALUE, separated by spaces"
+    elif isinstance(value, str) and value.lstrip().startswith(("[", "(")):
+        hint = "; a list must be a Python literal, with its strings quoted, e.g. name=\"['a', 'b']\""
+
+    def bad() -> ParameterError:
+        return ParameterError(f"{name}={value!r} is not allowed; {expected}{hint}")
+
+    def one(k: Any, v: Any) -> Any:
+        got = _kind(v)
+        if k == "float" and got in ("int", "float"):
+            v = float(v)
+        elif k != got and not (k is None and got is not None and not isinstance(got, tuple)):
+            raise bad()
+        if k in ("int", "float") and (not math.isfinite(v) or (sign == "positive " and v <= 0)
+                                      or (sign == "non-negative " and v < 0)):
+            raise bad()
+        return v
+
+    if isinstance(kind, tuple):
+        if not isinstance(value, (list, tuple)) or not value:
+            raise bad()
+        items = [one(kind[1], v) for v in value]
+        return tuple(items) if all(isinstance(e, tuple) for e in examples.values() if e is not None) else items
+    return one(kind, value)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .claims import tally_outcomes
-from .params import ParameterError
+from .params import ParameterError, check_like
 from .paths import repo_root, results_root
 
 #: Per-chapter time limits in seconds by scale (SPEC budgets with margin); ``paper`` is unbounded.
@@ -70,9 +70,13 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise ParameterError(f"override {item!r} is malformed; expected NAME=VALUE, e.g. width=2000")
         try:
-            out[key] = ast.literal_eval(raw.strip())
-        except (ValueError, SyntaxError):
-            out[key] = raw.strip()
+            value = ast.literal_eval(raw.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = raw.strip()
+        if key in out and out[key] != value:
+            raise ParameterError(f"override {key!r} is given twice ({key}={out[key]!r} and {key}={value!r}); "
+                                 "give it once")
+        out[key] = value
     return out
 
 
@@ -81,23 +85,135 @@ def status_counts(results: dict[str, Any]) -> dict[str, int]:
     return tally_outcomes(results.get("claims", []))
 
 
-def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> None:
-    """Raise :class:`ParameterError` unless every override names a variable of the notebook's
-    parameters cell."""
+#: Parameters set by the command line's own options, not by ``-p NAME=VALUE``.
+RESERVED = {"scale": "--scale (make: SCALE=)", "seed": "--seed (make: SEED=)", "device": "--device (make: DEVICE=)"}
+
+
+def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The gate before papermill: raise :class:`ParameterError` unless every override names a
+    variable of the notebook's parameters cell (not ``scale``/``seed``/``device``, which have their own
+    options) and has the type of its default there, or, where that is ``None``, of its value at every
+    scale (:func:`notebook_presets`, :func:`layerwise.params.check_like`).  Returns the overrides
+    normalised (ints given for floats become floats)."""
     allowed = notebook_parameters(nb_path)
+    reserved = sorted(set(overrides) & set(RESERVED))
+    if reserved:
+        raise ParameterError(f"chapter {nb_path.stem}: {reserved[0]} is not a chapter parameter; "
+                             f"set it with {RESERVED[reserved[0]]}")
     unknown = sorted(set(overrides) - set(allowed))
     if unknown:
         raise ParameterError(f"chapter {nb_path.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
+    if not overrides:
+        return {}
+    defaults = notebook_defaults(nb_path)
+    presets = notebook_presets(nb_path)
+    out = {}
+    for name, value in overrides.items():
+        try:
+            if defaults.get(name) is not None:
+                out[name] = check_like(name, value, {"default": defaults[name]}, preset=False)
+            else:
+                out[name] = check_like(name, value, {s: row[name] for s, row in presets.items() if name in row})
+        except ParameterError as exc:
+            raise ParameterError(f"chapter {nb_path.stem}: {exc}") from None
+    return out
 
 
 def notebook_parameters(nb_path: Path) -> list[str]:
     """Names of the notebook's ``parameters`` cell (papermill's own inspection)."""
+    return list(_inspect(nb_path))
+
+
+def _inspect(nb_path: Path) -> dict[str, Any]:
     import papermill as pm
 
     params = pm.inspect_notebook(str(nb_path))
     if not params:
         raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
-    return list(params)
+    return params
+
+
+def notebook_defaults(nb_path: Path) -> dict[str, Any]:
+    """``{name: default}`` of the notebook's parameters cell (``None`` where it is not a literal)."""
+    out = {}
+    for name, p in _inspect(nb_path).items():
+        try:
+            out[name] = ast.literal_eval(p.get("default") or "None")
+        except (ValueError, SyntaxError):
+            out[name] = None
+    return out
+
+
+class _NotStatic(Exception):
+    """An expression that :func:`_static` does not evaluate."""
+
+
+_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+           ast.Pow: lambda a, b: a**b}
+
+
+def _static(node: ast.AST, env: dict[str, Any]) -> Any:
+    """Evaluate a literal-like expression (literals, displays, names bound earlier, arithmetic,
+    ``dict(k=v)``) without executing any code; raise :class:`_NotStatic` on anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_static(e, env) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        return {_static(k, env): _static(v, env) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
+            and not node.args and all(k.arg for k in node.keywords)):
+        return {k.arg: _static(k.value, env) for k in node.keywords}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _static(node.operand, env)
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        a, b = _static(node.left, env), _static(node.right, env)
+        try:
+            if isinstance(node.op, (ast.Pow, ast.Mult)) and abs(b) > (64 if isinstance(node.op, ast.Pow) else 10**4):
+                raise _NotStatic  # no huge numbers or lists from a notebook's source
+            return _BINOPS[type(node.op)](a, b)
+        except (TypeError, ArithmeticError, ValueError):
+            raise _NotStatic from None
+    raise _NotStatic
+
+
+def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
+    """The chapter's scale table ``{scale: {name: value}}``, read from the notebook's code without
+    running it: the first argument of its ``resolve_from(TABLE, scale, globals())`` call, evaluated
+    from the top-level assignments before it (literals, names, arithmetic, ``dict(...)``).  ``{}`` when
+    the table cannot be read that way."""
+    cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
+    env: dict[str, Any] = {}
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        src = "".join(cell.get("source", ""))
+        src = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            for node in ast.walk(stmt):
+                func = getattr(node, "func", None)
+                called = (getattr(func, "id", None), getattr(func, "attr", None))
+                if isinstance(node, ast.Call) and "resolve_from" in called and node.args and isinstance(
+                        node.args[0], ast.Name):
+                    table = env.get(node.args[0].id)
+                    ok = isinstance(table, dict) and all(isinstance(r, dict) for r in table.values())
+                    return table if ok else {}
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                try:
+                    env[name] = _static(stmt.value, env)
+                except _NotStatic:
+                    env.pop(name, None)
+    return {}
 
 
 def check_pairs(root: Path | None = None) -> list[str]:
@@ -213,8 +329,7 @@ def run_chapter(
     from .pages import decorate
 
     root = root or repo_root()
-    overrides = overrides or {}
-    check_overrides(nb, overrides)
+    overrides = check_overrides(nb, overrides or {})
     params = {"scale": scale, "seed": seed, "device": device, **overrides}
     out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
