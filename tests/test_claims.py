@@ -386,3 +386,12 @@ def test_a_malformed_alternative_is_refused_naming_the_claim(bad):
     with pytest.raises(ParameterError, match="claim a: alternative"):
         Ledger("ci").claim("a", "s", kind="reproduces", measured=1.0, reference=1.0, tol=0.1, alternative=bad,
                            why="w", source="s")
+
+
+def test_a_value_declared_not_identified_is_inconclusive_not_failed():
+    led = Ledger("ci")
+    c = led.claim("n", "s", kind="reproduces", measured=float("nan"), interval=(-math.inf, math.inf), reference=1.0,
+                  tol=0.2, why="w", source="s")
+    assert c.status == "inconclusive"
+    assert led.claim("m", "s", kind="reproduces", measured=float("nan"), reference=1.0, tol=0.2, why="w",
+                     source="s").status == "fail"  # a NaN without that declaration is a broken measurement

@@ -339,35 +339,63 @@ def test_standardised_digits_have_unit_length():
     np.testing.assert_allclose((x**2).mean(1), 1.0, rtol=1e-6)  # float32 pixels
 
 
-def test_trainability_boundary_against_brute_force():
-    sw2 = np.array([1.0, 1.5, 2.0, 3.0])
+def test_trainable_depth_interpolates_the_monotone_fit_in_log_depth_and_censors_the_ends():
     depths = np.array([4, 8, 16, 32])
-    acc = np.array([[0.9, 0.6, 0.2, 0.1],   # L_max 8
-                    [0.9, 0.9, 0.7, 0.1],   # 16
-                    [0.9, 0.9, 0.9, 0.3],   # 16 (first maximum: σ_w² = 1.5)
-                    [0.3, 0.2, 0.1, 0.1]])  # none
-    b = mf.trainability_boundary(acc, sw2, depths, 0.05)
-    assert list(b["l_max"]) == [8, 16, 16, 0] and list(b["inside"]) == [True, True, True, False]
-    assert b["best"] == 1.5
+    acc = np.array([[0.9, 0.7, 0.3, 0.1],   # crosses between 8 and 16: 0.7 → 0.3, half-way in log L
+                    [0.9, 0.9, 0.8, 0.6],   # trainable at every depth: censored above
+                    [0.3, 0.2, 0.1, 0.1],   # at none: censored below
+                    [0.9, 0.2, 0.6, 0.1]])  # not monotone: the fit pools 0.2 and 0.6 to 0.4 < 0.5
+    log_l50, cens = mf.trainable_depth(acc, depths)
+    assert np.exp(log_l50[0]) == pytest.approx(np.sqrt(8 * 16), rel=1e-12)
+    assert list(cens) == [0, 1, -1, 0] and np.exp(log_l50[1]) == 32 and np.exp(log_l50[2]) == 4
+    # pooled (0.4, 0.4) below 0.5 from depth 8: crossing between 4 (0.9) and 8 (0.4) at (0.9 − 0.5)/(0.9 − 0.4)
+    assert log_l50[3] == pytest.approx(np.log(4) + 0.8 * np.log(2), rel=1e-12)
+    with pytest.raises(ParameterError):
+        mf.trainable_depth(acc, depths[::-1])
+
+
+def test_peak_location_is_the_parabola_vertex_and_not_identified_at_edges_ties_or_censoring():
+    grid = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
+    values = -(grid - 1.8) ** 2  # an exact parabola: its vertex
+    assert mf.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
+    assert np.isnan(mf.peak_location(-grid, grid))  # the largest value at the grid's edge
+    assert np.isnan(mf.peak_location([0, 1, 2, 2, 0], grid))  # a tie
+    assert np.isnan(mf.peak_location(values, grid, censored=[0, 0, 1, 0, 0]))  # the maximum is censored
+
+
+def test_trainability_boundary_gives_replicate_estimates():
+    sw2 = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
+    depths = np.array([4, 8, 16, 32, 64])
     xi = np.array([mf.depth_scales(s, 0.05)["xi_c"] for s in sw2])
+    rng = np.random.default_rng(0)
+    reps = []
+    for k in (1.5, 2.0, 2.5):  # accuracy falling through 0.5 at L = k ξ_c (clipped to the grid) in log L
+        mid = np.clip(np.log(k * xi), np.log(5), np.log(50))
+        reps.append(1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None]))) + 1e-3 * rng.random((5, 5)))
+    b = mf.trainability_boundary(np.array(reps), sw2, depths, 0.05)
     np.testing.assert_allclose(b["xi_c"], xi)
-    assert b["k_found"] == pytest.approx((8 / xi[0] * 16 / xi[1] * 16 / xi[2]) ** (1 / 3), rel=1e-12)
-    fit = np.polyfit(np.log(xi[:3]), np.log([8, 16, 16]), 1)
-    assert b["slope"] == pytest.approx(fit[0], rel=1e-10) and b["slope_dof"] == 1
-    nothing = mf.trainability_boundary(np.zeros((4, 4)), sw2, depths, 0.05)
-    assert np.isnan(nothing["k_found"]) and np.isnan(nothing["slope"]) and nothing["slope_se"] is None
+    assert b["log_l50"].shape == (3, 5) and np.all(b["censored"] == 0)
+    assert b["k_est"].n == 3 and b["k_est"].mean == pytest.approx(2.0, rel=0.1)
+    assert b["slope_est"].mean == pytest.approx(1.0, abs=0.1)  # L₅₀ ∝ ξ_c where the clip leaves it
+    # the peak is where ξ_c is largest on this grid, located within the grid's neighbours
+    k = int(np.argmax(xi))
+    assert np.all((b["peak"] >= sw2[k - 1]) & (b["peak"] <= sw2[k + 1]))
+    one = mf.trainability_boundary(np.array(reps[:1]), sw2, depths, 0.05)
+    assert one["peak_est"] is None and one["k_est"] is None  # one replicate: no interval
+    with pytest.raises(ParameterError):
+        mf.trainability_boundary(reps[0], sw2, depths, 0.05)
 
 
-def test_trainability_grid_is_one_training_per_depth():
+def test_trainability_grid_is_one_training_per_replicate_and_depth():
     x, y = mf.standardised_digits()
     x, y = x[:200], y[:200]
     kw = dict(sigma_b2=0.05, width=8, steps=3, lr=0.01, batch=16)
-    r = mf.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=(5, 6), **kw)
-    assert r["accuracy"].shape == (2, 2) and list(r["depths"]) == [2, 3]
-    one = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=6, **kw)
-    np.testing.assert_array_equal(r["accuracy"][:, 1], one["accuracy"])
+    r = mf.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw)
+    assert r["accuracy"].shape == (2, 2, 2) and list(r["depths"]) == [2, 3]
+    one = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
+    np.testing.assert_array_equal(r["accuracy"][1, :, 1], one["accuracy"])
     with pytest.raises(ParameterError):
-        mf.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=(5,), **kw)
+        mf.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=[[5]], **kw)
 
 
 def test_circle_ensemble_is_one_circle_experiment_per_seed():
@@ -384,15 +412,6 @@ def test_circle_ensemble_is_one_circle_experiment_per_seed():
     assert e["pca_var"].shape == (2, 4, 3) and not np.array_equal(e["length_tangent"][0], e["length_tangent"][1])
     with pytest.raises(ParameterError):
         mf.circle_ensemble(**kw, seeds=())
-
-
-def test_trainability_boundary_with_two_points_gives_a_slope_without_error():
-    sw2, depths = np.array([1.0, 1.5, 3.0]), np.array([4, 8, 16, 32])
-    acc = np.array([[0.9, 0.6, 0.2, 0.1], [0.9, 0.9, 0.7, 0.1], [0.3, 0.2, 0.1, 0.1]])  # L_max 8, 16, none
-    b = mf.trainability_boundary(acc, sw2, depths, 0.05)
-    xi = b["xi_c"]
-    assert b["slope"] == pytest.approx(np.log(16 / 8) / np.log(xi[1] / xi[0]), rel=1e-12)
-    assert b["slope_se"] is None and b["slope_dof"] is None
 
 
 def test_sweep_starts():

@@ -242,6 +242,8 @@ class Claim:
         m = self.measured
         if self.comparison == "true":
             return "pass" if bool(m) else "fail"
+        if isinstance(m, float) and math.isnan(m) and self.interval == (-math.inf, math.inf):
+            return "inconclusive"  # declared not identified at this scale: an unbounded interval, no value
         if m is None or isinstance(m, str) or (isinstance(m, float) and math.isnan(m)):
             return "fail"
         interval = self.interval if self.interval is not None else (m, m)

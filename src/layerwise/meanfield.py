@@ -33,7 +33,6 @@ from scipy.special import erf
 from . import gaussian
 from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
 
-CODE_VERSION = "meanfield-2"  # 2: float32 weights and propagation, float64 reductions; PCA from the Gram matrix
 PHIS: tuple[str, ...] = ("tanh", "erf", "linear")
 
 
@@ -630,7 +629,7 @@ def trainability_grid(
     *,
     sigma_w2s: np.ndarray,
     depths: tuple[int, ...],
-    seeds: tuple[int, ...],
+    seeds: Any,
     sigma_b2: float,
     width: int,
     steps: int,
@@ -638,47 +637,104 @@ def trainability_grid(
     batch: int,
     device: str = "cpu",
 ) -> dict[str, np.ndarray]:
-    """Training accuracy over a (σ_w², depth) grid (Schoenholz et al. 2017, Fig. 5): one
-    :func:`train_depth_grid` per depth (all σ_w² at once), with ``seeds[j]`` for ``depths[j]``.
-    Returns ``accuracy`` (σ_w², depth), ``sigma_w2`` and ``depths``."""
-    if len(depths) != len(seeds):
-        raise ParameterError(f"one seed per depth: got {len(depths)} depths and {len(seeds)} seeds")
-    acc = np.empty((len(sigma_w2s), len(depths)))
-    for j, (L, seed) in enumerate(zip(depths, seeds)):
-        acc[:, j] = train_depth_grid(x, y, sigma_w2s=sigma_w2s, depth=L, sigma_b2=sigma_b2, width=width, steps=steps, lr=lr,
-                                     batch=batch, seed=seed, device=device)["accuracy"]
+    """Training accuracy over a (σ_w², depth) grid (Schoenholz et al. 2017, Fig. 5), replicated:
+    ``seeds`` is (replicates, depths) — one independent :func:`train_depth_grid` (all σ_w² at once)
+    per replicate and depth, with ``seeds[r][j]`` for ``depths[j]``. Returns ``accuracy``
+    (replicates, σ_w², depth), ``sigma_w2`` and ``depths``."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
+        raise ParameterError(f"seeds must be (replicates, depths) with one seed per depth: got shape {seeds.shape} "
+                             f"for {len(depths)} depths")
+    acc = np.empty((seeds.shape[0], len(sigma_w2s), len(depths)))
+    for r, row in enumerate(seeds):
+        for j, (L, seed) in enumerate(zip(depths, row)):
+            acc[r, :, j] = train_depth_grid(x, y, sigma_w2s=sigma_w2s, depth=L, sigma_b2=sigma_b2, width=width, steps=steps,
+                                            lr=lr, batch=batch, seed=int(seed), device=device)["accuracy"]
     return {"accuracy": acc, "sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
+
+
+def trainable_depth(accuracy: Any, depths: Any, threshold: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The depth L₅₀ at which training accuracy falls through ``threshold``, per row of ``accuracy``
+    (…, depths): the row's least-squares non-increasing fit in log L (isotonic regression, so a
+    lucky deep network or an unlucky shallow one cannot make the boundary jump), interpolated
+    linearly in log L where it crosses. Returns ``(log_l50, censored)``: ``censored`` is +1 where the
+    fit stays at or above the threshold at every depth (L₅₀ ≥ the deepest depth, returned as it),
+    −1 where it is below at every depth (L₅₀ ≤ the shallowest), 0 where the boundary lies inside."""
+    from sklearn.isotonic import IsotonicRegression
+
+    depths = np.asarray(depths, dtype=float)
+    if depths.ndim != 1 or len(depths) < 2 or np.any(np.diff(depths) <= 0) or depths[0] <= 0:
+        raise ParameterError(f"depths={depths.tolist()!r} must be at least two increasing positive depths")
+    acc = np.asarray(accuracy, dtype=float)
+    if acc.shape[-1] != len(depths):
+        raise ParameterError(f"accuracy has {acc.shape[-1]} depths on its last axis, depths has {len(depths)}")
+    log_l = np.log(depths)
+    flat = acc.reshape(-1, len(depths))
+    out, cens = np.empty(len(flat)), np.zeros(len(flat), dtype=int)
+    for i, row in enumerate(flat):
+        fit = IsotonicRegression(increasing=False).fit_transform(log_l, row)
+        if fit[-1] >= threshold:
+            out[i], cens[i] = log_l[-1], 1
+        elif fit[0] < threshold:
+            out[i], cens[i] = log_l[0], -1
+        else:
+            j = int(np.nonzero(fit < threshold)[0][0])
+            t = (fit[j - 1] - threshold) / (fit[j - 1] - fit[j])
+            out[i] = log_l[j - 1] + t * (log_l[j] - log_l[j - 1])
+    return out.reshape(acc.shape[:-1]), cens.reshape(acc.shape[:-1])
+
+
+def peak_location(values: Any, grid: Any, censored: Any | None = None) -> float:
+    """Where ``values`` over an evenly spaced ``grid`` peak: the vertex of the parabola through the
+    largest value and its two neighbours (clipped to them). NaN — *not identified* — when the
+    largest value sits at an end of the grid, is tied with another, or is censored (its true value
+    lies beyond what was measured)."""
+    v, g = np.asarray(values, dtype=float), np.asarray(grid, dtype=float)
+    k = int(np.argmax(v))
+    if k in (0, len(v) - 1) or np.sum(v == v[k]) > 1 or (censored is not None and np.asarray(censored)[k] != 0):
+        return float("nan")
+    y0, y1, y2 = v[k - 1:k + 2]
+    curvature = y0 - 2 * y1 + y2
+    offset = 0.5 * (y0 - y2) / curvature if curvature < 0 else 0.0
+    return float(g[k] + float(np.clip(offset, -1.0, 1.0)) * (g[k + 1] - g[k]))
 
 
 def trainability_boundary(
     accuracy: np.ndarray, sigma_w2: np.ndarray, depths: np.ndarray, sigma_b2: float, threshold: float = 0.5
 ) -> dict[str, Any]:
-    """The trainability boundary of a :func:`trainability_grid` against ξ_c (Schoenholz et al.
-    2017, §5: trainable for L ≲ 6 ξ_c).
+    """The trainability boundary of a replicated :func:`trainability_grid` (accuracy (replicates,
+    σ_w², depths)) against ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
 
-    A network is trainable when its accuracy reaches ``threshold``. Returns ``xi_c`` per σ_w²,
-    ``l_max`` (deepest trainable depth per σ_w², 0 if none), ``inside`` (the boundary lies inside
-    the depth grid: 0 < l_max < the largest depth), ``k_found`` (geometric mean of l_max/ξ_c where
-    inside, NaN if nowhere), ``best`` (the σ_w² of the deepest trainable network, first on ties)
-    and the log–log slope of l_max against ξ_c where inside (``slope``, ``slope_se``, ``slope_dof``;
-    with two points the slope through them and None, None; NaN/None with fewer)."""
-    from .stats import linear_fit
+    Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`). Per replicate:
+    ``peak`` (:func:`peak_location` of log L₅₀ over σ_w², NaN where not identified), ``slope``
+    (least-squares slope of log L₅₀ against log ξ_c over the σ_w² whose boundary lies inside the
+    grid, NaN with fewer than three) and ``k`` (geometric mean of L₅₀/ξ_c over the same points). Each
+    of the three as an :class:`~layerwise.stats.Estimate` over replicates (``peak_est``,
+    ``slope_est``, ``k_est``; None unless every replicate gives a value and there are at least two),
+    plus ``xi_c`` per σ_w², ``l50`` = exp of the replicates' mean log L₅₀ and ``inside`` (no replicate
+    censored) per σ_w²."""
+    from .stats import estimate
 
-    depths = np.asarray(depths)
-    xi = np.array([depth_scales(s, sigma_b2)["xi_c"] for s in sigma_w2])
-    trainable = np.asarray(accuracy) >= threshold
-    l_max = np.array([depths[row].max() if row.any() else 0 for row in trainable])
-    inside = (l_max > 0) & (l_max < depths[-1])
-    k_found = float(np.exp(np.mean(np.log(l_max[inside] / xi[inside])))) if inside.any() else float("nan")
-    out = dict(xi_c=xi, l_max=l_max, inside=inside, k_found=k_found, best=float(sigma_w2[np.argmax(l_max)]),
-               slope=float("nan"), slope_se=None, slope_dof=None)
-    if inside.sum() >= 3:
-        fit = linear_fit(np.log(xi[inside]), np.log(l_max[inside]))
-        out.update(slope=fit["slope"], slope_se=fit["slope_se"], slope_dof=int(inside.sum()) - 2)
-    elif inside.sum() == 2 and np.ptp(np.log(xi[inside])) > 0:  # a slope through two points, with no error estimate
-        lx, ly = np.log(xi[inside]), np.log(l_max[inside])
-        out.update(slope=float((ly[1] - ly[0]) / (lx[1] - lx[0])))
-    return out
+    acc = np.asarray(accuracy, dtype=float)
+    if acc.ndim != 3:
+        raise ParameterError(f"accuracy must be (replicates, σ_w², depths), got shape {acc.shape}")
+    sig = np.asarray(sigma_w2, dtype=float)
+    xi = np.array([depth_scales(s, sigma_b2)["xi_c"] for s in sig])
+    log_l50, cens = trainable_depth(acc, depths, threshold)
+    peak, slope, k = (np.full(len(acc), np.nan) for _ in range(3))
+    for r in range(len(acc)):
+        peak[r] = peak_location(log_l50[r], sig, cens[r])
+        inside = cens[r] == 0
+        if inside.sum() >= 1:
+            k[r] = float(np.exp(np.mean(log_l50[r, inside] - np.log(xi[inside]))))
+        if inside.sum() >= 3 and np.ptp(np.log(xi[inside])) > 0:
+            slope[r] = float(np.polyfit(np.log(xi[inside]), log_l50[r, inside], 1)[0])
+
+    def est(x: np.ndarray) -> Any:
+        return estimate(x) if len(x) >= 2 and np.all(np.isfinite(x)) else None
+
+    return dict(xi_c=xi, log_l50=log_l50, censored=cens, l50=np.exp(log_l50.mean(0)), inside=np.all(cens == 0, axis=0),
+                peak=peak, slope=slope, k=k, peak_est=est(peak), slope_est=est(slope), k_est=est(k))
 
 
 # ----------------------------------------------------------------------------------------------
