@@ -84,8 +84,8 @@ def run_all(
 ) -> Path:
     """Run the chapters once per (kernel set, seed) and write the table; returns its folder.
 
-    A run already complete in ``out`` (its ledger present for every chapter) is not repeated, so an
-    interrupted sweep resumes."""
+    A chapter whose ledger (or crash) is already recorded for a run in ``out`` is not run again, so an
+    interrupted sweep resumes, and chapters can be added to a sweep later."""
     from .paths import repo_root, results_root
     from .runner import ChapterFailed, run_chapter, select
 
@@ -102,19 +102,23 @@ def run_all(
         for seed in seeds:
             run_dir = out / run_label(kernel, seed)
             crashes_file = run_dir / "crashes.json"
-            if crashes_file.exists():
+            crashes: dict[str, str] = json.loads(crashes_file.read_text()) if crashes_file.exists() else {}
+            pending = {k: nb for k, nb in todo.items()
+                       if nb.stem not in crashes and not (run_dir / scale / f"{nb.stem}.json").exists()}
+            if not pending and crashes_file.exists():
                 continue
-            crashes: dict[str, str] = {}
+            run_dir.mkdir(parents=True, exist_ok=True)
             t0 = time.perf_counter()
             with _environment(LAYERWISE_RESULTS=str(run_dir), ATEN_CPU_CAPABILITY=KERNELS[kernel]):
-                for key, nb in todo.items():
+                for key, nb in pending.items():
                     try:
                         run_chapter(key, nb, scale=scale, seed=seed, device="cpu", root=root,
                                     executed_dir=run_dir / "executed")
                     except ChapterFailed as exc:
                         crashes[nb.stem] = str(exc)[-2000:]
+                    crashes_file.write_text(json.dumps(crashes, indent=1))  # a chapter at a time: resumable
             crashes_file.write_text(json.dumps(crashes, indent=1))
-            print(f"[layerwise] robustness {run_label(kernel, seed)}: {len(todo)} chapters in "
+            print(f"[layerwise] robustness {run_label(kernel, seed)}: {len(pending)} chapters in "
                   f"{time.perf_counter() - t0:.0f} s, {len(crashes)} crashed", flush=True)
     runs = load_runs(out, scale)
     table = tabulate(runs)
