@@ -549,3 +549,49 @@ def test_last_layer_findings_give_the_claim_numbers_of_the_tails():
     assert F["claims"]["kurtosis_fat"] == {"measured": 5.5, "se": pytest.approx(np.std([4, 5, 6, 7], ddof=1) / 2),
                                            "dof": 3}
     assert F["claims"]["nu1_small"] == {"measured": 1.0, "se": 0.0, "dof": 3}
+
+
+def test_growth_law_r2_tells_an_exponential_from_a_power_law():
+    depth = np.arange(0, 201, 8, dtype=float)
+    rng = np.random.default_rng(0)
+    noise = 1 + 0.001 * rng.standard_normal((6, depth.size))
+    expo = lb.growth_law_r2(depth, np.exp(0.15 * depth)[None, :] * noise, l_min=10)
+    power = lb.growth_law_r2(depth, (np.maximum(depth, 1) ** 2.5)[None, :] * noise, l_min=10)
+    assert expo["exponential"].mean > 0.999 > expo["power"].mean and expo["exponential"].n == 6
+    assert power["power"].mean > 0.999 > power["exponential"].mean
+
+
+def test_curvature_is_relative_to_the_diffusion_and_stays_bounded_when_the_fitted_line_vanishes():
+    depth = np.array([50.0, 100.0, 150.0, 200.0])
+    # variance exactly ∝ l² on every resample: the curvature is the ballistic value L·Σl²/Σl³ (1.2 here)
+    rng = np.random.default_rng(0)
+    rates = rng.normal(0.0, 0.1, size=(400, 1))
+    r = lb.drift_diffusion(depth, rates * depth, n_boot=50)
+    assert r["ballistic"] == pytest.approx(200 * 75000 / 12.5e6)
+    assert r["curvature_var"] == pytest.approx(r["ballistic"], rel=1e-9)
+    # a noisy random walk from few networks: the fitted linear coefficient b crosses 0 in some
+    # resamples, c/b would explode; c·L/D stays of order one
+    walk = np.cumsum(rng.normal(0.0, 0.1, size=(12, 200)), axis=1)
+    r = lb.drift_diffusion(depth, walk[:, depth.astype(int) - 1], n_boot=400, seed=3)
+    assert abs(r["curvature_var"]) < 3 and r["se_curvature_var"] < 3
+
+
+def test_r2_bootstrap_brackets_the_point_values_and_overlay_names_the_exponential_alternative():
+    rng = np.random.default_rng(1)
+    depth = np.arange(1, 101, dtype=float)
+    chi = depth**0.8 * np.exp(rng.normal(0, 0.05, size=(8, 100)))
+    b = lb.r2_bootstrap(depth, chi, l_min=10, n_boot=100)
+    r = lb.r2_pair(depth, np.log(chi).mean(0), l_min=10)
+    assert b["r2_log"] == pytest.approx(r["r2_linear_in_log_l"]) and b["r2_l"] == pytest.approx(r["r2_linear_in_l"])
+    assert b["ci_log"][0] <= b["r2_log"] + 1e-9 and b["ci_diff"][0] > 0
+    assert lb.r2_bootstrap(depth, chi[:1], l_min=10)["ci_l"] is None
+    o = lb.power_overlay(depth, chi, np.full((8, 5), 1.1), 2, l_min=10, n_boot=20)
+    assert o["exp_max_dev"] > 0.1      # a power law over a decade is no exponential
+    o = lb.power_overlay(depth, np.tile(np.exp(0.02 * depth), (3, 1)), np.full((3, 5), 1.1), 2, l_min=10, n_boot=20)
+    assert o["exp_max_dev"] < 1e-9
+
+
+def test_lognormal_skewness_closed_form():
+    assert lb.lognormal_skewness(0.0) == 0.0
+    s2 = 0.5
+    assert lb.lognormal_skewness(s2) == pytest.approx((math.exp(s2) + 2) * math.sqrt(math.exp(s2) - 1))

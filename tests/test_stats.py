@@ -160,3 +160,15 @@ def test_one_seed_derivation_for_chapters_and_package():
     # the derivation itself: default_rng of [seed, crc32(text) or int]
     import zlib
     assert np.array_equal(a, np.random.default_rng([7, zlib.crc32(b"pairs"), 3]).standard_normal(5))
+
+
+def test_line_r2_rows_against_linregress_row_by_row():
+    from scipy import stats as st
+
+    from layerwise.stats import line_r2_rows
+
+    rng = np.random.default_rng(3)
+    x = np.linspace(1, 20, 12)
+    Y = 0.3 * x + rng.normal(size=(5, 12)) * np.array([0.01, 0.1, 1, 3, 10])[:, None]
+    np.testing.assert_allclose(line_r2_rows(x, Y), [st.linregress(x, y).rvalue ** 2 for y in Y], rtol=1e-10)
+    assert line_r2_rows(x, 2 * x + 1)[0] == pytest.approx(1.0)

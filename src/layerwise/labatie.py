@@ -140,8 +140,15 @@ def drift_diffusion(
     ``logs[i, r]`` is log(m^l / m⁰) of network i at depth ``depth[r]`` (l > 0).  Across networks,
     the mean should fall linearly in depth (the drift, a slope through the origin since the log
     ratio is 0 at l = 0) and the variance should grow linearly (the diffusion).  Also returned:
-    the curvature test — a quadratic term relative to the linear one — and bootstrap-over-networks
-    standard errors of every slope.
+    the curvature test and bootstrap-over-networks standard errors of every slope.
+
+    The curvature is the quadratic term c of a fit b·l + c·l², taken at the deepest depth relative
+    to the straight line through the origin: c·l_max² / (D·l_max) = c·l_max/D, with D the slope
+    through the origin (the drift or the diffusion itself).  It is 0 for a straight line and
+    ``ballistic`` (returned) for a variance ∝ l² (a fixed rate per network).  Dividing by D, not by
+    the fitted b: with a few depths b and c are strongly anti-correlated, and a resample where b
+    crosses 0 makes c/b explode (−238 with an interval −445…−31 from 48 networks), while D is the
+    well-determined diffusion itself.
     """
     depth = np.asarray(depth, dtype=np.float64)
     logs = np.asarray(logs, dtype=np.float64)
@@ -155,10 +162,13 @@ def drift_diffusion(
         b_v = float(depth @ v / (depth @ depth))
         # curvature: fit v = b l + c l² ; report c·l_max / b (0 for a straight line)
         X = np.stack([depth, depth**2], axis=1)
-        (b1, c1), *_ = np.linalg.lstsq(X, v, rcond=None)
-        (b2, c2), *_ = np.linalg.lstsq(X, m, rcond=None)
-        lmax = depth.max()
-        return np.array([b_m, b_v, c1 * lmax / b1, c2 * lmax / b2])
+        (_, c1), *_ = np.linalg.lstsq(X, v, rcond=None)
+        (_, c2), *_ = np.linalg.lstsq(X, m, rcond=None)
+        return np.array([b_m, b_v, c1 * lmax / b_v, c2 * lmax / b_m])
+
+    lmax = depth.max()
+    # a pure l² law, v = a·l²: c = a and D = a·Σl³/Σl², so c·l_max/D = l_max·Σl²/Σl³
+    ballistic = float(lmax * (depth @ depth) / np.sum(depth**3))
 
     val, se = bootstrap(slopes, [logs], n_boot=n_boot, seed=seed)
     m, se_m = mean_se(logs)
@@ -175,6 +185,7 @@ def drift_diffusion(
         "se_curvature_var": float(se[2]),
         "curvature_mean": float(val[3]),
         "se_curvature_mean": float(se[3]),
+        "ballistic": ballistic,
     }
 
 
@@ -230,6 +241,19 @@ def exp_fit(depth: Any, chi: Any, l_min: float = 0.0) -> dict[str, Any]:
     }
 
 
+def growth_law_r2(depth: Any, chi: Any, l_min: float = 1.0) -> dict[str, Any]:
+    """How well each growth law describes each network's log χ^l over depth ≥ ``l_min``: the R² of a
+    line in l (exponential growth, Labatie §6 Theorem 3) and in log l (a power law, §7 Theorem 4),
+    each as an :class:`~layerwise.stats.Estimate` over networks (``exponential``, ``power``)."""
+    from .stats import estimate, line_r2_rows
+
+    depth = np.asarray(depth, dtype=np.float64)
+    sel = depth >= max(float(l_min), np.finfo(float).tiny)
+    logc = np.log(np.asarray(chi, dtype=np.float64))[:, sel]
+    return {"exponential": estimate(line_r2_rows(depth[sel], logc)),
+            "power": estimate(line_r2_rows(np.log(depth[sel]), logc))}
+
+
 def power_fit(depth: Any, chi: Any, l_min: float = 1.0) -> dict[str, Any]:
     """Fit log χ^l = a + τ·log l per network over depth ≥ ``l_min`` (power law, Labatie §7)."""
     depth = np.asarray(depth, dtype=np.float64)
@@ -276,6 +300,33 @@ def r2_pair(depth: Any, logchi_mean: Any, l_min: float = 1.0) -> dict[str, float
         "r2_linear_in_l": linear_fit(depth[sel], y[sel])["r2"],
         "r2_linear_in_log_l": linear_fit(np.log(depth[sel]), y[sel])["r2"],
     }
+
+
+def r2_bootstrap(depth: Any, chi: Any, l_min: float = 1.0, *, n_boot: int = 400, confidence: float = 0.99,
+                 seed: int = 0) -> dict[str, Any]:
+    """:func:`r2_pair` of the network-averaged log χ (``chi``: networks × records) with network-bootstrap
+    percentile intervals at ``confidence``: ``r2_l``, ``r2_log`` (values) and ``ci_l``, ``ci_log``,
+    ``diff`` = r2_log − r2_l with ``ci_diff``.  One network: point values, intervals None."""
+    logc = np.log(np.asarray(chi, dtype=np.float64))
+    n_boot = check_positive_int("n_boot", n_boot)
+
+    def pair(lc: np.ndarray) -> np.ndarray:
+        r = r2_pair(depth, lc.mean(0), l_min=l_min)
+        return np.array([r["r2_linear_in_l"], r["r2_linear_in_log_l"]])
+
+    val = pair(logc)
+    out: dict[str, Any] = {"r2_l": float(val[0]), "r2_log": float(val[1]), "diff": float(val[1] - val[0]),
+                           "ci_l": None, "ci_log": None, "ci_diff": None}
+    n = logc.shape[0]
+    if n < 2:
+        return out
+    rng = np.random.default_rng(seed)
+    reps = np.array([pair(logc[rng.integers(0, n, n)]) for _ in range(n_boot)])
+    a = (1.0 - confidence) / 2.0
+    for key, r in (("ci_l", reps[:, 0]), ("ci_log", reps[:, 1]), ("ci_diff", reps[:, 1] - reps[:, 0])):
+        lo, hi = np.quantile(r, [a, 1.0 - a])
+        out[key] = (float(lo), float(hi))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -506,7 +557,9 @@ def power_overlay(
     squares in log (the mean of log χ̄ − τ log l), and the relative deviation of the curve from the
     overlay is χ̄ / (c l^τ) − 1.  Returns ``tau``, ``log_c``, ``rel_dev`` (per depth ≥ l_min),
     ``max_dev`` = max |rel_dev| and its network-bootstrap percentile ``interval`` at ``confidence``
-    (networks resampled jointly in ``chi`` and ``delta``; τ, c and the curve all refitted).
+    (networks resampled jointly in ``chi`` and ``delta``; τ, c and the curve all refitted), and
+    ``exp_max_dev``, the same largest deviation for the best exponential c·e^{r·l} (both constants
+    fitted in log): the feedforward law the overlay must beat.
     """
     depth = np.asarray(depth, dtype=np.float64)
     chi = np.asarray(chi, dtype=np.float64)
@@ -527,6 +580,8 @@ def power_overlay(
         return tau, log_c, np.exp(y - log_c - tau * logl) - 1.0
 
     tau, log_c, dev = fit(chi, delta)
+    y = np.mean(np.log(chi[:, sel]), axis=0)          # the alternative: c·e^{r l}, both fitted in log
+    exp_dev = np.exp(y - np.polyval(np.polyfit(depth[sel], y, 1), depth[sel])) - 1.0
     rng = np.random.default_rng(seed)
     n = chi.shape[0]
     reps = np.empty(n_boot)
@@ -542,6 +597,7 @@ def power_overlay(
         "rel_dev": dev,
         "max_dev": float(np.max(np.abs(dev))),
         "interval": (float(lo), float(hi)),
+        "exp_max_dev": float(np.max(np.abs(exp_dev))),
     }
 
 
@@ -929,7 +985,9 @@ def vanilla_log_moments(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: 
     fits ``fits`` and guaranteed KS intervals ``ks``; the ``drift_diffusion`` slopes over the
     quarters, the ``conservation`` of the expectation one layer at a time, the log-normal
     ``balance`` and the ``skew`` (with its error) at l = L, and ``lme`` (L × 2: log of the sample
-    mean of m^l/m⁰ and its error).  ``n`` is the number of networks."""
+    mean of m^l/m⁰ and its error).  ``n`` is the number of networks.  The alternatives of the
+    Fig. 2 claims, at l = L: ``raw_ks``, the KS distance to a Gaussian of the moment ratio itself
+    (not its log), and ``lognormal_skew``, the skewness of a log-normal with the measured variance."""
     d = np.asarray(depth)
     L = int(n_layers)
     if not np.array_equal(d, np.arange(1, L + 1)):
@@ -951,7 +1009,15 @@ def vanilla_log_moments(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: 
         "balance": {k: lognormal_balance(a[:, -1], seed=seed) for k, a in logs.items()},
         "skew": {k: skewness_se(a[:, -1], seed=seed) for k, a in logs.items()},
         "lme": {k: np.array([log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()},
+        "raw_ks": {k: ks_gaussian_interval(np.exp(a[:, -1] - a[:, -1].max()))["ks"] for k, a in logs.items()},
+        "lognormal_skew": {k: lognormal_skewness(np.var(a[:, -1], ddof=1)) for k, a in logs.items()},
     }
+
+
+def lognormal_skewness(var_log: float) -> float:
+    """Skewness of a log-normal variable whose log has variance ``var_log``: (e^{s²} + 2)·√(e^{s²} − 1)."""
+    e = math.exp(min(float(var_log), 700.0))
+    return float((e + 2.0) * math.sqrt(e - 1.0))
 
 
 def log_moment_table(study: Mapping[str, Any]) -> Any:
@@ -997,7 +1063,8 @@ def sensitivity_study(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: in
     records (from χ⁰ = ``chi_loc1`` of the first record; geometric means over gaps between records), and estimates over networks (mean, SE, dof) of the
     mean increment over layers ≤ 10 (``early``) and over the last quarter l > 3L/4 (``late``),
     of the paired ``drop`` (late − 1) − (early − 1)/2 (≤ 0 when the excess at least halves),
-    of r_eff(x^L) (``reff``) and of log10 χ^L (``log10chi``); ``n`` networks."""
+    of r_eff(x^L) (``reff``), of r_eff at the first record (``reff_first``: x⁰ when loc1 was recorded,
+    else the first record's output) and of log10 χ^L (``log10chi``); ``n`` networks."""
     from .stats import estimate
 
     d = np.asarray(depth)
@@ -1008,19 +1075,21 @@ def sensitivity_study(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: in
     return {"dchi": dchi, "n": int(dchi.shape[0]), "early": estimate(early), "late": estimate(late),
             "drop": estimate((late - 1) - 0.5 * (early - 1)),
             "reff": estimate(arrays["reff_signal_loc3"][:, -1]),
+            "reff_first": estimate(arrays.get("reff_signal_loc1", arrays["reff_signal_loc3"])[:, 0]),
             "log10chi": estimate(np.log10(chi[:, -1]))}
 
 
 def coactivation_trend(coact: Mapping[str, np.ndarray], early: int = 10) -> dict[str, Any]:
     """Estimates over networks from :func:`vanilla_coactivation`: the always-on/off fraction at
     the first record ≥ ``early`` (``early``) and at the last record (``late``), their paired
-    difference (``growth``) and the linearity index at the last record (``linearity``)."""
+    difference (``growth``) and the linearity index at the last record (``linearity``) and at the
+    first (``linearity_first``)."""
     from .stats import estimate
 
     i = int(np.searchsorted(coact["depth"], early))
     c = coact["coactive"]
     return {"early": estimate(c[:, i]), "late": estimate(c[:, -1]), "growth": estimate(c[:, -1] - c[:, i]),
-            "linearity": estimate(coact["linearity"][:, -1])}
+            "linearity": estimate(coact["linearity"][:, -1]), "linearity_first": estimate(coact["linearity"][:, 0])}
 
 
 def dataset_estimates(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]], n_layers: int) -> dict[str, dict[str, Any]]:

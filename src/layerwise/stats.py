@@ -167,6 +167,20 @@ def linear_fit(x: Any, y: Any, sigma: Any = None, through_origin: bool = False) 
             "intercept_se": float(se[0]), "r2": r2}
 
 
+def line_r2_rows(x: Any, Y: Any) -> np.ndarray:
+    """R² = 1 − SS_res/SS_tot of the least-squares line y = a + b·x fitted to each row of ``Y``
+    separately (rows: independent replicates, e.g. networks), one value per row."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
+    if Y.shape[1] != x.size or x.size < 3:
+        raise ParameterError(f"line_r2_rows needs rows of {x.size} ≥ 3 values, got shape {Y.shape}")
+    X = np.stack([np.ones_like(x), x], axis=1)
+    beta, *_ = np.linalg.lstsq(X, Y.T, rcond=None)
+    ss_res = np.sum((Y - (X @ beta).T) ** 2, axis=1)
+    ss_tot = np.sum((Y - Y.mean(1, keepdims=True)) ** 2, axis=1)
+    return 1.0 - ss_res / ss_tot
+
+
 # ---------------------------------------------------------------------------------------------
 # Resampling
 # ---------------------------------------------------------------------------------------------
