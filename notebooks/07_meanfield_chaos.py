@@ -475,8 +475,8 @@ pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": 
 
 # %%
 MARGIN_XI = 0.10
-PHRASES = {"inside": "agree within the 10 % margin", "outside": "disagree beyond the 10 % margin",
-           "straddles": "are not decided at this scale (the 99 % interval straddles the margin)"}
+PHRASES = {"pass": "agree within the 10 % margin", "fail": "disagree beyond the 10 % margin",
+           "inconclusive": "are not decided at this scale (the 99 % interval straddles the margin)"}
 ratios, bias_max = mf.sweep_rate_ratios(R, phase, P["sweep_layers"])   # resolved settings only
 
 # %%
@@ -486,8 +486,6 @@ for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = 
                        ("grad", "back-propagated gradients (ξ_∇ = −1/ln χ₁)", "Schoenholz et al. 2017, Eq. 14 and Fig. 3")):
     est = ratios[key]
     ch.glue(f"xi_ratio_{key}", est["mean"], se=est["se"])
-    verdict = mf.relative_margin_verdict(est["mean"], est["se"], R["dof"], 1.0, MARGIN_XI) if est["n"] else "straddles"
-    sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[verdict]}")
     ch.claim(f"depth_scale_networks_{key}",
              f"Measured on networks, the decay rate of {what} equals the mean-field rate (precision-weighted mean of "
              f"measured/predicted over the {est['n']} resolved settings of the sweep, both σ_b², within 10 %).",
@@ -501,6 +499,7 @@ for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = 
              source=src,
              caveat=f"{P['sweep_nets']} networks of width {P['sweep_width']}: the 99 % interval of the "
              "mean ratio reaches beyond the 10 % margin")
+    sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[ch.status(f'depth_scale_networks_{key}')]}")
 ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
 ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
 
@@ -596,7 +595,7 @@ NOT_DECIDED = {"measured": float("nan"), "interval": (-float("inf"), float("inf"
 
 def replicate_numbers(e):
     """A claim's measured value and uncertainty from an Estimate over trainings (undecided without one)."""
-    return NOT_DECIDED if e is None else {"measured": e.mean, "se": e.se, "dof": e.dof}
+    return NOT_DECIDED if e is None else {"measured": e}
 
 
 ch.claim("trainable_depth_peaks_at_criticality",

@@ -395,3 +395,15 @@ def test_a_value_declared_not_identified_is_inconclusive_not_failed():
     assert c.status == "inconclusive"
     assert led.claim("m", "s", kind="reproduces", measured=float("nan"), reference=1.0, tol=0.2, why="w",
                      source="s").status == "fail"  # a NaN without that declaration is a broken measurement
+
+
+def test_an_estimate_is_a_claims_measurement_with_its_own_standard_error():
+    from layerwise.stats import estimate
+
+    e = estimate([1.0, 1.2, 0.9, 1.1])
+    led = Ledger("ci")
+    c = led.claim("e", "s", kind="predicts", measured=e, reference=1.0, tol=0.5, why="w", source="s")
+    assert (c.measured, c.se, c.dof) == (e.mean, e.se, e.dof)
+    assert c.interval == pytest.approx((e.mean - stats.t.ppf(0.995, 3) * e.se, e.mean + stats.t.ppf(0.995, 3) * e.se))
+    with pytest.raises(ParameterError, match="carries its own se"):
+        led.claim("f", "s", kind="predicts", measured=e, se=0.1, reference=1.0, tol=0.5, why="w", source="s")

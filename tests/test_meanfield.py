@@ -323,16 +323,6 @@ def test_depth_scale_curve_is_depth_scales_pointwise():
     assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(r["critical"]) == mf.critical_sigma_w2(0.05)
 
 
-def test_relative_margin_verdict():
-    from scipy import stats
-
-    t = stats.t.ppf(0.995, 9)
-    assert mf.relative_margin_verdict(10.0, 0.5 / t, 9, 10.0, 0.1) == "inside"  # interval 10 ± 0.5 within ±1
-    assert mf.relative_margin_verdict(10.0, 1.5 / t, 9, 10.0, 0.1) == "straddles"
-    assert mf.relative_margin_verdict(13.0, 1.0 / t, 9, 10.0, 0.1) == "outside"  # [12, 14] all above 11
-    assert mf.relative_margin_verdict(7.0, 1.0 / t, 9, 10.0, 0.1) == "outside"
-
-
 def test_standardised_digits_have_unit_length():
     x, y = mf.standardised_digits()
     assert x.ndim == 2 and len(x) == len(y)

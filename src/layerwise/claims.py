@@ -72,6 +72,11 @@ DEFAULT_CONFIDENCE = 0.99
 LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive", "skipped": "○ skipped"}
 
 
+def _is_estimate(x: Any) -> bool:
+    """Whether ``x`` is a :class:`layerwise.stats.Estimate` (mean, se, dof, n)."""
+    return isinstance(x, tuple) and getattr(x, "_fields", ()) == ("mean", "se", "dof", "n")
+
+
 def _num(x: Any) -> Any:
     """Plain-Python form of a measured/reference value for JSON."""
     if x is None or isinstance(x, (bool, str)):
@@ -328,7 +333,8 @@ class Ledger:
         """Record and grade one claim.
 
         ``kind`` is one of :data:`KINDS`; ``tol`` is the rule's margin (what "agrees" means),
-        ``se``/``dof`` or ``interval`` the measurement's uncertainty; ``why`` justifies both at
+        ``se``/``dof`` or ``interval`` the measurement's uncertainty (or ``measured`` is a
+        :class:`layerwise.stats.Estimate`, which carries both); ``why`` justifies both at
         this scale; ``note`` says why a claim that is not expected to pass at this scale does not.
         ``caveat`` is a note recorded only when the numbers do not pass the rule (graded as if the
         claim were not skipped): why it can come out inconclusive or failed at this scale.
@@ -337,6 +343,11 @@ class Ledger:
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
+        if _is_estimate(measured):  # one estimate type from stats to the ledger: its mean, se and d.o.f.
+            if se is not None or dof is not None or interval is not None:
+                raise ParameterError(f"claim {id}: measured= is an Estimate, which carries its own se and dof; "
+                                     "give no se=, dof= or interval=")
+            measured, se, dof = measured.mean, measured.se, measured.dof
         c = Claim(
             id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
             se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,

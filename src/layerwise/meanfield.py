@@ -599,19 +599,6 @@ def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
             "critical": np.array(critical_sigma_w2(sigma_b2))}
 
 
-def relative_margin_verdict(measured: float, se: float, dof: int, reference: float, margin: float, confidence: float = 0.99) -> str:
-    """Where the two-sided Student-t interval of ``measured`` lies relative to ``reference`` ×
-    (1 ± ``margin``): ``"inside"`` (entirely), ``"outside"`` (entirely) or ``"straddles"`` — the
-    grading of a ``comparison="rel"`` claim, for the prose."""
-    from .stats import t_quantile as quantile
-
-    half = quantile(confidence, dof) * se
-    rel_lo, rel_hi = (measured - half) / reference - 1, (measured + half) / reference - 1
-    if max(abs(rel_lo), abs(rel_hi)) <= margin:
-        return "inside"
-    return "outside" if rel_lo > margin or rel_hi < -margin else "straddles"
-
-
 def standardised_digits() -> tuple[np.ndarray, np.ndarray]:
     """The digits data set (:func:`layerwise.data.digits`) flattened, standardised per pixel and
     scaled to unit mean square per example (an input of per-unit length q⁰ = 1), and its labels."""
