@@ -407,3 +407,30 @@ def test_an_estimate_is_a_claims_measurement_with_its_own_standard_error():
     assert c.interval == pytest.approx((e.mean - stats.t.ppf(0.995, 3) * e.se, e.mean + stats.t.ppf(0.995, 3) * e.se))
     with pytest.raises(ParameterError, match="carries its own se"):
         led.claim("f", "s", kind="predicts", measured=e, se=0.1, reference=1.0, tol=0.5, why="w", source="s")
+
+
+def test_an_inconclusive_mean_reports_the_replicates_that_would_decide_it():
+    led = Ledger("ci")
+    # mean 1.3 of 4 replicates (sd 0.2), rule x ≥ 1: gap 0.3; decided once t(n−1)·0.2/√n < 0.3
+    c = led.claim("d", "s", kind="predicts", measured=1.3, se=0.1, dof=3, reference=1.0, comparison="ge",
+                  why="w", source="s")
+    assert c.status == "inconclusive"
+    n = c.replicates_to_decide()
+    assert stats.t.ppf(0.995, n - 1) * 0.2 / math.sqrt(n) < 0.3 <= stats.t.ppf(0.995, n - 2) * 0.2 / math.sqrt(n - 1)
+    assert c.to_json()["replicates_to_decide"] == n and f"About {n} replicates (now 4)" in led.to_html()
+    done = led.claim("e", "s", kind="predicts", measured=1.3, se=0.01, dof=3, reference=1.0, comparison="ge",
+                     why="w", source="s")
+    assert done.status == "pass" and done.replicates_to_decide() is None
+
+
+@given(st.floats(0.05, 2.0), st.integers(2, 60), st.floats(0.01, 1.0))
+def test_replicates_to_decide_is_the_smallest_sample_that_decides(gap, n, se):
+    led = Ledger("ci")
+    c = led.claim("h", "s", kind="predicts", measured=1.0 + gap, se=se, dof=n - 1, reference=1.0, comparison="ge",
+                  why="w", source="s")
+    k = c.replicates_to_decide()
+    if c.status != "inconclusive":
+        assert k is None
+        return
+    sd = se * math.sqrt(n)
+    assert k > n and quantile(0.99, k - 1) * sd / math.sqrt(k) < gap <= quantile(0.99, k - 2) * sd / math.sqrt(k - 1)

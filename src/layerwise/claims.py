@@ -254,6 +254,33 @@ class Claim:
         interval = self.interval if self.interval is not None else (m, m)
         return grade(interval, accepted_set(self.comparison, self.reference, self.tolerance))
 
+    def replicates_to_decide(self) -> int | None:
+        """For an inconclusive claim whose uncertainty is a standard error of a mean over n = dof + 1
+        replicates: the n′ at which the same mean and spread (se·√(n/n′)) would put the whole t
+        interval on one side of the nearest edge of the accepted set — the sample size that would
+        decide it (None otherwise, or when the mean sits on an edge)."""
+        if self.status != "inconclusive" or self.se is None or self.dof is None or not isinstance(self.measured, float):
+            return None
+        a, b = accepted_set(self.comparison, self.reference, self.tolerance)
+        m, n = self.measured, self.dof + 1
+        gap = min(abs(m - e) for e in (a, b) if math.isfinite(e))
+        if not gap > 0 or not self.se > 0:
+            return None
+        sd = self.se * math.sqrt(n)
+
+        def decides(k: int) -> bool:
+            return quantile(self.confidence, k - 1) * sd / math.sqrt(k) < gap
+
+        lo, hi = max(int(n), 1), max(int(n) + 1, 2)  # decides(lo) is false (inconclusive now)
+        while not decides(hi):
+            lo, hi = hi, hi * 2
+            if hi > 10**9:
+                return None
+        while hi - lo > 1:  # the smallest k that decides: t(k − 1)·sd/√k falls with k
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if decides(mid) else (mid, hi)
+        return hi
+
     def rule(self) -> str:
         """The rule in words, with the reference and margin filled in."""
         r, t = self.reference, fmt(self.tolerance or 0.0)
@@ -295,6 +322,7 @@ class Claim:
             "alternative": None if self.alternative is None else {"value": self.alternative[0],
                                                                   "label": self.alternative[1]},
             "discriminates": self.discriminates,
+            "replicates_to_decide": self.replicates_to_decide(),
             "status": self.status,
             "passed": self.passed,
         }
@@ -504,6 +532,9 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
                 else ""
             )
             note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+            if c.get("replicates_to_decide"):
+                note += (f'<br><span class="lw-note">About {c["replicates_to_decide"]} replicates (now '
+                         f'{int(c["dof"]) + 1}) would decide it, at the measured mean and spread.</span>')
             ruled = rules_out(c)
             if ruled:
                 note += f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
