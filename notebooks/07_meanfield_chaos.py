@@ -67,12 +67,14 @@ import numpy as np
 import pandas as pd
 
 from layerwise import gaussian
-from layerwise import meanfield as mf
+from layerwise import meanfield
 from layerwise.chapter import Chapter
 from layerwise.stats import t_quantile
-from layerwise.figures import ch07 as F
+from layerwise.figures import ch07 as figures
 from layerwise.params import resolve_from
+from layerwise.studies import ch07 as study
 
+# %%
 SCALES = {
     "ci": dict(width=400, n_nets=12, n_layers=12, circle_width=400, circle_points=200, circle_nets=4, circle_layers=16, grid=40,
                xi_grid=31, sweep_points=9, sweep_width=300, sweep_layers=30, sweep_nets=16,
@@ -84,8 +86,8 @@ SCALES = {
                   xi_grid=121, sweep_points=25, sweep_width=1000, sweep_layers=60, sweep_nets=200, train_depths=(8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256), train_sigmas=16, train_steps=3000,
                   train_width=300, train_replicates=4),
 }
-P = resolve_from(SCALES, scale, globals())
-ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
+params = resolve_from(SCALES, scale, globals())
+ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=params)
 SIGMA_B2 = 0.3**2  # Poole et al.'s circle experiment uses σ_b = 0.3
 SIGMA_WS = (1.3, 2.5, 4.0)  # … and σ_w ∈ {1.3, 2.5, 4.0}
 
@@ -116,8 +118,8 @@ ch.glue("gh_error_q20", abs(gaussian.gauss_hermite_expectation(lambda z: f20(np.
         digits=2)
 qgrid = np.linspace(0, 20, 201)
 starts = np.array([0.1, 1.0, 5.0, 10.0, 20.0])
-LM = mf.length_map_convergence(SIGMA_WS, SIGMA_B2, qgrid, starts, n_layers=12)
-ch.figure(F.length_map(qgrid, LM), "length_map", alt='Left: the length map V(q) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3, crossing the identity at its fixed point q*; right: iterates from five starting lengths, all reaching q* within a few layers.',
+LM = study.length_map_convergence(SIGMA_WS, SIGMA_B2, qgrid, starts, n_layers=12)
+ch.figure(figures.length_map(qgrid, LM), "length_map", alt='Left: the length map V(q) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3, crossing the identity at its fixed point q*; right: iterates from five starting lengths, all reaching q* within a few layers.',
           caption="The length map and its iterates for tanh nets with σ_b = 0.3 (Poole et al. 2016, Fig. 1, with σ_w = 1.3, 2.5, 4.0): "
           "from any starting length the iterates reach the fixed point q* within a few layers.",
           arrays=dict(q=qgrid, **{f"V_sw{sw}": LM[sw]["V"] for sw in SIGMA_WS}, starts=starts,
@@ -151,18 +153,18 @@ ch.claim("length_map_converges_fast",
 # %%
 RUNS = [(0.1, 0.2), (10.0, 0.95)]
 SETTINGS = [(sw, q0, c0) for sw in SIGMA_WS for q0, c0 in RUNS]
-sims = [ch.cached_call(mf.simulate_pairs, q0=q0, c0=c0, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["width"], n_layers=P["n_layers"],
-                       n_nets=P["n_nets"], seed=ch.torch_seed("pairs", sw, q0, c0), device=ch.device) for sw, q0, c0 in SETTINGS]
-theory = [mf.iterate_maps(q0, c0, P["n_layers"], sw**2, SIGMA_B2) for sw, q0, c0 in SETTINGS]
-A = mf.maps_vs_networks(sims, theory)
+sims = [ch.cached_call(meanfield.simulate_pairs, q0=q0, c0=c0, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=params["width"], n_layers=params["n_layers"],
+                       n_nets=params["n_nets"], seed=ch.torch_seed("pairs", sw, q0, c0), device=ch.device) for sw, q0, c0 in SETTINGS]
+theory = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2) for sw, q0, c0 in SETTINGS]
+A = study.maps_vs_networks(sims, theory)
 pd.DataFrame(A["rows"], index=pd.MultiIndex.from_tuples(SETTINGS, names=["σ_w", "q⁰", "c⁰"])).style.format(precision=4)
 
 # %%
-L = np.arange(P["n_layers"] + 1)
-fig = F.maps_vs_networks(L, [fr"$\sigma_w={sw}$, $q^0={q0}$, $c^0={c0}$" for sw, q0, c0 in SETTINGS], [t[0] for t in theory],
+L = np.arange(params["n_layers"] + 1)
+fig = figures.maps_vs_networks(L, [fr"$\sigma_w={sw}$, $q^0={q0}$, $c^0={c0}$" for sw, q0, c0 in SETTINGS], [t[0] for t in theory],
                          [t[1] for t in theory], A["q_mean"], A["q_se"], A["c_mean"], A["c_se"])
 ch.figure(fig, "maps_vs_networks", alt='Per-layer length q and correlation c of simulated random tanh networks (dots with error bars) lying on the curves of the mean-field maps, for three weight scales and two input pairs.',
-          caption=f"Length and correlation maps (lines) against {P['n_nets']} random tanh networks of width {P['width']} per setting "
+          caption=f"Length and correlation maps (lines) against {params['n_nets']} random tanh networks of width {params['width']} per setting "
           "(dots: mean ± 2 standard errors), σ_b = 0.3 — the empirical check of Poole et al. 2016, Eqs. 3 and 5, layer by layer.",
           arrays=dict(layers=L, **{f"q_sim_{i}": s["q"] for i, s in enumerate(sims)}, **{f"c_sim_{i}": s["c"] for i, s in enumerate(sims)},
                       **{f"q_map_{i}": t[0] for i, t in enumerate(theory)}, **{f"c_map_{i}": t[1] for i, t in enumerate(theory)}))
@@ -192,9 +194,9 @@ ch.glue("maps_max_dev_c", dev_c, digits=2)
 ch.glue("maps_max_dev_c_hi", ci_c[1], digits=2)
 resolved = ci_q[1] <= MARGIN_Q and ci_c[1] <= MARGIN_C
 ch.glue("maps_verdict", "both intervals lie inside the margins, so the maps describe the networks at every layer to that precision"
-        if resolved else f"the deviations seen are compatible with the margins, but {P['n_nets']} networks per setting are too few "
+        if resolved else f"the deviations seen are compatible with the margins, but {params['n_nets']} networks per setting are too few "
         "to confirm them for every layer at once, and the two claims below stay inconclusive at this scale")
-NOTE_MAPS = ("" if resolved else f"{P['n_nets']} networks per setting: the simultaneous 99 % interval of the largest deviation over "
+NOTE_MAPS = ("" if resolved else f"{params['n_nets']} networks per setting: the simultaneous 99 % interval of the largest deviation over "
              f"{m_family} layer × setting comparisons reaches beyond the margin")
 
 # %%
@@ -202,9 +204,9 @@ ch.claim("length_map_matches_networks",
          "The mean q^l of random tanh nets agrees with the length map to within 5 % at every layer of every setting "
          "(largest relative deviation over layers and settings).",
          kind="predicts", measured=dev_q, interval=ci_q, reference=0.0, tol=MARGIN_Q, comparison="le",
-         why=f"interval: Student-t intervals over {P['n_nets']} nets ({dof_nets} d.o.f.) at level 1 − 0.01/{m_family} for each of the "
+         why=f"interval: Student-t intervals over {params['n_nets']} nets ({dof_nets} d.o.f.) at level 1 − 0.01/{m_family} for each of the "
              f"{m_family} comparisons (Bonferroni), so all hold together at 99 %; margin 5 %: what we call 'describes', an order of "
-             f"magnitude above the O(1/N) finite-width bias of the mean (≲ 1/N = {100 / P['width']:.2g} % at N = {P['width']})",
+             f"magnitude above the O(1/N) finite-width bias of the mean (≲ 1/N = {100 / params['width']:.2g} % at N = {params['width']})",
          source="Poole et al. 2016, Eq. 3 (length map)", note=NOTE_MAPS if ci_q[1] > MARGIN_Q else "")
 ch.claim("correlation_map_matches_networks",
          "The mean c^l of random tanh nets agrees with the correlation map to within 0.05 at every layer of every setting "
@@ -236,10 +238,10 @@ ch.claim("correlation_map_matches_networks",
 
 # %%
 cgrid = np.linspace(0, 1, 101)
-cmaps = {sw: np.array([mf.correlation_map(c, sw**2, SIGMA_B2) for c in cgrid]) for sw in SIGMA_WS}
-summary = pd.DataFrame({sw: mf.depth_scales(sw**2, SIGMA_B2) for sw in SIGMA_WS}).T
+cmaps = {sw: np.array([meanfield.correlation_map(c, sw**2, SIGMA_B2) for c in cgrid]) for sw in SIGMA_WS}
+summary = pd.DataFrame({sw: meanfield.depth_scales(sw**2, SIGMA_B2) for sw in SIGMA_WS}).T
 summary.index.name = "σ_w"
-ch.figure(F.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict()), "correlation_map", alt='The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered curve touches the identity only at c = 1, the chaotic ones cross it at c* < 1.',
+ch.figure(figures.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict()), "correlation_map", alt='The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered curve touches the identity only at c = 1, the chaotic ones cross it at c* < 1.',
           caption="The correlation map at the length fixed point for σ_b = 0.3 (Poole et al. 2016, Fig. 2): σ_w = 1.3 is ordered (c* = 1), "
           "σ_w = 2.5 and 4.0 are chaotic with a stable fixed point c* < 1.",
           arrays=dict(c=cgrid, **{f"C_sw{sw}": cmaps[sw] for sw in SIGMA_WS}, chi1=summary["chi1"].to_numpy(), c_star=summary["c_star"].to_numpy()))
@@ -277,13 +279,13 @@ ch.claim("phases_of_circle_settings",
 # depth scales, $\sigma_b^2 = 0.05$, the transition is at $\sigma_w^2$ = {glue}`crit_sw2_sb005`.
 
 # %%
-pdg = ch.cached_call(mf.phase_diagram, grid=P["grid"])
-ch.figure(F.phase_diagram(pdg, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]), "phase_diagram", alt='Map of ln χ₁ over σ_w² from 0.5 to 5 and σ_b² from 0 to 1, blue (ordered) left of the χ₁ = 1 line and red (chaotic) right of it; the line starts at σ_w² = 1 and bends to larger σ_w² as σ_b² grows.',
+pdg = ch.cached_call(study.phase_diagram, grid=params["grid"])
+ch.figure(figures.phase_diagram(pdg, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]), "phase_diagram", alt='Map of ln χ₁ over σ_w² from 0.5 to 5 and σ_b² from 0 to 1, blue (ordered) left of the χ₁ = 1 line and red (chaotic) right of it; the line starts at σ_w² = 1 and bends to larger σ_w² as σ_b² grows.',
           caption="Phase diagram of random tanh networks (Poole et al. 2016, Fig. 2; Schoenholz et al. 2017, Fig. 1): ln χ₁ over (σ_w², σ_b²), "
           "the χ₁ = 1 contour (line) and the root-finder's critical line (dots); stars mark the circle experiment's settings.",
           arrays=pdg)
 
-ch.glue("crit_sw2_sb005", mf.critical_sigma_w2(0.05), digits=4)
+ch.glue("crit_sw2_sb005", meanfield.critical_sigma_w2(0.05), digits=4)
 # %% [markdown]
 # ## The circle experiment
 #
@@ -304,21 +306,21 @@ ch.glue("crit_sw2_sb005", mf.critical_sigma_w2(0.05), digits=4)
 # %%
 N_PCA = 3  # principal components (an eigen-decomposition per layer) for the first networks only
 SHOW = (5, 10, 15)
-circles = {sw: ch.cached_call(mf.circle_ensemble, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=P["circle_width"], n_layers=P["circle_layers"],
-                              n_points=P["circle_points"], seeds=tuple(ch.torch_seed("circle", sw, net) for net in range(P["circle_nets"])),
+circles = {sw: ch.cached_call(study.circle_ensemble, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=params["circle_width"], n_layers=params["circle_layers"],
+                              n_points=params["circle_points"], seeds=tuple(ch.torch_seed("circle", sw, net) for net in range(params["circle_nets"])),
                               record_layers=SHOW, n_pca=N_PCA, device=ch.device) for sw in SIGMA_WS}
-ch.figure(F.circle_pca(circles, SHOW), "circle_pca", alt='Three-by-three grid of 3-D projections of the propagated circle: for σ_w = 1.3 a smooth loop at every depth, for σ_w = 2.5 and 4 an increasingly tangled curve.',
+ch.figure(figures.circle_pca(circles, SHOW), "circle_pca", alt='Three-by-three grid of 3-D projections of the propagated circle: for σ_w = 1.3 a smooth loop at every depth, for σ_w = 2.5 and 4 an increasingly tangled curve.',
           caption="A great circle propagated through random tanh networks of width "
-          f"{P['circle_width']} with σ_b = 0.3, projected on its top three principal components at layers 5, 10, 15 "
+          f"{params['circle_width']} with σ_b = 0.3, projected on its top three principal components at layers 5, 10, 15 "
           "(Poole et al. 2016, Fig. 3; colour: angle θ on the input circle). Ordered σ_w = 1.3: the circle shrinks and stays simple; "
           "chaotic σ_w = 2.5, 4.0: it folds into a space-filling curve.",
           arrays={f"proj_sw{sw}_l{l}": circles[sw][f"proj_{l}"] for sw in SIGMA_WS for l in SHOW} | {"theta": circles[1.3]["theta"]})
 
 # %%
-Lc = np.arange(P["circle_layers"] + 1)
+Lc = np.arange(params["circle_layers"] + 1)
 lengths = {k: {sw: circles[sw][k] for sw in SIGMA_WS} for k in ("length_tangent", "length_chord", "pca_var")}
-growth = {sw: mf.circle_growth(lengths["length_tangent"][sw], summary.loc[sw, "chi1"]) for sw in SIGMA_WS}
-fig = F.circle_length(Lc, lengths["length_tangent"], lengths["length_chord"], {sw: g["chi1"] for sw, g in growth.items()}, lengths["pca_var"])
+growth = {sw: study.circle_growth(lengths["length_tangent"][sw], summary.loc[sw, "chi1"]) for sw in SIGMA_WS}
+fig = figures.circle_length(Lc, lengths["length_tangent"], lengths["length_chord"], {sw: g["chi1"] for sw, g in growth.items()}, lengths["pca_var"])
 ch.figure(fig, "circle_length", alt='Left: length of the propagated circle against depth on a log scale, falling for σ_w = 1.3 and growing as a straight line for σ_w = 2.5 and 4, on the dashed predictions; the polygon lengths saturate. Right: the share of variance in two principal components.',
           caption="Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): exact length from propagated tangents (solid), "
           "polygon through the points (dotted; saturates when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). "
@@ -344,7 +346,7 @@ growth_df.style.format(precision=4)
 # %%
 ch.glue("circle_slope_sw40", growth[4.0]["measured"], se=growth[4.0]["se"])
 ch.glue("circle_pred_sw40", growth[4.0]["predicted"])
-ch.glue("circle_depth", int(P["circle_layers"]))
+ch.glue("circle_depth", int(params["circle_layers"]))
 ch.glue("circle_decades_sw40", growth[4.0]["decades"], se=growth[4.0]["decades_se"], digits=2)
 
 # %%
@@ -354,19 +356,19 @@ for sw in SIGMA_WS:
     t99 = t_quantile(0.99, g["dof"])
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
              f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
-             kind="predicts", measured=g["measured"], se=g["se"], dof=g["dof"], reference=g["predicted"], tol=2.0 / P["circle_width"],
+             kind="predicts", measured=g["measured"], se=g["se"], dof=g["dof"], reference=g["predicted"], tol=2.0 / params["circle_width"],
              alternative=(0.0, "a length-preserving map"),
-             why=f"uncertainty: standard error of the mean slope over {P['circle_nets']} networks (t, {g['dof']} d.o.f.); margin 2/N: "
+             why=f"uncertainty: standard error of the mean slope over {params['circle_nets']} networks (t, {g['dof']} d.o.f.); margin 2/N: "
                  "the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
              source="Poole et al. 2016, Fig. 4 and §3 (length grows as √χ₁ per layer)",
-             caveat=f"{P['circle_nets']} networks ({g['dof']} d.o.f., t quantile {t99:.1f}): the 99 % interval of the "
+             caveat=f"{params['circle_nets']} networks ({g['dof']} d.o.f., t quantile {t99:.1f}): the 99 % interval of the "
              f"mean slope (mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁) reaches beyond the 2/N margin")
 ch.claim("chaotic_circle_grows_exponentially",
          "In the chaotic phase (σ_w = 4.0) the circle's exact length grows by orders of magnitude (at least two decades) "
          "over the layers simulated.",
-         kind="reproduces", measured=growth[4.0]["decades"], se=growth[4.0]["decades_se"], dof=P["circle_nets"] - 1,
+         kind="reproduces", measured=growth[4.0]["decades"], se=growth[4.0]["decades_se"], dof=params["circle_nets"] - 1,
          reference=2.0, comparison="ge", alternative=(0.0, "no growth"),
-         why=f"log10 of the exact (tangent) length ratio ℓ^L/ℓ^0, one per network, mean and s.e. over {P['circle_nets']} networks "
+         why=f"log10 of the exact (tangent) length ratio ℓ^L/ℓ^0, one per network, mean and s.e. over {params['circle_nets']} networks "
              "(t); 'orders of magnitude' read as at least two decades, a threshold with no margin",
          source="Poole et al. 2016, Fig. 4 (exponential growth of the circle's length in the chaotic phase)")
 # %% [markdown]
@@ -405,7 +407,7 @@ ch.claim("chaotic_circle_grows_exponentially",
 
 # %%
 SB2_XI = 0.05
-xi = ch.cached_call(mf.depth_scale_curve, sigma_b2=SB2_XI, n=P["xi_grid"])
+xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"])
 
 # %% [markdown]
 # ### Both depth scales measured on networks, across the transition
@@ -434,28 +436,28 @@ xi = ch.cached_call(mf.depth_scale_curve, sigma_b2=SB2_XI, n=P["xi_grid"])
 
 # %%
 SWEEP_SB2 = (0.05, 0.3)
-sweep = ch.cached_call(mf.depth_scale_sweep, sigma_w2s=np.linspace(1.0, 4.0, P["sweep_points"]), sigma_b2s=SWEEP_SB2,
-                       width=P["sweep_width"], n_layers=P["sweep_layers"], n_nets=P["sweep_nets"], seed=ch.torch_seed("sweep"),
+sweep = ch.cached_call(study.depth_scale_sweep, sigma_w2s=np.linspace(1.0, 4.0, params["sweep_points"]), sigma_b2s=SWEEP_SB2,
+                       width=params["sweep_width"], n_layers=params["sweep_layers"], n_nets=params["sweep_nets"], seed=ch.torch_seed("sweep"),
                        delta=0.1, ordered_gap=0.02, device=ch.device)
-R = ch.cached_call(mf.sweep_rates, sweep=sweep, n_boot=200, seed=ch.torch_seed("sweep_boot"))
-curves = [xi if sb2 == SB2_XI else ch.cached_call(mf.depth_scale_curve, sigma_b2=sb2, n=P["xi_grid"]) for sb2 in SWEEP_SB2]
-ch.figure(F.depth_scale_sweep(curves, sweep, R), "depth_scale_sweep",
+rates = ch.cached_call(study.sweep_rates, sweep=sweep, n_boot=200, seed=ch.torch_seed("sweep_boot"))
+curves = [xi if sb2 == SB2_XI else ch.cached_call(study.depth_scale_curve, sigma_b2=sb2, n=params["xi_grid"]) for sb2 in SWEEP_SB2]
+ch.figure(figures.depth_scale_sweep(curves, sweep, rates), "depth_scale_sweep",
           alt="Two rows (σ_b² = 0.05 and 0.3) of two panels: left, ξ_c and |ξ_∇| against σ_w² on a log scale, both peaking at the "
           "dotted transition line, with the networks' measured depths as dots; right, the decay rates 1/ξ_c and 1/ξ_∇ against σ_w² "
           "with the measured rates and their error bars on the curves.",
           caption="Depth scales of random tanh networks measured on networks across the order-to-chaos transition (Schoenholz et al. "
-          f"2017, Figs. 2–3): {P['sweep_nets']} networks of width {P['sweep_width']} and depth {P['sweep_layers']}, one row per σ_b². "
+          f"2017, Figs. 2–3): {params['sweep_nets']} networks of width {params['sweep_width']} and depth {params['sweep_layers']}, one row per σ_b². "
           "Lines: mean-field ξ_c (solid) and ξ_∇ = −1/ln χ₁ (dashed, its modulus on the left); dots: measured from the decay of "
           "correlations (filled) and of back-propagated gradients (open), ± 2 jackknife s.e. on the right; dotted: χ₁ = 1. "
           "On the left a measured depth is drawn where its rate is resolved from zero.",
-          arrays=dict(sigma_w2=sweep["sigma_w2"], sigma_b2=sweep["sigma_b2"], **{k: R[k] for k in (
+          arrays=dict(sigma_w2=sweep["sigma_w2"], sigma_b2=sweep["sigma_b2"], **{k: rates[k] for k in (
               "rate_c", "rate_c_se", "rate_c_map", "rate_c_theory", "rate_grad", "rate_grad_se", "rate_grad_theory", "window")}))
 phase = np.where(sweep["c_star"] < 1, "chaotic", "ordered")
 pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": np.tile(sweep["sigma_w2"], len(SWEEP_SB2)),
-              "phase": phase.ravel(), "ξ_c": 1 / R["rate_c_theory"].ravel(), "1/ξ_c": R["rate_c_theory"].ravel(),
-              "1/ξ same fit on the map": R["rate_c_map"].ravel(), "1/ξ measured": R["rate_c"].ravel(), "s.e.": R["rate_c_se"].ravel(),
-              "1/ξ_∇ = −ln χ₁": R["rate_grad_theory"].ravel(), "1/ξ_∇ measured": R["rate_grad"].ravel(),
-              "s.e. ": R["rate_grad_se"].ravel()}).set_index(["σ_b²", "σ_w²"]).style.format(precision=3)
+              "phase": phase.ravel(), "ξ_c": 1 / rates["rate_c_theory"].ravel(), "1/ξ_c": rates["rate_c_theory"].ravel(),
+              "1/ξ same fit on the map": rates["rate_c_map"].ravel(), "1/ξ measured": rates["rate_c"].ravel(), "s.e.": rates["rate_c_se"].ravel(),
+              "1/ξ_∇ = −ln χ₁": rates["rate_grad_theory"].ravel(), "1/ξ_∇ measured": rates["rate_grad"].ravel(),
+              "s.e. ": rates["rate_grad_se"].ravel()}).set_index(["σ_b²", "σ_w²"]).style.format(precision=3)
 
 # %% [markdown]
 # **What is graded.** Where a depth scale is short enough to be seen decaying within the simulated
@@ -477,7 +479,7 @@ pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": 
 MARGIN_XI = 0.10
 PHRASES = {"pass": "agree within the 10 % margin", "fail": "disagree beyond the 10 % margin",
            "inconclusive": "are not decided at this scale (the 99 % interval straddles the margin)"}
-ratios, bias_max = mf.sweep_rate_ratios(R, phase, P["sweep_layers"])   # resolved settings only
+ratios, bias_max = study.sweep_rate_ratios(rates, phase, params["sweep_layers"])   # resolved settings only
 
 # %%
 sweep_verdicts = []
@@ -490,14 +492,14 @@ for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = 
              f"Measured on networks, the decay rate of {what} equals the mean-field rate (precision-weighted mean of "
              f"measured/predicted over the {est['n']} resolved settings of the sweep, both σ_b², within 10 %).",
              kind="predicts", reference=1.0, tol=MARGIN_XI, comparison="rel",
-             **(dict(measured=est["mean"], se=est["se"], dof=R["dof"]) if est["n"] else
+             **(dict(measured=est["mean"], se=est["se"], dof=rates["dof"]) if est["n"] else
                 dict(measured=float("inf"), interval=(-float("inf"), float("inf")))),
-             why=f"uncertainty: jackknife over {P['sweep_nets']} networks ({R['dof']} d.o.f.), all settings share the networks; "
+             why=f"uncertainty: jackknife over {params['sweep_nets']} networks ({rates['dof']} d.o.f.), all settings share the networks; "
                  f"margin 10 %: what 'agrees' means for a depth scale, twice the largest bias the finite fitting window leaves in "
                  f"the resolved settings ({100 * bias_max:.1f} %, the same fit on the map's iterates) and far above the O(1/N) "
-                 f"finite-width change of a per-layer rate (1/N = {1 / P['sweep_width']:.3f})",
+                 f"finite-width change of a per-layer rate (1/N = {1 / params['sweep_width']:.3f})",
              source=src,
-             caveat=f"{P['sweep_nets']} networks of width {P['sweep_width']}: the 99 % interval of the "
+             caveat=f"{params['sweep_nets']} networks of width {params['sweep_width']}: the 99 % interval of the "
              "mean ratio reaches beyond the 10 % margin")
     sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[ch.status(f'depth_scale_networks_{key}')]}")
 ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
@@ -507,22 +509,22 @@ ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
 step = float(sweep["sigma_w2"][1] - sweep["sigma_w2"][0])
 peak_words = []
 for i, sb2 in enumerate(SWEEP_SB2):
-    crit, key = mf.critical_sigma_w2(sb2), str(sb2).replace(".", "_")
+    crit, key = meanfield.critical_sigma_w2(sb2), str(sb2).replace(".", "_")
     for q, label in (("c", "ξ_c (correlations)"), ("grad", "|ξ_∇| (gradients)")):
-        lo, hi = R[f"peak_{q}_interval"][i]
+        lo, hi = rates[f"peak_{q}_interval"][i]
         ch.claim(f"{'xi_c' if q == 'c' else 'xi_grad'}_peaks_at_transition_sb2_{key}",
                  f"σ_b² = {sb2}: the depth scale {label} measured on networks is largest at the order-to-chaos transition "
                  "(σ_w² of the smallest measured |rate| vs the critical σ_w² of χ₁ = 1).",
-                 kind="reproduces", measured=float(R[f"peak_{q}"][i]), interval=(float(lo), float(hi)), reference=crit, tol=step,
+                 kind="reproduces", measured=float(rates[f"peak_{q}"][i]), interval=(float(lo), float(hi)), reference=crit, tol=step,
                  alternative=(1.0, "σ_w² = 1, the variance-preserving initialisation"),
-                 why=f"interval: 99 % bootstrap percentile interval over {P['sweep_nets']} networks ({200} resamples); margin one "
+                 why=f"interval: 99 % bootstrap percentile interval over {params['sweep_nets']} networks ({200} resamples); margin one "
                      f"step of the sweep ({step:.3g}): the smallest rate can only sit on a grid point, and both points around the "
                      "transition are equally legitimate",
                  source="Schoenholz et al. 2017, abstract and Figs. 2–3 ('in networks at the edge of chaos, one of these depth scales "
                  "diverges'; 'ordered and chaotic phases correspond to regions of vanishing and exploding gradient')",
-                 caveat=f"{P['sweep_nets']} networks: near the transition the measured rates are within noise of zero over several "
+                 caveat=f"{params['sweep_nets']} networks: near the transition the measured rates are within noise of zero over several "
                  "grid points, so the bootstrap spreads the peak beyond one step")
-        peak_words.append(f"{label} peaks at σ_w² = {R[f'peak_{q}'][i]:.3g} for σ_b² = {sb2} (transition {crit:.3g})")
+        peak_words.append(f"{label} peaks at σ_w² = {rates[f'peak_{q}'][i]:.3g} for σ_b² = {sb2} (transition {crit:.3g})")
 ch.glue("peak_verdict", "; ".join(peak_words))
 
 # %% [markdown]
@@ -558,19 +560,19 @@ ch.glue("peak_verdict", "; ".join(peak_words))
 
 # %%
 TRAIN_SB2 = 0.05
-xd, yd = mf.standardised_digits()  # per-pixel standardisation, unit length per unit like q⁰ = 1
-train_seeds = [[ch.torch_seed("train", L, r) for L in P["train_depths"]] for r in range(P["train_replicates"])]
-tr = ch.cached_call(mf.trainability_grid, x=xd, y=yd, sigma_w2s=np.linspace(1.0, 4.0, P["train_sigmas"]),
-                    depths=tuple(P["train_depths"]), seeds=np.array(train_seeds), sigma_b2=TRAIN_SB2,
-                    width=P["train_width"], steps=P["train_steps"], lr=0.01, batch=64, device=ch.device)
-bound = mf.trainability_boundary(tr["accuracy"], tr["sigma_w2"], tr["depths"], TRAIN_SB2)  # 50 % accuracy
+xd, yd = study.standardised_digits()  # per-pixel standardisation, unit length per unit like q⁰ = 1
+train_seeds = [[ch.torch_seed("train", L, r) for L in params["train_depths"]] for r in range(params["train_replicates"])]
+tr = ch.cached_call(study.trainability_grid, x=xd, y=yd, sigma_w2s=np.linspace(1.0, 4.0, params["train_sigmas"]),
+                    depths=tuple(params["train_depths"]), seeds=np.array(train_seeds), sigma_b2=TRAIN_SB2,
+                    width=params["train_width"], steps=params["train_steps"], lr=0.01, batch=64, device=ch.device)
+bound = study.trainability_boundary(tr["accuracy"], tr["sigma_w2"], tr["depths"], TRAIN_SB2)  # 50 % accuracy
 assert TRAIN_SB2 == SB2_XI  # the depth-scale curve computed (and cached) above serves here too
 k_mean = bound["k_est"].mean if bound["k_est"] is not None else None
-fig = F.trainability(tr["sigma_w2"], tr["depths"], tr["accuracy"].mean(0), xi["sigma_w2"], xi["xi_c"], bound["l50"],
-                     k_mean, P["train_steps"])
+fig = figures.trainability(tr["sigma_w2"], tr["depths"], tr["accuracy"].mean(0), xi["sigma_w2"], xi["xi_c"], bound["l50"],
+                     k_mean, params["train_steps"])
 ch.figure(fig, "trainability", alt='Heat map of mean training accuracy over σ_w² and depth, with the trainable depth L50 per σ_w² as dots and two multiples of ξ_c as lines.',
-          caption=f"Training accuracy of tanh networks of width {P['train_width']} on the digits after {P['train_steps']} steps of SGD "
-          f"(mean of {P['train_replicates']} independent trainings per cell), over (σ_w², depth), σ_b² = 0.05 (the experiment of "
+          caption=f"Training accuracy of tanh networks of width {params['train_width']} on the digits after {params['train_steps']} steps of SGD "
+          f"(mean of {params['train_replicates']} independent trainings per cell), over (σ_w², depth), σ_b² = 0.05 (the experiment of "
           "Schoenholz et al. 2017, Fig. 5, on digits instead of MNIST). Dots: trainable depth L₅₀ (geometric mean over the "
           "trainings); lines: multiples of the correlation depth scale ξ_c.",
           arrays=dict(tr) | {"xi_c": bound["xi_c"], "log_l50": bound["log_l50"], "censored": bound["censored"]})
@@ -589,7 +591,7 @@ pd.DataFrame({"ξ_c": bound["xi_c"], "trainable depth L₅₀": bound["l50"], "L
 # $L \propto \xi_c$ (slope 1) from a diffusive $L \propto \sqrt{\xi_c}$ (slope ½).
 
 # %%
-crit_train = mf.critical_sigma_w2(TRAIN_SB2)
+crit_train = meanfield.critical_sigma_w2(TRAIN_SB2)
 NOT_DECIDED = {"measured": float("nan"), "interval": (-float("inf"), float("inf"))}
 
 
@@ -606,6 +608,8 @@ ch.claim("trainable_depth_peaks_at_criticality",
          source="Schoenholz et al. 2017, §5 and Fig. 5", min_scale="default",
          note="100 steps at width 32 leave accuracy near 50 % at every depth at ci: the peak is graded from default on",
          **replicate_numbers(bound["peak_est"]))
+
+# %%
 ch.claim("trainable_depth_proportional_to_xi_c",
          "Where the trainability boundary lies inside the depth grid, the trainable depth grows in proportion to ξ_c "
          "(log-log slope of L₅₀ against ξ_c).",
@@ -623,7 +627,7 @@ ch.claim("short_training_gives_smaller_multiple",
 for key, e in (("train_peak", bound["peak_est"]), ("train_slope", bound["slope_est"]), ("train_k", bound["k_est"])):
     ch.glue(key, e.mean if e is not None else "not identified", se=e.se if e is not None else None, digits=2)
 ch.glue("train_crit", crit_train, digits=3)
-ch.glue("train_replicates", P["train_replicates"])
+ch.glue("train_replicates", params["train_replicates"])
 ch.glue("train_slope_verdict", ch.verdict(
     ["trainable_depth_proportional_to_xi_c"],
     "grows in proportion to ξ_c, as Schoenholz et al. report",

@@ -6,6 +6,8 @@ from scipy.integrate import quad
 
 from layerwise import gaussian
 from layerwise import meanfield as mf
+from layerwise.stats import max_deviation_interval
+from layerwise.studies import ch07 as study
 from layerwise.params import ParameterError
 
 
@@ -147,8 +149,8 @@ def _digits_unit():
 def test_training_learns_and_is_deterministic():
     x, y = _digits_unit()
     kw = dict(depth=2, sigma_b2=0.05, width=32, steps=150, lr=0.05, batch=64, seed=3)
-    a = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
-    b = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    a = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    b = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
     assert np.all(a["accuracy"] > 0.8) and np.all(a["accuracy_init"] < 0.4)  # learned, from near chance
     np.testing.assert_array_equal(a["accuracy"], b["accuracy"])
     assert a["loss"].shape == (150, 2) and a["loss"][-20:].mean() < a["loss"][:20].mean()
@@ -159,7 +161,7 @@ def test_training_bad_input():
     for kw in (dict(sigma_w2s=np.array([])), dict(sigma_w2s=np.array([-1.0])), dict(sigma_w2s=np.array([1.0]), depth=0)):
         args = dict(depth=2, sigma_b2=0.05, width=8, steps=1, lr=0.1, batch=8, seed=0) | kw
         with pytest.raises(ParameterError):
-            mf.train_depth_grid(x, y, **args)
+            study.train_depth_grid(x, y, **args)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,15 +244,15 @@ def test_max_deviation_interval():
     from scipy import stats
 
     mean, se, ref = np.array([1.0, 2.1, 2.95]), np.array([0.01, 0.02, 0.01]), np.array([1.0, 2.0, 3.0])
-    m, (lo, hi) = mf.max_deviation_interval(mean, se, ref, dof=9, confidence=0.99)
+    m, (lo, hi) = max_deviation_interval(mean, se, ref, dof=9, confidence=0.99)
     t = stats.t.isf(0.01 / 6, 9)
     assert m == pytest.approx(0.1) and lo == pytest.approx(0.1 - 0.02 * t) and hi == pytest.approx(0.1 + 0.02 * t)
-    m, (lo, hi) = mf.max_deviation_interval(mean, se, ref, dof=9, relative=True)
+    m, (lo, hi) = max_deviation_interval(mean, se, ref, dof=9, relative=True)
     assert m == pytest.approx(0.05) and hi == pytest.approx(max(0.05 + 0.01 * t, (0.05 + 0.01 * t / 3)))
-    m, (lo, hi) = mf.max_deviation_interval(ref, se, ref, dof=9)  # exact agreement: interval starts at 0
+    m, (lo, hi) = max_deviation_interval(ref, se, ref, dof=9)  # exact agreement: interval starts at 0
     assert m == 0.0 and lo == 0.0
     with pytest.raises(ParameterError):
-        mf.max_deviation_interval(mean, se[:2], ref, dof=9)
+        max_deviation_interval(mean, se[:2], ref, dof=9)
 
 
 def test_gauss_hermite_is_poor_for_tanh_at_large_q():
@@ -265,7 +267,7 @@ def test_gauss_hermite_is_poor_for_tanh_at_large_q():
 # ----------------------------------------------------------------------------------------------
 def test_length_map_convergence_against_brute_force():
     q, starts = np.linspace(0, 5, 11), np.array([0.1, 3.0])
-    r = mf.length_map_convergence((1.3, 4.0), 0.09, q, starts, n_layers=10, rel_tol=1e-2)
+    r = study.length_map_convergence((1.3, 4.0), 0.09, q, starts, n_layers=10, rel_tol=1e-2)
     for sw, cv in r.items():
         assert cv["V"][3] == mf.length_map(q[3], sw**2, 0.09)
         assert cv["iterates"].shape == (2, 11) and np.array_equal(cv["iterates"][:, 0], starts)
@@ -284,7 +286,7 @@ def test_maps_vs_networks_against_brute_force():
     rng = np.random.default_rng(0)
     maps = [mf.iterate_maps(0.5, 0.3, 5, sw2, 0.1) for sw2 in (1.5, 4.0)]
     sims = _fake_sims(rng, maps, 8, 0.02)
-    r = mf.maps_vs_networks(sims, maps)
+    r = study.maps_vs_networks(sims, maps)
     assert r["m"] == 2 * 5 and r["dof"] == 7
     # brute force over layers 1..L of both settings
     qm = [s["q"].mean(2).mean(0) for s in sims]
@@ -295,12 +297,12 @@ def test_maps_vs_networks_against_brute_force():
     np.testing.assert_allclose(r["c_se"][1], sims[1]["c"].std(0, ddof=1) / np.sqrt(8), rtol=1e-12)
     # networks exactly on the maps: no deviation; the table's rows include the (exact) input layer
     exact = [{"q": np.repeat(q[None, :, None], 3, 0).repeat(2, 2), "c": np.repeat(c[None], 3, 0)} for q, c in maps]
-    r0 = mf.maps_vs_networks(exact, maps)
+    r0 = study.maps_vs_networks(exact, maps)
     assert r0["dev_q"] < 1e-15 and r0["dev_c"] < 1e-15 and r0["rows"][0]["max |c − map|"] < 1e-15
 
 
 def test_phase_diagram_matches_chi1_and_its_critical_line():
-    r = mf.phase_diagram(6)
+    r = study.phase_diagram(6)
     assert r["chi1"].shape == (6, 6)
     assert r["chi1"][2, 4] == mf.chi1(r["sigma_w2"][4], r["sigma_b2"][2])
     for row, crit in zip(r["chi1"], r["critical_sigma_w2"]):  # χ₁ < 1 left of the root, > 1 right of it
@@ -311,20 +313,20 @@ def test_circle_growth_recovers_exact_exponential_rates():
     layers = np.arange(9)
     rates = np.array([0.40, 0.42, 0.44])
     lt = 3.0 * np.exp(rates[:, None] * layers[None])
-    g = mf.circle_growth(lt, np.exp(2 * 0.42))
+    g = study.circle_growth(lt, np.exp(2 * 0.42))
     assert g["predicted"] == pytest.approx(0.42, rel=1e-14) and g["measured"] == pytest.approx(0.42, rel=1e-12)
     assert g["se"] == pytest.approx(0.02 / np.sqrt(3), rel=1e-9) and g["dof"] == 2
     assert g["decades"] == pytest.approx(8 * 0.42 / np.log(10), rel=1e-12)
 
 
 def test_depth_scale_curve_is_depth_scales_pointwise():
-    r = mf.depth_scale_curve(0.05, 4)
+    r = study.depth_scale_curve(0.05, 4)
     assert r["sigma_w2"][0] == 1.0 and r["sigma_w2"][-1] == 4.0
     assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(r["critical"]) == mf.critical_sigma_w2(0.05)
 
 
 def test_standardised_digits_have_unit_length():
-    x, y = mf.standardised_digits()
+    x, y = study.standardised_digits()
     assert x.ndim == 2 and len(x) == len(y)
     np.testing.assert_allclose((x**2).mean(1), 1.0, rtol=1e-6)  # float32 pixels
 
@@ -335,22 +337,22 @@ def test_trainable_depth_interpolates_the_monotone_fit_in_log_depth_and_censors_
                     [0.9, 0.9, 0.8, 0.6],   # trainable at every depth: censored above
                     [0.3, 0.2, 0.1, 0.1],   # at none: censored below
                     [0.9, 0.2, 0.6, 0.1]])  # not monotone: the fit pools 0.2 and 0.6 to 0.4 < 0.5
-    log_l50, cens = mf.trainable_depth(acc, depths)
+    log_l50, cens = study.trainable_depth(acc, depths)
     assert np.exp(log_l50[0]) == pytest.approx(np.sqrt(8 * 16), rel=1e-12)
     assert list(cens) == [0, 1, -1, 0] and np.exp(log_l50[1]) == 32 and np.exp(log_l50[2]) == 4
     # pooled (0.4, 0.4) below 0.5 from depth 8: crossing between 4 (0.9) and 8 (0.4) at (0.9 − 0.5)/(0.9 − 0.4)
     assert log_l50[3] == pytest.approx(np.log(4) + 0.8 * np.log(2), rel=1e-12)
     with pytest.raises(ParameterError):
-        mf.trainable_depth(acc, depths[::-1])
+        study.trainable_depth(acc, depths[::-1])
 
 
 def test_peak_location_is_the_parabola_vertex_and_not_identified_at_edges_ties_or_censoring():
     grid = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
     values = -(grid - 1.8) ** 2  # an exact parabola: its vertex
-    assert mf.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
-    assert np.isnan(mf.peak_location(-grid, grid))  # the largest value at the grid's edge
-    assert np.isnan(mf.peak_location([0, 1, 2, 2, 0], grid))  # a tie
-    assert np.isnan(mf.peak_location(values, grid, censored=[0, 0, 1, 0, 0]))  # the maximum is censored
+    assert study.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
+    assert np.isnan(study.peak_location(-grid, grid))  # the largest value at the grid's edge
+    assert np.isnan(study.peak_location([0, 1, 2, 2, 0], grid))  # a tie
+    assert np.isnan(study.peak_location(values, grid, censored=[0, 0, 1, 0, 0]))  # the maximum is censored
 
 
 def test_trainability_boundary_gives_replicate_estimates():
@@ -362,7 +364,7 @@ def test_trainability_boundary_gives_replicate_estimates():
     for k in (1.5, 2.0, 2.5):  # accuracy falling through 0.5 at L = k ξ_c (clipped to the grid) in log L
         mid = np.clip(np.log(k * xi), np.log(5), np.log(50))
         reps.append(1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None]))) + 1e-3 * rng.random((5, 5)))
-    b = mf.trainability_boundary(np.array(reps), sw2, depths, 0.05)
+    b = study.trainability_boundary(np.array(reps), sw2, depths, 0.05)
     np.testing.assert_allclose(b["xi_c"], xi)
     assert b["log_l50"].shape == (3, 5) and np.all(b["censored"] == 0)
     assert b["k_est"].n == 3 and b["k_est"].mean == pytest.approx(2.0, rel=0.1)
@@ -370,27 +372,27 @@ def test_trainability_boundary_gives_replicate_estimates():
     # the peak is where ξ_c is largest on this grid, located within the grid's neighbours
     k = int(np.argmax(xi))
     assert np.all((b["peak"] >= sw2[k - 1]) & (b["peak"] <= sw2[k + 1]))
-    one = mf.trainability_boundary(np.array(reps[:1]), sw2, depths, 0.05)
+    one = study.trainability_boundary(np.array(reps[:1]), sw2, depths, 0.05)
     assert one["peak_est"] is None and one["k_est"] is None  # one replicate: no interval
     with pytest.raises(ParameterError):
-        mf.trainability_boundary(reps[0], sw2, depths, 0.05)
+        study.trainability_boundary(reps[0], sw2, depths, 0.05)
 
 
 def test_trainability_grid_is_one_training_per_replicate_and_depth():
-    x, y = mf.standardised_digits()
+    x, y = study.standardised_digits()
     x, y = x[:200], y[:200]
     kw = dict(sigma_b2=0.05, width=8, steps=3, lr=0.01, batch=16)
-    r = mf.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw)
+    r = study.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw)
     assert r["accuracy"].shape == (2, 2, 2) and list(r["depths"]) == [2, 3]
-    one = mf.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
+    one = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
     np.testing.assert_array_equal(r["accuracy"][1, :, 1], one["accuracy"])
     with pytest.raises(ParameterError):
-        mf.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=[[5]], **kw)
+        study.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=[[5]], **kw)
 
 
 def test_circle_ensemble_is_one_circle_experiment_per_seed():
     kw = dict(sigma_w2=6.25, sigma_b2=0.09, width=30, n_layers=3, n_points=16)
-    e = mf.circle_ensemble(**kw, seeds=(4, 9, 2), record_layers=(2,), n_pca=2)
+    e = study.circle_ensemble(**kw, seeds=(4, 9, 2), record_layers=(2,), n_pca=2)
     for k, seed in enumerate((4, 9, 2)):
         r = mf.circle_experiment(**kw, seed=seed, record_layers=(2,) if k == 0 else (), pca=k < 2)
         np.testing.assert_array_equal(e["length_tangent"][k], r["length_tangent"])
@@ -401,20 +403,20 @@ def test_circle_ensemble_is_one_circle_experiment_per_seed():
             np.testing.assert_array_equal(e["proj_2"], r["proj_2"])
     assert e["pca_var"].shape == (2, 4, 3) and not np.array_equal(e["length_tangent"][0], e["length_tangent"][1])
     with pytest.raises(ParameterError):
-        mf.circle_ensemble(**kw, seeds=())
+        study.circle_ensemble(**kw, seeds=())
 
 
 def test_sweep_starts():
-    assert mf.sweep_starts(0.3, 0.1, 0.02) == pytest.approx((0.4, 0.2))
-    assert mf.sweep_starts(0.9, 0.1, 0.02) == pytest.approx((0.95, 0.85))  # d = (1 − c*)/2 near the transition
-    assert mf.sweep_starts(1.0, 0.1, 0.02) == (0.98, 0.98)
+    assert study.sweep_starts(0.3, 0.1, 0.02) == pytest.approx((0.4, 0.2))
+    assert study.sweep_starts(0.9, 0.1, 0.02) == pytest.approx((0.95, 0.85))  # d = (1 − c*)/2 near the transition
+    assert study.sweep_starts(1.0, 0.1, 0.02) == (0.98, 0.98)
 
 
 def test_depth_scale_sweep_follows_the_maps_and_chi1():
     """Wide nets: layer-0 correlations are the starts exactly; layer-1 mean correlations follow the
     correlation map and the mean squared error signal shrinks by χ₁ per layer (Schoenholz Eq. 14)."""
     sw2, sb2 = np.array([1.2, 3.0]), np.array([0.05, 0.3])
-    s = mf.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=sb2, width=800, n_layers=3, n_nets=6, seed=3)
+    s = study.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=sb2, width=800, n_layers=3, n_nets=6, seed=3)
     assert s["c"].shape == (2, 2, 6, 2, 4) and s["grad"].shape == (2, 2, 6, 4)
     np.testing.assert_allclose(s["c"][..., 0], np.broadcast_to(s["starts"][:, :, None, :], (2, 2, 6, 2)), atol=1e-12)
     for i, b in enumerate(sb2):
@@ -427,9 +429,9 @@ def test_depth_scale_sweep_follows_the_maps_and_chi1():
             assert abs(ratios.mean() - mf.chi1(a, b)) < 4 * se and se < 0.03
     assert s["c_star"][0, 1] < 1 and s["c_star"][0, 0] == 1.0
     with pytest.raises(ParameterError, match="sigma_b2s"):
-        mf.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=[0.0], width=8, n_layers=2, n_nets=2, seed=0)
+        study.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=[0.0], width=8, n_layers=2, n_nets=2, seed=0)
     with pytest.raises(ParameterError, match="sigma_w2s"):
-        mf.depth_scale_sweep(sigma_w2s=[], sigma_b2s=[0.1], width=8, n_layers=2, n_nets=2, seed=0)
+        study.depth_scale_sweep(sigma_w2s=[], sigma_b2s=[0.1], width=8, n_layers=2, n_nets=2, seed=0)
 
 
 def test_sweep_rates_recover_exact_decays():
@@ -438,14 +440,14 @@ def test_sweep_rates_recover_exact_decays():
     measured rates are the estimator on the map, and −ln χ₁ for the gradient."""
     sw2, sb2, L, n = np.array([1.3, 3.5]), np.array([0.05]), 20, 6
     th = {k: np.array([[mf.depth_scales(a, 0.05)[k] for a in sw2]]) for k in ("q_star", "c_star", "chi1", "chi_c", "xi_c")}
-    starts = np.array([[mf.sweep_starts(th["c_star"][0, j], 0.1, 0.02) for j in range(2)]])
+    starts = np.array([[study.sweep_starts(th["c_star"][0, j], 0.1, 0.02) for j in range(2)]])
     maps = np.array([[[mf.iterate_correlation_map(c0, L, a, 0.05) for c0 in starts[0, j]] for j, a in enumerate(sw2)]])
     eps = 1e-5 * np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])[None, None, :, None, None]
     c = maps[:, :, None] + eps * np.ones((1, 2, n, 2, L + 1))
     layers = np.arange(L + 1)
     grad = np.broadcast_to(th["chi1"][..., None, None] ** (L - layers), (1, 2, n, L + 1)) * (1 + 0.01 * eps[..., 0] * 1e5)
     sweep = dict(sigma_w2=sw2, sigma_b2=sb2, c=c, grad=grad, starts=starts, **th)
-    r = mf.sweep_rates(sweep, n_boot=20)
+    r = study.sweep_rates(sweep, n_boot=20)
     np.testing.assert_allclose(r["rate_c"], r["rate_c_map"], rtol=1e-3)
     np.testing.assert_allclose(r["rate_c_map"], -np.log(th["chi_c"]), rtol=0.05)  # the window's bias is small
     np.testing.assert_allclose(r["rate_grad"], -np.log(th["chi1"]), rtol=1e-6)
@@ -455,12 +457,12 @@ def test_sweep_rates_recover_exact_decays():
 def test_mean_rate_ratio_is_the_precision_weighted_mean():
     m, t, se = np.array([1.1, 0.45, 9.0]), np.array([1.0, 0.5, 1.0]), np.array([0.1, 0.1, 0.1])
     loo = np.stack([m * (1 + 0.01 * k) for k in range(4)], axis=-1)
-    out = mf.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]))
+    out = study.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]))
     w = np.array([100.0, 25.0]) / 125
     assert out["mean"] == pytest.approx(w @ [1.1, 0.9], rel=1e-12) and out["n"] == 2
     v = np.array([(w @ [1.1, 0.9]) * (1 + 0.01 * k) for k in range(4)])
     assert out["se"] == pytest.approx(np.sqrt(3 / 4 * np.sum((v - v.mean()) ** 2)), rel=1e-10)
-    assert mf.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["n"] == 0
+    assert study.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["n"] == 0
 
 
 def test_sweep_rate_ratios_keeps_only_resolved_settings():
@@ -472,10 +474,10 @@ def test_sweep_rate_ratios_keeps_only_resolved_settings():
     R["rate_c_loo"] = np.repeat(R["rate_c"][:, None], 5, axis=1)
     R["rate_grad_loo"] = np.repeat(R["rate_grad"][:, None], 5, axis=1)
     phase = np.array(["ordered", "chaotic", "ordered", "chaotic"])
-    ratios, bias = mf.sweep_rate_ratios(R, phase, 30)
+    ratios, bias = study.sweep_rate_ratios(R, phase, 30)
     assert ratios["ordered"]["n"] == 1 and ratios["ordered"]["mean"] == pytest.approx(1.1)
     assert ratios["chaotic"]["n"] == 1 and ratios["chaotic"]["mean"] == pytest.approx(0.9)
     assert ratios["grad"]["n"] == 3 and ratios["grad"]["mean"] == pytest.approx(1.2) and ratios["grad"]["se"] == 0
     assert bias == pytest.approx(0.02)
     with pytest.raises(ParameterError, match="n_layers=3"):
-        mf.sweep_rate_ratios(R, phase, 3)
+        study.sweep_rate_ratios(R, phase, 3)

@@ -3,7 +3,7 @@
 A notebook does::
 
     ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
-    arrays = ch.cached_call(meanfield.circle_ensemble, width=..., seed=ch.torch_seed("circle"))
+    arrays = ch.cached_call(study.circle_ensemble, width=..., seed=ch.torch_seed("circle"))
     ch.figure(fig, "circle_pca", "Poole et al., Fig. 3 ...", arrays={...})
     ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=..., source=...)
     ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`

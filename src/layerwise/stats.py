@@ -167,6 +167,28 @@ def linear_fit(x: Any, y: Any, sigma: Any = None, through_origin: bool = False) 
             "intercept_se": float(se[0]), "r2": r2}
 
 
+def max_deviation_interval(
+    mean: np.ndarray, se: np.ndarray, reference: np.ndarray, *, dof: float, confidence: float = 0.99, relative: bool = False
+) -> tuple[float, tuple[float, float]]:
+    """max_k |mean_k − reference_k| (divided by |reference_k| when ``relative``) over a family of
+    m comparisons, with a simultaneous confidence interval for that maximum.
+
+    Each difference gets a Student-t interval at level 1 − (1 − confidence)/m (Bonferroni), so
+    that all m hold together with probability ≥ ``confidence``; on that event the maximum lies
+    between max_k min|I_k| and max_k max|I_k|."""
+    from scipy import stats
+
+    mean, se, reference = (np.asarray(v, float).ravel() for v in (mean, se, reference))
+    if not mean.shape == se.shape == reference.shape or len(mean) == 0:
+        raise ParameterError("mean, se and reference must be non-empty arrays of the same size")
+    if not 0 < confidence < 1 or not dof > 0:
+        raise ParameterError(f"confidence={confidence} must lie in (0, 1) and dof={dof} be positive")
+    scale = np.abs(reference) if relative else np.ones_like(reference)
+    d, h = (mean - reference) / scale, se / scale * stats.t.isf((1 - confidence) / (2 * len(mean)), dof)
+    lo = np.maximum(0.0, np.abs(d) - h)
+    return float(np.max(np.abs(d))), (float(lo.max()), float((np.abs(d) + h).max()))
+
+
 def line_r2_rows(x: Any, Y: Any) -> np.ndarray:
     """R² = 1 − SS_res/SS_tot of the least-squares line y = a + b·x fitted to each row of ``Y``
     separately (rows: independent replicates, e.g. networks), one value per row."""

@@ -15,7 +15,7 @@ import numpy as np
 def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
     """Left: V(q) per σ_w with its fixed point q* and the identity; right: the iterates from each
     start (log scale). ``curves[σ_w]`` holds ``V`` (on ``q``), ``q_star`` and ``iterates``
-    (starts × layers), as :func:`layerwise.meanfield.length_map_convergence` returns them."""
+    (starts × layers), as :func:`layerwise.studies.ch07.length_map_convergence` returns them."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -80,7 +80,7 @@ def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Map
 def phase_diagram(pdg: Mapping[str, np.ndarray], settings: Sequence[tuple[float, float]]) -> Any:
     """ln χ₁ over (σ_w², σ_b²) with the χ₁ = 1 contour, every fourth point of the root-finder's
     critical line, and stars at ``settings`` ((σ_w², σ_b²) pairs); ``pdg`` as
-    :func:`layerwise.meanfield.phase_diagram` returns it."""
+    :func:`layerwise.studies.ch07.phase_diagram` returns it."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
@@ -146,8 +146,8 @@ def depth_scale_sweep(curves: Sequence[Mapping[str, np.ndarray]], sweep: Mapping
     """Depth scales measured on networks across the transition (Schoenholz et al. 2017, Figs. 2–3),
     one row per σ_b². Left: ξ_c and |ξ_∇| (lines, log scale) and the networks' 1/|rate| (dots);
     right: the rates 1/ξ_c and 1/ξ_∇ themselves (lines) against the measured ones (± 2 s.e.).
-    ``curves[i]``: :func:`layerwise.meanfield.depth_scale_curve` at ``sweep["sigma_b2"][i]``;
-    ``rates``: :func:`layerwise.meanfield.sweep_rates`."""
+    ``curves[i]``: :func:`layerwise.studies.ch07.depth_scale_curve` at ``sweep["sigma_b2"][i]``;
+    ``rates``: :func:`layerwise.studies.ch07.sweep_rates`."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 

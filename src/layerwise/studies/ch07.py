@@ -1,0 +1,572 @@
+"""Chapter 7's study (Poole et al. 2016; Schoenholz et al. 2017): what the chapter derives from the
+mean-field maps and the simulations of :mod:`layerwise.meanfield` — the length map's convergence,
+networks against the maps, the circle's growth, the phase diagram, the depth scales measured on
+networks across the transition and the trainability of deep tanh networks against ξ_c. Numbers,
+arrays and estimates only: the chapter words its conclusions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..meanfield import (
+    chi1,
+    circle_experiment,
+    correlation_map,
+    critical_sigma_w2,
+    depth_scales,
+    iterate_length_map,
+    length_map,
+    q_star,
+)
+from ..params import ParameterError, check_nonnegative, check_positive, check_positive_int
+from ..stats import estimate, linear_fit, max_deviation_interval, mean_se
+
+
+# ----------------------------------------------------------------------------------------------
+# Trainability against the correlation depth scale (Schoenholz et al. 2017, §5 and Fig. 5)
+# ----------------------------------------------------------------------------------------------
+def train_depth_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma_w2s: np.ndarray,
+    depth: int,
+    sigma_b2: float,
+    width: int,
+    steps: int,
+    lr: float,
+    batch: int,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """Train one deep tanh network per σ_w² (all at once, one batched product per layer) with
+    plain minibatch SGD on cross-entropy, from the random initialisation of Chapter 7
+    (W ~ N(0, σ_w²/fan_in), b ~ N(0, σ_b²), linear read-out), and return the training accuracy on
+    the whole set after ``steps`` steps, plus the accuracy at initialisation.
+
+    Built by :func:`layerwise.networks.init_mlp` (stacked networks) and trained by
+    :func:`layerwise.networks.train` (mini-batches drawn with replacement).
+    Schoenholz et al. 2017 train such networks and find them trainable only for depths below a
+    small multiple of ξ_c (about 6 ξ_c after long training); this is the experiment behind
+    their Fig. 5, at the size of the digits data set.
+    """
+    import torch
+
+    sig = np.asarray(sigma_w2s, dtype=float)
+    if sig.ndim != 1 or len(sig) == 0 or np.any(sig <= 0):
+        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive numbers")
+    depth, width, steps, batch = (check_positive_int(k, v) for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch)))
+    check_positive("lr", lr)
+    sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
+    from ..networks import forward, init_mlp, train
+
+    g = torch.Generator().manual_seed(int(seed))
+    X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1).to(device)
+    Y = torch.as_tensor(y, dtype=torch.long).to(device)
+    K, d_in, n_cls = len(sig), X.shape[1], int(Y.max()) + 1
+    # K stacked networks, one per σ_w²; draws: hidden weights, hidden biases, read-out (no bias),
+    # each weight drawn as (fan_in, fan_out) for the batched products h W
+    params = init_mlp([d_in, *[width] * depth, n_cls], generator=g, sigma_w2=sig, bias="hidden",
+                      bias_std=np.sqrt(sigma_b2), n_nets=K, order="weights_first", fan_in_first=True,
+                      dtype=torch.float32)
+    params = {k: v.to(device) for k, v in params.items()}
+
+    def accuracy():
+        with torch.no_grad():
+            return (forward(params, X, "tanh").argmax(-1) == Y).float().mean(1).cpu().numpy()
+
+    def loss(idx):  # one mean cross-entropy per network, (K,)
+        logits = forward(params, X[idx], "tanh")  # (K, batch, classes)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
+
+    acc0 = accuracy()
+    # the K networks are independent: the gradient of the summed loss is each one's own
+    losses = train(params, loss, lr=lr, optimizer="sgd", sampling="replacement", steps=steps, n=len(X),
+                   batch=batch, generator=g, device=device)
+    return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 7's studies: what the chapter derives from the maps and the simulations
+# ----------------------------------------------------------------------------------------------
+def length_map_convergence(
+    sigma_ws: tuple[float, ...], sigma_b2: float, q_grid: np.ndarray, starts: np.ndarray, n_layers: int, rel_tol: float = 1e-2
+) -> dict[float, dict[str, Any]]:
+    """For each σ_w (not squared) of ``sigma_ws``: the length map V on ``q_grid``, its fixed point q*,
+    the iterates [q^0..q^L] from each of ``starts`` (rows) and, per start, the first layer at which
+    |q^l − q*|/q* < ``rel_tol`` (0 if no layer gets there; Poole et al. 2016 §2: "often with only four
+    iterations")."""
+    out: dict[float, dict[str, Any]] = {}
+    for sw in sigma_ws:
+        qs = q_star(sw**2, sigma_b2)
+        it = np.array([iterate_length_map(q0, n_layers, sw**2, sigma_b2) for q0 in starts])
+        out[sw] = dict(V=np.array([length_map(q, sw**2, sigma_b2) for q in q_grid]), q_star=qs, iterates=it,
+                       layers=[int(np.argmax(np.abs(row - qs) / qs < rel_tol)) for row in it])
+    return out
+
+
+def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndarray, np.ndarray]], confidence: float = 0.99) -> dict[str, Any]:
+    """Networks against the maps, layer by layer, over a family of settings.
+
+    ``sims[k]``: :func:`simulate_pairs`'s ``q`` (nets, L+1, 2) and ``c`` (nets, L+1); ``maps[k]``:
+    :func:`iterate_maps`'s (q^l, c^l) for the same setting. Returns per setting the mean over
+    networks and its standard error (``q_mean``, ``q_se``, ``c_mean``, ``c_se``; the two inputs'
+    lengths averaged first), a table row each (``rows``: largest deviations and standard errors over
+    all layers), and the largest deviation over layers 1..L of all settings — relative for q,
+    absolute for c — with its simultaneous interval (:func:`max_deviation_interval`, Bonferroni over
+    the ``m`` comparisons, Student t with n_nets − 1 d.o.f.): ``dev_q``, ``interval_q``, ``dev_c``,
+    ``interval_c``, ``m``, ``dof``. Layer 0 is the input, exact by construction, and is left out of
+    the family."""
+
+    out: dict[str, Any] = {k: [] for k in ("q_mean", "q_se", "c_mean", "c_se", "rows")}
+    fam_q, fam_c = [], []
+    for s, (qt, ct) in zip(sims, maps, strict=True):
+        qm, qse = mean_se(s["q"].mean(axis=2))  # both inputs have the same length: average them
+        cm, cse = mean_se(s["c"])
+        fam_q.append((qm[1:], qse[1:], qt[1:]))
+        fam_c.append((cm[1:], cse[1:], ct[1:]))
+        out["rows"].append({"max |q − map|/map": np.max(np.abs(qm - qt) / qt), "largest s.e. (q, relative)": np.max(qse / qt),
+                            "max |c − map|": np.max(np.abs(cm - ct)), "largest s.e. (c)": np.max(cse)})
+        for k, v in zip(("q_mean", "q_se", "c_mean", "c_se"), (qm, qse, cm, cse)):
+            out[k].append(v)
+    dof = sims[0]["c"].shape[0] - 1
+    out["dev_q"], out["interval_q"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_q)), dof=dof,
+                                                             confidence=confidence, relative=True)
+    out["dev_c"], out["interval_c"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence)
+    out["m"], out["dof"] = sum(len(f[0]) for f in fam_q), dof
+    return out
+
+
+def phase_diagram(grid: int) -> dict[str, np.ndarray]:
+    """χ₁ of tanh networks on a ``grid`` × ``grid`` lattice of σ_w² ∈ [0.5, 5], σ_b² ∈ [0, 1]
+    (``chi1[i, j]`` at σ_b²_i, σ_w²_j; Poole et al. 2016, Fig. 2), and the root-finder's critical
+    σ_w² (:func:`critical_sigma_w2`) at the lattice's own σ_b² rows, to compare row by row."""
+    grid = check_positive_int("grid", grid)
+    sw2 = np.linspace(0.5, 5.0, grid)
+    sb2 = np.linspace(0.0, 1.0, grid)
+    chi = np.array([[chi1(a, b) for a in sw2] for b in sb2])
+    crit = np.array([critical_sigma_w2(b) for b in sb2])
+    return dict(sigma_w2=sw2, sigma_b2=sb2, chi1=chi, sigma_b2_line=sb2, critical_sigma_w2=crit)
+
+
+def circle_growth(length_tangent: np.ndarray, chi_1: float) -> dict[str, float]:
+    """Growth of the circle's exact length (Poole et al. 2016, Fig. 4) from ``length_tangent``
+    (nets, L+1): one least-squares slope of ln ℓ^l against l over layers 1..L per network, their
+    mean, standard error and n − 1 d.o.f. (``measured``, ``se``, ``dof``), against the prediction
+    ½ ln χ₁ (``predicted``, from ``chi_1``); and log10 ℓ^L/ℓ^0 per network, mean and s.e. (``decades``,
+    ``decades_se``)."""
+
+    lt = np.asarray(length_tangent, dtype=float)
+    layers = np.arange(lt.shape[1])
+    slopes = estimate([linear_fit(layers[1:], np.log(v[1:]))["slope"] for v in lt])
+    decades = estimate(np.log10(lt[:, -1] / lt[:, 0]))
+    return dict(chi1=chi_1, predicted=0.5 * np.log(chi_1), measured=slopes.mean, se=slopes.se, dof=slopes.dof,
+                decades=decades.mean, decades_se=decades.se)
+
+
+def circle_ensemble(
+    *,
+    sigma_w2: float,
+    sigma_b2: float,
+    width: int,
+    n_layers: int,
+    n_points: int,
+    seeds: tuple[int, ...],
+    record_layers: tuple[int, ...] = (),
+    n_pca: int = 3,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`circle_experiment` for one network per seed of ``seeds`` (Poole et al. 2016, Figs. 3–4):
+    the first network records the projections ``proj_<l>`` for ``record_layers``, the first
+    ``n_pca`` networks their principal components. Returns ``length_tangent``, ``length_chord`` and
+    ``q`` stacked (nets, L+1), ``pca_var`` (min(n_pca, nets), L+1, 3), ``theta`` and the projections."""
+    if len(seeds) == 0:
+        raise ParameterError("circle_ensemble needs at least one seed")
+    runs = [circle_experiment(sigma_w2=sigma_w2, sigma_b2=sigma_b2, width=width, n_layers=n_layers, n_points=n_points, seed=seed,
+                              record_layers=record_layers if k == 0 else (), device=device, pca=k < n_pca)
+            for k, seed in enumerate(seeds)]
+    out = {k: np.array([r[k] for r in runs if k in r]) for k in ("length_tangent", "length_chord", "q", "pca_var")}
+    return out | {"theta": runs[0]["theta"]} | {f"proj_{l}": runs[0][f"proj_{l}"] for l in record_layers}
+
+
+def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
+    """:func:`depth_scales` at ``n`` values of σ_w² evenly spaced in [1, 4] (Schoenholz et al.
+    2017, Fig. 2) — arrays ``xi_q``, ``xi_c``, ``chi1``, ``c_star``, ``chi_c`` — and the critical
+    σ_w² at this σ_b² (``critical``)."""
+    sw2 = np.linspace(1.0, 4.0, check_positive_int("n", n))
+    rows = [depth_scales(a, sigma_b2) for a in sw2]
+    return {"sigma_w2": sw2, **{k: np.array([r[k] for r in rows]) for k in ("xi_q", "xi_c", "chi1", "c_star", "chi_c")},
+            "critical": np.array(critical_sigma_w2(sigma_b2))}
+
+
+def standardised_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The digits data set (:func:`layerwise.data.digits`) flattened, standardised per pixel and
+    scaled to unit mean square per example (an input of per-unit length q⁰ = 1), and its labels."""
+    from ..data import digits
+
+    x, y = digits()
+    x = x.reshape(len(x), -1)
+    x = (x - x.mean(0)) / (x.std(0) + 1e-8)
+    return x / np.sqrt((x**2).mean(1, keepdims=True)), y
+
+
+def trainability_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma_w2s: np.ndarray,
+    depths: tuple[int, ...],
+    seeds: Any,
+    sigma_b2: float,
+    width: int,
+    steps: int,
+    lr: float,
+    batch: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """Training accuracy over a (σ_w², depth) grid (Schoenholz et al. 2017, Fig. 5), replicated:
+    ``seeds`` is (replicates, depths) — one independent :func:`train_depth_grid` (all σ_w² at once)
+    per replicate and depth, with ``seeds[r][j]`` for ``depths[j]``. Returns ``accuracy``
+    (replicates, σ_w², depth), ``sigma_w2`` and ``depths``."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
+        raise ParameterError(f"seeds must be (replicates, depths) with one seed per depth: got shape {seeds.shape} "
+                             f"for {len(depths)} depths")
+    acc = np.empty((seeds.shape[0], len(sigma_w2s), len(depths)))
+    for r, row in enumerate(seeds):
+        for j, (L, seed) in enumerate(zip(depths, row)):
+            acc[r, :, j] = train_depth_grid(x, y, sigma_w2s=sigma_w2s, depth=L, sigma_b2=sigma_b2, width=width, steps=steps,
+                                            lr=lr, batch=batch, seed=int(seed), device=device)["accuracy"]
+    return {"accuracy": acc, "sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
+
+
+def trainable_depth(accuracy: Any, depths: Any, threshold: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The depth L₅₀ at which training accuracy falls through ``threshold``, per row of ``accuracy``
+    (…, depths): the row's least-squares non-increasing fit in log L (isotonic regression, so a
+    lucky deep network or an unlucky shallow one cannot make the boundary jump), interpolated
+    linearly in log L where it crosses. Returns ``(log_l50, censored)``: ``censored`` is +1 where the
+    fit stays at or above the threshold at every depth (L₅₀ ≥ the deepest depth, returned as it),
+    −1 where it is below at every depth (L₅₀ ≤ the shallowest), 0 where the boundary lies inside."""
+    from sklearn.isotonic import IsotonicRegression
+
+    depths = np.asarray(depths, dtype=float)
+    if depths.ndim != 1 or len(depths) < 2 or np.any(np.diff(depths) <= 0) or depths[0] <= 0:
+        raise ParameterError(f"depths={depths.tolist()!r} must be at least two increasing positive depths")
+    acc = np.asarray(accuracy, dtype=float)
+    if acc.shape[-1] != len(depths):
+        raise ParameterError(f"accuracy has {acc.shape[-1]} depths on its last axis, depths has {len(depths)}")
+    log_l = np.log(depths)
+    flat = acc.reshape(-1, len(depths))
+    out, cens = np.empty(len(flat)), np.zeros(len(flat), dtype=int)
+    for i, row in enumerate(flat):
+        fit = IsotonicRegression(increasing=False).fit_transform(log_l, row)
+        if fit[-1] >= threshold:
+            out[i], cens[i] = log_l[-1], 1
+        elif fit[0] < threshold:
+            out[i], cens[i] = log_l[0], -1
+        else:
+            j = int(np.nonzero(fit < threshold)[0][0])
+            t = (fit[j - 1] - threshold) / (fit[j - 1] - fit[j])
+            out[i] = log_l[j - 1] + t * (log_l[j] - log_l[j - 1])
+    return out.reshape(acc.shape[:-1]), cens.reshape(acc.shape[:-1])
+
+
+def peak_location(values: Any, grid: Any, censored: Any | None = None) -> float:
+    """Where ``values`` over an evenly spaced ``grid`` peak: the vertex of the parabola through the
+    largest value and its two neighbours (clipped to them). NaN — *not identified* — when the
+    largest value sits at an end of the grid, is tied with another, or is censored (its true value
+    lies beyond what was measured)."""
+    v, g = np.asarray(values, dtype=float), np.asarray(grid, dtype=float)
+    k = int(np.argmax(v))
+    if k in (0, len(v) - 1) or np.sum(v == v[k]) > 1 or (censored is not None and np.asarray(censored)[k] != 0):
+        return float("nan")
+    y0, y1, y2 = v[k - 1:k + 2]
+    curvature = y0 - 2 * y1 + y2
+    offset = 0.5 * (y0 - y2) / curvature if curvature < 0 else 0.0
+    return float(g[k] + float(np.clip(offset, -1.0, 1.0)) * (g[k + 1] - g[k]))
+
+
+def trainability_boundary(
+    accuracy: np.ndarray, sigma_w2: np.ndarray, depths: np.ndarray, sigma_b2: float, threshold: float = 0.5
+) -> dict[str, Any]:
+    """The trainability boundary of a replicated :func:`trainability_grid` (accuracy (replicates,
+    σ_w², depths)) against ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
+
+    Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`). Per replicate:
+    ``peak`` (:func:`peak_location` of log L₅₀ over σ_w², NaN where not identified), ``slope``
+    (least-squares slope of log L₅₀ against log ξ_c over the σ_w² whose boundary lies inside the
+    grid, NaN with fewer than three) and ``k`` (geometric mean of L₅₀/ξ_c over the same points). Each
+    of the three as an :class:`~layerwise.stats.Estimate` over replicates (``peak_est``,
+    ``slope_est``, ``k_est``; None unless every replicate gives a value and there are at least two),
+    plus ``xi_c`` per σ_w², ``l50`` = exp of the replicates' mean log L₅₀ and ``inside`` (no replicate
+    censored) per σ_w²."""
+
+    acc = np.asarray(accuracy, dtype=float)
+    if acc.ndim != 3:
+        raise ParameterError(f"accuracy must be (replicates, σ_w², depths), got shape {acc.shape}")
+    sig = np.asarray(sigma_w2, dtype=float)
+    xi = np.array([depth_scales(s, sigma_b2)["xi_c"] for s in sig])
+    log_l50, cens = trainable_depth(acc, depths, threshold)
+    peak, slope, k = (np.full(len(acc), np.nan) for _ in range(3))
+    for r in range(len(acc)):
+        peak[r] = peak_location(log_l50[r], sig, cens[r])
+        inside = cens[r] == 0
+        if inside.sum() >= 1:
+            k[r] = float(np.exp(np.mean(log_l50[r, inside] - np.log(xi[inside]))))
+        if inside.sum() >= 3 and np.ptp(np.log(xi[inside])) > 0:
+            slope[r] = float(np.polyfit(np.log(xi[inside]), log_l50[r, inside], 1)[0])
+
+    def est(x: np.ndarray) -> Any:
+        return estimate(x) if len(x) >= 2 and np.all(np.isfinite(x)) else None
+
+    return dict(xi_c=xi, log_l50=log_l50, censored=cens, l50=np.exp(log_l50.mean(0)), inside=np.all(cens == 0, axis=0),
+                peak=peak, slope=slope, k=k, peak_est=est(peak), slope_est=est(slope), k_est=est(k))
+
+
+# ----------------------------------------------------------------------------------------------
+# Depth scales measured on networks across the transition (Schoenholz et al. 2017, Figs. 2–3)
+# ----------------------------------------------------------------------------------------------
+def sweep_starts(c_star: float, delta: float, ordered_gap: float) -> tuple[float, float]:
+    """Starting correlations of the two pairs used to measure ξ_c at one setting: in the chaotic
+    phase c* ± d with d = min(δ, (1 − c*)/2), on both sides of the fixed point (the map's curvature
+    and a finite-width shift of c* then cancel to first order in the averaged log slope); in the
+    ordered phase (c* = 1) both pairs start at 1 − ``ordered_gap`` (two replicates of the one side)."""
+    if c_star >= 1.0:
+        return 1.0 - ordered_gap, 1.0 - ordered_gap
+    d = min(delta, (1.0 - c_star) / 2)
+    return c_star + d, c_star - d
+
+
+def depth_scale_sweep(
+    *,
+    sigma_w2s: Any,
+    sigma_b2s: Any,
+    width: int,
+    n_layers: int,
+    n_nets: int,
+    seed: int,
+    delta: float = 0.2,
+    ordered_gap: float = 0.02,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """Correlations and back-propagated gradients of random tanh nets over a (σ_b², σ_w²) grid
+    (Schoenholz et al. 2017, Figs. 2–3: depth scales measured on networks).
+
+    Every network is one draw of standard-normal weights G^l (N×N) and biases β^l, shared by all
+    settings (common random numbers): z^l = σ_w G^l φ(z^{l-1})/√N + σ_b β^l. Per setting
+    (σ_b²_i, σ_w²_j) three inputs of per-unit length q* are built as pre-activations: x₁, and two
+    partners with correlations :func:`sweep_starts` to x₁ (exactly, by orthonormal directions).
+    Forward: the correlations c^l of the two pairs, ``c`` (B, W, nets, 2, L+1). Backward, for x₁:
+    δ^L = r ~ N(0, I) and δ^{l-1} = φ'(z^{l-1}) ⊙ σ_w G^lᵀ δ^l/√N (the error signal of ∂(r·z^L)/∂z^l);
+    ``grad`` (B, W, nets, L+1) = |δ^l|²/N, whose mean contracts by χ₁ per layer toward the input
+    (Schoenholz et al. 2017, Eq. 14: ξ_∇⁻¹ = −ln χ₁). Also returned: ``sigma_w2``, ``sigma_b2``,
+    ``starts`` (B, W, 2) and the mean-field ``q_star``, ``c_star``, ``chi1``, ``chi_c``, ``xi_c``
+    (B, W). Float32 propagation, float64 reductions."""
+    import torch
+
+    sw2 = np.asarray(sigma_w2s, dtype=float).ravel()
+    sb2 = np.asarray(sigma_b2s, dtype=float).ravel()
+    if sw2.size == 0 or np.any(sw2 <= 0):
+        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty list of positive numbers")
+    if sb2.size == 0 or np.any(sb2 <= 0):
+        raise ParameterError(f"sigma_b2s={sigma_b2s!r} must be a non-empty list of positive numbers (σ_b² = 0 has q* = 0 in the ordered phase)")
+    width, n_layers, n_nets = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets)))
+    if not 0 < delta < 1 or not 0 < ordered_gap < 1:
+        raise ParameterError(f"delta={delta} and ordered_gap={ordered_gap} must lie in (0, 1)")
+    B, W, N = len(sb2), len(sw2), width
+    th = {k: np.empty((B, W)) for k in ("q_star", "c_star", "chi1", "chi_c", "xi_c")}
+    starts = np.empty((B, W, 2))
+    for i, b in enumerate(sb2):
+        for j, a in enumerate(sw2):
+            d = depth_scales(a, b)
+            for k in th:
+                th[k][i, j] = d[k]
+            starts[i, j] = sweep_starts(d["c_star"], delta, ordered_gap)
+    K = B * W
+    qs = torch.tensor(th["q_star"].ravel())
+    c_pair = torch.tensor(starts.reshape(K, 2))
+    s_w = torch.tensor(np.sqrt(np.tile(sw2, B) / N), dtype=torch.float32).to(device)  # (K,)
+    s_b = torch.tensor(np.sqrt(np.repeat(sb2, W)), dtype=torch.float32).to(device)
+    s_w3, s_b3 = s_w.repeat(3), s_b.repeat(3)  # columns: x₁ (K), partner 1 (K), partner 2 (K)
+    g = torch.Generator().manual_seed(int(seed))
+    c_out = np.empty((n_nets, 2, K, n_layers + 1))
+    grad_out = np.empty((n_nets, K, n_layers + 1))
+
+    def corr(z: Any) -> np.ndarray:
+        zz = z.double()
+        x1, p = zz[:, :K], zz[:, K:].reshape(N, 2, K)
+        num = (x1[:, None, :] * p).sum(0)
+        return (num / torch.sqrt((x1**2).sum(0)[None] * (p**2).sum(0))).cpu().numpy()  # (2, K)
+
+    for net in range(n_nets):
+        basis, _ = torch.linalg.qr(torch.randn(N, 3, generator=g, dtype=torch.float64))
+        u, v = basis[:, :1], basis[:, 1:]  # (N, 1), (N, 2)
+        r = torch.sqrt(N * qs)  # (K,)
+        x1 = r * u
+        # chaotic phase (two starts c* ± d): one direction v for both partners, so that their
+        # sampling noise is shared while they stay close; ordered phase (one start): two replicates
+        vk = [v[:, :1], torch.where(c_pair[:, 0] == c_pair[:, 1], v[:, 1:], v[:, :1])]
+        parts = [r * (c_pair[:, k] * u + torch.sqrt(1 - c_pair[:, k] ** 2) * vk[k]) for k in (0, 1)]
+        z = torch.cat([x1, *parts], dim=1)  # (N, 3K)
+        c_out[net, :, :, 0] = corr(z)
+        z = z.to(device=device, dtype=torch.float32)
+        Gs, dphis = [], []
+        for l in range(1, n_layers + 1):
+            G = torch.randn(N, N, generator=g, dtype=torch.float32).to(device)
+            beta = torch.randn(N, 1, generator=g, dtype=torch.float32).to(device)
+            h = torch.tanh(z)
+            dphis.append(1 - h[:, :K] ** 2)
+            z = s_w3 * (G @ h) + s_b3 * beta
+            Gs.append(G)
+            c_out[net, :, :, l] = corr(z)
+        delta_l = torch.randn(N, 1, generator=g, dtype=torch.float32).to(device).expand(N, K)
+        grad_out[net, :, n_layers] = (delta_l.double() ** 2).mean(0).cpu().numpy()
+        for l in range(n_layers, 0, -1):
+            delta_l = dphis[l - 1] * (s_w * (Gs[l - 1].T @ delta_l))
+            grad_out[net, :, l - 1] = (delta_l.double() ** 2).mean(0).cpu().numpy()
+        del Gs, dphis
+    c = c_out.transpose(2, 0, 1, 3).reshape(B, W, n_nets, 2, n_layers + 1)
+    grad = grad_out.transpose(1, 0, 2).reshape(B, W, n_nets, n_layers + 1)
+    return {"sigma_w2": sw2, "sigma_b2": sb2, "c": c, "grad": grad, "starts": starts} | th
+
+
+def _log_slope(layers: np.ndarray, values: np.ndarray) -> float:
+    """Least-squares slope of ln|values| against ``layers`` (NaN with fewer than 3 layers)."""
+    if len(layers) < 3:
+        return float("nan")
+    return float(np.polyfit(layers, np.log(np.abs(values)), 1)[0])
+
+
+def _map_until(c0: float, c_star: float, floor: float, n_layers: int, sigma_w2: float, sigma_b2: float) -> np.ndarray:
+    """[c^0, …] under the correlation map, stopped (padded with c*) once |c^l − c*| < ``floor``."""
+    q = q_star(sigma_w2, sigma_b2)
+    out = [float(c0)]
+    while len(out) <= n_layers and abs(out[-1] - c_star) >= floor:
+        out.append(correlation_map(out[-1], sigma_w2, sigma_b2, "tanh", q))
+    return np.array(out + [c_star] * (n_layers + 1 - len(out)))
+
+
+def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
+    """Decay rates 1/ξ measured on the networks of :func:`depth_scale_sweep`, per setting (B, W),
+    against the mean-field rates (Schoenholz et al. 2017, Eqs. 9 and 14), and where they peak.
+
+    * Correlation, chaotic phase (pairs started at c* ± d, :func:`sweep_starts`): the mean over
+      networks of the two pairs' difference, D^l = c̄₁^l − c̄₂^l ≈ 2d χ_c^l, is fitted by a line in
+      ln D^l against l, over the layers where the maps' difference exceeds ``n_se`` standard
+      errors of D^l. The fixed point c* (and its O(1/N) finite-width shift) and the map's
+      even-order curvature cancel in D; the shared input direction makes the two pairs' sampling
+      noise cancel too while they stay close. Ordered phase (c* = 1): ln(1 − c̄^l) of each
+      replicate pair over the layers where the map's 1 − c^l exceeds ``n_se`` standard errors,
+      the two slopes averaged. ``rate_c`` = −slope; ``window`` (B, W, 2): the layers fitted;
+      ``rate_c_map``: the same estimator on the map's iterates (what the finite window does to
+      1/ξ_c at N = ∞). Theory: ``rate_c_theory`` = 1/ξ_c = −ln χ_c.
+    * Gradient: slope of ln of the mean |δ^l|²/N over networks against l, over all layers:
+      ``rate_grad`` = 1/ξ_∇ (positive: gradients vanish toward the input; negative: they explode).
+      Theory: ``rate_grad_theory`` = −ln χ₁.
+    Uncertainty: leave-one-network-out values ``rate_c_loo``, ``rate_grad_loo`` (B, W, n) and the
+    jackknife standard errors ``rate_c_se``, ``rate_grad_se`` (``dof`` = n − 1). Peaks: per σ_b²,
+    the σ_w² where |rate| is smallest (the depth scale largest), ``peak_c`` and ``peak_grad`` (B,),
+    with bootstrap percentile intervals over networks (``n_boot`` resamples, 99 %),
+    ``peak_c_interval``, ``peak_grad_interval`` (B, 2)."""
+
+    c, grad = sweep["c"], sweep["grad"]
+    B, W, n, _, L1 = c.shape
+    layers = np.arange(L1)
+    window = np.zeros((B, W, 2), dtype=int)
+    wins: dict[tuple[int, int], list[np.ndarray]] = {}
+    chaotic = sweep["starts"][..., 0] != sweep["starts"][..., 1]
+    rate_c_map = np.full((B, W), np.nan)
+
+    def corr_rate(i: int, j: int, cm: np.ndarray) -> float:
+        """1/ξ from mean correlations ``cm`` (2, L+1) of one setting."""
+        w = wins[i, j]
+        if chaotic[i, j]:  # the two pairs' difference: c* and the map's even-order curvature cancel
+            return -_log_slope(w[0], cm[0, w[0]] - cm[1, w[0]])
+        return -0.5 * sum(_log_slope(w[k], cm[k, w[k]] - 1.0) for k in range(2))
+
+    for i in range(B):
+        for j in range(W):
+            cs = float(sweep["c_star"][i, j])
+            a, b = float(sweep["sigma_w2"][j]), float(sweep["sigma_b2"][i])
+            s0, s1 = sweep["starts"][i, j]
+            if chaotic[i, j]:
+                se = mean_se(c[i, j, :, 0] - c[i, j, :, 1])[1]
+                floor = n_se * float(np.min(se[1:])) / 2  # each map's deviation from c* is about half the difference
+                maps = [_map_until(s, cs, floor, L1 - 1, a, b) for s in (s0, s1)]
+                w = layers[1:][np.abs(maps[0][1:] - maps[1][1:]) > n_se * se[1:]]
+                wins[i, j] = [w, w]
+            else:
+                ses = [mean_se(c[i, j, :, k])[1] for k in range(2)]
+                m0 = _map_until(s0, cs, n_se * min(float(np.min(v[1:])) for v in ses), L1 - 1, a, b)
+                maps = [m0, m0]
+                wins[i, j] = [layers[1:][np.abs(m0[1:] - cs) > n_se * ses[k][1:]] for k in range(2)]
+            window[i, j] = [len(w) for w in wins[i, j]]
+            rate_c_map[i, j] = corr_rate(i, j, np.stack(maps))
+
+    def rates(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both rates on the networks ``idx`` (with repetition for the bootstrap)."""
+        cm, gm = c[:, :, idx].mean(2), grad[:, :, idx].mean(2)  # (B, W, 2, L+1), (B, W, L+1)
+        rc = np.array([[corr_rate(i, j, cm[i, j]) for j in range(W)] for i in range(B)])
+        rg = np.polyfit(layers, np.log(gm.reshape(B * W, L1)).T, 1)[0].reshape(B, W)
+        return rc, rg
+
+    rate_c, rate_grad = rates(np.arange(n))
+    loo = [rates(np.delete(np.arange(n), m)) for m in range(n)]
+    rate_c_loo, rate_grad_loo = (np.moveaxis(np.array([r[k] for r in loo]), 0, -1) for k in (0, 1))
+    jk = lambda v: np.sqrt((n - 1) / n * np.sum((v - v.mean(-1, keepdims=True)) ** 2, axis=-1))  # noqa: E731
+    rng = np.random.default_rng(seed)
+    boots = [rates(rng.integers(0, n, n)) for _ in range(check_positive_int("n_boot", n_boot))]
+    sw2 = sweep["sigma_w2"]
+
+    def peak(r: np.ndarray) -> np.ndarray:  # (B, W) -> σ_w² of the smallest |rate| per σ_b²
+        return sw2[np.argmin(np.abs(np.nan_to_num(r, nan=np.inf)), axis=1)]
+
+    pc, pg = (np.array([peak(b[k]) for b in boots]) for k in (0, 1))
+    ci = lambda p: np.quantile(p, [0.005, 0.995], axis=0, method="inverted_cdf").T  # noqa: E731
+    return dict(rate_c=rate_c, rate_c_se=jk(rate_c_loo), rate_c_loo=rate_c_loo, rate_c_map=rate_c_map,
+                rate_c_theory=-np.log(sweep["chi_c"]), rate_grad=rate_grad, rate_grad_se=jk(rate_grad_loo), rate_grad_loo=rate_grad_loo,
+                rate_grad_theory=-np.log(sweep["chi1"]), window=window, dof=n - 1,
+                peak_c=peak(rate_c), peak_c_interval=ci(pc), peak_grad=peak(rate_grad), peak_grad_interval=ci(pg))
+
+
+def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, se: np.ndarray, keep: np.ndarray) -> dict[str, float]:
+    """Precision-weighted mean of measured/theory rates over the settings ``keep``, i.e. of
+    ξ_theory/ξ_measured, with weights (theory/se)² fixed by the full sample, and its jackknife
+    standard error from the leave-one-network-out rates ``loo`` (…, n): ``mean``, ``se``, ``n``
+    (settings kept). NaN ``mean`` and ``se`` when no setting is kept."""
+    keep = np.asarray(keep, bool) & np.isfinite(measured) & (np.asarray(se) > 0)
+    if not keep.any():
+        return {"mean": float("nan"), "se": float("nan"), "n": 0}
+    w = (theory[keep] / se[keep]) ** 2
+    w = w / w.sum()
+    full = float(w @ (measured[keep] / theory[keep]))
+    v = w @ (loo[keep] / theory[keep][:, None])
+    n = v.size
+    return {"mean": full, "se": float(np.sqrt((n - 1) / n * np.sum((v - v.mean()) ** 2))), "n": int(keep.sum())}
+
+
+def sweep_rate_ratios(R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int,
+                      map_bias: float = 0.05) -> tuple[dict[str, dict[str, float]], float]:
+    """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14), for
+    the settings the sweep resolves: a depth scale at most a third of the ``n_layers`` recorded, and
+    for correlations a fitting window whose bias on the map's own iterates is at most ``map_bias``.
+    ``R`` holds ``rate_c``/``rate_grad`` (networks), ``*_theory`` (−1/ξ), ``rate_c_map`` (the same fit
+    on the map), ``*_loo`` and ``*_se`` per setting; ``phase`` is "ordered"/"chaotic" per setting.
+    Returns ({"ordered", "chaotic", "grad"} → :func:`mean_rate_ratio`, the largest relative window
+    bias |rate_c_map/rate_c_theory − 1| among the resolved correlation settings)."""
+    n_layers = check_positive_int("n_layers", n_layers)
+    phase = np.asarray(phase)
+    bias = np.abs(np.asarray(R["rate_c_map"]) / R["rate_c_theory"] - 1)
+    resolved_c = (1 / R["rate_c_theory"] <= n_layers / 3) & (bias <= map_bias)
+    resolved_g = np.abs(1 / R["rate_grad_theory"]) <= n_layers / 3
+    if not resolved_c.any():
+        raise ParameterError(f"no correlation setting is resolved with n_layers={n_layers}: record more layers")
+    c = (R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"])
+    ratios = {"ordered": mean_rate_ratio(*c, resolved_c & (phase == "ordered")),
+              "chaotic": mean_rate_ratio(*c, resolved_c & (phase == "chaotic")),
+              "grad": mean_rate_ratio(R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"],
+                                      resolved_g)}
+    return ratios, float(np.max(bias[resolved_c]))
