@@ -163,6 +163,8 @@ late_fc = pub.late_ours(d_fc, A_fc, late_lmin, min(L, P["conv_depth"]))
 ALT_FC = {"rate": (float(late_fc["log10_dchi"].mean()), "the fully-connected BN nets' growth (same window)"),
           "chi_end": (float(np.log10(lb.bn_ff_panels(A_fc)["chi"][:, -1]).mean()), "the fully-connected BN nets' χ at "
                       "their last layer")}
+
+# %% tags=["remove-cell"]
 src_pub = f"Labatie 2019, Fig. 4; the authors' published arrays ({REF}: conv 3×3 periodic, N = 512, B = 64, MNIST)"
 LAWc = lb.growth_law_r2(dc, Qc["chi"], l_min=L0)   # R² of a line in l and in log l, per network
 ch.claim("conv_chi_exponential", "log χ^l is linear in l (R² ≥ 0.99, mean over networks)",
@@ -236,6 +238,8 @@ ch.claim("conv_noise_well_signal_ill_conditioned",
          why="the factor 10 is the declared meaning of 'well-conditioned against ill-conditioned' (the paper's "
              "Fig. 4(c): ≈ 200 against ≈ 2, a factor of 100); per-network layer averages, t interval over networks",
          source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)", min_scale="default")
+
+# %% tags=["remove-cell"]
 ALT_LEVEL = {"reff_dx": (M["conv_reff_x_matches_authors"]["measured"], "the signal's own r_eff (ill-conditioned)"),
              "reff_x": (M["conv_reff_dx_matches_authors"]["measured"], "the noise's r_eff (well-conditioned)"),
              "kurtosis": (lb.GAUSS_KURTOSIS, "Gaussian tails (kurtosis 3)"),
