@@ -235,3 +235,38 @@ def test_redundancy_counts_of_appendix_a():
     assert lay.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
     with pytest.raises(ParameterError, match="tanh"):
         lay.redundancy_counts(table[:4], cases[:4], 4)
+
+
+@pytest.mark.parametrize("name,slope", [["relu", None], ["leaky_relu", 0.2], ["abs", None], ["linear", None]])
+@pytest.mark.parametrize("inputs", ["iid", "patches"])
+def test_fixed_layer_mean_ratio_is_nu_by_construction(name, slope, inputs):
+    """Eq. 15 on average over layers holds by construction, for any inputs: columns uniform on the sphere
+    are invariant under sign flips, and flipping p_i turns η(z_i) into its mirror, so the average of r_ij
+    over the 2^m sign patterns of P's columns is exactly ν (brute force); hence E_P[r_ij | Y] = ν."""
+    Y = lay.layer_inputs(inputs, 3, 400, seed=5)
+    nu, m, rng = cap.nu_closed_form(name, slope), 3, np.random.default_rng(11)
+    iu = np.triu_indices(m, 1)
+    for _ in range(3):
+        P = cap.random_unit_columns(9, m, rng)
+        flips = [np.array(s) for s in np.ndindex(*(2,) * m)]
+        r = np.mean([lay.block_ratios_sampled(Y, cap.eta(name, Y @ (P * (1 - 2 * f)), slope=slope))["r"][iu]
+                     for f in flips], axis=0)
+        np.testing.assert_allclose(r, nu, atol=1e-12)
+    # and the brute-force average over independent layers (no flips) agrees within its standard error
+    draws = np.array([lay.block_ratios_sampled(Y, cap.eta(name, Y @ cap.random_unit_columns(9, m, rng),
+                                                           slope=slope))["r"][iu].mean() for _ in range(400)])
+    assert abs(draws.mean() - nu) <= 5 * draws.std(ddof=1) / math.sqrt(draws.size) + 1e-12
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_appendix_a_redundancy_counts_hold_for_every_draw(seed):
+    """Appendix A in the chapter's set-up (n = 8, m = 4, 200 inputs): for ReLU-type units f' = η (Eq. 37), so
+    the true and frozen-η Jacobians are the same matrix with the m scale redundancies; the frozen-η model
+    is bilinear in (P, A), so it has them for tanh too, where the true Jacobian is full rank."""
+    cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
+    for name, slope in cases[1:4]:
+        J = lay.two_layer_jacobians(name, n=8, m=4, n_inputs=200, rng=np.random.default_rng(seed), slope=slope)
+        assert np.array_equal(J["true"], J["augmented"])
+    red = lay.redundancy_counts(lay.redundancy_table(cases=cases, n=8, m=4, n_inputs=200, seed=seed)["table"], cases, 4)
+    assert (red["relu_type_mismatch"], red["tanh_excess"], red["tanh_true"], red["tanh_aug"]) == (0, 4, 0, 4)
+    assert red["linear_true"] == 8 * 4 + 4 - 8            # the linear model only sees the n-vector PA
