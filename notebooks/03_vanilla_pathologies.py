@@ -173,7 +173,7 @@ lb.log_moment_table(G)
 
 # %%
 for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
-    k, (skew, se_skew) = G["ks"][key][-1], G["skew"][key]
+    k = G["ks"][key][-1]
     ch.glue(f"ks_{key}", k["ks"], digits=2)
     ch.glue(f"ks_{key}_hi", k["hi"], digits=2)
     ch.claim(f"fig2_{key}_nearly_gaussian",
@@ -185,8 +185,13 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
                  "interval is a guaranteed 99 % one (DKW bound + fitted mean/variance intervals), since the sample KS "
                  "distance is biased upwards by ≈ 0.6/√n",
              source="Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')",
+             alternative=(G["raw_ks"][key], f"the ratio {name} itself (not its log) Gaussian: its KS distance"),
              note=f"the DKW half-width √(ln 400/(2n)) alone is {k['eps_dkw']:.3f} at n = {k['n']} networks; it drops "
                   "below 0.05 only for n ≳ 1200, so the claim is decidable at the `paper` scale (10 000 networks)")
+
+# %%
+for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
+    skew, se_skew = G["skew"][key]
     ch.glue(f"skew_{key}", skew, se=se_skew, digits=2)
     ch.claim(f"fig2_{key}_skew_small",
              f"log {name} ratio at l = {L} is nearly symmetric across networks: |skewness| ≤ 0.5",
@@ -195,6 +200,7 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              why="0.5 is the declared threshold for approximate symmetry; the standard error is the larger of a "
                  f"bootstrap over the {n2} networks and the exact Gaussian-sample value √(6(n−2)/((n+1)(n+3)))",
              source="Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')",
+             alternative=(G["lognormal_skew"][key], "the skewness of the ratio itself (log-normal, measured variance)"),
              note=f"the 99 % interval of a skewness from n = {n2} networks is about ±2.6·√(6/n) = "
                   f"±{2.6 * np.sqrt(6 / n2):.2f} wide; the rule becomes decidable from a few hundred networks")
 
@@ -235,6 +241,7 @@ n_pub = pub.moment("vanilla_histo", "nu2_signal_loc3").n
 ks2 = {k: pub.ks_versus_published(ours2[k][:, -1], pub2[k][-1], n_pub) for k in pub2}
 for k, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
     ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=3)
+    f0 = float(pub.published_cdf(0.0, pub2[k][-1]))   # no diffusion: every network at the mean-field log ratio 0
     ch.claim(f"fig2_conv_{k}_matches_authors",
              f"the distribution over networks of log {name} at l = {L} is that of the authors' 10 000 networks: "
              "two-sample KS distance below its 1 % critical value",
@@ -242,6 +249,7 @@ for k, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              why=f"a two-sample Kolmogorov–Smirnov test at level 1 % between our n = {ks2[k]['n']} and the authors' "
                  f"m = {ks2[k]['m']} networks, threshold √(ln(2/α)/2)·√((n+m)/(nm)) plus 0.01 for the distribution "
                  "function rebuilt from the published percentiles; the sampling noise of both sides is in the threshold",
+             alternative=(max(f0, 1 - f0), "infinite width (no diffusion): all networks at log ratio 0"),
              source="Labatie 2019, Fig. 2; the authors' published arrays (vanilla_histo: conv 3×3, width 128, "
                     "B = 1024, 10 000 networks)", min_scale="default")
 ch.glue("ks2_crit", ks2["nu2"]["critical"], digits=3)
@@ -306,18 +314,26 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              kind="reproduces", measured=r["drift"], se=r["se_drift"], dof=n2 - 1, reference=0.0, tol=0.0,
              comparison="le",
              why="a sign: the slope through the origin of the mean log against l, bootstrap SE over networks",
-             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly decreasing negative expectation')")
+             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly decreasing negative expectation')",
+             alternative=(0.0, "no drift (infinite-width limit)"))
     ch.claim(f"diffusion_{key}_positive", f"the variance of log {name} across networks grows with depth (diffusion > 0)",
              kind="reproduces", measured=r["diffusion"], se=r["se_diffusion"], dof=n2 - 1, reference=0.0, tol=0.0,
              comparison="ge",
              why="a sign: the slope through the origin of the variance against l, bootstrap SE over networks",
-             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')")
+             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')",
+             alternative=(0.0, "no diffusion (infinite-width limit: variance 0)"))
+
+# %%
+for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
+    r = dd[key]
     ch.claim(f"diffusion_{key}_linear",
-             f"the variance of log {name} grows linearly in depth: relative quadratic term |c·L/b| ≤ 0.25",
+             f"the variance of log {name} grows linearly in depth: quadratic term at L relative to the line, "
+             "|c·L/D| ≤ 0.25",
              kind="predicts", measured=r["curvature_var"], se=r["se_curvature_var"], dof=n2 - 1, reference=0.0,
              tol=0.25, comparison="abs",
-             why="0.25 is the declared meaning of 'linear' (a fit b·l + c·l² departs from the line by < 25 % over "
-                 "the depth range); bootstrap SE over networks",
+             why="0.25 declares 'linear': the quadratic term c of a fit b·l + c·l² adds < 25 % of the line D·l at "
+                 "l = L (D the diffusion); a pure l² law gives the ballistic value; bootstrap SE over networks",
+             alternative=(r["ballistic"], "ballistic spreading, variance ∝ l² (a fixed rate per network)"),
              source="Labatie 2019, Theorem 1 (constant per-layer diffusion term)",
              note="the quadratic term of a variance measured at four depths on the same networks is poorly "
                   "determined from a few dozen networks")
@@ -343,6 +359,7 @@ for key, name in [("nu2", "signal ν₂"), ("mu2dx", "noise μ₂")]:
              why="10 % is the declared meaning of 'balance' (the two opposing forces cancel to one digit); "
                  "bootstrap SE over networks",
              source="Labatie 2019, §5 (log-normal expectation e^{μ+σ²/2}; 'opposing forces')",
+             alternative=(0.0, "typical value conserved (mean log 0), as at infinite width"),
              note="the variance of a log-moment from a few dozen networks is uncertain by ≳ 20 %, so the balance "
                   "is decidable only from several hundred networks")
 
@@ -379,12 +396,14 @@ ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as N^(�
          why="the margin 0.25 declares which simple power law holds: a pass puts the exponent nearer −1 than −1/2 or "
              "−3/2; SE of the weighted log-log slope from bootstrap SEs (over networks) of each diffusion",
          source="Labatie 2019, §5 ('finite-width effect') and App. A; single-input variance 5/N derived above",
+         alternative=(-0.5, "diffusion ∝ N^(−1/2), the next simple power law"),
          note="three widths with a few dozen networks each leave the slope uncertain by about ±0.5 at 99 %")
 ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the smallest",
          kind="reproduces", measured=D[0] - D[-1], se=float(np.hypot(Dse[0], Dse[-1])), dof=P["width_nets"] - 1,
          reference=0.0, tol=0.0, comparison="ge",
          why="a sign: the difference of two independent diffusions with bootstrap SEs over networks",
-         source="Labatie 2019, App. A ('the diffusion getting slower with larger N')")
+         source="Labatie 2019, App. A ('the diffusion getting slower with larger N')",
+         alternative=(0.0, "width-independent diffusion"))
 
 # %% [markdown]
 # ## Fig. 3 — $\delta\chi \to 1$, $r_\mathrm{eff}(x) \to 1$, χ grows slowly
@@ -420,6 +439,7 @@ def fig3_increment_claims(tag, S, min_scale="ci"):
              kind="predicts", measured=e_late.mean, se=e_late.se, dof=e_late.dof, reference=1.0, tol=0.0,
              comparison="ge", why=f"a bound, no margin; SE over {n} networks",
              source="Labatie 2019, Theorem 2", min_scale=min_scale,
+             alternative=(1.0, "δχ = 1, χ constant (the infinite-width value), at the bound"),
              note="δχ tends to 1, so in the last quarter its excess over 1 is small against the spread over a few "
                   "networks; the bound is tested, not confirmed, until the interval is tight")
     ch.claim(f"{tag}_dchi_to_1",
@@ -428,7 +448,8 @@ def fig3_increment_claims(tag, S, min_scale="ci"):
              comparison="le",
              why="the rule (the excess at least halves) is declared; paired difference per network, SE over "
                  f"{n} networks",
-             source="Labatie 2019, Fig. 3(a) and Theorem 2", min_scale=min_scale)
+             source="Labatie 2019, Fig. 3(a) and Theorem 2", min_scale=min_scale,
+             alternative=(0.5 * (e_early.mean - 1), "δχ kept at its first-10-layer value (exponential growth)"))
 
 
 # %%
@@ -439,13 +460,16 @@ def fig3_shape_claims(tag, S, min_scale="ci", chi_note=""):
     ch.glue(f"{tag}_log10chi", c.mean, se=c.se)
     ch.claim(f"{tag}_reff_to_1", f"r_eff(x^{L}) → 1: one-dimensional signal (mean r_eff ≤ 1.5)",
              kind="reproduces", measured=r.mean, se=r.se, dof=r.dof, reference=1.5, tol=0.0, comparison="le",
-             why=f"1.5 declared: less than half a second direction; SE over {n} networks",
-             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale)
+             why=f"1.5 declared: less than half a second direction; SE over {n} networks (photo patches enter "
+                 "nearly rank one, so 'no collapse' may lie inside the bound: the Gaussian-input claim decides it)",
+             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale,
+             alternative=(S["reff_first"].mean, "no collapse: r_eff of the signal at the first record"))
     ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log10 χ^{L} between 0 and 1 (χ^{L} between 1 and 10)",
              kind="reproduces", measured=c.mean, se=c.se, dof=c.dof, reference=(0.0, 1.0), comparison="between",
              why="a bracket read off the paper's Fig. 3 (exponential growth, as in Chapter 4, would give χ ≫ 10); "
                  f"SE of the mean log10 χ over {n} networks",
-             source="Labatie 2019, Fig. 3 and §5", min_scale=min_scale, note=chi_note)
+             source="Labatie 2019, Fig. 3 and §5", min_scale=min_scale, note=chi_note,
+             alternative=(L * np.log10(S["early"].mean), f"δχ kept at its first-10-layer value over {L} layers"))
     return c
 
 
@@ -526,12 +550,13 @@ ch.glue("lin_late", e_lin.mean, se=e_lin.se)
 ch.claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = 10 → {L})",
          kind="reproduces", measured=e_grow.mean, se=e_grow.se, dof=e_grow.dof, reference=0.0, tol=0.0,
          comparison="ge", why="a sign: paired difference per network, SE over networks",
-         source="Labatie 2019, §5 (co-activation; Balduzzi et al. 2017)",
+         source="Labatie 2019, §5 (co-activation; Balduzzi et al. 2017)", alternative=(0.0, "no growth with depth"),
          note=f"with {e_grow.n} networks the t quantile has {e_grow.dof} degree(s) of freedom")
 ch.claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9",
          kind="reproduces", measured=e_lin.mean, se=e_lin.se, dof=e_lin.dof, reference=0.9, tol=0.0, comparison="ge",
          why="0.9 declared: units split the data on average at most 1/40 of the time, p(1−p) ≤ 0.025; SE over networks",
          source="Labatie 2019, §5 ('convergence to pseudo-linearity'), D.9",
+         alternative=(T["linearity_first"].mean, f"the index at the first record, l = {CA['depth'][0]}"),
          note=f"with {e_lin.n} networks the t quantile has {e_lin.dof} degree(s) of freedom")
 
 # %% [markdown]
@@ -569,7 +594,8 @@ for ds, kind, src in [("digits", "reproduces", "Labatie 2019, App. A (MNIST: 'an
     r = rows[ds][f"r_eff(x^{L})"]
     ch.claim(f"data_{ds}_reff_to_1", f"with {ds} inputs too the signal becomes one-dimensional: r_eff(x^{L}) ≤ 1.5",
              kind=kind, measured=r.mean, se=r.se, dof=r.dof, reference=1.5, tol=0.0, comparison="le",
-             why="same declared threshold as for patches; SE over networks", source=src)
+             why="same declared threshold as for patches; SE over networks", source=src,
+             alternative=(rows[ds]["r_eff(x⁰)"].mean, f"no collapse: r_eff of the {ds} input x⁰"))
 
 # %% [markdown]
 # ## What we found

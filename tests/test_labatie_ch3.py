@@ -147,6 +147,9 @@ def test_vanilla_log_moments_recovers_drift_diffusion_conservation_and_balance()
     np.testing.assert_array_equal(G["moments"]["nu2"], nu2)                    # layers 0..L reassembled
     np.testing.assert_allclose(G["logs"]["mu2dx"], np.log(mu2[:, 1:] / mu2[:, :1]))
     assert G["fits"]["nu2"][1]["mu"] == pytest.approx(G["logs"]["nu2"][:, 19].mean())
+    y = G["logs"]["nu2"][:, -1]   # the alternatives: the ratio itself is skewed and far from Gaussian
+    assert G["lognormal_skew"]["nu2"] == pytest.approx(lb.lognormal_skewness(np.var(y, ddof=1)))
+    assert G["raw_ks"]["nu2"] == pytest.approx(lb.ks_gaussian_interval(np.exp(y - y.max()))["ks"])
     for key, v in (("nu2", s2), ("mu2dx", 2 * s2)):
         r = G["drift_diffusion"][key]
         assert r["drift"] == pytest.approx(-v / 2, abs=4 * r["se_drift"])
@@ -210,6 +213,9 @@ def test_sensitivity_study_matches_brute_force_increments():
     assert S["drop"].mean < 0 and S["n"] == n and S["late"].dof == n - 1
     assert S["log10chi"].mean == pytest.approx(np.log10(chi[:, -1]).mean())
     assert S["reff"].mean == pytest.approx(A["reff_signal_loc3"][:, -1].mean())
+    assert S["reff_first"].mean == pytest.approx(A["reff_signal_loc3"][:, 0].mean())   # no loc1: first record
+    A["reff_signal_loc1"] = np.full((n, L), 7.0)
+    assert lb.sensitivity_study(d, A, L)["reff_first"].mean == pytest.approx(7.0)       # x⁰ when recorded
 
 
 def test_coactivation_trend_pairs_the_record_at_depth_10_with_the_last():
@@ -219,6 +225,7 @@ def test_coactivation_trend_pairs_the_record_at_depth_10_with_the_last():
     assert T["early"].mean == pytest.approx(0.45) and T["late"].mean == pytest.approx(0.8)
     assert T["growth"].mean == pytest.approx(0.35) and T["growth"].se == pytest.approx(0.15)   # paired: (0.5, 0.2)
     assert T["linearity"].mean == pytest.approx(0.9) and T["linearity"].n == 2
+    assert T["linearity_first"].mean == pytest.approx(0.45)
 
 
 def test_dataset_estimates_reads_the_input_and_final_layer():

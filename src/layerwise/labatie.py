@@ -1075,8 +1075,16 @@ def sensitivity_study(depth: Any, arrays: Mapping[str, np.ndarray], n_layers: in
     return {"dchi": dchi, "n": int(dchi.shape[0]), "early": estimate(early), "late": estimate(late),
             "drop": estimate((late - 1) - 0.5 * (early - 1)),
             "reff": estimate(arrays["reff_signal_loc3"][:, -1]),
-            "reff_first": estimate(arrays.get("reff_signal_loc1", arrays["reff_signal_loc3"])[:, 0]),
+            "reff_first": estimate(_first_recorded(arrays.get("reff_signal_loc1", arrays["reff_signal_loc3"]))),
             "log10chi": estimate(np.log10(chi[:, -1]))}
+
+
+def _first_recorded(a: Any) -> np.ndarray:
+    """The first column of ``a`` (networks × records) that every network recorded (r_eff may be
+    recorded at a subset of the records only, NaN elsewhere)."""
+    a = np.asarray(a, dtype=np.float64)
+    ok = np.flatnonzero(np.isfinite(a).all(axis=0))
+    return a[:, ok[0] if ok.size else 0]
 
 
 def coactivation_trend(coact: Mapping[str, np.ndarray], early: int = 10) -> dict[str, Any]:
