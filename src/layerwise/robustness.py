@@ -98,8 +98,8 @@ def run_all(
     todo = select(list(chapters or []), root)
     out = Path(out) if out is not None else results_root(root) / "robustness" / scale
     out.mkdir(parents=True, exist_ok=True)
-    for kernel in kernels:
-        for seed in seeds:
+    for seed in seeds:  # seed by seed, both kernel sets each: a sweep cut short still compares them
+        for kernel in kernels:
             run_dir = out / run_label(kernel, seed)
             crashes_file = run_dir / "crashes.json"
             crashes: dict[str, str] = json.loads(crashes_file.read_text()) if crashes_file.exists() else {}
@@ -108,6 +108,8 @@ def run_all(
             if not pending and crashes_file.exists():
                 continue
             run_dir.mkdir(parents=True, exist_ok=True)
+            with open(run_dir / "commits.txt", "a") as f:  # which code ran which chapters
+                f.write(f"{_commit(root)} {' '.join(nb.stem[:2] for nb in pending.values())}\n")
             t0 = time.perf_counter()
             with _environment(LAYERWISE_RESULTS=str(run_dir), ATEN_CPU_CAPABILITY=KERNELS[kernel]):
                 for key, nb in pending.items():
@@ -127,12 +129,28 @@ def run_all(
     return out
 
 
+def _commit(root: Path) -> str:
+    """The checkout's commit (with '+dirty' for uncommitted changes), or 'unknown'."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def load_runs(out: Path, scale: str) -> dict[str, dict[str, Any]]:
     """Every run folder under ``out``: ``{label: {"claims": {chapter: [claim records]}, "crashes": {…}}}``."""
     runs: dict[str, dict[str, Any]] = {}
     for run_dir in sorted(p for p in Path(out).iterdir() if (p / "crashes.json").exists()):
         claims = {f.stem: json.loads(f.read_text()).get("claims", []) for f in sorted((run_dir / scale).glob("*.json"))}
-        runs[run_dir.name] = {"claims": claims, "crashes": json.loads((run_dir / "crashes.json").read_text())}
+        commits = (run_dir / "commits.txt").read_text().split() if (run_dir / "commits.txt").exists() else []
+        runs[run_dir.name] = {"claims": claims, "crashes": json.loads((run_dir / "crashes.json").read_text()),
+                              "commits": sorted({c for c in commits if not c.isdigit()})}
     return runs
 
 
@@ -166,7 +184,8 @@ def tabulate(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     flips = sorted(k for k, r in rows.items() if r["counts"].get("pass") and r["counts"].get("fail"))
     totals = {s: sum(r["counts"].get(s, 0) for r in rows.values()) for s in ("pass", "fail", "inconclusive", "skipped")}
     varying = sorted(k for k, r in rows.items() if len(r["counts"]) > 1)
-    return {"runs": labels, "claims": rows, "flagged": flagged, "flips": flips, "varying": varying,
+    commits = sorted({c for run in runs.values() for c in run.get("commits", [])})
+    return {"runs": labels, "commits": commits, "claims": rows, "flagged": flagged, "flips": flips, "varying": varying,
             "crashes": crashes, "totals": totals}
 
 
@@ -181,7 +200,8 @@ def summary_line(table: Mapping[str, Any]) -> str:
 
 def table_markdown(table: Mapping[str, Any]) -> str:
     """The table as Markdown: the summary, then one row per claim whose outcome varied or failed."""
-    lines = ["# Robustness of the scorecard", "", summary_line(table), "", "Runs: " + ", ".join(table["runs"]), ""]
+    lines = ["# Robustness of the scorecard", "", summary_line(table), "", "Runs: " + ", ".join(table["runs"]),
+             "", "Code: " + (", ".join(table.get("commits", [])) or "unknown"), ""]
     if table["crashes"]:
         lines += ["## Crashes", ""] + [f"- {ch}: {', '.join(v)}" for ch, v in sorted(table["crashes"].items())] + [""]
     shown = sorted(set(table["varying"]) | set(table["flagged"]))
