@@ -135,6 +135,11 @@ def test_activation_vs_linear():
     assert not np.allclose(fc[[0, 4, 5]], (0.1, 0.1, 0.1, 1.0))
     assert len(np.unique(fc[members], axis=0)) == 1 and len(polys(ax1).get_paths()) == 6
     narrow(fig)
+    # no non-convex linear region found: nothing dark, no "pieces" in the title
+    fig = F.activation_vs_linear(V, n, np.arange(6), np.zeros(0, dtype=int), 1.0, uv, np.random.default_rng(0),
+                                 np.random.default_rng(1))
+    assert fig.axes[1].get_title() == "6 linear regions"
+    assert not np.any(np.all(np.isclose(polys(fig.axes[1]).get_facecolor(), (0.1, 0.1, 0.1, 1.0)), axis=1))
 
 
 def test_tangent_sensitivity():

@@ -366,6 +366,18 @@ def test_reparam_sweep_invariants_and_closed_forms():
     assert np.array_equal(d, R["iso_draws"][1, 2])
 
 
+def test_dinh_ranges_follow_from_the_alpha_grid():
+    # the ℓ₂ range, the unit-wise spectral range and the Hessian's sharpening under T_α are set by the α grid
+    # (closed forms, formerly claims of Chapter 8): on a random net and the chapter's four decades they exceed
+    # an order of magnitude, two and two orders respectively
+    x, y = data(n=20, d=5, c=10)
+    p = nw.init_mlp([5, 6, 6, 10], seed=4)
+    R = ig.reparam_sweep(p, x, y, alphas=[0.01, 1.0, 100.0], lanczos_iter=10, sharp_draws=2, sharp_sigma=0.05,
+                         seed_lanczos=1, seed_lanczos2=2, seed_noise=3)
+    s = ig.reparam_summary(R)
+    assert s["l2_range"] >= 10 and s["spec_unit_range"] >= 100 and s["lam_ratio"] >= 100
+
+
 def test_reparam_summary_on_closed_form_sweep():
     al = np.array([0.01, 0.1, 1.0, 10.0, 100.0])
     lam = np.vstack([3 * np.maximum(al, 1 / al) ** 2, np.full(5, 3.0)])
@@ -400,6 +412,17 @@ def test_kfac_study_and_summary():
     assert np.array_equal(S["gap"], S["err"]["trained"].mean(1) - S["err"]["init"].mean(1))
     tr = np.array([K0["init_trace_ratio"], K1["init_trace_ratio"]])
     assert S["trace_worst"] == tr.flat[np.argmax(np.abs(tr - 1))]
+    trt = np.array([K0["trained_trace_ratio"], K1["trained_trace_ratio"]])
+    assert S["trace_worst_trained"] == trt.flat[np.argmax(np.abs(trt - 1))]
+    lay = int(np.argmax(np.abs(tr.mean(0) - 1)))
+    assert S["trace_layer"] == lay + 1 and S["trace_mean"][0] == pytest.approx(tr[:, lay].mean())
+    assert S["trace_mean"][1] == pytest.approx(tr[:, lay].std(ddof=1) / np.sqrt(2)) and S["trace_mean"][2] == 1
+    assert S["trace_mean_trained"] == trt.mean(0)[np.argmax(np.abs(trt.mean(0) - 1))]
+    one = ig.kfac_summary([K0])  # one net: the jackknife error over inputs, no d.o.f.
+    assert one["trace_mean"][1] == K0["init_trace_ratio_se"][one["trace_layer"] - 1] and one["trace_mean"][2] is None
+    worst = [max((K[f"{t}_kfac_error"] / K[f"{t}_diag_error"]).max() for t in ig.KFAC_STATES) for K in (K0, K1)]
+    assert np.allclose(S["diag_ratio"], worst) and S["diag_ratio"].shape == (2,)
+    assert ig.kfac_findings(S)["diag_ratio"][0] == pytest.approx(np.mean(worst))
     assert S["cross"]["trained"][0] == float(K0["trained_cross_layer_error"])
     # the share of the squared K-FAC error in the dropped blocks, against the whole Fisher built explicitly
     stats = ig.layer_statistics(trained, x)
@@ -602,8 +625,10 @@ def test_kfac_findings_reads_margins_errors_and_the_dominant_part():
           "cross": {"init": np.array([0.3, 0.5]), "trained": np.array([0.1, 0.1])},
           "within": {"init": np.array([0.1, 0.1]), "trained": np.array([0.4, 0.2])},
           "gap": np.array([0.1, 0.2]), "cross_share": {"init": np.array([0.9, 0.96]), "trained": np.array([0.06, 0.2])},
-          "trace_worst": 0.97, "trace_worst_se": 0.01}
+          "trace_worst": 0.97, "trace_worst_se": 0.01, "diag_ratio": np.array([0.4, 0.6, 0.5])}
     F = ig.kfac_findings(KS)
+    assert F["diag_ratio"][0] == pytest.approx(0.5) and F["diag_ratio"][1] == pytest.approx(0.1 / np.sqrt(3))
+    assert F["diag_ratio"][2] == 2
     assert F["diag_margin"] == pytest.approx(0.5)
     assert F["gap"][0] == pytest.approx(0.15) and F["gap"][1] == pytest.approx(0.05) and F["gap"][2] == 1
     assert F["glue"]["kfac_err_max"] == pytest.approx(0.35) and F["glue"]["diag_err_min"] == pytest.approx(0.7)

@@ -936,7 +936,9 @@ def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
     ``within`` (``{state: (nets,)}``) and ``cross_share`` = cross²/(cross² + within²), the share of K-FAC's
     squared error ‖F − F̂‖_F² in the blocks between layers it drops; ``gap`` = layer-averaged K-FAC error trained − init per net;
     ``trace_worst``/``trace_worst_se`` = tr(G⊗A)/tr(F) at initialisation furthest from 1 over layers
-    and nets, with its jackknife standard error."""
+    and nets, with its jackknife standard error; ``trace_worst_trained`` = the same after training (no
+    error); ``trace_mean`` = (mean, se, dof) over nets of the ratio in the layer (``trace_layer``) whose mean is
+    furthest from 1, and ``trace_mean_trained`` the same mean after training; ``diag_ratio`` = per net, the largest K-FAC error / diagonal error over layers and states."""
     S = KFAC_STATES
     out: dict[str, Any] = {
         "err": {t: np.array([k[f"{t}_kfac_error"] for k in K]) for t in S},
@@ -952,6 +954,17 @@ def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
     tr_se = np.array([k["init_trace_ratio_se"] for k in K])
     w_net, w_layer = np.unravel_index(np.argmax(np.abs(tr_ratio - 1)), tr_ratio.shape)
     out["trace_worst"], out["trace_worst_se"] = float(tr_ratio[w_net, w_layer]), float(tr_se[w_net, w_layer])
+    tr_trained = np.array([k["trained_trace_ratio"] for k in K])
+    out["trace_worst_trained"] = float(tr_trained.flat[np.argmax(np.abs(tr_trained - 1))])
+    # averaged over nets (the expectation over the initialisation), the layer furthest from 1, with the t error over
+    # nets (one net: the jackknife error over inputs and no d.o.f.)
+    layer = int(np.argmax(np.abs(tr_ratio.mean(0) - 1)))
+    m, se, dof = _mean_se_dof(tr_ratio[:, layer])
+    out["trace_mean"] = (m, se, dof) if se is not None else (m, float(tr_se[0, layer]), None)
+    out["trace_layer"] = layer + 1
+    out["trace_mean_trained"] = float(tr_trained.mean(0)[np.argmax(np.abs(tr_trained.mean(0) - 1))])
+    # per net, K-FAC's error over the diagonal's in the layer and state where K-FAC does worst against it
+    out["diag_ratio"] = np.array([max(float((k[f"{t}_kfac_error"] / k[f"{t}_diag_error"]).max()) for t in S) for k in K])
     return out
 
 
@@ -966,8 +979,9 @@ def _mean_se_dof(x: Any) -> tuple[float, float | None, float | None]:
 
 def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
     """What Chapter 8's K-FAC claims and prose read off :func:`kfac_summary`: ``diag_margin`` (the
-    smallest diagonal − K-FAC error over layers, states and nets), ``gap`` and ``cross_share[state]``
-    as (mean, se, dof) over nets (no error for one net), and the glued numbers and sentence
+    smallest diagonal − K-FAC error over layers, states and nets), ``gap``, ``cross_share[state]`` and
+    ``diag_ratio`` (per net, the largest K-FAC / diagonal error) as (mean, se, dof) over nets (no error
+    for one net), and the glued numbers and sentence
     (``glue``, two significant digits; ``glue_3``, three)."""
     S = KFAC_STATES
     err, best, diag, cross, within = (KS[k] for k in ("err", "best", "diag", "cross", "within"))
@@ -992,6 +1006,7 @@ def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
         f"{'at initialisation' if more['init'] else 'after training'}, the Kronecker factorisation of the diagonal "
         f"blocks more {'after training' if more['init'] else 'at initialisation'}")
     return {"diag_margin": float(min((diag[t] - err[t]).min() for t in S)), "gap": gap, "cross_share": share,
+            "diag_ratio": _mean_se_dof(KS["diag_ratio"]) if "diag_ratio" in KS else None,
             "glue": glue, "glue_3": {"kfac_trace_worst": (KS["trace_worst"], KS["trace_worst_se"])}}
 
 

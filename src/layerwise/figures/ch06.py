@@ -146,14 +146,14 @@ def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, membe
                          half_width: float, uv: np.ndarray, rng_activation: np.random.Generator,
                          rng_linear: np.random.Generator) -> Any:
     """Activation regions (left) and the linear regions ``labels`` they merge into (right), the
-    linear region made of ``members`` dark."""
+    linear region made of ``members`` dark (none when ``members`` is empty: the search found none)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.4, 3.8))
     draw_regions(ax1, V, n, half_width, uv, rng=rng_activation)
     ax1.set_title(f"{len(n)} activation regions")
     lc = region_colors(labels.max() + 1, rng_linear)[labels]
     lc[members] = (0.1, 0.1, 0.1, 1.0)
     draw_regions(ax2, V, n, half_width, uv, colors=lc)
-    ax2.set_title(f"{labels.max() + 1} linear regions (dark: {len(members)} pieces)")
+    ax2.set_title(f"{labels.max() + 1} linear regions" + (f" (dark: {len(members)} pieces)" if len(members) else ""))
     return fig
 
 
