@@ -167,6 +167,7 @@ class Chapter:
         self.figures: list[str] = []
         self.figure_meta: list[dict[str, str]] = []
         self.glued: dict[str, str] = {}
+        self.package_sentences: list[str] = []  # glue_all names whose value is a sentence (issue #26)
         self._t0 = time.perf_counter()
         set_style()
 
@@ -304,6 +305,8 @@ class Chapter:
         from layerwise.stats import Estimate
 
         for name, value in values.items():
+            if isinstance(value, str) and len(value.split()) >= 4:  # a sentence worded by package code
+                self.package_sentences.append(name)
             if isinstance(value, Estimate):
                 self.glue(name, value.mean, se=value.se, digits=digits)
             elif isinstance(value, tuple) and len(value) == 2:
@@ -370,6 +373,7 @@ class Chapter:
             "figures": list(self.figures),
             "figure_labels": list(self.figure_meta),
             "glued": dict(self.glued),
+            "glued_from_package": list(self.package_sentences),
             "store": {
                 "hits": sum(e[0] == "hit" for e in self.store.events),
                 "computed": sum(e[0] == "miss" for e in self.store.events),
