@@ -8,8 +8,12 @@ CH ?=
 P ?=
 SEED ?= 0
 DEVICE ?= auto
+EXECUTOR ?= local
+SCHEDULER ?=
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
 PARAMS := $(foreach p,$(P),-p $(p))
+# where simulation blocks run: local, or EXECUTOR=dask (SCHEDULER=tcp://host:8786, else a LocalCluster here)
+EXEC := --executor $(EXECUTOR)$(if $(strip $(SCHEDULER)), --scheduler $(strip $(SCHEDULER)),)
 
 SEEDS ?= 0-19
 KERNELS ?= native avx2
@@ -18,6 +22,7 @@ KERNELS ?= native avx2
 
 help:
 	@echo "make book [SCALE=ci|default|paper]      set up, execute every chapter, render _build/html"
+	@echo "  ... EXECUTOR=dask [SCHEDULER=tcp://host:8786]   (book, chapters, chapter) simulation blocks on a Dask cluster"
 	@echo "make test                               set up, then unit tests + pair check + chapters at ci + HTML build + browser check"
 	@echo "make chapter CH=07 [SCALE=ci] [P='width=300 n_nets=4']   execute one chapter"
 	@echo "make html                               re-render _build/html from the executed chapters"
@@ -37,10 +42,10 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-*; touch $@
 
 book: venv
-	$(PY) -m layerwise book all --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+	$(PY) -m layerwise book all --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(EXEC) $(PARAMS)
 
 chapters: venv
-	$(PY) -m layerwise book run --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+	$(PY) -m layerwise book run --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(EXEC) $(PARAMS)
 
 html: venv
 	$(PY) -m layerwise book build
@@ -53,7 +58,7 @@ evidence: venv
 
 chapter: venv
 	@test -n "$(CH)" || { echo "error: CH is required, e.g. make chapter CH=07 (chapters: $$($(PY) -m layerwise book list | tr '\n' ' '))"; exit 2; }
-	$(PY) -m layerwise book run --chapters $(CH) --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(PARAMS)
+	$(PY) -m layerwise book run --chapters $(CH) --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(EXEC) $(PARAMS)
 
 # The ci book over many seeds and both torch CPU kernel sets; table in results/robustness/<scale>/table.md.
 robustness: venv

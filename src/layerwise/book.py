@@ -5,7 +5,9 @@
     ``_toc.yml`` points to), hides the parameter cells and adds the execution header;
 ``python -m layerwise book build``
     writes the reproduction dashboard and renders ``_build/html`` with ``-W -n --keep-going``;
-``python -m layerwise book all --scale ci`` does both; ``list`` shows the chapters;
+``python -m layerwise book all --scale ci`` does both (``--executor dask [--scheduler tcp://host:8786]``
+on ``run``/``all`` sends the simulation blocks to a Dask cluster, :mod:`layerwise.executor`);
+``list`` shows the chapters;
 ``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync; ``shape`` counts each
 chapter's code lines by kind (claims, figures, glue, parameters, imports, computation).
 
@@ -23,6 +25,7 @@ import sys
 import time
 
 from .dashboard import save_evidence, write_dashboard
+from .executor import check_executor
 from .pages import GLUE_PREFIX, decorate, execution_header, figure_directive
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
@@ -102,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         r.add_argument("--device", default="auto", help="auto | cpu | cuda")
         r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="override a chapter parameter")
         r.add_argument("--timeout", type=_timeout, default=None, help="per-chapter limit in seconds (default by scale)")
+        r.add_argument("--executor", default=None,
+                       help="where simulation blocks run: local (default) | dask (a Dask cluster; needs '.[dask]')")
+        r.add_argument("--scheduler", default=None, metavar="ADDR",
+                       help="with --executor dask: the scheduler, e.g. tcp://host:8786 (default: a LocalCluster here)")
     sub.add_parser("build", help="write the dashboard and render _build/html")
     sub.add_parser("list", help="list the chapters")
     sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
@@ -175,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         for nb in todo.values():  # the gate: every override of every selected chapter, before running any
             check_overrides(nb, overrides)
         device = resolve_device(a.device)  # device='cuda' without a GPU stops here
+        executor, scheduler = check_executor(a.executor, a.scheduler)  # an unreachable scheduler stops here
+        if executor != "local":
+            print(f"[layerwise] simulation blocks go to Dask: {scheduler or 'a LocalCluster on this machine'}",
+                  flush=True)
         timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
         if a.scale == "paper" and device == "cpu":
             print(
@@ -190,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
             try:
-                run_chapter(key, nb, scale=a.scale, seed=a.seed, device=a.device, overrides=overrides, timeout=timeout, root=root)
+                run_chapter(key, nb, scale=a.scale, seed=a.seed, device=a.device, overrides=overrides, timeout=timeout,
+                            root=root, executor=executor, scheduler=scheduler)
             except ChapterFailed as exc:
                 print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
                 failures.append(nb.stem)

@@ -235,7 +235,11 @@ class Chapter:
         shared: tuple[str, ...] = (),
     ) -> ArrayDict:
         """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0
-        (arrays named in ``shared`` are identical in every block and kept once)."""
+        (arrays named in ``shared`` are identical in every block and kept once).  The blocks run
+        where ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER`` say (:func:`layerwise.executor.resolve_executor`:
+        here by default, or on a Dask cluster); the numbers are the same either way."""
+        from .executor import resolve_executor, settings
+
         fingerprint, modules = fingerprint_of(code)
         entry = self.store.get_or_compute_blocks(
             f"{self.name}.{name}",
@@ -247,6 +251,8 @@ class Chapter:
             device=self.device,
             progress=True,
             shared=shared,
+            executor=None if settings()[0] == "local" else resolve_executor,  # connected only if a block is missing
+            code=code,
         )
         return entry.arrays
 

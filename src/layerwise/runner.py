@@ -320,12 +320,16 @@ def run_chapter(
     timeout: float | None = None,
     root: Path | None = None,
     executed_dir: Path | None = None,
+    executor: str | None = None,
+    scheduler: str | None = None,
 ) -> Path:
     """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
 
     The executed copy goes to ``executed_dir`` (default ``book/chapters/``), results to
     ``$LAYERWISE_RESULTS`` (default ``results/``); simulation blocks are reported on stderr.  The
-    executed copy is then shaped for the page (:func:`layerwise.pages.decorate`)."""
+    executed copy is then shaped for the page (:func:`layerwise.pages.decorate`).  ``executor`` and
+    ``scheduler`` (validated by the caller, :func:`layerwise.executor.check_executor`) become the
+    kernel's ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER``; left out, the caller's are inherited."""
     from .pages import decorate
 
     root = root or repo_root()
@@ -337,6 +341,12 @@ def run_chapter(
     with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
         progress_file = Path(tmp) / "progress"
         env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0", "LAYERWISE_PROGRESS": str(progress_file)}
+        if executor is not None:
+            env["LAYERWISE_EXECUTOR"] = executor
+            if scheduler:
+                env["LAYERWISE_SCHEDULER"] = scheduler
+            else:
+                env.pop("LAYERWISE_SCHEDULER", None)
         arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
         started = time.time()
         errlog = Path(tmp) / "stderr"

@@ -240,6 +240,8 @@ class ResultsStore:
         device: str = "cpu",
         progress: bool = False,
         shared: tuple[str, ...] = (),
+        executor: Any = None,
+        code: str | Sequence[str] | None = None,
     ) -> Entry:
         """Compute ``n_blocks`` independent blocks (each cached) and concatenate them on axis 0.
 
@@ -247,6 +249,13 @@ class ResultsStore:
         the blocks already on disk; the assembled result is cached as its own entry. Arrays named
         in ``shared`` (e.g. the layer index of each record) are the same in every block: they are
         checked to be identical and kept once instead of concatenated.
+
+        ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the blocks here,
+        one after the other; a ``distributed.Client`` (or a function returning one, called only when a
+        block is missing: a fully cached run connects to nothing) gets every block not yet in the store as a task
+        (``compute_block`` travels with it, pickled; ``code`` names the modules whose source the
+        worker must share with this process, default the whole package) and each block is stored as
+        it arrives.  Either way the blocks are assembled in order, so the result is the same.
         """
         n_blocks = check_positive_int("n_blocks", n_blocks)
         full_cfg = {**config, "n_blocks": n_blocks}
@@ -254,6 +263,11 @@ class ResultsStore:
         if entry is not None:
             return entry
         self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
+        if executor is not None:
+            blocks = self._blocks_on(executor, name, config, n_blocks, compute_block, code_version=code_version,
+                                     code_modules=code_modules, device=device, progress=progress, code=code)
+            return self._assemble(name, full_cfg, blocks, code_version=code_version, code_modules=code_modules,
+                                  device=device, shared=shared)
         blocks: list[Entry] = []
         it = range(n_blocks)
         if progress:
@@ -276,6 +290,94 @@ class ResultsStore:
                 )
             )
         report.write("end", name, n_blocks)
+        return self._assemble(name, full_cfg, blocks, code_version=code_version, code_modules=code_modules,
+                              device=device, shared=shared)
+
+    def _blocks_on(
+        self,
+        client: Any,
+        name: str,
+        config: Mapping[str, Any],
+        n_blocks: int,
+        compute_block: Callable[[int], Mapping[str, Any]],
+        *,
+        code_version: str,
+        code_modules: Sequence[str],
+        device: str,
+        progress: bool,
+        code: str | Sequence[str] | None,
+    ) -> list[Entry]:
+        """The blocks of :meth:`get_or_compute_blocks` through a ``distributed.Client``: the ones in
+        the store are loaded, the others submitted at once and each saved as soon as it completes
+        (an interrupted run loses only the blocks still in flight)."""
+        import uuid
+
+        from distributed import as_completed
+
+        from . import executor as ex
+
+        done: dict[int, Entry] = {}
+        todo: list[int] = []
+        for i in range(n_blocks):
+            e = self.load(f"{name}.block", {**config, "block": i}, code_version)
+            if e is None:
+                todo.append(i)
+            else:
+                done[i] = e
+        report = ProgressFile.from_env()
+        report.write("start", name, n_blocks)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_blocks, initial=len(done), desc=name, unit="block", leave=False)
+        try:
+            if todo:
+                if not hasattr(client, "submit"):
+                    client = client()  # the factory: connect now that there is work
+                expected = ex.client_fingerprint(code)
+                run = uuid.uuid4().hex[:8]
+                futures = {
+                    client.submit(ex.run_unit, compute_block, i, code, expected, pure=False, retries=2,
+                                  key=f"{name}.block-{i}-{run}"): i
+                    for i in todo
+                }
+                pending = as_completed(list(futures), loop=client.loop)
+                try:
+                    for fut in pending:
+                        i = futures.pop(fut)
+                        arrays, info = fut.result()
+                        fut.release()
+                        cfg_i = {**config, "block": i}
+                        self.events.append(("miss", f"{name}.block", config_key(f"{name}.block", cfg_i, code_version)))
+                        done[i] = self.save(f"{name}.block", cfg_i, code_version, arrays, device=device,
+                                            wall_time_s=info["wall_time_s"], worker=info["worker"],
+                                            code_modules=list(code_modules))
+                        if len(done) < n_blocks:
+                            report.write("block", name, len(done))
+                        if bar is not None:
+                            bar.update(1)
+                finally:
+                    if futures:  # an error (or an interrupt): withdraw what is still queued
+                        client.cancel(list(futures))
+        finally:
+            if bar is not None:
+                bar.close()
+        report.write("end", name, n_blocks)
+        return [done[i] for i in range(n_blocks)]
+
+    def _assemble(
+        self,
+        name: str,
+        full_cfg: Mapping[str, Any],
+        blocks: Sequence[Entry],
+        *,
+        code_version: str,
+        code_modules: Sequence[str],
+        device: str,
+        shared: tuple[str, ...],
+    ) -> Entry:
+        """Concatenate ``blocks`` (in order) on axis 0, arrays in ``shared`` kept once, and store it."""
         keys = blocks[0].arrays.keys()
         missing = [k for k in shared if k not in keys]
         if missing:

@@ -1,0 +1,201 @@
+"""Where the book's heavy units of work run: in this process, or on a Dask cluster (SPEC §4, issue #31).
+
+Independent units (today: the moments engine's blocks of networks, Chapters 3–5) go through one
+seam, :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*:
+
+``local`` (the default)
+    ``None``: the units run one after the other in this process, exactly as before; reading or
+    building the book needs no new dependency.
+``dask``
+    a ``distributed.Client`` — to the scheduler at ``scheduler`` (``tcp://host:8786``, e.g. one
+    started with ``dask scheduler``, or a ``dask_jobqueue.SLURMCluster``'s address), or, with no
+    address, to a ``LocalCluster`` of two single-threaded worker processes on this machine.  Each
+    unit's arrays are written into the client's results store as they arrive, so a re-run resumes.
+
+:func:`resolve_executor` reads ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER`` when not given
+arguments (the book runner sets them for the chapter kernels from ``--executor``/``--scheduler``,
+make from ``EXECUTOR=``/``SCHEDULER=``).  A worker runs a unit through :func:`run_unit`, which first
+compares the fingerprint of the worker's ``layerwise`` source (:func:`layerwise.provenance.fingerprint_of`)
+with the client's, sent with the task, and refuses to compute when they differ
+(:class:`CodeMismatch`): results keyed on one version of the code are never computed by another.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .params import ParameterError, check_choice
+from .provenance import all_modules, fingerprint_of
+
+#: The allowed executors.
+EXECUTORS = ("local", "dask")
+#: Environment variables read by :func:`resolve_executor` when it is given no arguments.
+ENV_EXECUTOR = "LAYERWISE_EXECUTOR"
+ENV_SCHEDULER = "LAYERWISE_SCHEDULER"
+#: Seconds to wait for a scheduler before giving up (before any work is submitted).
+CONNECT_TIMEOUT_S = 10.0
+#: How to install the optional dependency, for error messages.
+INSTALL_HINT = "pip install -e '.[dask]'"
+
+_CLIENTS: dict[tuple[str, str | None], Any] = {}
+
+
+class CodeMismatch(RuntimeError):
+    """A worker's ``layerwise`` source differs from the client's: its results would be keyed wrongly."""
+
+
+def settings(kind: str | None = None, scheduler: str | None = None) -> tuple[str, str | None]:
+    """The executor kind and scheduler address: the arguments, else ``$LAYERWISE_EXECUTOR`` /
+    ``$LAYERWISE_SCHEDULER``, else ``("local", None)``; validated (no connection is made)."""
+    if kind is None:
+        kind = os.environ.get(ENV_EXECUTOR) or "local"
+    if scheduler is None:
+        scheduler = os.environ.get(ENV_SCHEDULER) or None
+    kind = check_choice("executor", kind.strip().lower() if isinstance(kind, str) else kind, EXECUTORS)
+    if scheduler is not None:
+        scheduler = scheduler.strip() or None
+    if scheduler is not None and kind != "dask":
+        raise ParameterError(f"scheduler={scheduler!r} is only used with executor='dask' (make: EXECUTOR=dask "
+                             f"SCHEDULER={scheduler}; book: --executor dask --scheduler {scheduler})")
+    return kind, scheduler
+
+
+def require_distributed() -> Any:
+    """The ``distributed`` module, or a :class:`ParameterError` saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ParameterError(
+            f"executor='dask' needs the optional packages dask and distributed; install them with "
+            f"`{INSTALL_HINT}` (on the client and on every worker), or use executor='local'"
+        ) from None
+    return distributed
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Fail fast, naming ``address``, when nothing listens there (a refused TCP connection)."""
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+
+    how = ("start one with `dask scheduler` (and `dask worker ADDRESS` on each machine, with the same "
+           "layerwise commit installed), or leave the scheduler out for a LocalCluster on this machine")
+    try:
+        proto, loc = parse_address(address)
+    except ValueError as exc:
+        raise ParameterError(f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})") from None
+    if proto not in ("tcp", "tls"):
+        return  # inproc:// or ucx://: leave it to distributed
+    try:
+        host, port = parse_host_port(loc)
+    except ValueError as exc:
+        raise ParameterError(f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})") from None
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"no Dask scheduler reachable at {address} ({exc}); {how}") from None
+
+
+def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOUT_S) -> Any:
+    """A new ``distributed.Client`` for ``kind='dask'``: to ``scheduler``, or to a new two-process
+    ``LocalCluster``.  An unreachable scheduler raises :class:`ParameterError` naming it."""
+    distributed = require_distributed()
+    if scheduler is None:
+        import logging
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        client = distributed.Client(cluster, set_as_default=False)
+        client._layerwise_cluster = cluster  # closed with the client
+        return client
+    _probe(scheduler, timeout)
+    try:
+        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ParameterError(f"no Dask scheduler reachable at {scheduler} within {timeout:.0f} s ({exc}); start "
+                             f"one with `dask scheduler` and workers with `dask worker {scheduler}`") from None
+
+
+def resolve_executor(kind: str | None = None, scheduler: str | None = None) -> Any:
+    """``None`` for the local executor (units run in this process), else a ``distributed.Client``
+    (cached per process: one cluster or connection however many runs use it).  Arguments left out
+    are read from ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER``."""
+    kind, scheduler = settings(kind, scheduler)
+    if kind == "local":
+        return None
+    client = _CLIENTS.get((kind, scheduler))
+    if client is not None and client.status == "running":
+        return client
+    client = connect(kind, scheduler)
+    _CLIENTS[(kind, scheduler)] = client
+    return client
+
+
+def check_executor(kind: str | None = None, scheduler: str | None = None) -> tuple[str, str | None]:
+    """Validate the executor settings before any work (the book runner's gate): the kind, that
+    ``distributed`` is installed, and that the scheduler, if given, answers (the test connection is
+    closed again).  Returns the resolved ``(kind, scheduler)``."""
+    kind, scheduler = settings(kind, scheduler)
+    if kind == "dask":
+        require_distributed()
+        if scheduler is not None:
+            connect(kind, scheduler).close()
+    return kind, scheduler
+
+
+def close_all() -> None:
+    """Close every client (and LocalCluster) this process opened."""
+    while _CLIENTS:
+        _, client = _CLIENTS.popitem()
+        cluster = getattr(client, "_layerwise_cluster", None)
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+atexit.register(close_all)
+
+
+def workers_modules(code: str | Sequence[str] | None) -> str | tuple[str, ...]:
+    """The module(s) whose source a unit's result depends on (``None``: the whole package)."""
+    return all_modules() if code is None else (code if isinstance(code, str) else tuple(code))
+
+
+def client_fingerprint(code: str | Sequence[str] | None) -> str:
+    """The fingerprint of this process's source of ``code`` (sent with every task)."""
+    return fingerprint_of(workers_modules(code))[0]
+
+
+def run_unit(
+    func: Callable[[int], Mapping[str, Any]], i: int, code: str | Sequence[str] | None, expected: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """What a worker runs for unit ``i``: check that its code is the client's, then ``func(i)``.
+
+    Returns the unit's arrays and ``{"wall_time_s", "worker"}`` (the worker's host name).  Raises
+    :class:`CodeMismatch` before computing anything when the worker's fingerprint of ``code``
+    differs from ``expected``, the client's."""
+    got = fingerprint_of(workers_modules(code))[0]
+    if got != expected:
+        raise CodeMismatch(
+            f"worker {platform.node()} runs layerwise code {got[:12]}, the client {expected[:12]}: refusing to mix "
+            "results from different code — install the same commit on the workers (pip install -e '.[dask]' "
+            "in a checkout of the client's commit) and restart them"
+        )
+    t0 = time.perf_counter()
+    arrays = {k: np.asarray(v) for k, v in func(i).items()}
+    return arrays, {"wall_time_s": time.perf_counter() - t0, "worker": platform.node()}
+
+
+__all__: Sequence[str] = ("CONNECT_TIMEOUT_S", "EXECUTORS", "CodeMismatch", "check_executor", "client_fingerprint",
+                          "close_all", "connect", "require_distributed", "resolve_executor", "run_unit", "settings")
