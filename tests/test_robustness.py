@@ -15,6 +15,7 @@ def _run(root, label, ledgers, crashes=None, scale="ci"):
         claims = [{"id": cid, "kind": "reproduces", "status": st} for cid, st in statuses.items()]
         (d / f"{chapter}.json").write_text(json.dumps({"claims": claims}))
     (root / label / "crashes.json").write_text(json.dumps(crashes or {}))
+    (root / label / "commits.txt").write_text("3088755 01 02\nabc1234 07\n")  # a hash may be all digits
 
 
 def test_table_counts_outcomes_and_flags_failures_flips_crashes_and_missing_claims(tmp_path):
@@ -29,7 +30,7 @@ def test_table_counts_outcomes_and_flags_failures_flips_crashes_and_missing_clai
     assert t["claims"]["07_x/b"]["missing_in"] == ["avx2-s0"] and t["claims"]["06_y/d"]["missing_in"] == []
     assert t["flagged"] == ["07_x/a", "07_x/b"]
     assert t["varying"] == ["07_x/a", "07_x/c"]
-    assert t["crashes"] == {"06_y": ["avx2-s0"]}
+    assert t["crashes"] == {"06_y": ["avx2-s0"]} and t["commits"] == ["3088755", "abc1234"]
     text = rb.table_markdown(t)
     assert "3 runs, 4 claims: 2 failed in some run, 1 flipped between pass and fail" in text
     assert "| 07_x/a | reproduces | 2 | 1 | 0 | 0 | native-s1 | flip |" in text and "- 06_y: avx2-s0" in text

@@ -148,9 +148,9 @@ def load_runs(out: Path, scale: str) -> dict[str, dict[str, Any]]:
     runs: dict[str, dict[str, Any]] = {}
     for run_dir in sorted(p for p in Path(out).iterdir() if (p / "crashes.json").exists()):
         claims = {f.stem: json.loads(f.read_text()).get("claims", []) for f in sorted((run_dir / scale).glob("*.json"))}
-        commits = (run_dir / "commits.txt").read_text().split() if (run_dir / "commits.txt").exists() else []
+        lines = (run_dir / "commits.txt").read_text().splitlines() if (run_dir / "commits.txt").exists() else []
         runs[run_dir.name] = {"claims": claims, "crashes": json.loads((run_dir / "crashes.json").read_text()),
-                              "commits": sorted({c for c in commits if not c.isdigit()})}
+                              "commits": sorted({ln.split()[0] for ln in lines if ln.strip()})}
     return runs
 
 
