@@ -631,10 +631,11 @@ ch.glue("train_replicates", params["train_replicates"])
 ch.glue("train_slope_verdict", ch.verdict(
     ["trainable_depth_proportional_to_xi_c"],
     "grows in proportion to ξ_c, as Schoenholz et al. report",
-    "grows more slowly than ξ_c — closer to √ξ_c than to ξ_c. We do not reproduce L ∝ ξ_c with this short training: "
-    "near the transition, where ξ_c diverges, 300 steps of SGD cannot train networks as deep as 6 ξ_c, so the "
-    "boundary there is set by the training time rather than by ξ_c, which flattens the slope; Schoenholz et al.'s "
-    "boundary follows ξ_c after much longer training",
+    "grows more slowly than ξ_c — closer to √ξ_c than to ξ_c: we do not reproduce L ∝ ξ_c with this short "
+    "training. A likely cause, not tested at this scale: near the transition, where ξ_c diverges, a short training "
+    "cannot reach networks as deep as a fixed multiple of ξ_c, so the boundary there is set by the training time, "
+    "which flattens the slope; Schoenholz et al. trained far longer, and the paper scale (3000 steps) would show "
+    "whether the slope rises towards 1",
     "is not decided at this scale"))
 
 # %% [markdown]
