@@ -59,3 +59,13 @@ def test_unknown_kernel_set_is_refused_before_any_run(tmp_path):
     with pytest.raises(ParameterError, match="kernel='avx512'"):
         rb.run_all([0], ["avx512"], out=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_the_environment_of_a_run_is_restored_afterwards(monkeypatch):
+    import os
+
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    monkeypatch.delenv("LAYERWISE_RESULTS", raising=False)
+    with rb._environment(ATEN_CPU_CAPABILITY=None, LAYERWISE_RESULTS="/tmp/x"):
+        assert "ATEN_CPU_CAPABILITY" not in os.environ and os.environ["LAYERWISE_RESULTS"] == "/tmp/x"
+    assert os.environ["ATEN_CPU_CAPABILITY"] == "default" and "LAYERWISE_RESULTS" not in os.environ

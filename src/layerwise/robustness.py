@@ -49,23 +49,24 @@ def parse_seeds(text: str) -> list[int]:
     return sorted(out)
 
 
+def _apply_environment(values: dict[str, str | None]) -> None:
+    """Set each variable of ``values``, removing those whose value is None."""
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @contextmanager
 def _environment(**values: str | None):
     """Set (or, for None, remove) environment variables for the duration of the block."""
     old = {k: os.environ.get(k) for k in values}
     try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply_environment(values)
         yield
     finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply_environment(old)
 
 
 def run_label(kernel: str, seed: int) -> str:
