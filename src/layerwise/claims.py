@@ -542,8 +542,9 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
                 alt = c.get("alternative")
                 why_not = (f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range" if alt
                            else "no alternative named")
+                counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
                 note += (f'<br><span class="lw-alt lw-weak">Not discriminating: {html.escape(why_not)}; '
-                         'not counted as reproduced.</span>')
+                         f'not counted as {counted}.</span>')
             body.append(
                 f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
                 f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
