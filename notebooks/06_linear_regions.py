@@ -293,6 +293,7 @@ ch.figure(fig, "lines_vs_neurons",
 # %%
 lx, dx = ln["lx"], ln["dx"]
 rng_n = f"N = {int(Ns[0])} to {int(Ns[-1])}"
+MIN_UNITS = 8  # the narrowest layer the 1-D laws are graded on (depth d at the smallest N: N/d units per layer)
 for d in P["depths"]:
     for cid, ex, ref, what in ((f"line_exponent_d{d}", lx[d], 1.0, "boundary crossings along a segment grow like N"),
                                (f"distance_exponent_d{d}", dx[d], -1.0,
@@ -306,7 +307,11 @@ for d in P["depths"]:
                         "neurons, distance to the nearest boundary ∝ its inverse",
                  alternative=(ref * R.montufar_exponent(Ns, d, n_in=1), "exponent of the maximal number of pieces "
                               "along a line (Montúfar et al., n_in = 1)") if d > 1 else (0.0, "no dependence on N"),
-                 caveat=f"{P['n_line_nets']} segments leave the interval wider than the margin")
+                 caveat=f"{P['n_line_nets']} segments leave the interval wider than the margin",
+                 **({} if int(Ns[0]) // d >= MIN_UNITS else dict(min_scale="default", note=(
+                     f"at N = {int(Ns[0])} a depth-{d} net has {int(Ns[0]) // d} units per layer; Hanin & Rolnick's "
+                     f"laws are for wide layers, and so narrow a net measures a steeper exponent on every seed of the "
+                     f"book's robustness sweep: graded where every layer has at least {MIN_UNITS} units"))))
 ch.glue_all(ln["glue"])  # line_exponents, dist_exponents, line_per_theta, dist_vs_closed
 
 # %% [markdown]
