@@ -163,9 +163,9 @@ def main(argv: list[str] | None = None) -> int:
             print("printed", build_pdf(root))
             return 0
         if a.cmd == "robustness":
-            from .robustness import kernels_of, parse_seeds, run_all
+            from .robustness import parse_seeds, run_all
 
-            out = run_all(parse_seeds(a.seeds), kernels_of(a.kernels), scale=check_scale(a.scale), chapters=a.chapters,
+            out = run_all(parse_seeds(a.seeds), a.kernels, scale=check_scale(a.scale), chapters=a.chapters,
                           root=root)
             print((out / "table.md").read_text())
             return 0

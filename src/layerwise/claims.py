@@ -72,11 +72,6 @@ DEFAULT_CONFIDENCE = 0.99
 LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive", "skipped": "○ skipped"}
 
 
-def _is_estimate(x: Any) -> bool:
-    """Whether ``x`` is a :class:`layerwise.stats.Estimate` (mean, se, dof, n)."""
-    return isinstance(x, tuple) and getattr(x, "_fields", ()) == ("mean", "se", "dof", "n")
-
-
 def _num(x: Any) -> Any:
     """Plain-Python form of a measured/reference value for JSON."""
     if x is None or isinstance(x, (bool, str)):
@@ -371,7 +366,9 @@ class Ledger:
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
-        if _is_estimate(measured):  # one estimate type from stats to the ledger: its mean, se and d.o.f.
+        from .stats import Estimate
+
+        if isinstance(measured, Estimate):  # one estimate type from stats to the ledger: its mean, se and d.o.f.
             if se is not None or dof is not None or interval is not None:
                 raise ParameterError(f"claim {id}: measured= is an Estimate, which carries its own se and dof; "
                                      "give no se=, dof= or interval=")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -221,8 +221,3 @@ def table_markdown(table: Mapping[str, Any]) -> str:
     lines += ["", "Every other claim had the same outcome in every run (totals over all runs: "
               + ", ".join(f"{v} {k}" for k, v in table["totals"].items()) + ")."]
     return "\n".join(lines) + "\n"
-
-
-def kernels_of(names: Iterable[str]) -> list[str]:
-    """Validated kernel-set names."""
-    return [check_choice("kernel", k, KERNELS) for k in names]
