@@ -172,3 +172,32 @@ def test_line_r2_rows_against_linregress_row_by_row():
     Y = 0.3 * x + rng.normal(size=(5, 12)) * np.array([0.01, 0.1, 1, 3, 10])[:, None]
     np.testing.assert_allclose(line_r2_rows(x, Y), [st.linregress(x, y).rvalue ** 2 for y in Y], rtol=1e-10)
     assert line_r2_rows(x, 2 * x + 1)[0] == pytest.approx(1.0)
+
+
+def test_estimate_forms_mean_interval_exact_and_their_bounds():
+    from layerwise.stats import Estimate, estimate, exact, interval_estimate, t_interval
+
+    e = estimate([1.0, 2.0, 3.0, 6.0])
+    assert e.interval is None and e.bounds(0.95) == t_interval(e.mean, e.se, 3, 0.95)
+    b = interval_estimate(0.5, 0.2, 0.9, n=7)
+    assert b == Estimate(0.5, None, None, 7, (0.2, 0.9)) and b.bounds() == (0.2, 0.9)
+    assert exact(2).bounds() == (2.0, 2.0) and exact(2).se is None
+    with pytest.raises(ParameterError, match="lo <= hi"):
+        interval_estimate(0.5, 0.9, 0.2)
+
+
+def test_a_claim_takes_mean_se_dof_or_interval_from_one_estimate():
+    from layerwise.claims import Ledger
+    from layerwise.stats import exact, interval_estimate
+
+    led = Ledger("ci")
+    c = led.claim("b", "s", kind="checks", measured=interval_estimate(0.5, 0.45, 0.55), reference=0.5, tol=0.1,
+                  why="w", source="s")
+    assert c.interval == (0.45, 0.55) and c.status == "pass"
+    c = led.claim("w", "s", kind="checks", measured=interval_estimate(0.5, 0.3, 0.7), reference=0.5, tol=0.1,
+                  why="w", source="s")
+    assert c.status == "inconclusive"
+    assert led.claim("x", "s", kind="checks", measured=exact(0.75), reference=0.5, tol=0.1, why="w",
+                     source="s").status == "fail"
+    with pytest.raises(ParameterError, match="carries its own"):
+        led.claim("y", "s", kind="checks", measured=exact(0.5), reference=0.5, tol=0.1, se=0.1, why="w", source="s")

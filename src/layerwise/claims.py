@@ -372,7 +372,7 @@ class Ledger:
             if se is not None or dof is not None or interval is not None:
                 raise ParameterError(f"claim {id}: measured= is an Estimate, which carries its own se and dof; "
                                      "give no se=, dof= or interval=")
-            measured, se, dof = measured.mean, measured.se, measured.dof
+            measured, se, dof, interval = measured.mean, measured.se, measured.dof, measured.interval
         c = Claim(
             id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
             se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,

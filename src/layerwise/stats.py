@@ -38,13 +38,30 @@ def mean_se(x: Any, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Estimate(NamedTuple):
-    """A mean over independent replicates with its standard error and degrees of freedom, ready
-    for a claim: ``ch.claim(..., measured=e.mean, se=e.se, dof=e.dof)``."""
+    """One measured quantity with its uncertainty — the book's one estimate type, from
+    :mod:`layerwise.stats` through the studies to ``ch.claim(measured=e)``.
+
+    * a mean over ``n`` independent replicates: ``se`` its standard error, ``dof`` the degrees of
+      freedom of Student's t (:func:`estimate`);
+    * a value with a confidence ``interval`` (lo, hi) from elsewhere — a bootstrap, a fit's
+      profile, an isotonic fit (:func:`interval_estimate`); ``se`` and ``dof`` are then None;
+    * an exact value (a quadrature, a closed form): ``se``, ``dof`` and ``interval`` None
+      (:func:`exact`)."""
 
     mean: float
-    se: float
-    dof: int
-    n: int
+    se: float | None = None
+    dof: float | None = None
+    n: int | None = None
+    interval: tuple[float, float] | None = None
+
+    def bounds(self, confidence: float = 0.99) -> tuple[float, float]:
+        """The two-sided ``confidence`` interval: ``interval`` if given, else mean ± t·se, else
+        (mean, mean) for an exact value."""
+        if self.interval is not None:
+            return self.interval
+        if self.se is None:
+            return (self.mean, self.mean)
+        return t_interval(self.mean, self.se, self.dof, confidence)
 
 
 def estimate(x: Any) -> Estimate:
@@ -55,6 +72,19 @@ def estimate(x: Any) -> Estimate:
         raise ParameterError(f"a standard error needs at least 2 samples, got {x.size}")
     m, se = mean_se(x)
     return Estimate(float(m), float(se), len(x) - 1, len(x))
+
+
+def interval_estimate(value: float, lo: float, hi: float, *, n: int | None = None) -> Estimate:
+    """A value with a confidence interval (lo, hi) formed elsewhere (bootstrap, profile, …)."""
+    value, lo, hi = float(value), float(lo), float(hi)
+    if not lo <= hi:
+        raise ParameterError(f"interval ({lo}, {hi}) must have lo <= hi")
+    return Estimate(value, None, None, n, (lo, hi))
+
+
+def exact(value: float) -> Estimate:
+    """A value with no sampling uncertainty (a quadrature, a closed form, a fixed construction)."""
+    return Estimate(float(value))
 
 
 def mean_se_dof(x: Any) -> tuple[float, float | None, int | None]:
