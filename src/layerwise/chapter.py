@@ -136,6 +136,14 @@ def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
     return text
 
 
+def join_words(words: Sequence[str]) -> str:
+    """Words joined for a sentence of the prose: 'a', 'a and b', 'a, b and c' ('' for none)."""
+    words = [str(w) for w in words]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
 class Chapter:
     """State of one chapter run: scale, seed, device, results store, claims and figures."""
 
