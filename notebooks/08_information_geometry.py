@@ -45,7 +45,7 @@ device = "auto"       # auto | cpu | cuda (this chapter computes on the CPU in f
 fr_depths = None      # hidden-layer counts L for the Fisher–Rao identity
 fr_widths = None      # hidden widths for the Fisher–Rao identity
 fr_n = None           # inputs used for the Fisher–Rao identity
-hidden = None         # width of the two hidden layers of the trained MLP (reparametrisation, K-FAC, tangents)
+hidden = None         # hidden width of the trained MLP (reparametrisation, K-FAC, tangents)
 n_train = None        # training digits (the last 297 digits are never trained on)
 train_steps = None    # maximum full-batch Adam steps
 lr = None             # Adam learning rate
@@ -56,11 +56,11 @@ sharp_draws = None    # weight-noise draws for the expected sharpness
 sharp_sigma = None    # weight-noise scale for the expected sharpness
 kfac_n = None         # inputs over which the Fisher is averaged
 kfac_units = None     # units per layer shown in the Fisher heat-maps
-kfac_seeds = None     # independently trained MLPs for the K-FAC statistics
-rand_fractions = None # fractions of randomised labels
-rand_seeds = None     # MLPs trained per fraction
+kfac_seeds = None     # independently trained MLPs for the K-FAC statistics (≥ 2)
+rand_fractions = None  # fractions of randomised labels
+rand_seeds = None     # MLPs trained per fraction (≥ 2)
 rand_hidden = None    # hidden width of the label-randomisation MLPs
-rand_steps = None     # maximum Adam steps of the label-randomisation runs (cap for reaching the target loss)
+rand_steps = None     # maximum Adam steps of the label-randomisation runs (cap for the target loss)
 rand_budget = None    # the fixed training budget (Adam steps) of the label-randomisation runs
 tangent_pairs = None  # pairs of inputs for the tangent-sensitivity check
 
@@ -76,14 +76,14 @@ tangent_pairs = None  # pairs of inputs for the tangent-sensitivity check
 # %%
 import numpy as np
 import pandas as pd
-import torch
 
-from layerwise import infogeo as ig
-from layerwise import networks as nw
-from layerwise.chapter import Chapter
+from layerwise import infogeo, networks
+from layerwise.chapter import Chapter, format_value, join_words
+from layerwise.claims import outcome
 from layerwise.data import digits
-from layerwise.figures import ch08 as F
+from layerwise.figures import ch08 as figures
 from layerwise.params import resolve_from
+from layerwise.studies import ch08 as study
 
 # %%
 SCALES = {
@@ -103,26 +103,26 @@ SCALES = {
                   alphas=[0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], lanczos_iter=50,
                   sharp_draws=128, sharp_sigma=0.05, kfac_n=1000, kfac_units=8, kfac_seeds=8,
                   rand_fractions=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-                  rand_seeds=10, rand_hidden=128, rand_steps=10000, rand_budget=2000, tangent_pairs=64),
+                  rand_seeds=10, rand_hidden=128, rand_steps=10000, rand_budget=2000,
+                  tangent_pairs=64),
 }
-P = ig.check_params(resolve_from(SCALES, scale, globals()))   # every value validated before any work
-ch = Chapter("08_information_geometry", scale=scale, seed=seed, device=device, params=P)
+params = study.check_params(resolve_from(SCALES, scale, globals()))  # validated before any work
+ch = Chapter("08_information_geometry", scale=scale, seed=seed, device=device, params=params)
 
 # %%
-# The chapter's tensors are small; one thread avoids losing most of the time to thread
-# synchronisation on a shared 2-core machine (measured: 10-80x slower with 2 threads under load).
-torch.set_num_threads(1)
 # The digits, shuffled once by the chapter seed: the first n_train train, the last 297 test.
-Xtr, Ytr, Xte, Yte = ig.split_digits(*digits(), ch.rng("split"), P["n_train"])
-WIDTHS = [64, P["hidden"], P["hidden"], 10]
+train_x, train_y, test_x, test_y = study.split_digits(*digits(), ch.rng("split"), params["n_train"])
+WIDTHS = [64, params["hidden"], params["hidden"], 10]
 
 
 def trained_mlp(s):
-    """The bias-free ReLU MLP 64-h-h-10 trained on the digits (cached): parameters, loss history, init seed."""
+    """The bias-free ReLU MLP 64-h-h-10 number ``s`` trained on the digits (cached): its weights,
+    loss history and initialisation seed."""
     init_seed = ch.torch_seed("mlp", s)
-    a = ch.cached_call(ig.trained_mlp, name=f"mlp{s}", x=Xtr, y=Ytr, widths=WIDTHS, steps=P["train_steps"],
-                       lr=P["lr"], seed=init_seed, target_loss=P["target_loss"])
-    return ig.arrays_to_params(a), a["loss"], init_seed
+    arrays = ch.cached_call(study.trained_mlp, name=f"mlp{s}", x=train_x, y=train_y, widths=WIDTHS,
+                            steps=params["train_steps"], lr=params["lr"], seed=init_seed,
+                            target_loss=params["target_loss"])
+    return study.arrays_to_params(arrays), arrays["loss"], init_seed
 
 # %% [markdown]
 # ## The Fisher–Rao norm of a rectifier network
@@ -132,15 +132,18 @@ def trained_mlp(s):
 # homogeneous, and scaling all L+1 weight matrices by c scales the output by c^{L+1}.
 # Differentiating in c at c = 1 gives Euler's identity for the network,
 #
-# $$\Big\langle \theta, \frac{\partial f_\theta(x)}{\partial \theta} \Big\rangle = (L+1)\, f_\theta(x).$$
+# $$\Big\langle \theta, \frac{\partial f_\theta(x)}{\partial \theta} \Big\rangle = (L+1)\,
+# f_\theta(x).$$
 #
 # {cite:t}`liang2019fisher` build their capacity measure on it. With the Fisher information
 # $I(\theta) = \mathbb E[\nabla_\theta \ell \otimes \nabla_\theta \ell]$ and the chain rule
-# $\nabla_\theta \ell = (\partial f/\partial\theta)^\top \partial \ell/\partial f$, the quadratic form in the
-# direction of θ itself collapses to a statement about outputs (Liang et al., Theorem 3.1):
+# $\nabla_\theta \ell = (\partial f/\partial\theta)^\top \partial \ell/\partial f$, the quadratic
+# form in the direction of θ itself collapses to a statement about outputs (Liang et al., Theorem
+# 3.1):
 #
-# $$\|\theta\|_{\rm fr}^2 := \langle \theta, I(\theta)\,\theta\rangle = \mathbb E\,\langle \theta, \nabla_\theta \ell\rangle^2
-#   = (L+1)^2\, \mathbb E \Big\langle \frac{\partial \ell}{\partial f}, f_\theta(x) \Big\rangle^2 .$$
+# $$\|\theta\|_{\rm fr}^2 := \langle \theta, I(\theta)\,\theta\rangle = \mathbb E\,\langle \theta,
+# \nabla_\theta \ell\rangle^2 = (L+1)^2\, \mathbb E \Big\langle \frac{\partial \ell}{\partial f},
+# f_\theta(x) \Big\rangle^2 .$$
 #
 # We compute both sides independently: the left side from exact per-example gradients
 # (`torch.func.vmap(grad)`), with no use of homogeneity, and the right side from the outputs alone.
@@ -150,47 +153,54 @@ def trained_mlp(s):
 # assumptions: add biases, or swap ReLU for tanh.
 
 # %%
-fr_rows = ig.fisher_rao_table(Xtr[: P["fr_n"]], Ytr[: P["fr_n"]], P["fr_depths"], P["fr_widths"],
-                              lambda *k: ch.torch_seed("fr", *k))
-fr = pd.DataFrame(fr_rows)
-fr.groupby("case")[["rel_diff", "euler", "euler_weighted"]].agg(["min", "max"]).rename_axis("network").style.format("{:.1e}")
+fr_n = params["fr_n"]
+fr_rows = study.fisher_rao_table(train_x[:fr_n], train_y[:fr_n], params["fr_depths"],
+                                 params["fr_widths"], lambda *k: ch.torch_seed("fr", *k))
+fr_table = pd.DataFrame(fr_rows)
+fr_table.groupby("case")[["rel_diff", "euler", "euler_weighted"]].agg(["min", "max"]).rename_axis(
+    "network").style.format("{:.1e}")
 
 # %%
-fig = F.fisher_rao_identity(fr.case.values, fr.identity.values, fr.direct.values, fr.n_params.values,
-                            fr.rel_diff.values)
+fig = figures.fisher_rao_identity(fr_table.case.values, fr_table.identity.values,
+                                  fr_table.direct.values, fr_table.n_params.values,
+                                  fr_table.rel_diff.values)
 ch.figure(fig, "fisher_rao_identity",
-          "The two sides of Liang et al. (2019), Theorem 3.1, for random networks: ⟨θ, I(θ)θ⟩ from exact "
-          "per-example gradients against (L+1)²E⟨∂ℓ/∂f, f⟩² from the outputs, for every depth and width of the "
-          "table, empirical and model Fisher. Bias-free ReLU and leaky ReLU sit on the diagonal to round-off "
-          "(right: relative difference, floored at ε/10); biases or tanh break the identity.",
-          arrays=dict(direct=fr.direct.values, identity=fr.identity.values, rel_diff=fr.rel_diff.values,
-                      n_params=fr.n_params.values, L=fr.L.values, width=fr.width.values,
-                      case=np.array(fr.case.values, dtype=str), labels=np.array(fr.labels.values, dtype=str)),
-          alt="Scatter of the two sides of the Fisher–Rao identity for random networks, and their relative difference "
-              "against the number of parameters: bias-free ReLU and leaky-ReLU networks agree to round-off, networks "
-              "with biases or tanh do not.")
+          "The two sides of Liang et al. (2019), Theorem 3.1, for random networks: ⟨θ, I(θ)θ⟩ "
+          "from exact per-example gradients against (L+1)²E⟨∂ℓ/∂f, f⟩² from the outputs, for "
+          "every depth and width of the table, empirical and model Fisher. Bias-free ReLU and "
+          "leaky ReLU sit on the diagonal to round-off (right: relative difference, floored at "
+          "ε/10); biases or tanh break the identity.",
+          arrays=dict(direct=fr_table.direct.values, identity=fr_table.identity.values,
+                      rel_diff=fr_table.rel_diff.values, n_params=fr_table.n_params.values,
+                      L=fr_table.L.values, width=fr_table.width.values,
+                      case=np.array(fr_table.case.values, dtype=str),
+                      labels=np.array(fr_table.labels.values, dtype=str)),
+          alt="Scatter of the two sides of the Fisher–Rao identity for random networks, and their "
+              "relative difference against the number of parameters: bias-free ReLU and leaky-ReLU "
+              "networks agree to round-off, networks with biases or tanh do not.")
 
 # %%
-for name, value in ig.fisher_rao_summary(fr_rows).items():
-    ch.glue(name, value, digits=2)
+ch.glue_all(study.fisher_rao_summary(fr_rows), digits=2)
 
 # %% [markdown]
-# {numref}`fig-08-fisher-rao-identity` shows both sides for {glue}`fr_n_nets` random networks. On the
-# homogeneous networks the two sides agree to a relative difference of at most
+# {numref}`fig-08-fisher-rao-identity` shows both sides for {glue}`fr_n_nets` random networks. On
+# the homogeneous networks the two sides agree to a relative difference of at most
 # {glue}`fr_homog_max` ({glue}`fr_homog_eps` times the float64 machine epsilon, the size of the
 # round-off in sums of a few thousand products), and Euler's identity holds to
 # {glue}`euler_homog_max`. With tanh the two sides differ by between {glue}`fr_tanh_min` and
 # {glue}`fr_tanh_max` (relative), and with small biases (standard deviation 0.1) by between
-# {glue}`fr_bias_min` and {glue}`fr_bias_max` — small, but many orders of magnitude above round-off.
-# That the identity holds to round-off is a property of the code, not a finding, so it is
-# verified where such things belong: the unit tests of `layerwise.infogeo` compare the outputs-only
-# form with the quadratic form θᵀIθ of a Fisher matrix summed explicitly from per-example (and, for
-# the model Fisher, per-class) autograd gradients, and check that biases and tanh break it.
+# {glue}`fr_bias_min` and {glue}`fr_bias_max` — small, but many orders of magnitude above
+# round-off. That the identity holds to round-off is a property of the code, not a finding, so it
+# is verified where such things belong: the unit tests of `layerwise.infogeo` compare the
+# outputs-only form with the quadratic form θᵀIθ of a Fisher matrix summed explicitly from
+# per-example (and, for the model Fisher, per-class) autograd gradients, and check that biases and
+# tanh break it.
 #
 # The failure with biases is not arbitrary: a bias in layer l scales like c^l when the weights
 # scale like c, so Euler's identity survives in the weighted form
 #
-# $$\sum_l \Big\langle W_l, \frac{\partial f}{\partial W_l}\Big\rangle + \sum_l l\,\Big\langle b_l, \frac{\partial f}{\partial b_l}\Big\rangle = (L+1)\, f,$$
+# $$\sum_l \Big\langle W_l, \frac{\partial f}{\partial W_l}\Big\rangle + \sum_l l\,\Big\langle b_l,
+# \frac{\partial f}{\partial b_l}\Big\rangle = (L+1)\, f,$$
 #
 # which holds here to {glue}`euler_weighted_max` (column `euler_weighted` of the table; also a unit
 # test). The Fisher–Rao identity of Liang et al. is the special case in which every parameter has
@@ -222,17 +232,18 @@ for name, value in ig.fisher_rao_summary(fr_rows).items():
 # proportional to each weight, ν = σ ε ⊙ θ (both with the same noise draws at every α).
 
 # %%
-p_tr, loss_hist, _ = trained_mlp(0)
+net, loss_history, _ = trained_mlp(0)
 ch.glue("mlp_widths", "-".join(str(w) for w in WIDTHS))
-ch.glue("mlp_steps", int(len(loss_hist)))
-ch.glue("mlp_loss", float(loss_hist[-1]), digits=2)
-ch.glue("mlp_train_acc", float((nw.forward(p_tr, Xtr).argmax(1).numpy() == Ytr).mean()))
-ch.glue("mlp_test_acc", float((nw.forward(p_tr, Xte).argmax(1).numpy() == Yte).mean()))
-R = ch.cached_call(ig.reparam_sweep, name="reparam", params=p_tr, x=Xtr, y=Ytr, alphas=P["alphas"],
-                   lanczos_iter=P["lanczos_iter"], sharp_draws=P["sharp_draws"], sharp_sigma=P["sharp_sigma"],
-                   seed_lanczos=ch.torch_seed("lanczos"), seed_lanczos2=ch.torch_seed("lanczos2"),
-                   seed_noise=ch.torch_seed("noise"))
-RS = ig.reparam_summary(R)
+ch.glue("mlp_steps", int(len(loss_history)))
+ch.glue("mlp_loss", float(loss_history[-1]), digits=2)
+for split, x, y in (("train", train_x, train_y), ("test", test_x, test_y)):
+    ch.glue(f"mlp_{split}_acc", float((networks.forward(net, x).argmax(1).numpy() == y).mean()))
+sweep = ch.cached_call(study.reparam_sweep, name="reparam", params=net, x=train_x, y=train_y,
+                       alphas=params["alphas"], lanczos_iter=params["lanczos_iter"],
+                       sharp_draws=params["sharp_draws"], sharp_sigma=params["sharp_sigma"],
+                       seed_lanczos=ch.torch_seed("lanczos"),
+                       seed_lanczos2=ch.torch_seed("lanczos2"), seed_noise=ch.torch_seed("noise"))
+reparam = study.reparam_summary(sweep)
 
 # %% [markdown]
 # The trained MLP {glue}`mlp_widths` reached a training loss of {glue}`mlp_loss` after
@@ -240,49 +251,46 @@ RS = ig.reparam_summary(R)
 # {glue}`mlp_test_acc`); {numref}`fig-08-reparametrisation` shows what the two rescalings do to it.
 
 # %%
-ch.figure(F.reparametrisation(R, P["sharp_sigma"]), "reparametrisation",
-          "A trained bias-free ReLU MLP on the digits under Dinh et al.'s (2017) α-scale transformation T_α "
-          "of its first two layers (Definition 5, solid) and the unit-wise rescaling (dashed). The function and "
-          "the Fisher–Rao norm do not move (round-off, floored at ε/10); the ℓ₂ norm, the top Hessian "
-          "eigenvalue and the isotropic expected sharpness change by orders of magnitude. The spectral-norm "
-          "product is invariant under T_α but not under the unit-wise rescaling; expected sharpness with "
-          "noise ∝ |θ| is invariant under both (error bars ±2 standard errors over the noise draws).",
-          arrays=dict(R),
-          alt="Four log-log panels against the rescaling factor α: the function and Fisher–Rao norm stay at round-off, "
-              "while norms, the top Hessian eigenvalue and the isotropic expected sharpness grow away from α = 1.")
+ch.figure(figures.reparametrisation(sweep, params["sharp_sigma"]), "reparametrisation",
+          "A trained bias-free ReLU MLP on the digits under Dinh et al.'s (2017) α-scale "
+          "transformation T_α of its first two layers (Definition 5, solid) and the unit-wise "
+          "rescaling (dashed). The function and the Fisher–Rao norm do not move (round-off, "
+          "floored at ε/10); the ℓ₂ norm, the top Hessian eigenvalue and the isotropic expected "
+          "sharpness change by orders of magnitude. The spectral-norm product is invariant under "
+          "T_α but not under the unit-wise rescaling; expected sharpness with noise ∝ |θ| is "
+          "invariant under both (error bars ±2 standard errors over the noise draws).",
+          arrays=dict(sweep),
+          alt="Four log-log panels against the rescaling factor α: the function and Fisher–Rao "
+              "norm stay at round-off, while norms, the top Hessian eigenvalue and the isotropic "
+              "expected sharpness grow away from α = 1.")
 
 # %%
-# The ℓ₂ range, the unit-wise spectral range and max_α λ_max / λ_max(1) follow from the α grid alone
-# (‖T_αθ‖₂², ‖W₁diag(α^s)‖₂‖diag(α^−s)W₂‖₂ and λ_max(α) ≥ α²λ_max(H₂₂) are closed forms): unit tests,
-# shown in the figure and the text, not claims.
-
-ch.claim("hessian_slope_large_alpha", "log-log slope of λ_max(α) between the two largest α is 2 (H ↦ T⁻¹HT⁻¹)",
-         kind="predicts", measured=RS["slope_hi"], reference=2, tol=0.05, comparison="abs",
-         why="margin = the finite-α correction: the first layer's block and the cross terms contribute O(α⁻²) "
-             f"relative corrections, ≤ 1 % at α = {RS['alpha_second']:.3g}; the measurement is deterministic",
-         source="Dinh et al. 2017, §4 (closed form of the transformed Hessian)",
-         alternative=(0.0, "a sharpness invariant under T_α (slope 0)"))
-ch.claim("hessian_slope_small_alpha", "log-log slope of λ_max(α) between the two smallest α is −2",
-         kind="predicts", measured=RS["slope_lo"], reference=-2, tol=0.05, comparison="abs",
-         why="same argument with the roles of the two layers exchanged", source="Dinh et al. 2017, §4",
-         alternative=(0.0, "a sharpness invariant under T_α (slope 0)"))
-ch.claim("sharpness_isotropic", "T_α makes the isotropic expected sharpness ≥ 100× larger at both ends of the α grid "
-         "(the smaller of the ratios at α_min and α_max to α = 1)", kind="reproduces",
-         measured=RS["iso_ratio"], se=RS["iso_se"], dof=P["sharp_draws"] - 1, reference=100, tol=0, comparison="ge",
-         why=f"ratio of Monte-Carlo means over the same {P['sharp_draws']} noise draws, jackknife standard error "
-             "over the paired draws; 100 = two orders of magnitude, no margin",
-         source="Neyshabur et al. 2017 (expected sharpness) under Dinh et al. 2017's T_α (§4: flatness is not invariant)",
+# The ℓ₂ range, the unit-wise spectral range and max_α λ_max / λ_max(1) follow from the α grid
+# alone (‖T_αθ‖₂², ‖W₁diag(α^s)‖₂‖diag(α^−s)W₂‖₂ and λ_max(α) ≥ α²λ_max(H₂₂) are closed forms):
+# unit tests, shown in the figure and the text, not claims.
+for end, slope, ref, text in (("large", "slope_hi", 2, "2"), ("small", "slope_lo", -2, "−2")):
+    ch.claim(f"hessian_slope_{end}_alpha", f"log-log slope of λ_max(α) between the two {end}st α "
+             f"is {text} (H ↦ T⁻¹HT⁻¹)", kind="predicts", measured=reparam[slope],
+             reference=ref, tol=0.05, comparison="abs",
+             why="margin = the finite-α correction: the other layer's block and the cross terms "
+                 "add O(α⁻²) relative corrections, ≤ 1 % one step in from either end of the grid",
+             source="Dinh et al. 2017, §4 (closed form of the transformed Hessian)",
+             alternative=(0.0, "a sharpness invariant under T_α (slope 0)"))
+ch.claim("sharpness_isotropic", "T_α makes the isotropic expected sharpness ≥ 100× larger at both "
+         "ends of the α grid (the smaller ratio to α = 1)", kind="reproduces",
+         measured=reparam["iso_ratio"], reference=100, tol=0, comparison="ge",
+         why="100 = two orders of magnitude; jackknife error over the paired noise draws",
+         source="Neyshabur et al. 2017 (expected sharpness) under Dinh et al. 2017's T_α (§4)",
          alternative=(1.0, "an expected sharpness invariant under T_α (ratio 1)"))
 
 # %%
-for name in ("inv_dev", "lam_conv", "spec_t_dev", "mult_dev"):
-    ch.glue(name, RS[name], digits=2)
-for name in ("lam_ratio", "l2_range", "spec_unit_range"):
-    ch.glue(name, ig.ratio_text(RS[name]))
-ch.glue("slope_hi", RS["slope_hi"])
-ch.glue("slope_lo", RS["slope_lo"])
-ch.glue("lanczos_iter", int(P["lanczos_iter"]))
-ch.glue("iso_ratio", ig.ratio_text(RS["iso_ratio"], RS["iso_se"]))
+ch.glue_all({name: reparam[name] for name in ("inv_dev", "lam_conv", "spec_t_dev", "mult_dev")},
+            digits=2)
+for name in ("lam_ratio", "l2_range", "spec_unit_range", "iso_ratio"):
+    ch.glue_all({name: reparam[name]}, digits=2)
+ch.glue("slope_hi", reparam["slope_hi"])
+ch.glue("slope_lo", reparam["slope_lo"])
+ch.glue("lanczos_iter", int(params["lanczos_iter"]))
 
 # %% [markdown]
 # The function and the Fisher–Rao norm move by at most {glue}`inv_dev` (relative) over the whole
@@ -321,9 +329,11 @@ ch.glue("iso_ratio", ig.ratio_text(RS["iso_ratio"], RS["iso_se"]))
 # K-FAC {cite:p}`martens2015optimizing` replaces the expectation of the Kronecker product by the
 # Kronecker product of the expectations,
 #
-# $$F_i \approx G_i \otimes A_{i-1}, \qquad G_i = \mathbb E[g_i g_i^\top],\quad A_{i-1} = \mathbb E[a_{i-1} a_{i-1}^\top],$$
+# $$F_i \approx G_i \otimes A_{i-1}, \qquad G_i = \mathbb E[g_i g_i^\top],\quad A_{i-1} = \mathbb
+# E[a_{i-1} a_{i-1}^\top],$$
 #
-# exact if g and a are independent, an approximation otherwise. It also drops the blocks between layers.
+# exact if g and a are independent, an approximation otherwise. It also drops the blocks between
+# layers.
 #
 # We build every F_i exactly (a sum over inputs and the ten classes of p_k-weighted outer
 # products; the unit tests check it against a brute-force sum of per-example, per-class gradients)
@@ -336,89 +346,96 @@ ch.glue("iso_ratio", ig.ratio_text(RS["iso_ratio"], RS["iso_se"]))
 # wrong inside the blocks (G_i ⊗ A_{i−1} ≠ F_i); we measure both.
 
 # %%
-K = [ch.cached_call(ig.kfac_study, name=f"kfac{s}", trained=trained_mlp(s)[0], init_seed=ch.torch_seed("mlp", s),
-                    x=Xtr[: P["kfac_n"]], units=P["kfac_units"] if s == 0 else None) for s in range(P["kfac_seeds"])]
-KS = ig.kfac_summary(K)
-KF = ig.kfac_findings(KS)
-STATES = ig.KFAC_STATES
-err, best, diag, cross, within = (KS[k] for k in ("err", "best", "diag", "cross", "within"))
-pd.DataFrame({f"{q}, {t}": d[t].mean(0) for q, d in (("K-FAC", err), ("best Kronecker", best), ("diagonal", diag))
-              for t in STATES}, index=pd.Index([f"layer {i}" for i in range(1, 4)], name="‖F − F̂‖/‖F‖")
+kfac_runs = [ch.cached_call(study.kfac_study, name=f"kfac{s}", trained=trained_mlp(s)[0],
+                            init_seed=ch.torch_seed("mlp", s), x=train_x[: params["kfac_n"]],
+                            units=params["kfac_units"] if s == 0 else None)
+             for s in range(params["kfac_seeds"])]
+kfac = study.kfac_summary(kfac_runs)
+kfac_found = study.kfac_findings(kfac)
+STATES = study.KFAC_STATES
+errors = {"K-FAC": kfac["err"], "best Kronecker": kfac["best"], "diagonal": kfac["diag"]}
+pd.DataFrame({f"{name}, {t}": error[t].mean(0) for name, error in errors.items() for t in STATES},
+             index=pd.Index([f"layer {i}" for i in range(1, 4)], name="‖F − F̂‖/‖F‖")
              ).style.format(precision=3)
 
 # %%
-ch.figure(F.kfac_heatmaps(K[0]), "kfac_heatmaps",
-          f"The exact Fisher of all three layers of the MLP, after Martens & Grosse (2015), Fig. 2 (weights between "
-          f"the first {P['kfac_units']} inputs and outputs of each layer; white lines separate layers), its "
-          "block-diagonal Kronecker-factored approximation and the absolute difference, at He initialisation (top) "
-          "and after training on the digits (bottom). Same colour scale within a row.",
-          arrays={k: v for k, v in K[0].items() if "_sub_" in k},
-          alt="Heat-maps of the exact Fisher, its block-diagonal K-FAC approximation and their difference, at "
-              "initialisation and after training.")
+ch.figure(figures.kfac_heatmaps(kfac_runs[0]), "kfac_heatmaps",
+          "The exact Fisher of all three layers of the MLP, after Martens & Grosse (2015), Fig. 2 "
+          f"(weights between the first {params['kfac_units']} inputs and outputs of each layer; "
+          "white lines separate layers), its block-diagonal Kronecker-factored approximation and "
+          "the absolute difference, at He initialisation (top) and after training on the digits "
+          "(bottom). Same colour scale within a row.",
+          arrays={k: v for k, v in kfac_runs[0].items() if "_sub_" in k},
+          alt="Heat-maps of the exact Fisher, its block-diagonal K-FAC approximation and their "
+              "difference, at initialisation and after training.")
 
 # %%
-ch.figure(F.kfac_spectra(K[0], err, best, diag), "kfac_spectra",
-          "Eigenvalues of each exact Fisher block F_i and of G_i ⊗ A_{i−1} (products of the factors' eigenvalues), "
-          "at initialisation (dotted) and after training (solid), after Martens & Grosse (2015), §3; last panel: "
-          "relative Frobenius errors of K-FAC, of the best Kronecker product and of the diagonal "
-          f"(mean ± sd over {len(K)} trained net{'s' if len(K) > 1 else ''}).",
-          alt="Eigenvalue spectra of the exact and K-FAC Fisher blocks of three layers, and the per-layer relative errors "
-              "of K-FAC, the best Kronecker product and the diagonal.",
-          arrays=dict(**{k: v for k, v in K[0].items() if "_eig_" in k}, kfac_init=err["init"],
-                      kfac_trained=err["trained"], best_init=best["init"], best_trained=best["trained"],
-                      diag_init=diag["init"], diag_trained=diag["trained"], cross_init=cross["init"],
-                      cross_trained=cross["trained"], within_init=within["init"], within_trained=within["trained"]))
+n_nets = len(kfac_runs)
+ch.figure(figures.kfac_spectra(kfac_runs[0], kfac["err"], kfac["best"], kfac["diag"]),
+          "kfac_spectra",
+          "Eigenvalues of each exact Fisher block F_i and of G_i ⊗ A_{i−1} (products of the "
+          "factors' eigenvalues), at initialisation (dotted) and after training (solid), after "
+          "Martens & Grosse (2015), §3; last panel: relative Frobenius errors of K-FAC, of the "
+          f"best Kronecker product and of the diagonal (mean ± sd over {n_nets} trained nets).",
+          alt="Eigenvalue spectra of the exact and K-FAC Fisher blocks of three layers, and the "
+              "per-layer relative errors of K-FAC, the best Kronecker product and the diagonal.",
+          arrays=dict(**{k: v for k, v in kfac_runs[0].items() if "_eig_" in k},
+                      **{f"{short}_{t}": kfac[key][t]
+                         for short, key in (("kfac", "err"), ("best", "best"), ("diag", "diag"),
+                                            ("cross", "cross"), ("within", "within"))
+                         for t in STATES}))
 
 # %%
-n_k = len(K)
-dr, dr_se, dr_dof = KF["diag_ratio"]
-ch.claim("kfac_beats_diagonal", "K-FAC is closer to the exact Fisher block than the diagonal approximation: K-FAC "
-         "error / diagonal error in the layer and state where it is largest (mean over nets)", kind="reproduces",
-         measured=dr, se=dr_se, dof=dr_dof, reference=1, tol=0, comparison="le",
-         why=f"one-sided: the whole t interval over {n_k} independently trained nets (n − 1 d.o.f.) must lie at or "
-             "below 1, the diagonal's own error; no margin",
-         source="Martens & Grosse 2015, §3 and Fig. 2 (the Kronecker product keeps the within-layer structure a "
-                "diagonal approximation drops)", alternative=(1.0, "the diagonal approximation's error (ratio 1)"))
-gap, gap_se, gap_dof = KF["gap"]
-ch.claim("kfac_worse_after_training", "training increases the K-FAC error (layer-averaged, trained − init, mean over "
-         "independently trained nets)", kind="predicts",
-         measured=gap, se=gap_se, dof=gap_dof,
-         reference=0, tol=0, comparison="ge", alternative=(0.0, "no effect of training"),
-         why=f"one-sided: the whole confidence interval over {n_k} nets (t, n − 1 d.o.f.) must lie above 0; no margin",
-         source="this chapter: g and a decouple at random initialisation and correlate after training "
-                "(Martens & Grosse 2015, §3, discuss when the independence approximation is poor)")
+ch.claim("kfac_beats_diagonal", "K-FAC is closer to the exact Fisher block than the diagonal: "
+         "K-FAC error / diagonal error where it is largest (layer, state; mean over nets)",
+         kind="reproduces", measured=kfac_found["diag_ratio"], reference=1, tol=0,
+         comparison="le", why="1 is the diagonal's own error: any improvement on it counts",
+         source="Martens & Grosse 2015, §3 and Fig. 2 (the Kronecker product keeps the "
+                "within-layer structure a diagonal drops)",
+         alternative=(1.0, "the diagonal approximation's error (ratio 1)"))
+ch.claim("kfac_worse_after_training", "training increases the K-FAC error (layer-averaged, "
+         "trained − init, mean over nets)", kind="predicts", measured=kfac_found["gap"],
+         reference=0, tol=0, comparison="ge", why="the direction is the prediction",
+         source="this chapter: g and a decouple at random initialisation and correlate after "
+                "training (Martens & Grosse 2015, §3)", alternative=(0.0, "no effect of training"))
 
 # %%
-tm, tm_se, tm_dof = KS["trace_mean"]
-ch.claim("kfac_trace_at_init", "at initialisation tr(G⊗A)/tr(F) ≈ 1 (the sizes of g and a nearly uncorrelated): "
-         "mean over nets in the layer furthest from 1", kind="predicts",
-         measured=tm, se=tm_se, dof=tm_dof if n_k > 1 else P["kfac_n"] - 1, reference=1, tol=0.1, comparison="abs",
-         why="the ratio is 1 − Cov(|g|², |a|²)/E[|g|²|a|²]; margin 0.1 is what '≈ 1' means here (a covariance term of "
-             f"at most 10 %); t interval over {n_k} nets (one net: jackknife over the {P['kfac_n']} inputs); where "
-             "training leaves the ratio within 0.1 of 1 too, the claim does not discriminate",
-         source="Martens & Grosse 2015, §3 (independence approximation E[gg^T ⊗ aa^T] ≈ E[gg^T] ⊗ E[aa^T])",
-         alternative=(KS["trace_mean_trained"], "the same ratio after training, where g and a correlate"))
-
+ch.claim("kfac_trace_at_init", "at initialisation tr(G⊗A)/tr(F) ≈ 1 (the sizes of g and a nearly "
+         "uncorrelated): mean over nets in the layer furthest from 1", kind="predicts",
+         measured=kfac["trace_mean"], reference=1, tol=0.1, comparison="abs",
+         why="the ratio is 1 − Cov(|g|², |a|²)/E[|g|²|a|²]; margin 0.1 is what '≈ 1' means here "
+             "(a covariance term of at most 10 %)",
+         source="Martens & Grosse 2015, §3 (E[gg^T ⊗ aa^T] ≈ E[gg^T] ⊗ E[aa^T])",
+         alternative=(kfac["trace_mean_trained"], "the ratio after training, where g, a correlate"))
 for t, when in (("init", "at He initialisation"), ("trained", "after training")):
-    share, share_se, share_dof = KF["cross_share"][t]
-    ch.claim(f"kfac_cross_share_{t}", f"{when}, the blocks between layers that block-diagonal K-FAC drops are the "
-             "larger part of its error against the whole Fisher: their share of ‖F − F̂‖_F² (mean over nets)",
-             kind="predicts", measured=share, se=share_se, dof=share_dof, reference=0.5, tol=0, comparison="ge",
-             why=f"'the larger part' = more than half of the squared error, which splits exactly into the dropped "
-                 f"blocks and the within-block Kronecker error; t interval over {n_k} nets; no margin",
+    ch.claim(f"kfac_cross_share_{t}", f"{when}, the blocks between layers that K-FAC drops are the "
+             "larger part of its error against the whole Fisher: their share of ‖F − F̂‖_F² (mean "
+             "over nets)", kind="predicts", measured=kfac_found["cross_share"][t], reference=0.5,
+             tol=0, comparison="ge", why="'the larger part' = more than half of the squared error, "
+             "which splits exactly into the dropped blocks and the within-block Kronecker error",
              alternative=(0.5, "the dropped blocks and the Kronecker error equal (share ½)"),
              min_scale="default" if t == "init" else "ci",
-             note="" if t == "trained" else "at initialisation the share varies widely from net to net (from about 0.4 to "
-                  "1 at the ci size), so the ci scale's few nets cannot decide it; graded from default on",
-             source="this chapter's statement; Martens & Grosse 2015, §3–4 (block-diagonal approximation of the Fisher; "
-                    "F itself is not block-diagonal)")
+             note="" if t == "trained" else "the share varies widely from net to net at "
+                  "initialisation (about 0.4 to 1 at ci): graded from default on",
+             source="this chapter; Martens & Grosse 2015, §3–4 (F is not block-diagonal)")
 
 # %%
-ch.glue_all(KF["glue"], digits=2)
-ch.glue_all(KF["glue_3"])
-ch.glue("kfac_trace_mean", tm, se=tm_se, digits=3)
-ch.glue("kfac_trace_layer", int(KS["trace_layer"]))
-ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:]))))
+ch.glue_all(kfac_found["glue"], digits=2)
+ch.glue_all(kfac_found["glue_3"])
+ch.glue_all({"kfac_trace_mean": kfac["trace_mean"]}, digits=3)
+ch.glue("kfac_trace_layer", int(kfac["trace_layer"]))
+ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:], strict=True))))
+# which part of K-FAC's error dominates, by state (layer means over the nets)
+cross_more = {t: kfac_found["cross_mean"][t] > kfac_found["within_mean"][t] for t in STATES}
+if len(set(cross_more.values())) == 1:
+    ch.glue("cross_verdict", "the blocks between layers that K-FAC drops carry "
+            f"{'more' if cross_more['init'] else 'less'} of its error than the Kronecker "
+            "factorisation of the diagonal blocks, in both states")
+else:
+    first, then = ("at initialisation", "after training")[:: 1 if cross_more["init"] else -1]
+    ch.glue("cross_verdict", "which of the two dominates depends on the state: the dropped blocks "
+            f"between layers carry more of the error {first}, the Kronecker factorisation of the "
+            f"diagonal blocks more {then}")
 
 # %% [markdown]
 # The Kronecker factorisation reproduces a Fisher block with up to {glue}`kfac_block_rows` rows
@@ -430,11 +447,12 @@ ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:]
 # and part ways in the tail, where G ⊗ A has many tiny products of small factor eigenvalues.
 #
 # K-FAC is exact when the backward signal g and the forward signal a are independent, which random
-# weights make nearly so at initialisation; through the traces, the ratio tr(G⊗A)/tr(F) =
-# 1 − Cov(|g|², |a|²)/E[|g|²|a|²] furthest from 1 over layers and nets at initialisation is
-# {glue}`kfac_trace_worst` (± its jackknife standard error over inputs); averaged over the nets, the layer
-# furthest from 1 (layer {glue}`kfac_trace_layer`) is at {glue}`kfac_trace_mean` (± its standard error over nets). The mean K-FAC error goes from {glue}`kfac_err_init` at initialisation to
-# {glue}`kfac_err_trained` after training (trained − init, layer-averaged: {glue}`kfac_gap` over
+# weights make nearly so at initialisation; through the traces, the ratio tr(G⊗A)/tr(F) = 1 −
+# Cov(|g|², |a|²)/E[|g|²|a|²] furthest from 1 over layers and nets at initialisation is
+# {glue}`kfac_trace_worst` (± its jackknife standard error over inputs); averaged over the nets,
+# the layer furthest from 1 (layer {glue}`kfac_trace_layer`) is at {glue}`kfac_trace_mean` (± its
+# standard error over nets). The mean K-FAC error goes from {glue}`kfac_err_init` at initialisation
+# to {glue}`kfac_err_trained` after training (trained − init, layer-averaged: {glue}`kfac_gap` over
 # {glue}`kfac_nets` nets), while the best Kronecker product goes from {glue}`best_err_init` to
 # {glue}`best_err_trained`: the part of the error above the best Kronecker product is the
 # independence assumption itself rather than the Kronecker form.
@@ -453,187 +471,245 @@ ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:]
 # ## Capacity measures against label randomisation
 #
 # {cite:t}`liang2019fisher` follow {cite:t}`zhang2017understanding` and
-# {cite:t}`neyshabur2017exploring`: a capacity measure that explains generalisation should be larger
-# for a network that memorised random labels than for one that learnt real ones, the two having
-# the same (zero) training error — the first of the properties the slides list for "a proper
-# complexity measure". Liang et al.'s label-randomisation figure (CIFAR-10; reproduced in the slides,
-# §2) compares margin-normalised capacity measures, the Fisher–Rao norms among them, as the fraction
-# of random labels grows; the only description of the training the slides give is "after opt. with
-# GD". They do not say when training stopped, and Liang et al.'s own experimental section is not among
-# the sources this book works from (see its list of papers), so we cannot tell whether their runs had
-# a common number of steps or a common training loss. We therefore run both protocols, from one and
-# the same training run (full-batch Adam rather than plain gradient descent, to fit random labels in
-# a few hundred steps):
+# {cite:t}`neyshabur2017exploring`: a capacity measure that explains generalisation should be
+# larger for a network that memorised random labels than for one that learnt real ones, the two
+# having the same (zero) training error — the first of the properties the slides list for "a proper
+# complexity measure". Liang et al.'s label-randomisation figure (CIFAR-10; reproduced in the
+# slides, §2) compares margin-normalised capacity measures, the Fisher–Rao norms among them, as the
+# fraction of random labels grows; the only description of the training the slides give is "after
+# opt. with GD". They do not say when training stopped, and Liang et al.'s own experimental section
+# is not among the sources this book works from (see its list of papers), so we cannot tell whether
+# their runs had a common number of steps or a common training loss. We therefore run both
+# protocols, from one and the same training run (full-batch Adam rather than plain gradient
+# descent, to fit random labels in a few hundred steps):
 #
 # * **(a) fixed training budget**: every network gets `rand_budget` full-batch Adam steps, whatever
 #   loss it reaches;
 # * **(b) fixed training loss**: every network is read off at the first step at which its training
 #   cross-entropy is ≤ 10 × `target_loss`.
 #
-# We train bias-free ReLU MLPs 64-h-h-10 on digits in which a fraction of the labels has been replaced
-# by uniformly random ones. For each network and protocol we compute, each divided by the margin γ
-# (the 10th percentile of f(x)[y] − max_{j≠y} f(x)[j] over the training set): the ℓ₂ norm ‖θ‖, the
-# products of Frobenius and of spectral norms, the ℓ₂ path norm, and the Fisher–Rao norm from
-# Eq. (3.1), both with the Fisher proper (labels drawn from the model) and with the empirical Fisher
-# (the training labels).
+# We train bias-free ReLU MLPs 64-h-h-10 on digits in which a fraction of the labels has been
+# replaced by uniformly random ones. For each network and protocol we compute, each divided by the
+# margin γ (the 10th percentile of f(x)[y] − max_{j≠y} f(x)[j] over the training set): the ℓ₂ norm
+# ‖θ‖, the products of Frobenius and of spectral norms, the ℓ₂ path norm, and the Fisher–Rao norm
+# from Eq. (3.1), both with the Fisher proper (labels drawn from the model) and with the empirical
+# Fisher (the training labels).
 #
 # Why the protocol matters for the Fisher–Rao norms and not for the others: with the cross-entropy,
-# on each example ⟨∂ℓ/∂f, f⟩ = Σ_j p_j f_j − f_y = −r·m̄, the product of the residual probability
-# r = 1 − p_y (≈ the example's loss once it is fitted) and the residual-weighted margin
-# m̄ = Σ_{j≠y} p_j (f_y − f_j)/r. With the model's labels, E_{y∼p}⟨∂ℓ/∂f, f⟩² = Var_{y∼p}(f_y), which
-# is likewise r (now 1 − max_j p_j) times a weighted mean of squared margins. Both norms therefore
-# split exactly into ‖θ‖_fr = (L+1)·R·M: a *loss factor* R (√E[r²] for the empirical norm, √E[r] for
-# the model norm) and an *effective margin* M (`infogeo.fisher_rao_factors`; the unit tests check the
-# product against the norms computed from per-example gradients). Dividing by γ removes the margin
-# only from M; R remains, and R is set by the stopping rule. We measure the confound rather than
-# assume it: between clean and random labels, log(‖θ‖_fr/γ) changes by Δlog R + Δlog(M/γ), and the
-# share Δlog R / Δlog(‖θ‖_fr/γ) is how much of the change is the training loss.
+# on each example ⟨∂ℓ/∂f, f⟩ = Σ_j p_j f_j − f_y = −r·m̄, the product of the residual probability r
+# = 1 − p_y (≈ the example's loss once it is fitted) and the residual-weighted margin m̄ = Σ_{j≠y}
+# p_j (f_y − f_j)/r. With the model's labels, E_{y∼p}⟨∂ℓ/∂f, f⟩² = Var_{y∼p}(f_y), which is
+# likewise r (now 1 − max_j p_j) times a weighted mean of squared margins. Both norms therefore
+# split exactly into ‖θ‖_fr = (L+1)·R·M: a *loss factor* R (√E[r²] for the empirical norm, √E[r]
+# for the model norm) and an *effective margin* M (`infogeo.fisher_rao_factors`; the unit tests
+# check the product against the norms computed from per-example gradients). Dividing by γ removes
+# the margin only from M; R remains, and R is set by the stopping rule. We measure the confound
+# rather than assume it: between clean and random labels, log(‖θ‖_fr/γ) changes by Δlog R +
+# Δlog(M/γ), and the share Δlog R / Δlog(‖θ‖_fr/γ) is how much of the change is the training loss.
 
 # %%
-RW = [64, P["rand_hidden"], P["rand_hidden"], 10]
-MEAS, LABEL, PROTO = list(ig.RAND_MEASURES), ig.RAND_LABELS, ig.PROTOCOL_NAMES
+RAND_WIDTHS = [64, params["rand_hidden"], params["rand_hidden"], 10]
+MEASURES, NORMS, LABELS = study.RAND_MEASURES, study.RAND_NORMS, study.RAND_LABELS
 
 
-def rand_run(frac, s):
-    permille = int(round(frac * 1000))
-    return ch.cached_call(ig.label_randomisation_run, name=f"rand_f{permille}_s{s}", x=Xtr, y=Ytr, x_test=Xte,
-                          y_test=Yte, widths=RW, fraction=float(frac), budget=P["rand_budget"], steps=P["rand_steps"],
-                          lr=P["lr"] * 0.3, target_loss=10 * P["target_loss"],
-                          label_seed=ch.torch_seed("labels", s, permille), init_seed=ch.torch_seed("randnet", s))
+def rand_run(fraction, s):  # net s trained with a fraction of random labels, both read-offs
+    permille = int(round(fraction * 1000))
+    return ch.cached_call(study.label_randomisation_run, name=f"rand_f{permille}_s{s}", x=train_x,
+                          y=train_y, x_test=test_x, y_test=test_y, widths=RAND_WIDTHS,
+                          fraction=float(fraction), budget=params["rand_budget"],
+                          steps=params["rand_steps"], lr=params["lr"] * 0.3,
+                          target_loss=10 * params["target_loss"],
+                          label_seed=ch.torch_seed("labels", s, permille),
+                          init_seed=ch.torch_seed("randnet", s))
 
 
-RUNS = pd.DataFrame([{"fraction": float(f), "net": s, **{k: float(v) for k, v in rand_run(f, s).items()}}
-                     for f in P["rand_fractions"] for s in range(P["rand_seeds"])])
-RS = ig.label_randomisation_summary(RUNS)
-RT, rho, LR, SHARE = RS["tables"], RS["rho"], RS["log_ratio"], RS["loss_share"]
-pd.concat({PROTO[q]: RT[q].groupby("fraction")[["train_accuracy", "test_accuracy", "final_loss", "margin"]].mean()
-           for q in PROTO}, names=["protocol"]).rename_axis(["protocol", "fraction random"]).style.format(
-    {"train_accuracy": "{:.3f}", "test_accuracy": "{:.3f}", "final_loss": "{:.1e}", "margin": "{:.3g}"})
-
-# %%
-ch.figure(F.label_randomisation(RT["loss"], MEAS, LABEL), "label_randomisation",
-          "Margin-normalised capacity measures of MLPs trained on digits with a fraction of random labels, after "
-          f"Liang et al. (2019)'s label-randomisation experiment, at a fixed training loss: MLPs {', '.join(map(str, RW))} "
-          f"trained on {P['n_train']} digits to the same training loss, measures relative to the clean-label value "
-          f"(mean ± sd over {P['rand_seeds']} nets), train/test accuracy and the margin γ.",
-          arrays={c: RT["loss"][c].values for c in RT["loss"].columns},
-          alt="Capacity measures, Fisher–Rao norms, train and test accuracy and the margin against the fraction of "
-              "random labels, at a common training loss.")
-ch.figure(F.label_randomisation_protocols(RUNS), "label_randomisation_protocols",
-          "The two Fisher–Rao norms divided by the margin γ, the training loss at which each net was read off, and "
-          "the norms with their loss factor divided out, against the fraction of random labels, for a fixed "
-          f"training budget ({P['rand_budget']} Adam steps) and a fixed training loss ({10 * P['target_loss']:g}), "
-          f"from the same runs (mean ± sd over {P['rand_seeds']} nets; last panel: model solid, empirical dashed).",
-          arrays={c: RUNS[c].values for c in RUNS.columns},
-          alt="Four panels against the fraction of random labels: model and empirical Fisher–Rao norm over the "
-              "margin for both protocols, the training loss at the read-off, and the loss-normalised norms.")
+runs = pd.DataFrame([{"fraction": float(f), "net": s,
+                      **{k: float(v) for k, v in rand_run(f, s).items()}}
+                     for f in params["rand_fractions"] for s in range(params["rand_seeds"])])
+rand = study.label_randomisation_summary(runs)
+tables, log_ratio, loss_share = rand["tables"], rand["log_ratio"], rand["loss_share"]
+COLUMNS = ["train_accuracy", "test_accuracy", "final_loss", "margin"]
+pd.concat({study.PROTOCOL_NAMES[q]: tables[q].groupby("fraction")[COLUMNS].mean()
+           for q in infogeo.PROTOCOLS}, names=["protocol", "fraction random"]).style.format(
+    dict(zip(COLUMNS, ["{:.3f}", "{:.3f}", "{:.1e}", "{:.3g}"], strict=True)))
 
 # %%
-FR_NOTE = ("if not passing: at a common stopping loss the margin-normalised Fisher–Rao norm follows the stopping loss "
-           "and the shape of the margin distribution rather than the labels (see the text)")
-SRC_FIG = ("Liang et al. 2019, label-randomisation figure of the experiments on CIFAR-10 (Daróczy's slides, §2: "
-           "'Capacity measures on label randomization after opt. with GD'); Neyshabur et al. 2017")
-for m in MEAS[:5]:
-    diff, se, dof = LR["loss", m]
-    ch.claim(f"rand_{m}", f"fixed loss: {LABEL[m]} / γ is larger at 100 % than at 0 % random labels: mean log-ratio "
-             f"(Spearman ρ with the fraction = {rho[m]:.2f})", kind="reproduces",
-             measured=diff, se=se, dof=dof, reference=0, tol=0, comparison="ge",
-             why=f"one-sided: the whole confidence interval of the difference of means over {P['rand_seeds']} nets per "
-                 "fraction (Welch d.o.f.) must lie above 0; no margin", source=SRC_FIG,
-             min_scale="default", note=FR_NOTE if m.startswith("fisher") else "", alternative=(0.0, "no effect of the labels"))
+n_rand = params["rand_seeds"]
+ch.figure(figures.label_randomisation(tables["loss"], MEASURES, LABELS), "label_randomisation",
+          "Margin-normalised capacity measures of MLPs trained on digits with a fraction of random "
+          "labels, after Liang et al. (2019)'s label-randomisation experiment, at a fixed training "
+          f"loss: MLPs {', '.join(map(str, RAND_WIDTHS))} trained on {params['n_train']} digits to "
+          "the same training loss, measures relative to the clean-label value (mean ± sd over "
+          f"{n_rand} nets), train/test accuracy and the margin γ.",
+          arrays={c: tables["loss"][c].values for c in tables["loss"].columns},
+          alt="Capacity measures, Fisher–Rao norms, train and test accuracy and the margin against "
+              "the fraction of random labels, at a common training loss.")
+ch.figure(figures.label_randomisation_protocols(runs), "label_randomisation_protocols",
+          "The two Fisher–Rao norms divided by the margin γ, the training loss at which each net "
+          "was read off, and the norms with their loss factor divided out, against the fraction of "
+          f"random labels, for a fixed training budget ({params['rand_budget']} Adam steps) and a "
+          f"fixed training loss ({10 * params['target_loss']:g}), from the same runs (mean ± sd "
+          f"over {n_rand} nets; last panel: model solid, empirical dashed).",
+          arrays={c: runs[c].values for c in runs.columns},
+          alt="Four panels against the fraction of random labels: model and empirical Fisher–Rao "
+              "norm over the margin for both protocols, the training loss at the read-off, and the "
+              "loss-normalised norms.")
 
 # %%
-diff, se, dof = LR["loss", "fisher_rao_empirical"]
-ch.claim("rand_fisher_rao_empirical", "disagreement with Liang et al.: at a common stopping loss the *empirical* "
-         "Fisher–Rao norm / γ does not increase from 0 % to 100 % random labels (mean log-ratio ≤ 0)", kind="predicts",
-         measured=diff, se=se, dof=dof, reference=0, tol=0, comparison="le", why="one-sided: the whole interval of the "
-             f"difference of means over {P['rand_seeds']} nets per fraction (Welch d.o.f.) must lie at or below 0; no "
-             "margin; where the model norm does not rise either, the claim does not discriminate",
-         source="this chapter: ‖θ‖_fr = (L+1)·R·M with the loss factor R fixed by the stopping loss; Liang et al. "
-                "2019 report a rise under label randomisation", min_scale="default",
-         alternative=(LR["loss", "fisher_rao_model"][0], "Liang et al.'s rise, as the model norm / γ shows it in the same runs"))
+FR_NOTE = ("if not passing: at a common stopping loss the margin-normalised Fisher–Rao norm "
+           "follows the stopping loss and the shape of the margin distribution rather than the "
+           "labels (see the text)")
+RISE = dict(kind="reproduces", reference=0, tol=0, comparison="ge", min_scale="default",
+            why="the figure shows the direction: a rise of any size counts",
+            source="Liang et al. 2019, label-randomisation figure (CIFAR-10; Daróczy's slides, "
+                   "§2); Neyshabur et al. 2017", alternative=(0.0, "no effect of the labels"))
+for m in MEASURES[:5]:
+    ch.claim(f"rand_{m}", f"fixed loss: {LABELS[m]} / γ is larger at 100 % than at 0 % random "
+             f"labels: mean log-ratio (Spearman ρ with the fraction = {rand['rho'][m]:.2f})",
+             measured=log_ratio["loss", m], note=FR_NOTE if m.startswith("fisher") else "", **RISE)
+
+# %%
+ch.claim("rand_fisher_rao_empirical", "disagreement with Liang et al.: at a common stopping loss "
+         "the *empirical* Fisher–Rao norm / γ does not increase from 0 % to 100 % random labels "
+         "(mean log-ratio ≤ 0)", kind="predicts",
+         measured=log_ratio["loss", "fisher_rao_empirical"], reference=0, tol=0, comparison="le",
+         why="the prediction is 'no rise': the stopping loss, not the labels, sets R",
+         source="this chapter: ‖θ‖_fr = (L+1)·R·M with R fixed by the stopping loss",
+         min_scale="default", alternative=(log_ratio["loss", "fisher_rao_model"].mean,
+                                           "Liang et al.'s rise, as the model norm / γ shows it"))
 for k in ("model", "empirical"):
-    diff, se, dof = LR["budget", f"fisher_rao_{k}"]
-    ch.claim(f"rand_budget_fisher_rao_{k}", f"fixed budget: Fisher–Rao ({k}) / γ is larger at 100 % than at 0 % random "
-             "labels (mean log-ratio)", kind="reproduces", measured=diff, se=se, dof=dof, reference=0, tol=0,
-             comparison="ge", why=f"one-sided: the whole confidence interval of the difference of means over "
-             f"{P['rand_seeds']} nets per fraction (Welch d.o.f.) must lie above 0; no margin", source=SRC_FIG,
-             min_scale="default", alternative=(0.0, "no effect of the labels"))
-for k in ("model", "empirical"):
-    share, se = SHARE["budget", k]
-    ch.claim(f"rand_budget_loss_share_{k}", f"fixed budget: most of the rise of Fisher–Rao ({k}) / γ is the training "
-             "loss: share Δlog R / Δlog(‖θ‖_fr/γ) of the loss factor", kind="predicts", measured=share, se=se,
-             dof=P["rand_seeds"] - 1, reference=0.5, tol=0, comparison="ge",
-             why=f"'most' = more than half; jackknife standard error over the {P['rand_seeds']} pairs of nets with the "
-                 "same initialisation (clean, random), n − 1 d.o.f.; no margin",
-             source="this chapter: exact split ‖θ‖_fr = (L+1)·R·M of Liang et al.'s Eq. (3.1) for the cross-entropy",
-             min_scale="default", alternative=(0.0, "the margin-normalised factor alone (no share from the loss)"))
+    ch.claim(f"rand_budget_fisher_rao_{k}", f"fixed budget: Fisher–Rao ({k}) / γ is larger at "
+             "100 % than at 0 % random labels (mean log-ratio)",
+             measured=log_ratio["budget", f"fisher_rao_{k}"], **RISE)
+    ch.claim(f"rand_budget_loss_share_{k}", f"fixed budget: most of the rise of Fisher–Rao ({k}) "
+             "/ γ is the training loss: share Δlog R / Δlog(‖θ‖_fr/γ) of the loss factor",
+             kind="predicts", measured=loss_share["budget", k], reference=0.5, tol=0,
+             comparison="ge", why="'most' = more than half; jackknife error over the pairs of nets "
+             "with the same initialisation", min_scale="default",
+             source="this chapter: exact split ‖θ‖_fr = (L+1)·R·M of Liang et al.'s Eq. (3.1)",
+             alternative=(0.0, "the margin-normalised factor alone (no share from the loss)"))
 
 # %%
-e_chance = RS["chance"]
-ch.claim("rand_test_chance", "with 100 % random labels the test accuracy is at chance, 1/10 (mean over nets, "
-         "fixed loss)", kind="predicts", measured=e_chance.mean, se=e_chance.se, dof=e_chance.dof, reference=0.1,
+ch.claim("rand_test_chance", "with 100 % random labels the test accuracy is at chance, 1/10 "
+         "(mean over nets, fixed loss)", kind="predicts", measured=rand["chance"], reference=0.1,
          tol=0.05, comparison="abs",
-         why="labels independent of the inputs and exchangeable over classes make the expected test accuracy exactly "
-             "1/10; margin 0.05 is what 'at chance' means against a clean-label accuracy near 0.9; t interval over "
-             f"{P['rand_seeds']} nets",
+         why="random labels make the expected test accuracy exactly 1/10; margin 0.05 is what "
+             "'at chance' means against a clean-label accuracy near 0.9",
          source="Zhang et al. 2017; Liang et al. 2019 (label randomisation)", min_scale="default",
-         alternative=(RT["loss"].query("fraction == 0").test_accuracy.mean(), "the clean-label test accuracy"),
-         note="if inconclusive: with this few nets the t interval of the mean test accuracy (n − 1 d.o.f.) is wider "
-              "than the ±0.05 margin; more nets per fraction would decide it")
-ch.claim("rand_all_fit", "every run fits its training labels, random ones included, under both protocols (min "
-         "training accuracy)", kind="checks",
-         measured=RS["min_train_accuracy"], reference=1.0, tol=0, comparison="ge",
-         why="the comparison of capacities is only meaningful at equal (zero) training error; exact count",
+         alternative=(tables["loss"].query("fraction == 0").test_accuracy.mean(),
+                      "the clean-label test accuracy"))
+ch.claim("rand_all_fit", "every run fits its training labels, random ones included, under both "
+         "protocols (min training accuracy)", kind="checks",
+         measured=rand["min_train_accuracy"], reference=1.0, tol=0, comparison="ge",
+         why="capacities compare only at equal (zero) training error",
          source="Liang et al. 2019 / Zhang et al. 2017 protocol (networks memorise random labels)")
 
 # %%
-ch.glue_all(RS["glue"], digits=2)   # sentences and numbers that follow the runs' outcomes
-ch.glue_all(RS["glue_3"])
-ch.glue_all({"rand_seeds": int(P["rand_seeds"]), "rand_budget": int(P["rand_budget"]),
-             "rand_target": 10 * P["target_loss"]}, digits=2)
+ch.glue_all(rand["glue"], digits=2)
+ch.glue_all(rand["glue_3"])
+ch.glue_all({"rand_seeds": int(params["rand_seeds"]), "rand_budget": int(params["rand_budget"]),
+             "rand_target": 10 * params["target_loss"]}, digits=2)
+
+
+def change(e, above=0.0):
+    """'pass' (a rise), 'fail' (a fall) or 'inconclusive': where the 99 % interval of ``e`` lies
+    against ``above``, graded as the ledger grades a one-sided claim."""
+    return outcome(e.mean, "ge", above, 0.0, se=e.se, dof=e.dof)
+
+
+NOUN = {"pass": "a rise", "fail": "a fall", "inconclusive": "no measurable change"}
+VERB = {"pass": "grows", "fail": "shrinks", "inconclusive": "does not change measurably"}
+for q in infogeo.PROTOCOLS:
+    factors = {m: format_value(np.exp(log_ratio[q, m].mean), digits=2) for m in NORMS}
+    ch.glue(f"rand_norm_factors_{q}", ", ".join(f"{LABELS[m]} ×{factors[m]}" for m in NORMS))
+    by_change = {g: [LABELS[m] for m in NORMS if change(log_ratio[q, m]) == g] for g in NOUN}
+    ch.glue(f"rand_norms_verdict_{q}", "all four rise" if len(by_change["pass"]) == 4 else
+            "; ".join(f"{NOUN[g]} for the {join_words(names)}"
+                      for g, names in by_change.items() if names))
+    for k in ("model", "empirical"):
+        ch.glue(f"fr_{k}_{q}_verdict", VERB[change(log_ratio[q, f"fisher_rao_{k}"])])
+
+# %%
+KINDS = ("model", "empirical")
+if all(change(loss_share["budget", k], above=0.5) == "pass" for k in KINDS):
+    ch.glue("rand_budget_reading", "So most of the rise under a fixed budget is the training loss: "
+            "the Fisher–Rao norms mainly report that random labels are fitted more slowly.")
+elif min(loss_share["budget", k].mean for k in KINDS) > 0.5:
+    ch.glue("rand_budget_reading", "The point estimates put most of the rise on the training loss, "
+            "but with so few nets this is not resolved at the 99 % level for both norms.")
+else:
+    ch.glue("rand_budget_reading",
+            "At this scale the training loss does not carry most of the rise for both norms.")
+fr_max = max(log_ratio["loss", m].mean for m in MEASURES[4:])
+norm_min = min(log_ratio["loss", m].mean for m in NORMS)
+ch.glue("rand_loss_reading", ("they change far less than the norm-based measures"
+                              if fr_max < norm_min / 2 else
+                              "they do not separate clearly from the norm-based measures")
+        + f" (largest Fisher–Rao log-ratio {fr_max:.2g}, smallest norm-based one {norm_min:.2g})")
+ch.glue("rand_fit_reading", "every network fits its training labels"
+        if ch.status("rand_all_fit") == "pass" else "not every network fits its training labels")
+
+# %%
+fr_up = {q: all(change(log_ratio[q, m]) == "pass" for m in MEASURES[4:]) for q in infogeo.PROTOCOLS}
+if fr_up["budget"]:
+    ch.glue("rand_direction_reading", "At this scale the fixed-budget protocol reproduces the rise "
+            "of both Fisher–Rao norms in their figure" + (", and so does the fixed-loss protocol"
+                                                          if fr_up["loss"] else
+                                                          ", the fixed-loss protocol does not"))
+else:
+    ch.glue("rand_direction_reading", "At this scale only the fixed-loss protocol resolves a rise "
+            "of both Fisher–Rao norms" if fr_up["loss"] else
+            "At this scale neither protocol resolves a rise of both Fisher–Rao norms")
+norms_rise = all(change(log_ratio[q, m]) == "pass" for q in infogeo.PROTOCOLS for m in NORMS)
+ch.glue("rand_norms_reading", "This is what Liang et al. and Neyshabur et al. ask of a capacity "
+        "measure: memorising random labels needs larger weights at the same margin, and it does "
+        "not depend on when training stopped." if norms_rise else
+        "Liang et al. and Neyshabur et al. ask a capacity measure to rise like this; with so few "
+        "nets the rise is not resolved for every measure and protocol at this scale.")
 
 # %% [markdown]
 # Under both protocols {glue}`rand_fit_reading` (claim `rand_all_fit`). The fixed-loss runs reach
 # their target after {glue}`rand_steps_clean` steps with clean and {glue}`rand_steps_random` with
 # random labels on average ({glue}`rand_unreached` runs did not reach it within `rand_steps`), and
-# with fully random labels the test accuracy falls to {glue}`rand_acc1`. With {glue}`rand_seeds` nets per
-# fraction, between clean and fully random labels the margin-normalised norm-based measures change by
-# factors {glue}`rand_norm_factors_loss` at a fixed loss ({glue}`rand_norms_verdict_loss`, at the
-# 99 % level; {numref}`fig-08-label-randomisation`) and by {glue}`rand_norm_factors_budget` after a
-# fixed budget ({glue}`rand_norms_verdict_budget`). {glue}`rand_norms_reading` (The claims on these
-# comparisons are graded from the `default` scale up.)
+# with fully random labels the test accuracy falls to {glue}`rand_acc1`. With {glue}`rand_seeds`
+# nets per fraction, between clean and fully random labels the margin-normalised norm-based
+# measures change by factors {glue}`rand_norm_factors_loss` at a fixed loss
+# ({glue}`rand_norms_verdict_loss`, at the 99 % level; {numref}`fig-08-label-randomisation`) and by
+# {glue}`rand_norm_factors_budget` after a fixed budget ({glue}`rand_norms_verdict_budget`).
+# {glue}`rand_norms_reading` (The claims on these comparisons are graded from the `default` scale
+# up.)
 #
 # The Fisher–Rao norms are another matter ({numref}`fig-08-label-randomisation-protocols`).
 #
-# **(a) Fixed budget.** After {glue}`rand_budget` steps the clean-label nets have reached a training
-# loss of {glue}`rand_loss_clean_budget` and the random-label nets only {glue}`rand_loss_random_budget`.
-# The mean log-ratio (random / clean) of the model Fisher–Rao norm / γ is
-# {glue}`fr_model_budget_logratio` (it {glue}`fr_model_budget_verdict`), that of the empirical one
-# {glue}`fr_empirical_budget_logratio` (it {glue}`fr_empirical_budget_verdict`): this protocol shows
-# the rise of Liang et al.'s figure. But the loss factor R alone changes by
+# **(a) Fixed budget.** After {glue}`rand_budget` steps the clean-label nets have reached a
+# training loss of {glue}`rand_loss_clean_budget` and the random-label nets only
+# {glue}`rand_loss_random_budget`. The mean log-ratio (random / clean) of the model Fisher–Rao norm
+# / γ is {glue}`fr_model_budget_logratio` (it {glue}`fr_model_budget_verdict`), that of the
+# empirical one {glue}`fr_empirical_budget_logratio` (it {glue}`fr_empirical_budget_verdict`): this
+# protocol shows the rise of Liang et al.'s figure. But the loss factor R alone changes by
 # {glue}`r_model_budget_logratio` (model) and {glue}`r_empirical_budget_logratio` (empirical), so
 # the share of the rise that is the training loss is {glue}`share_model_budget` for the model norm
 # and {glue}`share_empirical_budget` for the empirical norm; with R divided out, the effective
 # margin over γ changes by a log-ratio of only {glue}`mg_model_budget_logratio` and
 # {glue}`mg_empirical_budget_logratio`. {glue}`rand_budget_reading`
 #
-# **(b) Fixed loss.** When every run stops at the same training loss, {glue}`rand_target`, the model
-# Fisher–Rao norm / γ has log-ratio {glue}`fr_model_loss_logratio` (it {glue}`fr_model_loss_verdict`)
-# and the empirical one {glue}`fr_empirical_loss_logratio` (it {glue}`fr_empirical_loss_verdict`;
-# claim `rand_fisher_rao_empirical` states our prediction that it does not rise). The loss factors
-# are not exactly equal even so — R changes by {glue}`r_model_loss_logratio` (model) and
-# {glue}`r_empirical_loss_logratio` (empirical), since at a common mean loss √E[r²] and √E[r] still
-# depend on how the loss is spread over the examples — and what is left, M/γ, changes by
-# {glue}`mg_model_loss_logratio` and {glue}`mg_empirical_loss_logratio`. M/γ compares a
-# residual-weighted margin with the 10th-percentile margin: a statistic of the shape of the margin
-# distribution, not of the size of the weights. At a fixed loss the Fisher–Rao norms can only move
-# through these two effects, and here {glue}`rand_loss_reading`.
+# **(b) Fixed loss.** When every run stops at the same training loss, {glue}`rand_target`, the
+# model Fisher–Rao norm / γ has log-ratio {glue}`fr_model_loss_logratio` (it
+# {glue}`fr_model_loss_verdict`) and the empirical one {glue}`fr_empirical_loss_logratio` (it
+# {glue}`fr_empirical_loss_verdict`; claim `rand_fisher_rao_empirical` states our prediction that
+# it does not rise). The loss factors are not exactly equal even so — R changes by
+# {glue}`r_model_loss_logratio` (model) and {glue}`r_empirical_loss_logratio` (empirical), since at
+# a common mean loss √E[r²] and √E[r] still depend on how the loss is spread over the examples —
+# and what is left, M/γ, changes by {glue}`mg_model_loss_logratio` and
+# {glue}`mg_empirical_loss_logratio`. M/γ compares a residual-weighted margin with the
+# 10th-percentile margin: a statistic of the shape of the margin distribution, not of the size of
+# the weights. At a fixed loss the Fisher–Rao norms can only move through these two effects, and
+# here {glue}`rand_loss_reading`.
 #
-# Neither protocol makes the margin-normalised Fisher–Rao norm a capacity measure independent of the
-# optimisation: under (a) it carries the training loss, under (b) the spread of the loss and the shape
-# of the margin distribution. Which of the two Liang et al.'s figure shows we cannot say without
-# their stopping rule. {glue}`rand_direction_reading`.
+# Neither protocol makes the margin-normalised Fisher–Rao norm a capacity measure independent of
+# the optimisation: under (a) it carries the training loss, under (b) the spread of the loss and
+# the shape of the margin distribution. Which of the two Liang et al.'s figure shows we cannot say
+# without their stopping rule. {glue}`rand_direction_reading`.
 
 # %% [markdown]
 # ## Tangent sample sensitivity is constant on activation regions
@@ -651,27 +727,31 @@ ch.glue_all({"rand_seeds": int(P["rand_seeds"]), "rand_budget": int(P["rand_budg
 # unit test; the figure shows the contrast.
 
 # %%
-TS = ig.tangent_check(p_tr, Xtr, P["tangent_pairs"], ch.rng("tangent"))
-ch.figure(F.tangent_sensitivity(TS["same"], TS["different"]), "tangent_sensitivity",
-          "Relative change of the tangent sample sensitivity S(x) = ∂²f₀/∂θ∂x of the trained MLP between points of "
-          "one activation region and between regions (Daróczy, Lemma 3.1): identical to round-off within a region "
-          "(shown at ε/10 when exactly equal), different between regions.", arrays=TS)
-ch.glue("tangent_same_max", float(TS["same"].max()), digits=2)
-ch.glue("tangent_n_same", int(len(TS["same"])))
-ch.glue("tangent_diff_min", float(TS["different"].min()) if len(TS["different"]) else float("nan"), digits=2)
-ch.glue("tangent_n_diff", int(len(TS["different"])))
+tangent = study.tangent_check(net, train_x, params["tangent_pairs"], ch.rng("tangent"))
+ch.figure(figures.tangent_sensitivity(tangent["same"], tangent["different"]),
+          "tangent_sensitivity",
+          "Relative change of the tangent sample sensitivity S(x) = ∂²f₀/∂θ∂x of the trained MLP "
+          "between points of one activation region and between regions (Daróczy, Lemma 3.1): "
+          "identical to round-off within a region (shown at ε/10 when exactly equal), different "
+          "between regions.", arrays=tangent)
+ch.glue("tangent_same_max", float(tangent["same"].max()), digits=2)
+ch.glue("tangent_n_same", int(len(tangent["same"])))
+different = tangent["different"]
+ch.glue("tangent_diff_min", float(different.min()) if len(different) else float("nan"), digits=2)
+ch.glue("tangent_n_diff", int(len(different)))
 
 # %% [markdown]
-# In {numref}`fig-08-tangent-sensitivity`, over {glue}`tangent_n_same` pairs of points in one region the matrix changes by at most
-# {glue}`tangent_same_max` (relative), and over {glue}`tangent_n_diff` pairs of digits in different
-# regions by at least {glue}`tangent_diff_min`: a changed mask removes or adds whole paths.
+# In {numref}`fig-08-tangent-sensitivity`, over {glue}`tangent_n_same` pairs of points in one
+# region the matrix changes by at most {glue}`tangent_same_max` (relative), and over
+# {glue}`tangent_n_diff` pairs of digits in different regions by at least {glue}`tangent_diff_min`:
+# a changed mask removes or adds whole paths.
 
 # %%
-rep = [c for c in ch.ledger.claims if c.kind == "reproduces"]
-ch.glue("found_pass", ", ".join(c.id for c in rep if c.status == "pass") or "none")
-ch.glue("found_open", ", ".join(f"{c.id} ({c.status})" for c in rep if c.status in ("fail", "inconclusive"))
-        or "none")
-ch.glue("found_skipped", ", ".join(c.id for c in rep if c.status == "skipped") or "none")
+found = ch.outcomes("reproduces")
+ch.glue("found_pass", ", ".join(found["pass"]) or "none")
+ch.glue("found_open", ", ".join(f"{c.id} ({c.status})" for c in ch.ledger.claims
+                                if c.id in found["fail"] + found["inconclusive"]) or "none")
+ch.glue("found_skipped", ", ".join(found["skipped"]) or "none")
 
 # %% [markdown]
 # ## What we found

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN
-from layerwise.figures import ch08 as F
+from layerwise.figures import ch08 as figures
 
 
 def _narrow(fig, n_axes):
@@ -18,26 +18,30 @@ def test_fisher_rao_identity_scatters_each_case():
     case = np.array(["relu", "relu", "tanh", "relu + bias"])
     ident, direct = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.3, 4.4])
     n_params, rel = np.array([10, 20, 30, 40]), np.array([0.0, 1e-16, 0.1, 0.1])
-    fig = F.fisher_rao_identity(case, ident, direct, n_params, rel)
+    fig = figures.fisher_rao_identity(case, ident, direct, n_params, rel)
     _narrow(fig, 2)
     left, right = fig.axes
     assert [t.get_text() for t in left.get_legend().get_texts()] == ["relu", "tanh", "relu + bias"]
     assert np.array_equal(left.collections[0].get_offsets(), [[1.0, 1.0], [2.0, 2.0]])
-    assert np.array_equal(right.collections[0].get_offsets()[:, 1], [F.EPS / 10, 1e-16])  # zeros floored at ε/10
+    assert np.array_equal(
+        right.collections[0].get_offsets()[:, 1], [figures.EPS / 10, 1e-16]
+    )  # zeros floored at ε/10
     assert np.allclose(left.lines[0].get_xdata(), [0.5, 8.8])  # the diagonal spans all points
 
 
 def _sweep(al):
     rng = np.random.default_rng(0)
-    R = {k: rng.uniform(0.5, 2, (2, len(al))) for k in ("dfun", "fr", "l2", "spec", "lam", "iso", "iso_se",
-                                                        "mult", "mult_se")}
+    R = {
+        k: rng.uniform(0.5, 2, (2, len(al)))
+        for k in ("dfun", "fr", "l2", "spec", "lam", "iso", "iso_se", "mult", "mult_se")
+    }
     return {"alphas": al, **R}
 
 
 def test_reparametrisation_panels_and_data():
     al = np.array([0.1, 1.0, 10.0])
     R = _sweep(al)
-    fig = F.reparametrisation(R, 0.05)
+    fig = figures.reparametrisation(R, 0.05)
     _narrow(fig, 4)
     ax0, ax1, ax2, ax3 = fig.axes
     assert all(np.array_equal(ax2.lines[t].get_ydata(), R["lam"][t]) for t in range(2))
@@ -50,7 +54,7 @@ def _kfac(units=2, layers=3, seed=0):
     rng = np.random.default_rng(seed)
     n = units * units * layers
     K0 = {}
-    for t in F.KFAC_STATES:
+    for t in figures.KFAC_STATES:
         K0[f"{t}_sub_exact"] = rng.normal(size=(n, n))
         K0[f"{t}_sub_kfac"] = rng.normal(size=(n, n))
         K0[f"{t}_sub_block_sizes"] = np.full(layers, units * units)
@@ -62,7 +66,7 @@ def _kfac(units=2, layers=3, seed=0):
 
 def test_kfac_heatmaps_show_the_matrices():
     K0 = _kfac()
-    fig = F.kfac_heatmaps(K0)
+    fig = figures.kfac_heatmaps(K0)
     _narrow(fig, 6 + 2)  # six heat-maps and one colour bar per row
     im = fig.axes[2].images[0].get_array()
     assert np.array_equal(im, np.abs(K0["init_sub_exact"] - K0["init_sub_kfac"]))
@@ -73,8 +77,9 @@ def test_kfac_heatmaps_show_the_matrices():
 def test_kfac_spectra_and_errors():
     K0 = _kfac()
     rng = np.random.default_rng(1)
-    err, best, diag = ({t: rng.uniform(0, 1, (2, 3)) for t in F.KFAC_STATES} for _ in range(3))
-    fig = F.kfac_spectra(K0, err, best, diag)
+    states = figures.KFAC_STATES
+    err, best, diag = ({t: rng.uniform(0, 1, (2, 3)) for t in states} for _ in range(3))
+    fig = figures.kfac_spectra(K0, err, best, diag)
     _narrow(fig, 4)
     assert np.array_equal(fig.axes[1].lines[0].get_ydata(), K0["init_eig_exact_2"])
     assert np.array_equal(fig.axes[3].lines[1].get_ydata(), best["init"].mean(0))
@@ -83,12 +88,21 @@ def test_kfac_spectra_and_errors():
 
 def test_label_randomisation_panels():
     meas = ["l2", "fisher_rao_model"]
-    t = pd.DataFrame({"fraction": [0.0, 0.0, 1.0, 1.0], "l2/γ": [1.0, 3.0, 4.0, 8.0],
-                      "fisher_rao_model/γ": [2.0, 2.0, 1.0, 1.0], "train_accuracy": [1.0] * 4,
-                      "test_accuracy": [0.9, 0.8, 0.1, 0.12], "margin": [1.0, 2.0, 0.5, 0.7]})
-    fig = F.label_randomisation(t, meas, {"l2": "ℓ₂", "fisher_rao_model": "FR"})
+    t = pd.DataFrame(
+        {
+            "fraction": [0.0, 0.0, 1.0, 1.0],
+            "l2/γ": [1.0, 3.0, 4.0, 8.0],
+            "fisher_rao_model/γ": [2.0, 2.0, 1.0, 1.0],
+            "train_accuracy": [1.0] * 4,
+            "test_accuracy": [0.9, 0.8, 0.1, 0.12],
+            "margin": [1.0, 2.0, 0.5, 0.7],
+        }
+    )
+    fig = figures.label_randomisation(t, meas, {"l2": "ℓ₂", "fisher_rao_model": "FR"})
     _narrow(fig, 4)
-    assert np.allclose(fig.axes[0].lines[0].get_ydata(), [1.0, 3.0])  # mean / clean-label mean (= 2)
+    assert np.allclose(
+        fig.axes[0].lines[0].get_ydata(), [1.0, 3.0]
+    )  # mean / clean-label mean (= 2)
     assert np.allclose(fig.axes[1].lines[0].get_ydata(), [1.0, 0.5])
     assert np.allclose(fig.axes[2].lines[0].get_ydata(), [0.85, 0.11])
     assert np.allclose(fig.axes[3].lines[0].get_ydata(), [1.5, 0.6])
@@ -97,12 +111,20 @@ def test_label_randomisation_panels():
 def test_label_randomisation_protocols_panels():
     t = {"fraction": [0.0, 0.0, 1.0, 1.0]}
     for q, k in (("budget", 1.0), ("loss", 2.0)):
-        t.update({f"{q}_margin": [2.0, 2.0, 4.0, 4.0], f"{q}_final_loss": [k * 1e-3, k * 3e-3, 1e-2, 1e-2],
-                  f"{q}_fisher_rao_model": [k, k, 8.0, 8.0], f"{q}_fisher_rao_empirical": [1.0, 3.0, k, k],
-                  f"{q}_M_model": [2.0, 4.0, 4.0, 4.0], f"{q}_M_empirical": [2.0, 2.0, 2.0, 6.0]})
-    fig = F.label_randomisation_protocols(t)
+        t.update(
+            {
+                f"{q}_margin": [2.0, 2.0, 4.0, 4.0],
+                f"{q}_final_loss": [k * 1e-3, k * 3e-3, 1e-2, 1e-2],
+                f"{q}_fisher_rao_model": [k, k, 8.0, 8.0],
+                f"{q}_fisher_rao_empirical": [1.0, 3.0, k, k],
+                f"{q}_M_model": [2.0, 4.0, 4.0, 4.0],
+                f"{q}_M_empirical": [2.0, 2.0, 2.0, 6.0],
+            }
+        )
+    fig = figures.label_randomisation_protocols(t)
     _narrow(fig, 4)
     ax = fig.axes
+
     def y(a, i):  # the data line of the i-th error-bar curve
         return a.containers[i].lines[0].get_ydata()
 
@@ -110,14 +132,17 @@ def test_label_randomisation_protocols_panels():
     assert np.allclose(y(ax[1], 0), [1.0, 0.25])  # mean of FR / γ per fraction
     assert np.allclose(y(ax[2], 1), [4e-3, 1e-2])
     assert np.allclose(y(ax[3], 0), [1.5, 1.0]) and np.allclose(y(ax[3], 1), [1.0, 1.0])
-    assert np.allclose(ax[3].containers[1].lines[2][0].get_segments()[1][:, 1], 1 + np.array([-1, 1]) * np.std([0.5, 1.5], ddof=1))  # ± sd at 100 %
+    assert np.allclose(
+        ax[3].containers[1].lines[2][0].get_segments()[1][:, 1],
+        1 + np.array([-1, 1]) * np.std([0.5, 1.5], ddof=1),
+    )  # ± sd at 100 %
     assert [t.get_text() for t in ax[3].get_legend().get_texts()] == ["model", "empirical"]
 
 
 def test_tangent_sensitivity_rows():
-    fig = F.tangent_sensitivity(np.array([0.0, 1e-15]), np.array([0.3, 1.2, 0.5]))
+    fig = figures.tangent_sensitivity(np.array([0.0, 1e-15]), np.array([0.3, 1.2, 0.5]))
     _narrow(fig, 1)
     ax = fig.axes[0]
     same, diff = (c.get_offsets() for c in ax.collections)
-    assert np.array_equal(same[:, 0], [F.EPS / 10, 1e-15]) and np.all(same[:, 1] == 0)
+    assert np.array_equal(same[:, 0], [figures.EPS / 10, 1e-15]) and np.all(same[:, 1] == 0)
     assert np.array_equal(diff[:, 0], [0.3, 1.2, 0.5]) and np.all(diff[:, 1] == 1)

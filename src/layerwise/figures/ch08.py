@@ -1,5 +1,5 @@
 """Figures of Chapter 8 (information geometry): one function per figure, taking the arrays the
-chapter computed (:mod:`layerwise.infogeo`) and returning the matplotlib Figure."""
+chapter computed (:mod:`layerwise.studies.ch08`) and returning the matplotlib Figure."""
 
 from __future__ import annotations
 
@@ -18,34 +18,53 @@ EPS = float(np.finfo(np.float64).eps)
 KFAC_STATES = ("init", "trained")
 
 
-def fisher_rao_identity(case: Any, identity: Any, direct: Any, n_params: Any, rel_diff: Any) -> Figure:
+def fisher_rao_identity(
+    case: Any, identity: Any, direct: Any, n_params: Any, rel_diff: Any
+) -> Figure:
     """Left: the two sides of Liang et al.'s Eq. (3.1), one point per network and kind of labels,
     coloured by ``case``; right: their relative difference against the number of parameters."""
-    case, identity, direct = np.asarray(case), np.asarray(identity, float), np.asarray(direct, float)
+    case, identity, direct = (
+        np.asarray(case),
+        np.asarray(identity, float),
+        np.asarray(direct, float),
+    )
     n_params, rel_diff = np.asarray(n_params), np.asarray(rel_diff, float)
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     cases = list(dict.fromkeys(case))
-    colors = dict(zip(cases, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colors = dict(zip(cases, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for c in cases:
         d = case == c
         axes[0].scatter(identity[d], direct[d], s=14, label=c, color=colors[c], alpha=0.8)
-        axes[1].scatter(n_params[d], np.maximum(rel_diff[d], EPS / 10), s=14, color=colors[c], alpha=0.8)
+        axes[1].scatter(
+            n_params[d], np.maximum(rel_diff[d], EPS / 10), s=14, color=colors[c], alpha=0.8
+        )
     lim = [min(direct.min(), identity.min()) / 2, max(direct.max(), identity.max()) * 2]
     axes[0].plot(lim, lim, "k:", lw=1)
-    axes[0].set(xscale="log", yscale="log", xlabel="(L+1)² E⟨∂ℓ/∂f, f⟩²  (outputs)",
-                ylabel="⟨θ, I(θ) θ⟩  (per-example grads)", title="two sides of Eq. (3.1)")
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="(L+1)² E⟨∂ℓ/∂f, f⟩²  (outputs)",
+        ylabel="⟨θ, I(θ) θ⟩  (per-example grads)",
+        title="two sides of Eq. (3.1)",
+    )
     axes[0].legend()
     axes[1].axhline(EPS, color="k", ls="--", lw=1)
     axes[1].text(n_params.min(), 2 * EPS, "machine ε")
-    axes[1].set(xscale="log", yscale="log", xlabel="number of parameters P",
-                ylabel="relative difference (floor ε/10)", title="round-off vs. broken assumptions")
+    axes[1].set(
+        xscale="log",
+        yscale="log",
+        xlabel="number of parameters P",
+        ylabel="relative difference (floor ε/10)",
+        title="round-off vs. broken assumptions",
+    )
     fig.tight_layout()
     return fig
 
 
 def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
-    """Four panels against α for :func:`layerwise.infogeo.reparam_sweep`'s arrays, T_α solid and
-    unit-wise dashed: invariants, norms, λ_max of the Hessian, expected sharpness (noise scale ``sigma``)."""
+    """Four panels against α for :func:`layerwise.studies.ch08.reparam_sweep`'s arrays, T_α solid
+    and unit-wise dashed: invariants, norms, λ_max of the Hessian, expected sharpness (noise scale
+    ``sigma``)."""
     al = R["alphas"]
     i1 = int(np.argmin(np.abs(al - 1)))
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
@@ -53,18 +72,50 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
     names = ["T_α", "unit-wise"]
     ls = ["-", "--"]
     for t in range(2):
-        axes[0].plot(al, np.maximum(R["dfun"][t], EPS / 10), "o" + ls[t], label=f"function, {names[t]}")
-        axes[0].plot(al, np.maximum(np.abs(R["fr"][t] - 1), EPS / 10), "s" + ls[t], label=f"‖θ‖²_fr, {names[t]}")
+        axes[0].plot(
+            al, np.maximum(R["dfun"][t], EPS / 10), "o" + ls[t], label=f"function, {names[t]}"
+        )
+        axes[0].plot(
+            al,
+            np.maximum(np.abs(R["fr"][t] - 1), EPS / 10),
+            "s" + ls[t],
+            label=f"‖θ‖²_fr, {names[t]}",
+        )
         axes[1].plot(al, R["l2"][t] / R["l2"][t, i1], "o" + ls[t], label=f"‖θ‖₂, {names[t]}")
         axes[1].plot(al, R["spec"][t] / R["spec"][t, i1], "s" + ls[t], label=f"Π‖W_l‖₂, {names[t]}")
         axes[2].plot(al, R["lam"][t], "o" + ls[t], label=names[t])
-        axes[3].errorbar(al, R["iso"][t], yerr=2 * R["iso_se"][t], fmt="o" + ls[t], label=f"isotropic, {names[t]}")
-        axes[3].errorbar(al, R["mult"][t], yerr=2 * R["mult_se"][t], fmt="s" + ls[t], label=f"∝ |θ|, {names[t]}")
-    axes[0].set(xscale="log", yscale="log", xlabel="α", ylabel="relative change (floor ε/10)", title="invariant")
+        axes[3].errorbar(
+            al,
+            R["iso"][t],
+            yerr=2 * R["iso_se"][t],
+            fmt="o" + ls[t],
+            label=f"isotropic, {names[t]}",
+        )
+        axes[3].errorbar(
+            al, R["mult"][t], yerr=2 * R["mult_se"][t], fmt="s" + ls[t], label=f"∝ |θ|, {names[t]}"
+        )
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="α",
+        ylabel="relative change (floor ε/10)",
+        title="invariant",
+    )
     axes[1].set(xscale="log", yscale="log", xlabel="α", ylabel="relative to α = 1", title="norms")
-    axes[2].set(xscale="log", yscale="log", xlabel="α", ylabel="λ_max of the Hessian", title="sharpness (Hessian)")
-    axes[3].set(xscale="log", yscale="log", xlabel="α", ylabel="E L(θ+ν) − L(θ)",
-                title=f"expected sharpness, σ = {sigma}")
+    axes[2].set(
+        xscale="log",
+        yscale="log",
+        xlabel="α",
+        ylabel="λ_max of the Hessian",
+        title="sharpness (Hessian)",
+    )
+    axes[3].set(
+        xscale="log",
+        yscale="log",
+        xlabel="α",
+        ylabel="E L(θ+ν) − L(θ)",
+        title=f"expected sharpness, σ = {sigma}",
+    )
     for a in axes:
         a.legend()
     fig.tight_layout()
@@ -73,20 +124,29 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
 
 def kfac_heatmaps(K0: Mapping[str, np.ndarray]) -> Figure:
     """|exact Fisher|, |K-FAC| and |difference| on a unit subset (``{state}_sub_exact``,
-    ``{state}_sub_kfac``, ``{state}_sub_block_sizes`` of :func:`layerwise.infogeo.kfac_study`), one
-    row per state; white lines separate layers."""
+    ``{state}_sub_kfac``, ``{state}_sub_block_sizes`` of
+    :func:`layerwise.studies.ch08.kfac_study`), one row per state; white lines separate layers."""
     fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.4))
     for r_, t in enumerate(KFAC_STATES):
         Fx, Fk = np.abs(K0[f"{t}_sub_exact"]), np.abs(K0[f"{t}_sub_kfac"])
         vmax = np.quantile(Fx, 0.995)
-        for c_, (M, title) in enumerate(((Fx, "|F| exact"), (Fk, "|F̃| K-FAC"),
-                                         (np.abs(K0[f"{t}_sub_exact"] - K0[f"{t}_sub_kfac"]), "|F − F̃|"))):
-            im = axes[r_, c_].imshow(M, cmap=CMAP + "_r", vmin=0, vmax=vmax, interpolation="nearest")
+        for c_, (M, title) in enumerate(
+            (
+                (Fx, "|F| exact"),
+                (Fk, "|F̃| K-FAC"),
+                (np.abs(K0[f"{t}_sub_exact"] - K0[f"{t}_sub_kfac"]), "|F − F̃|"),
+            )
+        ):
+            im = axes[r_, c_].imshow(
+                M, cmap=CMAP + "_r", vmin=0, vmax=vmax, interpolation="nearest"
+            )
             edges = np.cumsum(K0[f"{t}_sub_block_sizes"])[:-1] - 0.5
             for e in edges:
                 axes[r_, c_].axhline(e, color="w", lw=0.6)
                 axes[r_, c_].axvline(e, color="w", lw=0.6)
-            axes[r_, c_].set(title=f"{title}, {'init' if t == 'init' else 'trained'}", xticks=[], yticks=[])
+            axes[r_, c_].set(
+                title=f"{title}, {'init' if t == 'init' else 'trained'}", xticks=[], yticks=[]
+            )
             axes[r_, c_].grid(False)
         fig.colorbar(im, ax=axes[r_, :], shrink=0.8)
     return fig
@@ -99,9 +159,10 @@ def kfac_spectra(
     diag: Mapping[str, np.ndarray],
     n_layers: int = 3,
 ) -> Figure:
-    """Spectra of each exact Fisher block and of G⊗A (``{state}_eig_exact_i``, ``{state}_eig_kfac_i``
-    of one net), and the per-layer relative errors ``{state: (nets, layers)}`` of K-FAC, the best
-    Kronecker product and the diagonal (mean ± sd over nets)."""
+    """Spectra of each exact Fisher block and of G⊗A (``{state}_eig_exact_i``,
+    ``{state}_eig_kfac_i`` of one net), and the per-layer relative errors
+    ``{state: (nets, layers)}`` of K-FAC, the best Kronecker product and the diagonal (mean ± sd
+    over nets)."""
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
     axes = axes.ravel()
     cols = depth_colors(3)
@@ -111,26 +172,50 @@ def kfac_spectra(
             rank = np.arange(1, len(ev) + 1)
             axes[i - 1].plot(rank, np.maximum(ev, 1e-14), st, color="k", label=f"exact, {t}")
             axes[i - 1].plot(rank, np.maximum(ek, 1e-14), st, color=cols[1], label=f"K-FAC, {t}")
-        axes[i - 1].set(xscale="log", yscale="log", xlabel="rank", ylabel="eigenvalue", title=f"layer {i} spectrum",
-                        ylim=(max(1e-12, K0['trained_eig_exact_%d' % i][0] * 1e-10), None))
+        axes[i - 1].set(
+            xscale="log",
+            yscale="log",
+            xlabel="rank",
+            ylabel="eigenvalue",
+            title=f"layer {i} spectrum",
+            ylim=(max(1e-12, K0["trained_eig_exact_%d" % i][0] * 1e-10), None),
+        )
         axes[i - 1].legend()
     x_ = np.arange(1, n_layers + 1)
     n_nets = len(err["init"])
     for j, (t, mk) in enumerate((("init", "o"), ("trained", "s"))):
-        axes[3].errorbar(x_ + 0.1 * j, err[t].mean(0), yerr=err[t].std(0, ddof=1) if n_nets > 1 else None,
-                         fmt=mk + "-", label=f"K-FAC, {t}")
-        axes[3].plot(x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray", label=f"best Kronecker, {t}")
-        axes[3].plot(x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2], label=f"diagonal, {t}")
-    axes[3].set(xticks=x_, xlabel="layer", ylabel="‖F − F̂‖_F / ‖F‖_F", ylim=(0, 1.05), title="relative error")
+        axes[3].errorbar(
+            x_ + 0.1 * j,
+            err[t].mean(0),
+            yerr=err[t].std(0, ddof=1) if n_nets > 1 else None,
+            fmt=mk + "-",
+            label=f"K-FAC, {t}",
+        )
+        axes[3].plot(
+            x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray", label=f"best Kronecker, {t}"
+        )
+        axes[3].plot(
+            x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2], label=f"diagonal, {t}"
+        )
+    axes[3].set(
+        xticks=x_,
+        xlabel="layer",
+        ylabel="‖F − F̂‖_F / ‖F‖_F",
+        ylim=(0, 1.05),
+        title="relative error",
+    )
     axes[3].legend()
     fig.tight_layout()
     return fig
 
 
-def label_randomisation(table: Mapping[str, Any], measures: Sequence[str], labels: Mapping[str, str]) -> Figure:
+def label_randomisation(
+    table: Mapping[str, Any], measures: Sequence[str], labels: Mapping[str, str]
+) -> Figure:
     """Capacity measures / γ relative to clean labels (norm-based and Fisher–Rao panels; mean ± sd
     over nets), train/test accuracy and the margin against the fraction of random labels. ``table``
-    has one entry per run: ``fraction``, ``{measure}/γ``, ``train_accuracy``, ``test_accuracy``, ``margin``."""
+    has one entry per run: ``fraction``, ``{measure}/γ``, ``train_accuracy``, ``test_accuracy``,
+    ``margin``."""
     RD = pd.DataFrame(dict(table))
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
     axes = axes.ravel()
@@ -139,19 +224,49 @@ def label_randomisation(table: Mapping[str, Any], measures: Sequence[str], label
         rel = RD[m + "/γ"] / g0[m + "/γ"].mean()
         d = pd.DataFrame({"fraction": RD.fraction, "rel": rel}).groupby("fraction").rel
         ax = axes[1] if m.startswith("fisher") else axes[0]
-        ax.errorbar(d.mean().index, d.mean().values, yerr=d.std().fillna(0).values, fmt="o-", label=labels[m])
+        ax.errorbar(
+            d.mean().index,
+            d.mean().values,
+            yerr=d.std().fillna(0).values,
+            fmt="o-",
+            label=labels[m],
+        )
     for a, title in ((axes[0], "norm-based measures"), (axes[1], "Fisher–Rao norms")):
-        a.set(yscale="log", xlabel="fraction of random labels", ylabel="measure / γ, relative to 0 %", title=title)
+        a.set(
+            yscale="log",
+            xlabel="fraction of random labels",
+            ylabel="measure / γ, relative to 0 %",
+            title=title,
+        )
         a.legend()
     d = RD.groupby("fraction")
-    axes[2].errorbar(d.test_accuracy.mean().index, d.test_accuracy.mean(), yerr=d.test_accuracy.std().fillna(0),
-                     fmt="o-", label="test accuracy")
-    axes[2].plot(d.train_accuracy.mean().index, d.train_accuracy.mean(), "s--", label="train accuracy")
+    axes[2].errorbar(
+        d.test_accuracy.mean().index,
+        d.test_accuracy.mean(),
+        yerr=d.test_accuracy.std().fillna(0),
+        fmt="o-",
+        label="test accuracy",
+    )
+    axes[2].plot(
+        d.train_accuracy.mean().index, d.train_accuracy.mean(), "s--", label="train accuracy"
+    )
     axes[2].axhline(0.1, color="gray", ls=":", lw=1)
-    axes[2].set(xlabel="fraction of random labels", ylabel="accuracy", ylim=(0, 1.05), title="generalisation")
+    axes[2].set(
+        xlabel="fraction of random labels",
+        ylabel="accuracy",
+        ylim=(0, 1.05),
+        title="generalisation",
+    )
     axes[2].legend()
-    axes[3].errorbar(d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-")
-    axes[3].set(yscale="log", xlabel="fraction of random labels", ylabel="margin γ", title="margin (10th percentile)")
+    axes[3].errorbar(
+        d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-"
+    )
+    axes[3].set(
+        yscale="log",
+        xlabel="fraction of random labels",
+        ylabel="margin γ",
+        title="margin (10th percentile)",
+    )
     fig.tight_layout()
     return fig
 
@@ -162,8 +277,8 @@ PROTOCOL_LABELS = {"budget": "fixed budget", "loss": "fixed loss"}
 def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
     """The two Fisher–Rao norms / γ (top), the training loss at which each run was read off and the
     loss-normalised norms ‖θ‖_fr / ((L+1)·R·γ) = M/γ (bottom) against the fraction of random labels,
-    under both stopping rules (colour; in the last panel the line style tells the norms apart; mean ± sd
-    over nets). ``table`` has one entry per run:
+    under both stopping rules (colour; in the last panel the line style tells the norms apart;
+    mean ± sd over nets). ``table`` has one entry per run:
     ``fraction`` and, for q in ``budget``, ``loss``: ``{q}_fisher_rao_{model,empirical}``,
     ``{q}_margin``, ``{q}_final_loss``, ``{q}_M_{model,empirical}``."""
     RD = pd.DataFrame(dict(table))
@@ -173,19 +288,46 @@ def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
 
     def curve(ax: Any, values: pd.Series, fmt: str, color: str, label: str) -> None:
         d = pd.DataFrame({"fraction": RD.fraction, "v": values}).groupby("fraction").v
-        ax.errorbar(d.mean().index, d.mean().values, yerr=d.std().fillna(0).values, fmt=fmt, color=color,
-                    capsize=3, label=label)
+        ax.errorbar(
+            d.mean().index,
+            d.mean().values,
+            yerr=d.std().fillna(0).values,
+            fmt=fmt,
+            color=color,
+            capsize=3,
+            label=label,
+        )
 
-    for c, q in zip(colors, PROTOCOL_LABELS):
+    for c, q in zip(colors, PROTOCOL_LABELS, strict=False):
         for ax, lab in ((axes[0], "model"), (axes[1], "empirical")):
             curve(ax, RD[f"{q}_fisher_rao_{lab}"] / RD[f"{q}_margin"], "o-", c, PROTOCOL_LABELS[q])
         curve(axes[2], RD[f"{q}_final_loss"], "o-", c, PROTOCOL_LABELS[q])
         for lab, fmt in (("model", "o-"), ("empirical", "s--")):
-            curve(axes[3], RD[f"{q}_M_{lab}"] / RD[f"{q}_margin"], fmt, c, lab if q == "budget" else "_nolegend_")
+            curve(
+                axes[3],
+                RD[f"{q}_M_{lab}"] / RD[f"{q}_margin"],
+                fmt,
+                c,
+                lab if q == "budget" else "_nolegend_",
+            )
     for ax, lab in ((axes[0], "model"), (axes[1], "empirical")):
-        ax.set(yscale="log", xlabel="fraction of random labels", ylabel="‖θ‖_fr / γ", title=f"Fisher–Rao ({lab})")
-    axes[2].set(yscale="log", xlabel="fraction of random labels", ylabel="training loss", title="loss when read off")
-    axes[3].set(xlabel="fraction of random labels", ylabel="‖θ‖_fr / ((L+1)·R·γ)", title="loss factor divided out")
+        ax.set(
+            yscale="log",
+            xlabel="fraction of random labels",
+            ylabel="‖θ‖_fr / γ",
+            title=f"Fisher–Rao ({lab})",
+        )
+    axes[2].set(
+        yscale="log",
+        xlabel="fraction of random labels",
+        ylabel="training loss",
+        title="loss when read off",
+    )
+    axes[3].set(
+        xlabel="fraction of random labels",
+        ylabel="‖θ‖_fr / ((L+1)·R·γ)",
+        title="loss factor divided out",
+    )
     for ax in axes:
         ax.legend()
     fig.tight_layout()
@@ -199,7 +341,12 @@ def tangent_sensitivity(same: Any, different: Any) -> Figure:
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.scatter(np.maximum(same, EPS / 10), np.zeros(len(same)), marker="|", s=300)
     ax.scatter(different, np.ones(len(different)), marker="|", s=300)
-    ax.set(xscale="log", yticks=[0, 1], yticklabels=["same region", "different"],
-           xlabel="‖S(x′) − S(x)‖_F / ‖S(x)‖_F  (floored at ε/10)", ylim=(-0.5, 1.5))
+    ax.set(
+        xscale="log",
+        yticks=[0, 1],
+        yticklabels=["same region", "different"],
+        xlabel="‖S(x′) − S(x)‖_F / ‖S(x)‖_F  (floored at ε/10)",
+        ylim=(-0.5, 1.5),
+    )
     fig.tight_layout()
     return fig
