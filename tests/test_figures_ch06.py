@@ -9,7 +9,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN, small_texts
-from layerwise.figures import ch06 as F
+from layerwise.figures import ch06 as figures
 
 
 def quads(k: int, h: float = 1.0):
@@ -34,7 +34,10 @@ def narrow(fig):
 
 
 def test_arch_name():
-    assert F.arch_name([16] * 6) == "[16]×6" and F.arch_name([32, 32, 32]) == "[32, 32, 32]"
+    assert (
+        figures.arch_name([16] * 6) == "[16]×6"
+        and figures.arch_name([32, 32, 32]) == "[32, 32, 32]"
+    )
 
 
 def test_slice_regions():
@@ -42,19 +45,23 @@ def test_slice_regions():
     archs = [[6], [3, 3], [1] * 6]
     found = np.array([[0.5, 1.0], [0.3, 0.9], [0.2, 0.6]])
     uv = np.array([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
-    fig = F.slice_regions(regs, archs, 1.0, uv, [3, 9], found, [np.random.default_rng(k) for k in range(3)])
+    fig = figures.slice_regions(
+        regs, archs, 1.0, uv, [3, 9], found, [np.random.default_rng(k) for k in range(3)]
+    )
     axes = fig.axes
     assert len(axes) == 4
-    for ax, (V, n), w in zip(axes[:3], regs, archs):
+    for ax, (_, n), w in zip(axes[:3], regs, archs, strict=True):
         pc = polys(ax)
         assert len(pc.get_paths()) == len(n)
-        assert ax.get_title() == f"{F.arch_name(w)}: {len(n)} regions"
+        assert ax.get_title() == f"{figures.arch_name(w)}: {len(n)} regions"
         assert ax.get_xlim() == (-1.0, 1.0)
         dots = ax.lines[0]
-        assert np.array_equal(dots.get_xdata(), uv[:, 0]) and np.array_equal(dots.get_ydata(), uv[:, 1])
+        assert np.array_equal(dots.get_xdata(), uv[:, 0]) and np.array_equal(
+            dots.get_ydata(), uv[:, 1]
+        )
     lines = [ln for ln in axes[3].lines if not ln.get_label().startswith("_")]
-    assert [ln.get_label() for ln in lines] == [F.arch_name(w) for w in archs]
-    for ln, f in zip(lines, found):
+    assert [ln.get_label() for ln in lines] == [figures.arch_name(w) for w in archs]
+    for ln, f in zip(lines, found, strict=True):
         assert np.array_equal(ln.get_xdata(), [3, 9]) and np.array_equal(ln.get_ydata(), f)
     narrow(fig)
 
@@ -70,7 +77,7 @@ def test_counts_vs_neurons():
     se = np.full_like(mean, 5.0)
     curve = np.array([[24.0, 60.0, 96.0], [120.0, 700.0, 1700.0]])
     ratio = np.array([[1.0, 0.9], [1.1, 1.05], [0.98, 1.2]])
-    fig = F.counts_vs_neurons(Ns, [1, 2], mean, se, curve, ratio, np.full_like(ratio, 0.05))
+    fig = figures.counts_vs_neurons(Ns, [1, 2], mean, se, curve, ratio, np.full_like(ratio, 0.05))
     ax1, ax2 = fig.axes
     data = _errorbar_data(ax1)
     assert [d[2] for d in data] == ["depth 1", "depth 2"]
@@ -90,7 +97,7 @@ def test_lines_vs_neurons():
     cross = np.array([[20.0, 25.0], [50.0, 45.0], [95.0, 100.0]])
     dist = 1.0 / cross
     curve = np.array([[24.0, 96.0], [0.05, 0.0125]])
-    fig = F.lines_vs_neurons(Ns, [1, 3], cross, 0.1 * cross, dist, 0.1 * dist, curve)
+    fig = figures.lines_vs_neurons(Ns, [1, 3], cross, 0.1 * cross, dist, 0.1 * dist, curve)
     ax1, ax2 = fig.axes
     for ax, v in ((ax1, cross), (ax2, dist)):
         data = _errorbar_data(ax)
@@ -109,14 +116,21 @@ def test_training_sweep():
     ep = np.array([0, 3, 6])
     a = np.array([[1.0, 1.2, 1.5], [1.0, 0.8, 0.9]])
     b = np.array([[1.0, 2.0, 3.0]])
-    fig = F.training_sweep(ep, [("raw", "regions / init", {"lr 1e-3": a, "lr 1e-4": b}),
-                                ("noise", "regions / init", {"0%": b})])
+    fig = figures.training_sweep(
+        ep,
+        [
+            ("raw", "regions / init", {"lr 1e-3": a, "lr 1e-4": b}),
+            ("noise", "regions / init", {"0%": b}),
+        ],
+    )
     axes = fig.axes
     assert len(axes) == 4 and axes[0].get_title() == "raw" and not axes[2].get_visible()
     data = _errorbar_data(axes[0])
     assert [d[2] for d in data] == ["lr 1e-3", "lr 1e-4"]
     assert np.allclose(data[0][1], a.mean(0)) and np.array_equal(data[1][1], b[0])
-    bars = axes[0].containers[0].lines[2][0].get_segments()  # error bar of the first curve, SE over 2 runs
+    bars = (
+        axes[0].containers[0].lines[2][0].get_segments()
+    )  # error bar of the first curve, SE over 2 runs
     assert np.isclose(bars[1][1, 1] - bars[1][0, 1], 2 * np.std([1.2, 0.8], ddof=1) / np.sqrt(2))
     narrow(fig)
 
@@ -126,7 +140,9 @@ def test_activation_vs_linear():
     labels = np.array([0, 1, 1, 1, 2, 3])
     members = np.array([1, 2, 3])
     uv = np.zeros((3, 2))
-    fig = F.activation_vs_linear(V, n, labels, members, 1.0, uv, np.random.default_rng(0), np.random.default_rng(1))
+    fig = figures.activation_vs_linear(
+        V, n, labels, members, 1.0, uv, np.random.default_rng(0), np.random.default_rng(1)
+    )
     ax1, ax2 = fig.axes
     assert ax1.get_title() == "6 activation regions"
     assert ax2.get_title() == "4 linear regions (dark: 3 pieces)"
@@ -136,43 +152,74 @@ def test_activation_vs_linear():
     assert len(np.unique(fc[members], axis=0)) == 1 and len(polys(ax1).get_paths()) == 6
     narrow(fig)
     # no non-convex linear region found: nothing dark, no "pieces" in the title
-    fig = F.activation_vs_linear(V, n, np.arange(6), np.zeros(0, dtype=int), 1.0, uv, np.random.default_rng(0),
-                                 np.random.default_rng(1))
+    fig = figures.activation_vs_linear(
+        V,
+        n,
+        np.arange(6),
+        np.zeros(0, dtype=int),
+        1.0,
+        uv,
+        np.random.default_rng(0),
+        np.random.default_rng(1),
+    )
     assert fig.axes[1].get_title() == "6 linear regions"
-    assert not np.any(np.all(np.isclose(polys(fig.axes[1]).get_facecolor(), (0.1, 0.1, 0.1, 1.0)), axis=1))
+    assert not np.any(
+        np.all(np.isclose(polys(fig.axes[1]).get_facecolor(), (0.1, 0.1, 0.1, 1.0)), axis=1)
+    )
 
 
 def test_tangent_sensitivity():
     V, n = quads(4)
     norm = np.array([1.0, 2.0, 3.0, 4.0])
     areas = np.array([1.0, 1.0, 1.0, 5.0])
-    fig = F.tangent_sensitivity(V, n, norm, areas, 1.0, np.zeros((3, 2)))
+    fig = figures.tangent_sensitivity(V, n, norm, areas, 1.0, np.zeros((3, 2)))
     assert len(fig.axes) == 3  # two panels and the colour bar
     ax1, ax2 = fig.axes[0], fig.axes[1]
     fc = polys(ax1).get_facecolor()
     assert np.allclose(fc[0], plt.cm.magma(0.0)) and np.allclose(fc[-1], plt.cm.magma(1.0))
-    heights = [p.get_height() for p in ax2.patches if p.get_label() != "each region once" and p.get_height() > 0]
+    heights = [
+        p.get_height()
+        for p in ax2.patches
+        if p.get_label() != "each region once" and p.get_height() > 0
+    ]
     assert sum(heights) == pytest.approx(1.0) and max(heights) == pytest.approx(5 / 8)
     narrow(fig)
 
 
 def test_counts_training():
-    # ratios to init: P = 2 preprocessings, R = 2 learning rates, S = 2 runs, T = 3 checkpoints; L = 2
+    # ratios to init: P = 2 preprocessings, R = 2 learning rates, S = 2 runs, T = 3 checkpoints;
+    # L = 2
     rng = np.random.default_rng(0)
-    ratio = {"count": 1 + rng.random((2, 2, 2, 3)), "noise": 1 + rng.random((2, 2, 3)),
-             "crossings": 1 + rng.random((2, 2, 2, 3)), "dist": 1 + rng.random((2, 2, 2, 3))}
+    ratio = {
+        "count": 1 + rng.random((2, 2, 2, 3)),
+        "noise": 1 + rng.random((2, 2, 3)),
+        "crossings": 1 + rng.random((2, 2, 2, 3)),
+        "dist": 1 + rng.random((2, 2, 2, 3)),
+    }
     epoch = np.array([0, 2, 4])
-    fig = F.counts_training(epoch, ratio, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
+    fig = figures.counts_training(epoch, ratio, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
     axes = fig.axes
-    assert [ax.get_title() for ax in axes] == ["regions, true labels, lr 0.001", "regions, raw inputs, true labels",
-                                               "regions, raw inputs, lr 0.001", "along lines, raw inputs, lr 0.001"]
-    want = [[ratio["count"][0, 0], ratio["count"][1, 0]], [ratio["count"][0, 0], ratio["count"][0, 1]],
-            [ratio["noise"][0], ratio["noise"][1]], [ratio["crossings"][0, 0], ratio["dist"][0, 0]]]
-    labels = [["raw", "pixel"], ["lr 0.001", "lr 0.0001"], ["0% random labels", "100% random labels"],
-              ["boundary crossings", "distance to boundary"]]
-    for ax, curves, labs in zip(axes, want, labels):
+    assert [ax.get_title() for ax in axes] == [
+        "regions, true labels, lr 0.001",
+        "regions, raw inputs, true labels",
+        "regions, raw inputs, lr 0.001",
+        "along lines, raw inputs, lr 0.001",
+    ]
+    want = [
+        [ratio["count"][0, 0], ratio["count"][1, 0]],
+        [ratio["count"][0, 0], ratio["count"][0, 1]],
+        [ratio["noise"][0], ratio["noise"][1]],
+        [ratio["crossings"][0, 0], ratio["dist"][0, 0]],
+    ]
+    labels = [
+        ["raw", "pixel"],
+        ["lr 0.001", "lr 0.0001"],
+        ["0% random labels", "100% random labels"],
+        ["boundary crossings", "distance to boundary"],
+    ]
+    for ax, curves, labs in zip(axes, want, labels, strict=True):
         data = _errorbar_data(ax)
         assert [d[2] for d in data] == labs
-        for (x, y, _), v in zip(data, curves):  # each curve is the mean over runs
+        for (x, y, _), v in zip(data, curves, strict=True):  # each curve: the mean over runs
             assert np.array_equal(x, epoch) and np.allclose(y, v.mean(0))
     narrow(fig)

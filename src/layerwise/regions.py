@@ -24,25 +24,32 @@ biases (built by :mod:`layerwise.networks`), and the tangent sample sensitivity 
 (:func:`layerwise.networks.tangent_sensitivity`) on each activation region, where it is constant
 (Daróczy, slides §3, Lemma 3.1).
 
-Hanin & Rolnick's laws at initialisation: the exact one-layer expectation of the count in a square
-(Crofton + Euler, :func:`one_layer_expected_count`), boundary crossings along a segment
+Hanin & Rolnick's laws at initialisation: the exact one-layer expectation of the count in a
+square (Crofton + Euler, :func:`one_layer_expected_count`), boundary crossings along a segment
 (:func:`line_breakpoints`) and the exact distance to the nearest boundary
-(:func:`boundary_distance`) with their one-layer closed forms; and training sweeps over input
-preprocessings, learning rates and label noise (:func:`train_sweep`).
+(:func:`boundary_distance`) with their one-layer closed forms; the growth exponents of counts
+(:func:`growth_exponent`, :func:`pair_exponent`) and Montúfar et al.'s maximum
+(:func:`montufar_max`).  Chapter 6's experiments on digits (slices, training sweeps) are its
+study, :mod:`layerwise.studies.ch06`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from math import comb
 from typing import Any
 
 import numpy as np
+import torch
+from scipy.integrate import quad
+from scipy.spatial import ConvexHull
+from scipy.special import betainc
 
-from .networks import Params, check_widths, from_pairs, init_mlp, n_weight_layers, train
-from .networks import forward as net_forward
+from .networks import Params, check_widths, from_pairs, init_mlp, n_weight_layers
 from .networks import tangent_sensitivity as net_tangent_sensitivity
 from .params import ParameterError, check_positive, check_positive_int
+from .stats import Estimate, jackknife_se, linear_fit
 
 Weights = list[tuple[np.ndarray, np.ndarray]]
 METHODS = ("arrangement", "polygons")
@@ -54,7 +61,8 @@ METHODS = ("arrangement", "polygons")
 def as_weights(net: Any) -> Weights:
     """Weights ``[(W1, b1), …, (W_out, b_out)]`` as float64 numpy arrays.
 
-    ``net`` is a :mod:`~layerwise.networks` parameter dict ``{W1, b1, …}``, a ``torch.nn.Module`` whose ``nn.Linear`` layers, in registration order, are the
+    ``net`` is a :mod:`~layerwise.networks` parameter dict ``{W1, b1, …}``, a
+    ``torch.nn.Module`` whose ``nn.Linear`` layers, in registration order, are the
     layers of a fully-connected ReLU network (ReLU after every layer but the last), or already a
     sequence of ``(W, b)`` pairs.  The last layer is the (linear) output layer.
     """
@@ -67,24 +75,16 @@ def as_weights(net: Any) -> Weights:
              else np.zeros(net[f"W{l}"].shape[0]))
             for l in range(1, n + 1)
         ]
-    try:
-        import torch
-
-        if isinstance(net, torch.nn.Module):
-            for m in net.modules():
-                if isinstance(m, torch.nn.Linear):
-                    W = m.weight.detach().cpu().double().numpy()
-                    b = (
-                        m.bias.detach().cpu().double().numpy()
-                        if m.bias is not None
-                        else np.zeros(W.shape[0])
-                    )
-                    pairs.append((W, b))
-            if not pairs:
-                raise ParameterError("net: the module has no nn.Linear layer")
-            net = pairs
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        pass
+    if isinstance(net, torch.nn.Module):
+        for m in net.modules():
+            if isinstance(m, torch.nn.Linear):
+                W = m.weight.detach().cpu().double().numpy()
+                b = (m.bias.detach().cpu().double().numpy() if m.bias is not None
+                     else np.zeros(W.shape[0]))
+                pairs.append((W, b))
+        if not pairs:
+            raise ParameterError("net: the module has no nn.Linear layer")
+        net = pairs
     if not isinstance(net, Sequence) or len(net) < 2:
         raise ParameterError(
             "net must be a torch module or a sequence of (W, b) pairs with at least one hidden "
@@ -99,7 +99,8 @@ def as_weights(net: Any) -> Weights:
         if W.ndim != 2 or b.shape != (W.shape[0],):
             raise ParameterError(f"net layer {i}: W must be 2-D (out, in) and b of shape (out,)")
         if d is not None and W.shape[1] != d:
-            raise ParameterError(f"net layer {i} takes {W.shape[1]} inputs but layer {i-1} gives {d}")
+            raise ParameterError(f"net layer {i} takes {W.shape[1]} inputs but layer {i-1} "
+                                 f"gives {d}")
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
             raise ParameterError(f"net layer {i} has non-finite weights")
         d = W.shape[0]
@@ -107,8 +108,8 @@ def as_weights(net: Any) -> Weights:
     return out
 
 
-def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0, bias_var: float = 1e-6
-           ) -> Params:
+def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0,
+           bias_var: float = 1e-6) -> Params:
     """A ReLU MLP (a :mod:`~layerwise.networks` parameter dict, float32) with He-normal weights,
     N(0, 2/fan_in), and biases N(0, ``bias_var``): the initialisation of Hanin & Rolnick 2019, §5
     (tiny, non-zero biases).  ``widths`` are the hidden widths."""
@@ -118,8 +119,6 @@ def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0, b
     bias_var = float(bias_var)
     if not bias_var >= 0:
         raise ParameterError(f"bias_var={bias_var!r} must be >= 0")
-    import torch
-
     return init_mlp([d_in, *widths, d_out], seed=seed, sigma_w2=2.0, bias=True,
                     bias_std=float(np.sqrt(bias_var)), dtype=torch.float32)
 
@@ -191,7 +190,8 @@ def restrict(weights: Weights, plane: Plane | None) -> Weights:
     W1, b1 = weights[0]
     if W1.shape[1] != plane.origin.shape[0]:
         raise ParameterError(
-            f"plane lives in dimension {plane.origin.shape[0]} but the network takes {W1.shape[1]} inputs"
+            f"plane lives in dimension {plane.origin.shape[0]} but the network takes "
+            f"{W1.shape[1]} inputs"
         )
     return [(W1 @ plane.basis, W1 @ plane.origin + b1), *weights[1:]]
 
@@ -269,7 +269,8 @@ class Regions:
         out = np.full(len(uv), -1)
         for k, p in enumerate(uv):
             cr = e[..., 0] * (p[1] - V[..., 1]) - e[..., 1] * (p[0] - V[..., 0])
-            ok = np.where(idx < cnt[:, None], cr >= -tol * np.hypot(e[..., 0], e[..., 1]), True).all(1)
+            edge_ok = cr >= -tol * np.hypot(e[..., 0], e[..., 1])
+            ok = np.where(idx < cnt[:, None], edge_ok, True).all(1)
             hit = np.flatnonzero(ok)
             if len(hit):
                 out[k] = hit[0]
@@ -395,7 +396,8 @@ def _arrangement_counts_(V, cnt, G, tol) -> np.ndarray:
     norm = np.hypot(G[..., 0], G[..., 1])
     safe = np.where(norm > 0, norm, 1.0)
     Gn = G / safe[..., None]  # unit normals (zero rows stay constant lines)
-    s = V[..., 0, None] * Gn[:, None, :, 0] + V[..., 1, None] * Gn[:, None, :, 1] + Gn[:, None, :, 2]
+    s = (V[..., 0, None] * Gn[:, None, :, 0] + V[..., 1, None] * Gn[:, None, :, 1]
+         + Gn[:, None, :, 2])
     s = np.where((norm > 0)[:, None, :], s, np.sign(G[:, None, :, 2]) * np.inf)
     vm = valid[..., None]
     crossing = ((s > tol) & vm).any(1) & ((s < -tol) & vm).any(1)  # (P, n)
@@ -476,7 +478,7 @@ def activation_regions(net: Any, plane: Plane | None = None, polygon: np.ndarray
     G = np.concatenate([W1, b1[:, None]], axis=1)[None]
     patterns = np.zeros((1, 0), dtype=bool)
     widths = []
-    for li, (W, b) in enumerate(w2[1:]):
+    for W, b in w2[1:]:
         V, cnt, parent, bits = _split_layer(V, cnt, G, eps)
         patterns = np.concatenate([patterns[parent], bits], axis=1)
         widths.append(bits.shape[1])
@@ -492,7 +494,8 @@ def count_regions(net: Any, plane: Plane | None = None, polygon: np.ndarray | No
     regions of all hidden layers but the last and counts the last layer's pieces with the
     chord formula of :func:`_arrangement_counts`."""
     if method not in METHODS:
-        raise ParameterError(f"method={method!r} is not allowed; choose one of: {', '.join(map(repr, METHODS))}")
+        raise ParameterError(f"method={method!r} is not allowed; choose one of: "
+                             f"{', '.join(map(repr, METHODS))}")
     w2, poly, eps = _prepare(net, plane, polygon, tol)
     if method == "polygons":
         return len(activation_regions(w2, None, poly, tol=tol))
@@ -539,16 +542,19 @@ def grid_count(net: Any, plane: Plane | None = None, polygon: np.ndarray | None 
     w2, poly, _ = _prepare(net, plane, polygon, 1e-9)
     lo, hi = poly.min(0), poly.max(0)
     g = (np.arange(n) + 0.5) / n
-    U = np.stack(np.meshgrid(lo[0] + g * (hi[0] - lo[0]), lo[1] + g * (hi[1] - lo[1])), -1).reshape(-1, 2)
+    U = np.stack(np.meshgrid(lo[0] + g * (hi[0] - lo[0]), lo[1] + g * (hi[1] - lo[1])), -1)
+    U = U.reshape(-1, 2)
     e = np.roll(poly, -1, axis=0) - poly
-    cr = e[None, :, 0] * (U[:, None, 1] - poly[None, :, 1]) - e[None, :, 1] * (U[:, None, 0] - poly[None, :, 0])
+    cr = (e[None, :, 0] * (U[:, None, 1] - poly[None, :, 1])
+          - e[None, :, 1] * (U[:, None, 0] - poly[None, :, 0]))
     U = U[(cr >= 0).all(1)]
     pats = patterns_at(w2, U)
     return int(len(np.unique(np.packbits(pats, axis=1), axis=0)))
 
 
-def activation_regions_naive(net: Any, plane: Plane | None = None, polygon: np.ndarray | None = None,
-                             *, tol: float = 1e-9, count_only: bool = True):
+def activation_regions_naive(net: Any, plane: Plane | None = None,
+                             polygon: np.ndarray | None = None, *, tol: float = 1e-9,
+                             count_only: bool = True):
     """Reference implementation: a Python loop over polygons and neurons (one numpy clip per
     polygon per neuron).  Returns the number of regions (``count_only``) or the list of
     (polygon, pattern) pairs.  Used by the benchmark and the tests."""
@@ -563,7 +569,8 @@ def activation_regions_naive(net: Any, plane: Plane | None = None, polygon: np.n
                 na = float(np.hypot(*a))
                 nxt = []
                 for Q, bits in pieces:
-                    d = (Q @ a + c) / na if na > 0 else np.full(len(Q), np.sign(c) * np.inf if c else 0.0)
+                    d = ((Q @ a + c) / na if na > 0
+                         else np.full(len(Q), np.sign(c) * np.inf if c else 0.0))
                     if (d > eps).any() and (d < -eps).any():
                         (Vp, np_), (Vq, nq) = _clip(Q[None], np.array([len(Q)]), d[None], eps)
                         nxt.append((Vp[0, : np_[0]], bits + [True]))
@@ -590,18 +597,18 @@ def _shared_edge_length(P: np.ndarray, Q: np.ndarray, tol: float) -> float:
     """Length of the longest segment common to the boundaries of convex polygons P and Q."""
     best = 0.0
     Pn, Qn = np.roll(P, -1, axis=0), np.roll(Q, -1, axis=0)
-    for a, b in zip(P, Pn):
+    for a, b in zip(P, Pn, strict=True):
         e = b - a
-        L = float(np.hypot(*e))
-        if L <= tol:
+        length = float(np.hypot(*e))
+        if length <= tol:
             continue
-        u = e / L
+        u = e / length
         nrm = np.array([-u[1], u[0]])
-        for c, d in zip(Q, Qn):
+        for c, d in zip(Q, Qn, strict=True):
             if abs((c - a) @ nrm) > tol or abs((d - a) @ nrm) > tol:
                 continue
             t0, t1 = sorted(((c - a) @ u, (d - a) @ u))
-            best = max(best, min(L, t1) - max(0.0, t0))
+            best = max(best, min(length, t1) - max(0.0, t0))
     return best
 
 
@@ -651,22 +658,18 @@ def linear_regions(regions: Regions, *, rtol: float = 1e-9, tol: float = 1e-9) -
 def convex_deficit(regions: Regions, members: np.ndarray) -> float:
     """1 − area(union of the member polygons) / area(convex hull of their vertices): zero for a
     convex union, positive for a non-convex one."""
-    from scipy.spatial import ConvexHull
-
     pts = np.concatenate([regions.polygon(i) for i in members])
     hull = ConvexHull(pts).volume
     return float(1.0 - regions.areas[members].sum() / hull)
 
 
 # --------------------------------------------------------------------------------------------
-# Experiments of chapter 6
+# Hanin & Rolnick's laws and Montúfar et al.'s maximum: counts, exponents, densities
 # --------------------------------------------------------------------------------------------
 def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
     """Montúfar et al. (2014), Thm. 4: a ReLU network with hidden ``widths`` (each >= n_in)
     and ``n_in`` inputs can have at least (Π_{l<L} ⌊n_l/n_in⌋^{n_in}) Σ_{j<=n_in} C(n_L, j)
     linear regions — exponential in depth.  Returned as a float."""
-    from math import comb
-
     widths = check_widths(widths, min_len=1)
     prod = 1.0
     for w in widths[:-1]:
@@ -676,8 +679,9 @@ def montufar_max(widths: Sequence[int], n_in: int = 2) -> float:
 
 def montufar_exponent(neurons: Sequence[int], depth: int, n_in: int = 2) -> float:
     """Log–log slope, least squares over ``neurons`` (total hidden neurons N, split evenly over
-    ``depth`` layers), of :func:`montufar_max` — the growth exponent a count would show if it followed
-    the maximum that depth allows (Montúfar et al. 2014), the alternative to Hanin & Rolnick's N^n_in."""
+    ``depth`` layers), of :func:`montufar_max` — the growth exponent a count would show if it
+    followed the maximum that depth allows (Montúfar et al. 2014), the alternative to Hanin &
+    Rolnick's N^n_in."""
     N = np.asarray(neurons, dtype=float)
     if len(np.unique(N)) < 2:
         raise ParameterError("neurons must hold at least two distinct numbers of neurons")
@@ -685,149 +689,34 @@ def montufar_exponent(neurons: Sequence[int], depth: int, n_in: int = 2) -> floa
     return float(np.polyfit(np.log(N), np.log(m), 1)[0])
 
 
-def growth_exponent(neurons: Sequence[int], counts: np.ndarray) -> dict[str, float]:
+def growth_exponent(neurons: Sequence[int], counts: np.ndarray) -> Estimate:
     """Exponent b of the growth ``count ∝ N^b`` of region counts with the number of neurons N.
 
     ``counts`` has shape (len(neurons), n_nets): one count per random network (and slice).  The
     fit is least squares of ``log count`` on ``log N`` over *every* network, so b is the slope of
     the typical (geometric-mean) count; its standard error comes from the scatter of the networks
-    about the line, with ``dof = points − 2`` degrees of freedom (Student's t).  Returns
-    ``slope``, ``se``, ``dof`` and ``points``."""
-    from .stats import linear_fit
-
+    about the line, with ``dof = points − 2`` degrees of freedom (Student's t).  Returns the
+    slope as an :class:`~layerwise.stats.Estimate` (``n``: the number of points fitted)."""
     N = np.asarray([check_positive_int("neurons", n) for n in neurons], dtype=float)
     c = np.asarray(counts, dtype=float)
     if c.ndim != 2 or c.shape[0] != len(N):
-        raise ParameterError(f"counts must have shape (len(neurons)={len(N)}, n_nets), got {c.shape}")
+        raise ParameterError(f"counts must have shape (len(neurons)={len(N)}, n_nets), "
+                             f"got {c.shape}")
     if len(np.unique(N)) < 2 or c.size < 3:
-        raise ParameterError("a growth exponent with an error needs >= 2 distinct N and >= 3 counts")
+        raise ParameterError("a growth exponent with an error needs >= 2 distinct N and "
+                             ">= 3 counts")
     if np.any(c < 1):
         raise ParameterError("region counts must be >= 1 (a slice has at least one region)")
     x = np.repeat(np.log(N), c.shape[1])
     fit = linear_fit(x, np.log(c).ravel())
-    return {"slope": float(fit["slope"]), "se": float(fit["slope_se"]), "dof": int(c.size - 2),
-            "points": int(c.size)}
-
-
-def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
-    """The 1 797 digits as 64-vectors, each pixel standardised over the data set (constant
-    pixels left at zero), and their labels."""
-    from .data import digits
-
-    x, y = digits()
-    x = x.reshape(len(x), -1).astype(np.float64)
-    sd = x.std(0)
-    return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
-
-
-def architectures(neurons: Sequence[int], depths: Sequence[int]) -> list[list[int]]:
-    """Equal-width architectures [N/d]*d; every N must be divisible by every depth."""
-    out = []
-    for N in neurons:
-        N = check_positive_int("neurons", N)
-        for d in depths:
-            d = check_positive_int("depths", d)
-            if N % d:
-                raise ParameterError(
-                    f"neurons={N} is not divisible by depth {d}; allowed: multiples of "
-                    f"lcm(depths) (e.g. {int(np.lcm.reduce([int(x) for x in depths]))})"
-                )
-            out.append([N // d] * d)
-    return out
-
-
-def init_triples(n_rows: int, n_nets: int, rng: np.random.Generator | int) -> list[np.ndarray]:
-    """The ``n_nets`` triples of row indices whose planes :func:`init_counts` uses (``rng`` a
-    generator, advanced, or the seed of :func:`init_counts`)."""
-    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    return [rng.choice(n_rows, 3, replace=False) for _ in range(check_positive_int("n_nets", n_nets))]
-
-
-def init_counts(X: np.ndarray, archs: Sequence[Sequence[int]], n_nets: int, seed: int,
-                bias_var: float = 1e-6) -> np.ndarray:
-    """Region counts (len(archs), n_nets) at He-normal initialisation on the slices through
-    ``n_nets`` random triples of rows of X (triple i shared by all architectures)."""
-    n_nets = check_positive_int("n_nets", n_nets)
-    rng = np.random.default_rng(seed)
-    triples = init_triples(len(X), n_nets, rng)
-    seeds = rng.integers(2**31, size=(len(archs), n_nets))
-    out = np.zeros((len(archs), n_nets), dtype=np.int64)
-    for a, widths in enumerate(archs):
-        for i, t in enumerate(triples):
-            net = he_mlp(X.shape[1], widths, 1, seed=int(seeds[a, i]), bias_var=bias_var)
-            out[a, i] = count_regions(net, plane_through(X[t]))
-    return out
-
-
-def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
-                 n_checkpoints: int, label_noise: float, seed: int, lr: float = 1e-3,
-                 batch: int = 64, bias_var: float = 1e-6, n_lines: int = 0) -> dict[str, np.ndarray]:
-    """Train a He-initialised ReLU MLP (:func:`he_mlp`) on (X, y) with Adam and cross-entropy
-    (:func:`layerwise.networks.train`, mini-batches of a fresh permutation each epoch), a fraction
-    ``label_noise`` of the labels replaced by uniformly random ones, and count its activation
-    regions on the plane through three training inputs at ``n_checkpoints`` + 1 epochs
-    (Hanin & Rolnick 2019, §5).  Returns epochs, counts, train accuracy (on the noisy labels),
-    loss, and the final weights flattened with their plane points.  With ``n_lines`` > 0 it also
-    records, at every checkpoint, the boundary crossings of ``n_lines`` segments between pairs of
-    training inputs (``crossings`` (T, n_lines), :func:`line_breakpoints`) and the distance of
-    their 2·``n_lines`` end points to the nearest region boundary (``dist`` (T, 2 n_lines),
-    :func:`boundary_distance`); the pairs come from their own stream, so the other draws are
-    those of a run without them."""
-    import torch
-
-    from .params import check_fraction
-
-    label_noise = check_fraction("label_noise", label_noise)
-    epochs = check_positive_int("epochs", epochs)
-    n_checkpoints = check_positive_int("n_checkpoints", n_checkpoints)
-    # slice, initial network and batch order depend on ``seed`` only, so runs with different
-    # label noise and the same seed are paired; the noisy labels use their own stream
-    rng = np.random.default_rng(seed)
-    n_cls = int(y.max()) + 1
-    triple = rng.choice(len(X), 3, replace=False)
-    plane = plane_through(X[triple])
-    net = he_mlp(X.shape[1], widths, n_cls, seed=int(rng.integers(2**31)), bias_var=bias_var)
-    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
-    lrng = np.random.default_rng([seed, 1])
-    y = y.copy()
-    noisy = lrng.random(len(y)) < label_noise
-    y[noisy] = lrng.integers(0, n_cls, noisy.sum())
-    Xt = torch.tensor(X, dtype=torch.float32)
-    yt = torch.tensor(y)
-    ck = np.unique(np.round(np.linspace(0, epochs, n_checkpoints + 1)).astype(int))
-    rec: dict[str, list] = {"epoch": [], "count": [], "acc": [], "loss": []}
-    n_lines = int(n_lines)
-    if n_lines < 0:
-        raise ParameterError(f"n_lines={n_lines!r} must be >= 0")
-    if n_lines:
-        pairs = np.random.default_rng([seed, 2]).choice(len(X), (n_lines, 2), replace=True)
-        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-        rec["crossings"], rec["dist"] = [], []
-
-    def record(ep):
-        with torch.no_grad():
-            out = net_forward(net, Xt)
-            rec["loss"].append(float(torch.nn.functional.cross_entropy(out, yt)))
-            rec["acc"].append(float((out.argmax(1) == yt).float().mean()))
-        rec["epoch"].append(ep)
-        rec["count"].append(count_regions(net, plane))
-        if n_lines:
-            w = as_weights(net)
-            rec["crossings"].append([len(line_breakpoints(w, X[i], X[j])) for i, j in pairs])
-            rec["dist"].append(boundary_distance(w, X[pairs.ravel()]))
-
-    record(0)
-    train(net, lambda idx: torch.nn.functional.cross_entropy(net_forward(net, Xt[idx]), yt[idx]),
-          lr=lr, optimizer="adam", sampling="epochs", epochs=epochs, n=len(Xt), batch=batch, generator=g,
-          on_epoch=lambda ep: record(ep) if ep in ck else None)
-    flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
-    return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
+    return Estimate(float(fit["slope"]), float(fit["slope_se"]), int(c.size - 2), int(c.size))
 
 
 def unflatten(flat: np.ndarray, dims: Sequence[int]) -> Weights:
-    """Inverse of the flattening used by :func:`train_counts` for layer sizes ``dims``."""
+    """Inverse of the flattening used by :func:`layerwise.studies.ch06.train_counts` for layer
+    sizes ``dims``."""
     out, k = [], 0
-    for a, b in zip(dims[:-1], dims[1:]):
+    for a, b in zip(dims[:-1], dims[1:], strict=True):
         W = flat[k : k + a * b].reshape(b, a)
         k += a * b
         out.append((W, flat[k : k + b].copy()))
@@ -875,138 +764,6 @@ def sensitivity_by_region(net: Any, plane: Plane, regions: Regions, *, output: i
     return {"norm": norms, "checked": big, "within": within, "between": between}
 
 
-# --------------------------------------------------------------------------------------------
-# Chapter 6 as calls: each experiment of the chapter is one function here (cached by the
-# chapter through ``Chapter.cached_call``), each derivation behind a claim too
-# --------------------------------------------------------------------------------------------
-def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
-    """Validate Chapter 6's parameters before any work: ``neurons`` (≥ 2 distinct) divisible by
-    every ``depths``, positive ``n_nets``/``n_line_nets``/``n_check_nets``/``epochs``/
-    ``n_train_seeds``, non-empty ``label_noise`` (fractions, the first 0), ``preprocessings``
-    (of :data:`PREPROCESSINGS`), ``lrs`` (positive) and ``grid_sizes`` (positive integers). Returns the architectures compared at initialisation
-    (:func:`architectures`)."""
-    from .params import check_fraction
-
-    from .params import check_choice
-
-    archs = architectures(params["neurons"], params["depths"])
-    for name in ("n_nets", "epochs", "n_train_seeds", "n_line_nets", "n_check_nets"):
-        check_positive_int(name, params[name])
-    if len(set(params["neurons"])) < 2:
-        raise ParameterError("neurons must hold at least two distinct numbers of neurons")
-    if not params["preprocessings"] or not params["lrs"]:
-        raise ParameterError("preprocessings and lrs must be non-empty lists")
-    for p in params["preprocessings"]:
-        check_choice("preprocessings", p, PREPROCESSINGS)
-    for lr in params["lrs"]:
-        check_positive("lrs", lr)
-
-    if not params["label_noise"] or not params["grid_sizes"]:
-        raise ParameterError("label_noise and grid_sizes must be non-empty lists")
-    for f in params["label_noise"]:
-        check_fraction("label_noise", f)
-    for g in params["grid_sizes"]:
-        check_positive_int("grid_sizes", g)
-    if params["label_noise"][0] != 0:
-        raise ParameterError("label_noise must start with 0.0 (the true labels, paired with the noisy runs)")
-    return archs
-
-
-def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
-               grid_sizes: Sequence[int], bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """One He-initialised network per architecture (:func:`he_mlp`, ``seeds[k]``, one output) on
-    the plane through the three ``points``: its activation regions (``V{k}``, ``n{k}``, total
-    area ``area{k}``), the distinct grid patterns for each of ``grid_sizes`` (``grid{k}``,
-    :func:`grid_count`), and the exact counts and grid counts of all architectures stacked
-    (``counts`` (A,), ``grid_counts`` (A, len(grid_sizes)))."""
-    points = np.asarray(points, dtype=np.float64)
-    if len(seeds) != len(archs):
-        raise ParameterError(f"one seed per architecture: {len(seeds)} seeds for {len(archs)} architectures")
-    plane = plane_through(points)
-    out: dict[str, np.ndarray] = {}
-    for k, (w, s) in enumerate(zip(archs, seeds)):
-        net = he_mlp(points.shape[1], w, 1, seed=int(s), bias_var=bias_var)
-        regs = activation_regions(net, plane)
-        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
-        out[f"grid{k}"] = np.array([grid_count(net, plane, n=g) for g in grid_sizes])
-        out[f"area{k}"] = regs.areas.sum()
-    out["counts"] = np.array([len(out[f"n{k}"]) for k in range(len(archs))])
-    out["grid_counts"] = np.array([out[f"grid{k}"] for k in range(len(archs))])
-    return out
-
-
-def grid_vs_exact(counts: np.ndarray, grid_counts: np.ndarray) -> dict[str, Any]:
-    """The brute-force grids against the exact counts (A,) for nested grids (A, G), coarse to
-    fine: ``found`` (A, G), the fraction of the exact count each grid finds; ``below``, no grid
-    above the exact count; ``refines``, every refinement finds strictly more patterns until a
-    grid finds them all."""
-    exact = np.asarray(counts)
-    grids = np.asarray(grid_counts)
-    if grids.ndim != 2 or grids.shape[0] != exact.shape[0]:
-        raise ParameterError(f"grid_counts must have shape (len(counts), n_grids), got {grids.shape}")
-    refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
-    return {"found": grids / exact[:, None], "below": bool(np.all(grids <= exact[:, None])),
-            "refines": bool(np.all(refines))}
-
-
-def init_count_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_nets: int,
-                     seed: int, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """:func:`init_counts` for the architectures [N/d]*d of every N in ``neurons`` and d in
-    ``depths`` (slice i shared by all), as ``counts`` of shape (len(neurons), len(depths), n_nets),
-    with each slice's ``omega``, ``perimeter`` (:func:`slice_angles`) and ``area`` (n_nets,)."""
-    counts = init_counts(X, architectures(neurons, depths), n_nets, seed, bias_var)
-    planes = [plane_through(X[t]) for t in init_triples(len(X), n_nets, seed)]
-    ang = np.array([slice_angles(p) for p in planes])
-    return {"counts": counts.reshape(len(neurons), len(depths), n_nets), "omega": ang[:, 0],
-            "perimeter": ang[:, 1], "area": np.array([(2 * p.half_width) ** 2 for p in planes])}
-
-
-def count_summary(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over the last axis (networks) of region counts; a single network
-    has standard error 0 (drawn without an error bar)."""
-    from .stats import mean_se
-
-    c = np.asarray(counts, dtype=float)
-    if c.shape[-1] > 1:
-        return mean_se(c, axis=-1)
-    return c.mean(-1), np.zeros(c.shape[:-1])
-
-
-def worst_slope(slopes: Mapping[int, Mapping[str, float]], neurons: Sequence[int],
-                depths: Sequence[int], mean: np.ndarray, all_pass: bool) -> dict[str, Any]:
-    """The depth whose growth exponent (``slopes[d]["slope"]``, :func:`growth_exponent`) is
-    farthest from 2, and why: ``case`` is ``"all_pass"`` (every depth's claim passed),
-    ``"narrow"`` (slope above 2.5 at a depth > 1 whose smallest network has ≤ 8 neurons per layer
-    and fewer regions than one layer of the same N — a small-width effect), ``"below"`` (slope
-    under 2, as the linear term of 1 + αN + βN² makes it) or ``"above"``. ``mean`` is the mean
-    count (len(neurons), len(depths)). Also returns ``w_small`` (neurons per layer at the smallest
-    N), ``c_w`` and ``c_1`` (mean counts at the smallest N at that depth and at depth 1)."""
-    worst = max(slopes, key=lambda d: abs(slopes[d]["slope"] - 2))
-    sw, w_small = slopes[worst]["slope"], int(neurons[0]) // worst
-    c_w, c_1 = mean[0, list(depths).index(worst)], mean[0, 0]
-    if all_pass:
-        case = "all_pass"
-    elif sw > 2.5 and worst > 1 and w_small <= 8 and c_w < c_1:
-        case = "narrow"
-    elif sw < 2:
-        case = "below"
-    else:
-        case = "above"
-    return {"depth": worst, "slope": sw, "se": slopes[worst]["se"], "w_small": w_small,
-            "c_w": float(c_w), "c_1": float(c_1), "case": case}
-
-
-def train_runs(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
-               label_noise: Sequence[float], seeds: Sequence[int], n_checkpoints: int = 8,
-               lr: float = 1e-3, batch: int = 64, n_lines: int = 0) -> dict[str, np.ndarray]:
-    """:func:`train_counts` for every label-noise fraction and seed (runs with the same seed are
-    paired), each output stacked to shape (len(label_noise), len(seeds), …): ``epoch``,
-    ``count``, ``acc``, ``loss``, ``weights`` (flattened) and ``triple``."""
-    runs = [[train_counts(X, y, widths, epochs=epochs, n_checkpoints=n_checkpoints, label_noise=f,
-                          seed=int(s), lr=lr, batch=batch, n_lines=n_lines) for s in seeds] for f in label_noise]
-    return {k: np.stack([np.stack([r[k] for r in row]) for row in runs]) for k in runs[0][0]}
-
-
 def largest_linear_region(regions: Regions, labels: np.ndarray) -> tuple[np.ndarray, float]:
     """Members (indices of activation regions) of the largest-area linear region made of more
     than one activation region (``labels`` of :func:`linear_regions`), and its
@@ -1018,66 +775,6 @@ def largest_linear_region(regions: Regions, labels: np.ndarray) -> tuple[np.ndar
     big = int(np.argmax(np.bincount(labels, weights=regions.areas) * (sizes > 1)))
     members = np.flatnonzero(labels == big)
     return members, convex_deficit(regions, members)
-
-
-def bottleneck_demo(points: np.ndarray, widths: Sequence[int], seeds: Sequence[int],
-                    min_deficit: float = 0.01) -> dict[str, Any]:
-    """A He-initialised network with hidden ``widths`` (one output) on the plane through the three
-    ``points`` whose largest merged linear region (:func:`largest_linear_region`) is visibly not
-    convex (convex ``deficit`` ≥ ``min_deficit``): the networks from ``seeds`` are tried in order, a
-    deterministic search for an event that a single draw can miss (no linear region made of several
-    activation regions, or a convex one).  Returns the activation regions (``V``, ``n``, ``areas``,
-    ``patterns``, ``maps``), their linear-region ``labels`` (:func:`linear_regions`), ``members`` and
-    ``deficit`` of the largest merged linear region, ``found`` (bool), ``tries`` (networks tried) and
-    ``seed`` (the one shown).  With none found among ``seeds``, the last network is returned with
-    ``found`` False, ``members`` empty and ``deficit`` NaN when none of its linear regions merges."""
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ParameterError("seeds must hold at least one seed")
-    points = np.asarray(points, dtype=np.float64)
-    plane = plane_through(points)
-    for k, seed in enumerate(seeds, start=1):
-        regs = activation_regions(he_mlp(points.shape[1], widths, 1, seed=seed), plane)
-        lab = linear_regions(regs)
-        members, deficit = (largest_linear_region(regs, lab) if np.any(np.bincount(lab) > 1)
-                            else (np.zeros(0, dtype=np.int64), float("nan")))
-        found = bool(deficit >= min_deficit)
-        if found:
-            break
-    return {"V": regs.vertices, "n": regs.n_vertices, "areas": regs.areas, "labels": lab,
-            "patterns": regs.patterns, "maps": regs.maps, "members": members, "deficit": deficit,
-            "found": np.array(found), "tries": np.array(k), "seed": np.array(seed)}
-
-
-def bottleneck_glue(bn: Mapping[str, Any]) -> dict[str, Any]:
-    """The glued numbers and sentence of Chapter 6's bottleneck demonstration (:func:`bottleneck_demo`):
-    ``bn_activation``, ``bn_linear``, ``bn_tries`` and ``bn_sentence``."""
-    n_act, n_lin, tries = len(bn["n"]), int(np.max(bn["labels"]) + 1), int(bn["tries"])
-    tried = "the first network tried" if tries == 1 else f"network {tries} of those tried"
-    if bool(bn["found"]):
-        sentence = (f"The largest linear region (dark) of {tried} is the union of {len(bn['members'])} activation "
-                    f"regions and misses {float(bn['deficit']):.2g} of its convex hull's area")
-    else:
-        sentence = (f"None of the {tries} networks tried has a linear region that is visibly not convex (a convex-hull "
-                    "deficit of at least 0.01); the picture shows the last of them")
-    return {"bn_activation": n_act, "bn_linear": n_lin, "bn_tries": tries, "bn_sentence": sentence}
-
-
-def sensitivity_on_slice(weights: np.ndarray, dims: Sequence[int], points: np.ndarray, *, output: int,
-                         check: int, seed: int, mc_unit: np.ndarray) -> dict[str, np.ndarray]:
-    """Tangent sample sensitivity of the network ``unflatten(weights, dims)`` on the plane through
-    the three ``points``: :func:`sensitivity_by_region` on its activation regions (``norm``,
-    ``checked``, ``within``, ``between``), the regions (``V``, ``n``, ``areas``), and
-    ``mc_sq``, ‖Sens‖²_F at uniform points of the square, ``mc_unit`` (n, 2) being uniform draws
-    on [0, 1) mapped to [−h, h) exactly as ``Generator.uniform(−h, h)`` maps them."""
-    w = unflatten(np.asarray(weights, dtype=np.float64), dims)
-    plane = plane_through(points)
-    regs = activation_regions(w, plane)
-    out = sensitivity_by_region(w, plane, regs, output=output, check=check, seed=seed)
-    h = plane.half_width
-    u = -h + (h - -h) * np.asarray(mc_unit, dtype=np.float64)
-    S = net_tangent_sensitivity(from_pairs(w), plane.to_input(u), directions=plane.basis, output=output).numpy()
-    return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices, "n": regs.n_vertices}
 
 
 # --------------------------------------------------------------------------------------------
@@ -1097,11 +794,13 @@ def slice_angles(plane: Plane) -> tuple[float, float]:
     span of the origin and the plane.  The plane must not pass through the origin."""
     o, B = plane.origin, plane.basis
     c = B.T @ o
-    D = float(np.linalg.norm(o - B @ c))
-    if D <= 1e-12 * max(1.0, float(np.linalg.norm(o))):
-        raise ParameterError("plane passes through the input origin: its solid angle is not defined")
-    pts = np.array([[D, *(c + s)] for s in plane.square()])
-    omega = _solid_angle_triangle(pts[0], pts[1], pts[2]) + _solid_angle_triangle(pts[0], pts[2], pts[3])
+    height = float(np.linalg.norm(o - B @ c))  # distance of the plane from the origin
+    if height <= 1e-12 * max(1.0, float(np.linalg.norm(o))):
+        raise ParameterError("plane passes through the input origin: its solid angle is not "
+                             "defined")
+    pts = np.array([[height, *(c + s)] for s in plane.square()])
+    omega = (_solid_angle_triangle(pts[0], pts[1], pts[2])
+             + _solid_angle_triangle(pts[0], pts[2], pts[3]))
     u = pts / np.linalg.norm(pts, axis=1, keepdims=True)
     phi = float(sum(np.arccos(np.clip(u[i] @ u[(i + 1) % 4], -1, 1)) for i in range(4)))
     return omega, phi
@@ -1119,7 +818,8 @@ def one_layer_expected_count(n: Any, omega: Any, perimeter: Any) -> np.ndarray:
     crossing one more (Euler).  It is the sharp, one-layer form of Hanin & Rolnick's (2019, NeurIPS)
     Thm. 5 bound (T·N)²/2 per unit area: the density per unit area is N²/2 · Ω/(2π·area) + O(N)."""
     n = np.asarray(n, dtype=float)
-    return 1 + n * np.asarray(perimeter) / (2 * np.pi) + n * (n - 1) / 2 * np.asarray(omega) / (2 * np.pi)
+    return (1 + n * np.asarray(perimeter) / (2 * np.pi)
+            + n * (n - 1) / 2 * np.asarray(omega) / (2 * np.pi))
 
 
 def density_by_depth(counts: np.ndarray, omega: np.ndarray, perimeter: np.ndarray,
@@ -1129,13 +829,13 @@ def density_by_depth(counts: np.ndarray, omega: np.ndarray, perimeter: np.ndarra
     network, and at each (N, depth) the ratio of means over the slices (paired) with its jackknife
     standard error over slices, ``mean`` and ``se`` (N, depths); ``dof`` = n_nets − 1 (None for one
     slice)."""
-    from .stats import jackknife_se
-
     c = np.asarray(counts, dtype=float)
     N = np.asarray(neurons, dtype=float)
     if c.ndim != 3 or c.shape[0] != len(N) or c.shape[2] != len(omega):
-        raise ParameterError(f"counts must have shape (len(neurons), n_depths, len(omega)), got {c.shape}")
-    E = one_layer_expected_count(N[:, None], np.asarray(omega)[None], np.asarray(perimeter)[None])  # (N, nets)
+        raise ParameterError(f"counts must have shape (len(neurons), n_depths, len(omega)), "
+                             f"got {c.shape}")
+    E = one_layer_expected_count(N[:, None], np.asarray(omega)[None],
+                                 np.asarray(perimeter)[None])  # (N, nets)
     ratio = c / E[:, None, :]
     mean = c.mean(2) / E.mean(1)[:, None]
     se = np.zeros_like(mean)
@@ -1144,21 +844,8 @@ def density_by_depth(counts: np.ndarray, omega: np.ndarray, perimeter: np.ndarra
             if c.shape[2] > 1:
                 _, se[i, j] = jackknife_se(lambda s: s[:, 0].mean() / s[:, 1].mean(),
                                            np.stack([c[i, j], E[i]], axis=1))
-    return {"ratio": ratio, "mean": mean, "se": se, "dof": c.shape[2] - 1 if c.shape[2] > 1 else None}
-
-
-def exact_check_depth1(X: np.ndarray, n: int, n_nets: int, n_slices: int, seed: int,
-                       bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """``n_nets`` one-layer networks of ``n`` ReLUs (:func:`he_mlp`) on each of ``n_slices`` slices
-    through random triples of rows of X: exact counts (``counts`` (slices, nets)) and the closed
-    form (:func:`one_layer_expected_count`, ``expected`` (slices,)) — an independent check of the
-    counter on random networks."""
-    rng = np.random.default_rng(seed)
-    planes = [plane_through(X[t]) for t in init_triples(len(X), n_slices, rng)]
-    counts = np.array([[count_regions(he_mlp(X.shape[1], [n], 1, seed=int(s), bias_var=bias_var), p)
-                        for s in rng.integers(2**31, size=check_positive_int("n_nets", n_nets))] for p in planes])
-    ang = np.array([slice_angles(p) for p in planes])
-    return {"counts": counts, "expected": one_layer_expected_count(n, ang[:, 0], ang[:, 1])}
+    return {"ratio": ratio, "mean": mean, "se": se,
+            "dof": c.shape[2] - 1 if c.shape[2] > 1 else None}
 
 
 def line_breakpoints(net: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1208,7 +895,8 @@ def boundary_distance(net: Any, X: np.ndarray) -> np.ndarray:
         G = np.einsum("kj,njd->nkd", W, J)
         g = np.linalg.norm(G, axis=2)
         with np.errstate(divide="ignore"):
-            best = np.minimum(best, np.where(g > 0, np.abs(z) / np.where(g > 0, g, 1.0), np.inf).min(1))
+            to_facet = np.where(g > 0, np.abs(z) / np.where(g > 0, g, 1.0), np.inf)
+            best = np.minimum(best, to_facet.min(1))
         on = z > 0
         h, J = z * on, G * on[..., None]
     return best
@@ -1229,9 +917,6 @@ def one_layer_distance(n: int, norm_x: Any, n_in: int) -> np.ndarray:
     ``|x| ∫₀¹ (1 − I_{c²}(1/2, (n_in − 1)/2))ⁿ dc``, since neuron j's hyperplane lies at distance
     |x| |cos θ_j| with cos² θ_j ~ Beta(1/2, (n_in − 1)/2) independently; ≈ |x| √(π/(2 n_in)) / n
     for large n — the 1/#neurons law of Hanin & Rolnick (2019, ICML)."""
-    from scipy.integrate import quad
-    from scipy.special import betainc
-
     n, n_in = check_positive_int("n", n), check_positive_int("n_in", n_in)
     if n_in < 2:
         raise ParameterError("n_in must be >= 2")
@@ -1240,364 +925,23 @@ def one_layer_distance(n: int, norm_x: Any, n_in: int) -> np.ndarray:
     return np.asarray(norm_x, dtype=float) * val
 
 
-def line_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_nets: int, seed: int,
-               bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """At initialisation (:func:`he_mlp`), for each architecture [N/d]*d and ``n_nets`` networks:
-    the boundary crossings of the segment between two random rows of X (``crossings``) and the
-    mean distance of its two end points to the nearest boundary (``dist``), both (len(neurons),
-    len(depths), n_nets); segment k is shared by all architectures.  Also the one-layer closed
-    forms per segment: ``cross_per_neuron`` = θ/π and ``dist_n1`` (len(neurons), n_nets), the mean
-    of :func:`one_layer_distance` over the two end points, and the end points' ``norms`` (n_nets, 2)."""
-    n_nets = check_positive_int("n_nets", n_nets)
-    rng = np.random.default_rng(seed)
-    pairs = np.array([rng.choice(len(X), 2, replace=False) for _ in range(n_nets)])
-    archs = architectures(neurons, depths)
-    seeds = rng.integers(2**31, size=(len(archs), n_nets))
-    cr = np.zeros((len(archs), n_nets))
-    di = np.zeros((len(archs), n_nets))
-    for k, widths in enumerate(archs):
-        for i, (p, q) in enumerate(pairs):
-            w = as_weights(he_mlp(X.shape[1], widths, 1, seed=int(seeds[k, i]), bias_var=bias_var))
-            cr[k, i] = len(line_breakpoints(w, X[p], X[q]))
-            di[k, i] = boundary_distance(w, X[[p, q]]).mean()
-    norms = np.linalg.norm(X[pairs], axis=2)  # (nets, 2)
-    dist_n1 = np.array([[one_layer_distance(int(N), norms[i], X.shape[1]).mean() for i in range(n_nets)]
-                        for N in neurons])
-    shape = (len(neurons), len(depths), n_nets)
-    return {"crossings": cr.reshape(shape), "dist": di.reshape(shape), "norms": norms,
-            "cross_per_neuron": one_layer_line_crossings(1, X[pairs[:, 0]], X[pairs[:, 1]]), "dist_n1": dist_n1}
-
-
-# --------------------------------------------------------------------------------------------
-# Through training: input preprocessings and learning rates
-# --------------------------------------------------------------------------------------------
-PREPROCESSINGS = ("raw", "centred", "pixel")
-
-
-def digits_inputs(preprocessing: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 1 797 digits as 64-vectors, and their labels, preprocessed as: ``"raw"`` (pixel values
-    in [0, 1], like the vectorised MNIST of Hanin & Rolnick), ``"centred"`` (the mean image
-    subtracted, divided by one global standard deviation: every coordinate within a few σ) or
-    ``"pixel"`` (each pixel standardised over the data set, :func:`standardized_digits`)."""
-    from .data import digits
-    from .params import check_choice
-
-    check_choice("preprocessing", preprocessing, PREPROCESSINGS)
-    if preprocessing == "pixel":
-        return standardized_digits()
-    x, y = digits()
-    x = x.reshape(len(x), -1).astype(np.float64)
-    if preprocessing == "raw":
-        return x, y
-    return (x - x.mean(0)) / x.std(), y
-
-
-def train_sweep(widths: Sequence[int], *, epochs: int, preprocessings: Sequence[str], lrs: Sequence[float],
-                label_noise: Sequence[float], seeds: Sequence[int], n_checkpoints: int = 8, batch: int = 64,
-                n_lines: int = 0) -> dict[str, np.ndarray]:
-    """:func:`train_runs` on the digits (:func:`digits_inputs`) for every preprocessing and learning
-    rate with true labels (``sweep_*`` of shape (P, R, S, …)), and for the first preprocessing and
-    learning rate at every label-noise fraction (``noise_*``, (L, S, …)).  Runs with the same seed
-    share the slice's triple, the initial network and the batch order."""
-    from .params import check_choice
-
-    for p in preprocessings:
-        check_choice("preprocessings", p, PREPROCESSINGS)
-    for lr in lrs:
-        check_positive("lrs", lr)
-    kw = dict(epochs=epochs, seeds=seeds, n_checkpoints=n_checkpoints, batch=batch, n_lines=n_lines)
-    out: dict[str, Any] = {}
-    for p_i, p in enumerate(preprocessings):
-        X, y = digits_inputs(p)
-        rows = [train_runs(X, y, widths, label_noise=[0.0], lr=float(lr), **kw) for lr in lrs]
-        for k in rows[0]:
-            out.setdefault(f"sweep_{k}", []).append(np.stack([r[k][0] for r in rows]))
-        if p_i == 0:
-            noisy = train_runs(X, y, widths, label_noise=[f for f in label_noise if f > 0], lr=float(lrs[0]), **kw)
-            for k in noisy:
-                out[f"noise_{k}"] = np.concatenate([rows[0][k], noisy[k]])
-    return {k: (np.stack(v) if isinstance(v, list) else v) for k, v in out.items()}
-
-
-def pair_exponent(neurons: Sequence[int], values: np.ndarray) -> dict[str, Any]:
+def pair_exponent(neurons: Sequence[int], values: np.ndarray) -> Estimate:
     """Exponent b of ``value ∝ N^b`` between the smallest and the largest N:
     ``log(mean v(N_max) / mean v(N_min)) / log(N_max / N_min)``, from ``values`` (len(neurons),
     n) paired along the last axis (the same segment or slice at every N); jackknife standard error
-    over the n pairs, ``dof`` = n − 1.  Returns ``slope``, ``se``, ``dof``."""
-    from .stats import jackknife_se
-
+    over the n pairs, ``dof`` = n − 1, as an :class:`~layerwise.stats.Estimate`."""
     N = np.asarray([check_positive_int("neurons", n) for n in neurons], dtype=float)
     v = np.asarray(values, dtype=float)
     if v.ndim != 2 or v.shape[0] != len(N) or v.shape[1] < 2 or N[-1] == N[0]:
-        raise ParameterError(f"values must have shape (len(neurons), n >= 2) with distinct end N, got {v.shape}")
+        raise ParameterError(f"values must have shape (len(neurons), n >= 2) with distinct end "
+                             f"N, got {v.shape}")
     pairs = np.stack([v[-1], v[0]], axis=1)
     if np.any(pairs.mean(0) <= 0):
         raise ParameterError("values must have positive means at the smallest and largest N")
-    est = lambda s: np.log(s[:, 0].mean() / s[:, 1].mean()) / np.log(N[-1] / N[0])  # noqa: E731
-    _, se = jackknife_se(est, pairs)
-    return {"slope": float(est(pairs)), "se": float(se), "dof": int(len(pairs) - 1)}
+    def exponent(sample: np.ndarray) -> float:
+        return np.log(sample[:, 0].mean() / sample[:, 1].mean()) / np.log(N[-1] / N[0])
+
+    _, se = jackknife_se(exponent, pairs)
+    return Estimate(float(exponent(pairs)), float(se), int(len(pairs) - 1), int(len(pairs)))
 
 
-def ratio_estimate(values: np.ndarray) -> dict[str, Any]:
-    """Mean of per-run ratios ``values`` (n,) with ``se``/``dof`` (n − 1) for a claim, or no
-    uncertainty (empty ``kw``) for a single run."""
-    from .stats import estimate
-
-    v = np.asarray(values, dtype=float).ravel()
-    if len(v) < 2:
-        return {"mean": float(v.mean()), "kw": {}}
-    e = estimate(v)
-    return {"mean": float(e.mean), "kw": {"se": float(e.se), "dof": int(e.dof)}}
-
-
-# --------------------------------------------------------------------------------------------
-# Chapter 6: the numbers behind its claims and glued sentences, from the cached experiments
-# --------------------------------------------------------------------------------------------
-def slice_view(points: np.ndarray) -> tuple[float, np.ndarray]:
-    """The square of the plane through three ``points`` (:func:`plane_through`) as the figures
-    draw it: its half-width and the points in slice coordinates (3, 2)."""
-    plane = plane_through(points)
-    return plane.half_width, plane.to_plane(np.asarray(points, dtype=np.float64))
-
-
-def closed_form_ratio(check: Mapping[str, np.ndarray]) -> Any:
-    """Exact one-layer counts over their closed form (:func:`exact_check_depth1`'s ``counts``
-    (slices, nets) over ``expected`` (slices,)), as a :func:`layerwise.stats.estimate` over all
-    networks — unbiased at 1 if the counter is right (Crofton + Euler, zero-bias limit)."""
-    from .stats import estimate
-
-    counts, expected = np.asarray(check["counts"]), np.asarray(check["expected"])
-    if counts.ndim != 2 or expected.shape != (counts.shape[0],):
-        raise ParameterError(f"counts must be (slices, nets) and expected (slices,), got {counts.shape}, "
-                             f"{expected.shape}")
-    return estimate((counts / expected[:, None]).ravel())
-
-
-def _by_depth(values: Mapping[int, Mapping[str, float]]) -> str:
-    return "; ".join(f"{v['slope']:.2f} ± {v['se']:.2f} at depth {d}" for d, v in values.items())
-
-
-def init_summary(init: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int],
-                 n_curve: int = 60) -> dict[str, Any]:
-    """Everything Chapter 6 reads off :func:`init_count_table`: ``counts`` (float), their ``mean``
-    and ``se`` over networks (:func:`count_summary`), the ``density`` over the one-layer closed form
-    (:func:`density_by_depth`), the closed form averaged over the slices on ``n_curve`` log-spaced N
-    (``curve`` (2, n_curve)), the growth exponent per depth (``slopes``, :func:`growth_exponent`),
-    ``montufar_factor`` per depth (Montúfar et al.'s maximum for [N/d]*d over that of one layer, at
-    the largest N = ``n_big``), the figure's ``arrays`` and the ``glue`` texts (the density and
-    exponents by depth, the range of T_K = √(Ω/(2π·area)) and of Ω/2π over the slices)."""
-    counts = np.asarray(init["counts"]).astype(float)  # (neurons, depths, networks)
-    omega, perimeter, area = init["omega"], init["perimeter"], init["area"]
-    mean, se = count_summary(counts)
-    Ns = np.array(neurons, float)
-    dens = density_by_depth(counts, omega, perimeter, neurons)
-    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
-    curve = np.array([grid, one_layer_expected_count(grid[:, None], omega, perimeter).mean(1)])
-    slopes = {d: growth_exponent(neurons, counts[:, d_i]) for d_i, d in enumerate(depths)}
-    n_big = int(Ns[-1])
-    t_k, frac = np.sqrt(omega / (2 * np.pi * area)), omega / (2 * np.pi)
-    glue = {"n_big": n_big,
-            "density_by_depth": "; ".join(f"{dens['mean'][-1, i]:.2f} ± {dens['se'][-1, i]:.2f} at depth {d}"
-                                          for i, d in enumerate(depths)),
-            "t_k": f"{t_k.min():.3f}–{t_k.max():.3f}", "omega_frac": f"{frac.min():.2f}–{frac.max():.2f}",
-            "slopes_by_depth": _by_depth(slopes)}
-    return {"Ns": Ns, "counts": counts, "mean": mean, "se": se, "density": dens, "curve": curve, "slopes": slopes,
-            "n_big": n_big,
-            "montufar_factor": {d: montufar_max([n_big // d] * d) / montufar_max([n_big]) for d in depths},
-            "arrays": {"neurons": Ns, "depths": list(depths), "counts": counts, "omega": omega, "perimeter": perimeter,
-                       "area": area, "ratio": dens["ratio"]},
-            "glue": glue}
-
-
-def slope_comment(worst: Mapping[str, Any], n_small: int) -> str:
-    """The sentence that explains the growth exponent farthest from 2 (:func:`worst_slope`'s
-    ``case``, ``w_small``, ``c_w``, ``c_1``), ``n_small`` being the smallest number of neurons."""
-    from .params import check_choice
-
-    n_small = int(n_small)
-    return {
-        "all_pass": "like every depth, its whole 99 % interval lies within 2 ± 0.5",
-        "narrow": f"at N = {n_small} it has only {worst['w_small']} neurons per layer, and such narrow layers can "
-                  f"switch a whole layer off over much of the square, so its mean count there ({worst['c_w']:.0f}, "
-                  f"against {worst['c_1']:.0f} for one layer of {n_small} neurons) is depressed and the slope from "
-                  "that end is steep — a small-width effect that the wider layers at larger N leave behind, not "
-                  "growth beyond N²",
-        "below": "its slope is below 2, as the linear term of the closed form makes a finite-range slope",
-        "above": "its slope is above 2, but its interval is too wide to decide at this scale",
-    }[check_choice("case", worst["case"], ("all_pass", "narrow", "below", "above"))]
-
-
-def line_summary(lines: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int], n_in: int,
-                 n_curve: int = 60) -> dict[str, Any]:
-    """Everything Chapter 6 reads off :func:`line_table`: crossings per unit of θ/π (mean ± SE over
-    segments, ``cross_mean``/``cross_se`` (N, depths)), distances to the nearest boundary
-    (``dist_mean``/``dist_se``), the one-layer distance closed form (:func:`one_layer_distance`)
-    averaged over the end points on ``n_curve`` log-spaced N (``dist_curve`` (2, n_curve)), the
-    exponents of crossings (``lx``) and distances (``dx``) per depth between the smallest and the
-    largest N (:func:`pair_exponent`), the figure's ``arrays`` and the ``glue`` texts."""
-    Ns = np.array(neurons, float)
-    cm, cse = count_summary(lines["crossings"] / lines["cross_per_neuron"])
-    dm, dse = count_summary(lines["dist"])
-    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
-    dist_curve = np.array([grid, [one_layer_distance(int(round(n)), lines["norms"], n_in).mean() for n in grid]])
-    lx = {d: pair_exponent(neurons, lines["crossings"][:, d_i]) for d_i, d in enumerate(depths)}
-    dx = {d: pair_exponent(neurons, lines["dist"][:, d_i]) for d_i, d in enumerate(depths)}
-    per_theta, vs_closed = cm[-1] / Ns[-1], dm[-1] / dist_curve[1, -1]
-    glue = {"line_exponents": _by_depth(lx), "dist_exponents": _by_depth(dx),
-            "line_per_theta": f"{per_theta.min():.2f}–{per_theta.max():.2f}",
-            "dist_vs_closed": f"{vs_closed.min():.2f}–{vs_closed.max():.2f}"}
-    arrays = {"neurons": Ns, "depths": list(depths), "crossings": lines["crossings"], "dist": lines["dist"],
-              "cross_per_neuron": lines["cross_per_neuron"], "norms": lines["norms"]}
-    return {"cross_mean": cm, "cross_se": cse, "dist_mean": dm, "dist_se": dse, "dist_curve": dist_curve,
-            "lx": lx, "dx": dx, "arrays": arrays, "glue": glue}
-
-
-def ratio_text(values: np.ndarray) -> str:
-    """``"m.mm ± s.ss"`` for the mean of per-run ratios (:func:`ratio_estimate`), ``"m.mm"`` for one run."""
-    e = ratio_estimate(values)
-    return f"{e['mean']:.2f}" + (f" ± {e['kw']['se']:.2f}" if e["kw"] else "")
-
-
-def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[str], lrs: Sequence[float],
-                     label_noise: Sequence[float], epochs: int, widths: Sequence[int] = (32, 32, 32)) -> dict[str, Any]:
-    """Everything Chapter 6 reads off :func:`train_sweep`: every curve over its value at
-    initialisation (``ratio``: ``count`` (P, R, S, T), ``noise`` (L, S, T), summed boundary
-    ``crossings`` and mean ``dist`` (P, R, S, T)); the final ratios behind the claims as
-    :func:`ratio_estimate` — ``grows`` (first preprocessing and learning rate), ``lines``
-    (crossings), ``grows_lr`` (second learning rate, None without one), ``memorisation`` (paired
-    difference between the last label-noise fraction and true labels, None without one);
-    ``max_frac``, the largest final count over Montúfar et al.'s maximum for ``widths``; ``alt``, the
-    growth factors the architecture allows (``count``: that maximum over the initial count; ``lines``:
-    the maximal boundaries along a segment, Π widths·(1 + n_L) − 1 pieces' edges, over the initial
-    crossings; first setting, mean over runs), the alternatives of the training claims; ``best``,
-    the largest mean final ratio over preprocessings and learning rates; ``runs`` (words) and the
-    ``glue`` texts of the training section."""
-    rel = lambda a: a / a[..., :1]  # noqa: E731  ratio to initialisation along the last (checkpoint) axis
-    rc, rn = rel(sweep["sweep_count"].astype(float)), rel(sweep["noise_count"].astype(float))
-    rx, rd = rel(sweep["sweep_crossings"].sum(-1).astype(float)), rel(sweep["sweep_dist"].mean(-1))
-    if rc.shape[:2] != (len(preprocessings), len(lrs)) or rn.shape[0] != len(label_noise):
-        raise ParameterError(f"the sweep's shape {rc.shape[:2]}, {rn.shape[:1]} does not match preprocessings="
-                             f"{list(preprocessings)}, lrs={list(lrs)}, label_noise={list(label_noise)}")
-    S = rc.shape[2]
-    runs = f"{S} run{'s' if S > 1 else ''} per setting"
-    max_frac = float((np.concatenate([sweep["sweep_count"][..., -1].ravel(), sweep["noise_count"][..., -1].ravel()])
-                      / montufar_max(list(widths))).max())
-    best = max(float(rc[i, j, :, -1].mean()) for i in range(len(preprocessings)) for j in range(len(lrs)))
-    # the growth the architecture allows: Montúfar et al.'s maximum over the initial count (plane), and the
-    # maximal number of boundaries along each segment (n_in = 1) over the initial crossings
-    c0, x0 = sweep["sweep_count"][0, 0, :, 0].astype(float), sweep["sweep_crossings"][0, 0, :, 0].astype(float)
-    n_seg = x0.shape[-1] if x0.ndim > 1 else 1
-    alt = {"count": float(np.mean(montufar_max(list(widths)) / c0)),
-           "lines": float(np.mean(n_seg * (montufar_max(list(widths), n_in=1) - 1) / np.maximum(x0.reshape(len(c0), -1).sum(-1), 1)))}
-    glue = {
-        "train_by_prep": "; ".join(f"{ratio_text(rc[i, 0, :, -1])} with {p} inputs"
-                                   for i, p in enumerate(preprocessings)),
-        "train_by_lr": "; ".join(f"{ratio_text(rc[0, j, :, -1])} at lr {lr:g}" for j, lr in enumerate(lrs)),
-        "train_by_noise": "; ".join(f"{ratio_text(rn[i, :, -1])} with {f:.0%} random labels"
-                                    for i, f in enumerate(label_noise)),
-        "train_lines": ratio_text(rx[0, 0, :, -1]),
-        "train_dist": ratio_text(rd[0, 0, :, -1]),
-        "dist_verdict": "training clears the boundaries away from the training points" if rd[0, 0, :, -1].mean() > 1
-                        else "training does not move the boundaries away from the training points",
-        "train_acc": f"{sweep['sweep_acc'][:, 0, :, -1].min():.3f}",
-        "train_verdict": f"at this scale ({epochs} epochs, {runs}) the mean count ends "
-                         + ("below its initial value in every preprocessing and learning rate tried, so per-pixel "
-                            "standardisation is not what stops the growth" if best < 1 else
-                            f"above its initial value in at least one setting (largest mean ratio {best:.2f})"),
-        "lrs_text": " and ".join(f"{lr:g}" for lr in lrs),
-    }
-    return {"ratio": {"count": rc, "noise": rn, "crossings": rx, "dist": rd},
-            "grows": ratio_estimate(rc[0, 0, :, -1]), "lines": ratio_estimate(rx[0, 0, :, -1]),
-            "grows_lr": ratio_estimate(rc[0, 1, :, -1]) if len(lrs) > 1 else None,
-            "memorisation": ratio_estimate(rn[-1, :, -1] - rn[0, :, -1]) if len(label_noise) > 1 else None,
-            "max_frac": max_frac, "alt": alt, "best": best, "runs": runs, "glue": glue}
-
-
-def input_ranges() -> dict[str, float]:
-    """How extreme the digits' preprocessings are (:func:`digits_inputs`): the smallest non-zero
-    pixel standard deviation of the raw pixels (``pixel_sd_min``) and the largest coordinate
-    magnitude after per-pixel standardisation (``pixel_max``) and after centring with one global
-    scale (``centred_max``)."""
-    x_raw = digits_inputs("raw")[0]
-    sd = x_raw.std(0)
-    return {"pixel_sd_min": float(sd[sd > 0].min()), "pixel_max": float(np.abs(standardized_digits()[0]).max()),
-            "centred_max": float(np.abs(digits_inputs("centred")[0]).max())}
-
-
-def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """The numbers Chapter 6 reads off :func:`sensitivity_on_slice`: the largest relative
-    difference of Sens within a checked region (``within``), the median over checked regions of the
-    smallest relative difference to another region (``between``), and the two sides of the slides'
-    identity E_x‖Sens(x)‖² = E_A‖Sens(A)‖² (Daróczy, slides §3): the area-weighted mean of ‖Sens‖²
-    over regions (``by_region``, from ``norm`` and ``areas``) and the
-    :func:`layerwise.stats.estimate` of ``mc_sq`` at uniform points of the square (``mc``)."""
-    from .stats import estimate
-
-    areas, norm = np.asarray(sens["areas"], dtype=float), np.asarray(sens["norm"], dtype=float)
-    if areas.shape != norm.shape or np.any(areas < 0) or areas.sum() <= 0:
-        raise ParameterError("areas must be non-negative, not all zero, one per region of norm")
-    return {"within": float(np.max(sens["within"])), "between": float(np.median(sens["between"])),
-            "by_region": float((areas / areas.sum() * norm ** 2).sum()), "mc": estimate(sens["mc_sq"])}
-
-
-def findings(claims: Sequence[tuple[str, str, str]], depths: Sequence[int], scale: str,
-             training: Mapping[str, Any], preprocessings: Sequence[str], lrs: Sequence[float],
-             nonconvex_found: bool = True) -> dict[str, str]:
-    """The glued sentences of Chapter 6's 'What we found', from the ledger's ``claims`` as (id, kind,
-    status) in ledger order and the :func:`training_summary`: how many of the paper's results were
-    reproduced (``found_reproduced``, ``found_open``), per family of depth claims (``found_slopes``,
-    ``found_density``, ``found_lines``), the training verdict (``disagree_text``) and the
-    consistency of counter, closed form and geometry (``found_grid``, ``found_check``,
-    ``found_geometry``; ``nonconvex_found``: whether :func:`bottleneck_demo` found a non-convex linear
-    region, a demonstration rather than a claim)."""
-    from .params import check_scale
-
-    scale = check_scale(scale)
-    st = {cid: status for cid, _, status in claims}
-    reproduces = [(cid, status) for cid, kind, status in claims if kind == "reproduces"]
-    graded = [(cid, status) for cid, status in reproduces if status != "skipped"]
-    n_skip = len(reproduces) - len(graded)
-    open_ = [f"{cid} ({status})" for cid, status in graded if status != "pass"]
-    count_pass = lambda prefix: sum(st[f"{prefix}{d}"] == "pass" for d in depths if f"{prefix}{d}" in st)  # noqa: E731
-    g0, best, runs, lr0 = training["grows"], training["best"], training["runs"], lrs[0]
-    if scale == "ci":
-        disagree = ("At the ci scale the training runs are too short to grade the direction of the change: the claims on it "
-                    "are skipped")
-    elif g0["mean"] < 1:
-        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count ends below its initial value "
-                    f"(mean ratio {g0['mean']:.2f} over {runs}), against the rise Hanin & Rolnick report; "
-                    + ("the whole interval of the mean lies below 1, so the claim fails" if st["train_grows"] == "fail"
-                       else "the interval of the mean is too wide to call this a failure")
-                    + f". It ends {'below' if best < 1 else 'above'} its initial value in the best of the "
-                      f"{len(preprocessings) * len(lrs)} preprocessing and learning-rate settings tried "
-                      f"(largest mean ratio {best:.2f})")
-    else:
-        disagree = (f"With the papers' set-up (raw pixels, Adam, lr {lr0:g}) the count rises (mean ratio "
-                    f"{g0['mean']:.2f} over {runs}), in the direction Hanin & Rolnick report; the scorecard says whether "
-                    "the interval decides it")
-    return {
-        "found_reproduced": f"{sum(s == 'pass' for _, s in graded)} of the {len(graded)} paper results graded at this "
-                            "scale" + (f" ({n_skip} more skipped until a larger scale)" if n_skip else ""),
-        "found_open": ", ".join(open_) if open_ else "none",
-        "found_slopes": f"{count_pass('quadratic_growth_d')} of {len(depths)} depths",
-        "found_density": f"{count_pass('density_d')} of {len(depths) - 1} depths",
-        "found_lines": f"{count_pass('line_exponent_d')} and {count_pass('distance_exponent_d')} of "
-                       f"{len(depths)} depths",
-        "disagree_text": disagree,
-        "found_grid": "The exact counter agrees with brute force wherever brute force can see: no grid finds a pattern "
-                      "it missed, and each refinement of the nested grids climbs towards its count"
-                      if st["grid_below_exact"] == st["grid_converges"] == "pass" else
-                      "In this run the exact counter and the brute-force grids disagree (see the scorecard), so the "
-                      "counts below are suspect",
-        "found_check": "it also reproduces the exact one-layer expectation of integral geometry"
-                       if st["closed_form_depth1"] == "pass" else
-                       f"its agreement with the exact one-layer expectation is {st['closed_form_depth1']} at this scale",
-        "found_geometry": ("Linear regions merge across activation regions and need not be convex"
-                           if nonconvex_found else
-                           "The search for a bottleneck network with a visibly non-convex linear region found none "
-                           "among the networks tried")
-                          + (", and the tangent sample sensitivity differs between activation regions (it is constant "
-                             "on each by Lemma 3.1), as the slides state" if st.get("sens_varies") == "pass" else
-                             "; that the tangent sample sensitivity differs between activation regions is not borne "
-                             "out in this run (see the scorecard)"),
-    }

@@ -27,8 +27,9 @@ def region_colors(n: int, rng: np.random.Generator) -> np.ndarray:
     return plt.cm.tab20(rng.permutation(n) % 20)
 
 
-def draw_regions(ax: Any, V: np.ndarray, n: np.ndarray, half_width: float, uv: np.ndarray | None = None,
-                 colors: Any = None, rng: np.random.Generator | None = None) -> None:
+def draw_regions(ax: Any, V: np.ndarray, n: np.ndarray, half_width: float,
+                 uv: np.ndarray | None = None, colors: Any = None,
+                 rng: np.random.Generator | None = None) -> None:
     """The polygons as one PolyCollection (colours given, or :func:`region_colors` from ``rng``)
     on the square, with the slice points ``uv`` as white dots."""
     polys = [V[i, : n[i]] for i in range(len(n))]
@@ -51,7 +52,7 @@ def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Seque
     """2×2: the activation regions ``(V, n)`` of three architectures (colours from ``rngs``), and
     the fraction ``found`` (A, G) of each exact count that the n×n grids find (bottom right)."""
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.0))
-    for (V, n), w, ax, rng in zip(regions, archs, axes.flat, rngs):
+    for (V, n), w, ax, rng in zip(regions, archs, axes.flat, rngs, strict=False):  # 3 of 4 axes
         draw_regions(ax, V, n, half_width, uv, rng=rng)
         ax.set_title(f"{arch_name(w)}: {len(n)} regions")
     ax = axes[1, 1]
@@ -75,7 +76,8 @@ def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, s
     counts over the closed form of the same slice and N (``ratio`` ± ``ratio_se``) against depth."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for d_i, d in enumerate(depths):
-        ax1.errorbar(Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", ls="none", capsize=2, label=f"depth {d}")
+        ax1.errorbar(Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", ls="none", capsize=2,
+                     label=f"depth {d}")
     ax1.plot(closed_form[0], closed_form[1], "k-", lw=1, label="one layer, closed form")
     ax1.set_xscale("log")
     ax1.set_yscale("log")
@@ -86,8 +88,8 @@ def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, s
     ax1.legend()
     cols = plt.cm.viridis(np.linspace(0, 0.85, len(Ns)))
     for n_i, N in enumerate(Ns):
-        ax2.errorbar(np.asarray(depths) + 0.06 * (n_i - 1), ratio[n_i], yerr=ratio_se[n_i], marker="o", capsize=2,
-                     color=cols[n_i], label=f"N = {int(N)}")
+        ax2.errorbar(np.asarray(depths) + 0.06 * (n_i - 1), ratio[n_i], yerr=ratio_se[n_i],
+                     marker="o", capsize=2, color=cols[n_i], label=f"N = {int(N)}")
     ax2.axhline(1, color="k", lw=0.8)
     ax2.axhspan(0.5, 2.0, color="0.9", zorder=0)
     ax2.set_xticks(list(depths))
@@ -105,8 +107,10 @@ def lines_vs_neurons(Ns: np.ndarray, depths: Sequence[int], cross: np.ndarray, c
     SE) against N, with the one-layer closed form ``dist_curve`` ((2, k): N, distance)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for d_i, d in enumerate(depths):
-        ax1.errorbar(Ns, cross[:, d_i], yerr=cross_se[:, d_i], marker="o", ls="none", capsize=2, label=f"depth {d}")
-        ax2.errorbar(Ns, dist[:, d_i], yerr=dist_se[:, d_i], marker="o", ls="none", capsize=2, label=f"depth {d}")
+        ax1.errorbar(Ns, cross[:, d_i], yerr=cross_se[:, d_i], marker="o", ls="none", capsize=2,
+                     label=f"depth {d}")
+        ax2.errorbar(Ns, dist[:, d_i], yerr=dist_se[:, d_i], marker="o", ls="none", capsize=2,
+                     label=f"depth {d}")
     grid = np.geomspace(Ns.min(), Ns.max(), 50)
     ax1.plot(grid, grid, "k-", lw=1, label="N (one layer)")
     ax2.plot(dist_curve[0], dist_curve[1], "k-", lw=1, label="one layer, closed form")
@@ -122,15 +126,17 @@ def lines_vs_neurons(Ns: np.ndarray, depths: Sequence[int], cross: np.ndarray, c
     return fig
 
 
-def training_sweep(epoch: np.ndarray, panels: Sequence[tuple[str, str, dict[str, np.ndarray]]]) -> Any:
+def training_sweep(epoch: np.ndarray,
+                   panels: Sequence[tuple[str, str, dict[str, np.ndarray]]]) -> Any:
     """2×2 panels of ratios to initialisation against the epoch: each panel is (title, y label,
     {label: (S, T) array}), drawn as the mean over the S runs ± its SE, with the line 1."""
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.4), sharex=True)
-    for ax, (title, ylabel, curves) in zip(axes.flat, panels):
+    for ax, (title, ylabel, curves) in zip(axes.flat, panels, strict=False):  # up to 4 panels
         for k, (label, v) in enumerate(curves.items()):
             v = np.asarray(v, dtype=float)
             _, se = mean_se(v, axis=0)  # NaN with a single run: no error bar
-            ax.errorbar(epoch, v.mean(0), yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2, label=label, color=f"C{k}")
+            ax.errorbar(epoch, v.mean(0), yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2,
+                        label=label, color=f"C{k}")
         ax.axhline(1, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
@@ -146,14 +152,16 @@ def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, membe
                          half_width: float, uv: np.ndarray, rng_activation: np.random.Generator,
                          rng_linear: np.random.Generator) -> Any:
     """Activation regions (left) and the linear regions ``labels`` they merge into (right), the
-    linear region made of ``members`` dark (none when ``members`` is empty: the search found none)."""
+    linear region made of ``members`` dark (none when ``members`` is empty: the search found
+    none)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.4, 3.8))
     draw_regions(ax1, V, n, half_width, uv, rng=rng_activation)
     ax1.set_title(f"{len(n)} activation regions")
     lc = region_colors(labels.max() + 1, rng_linear)[labels]
     lc[members] = (0.1, 0.1, 0.1, 1.0)
     draw_regions(ax2, V, n, half_width, uv, colors=lc)
-    ax2.set_title(f"{labels.max() + 1} linear regions" + (f" (dark: {len(members)} pieces)" if len(members) else ""))
+    ax2.set_title(f"{labels.max() + 1} linear regions"
+                  + (f" (dark: {len(members)} pieces)" if len(members) else ""))
     return fig
 
 
@@ -165,10 +173,11 @@ def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: n
     wts = areas / areas.sum()
     nrm = plt.Normalize(norm.min(), norm.max())
     draw_regions(ax1, V, n, half_width, uv, colors=plt.cm.magma(nrm(norm)))
-    fig.colorbar(plt.cm.ScalarMappable(nrm, "magma"), ax=ax1, label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region")
+    fig.colorbar(plt.cm.ScalarMappable(nrm, "magma"), ax=ax1,
+                 label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region")
     ax2.hist(norm, bins=40, weights=wts, color="C0", alpha=0.8, label="by area (= uniform x)")
-    ax2.hist(norm, bins=40, weights=np.full(len(wts), 1 / len(wts)), histtype="step", color="C1", lw=1.5,
-             label="each region once")
+    ax2.hist(norm, bins=40, weights=np.full(len(wts), 1 / len(wts)), histtype="step", color="C1",
+             lw=1.5, label="each region once")
     ax2.set_xlabel(r"$\|\partial^2 f/\partial\theta\,\partial x\|_F$ (slice directions)")
     ax2.set_ylabel("fraction")
     ax2.legend()
@@ -178,16 +187,19 @@ def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: n
 def counts_training(epoch: np.ndarray, ratio: dict[str, np.ndarray], preprocessings: Sequence[str],
                     lrs: Sequence[float], label_noise: Sequence[float]) -> Any:
     """The 2×2 :func:`training_sweep` of Chapter 6 from the ratios to initialisation of
-    :func:`layerwise.regions.training_summary` (``count`` (P, R, S, T), ``noise`` (L, S, T),
+    :func:`layerwise.studies.ch06.training_summary` (``count`` (P, R, S, T), ``noise`` (L, S, T),
     ``crossings`` and ``dist`` (P, R, S, T)): regions by preprocessing (first learning rate), by
     learning rate (first preprocessing), by label-noise fraction, and the crossings and distances
     along lines (first preprocessing and learning rate)."""
     rc, rn = ratio["count"], ratio["noise"]
     p0, lr0 = preprocessings[0], lrs[0]
     return training_sweep(epoch, [
-        (f"regions, true labels, lr {lr0:g}", "regions / at init", {p: rc[i, 0] for i, p in enumerate(preprocessings)}),
-        (f"regions, {p0} inputs, true labels", "regions / at init", {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(lrs)}),
+        (f"regions, true labels, lr {lr0:g}", "regions / at init",
+         {p: rc[i, 0] for i, p in enumerate(preprocessings)}),
+        (f"regions, {p0} inputs, true labels", "regions / at init",
+         {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(lrs)}),
         (f"regions, {p0} inputs, lr {lr0:g}", "regions / at init",
          {f"{f:.0%} random labels": rn[i] for i, f in enumerate(label_noise)}),
         (f"along lines, {p0} inputs, lr {lr0:g}", "ratio to init",
-         {"boundary crossings": ratio["crossings"][0, 0], "distance to boundary": ratio["dist"][0, 0]})])
+         {"boundary crossings": ratio["crossings"][0, 0],
+          "distance to boundary": ratio["dist"][0, 0]})])

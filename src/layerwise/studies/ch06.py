@@ -1,0 +1,615 @@
+"""Chapter 6's study (linear regions of ReLU networks, Hanin & Rolnick 2019): the experiment
+drivers and the summaries that turn the exact counter of :mod:`layerwise.regions` into the
+numbers, arrays and estimates (:class:`~layerwise.stats.Estimate`) the chapter grades and plots.
+
+The data (the 1 797 scikit-learn digits, three preprocessings), the architectures compared, the
+random slices, segments and networks at initialisation, the training sweeps over preprocessings,
+learning rates and label noise, the bottleneck search for a non-convex linear region and the
+tangent sensitivity on a trained network's slice.  No sentences and no claim ids: the chapter
+words its conclusions from the claims' outcomes.  Functions named without a module
+(:func:`he_mlp`, :func:`count_regions`, …) are the science of :mod:`layerwise.regions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data import digits
+from ..networks import forward as net_forward
+from ..networks import from_pairs, train
+from ..networks import tangent_sensitivity as net_tangent_sensitivity
+from ..params import (
+    ParameterError,
+    check_choice,
+    check_fraction,
+    check_positive,
+    check_positive_int,
+)
+from ..regions import (
+    activation_regions,
+    as_weights,
+    boundary_distance,
+    count_regions,
+    density_by_depth,
+    grid_count,
+    growth_exponent,
+    he_mlp,
+    largest_linear_region,
+    line_breakpoints,
+    linear_regions,
+    montufar_max,
+    one_layer_distance,
+    one_layer_expected_count,
+    one_layer_line_crossings,
+    pair_exponent,
+    plane_through,
+    sensitivity_by_region,
+    slice_angles,
+    unflatten,
+)
+from ..stats import Estimate, estimate, mean_se
+
+
+def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits as 64-vectors, each pixel standardised over the data set (constant
+    pixels left at zero), and their labels."""
+    x, y = digits()
+    x = x.reshape(len(x), -1).astype(np.float64)
+    sd = x.std(0)
+    return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
+
+
+def architectures(neurons: Sequence[int], depths: Sequence[int]) -> list[list[int]]:
+    """Equal-width architectures [N/d]*d; every N must be divisible by every depth."""
+    out = []
+    for N in neurons:
+        N = check_positive_int("neurons", N)
+        for d in depths:
+            d = check_positive_int("depths", d)
+            if N % d:
+                raise ParameterError(
+                    f"neurons={N} is not divisible by depth {d}; allowed: multiples of "
+                    f"lcm(depths) (e.g. {int(np.lcm.reduce([int(x) for x in depths]))})"
+                )
+            out.append([N // d] * d)
+    return out
+
+
+def init_triples(n_rows: int, n_nets: int, rng: np.random.Generator | int) -> list[np.ndarray]:
+    """The ``n_nets`` triples of row indices whose planes :func:`init_counts` uses (``rng`` a
+    generator, advanced, or the seed of :func:`init_counts`)."""
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    n_nets = check_positive_int("n_nets", n_nets)
+    return [rng.choice(n_rows, 3, replace=False) for _ in range(n_nets)]
+
+
+def init_counts(X: np.ndarray, archs: Sequence[Sequence[int]], n_nets: int, seed: int,
+                bias_var: float = 1e-6) -> np.ndarray:
+    """Region counts (len(archs), n_nets) at He-normal initialisation on the slices through
+    ``n_nets`` random triples of rows of X (triple i shared by all architectures)."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    rng = np.random.default_rng(seed)
+    triples = init_triples(len(X), n_nets, rng)
+    seeds = rng.integers(2**31, size=(len(archs), n_nets))
+    out = np.zeros((len(archs), n_nets), dtype=np.int64)
+    for a, widths in enumerate(archs):
+        for i, t in enumerate(triples):
+            net = he_mlp(X.shape[1], widths, 1, seed=int(seeds[a, i]), bias_var=bias_var)
+            out[a, i] = count_regions(net, plane_through(X[t]))
+    return out
+
+
+def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
+                 n_checkpoints: int, label_noise: float, seed: int, lr: float = 1e-3,
+                 batch: int = 64, bias_var: float = 1e-6,
+                 n_lines: int = 0) -> dict[str, np.ndarray]:
+    """Train a He-initialised ReLU MLP (:func:`he_mlp`) on (X, y) with Adam and cross-entropy
+    (:func:`layerwise.networks.train`, mini-batches of a fresh permutation each epoch), a fraction
+    ``label_noise`` of the labels replaced by uniformly random ones, and count its activation
+    regions on the plane through three training inputs at ``n_checkpoints`` + 1 epochs
+    (Hanin & Rolnick 2019, §5).  Returns epochs, counts, train accuracy (on the noisy labels),
+    loss, and the final weights flattened with their plane points.  With ``n_lines`` > 0 it also
+    records, at every checkpoint, the boundary crossings of ``n_lines`` segments between pairs of
+    training inputs (``crossings`` (T, n_lines), :func:`line_breakpoints`) and the distance of
+    their 2·``n_lines`` end points to the nearest region boundary (``dist`` (T, 2 n_lines),
+    :func:`boundary_distance`); the pairs come from their own stream, so the other draws are
+    those of a run without them."""
+    label_noise = check_fraction("label_noise", label_noise)
+    epochs = check_positive_int("epochs", epochs)
+    n_checkpoints = check_positive_int("n_checkpoints", n_checkpoints)
+    # slice, initial network and batch order depend on ``seed`` only, so runs with different
+    # label noise and the same seed are paired; the noisy labels use their own stream
+    rng = np.random.default_rng(seed)
+    n_cls = int(y.max()) + 1
+    triple = rng.choice(len(X), 3, replace=False)
+    plane = plane_through(X[triple])
+    net = he_mlp(X.shape[1], widths, n_cls, seed=int(rng.integers(2**31)), bias_var=bias_var)
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    lrng = np.random.default_rng([seed, 1])
+    y = y.copy()
+    noisy = lrng.random(len(y)) < label_noise
+    y[noisy] = lrng.integers(0, n_cls, noisy.sum())
+    Xt = torch.tensor(X, dtype=torch.float32)
+    yt = torch.tensor(y)
+    ck = np.unique(np.round(np.linspace(0, epochs, n_checkpoints + 1)).astype(int))
+    rec: dict[str, list] = {"epoch": [], "count": [], "acc": [], "loss": []}
+    n_lines = int(n_lines)
+    if n_lines < 0:
+        raise ParameterError(f"n_lines={n_lines!r} must be >= 0")
+    if n_lines:
+        pairs = np.random.default_rng([seed, 2]).choice(len(X), (n_lines, 2), replace=True)
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        rec["crossings"], rec["dist"] = [], []
+
+    def record(ep):
+        with torch.no_grad():
+            out = net_forward(net, Xt)
+            rec["loss"].append(float(torch.nn.functional.cross_entropy(out, yt)))
+            rec["acc"].append(float((out.argmax(1) == yt).float().mean()))
+        rec["epoch"].append(ep)
+        rec["count"].append(count_regions(net, plane))
+        if n_lines:
+            w = as_weights(net)
+            rec["crossings"].append([len(line_breakpoints(w, X[i], X[j])) for i, j in pairs])
+            rec["dist"].append(boundary_distance(w, X[pairs.ravel()]))
+
+    record(0)
+    train(net, lambda idx: torch.nn.functional.cross_entropy(net_forward(net, Xt[idx]), yt[idx]),
+          lr=lr, optimizer="adam", sampling="epochs", epochs=epochs, n=len(Xt), batch=batch,
+          generator=g, on_epoch=lambda ep: record(ep) if ep in ck else None)
+    flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
+    return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
+
+
+def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
+    """Validate Chapter 6's parameters before any work: ``neurons`` (≥ 2 distinct) divisible by
+    every ``depths``, positive ``n_nets``/``n_line_nets``/``n_check_nets``/``epochs``/
+    ``n_train_seeds``, non-empty ``label_noise`` (fractions, the first 0), ``preprocessings``
+    (of :data:`PREPROCESSINGS`), ``lrs`` (positive) and ``grid_sizes`` (positive integers).
+    Returns the architectures compared at initialisation (:func:`architectures`)."""
+    archs = architectures(params["neurons"], params["depths"])
+    for name in ("n_nets", "epochs", "n_train_seeds", "n_line_nets", "n_check_nets"):
+        check_positive_int(name, params[name])
+    if len(set(params["neurons"])) < 2:
+        raise ParameterError("neurons must hold at least two distinct numbers of neurons")
+    if not params["preprocessings"] or not params["lrs"]:
+        raise ParameterError("preprocessings and lrs must be non-empty lists")
+    for p in params["preprocessings"]:
+        check_choice("preprocessings", p, PREPROCESSINGS)
+    for lr in params["lrs"]:
+        check_positive("lrs", lr)
+
+    if not params["label_noise"] or not params["grid_sizes"]:
+        raise ParameterError("label_noise and grid_sizes must be non-empty lists")
+    for f in params["label_noise"]:
+        check_fraction("label_noise", f)
+    for g in params["grid_sizes"]:
+        check_positive_int("grid_sizes", g)
+    if params["label_noise"][0] != 0:
+        raise ParameterError("label_noise must start with 0.0 (the true labels, paired with the "
+                             "noisy runs)")
+    return archs
+
+
+def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
+               grid_sizes: Sequence[int], bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """One He-initialised network per architecture (:func:`he_mlp`, ``seeds[k]``, one output) on
+    the plane through the three ``points``: its activation regions (``V{k}``, ``n{k}``, total
+    area ``area{k}``), the distinct grid patterns for each of ``grid_sizes`` (``grid{k}``,
+    :func:`grid_count`), and the exact counts and grid counts of all architectures stacked
+    (``counts`` (A,), ``grid_counts`` (A, len(grid_sizes)))."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(seeds) != len(archs):
+        raise ParameterError(f"one seed per architecture: {len(seeds)} seeds for {len(archs)} "
+                             "architectures")
+    plane = plane_through(points)
+    out: dict[str, np.ndarray] = {}
+    for k, (w, s) in enumerate(zip(archs, seeds, strict=True)):
+        net = he_mlp(points.shape[1], w, 1, seed=int(s), bias_var=bias_var)
+        regs = activation_regions(net, plane)
+        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
+        out[f"grid{k}"] = np.array([grid_count(net, plane, n=g) for g in grid_sizes])
+        out[f"area{k}"] = regs.areas.sum()
+    out["counts"] = np.array([len(out[f"n{k}"]) for k in range(len(archs))])
+    out["grid_counts"] = np.array([out[f"grid{k}"] for k in range(len(archs))])
+    return out
+
+
+def grid_vs_exact(counts: np.ndarray, grid_counts: np.ndarray) -> dict[str, Any]:
+    """The brute-force grids against the exact counts (A,) for nested grids (A, G), coarse to
+    fine: ``found`` (A, G), the fraction of the exact count each grid finds; ``below``, no grid
+    above the exact count; ``refines``, every refinement finds strictly more patterns until a
+    grid finds them all."""
+    exact = np.asarray(counts)
+    grids = np.asarray(grid_counts)
+    if grids.ndim != 2 or grids.shape[0] != exact.shape[0]:
+        raise ParameterError(f"grid_counts must have shape (len(counts), n_grids), "
+                             f"got {grids.shape}")
+    refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
+    return {"found": grids / exact[:, None], "below": bool(np.all(grids <= exact[:, None])),
+            "refines": bool(np.all(refines))}
+
+
+def init_count_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_nets: int,
+                     seed: int, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """:func:`init_counts` for the architectures [N/d]*d of every N in ``neurons`` and d in
+    ``depths`` (slice i shared by all), as ``counts`` of shape (len(neurons), len(depths), n_nets),
+    with each slice's ``omega``, ``perimeter`` (:func:`slice_angles`) and ``area`` (n_nets,)."""
+    counts = init_counts(X, architectures(neurons, depths), n_nets, seed, bias_var)
+    planes = [plane_through(X[t]) for t in init_triples(len(X), n_nets, seed)]
+    ang = np.array([slice_angles(p) for p in planes])
+    return {"counts": counts.reshape(len(neurons), len(depths), n_nets), "omega": ang[:, 0],
+            "perimeter": ang[:, 1], "area": np.array([(2 * p.half_width) ** 2 for p in planes])}
+
+
+def count_summary(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over the last axis (networks) of region counts; a single network
+    has standard error 0 (drawn without an error bar)."""
+    c = np.asarray(counts, dtype=float)
+    if c.shape[-1] > 1:
+        return mean_se(c, axis=-1)
+    return c.mean(-1), np.zeros(c.shape[:-1])
+
+
+def worst_slope(slopes: Mapping[int, Estimate], neurons: Sequence[int], depths: Sequence[int],
+                mean: np.ndarray) -> dict[str, Any]:
+    """The depth whose growth exponent (``slopes[d]``, :func:`~layerwise.regions.growth_exponent`)
+    is farthest from 2, and what shapes it: ``case`` is ``"narrow"`` (slope above 2.5 at a depth
+    > 1 whose smallest network has ≤ 8 neurons per layer and fewer regions than one layer of the
+    same N — a small-width effect), ``"below"`` (slope under 2, as the linear term of
+    1 + αN + βN² makes it) or ``"above"``. ``mean`` is the mean count (len(neurons),
+    len(depths)). Also returns ``depth``, its ``slope`` (the Estimate), ``w_small`` (neurons per
+    layer at the smallest N), ``c_w`` and ``c_1`` (mean counts at the smallest N at that depth and
+    at depth 1)."""
+    worst = max(slopes, key=lambda d: abs(slopes[d].mean - 2))
+    slope, w_small = slopes[worst].mean, int(neurons[0]) // worst
+    c_w, c_1 = mean[0, list(depths).index(worst)], mean[0, 0]
+    if slope > 2.5 and worst > 1 and w_small <= 8 and c_w < c_1:
+        case = "narrow"
+    elif slope < 2:
+        case = "below"
+    else:
+        case = "above"
+    return {"depth": worst, "slope": slopes[worst], "w_small": w_small, "c_w": float(c_w),
+            "c_1": float(c_1), "case": case}
+
+
+def train_runs(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
+               label_noise: Sequence[float], seeds: Sequence[int], n_checkpoints: int = 8,
+               lr: float = 1e-3, batch: int = 64, n_lines: int = 0) -> dict[str, np.ndarray]:
+    """:func:`train_counts` for every label-noise fraction and seed (runs with the same seed are
+    paired), each output stacked to shape (len(label_noise), len(seeds), …): ``epoch``,
+    ``count``, ``acc``, ``loss``, ``weights`` (flattened) and ``triple``."""
+    runs = [[train_counts(X, y, widths, epochs=epochs, n_checkpoints=n_checkpoints, label_noise=f,
+                          seed=int(s), lr=lr, batch=batch, n_lines=n_lines) for s in seeds]
+            for f in label_noise]
+    return {k: np.stack([np.stack([r[k] for r in row]) for row in runs]) for k in runs[0][0]}
+
+
+def bottleneck_demo(points: np.ndarray, widths: Sequence[int], seeds: Sequence[int],
+                    min_deficit: float = 0.01) -> dict[str, Any]:
+    """A He-initialised network with hidden ``widths`` (one output) on the plane through the three
+    ``points`` whose largest merged linear region (:func:`largest_linear_region`) is visibly not
+    convex (convex ``deficit`` ≥ ``min_deficit``): the networks from ``seeds`` are tried in order,
+    a deterministic search for an event that a single draw can miss (no linear region made of
+    several activation regions, or a convex one).  Returns the activation regions (``V``, ``n``,
+    ``areas``, ``patterns``, ``maps``), their linear-region ``labels`` (:func:`linear_regions`),
+    ``members`` and ``deficit`` of the largest merged linear region, ``found`` (bool), ``tries``
+    (networks tried) and ``seed`` (the one shown).  With none found among ``seeds``, the last
+    network is returned with ``found`` False, ``members`` empty and ``deficit`` NaN when none of its
+    linear regions merges."""
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ParameterError("seeds must hold at least one seed")
+    points = np.asarray(points, dtype=np.float64)
+    plane = plane_through(points)
+    for tries, seed in enumerate(seeds, start=1):  # noqa: B007 - tries is returned
+        regs = activation_regions(he_mlp(points.shape[1], widths, 1, seed=seed), plane)
+        lab = linear_regions(regs)
+        members, deficit = (largest_linear_region(regs, lab) if np.any(np.bincount(lab) > 1)
+                            else (np.zeros(0, dtype=np.int64), float("nan")))
+        found = bool(deficit >= min_deficit)
+        if found:
+            break
+    return {"V": regs.vertices, "n": regs.n_vertices, "areas": regs.areas, "labels": lab,
+            "patterns": regs.patterns, "maps": regs.maps, "members": members, "deficit": deficit,
+            "found": np.array(found), "tries": np.array(tries), "seed": np.array(seed)}
+
+
+def bottleneck_numbers(bn: Mapping[str, Any]) -> dict[str, Any]:
+    """The numbers Chapter 6 quotes from its bottleneck search (:func:`bottleneck_demo`): activation
+    regions (``bn_activation``), linear regions (``bn_linear``), networks tried (``bn_tries``), the
+    activation regions of the largest merged linear region (``bn_members``) and its convex-hull
+    deficit (``bn_deficit``)."""
+    return {"bn_activation": len(bn["n"]), "bn_linear": int(np.max(bn["labels"]) + 1),
+            "bn_tries": int(bn["tries"]), "bn_members": len(bn["members"]),
+            "bn_deficit": float(bn["deficit"])}
+
+
+def sensitivity_on_slice(weights: np.ndarray, dims: Sequence[int], points: np.ndarray, *,
+                         output: int,
+                         check: int, seed: int, mc_unit: np.ndarray) -> dict[str, np.ndarray]:
+    """Tangent sample sensitivity of the network ``unflatten(weights, dims)`` on the plane through
+    the three ``points``: :func:`sensitivity_by_region` on its activation regions (``norm``,
+    ``checked``, ``within``, ``between``), the regions (``V``, ``n``, ``areas``), and
+    ``mc_sq``, ‖Sens‖²_F at uniform points of the square, ``mc_unit`` (n, 2) being uniform draws
+    on [0, 1) mapped to [−h, h) exactly as ``Generator.uniform(−h, h)`` maps them."""
+    w = unflatten(np.asarray(weights, dtype=np.float64), dims)
+    plane = plane_through(points)
+    regs = activation_regions(w, plane)
+    out = sensitivity_by_region(w, plane, regs, output=output, check=check, seed=seed)
+    h = plane.half_width
+    u = -h + (h - -h) * np.asarray(mc_unit, dtype=np.float64)
+    S = net_tangent_sensitivity(from_pairs(w), plane.to_input(u), directions=plane.basis,
+                                output=output).numpy()
+    return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices,
+            "n": regs.n_vertices}
+
+
+def exact_check_depth1(X: np.ndarray, n: int, n_nets: int, n_slices: int, seed: int,
+                       bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """``n_nets`` one-layer networks of ``n`` ReLUs (:func:`he_mlp`) on each of ``n_slices`` slices
+    through random triples of rows of X: exact counts (``counts`` (slices, nets)) and the closed
+    form (:func:`one_layer_expected_count`, ``expected`` (slices,)) — an independent check of the
+    counter on random networks."""
+    rng = np.random.default_rng(seed)
+    planes = [plane_through(X[t]) for t in init_triples(len(X), n_slices, rng)]
+    n_nets = check_positive_int("n_nets", n_nets)
+    counts = np.array([[count_regions(he_mlp(X.shape[1], [n], 1, seed=int(s), bias_var=bias_var), p)
+                        for s in rng.integers(2**31, size=n_nets)] for p in planes])
+    ang = np.array([slice_angles(p) for p in planes])
+    return {"counts": counts, "expected": one_layer_expected_count(n, ang[:, 0], ang[:, 1])}
+
+
+def line_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_nets: int, seed: int,
+               bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """At initialisation (:func:`he_mlp`), for each architecture [N/d]*d and ``n_nets`` networks:
+    the boundary crossings of the segment between two random rows of X (``crossings``) and the
+    mean distance of its two end points to the nearest boundary (``dist``), both (len(neurons),
+    len(depths), n_nets); segment k is shared by all architectures.  Also the one-layer closed
+    forms per segment: ``cross_per_neuron`` = θ/π and ``dist_n1`` (len(neurons), n_nets), the mean
+    of :func:`one_layer_distance` over the two end points, and the end points' ``norms``
+    (n_nets, 2)."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    rng = np.random.default_rng(seed)
+    pairs = np.array([rng.choice(len(X), 2, replace=False) for _ in range(n_nets)])
+    archs = architectures(neurons, depths)
+    seeds = rng.integers(2**31, size=(len(archs), n_nets))
+    cr = np.zeros((len(archs), n_nets))
+    di = np.zeros((len(archs), n_nets))
+    for k, widths in enumerate(archs):
+        for i, (p, q) in enumerate(pairs):
+            w = as_weights(he_mlp(X.shape[1], widths, 1, seed=int(seeds[k, i]), bias_var=bias_var))
+            cr[k, i] = len(line_breakpoints(w, X[p], X[q]))
+            di[k, i] = boundary_distance(w, X[[p, q]]).mean()
+    norms = np.linalg.norm(X[pairs], axis=2)  # (nets, 2)
+    dist_n1 = np.array([[one_layer_distance(int(N), norms[i], X.shape[1]).mean()
+                         for i in range(n_nets)]
+                        for N in neurons])
+    shape = (len(neurons), len(depths), n_nets)
+    return {"crossings": cr.reshape(shape), "dist": di.reshape(shape), "norms": norms,
+            "cross_per_neuron": one_layer_line_crossings(1, X[pairs[:, 0]], X[pairs[:, 1]]),
+            "dist_n1": dist_n1}
+
+
+PREPROCESSINGS = ("raw", "centred", "pixel")
+
+
+def digits_inputs(preprocessing: str) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits as 64-vectors, and their labels, preprocessed as: ``"raw"`` (pixel values
+    in [0, 1], like the vectorised MNIST of Hanin & Rolnick), ``"centred"`` (the mean image
+    subtracted, divided by one global standard deviation: every coordinate within a few σ) or
+    ``"pixel"`` (each pixel standardised over the data set, :func:`standardized_digits`)."""
+    check_choice("preprocessing", preprocessing, PREPROCESSINGS)
+    if preprocessing == "pixel":
+        return standardized_digits()
+    x, y = digits()
+    x = x.reshape(len(x), -1).astype(np.float64)
+    if preprocessing == "raw":
+        return x, y
+    return (x - x.mean(0)) / x.std(), y
+
+
+def train_sweep(widths: Sequence[int], *, epochs: int, preprocessings: Sequence[str],
+                lrs: Sequence[float], label_noise: Sequence[float], seeds: Sequence[int],
+                n_checkpoints: int = 8, batch: int = 64, n_lines: int = 0) -> dict[str, np.ndarray]:
+    """:func:`train_runs` on the digits (:func:`digits_inputs`) for every preprocessing and learning
+    rate with true labels (``sweep_*`` of shape (P, R, S, …)), and for the first preprocessing and
+    learning rate at every label-noise fraction (``noise_*``, (L, S, …)).  Runs with the same seed
+    share the slice's triple, the initial network and the batch order."""
+    for p in preprocessings:
+        check_choice("preprocessings", p, PREPROCESSINGS)
+    for lr in lrs:
+        check_positive("lrs", lr)
+    kw = dict(epochs=epochs, seeds=seeds, n_checkpoints=n_checkpoints, batch=batch, n_lines=n_lines)
+    out: dict[str, Any] = {}
+    for p_i, p in enumerate(preprocessings):
+        X, y = digits_inputs(p)
+        rows = [train_runs(X, y, widths, label_noise=[0.0], lr=float(lr), **kw) for lr in lrs]
+        for k in rows[0]:
+            out.setdefault(f"sweep_{k}", []).append(np.stack([r[k][0] for r in rows]))
+        if p_i == 0:
+            noisy = train_runs(X, y, widths, label_noise=[f for f in label_noise if f > 0],
+                               lr=float(lrs[0]), **kw)
+            for k in noisy:
+                out[f"noise_{k}"] = np.concatenate([rows[0][k], noisy[k]])
+    return {k: (np.stack(v) if isinstance(v, list) else v) for k, v in out.items()}
+
+
+def ratio_estimate(values: np.ndarray) -> Estimate:
+    """Mean of per-run ratios ``values`` (n,): :func:`layerwise.stats.estimate` (standard error,
+    n − 1 d.o.f.), or the single value with no standard error for one run (graded as a point)."""
+    v = np.asarray(values, dtype=float).ravel()
+    if len(v) < 2:
+        return Estimate(float(v.mean()), n=len(v))
+    return estimate(v)
+
+
+def slice_view(points: np.ndarray) -> tuple[float, np.ndarray]:
+    """The square of the plane through three ``points`` (:func:`plane_through`) as the figures
+    draw it: its half-width and the points in slice coordinates (3, 2)."""
+    plane = plane_through(points)
+    return plane.half_width, plane.to_plane(np.asarray(points, dtype=np.float64))
+
+
+def closed_form_ratio(check: Mapping[str, np.ndarray]) -> Any:
+    """Exact one-layer counts over their closed form (:func:`exact_check_depth1`'s ``counts``
+    (slices, nets) over ``expected`` (slices,)), as a :func:`layerwise.stats.estimate` over all
+    networks — unbiased at 1 if the counter is right (Crofton + Euler, zero-bias limit)."""
+    counts, expected = np.asarray(check["counts"]), np.asarray(check["expected"])
+    if counts.ndim != 2 or expected.shape != (counts.shape[0],):
+        raise ParameterError(f"counts must be (slices, nets) and expected (slices,), "
+                             f"got {counts.shape}, "
+                             f"{expected.shape}")
+    return estimate((counts / expected[:, None]).ravel())
+
+
+def init_summary(init: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int],
+                 n_curve: int = 60) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`init_count_table`: ``counts`` (float), their ``mean``
+    and ``se`` over networks (:func:`count_summary`), the ``density`` over the one-layer closed
+    form (:func:`~layerwise.regions.density_by_depth`) and, at the largest N = ``n_big``, as an
+    Estimate per depth (``density_at_big``: ratio of means, jackknife standard error over the
+    slices), the closed form averaged over the slices on ``n_curve`` log-spaced N (``curve``
+    (2, n_curve)), the growth exponent per depth (``slopes``, Estimates of
+    :func:`~layerwise.regions.growth_exponent`), ``montufar_factor`` per depth (Montúfar et al.'s
+    maximum for [N/d]*d over that of one layer, at N = ``n_big``), the figure's ``arrays`` and the
+    ``glue`` numbers (``n_big``, the ranges of T_K = √(Ω/(2π·area)) and of Ω/2π over the
+    slices)."""
+    counts = np.asarray(init["counts"]).astype(float)  # (neurons, depths, networks)
+    omega, perimeter, area = init["omega"], init["perimeter"], init["area"]
+    mean, se = count_summary(counts)
+    Ns = np.array(neurons, float)
+    dens = density_by_depth(counts, omega, perimeter, neurons)
+    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
+    curve = np.array([grid, one_layer_expected_count(grid[:, None], omega, perimeter).mean(1)])
+    slopes = {d: growth_exponent(neurons, counts[:, d_i]) for d_i, d in enumerate(depths)}
+    density_at_big = {d: Estimate(float(dens["mean"][-1, i]), float(dens["se"][-1, i]), dens["dof"],
+                                  counts.shape[2]) for i, d in enumerate(depths)}
+    n_big = int(Ns[-1])
+    t_k, frac = np.sqrt(omega / (2 * np.pi * area)), omega / (2 * np.pi)
+    glue = {"n_big": n_big, "t_k": f"{t_k.min():.3f}–{t_k.max():.3f}",
+            "omega_frac": f"{frac.min():.2f}–{frac.max():.2f}"}
+    factor = {d: montufar_max([n_big // d] * d) / montufar_max([n_big]) for d in depths}
+    arrays = {"neurons": Ns, "depths": list(depths), "counts": counts, "omega": omega,
+              "perimeter": perimeter, "area": area, "ratio": dens["ratio"]}
+    return {"Ns": Ns, "counts": counts, "mean": mean, "se": se, "density": dens,
+            "density_at_big": density_at_big, "curve": curve, "slopes": slopes, "n_big": n_big,
+            "montufar_factor": factor, "arrays": arrays, "glue": glue}
+
+
+def line_summary(lines: Mapping[str, np.ndarray], neurons: Sequence[int], depths: Sequence[int],
+                 n_in: int,
+                 n_curve: int = 60) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`line_table`: crossings per unit of θ/π (mean ± SE over
+    segments, ``cross_mean``/``cross_se`` (N, depths)), distances to the nearest boundary
+    (``dist_mean``/``dist_se``), the one-layer distance closed form (:func:`one_layer_distance`)
+    averaged over the end points on ``n_curve`` log-spaced N (``dist_curve`` (2, n_curve)), the
+    exponents of crossings (``lx``) and distances (``dx``) per depth between the smallest and the
+    largest N (Estimates of :func:`~layerwise.regions.pair_exponent`), the figure's ``arrays``
+    and the ``glue`` numbers (the ranges over depths, at the largest N, of the crossings per
+    Nθ/π and of the distance over the one-layer closed form)."""
+    Ns = np.array(neurons, float)
+    cm, cse = count_summary(lines["crossings"] / lines["cross_per_neuron"])
+    dm, dse = count_summary(lines["dist"])
+    grid = np.geomspace(Ns[0], Ns[-1], check_positive_int("n_curve", n_curve))
+    dist_curve = np.array([grid, [one_layer_distance(int(round(n)), lines["norms"], n_in).mean()
+                                  for n in grid]])
+    lx = {d: pair_exponent(neurons, lines["crossings"][:, d_i]) for d_i, d in enumerate(depths)}
+    dx = {d: pair_exponent(neurons, lines["dist"][:, d_i]) for d_i, d in enumerate(depths)}
+    per_theta, vs_closed = cm[-1] / Ns[-1], dm[-1] / dist_curve[1, -1]
+    glue = {"line_per_theta": f"{per_theta.min():.2f}–{per_theta.max():.2f}",
+            "dist_vs_closed": f"{vs_closed.min():.2f}–{vs_closed.max():.2f}"}
+    arrays = {"neurons": Ns, "depths": list(depths), "crossings": lines["crossings"],
+              "dist": lines["dist"],
+              "cross_per_neuron": lines["cross_per_neuron"], "norms": lines["norms"]}
+    return {"cross_mean": cm, "cross_se": cse, "dist_mean": dm, "dist_se": dse,
+            "dist_curve": dist_curve,
+            "lx": lx, "dx": dx, "arrays": arrays, "glue": glue}
+
+
+def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[str],
+                     lrs: Sequence[float], label_noise: Sequence[float],
+                     widths: Sequence[int] = (32, 32, 32)) -> dict[str, Any]:
+    """Everything Chapter 6 reads off :func:`train_sweep`: every curve over its value at
+    initialisation (``ratio``: ``count`` (P, R, S, T), ``noise`` (L, S, T), summed boundary
+    ``crossings`` and mean ``dist`` (P, R, S, T)); the final ratios as :func:`ratio_estimate` —
+    ``grows`` (first preprocessing and learning rate), ``lines`` (crossings), ``dist`` (distance
+    of the segments' end points to the nearest boundary), ``grows_lr`` (second learning rate,
+    None without one), ``memorisation`` (paired difference between the last label-noise fraction
+    and true labels, None without one), and one per setting: ``by_prep`` (first learning rate),
+    ``by_lr`` (first preprocessing) and ``by_noise`` (first preprocessing and learning rate);
+    ``acc``, the smallest final training accuracy at the first learning rate; ``max_frac``, the
+    largest final count over Montúfar et al.'s maximum for ``widths``; ``alt``, the growth factors
+    the architecture allows (``count``: that maximum over the initial count; ``lines``: the
+    maximal boundaries along a segment, Π widths·(1 + n_L) − 1 pieces' edges, over the initial
+    crossings; first setting, mean over runs), the alternatives of the training claims; ``best``,
+    the largest mean final ratio over preprocessings and learning rates; ``n_runs``, the runs per
+    setting."""
+    def rel(a: np.ndarray) -> np.ndarray:  # ratio to initialisation along the checkpoint axis
+        return a / a[..., :1]
+
+    rc, rn = rel(sweep["sweep_count"].astype(float)), rel(sweep["noise_count"].astype(float))
+    rx, rd = rel(sweep["sweep_crossings"].sum(-1).astype(float)), rel(sweep["sweep_dist"].mean(-1))
+    if rc.shape[:2] != (len(preprocessings), len(lrs)) or rn.shape[0] != len(label_noise):
+        raise ParameterError(f"the sweep's shape {rc.shape[:2]}, {rn.shape[:1]} does not match "
+                             f"preprocessings={list(preprocessings)}, lrs={list(lrs)}, "
+                             f"label_noise={list(label_noise)}")
+    final = np.concatenate([sweep["sweep_count"][..., -1].ravel(),
+                            sweep["noise_count"][..., -1].ravel()])
+    max_frac = float((final / montufar_max(list(widths))).max())
+    best = max(float(rc[i, j, :, -1].mean())
+               for i in range(len(preprocessings)) for j in range(len(lrs)))
+    # the growth the architecture allows: Montúfar et al.'s maximum over the initial count
+    # (plane), and the maximal number of boundaries along each segment (n_in = 1) over the
+    # initial crossings
+    c0 = sweep["sweep_count"][0, 0, :, 0].astype(float)
+    x0 = sweep["sweep_crossings"][0, 0, :, 0].astype(float)
+    n_seg = x0.shape[-1] if x0.ndim > 1 else 1
+    x0_total = np.maximum(x0.reshape(len(c0), -1).sum(-1), 1)
+    alt = {"count": float(np.mean(montufar_max(list(widths)) / c0)),
+           "lines": float(np.mean(n_seg * (montufar_max(list(widths), n_in=1) - 1) / x0_total))}
+    return {"ratio": {"count": rc, "noise": rn, "crossings": rx, "dist": rd},
+            "grows": ratio_estimate(rc[0, 0, :, -1]), "lines": ratio_estimate(rx[0, 0, :, -1]),
+            "dist": ratio_estimate(rd[0, 0, :, -1]),
+            "grows_lr": ratio_estimate(rc[0, 1, :, -1]) if len(lrs) > 1 else None,
+            "memorisation": (ratio_estimate(rn[-1, :, -1] - rn[0, :, -1])
+                             if len(label_noise) > 1 else None),
+            "by_prep": [ratio_estimate(rc[i, 0, :, -1]) for i in range(len(preprocessings))],
+            "by_lr": [ratio_estimate(rc[0, j, :, -1]) for j in range(len(lrs))],
+            "by_noise": [ratio_estimate(rn[i, :, -1]) for i in range(len(label_noise))],
+            "acc": float(sweep["sweep_acc"][:, 0, :, -1].min()),
+            "max_frac": max_frac, "alt": alt, "best": best, "n_runs": int(rc.shape[2])}
+
+
+def input_ranges() -> dict[str, float]:
+    """How extreme the digits' preprocessings are (:func:`digits_inputs`): the smallest non-zero
+    pixel standard deviation of the raw pixels (``pixel_sd_min``) and the largest coordinate
+    magnitude after per-pixel standardisation (``pixel_max``) and after centring with one global
+    scale (``centred_max``)."""
+    x_raw = digits_inputs("raw")[0]
+    sd = x_raw.std(0)
+    return {"pixel_sd_min": float(sd[sd > 0].min()),
+            "pixel_max": float(np.abs(standardized_digits()[0]).max()),
+            "centred_max": float(np.abs(digits_inputs("centred")[0]).max())}
+
+
+def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The numbers Chapter 6 reads off :func:`sensitivity_on_slice`: the largest relative
+    difference of Sens within a checked region (``within``), the median over checked regions of the
+    smallest relative difference to another region (``between``), and the two sides of the slides'
+    identity E_x‖Sens(x)‖² = E_A‖Sens(A)‖² (Daróczy, slides §3): the area-weighted mean of ‖Sens‖²
+    over regions (``by_region``, from ``norm`` and ``areas``) and the
+    :func:`layerwise.stats.estimate` of ``mc_sq`` at uniform points of the square (``mc``)."""
+    areas, norm = np.asarray(sens["areas"], dtype=float), np.asarray(sens["norm"], dtype=float)
+    if areas.shape != norm.shape or np.any(areas < 0) or areas.sum() <= 0:
+        raise ParameterError("areas must be non-negative, not all zero, one per region of norm")
+    return {"within": float(np.max(sens["within"])), "between": float(np.median(sens["between"])),
+            "by_region": float((areas / areas.sum() * norm ** 2).sum()),
+            "mc": estimate(sens["mc_sq"])}
+
+

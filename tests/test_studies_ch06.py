@@ -1,0 +1,483 @@
+"""Tests of Chapter 6's study (layerwise.studies.ch06): its experiment drivers against direct
+calls of the exact counter, their layouts and pairings, and its summaries against closed forms."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from layerwise import networks, regions
+from layerwise.params import ParameterError
+from layerwise.stats import Estimate
+from layerwise.studies import ch06 as study
+
+CH6 = dict(
+    neurons=[24, 48],
+    depths=[1, 2, 3],
+    n_nets=2,
+    epochs=3,
+    label_noise=[0.0, 1.0],
+    n_train_seeds=1,
+    grid_sizes=[4, 12],
+    n_line_nets=3,
+    n_check_nets=4,
+    preprocessings=["raw", "pixel"],
+    lrs=[1e-3],
+)
+
+
+def test_check_chapter_params():
+    assert study.check_chapter_params(CH6) == [
+        [24],
+        [12, 12],
+        [8, 8, 8],
+        [48],
+        [24, 24],
+        [16, 16, 16],
+    ]
+    for bad, match in [
+        (dict(neurons=[25]), "divisible"),
+        (dict(n_nets=0), "n_nets"),
+        (dict(epochs=1.5), "epochs"),
+        (dict(label_noise=[]), "non-empty"),
+        (dict(grid_sizes=[]), "non-empty"),
+        (dict(label_noise=[0.0, 1.2]), r"\[0, 1\]"),
+        (dict(grid_sizes=[4, 0]), "grid_sizes"),
+        (dict(preprocessings=["zca"]), "preprocessings"),
+        (dict(lrs=[0.0]), "lrs"),
+        (dict(label_noise=[0.5, 1.0]), "start with 0"),
+        (dict(neurons=[24, 24]), "distinct"),
+        (dict(n_line_nets=0), "n_line_nets"),
+    ]:
+        with pytest.raises(ParameterError, match=match):
+            study.check_chapter_params({**CH6, **bad})
+
+
+def test_slice_demo_against_direct_counts():
+    rng = np.random.default_rng(4)
+    pts = rng.standard_normal((3, 5))
+    archs, seeds = [[6], [3, 3]], [11, 12]
+    out = study.slice_demo(pts, archs, seeds, [3, 9, 27])
+    plane = regions.plane_through(pts)
+    for k, (w, s) in enumerate(zip(archs, seeds, strict=True)):
+        net = regions.he_mlp(5, w, 1, seed=s)
+        assert out["counts"][k] == regions.count_regions(net, plane) == len(out[f"n{k}"])
+        assert out[f"area{k}"] == pytest.approx(
+            (2 * plane.half_width) ** 2, rel=1e-12
+        )  # the pieces tile the square
+        assert list(out["grid_counts"][k]) == [
+            regions.grid_count(net, plane, n=g) for g in (3, 9, 27)
+        ]
+    assert out["grid_counts"].shape == (2, 3) and np.all(
+        out["grid_counts"] <= out["counts"][:, None]
+    )
+    with pytest.raises(ParameterError, match="one seed"):
+        study.slice_demo(pts, archs, seeds[:1], [3])
+
+
+def test_grid_vs_exact():
+    exact = np.array([10, 5])
+    g = study.grid_vs_exact(exact, np.array([[3, 7, 10, 10], [2, 4, 5, 5]]))
+    assert g["below"] and g["refines"]
+    assert np.array_equal(g["found"], np.array([[0.3, 0.7, 1.0, 1.0], [0.4, 0.8, 1.0, 1.0]]))
+    stall = study.grid_vs_exact(
+        exact, np.array([[3, 3, 10, 10], [2, 4, 5, 5]])
+    )  # no rise while regions are missed
+    assert stall["below"] and not stall["refines"]
+    above = study.grid_vs_exact(
+        exact, np.array([[3, 7, 11, 11], [2, 4, 5, 5]])
+    )  # a grid finds a region too many
+    assert not above["below"]
+    with pytest.raises(ParameterError, match="shape"):
+        study.grid_vs_exact(exact, np.array([3, 7]))
+
+
+def test_init_count_table_layout():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 4))
+    t = study.init_count_table(X, [6, 12], [1, 2, 3], n_nets=2, seed=9)["counts"]
+    flat = study.init_counts(X, study.architectures([6, 12], [1, 2, 3]), 2, 9)
+    assert t.shape == (2, 3, 2) and np.array_equal(t.reshape(6, 2), flat)
+    # one hidden layer of N neurons: N lines cut the square into at most 1 + N + N(N - 1)/2 pieces
+    for n_i, N in enumerate([6, 12]):
+        assert np.all((t[n_i, 0] >= 1) & (t[n_i, 0] <= 1 + N + comb(N, 2)))
+
+
+def test_count_summary():
+    c = np.array([[[1.0, 3.0, 8.0], [2.0, 2.0, 2.0]]])
+    m, s = study.count_summary(c)
+    assert np.allclose(m, [[4.0, 2.0]]) and np.allclose(s, [[np.sqrt(13.0 / 3), 0.0]])
+    m1, s1 = study.count_summary(c[..., :1])
+    assert np.array_equal(m1, c[..., 0]) and np.array_equal(s1, np.zeros((1, 2)))
+
+
+def test_worst_slope_cases():
+    def slopes(*values):
+        return {d: Estimate(v, d / 8, 4, 6) for d, v in zip([1, 2, 6], values, strict=True)}
+
+    mean = np.array([[300.0, 250.0, 120.0], [1200.0, 1100.0, 1000.0]])
+    w = study.worst_slope(slopes(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], mean)
+    assert (w["depth"], w["case"], w["w_small"], w["c_w"], w["c_1"]) == (
+        6,
+        "narrow",
+        4,
+        120.0,
+        300.0,
+    )
+    assert w["slope"] == Estimate(2.9, 0.75, 4, 6)
+    assert study.worst_slope(slopes(1.4, 2.1, 2.2), [24, 48], [1, 2, 6], mean)["case"] == "below"
+    # steep, but the deep network is not depressed at small N: no small-width explanation
+    up = mean.copy()
+    up[0, 2] = 400.0
+    assert study.worst_slope(slopes(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], up)["case"] == "above"
+    assert study.worst_slope(slopes(2.0, 2.1, 2.9), [96, 192], [1, 2, 6], mean)["case"] == "above"
+
+
+def test_bottleneck_demo():
+    rng = np.random.default_rng(7)
+    pts = rng.standard_normal((3, 6))
+    b = study.bottleneck_demo(pts, [8, 2, 8], seeds=[3])
+    regs = regions.activation_regions(
+        regions.he_mlp(6, [8, 2, 8], 1, seed=3), regions.plane_through(pts)
+    )
+    assert np.array_equal(b["n"], regs.n_vertices) and np.array_equal(
+        b["labels"], regions.linear_regions(regs)
+    )
+    assert b["labels"].max() + 1 < len(b["n"])  # the bottleneck merges regions
+    assert (
+        np.all(b["labels"][b["members"]] == b["labels"][b["members"][0]]) and len(b["members"]) > 1
+    )
+    assert b["deficit"] == regions.convex_deficit(regs, b["members"])
+    assert (
+        bool(b["found"]) == (b["deficit"] >= 0.01) and int(b["tries"]) == 1 and int(b["seed"]) == 3
+    )
+
+
+def test_bottleneck_demo_searches_and_never_crashes():
+    rng = np.random.default_rng(7)
+    pts = rng.standard_normal((3, 6))
+    # a wide network with no bottleneck: no two activation regions share a map, so no seed is
+    # "found" —
+    # the search returns the last network, says so, and does not raise
+    b = study.bottleneck_demo(pts, [8], seeds=[0, 1, 2])
+    assert not bool(b["found"]) and int(b["tries"]) == 3 and int(b["seed"]) == 2
+    assert (
+        len(b["members"]) == 0 and np.isnan(b["deficit"]) and b["labels"].max() + 1 == len(b["n"])
+    )
+    none = study.bottleneck_numbers(b)
+    assert none["bn_tries"] == 3 and none["bn_members"] == 0 and np.isnan(none["bn_deficit"])
+    # the search stops at the first network with a visible notch, and skips those without
+    seeds = list(range(40))
+    hit = study.bottleneck_demo(pts, [8, 2, 8], seeds=seeds)
+    assert bool(hit["found"]) and hit["deficit"] >= 0.01
+    k = int(hit["tries"])
+    assert int(hit["seed"]) == seeds[k - 1]
+    for s_ in seeds[: k - 1]:
+        assert not bool(study.bottleneck_demo(pts, [8, 2, 8], seeds=[s_])["found"])
+    g = study.bottleneck_numbers(hit)
+    assert g["bn_tries"] == k and g["bn_activation"] == len(hit["n"])
+    assert g["bn_linear"] == hit["labels"].max() + 1 and g["bn_members"] == len(hit["members"])
+    assert g["bn_deficit"] == hit["deficit"]
+    with pytest.raises(ParameterError, match="at least one seed"):
+        study.bottleneck_demo(pts, [8, 2, 8], seeds=[])
+
+
+def test_sensitivity_on_slice_matches_uniform_draws():
+    rng = np.random.default_rng(8)
+    pts = rng.standard_normal((3, 5))
+    w = regions.as_weights(regions.he_mlp(5, [6, 6], 3, seed=1))
+    flat = np.concatenate([a.ravel() for W, b in w for a in (W, b)])
+    out = study.sensitivity_on_slice(
+        flat,
+        [5, 6, 6, 3],
+        pts,
+        output=2,
+        check=4,
+        seed=0,
+        mc_unit=np.random.default_rng(9).random((50, 2)),
+    )
+    plane = regions.plane_through(pts)
+    U = np.random.default_rng(9).uniform(
+        -plane.half_width, plane.half_width, (50, 2)
+    )  # the same points, bit for bit
+    S = networks.tangent_sensitivity(
+        networks.from_pairs(w), plane.to_input(U), directions=plane.basis, output=2
+    ).numpy()
+    assert np.array_equal(out["mc_sq"], (S**2).sum((1, 2)))
+    regs = regions.activation_regions(w, plane)
+    assert np.array_equal(out["n"], regs.n_vertices) and np.array_equal(out["areas"], regs.areas)
+    assert len(out["within"]) == 4 and out["within"].max() < 1e-10 and len(out["norm"]) == len(regs)
+
+
+def test_train_runs_paired_and_stacked():
+    rng = np.random.default_rng(10)
+    X, y = rng.standard_normal((48, 5)), rng.integers(0, 3, 48)
+    kw = dict(epochs=2, n_checkpoints=2, lr=1e-2, batch=16)
+    t = study.train_runs(X, y, [4, 4], label_noise=[0.0, 1.0], seeds=[3, 4], **kw)
+    assert t["count"].shape == (2, 2, 3) and t["triple"].shape == (2, 2, 3)
+    one = study.train_counts(X, y, [4, 4], label_noise=1.0, seed=4, **kw)
+    assert all(np.array_equal(t[k][1, 1], one[k]) for k in one)
+    # same seed, different label noise: same slice and same initial network (paired runs)
+    assert np.array_equal(t["triple"][0], t["triple"][1]) and np.array_equal(
+        t["count"][0, :, 0], t["count"][1, :, 0]
+    )
+
+
+def test_exact_check_and_line_table_layout():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 4)) + 0.5
+    chk = study.exact_check_depth1(X, 6, n_nets=3, n_slices=2, seed=1)
+    assert chk["counts"].shape == (2, 3) and chk["expected"].shape == (2,)
+    lt = study.line_table(X, [4, 8], [1, 2], n_nets=3, seed=2)
+    assert (
+        lt["crossings"].shape == (2, 2, 3)
+        and lt["dist"].shape == (2, 2, 3)
+        and lt["norms"].shape == (3, 2)
+    )
+    assert np.all(lt["dist"] > 0) and lt["dist_n1"].shape == (2, 3)
+
+
+def test_digits_inputs():
+    raw, y = study.digits_inputs("raw")
+    c, _ = study.digits_inputs("centred")
+    p, _ = study.digits_inputs("pixel")
+    assert raw.shape == c.shape == p.shape == (1797, 64) and raw.min() >= 0 and raw.max() <= 1
+    assert np.allclose(c.mean(0), 0) and np.allclose(
+        c * raw.std() + raw.mean(0), raw
+    )  # one global scale
+    assert np.abs(c).max() < np.abs(p).max()
+    with pytest.raises(ParameterError, match="preprocessing"):
+        study.digits_inputs("zca")
+
+
+def test_train_sweep_layout_and_pairing():
+    kw = dict(
+        epochs=1,
+        preprocessings=["raw", "centred"],
+        lrs=[1e-2, 1e-3],
+        label_noise=[0.0, 1.0],
+        seeds=[5],
+        n_checkpoints=1,
+        batch=256,
+        n_lines=2,
+    )
+    s = study.train_sweep([4, 4], **kw)
+    assert s["sweep_count"].shape == (2, 2, 1, 2) and s["noise_count"].shape == (2, 1, 2)
+    assert s["sweep_crossings"].shape[:4] == (2, 2, 1, 2) and s["noise_dist"].shape[:3] == (2, 1, 2)
+    # the true-label run of the noise study is the sweep's first run; same seed → same slice and
+    # initial count
+    assert np.array_equal(s["noise_count"][0], s["sweep_count"][0, 0])
+    assert np.array_equal(s["sweep_count"][0, 0, :, 0], s["sweep_count"][0, 1, :, 0])
+    with pytest.raises(ParameterError, match="preprocessings"):
+        study.train_sweep([4], **{**kw, "preprocessings": ["zca"]})
+
+
+def test_slice_view_isometric_on_the_circumcircle():
+    # three points on a circle of radius 3 in a plane of R⁴, shifted off the origin
+    t = np.array([0.2, 2.0, 4.1])
+    pts = np.zeros((3, 4))
+    pts[:, 1], pts[:, 3] = 3 * np.cos(t), 3 * np.sin(t)
+    pts += [1.0, -2.0, 0.5, 4.0]
+    h, uv = study.slice_view(pts)
+    assert h == pytest.approx(1.25 * 3) and np.allclose(np.linalg.norm(uv, axis=1), 3)
+    d = lambda a: np.linalg.norm(a[:, None] - a[None], axis=2)  # noqa: E731
+    assert np.allclose(d(uv), d(pts))  # the slice coordinates are an isometry of the three points
+    with pytest.raises(ParameterError, match="collinear"):
+        study.slice_view(np.array([[0.0, 0], [1, 1], [2, 2]]))
+
+
+def test_closed_form_ratio():
+    e = study.closed_form_ratio(
+        {"counts": np.array([[2.0, 4.0], [3.0, 3.0]]), "expected": np.array([2.0, 3.0])}
+    )
+    # ratios 1, 2, 1, 1: mean 5/4, s = 1/2, se = s/√4
+    assert (e.mean, e.n, e.dof) == (1.25, 4, 3) and e.se == pytest.approx(0.25)
+    with pytest.raises(ParameterError, match="expected"):
+        study.closed_form_ratio({"counts": np.ones((2, 3)), "expected": np.ones(3)})
+
+
+def _init_table(counts, t_k):
+    area = np.array([4.0, 9.0])
+    return {
+        "counts": counts,
+        "omega": 2 * np.pi * area * np.asarray(t_k) ** 2,
+        "perimeter": np.array([1.0, 2.0]),
+        "area": area,
+    }
+
+
+def test_init_summary_density_closed_forms():
+    N, depths = [10, 20, 40], [1, 2]
+    init = _init_table(None, [0.1, 0.2])
+    E = regions.one_layer_expected_count(
+        np.array(N, float)[:, None], init["omega"], init["perimeter"]
+    )  # (N, slices)
+    init["counts"] = np.stack([E, 2 * E], axis=1)  # depth 1 at the closed form, depth 2 at twice it
+    s = study.init_summary(init, N, depths, n_curve=5)
+    assert np.allclose(s["density"]["mean"], [[1, 2]] * 3) and np.allclose(s["density"]["se"], 0)
+    assert np.allclose(s["curve"][0], [10, 10 * 2**0.5, 20, 20 * 2**0.5, 40])
+    assert np.allclose(s["curve"][1, [0, 2, 4]], E.mean(1))
+    assert s["n_big"] == 40 and s["glue"]["n_big"] == 40
+    # T_K = √(Ω / (2π area)) = 0.1 and 0.2; Ω/2π = area·T_K² = 0.04 and 0.36
+    assert s["glue"]["t_k"] == "0.100–0.200" and s["glue"]["omega_frac"] == "0.04–0.36"
+    assert set(s["glue"]) == {"n_big", "t_k", "omega_frac"}
+    # the density at the largest N, per depth: ratio of means, jackknife over the 2 slices
+    assert s["density_at_big"] == {1: Estimate(1.0, 0.0, 1, 2), 2: Estimate(2.0, 0.0, 1, 2)}
+    # Montúfar et al.: [20, 20] has (20/2)²·(1 + 20 + 190) regions, [40] has 1 + 40 + 780
+    assert (
+        s["montufar_factor"][2] == pytest.approx(100 * 211 / 821) and s["montufar_factor"][1] == 1
+    )
+    assert set(s["arrays"]) == {
+        "neurons",
+        "depths",
+        "counts",
+        "omega",
+        "perimeter",
+        "area",
+        "ratio",
+    }
+
+
+def test_init_summary_growth_exponents():
+    N = np.array([10.0, 20.0, 40.0])
+    jitter = np.array(
+        [1.0, 1.3]
+    )  # per network: a constant factor, so the log–log slope is exactly 2
+    counts = N[:, None, None] ** 2 * np.array([1.0, 3.0])[None, :, None] * jitter[None, None, :]
+    s = study.init_summary(_init_table(counts, [0.1, 0.2]), [10, 20, 40], [1, 3])
+    assert all(np.isclose(g.mean, 2) and (g.dof, g.n) == (4, 6) for g in s["slopes"].values())
+    # residuals ±log(1.3)/2 at every N: s² = 6 a² / 4 over Σ(log N − mean)² = 2 · 2 (log 2)²
+    a = np.log(1.3) / 2
+    assert all(
+        g.se == pytest.approx(a * np.sqrt(1.5 / 4) / np.log(2)) for g in s["slopes"].values()
+    )
+    assert np.allclose(s["mean"], N[:, None] ** 2 * [1.0, 3.0] * 1.15)
+
+
+def test_line_summary_exponents_and_closed_forms():
+    N, depths, n_in = [8, 16, 32], [1, 2], 6
+    Nf = np.array(N, float)
+    theta = np.array([0.3, 0.5, 0.9])  # θ/π per segment
+    norms = np.array([[1.0, 2.0], [1.5, 1.5], [2.0, 3.0]])
+    cross = (
+        Nf[:, None, None] * theta * np.array([1.0, 2.0])[None, :, None]
+    )  # depth 2: twice one layer
+    closed = np.array([regions.one_layer_distance(n, norms, n_in).mean() for n in N])
+    dist = np.broadcast_to(closed[:, None, None], (3, 2, 3)).copy()
+    lines = {"crossings": cross, "dist": dist, "cross_per_neuron": theta, "norms": norms}
+    s = study.line_summary(lines, N, depths, n_in, n_curve=3)
+    assert np.allclose(s["cross_mean"], Nf[:, None] * [1.0, 2.0]) and np.allclose(s["cross_se"], 0)
+    assert np.allclose(s["dist_curve"][1], closed) and np.allclose(s["dist_curve"][0], Nf)
+    assert all(np.isclose(s["lx"][d].mean, 1) and s["lx"][d].dof == 2 for d in depths)
+    # the closed form tends to ∝ 1/N: its exponent between 8 and 32 neurons is close to −1
+    assert all(-1.2 < s["dx"][d].mean < -0.8 for d in depths)
+    assert s["glue"]["line_per_theta"] == "1.00–2.00" and s["glue"]["dist_vs_closed"] == "1.00–1.00"
+    assert set(s["glue"]) == {"line_per_theta", "dist_vs_closed"}
+
+
+def _sweep(final, noise_final, S):
+    """A synthetic train_sweep: counts 100 at init and 100·final at the end (P, R, S) and
+    (L, S) for the noise study (whose first row is the sweep's first run, as train_sweep makes
+    it)."""
+    final, noise_final = np.asarray(final, float), np.asarray(noise_final, float)
+    P_, R_ = final.shape[:2]
+    count = np.stack([np.full(final.shape, 100.0), 100 * final], axis=-1)
+    noise = np.stack([np.full(noise_final.shape, 100.0), 100 * noise_final], axis=-1)
+    noise[0] = count[0, 0]
+    cross = np.stack(
+        [np.full((P_, R_, S, 4), 5.0), np.full((P_, R_, S, 4), 4.0)], axis=3
+    )  # 5 → 4 per line
+    dist = np.stack([np.full((P_, R_, S, 4), 0.5), np.full((P_, R_, S, 4), 1.0)], axis=3)  # 0.5 → 1
+    acc = np.stack([np.full((P_, R_, S), 0.1), np.full((P_, R_, S), 0.9)], axis=-1)
+    return {
+        "sweep_count": count,
+        "noise_count": noise,
+        "sweep_crossings": cross,
+        "sweep_dist": dist,
+        "sweep_acc": acc,
+    }
+
+
+def test_ratio_estimate():
+    assert study.ratio_estimate(np.array([2.0])) == Estimate(2.0, n=1)  # one run: a point
+    e = study.ratio_estimate(np.array([1.0, 3.0]))
+    assert (e.mean, e.dof, e.n) == (2.0, 1, 2) and e.se == pytest.approx(1.0)  # s = √2, se = s/√2
+
+
+def test_training_summary_several_runs():
+    # P = 2 preprocessings, R = 2 learning rates, S = 3 runs; L = 2 label-noise fractions
+    final = np.array([[[0.5, 0.6, 0.7], [1.1, 1.2, 1.3]], [[0.8, 0.8, 0.8], [0.9, 1.0, 1.1]]])
+    sw = _sweep(final, [[0, 0, 0], [1.5, 1.6, 1.7]], S=3)
+    s = study.training_summary(sw, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
+    assert s["n_runs"] == 3
+    assert s["grows"].mean == pytest.approx(0.6) and s["grows"].dof == 2
+    assert s["grows"].se == pytest.approx(0.1 / np.sqrt(3))
+    assert s["grows_lr"].mean == pytest.approx(1.2)
+    assert s["memorisation"].mean == pytest.approx(1.0) and s["memorisation"].se == pytest.approx(0)
+    assert s["lines"].mean == pytest.approx(0.8) and s["best"] == pytest.approx(1.2)
+    # the largest final count, 170, over Montúfar et al.'s maximum for [32, 32, 32]:
+    # 16²·16²·(1 + 32 + 496)
+    assert s["max_frac"] == pytest.approx(170 / (16**4 * 529))
+    # the training claims' alternatives: growth to the maximum in the plane (over the initial 100
+    # regions) and to the maximal 32·32·33 pieces along each of the 4 segments (over the initial
+    # 4 × 5 crossings)
+    assert s["alt"]["count"] == pytest.approx(16**4 * 529 / 100)
+    assert s["alt"]["lines"] == pytest.approx(4 * (32 * 32 * 33 - 1) / 20)
+    assert [e.mean for e in s["by_lr"]] == pytest.approx([0.6, 1.2])
+    assert [e.mean for e in s["by_prep"]] == pytest.approx([0.6, 0.8])
+    assert [e.mean for e in s["by_noise"]] == pytest.approx([0.6, 1.6])
+    assert all(e.se == pytest.approx(0.1 / np.sqrt(3)) for e in s["by_lr"])
+    assert s["dist"].mean == pytest.approx(2.0) and s["dist"].se == pytest.approx(0)
+    assert s["acc"] == pytest.approx(0.9)
+    assert s["ratio"]["count"].shape == (2, 2, 3, 2) and np.allclose(s["ratio"]["count"][..., 0], 1)
+
+
+def test_training_summary_one_run_and_bad_shapes():
+    sw = _sweep(np.full((1, 1, 1), 0.5), [[0.0]], S=1)
+    s = study.training_summary(sw, ["raw"], [1e-3], [0.0])
+    assert s["n_runs"] == 1 and s["grows"] == Estimate(0.5, n=1) and s["best"] == 0.5
+    assert s["grows_lr"] is None and s["memorisation"] is None
+    with pytest.raises(ParameterError, match="does not match"):
+        study.training_summary(sw, ["raw", "pixel"], [1e-3], [0.0])
+
+
+def test_input_ranges():
+    r = study.input_ranges()
+    raw = study.digits_inputs("raw")[0]
+    sds = [float(np.std(raw[:, j])) for j in range(raw.shape[1])]  # pixel by pixel
+    assert r["pixel_sd_min"] == pytest.approx(min(s for s in sds if s > 0))
+    assert 0 < r["pixel_sd_min"] < 0.5 and r["centred_max"] < r["pixel_max"]
+    # pixel by pixel: the largest standardised value max |x − mean| / sd over non-constant pixels
+    cols = [raw[:, j] for j in range(raw.shape[1]) if sds[j] > 0]
+    assert r["pixel_max"] == pytest.approx(
+        max(float(np.abs(c - c.mean()).max()) / c.std() for c in cols)
+    )
+    assert r["centred_max"] == pytest.approx(float(np.abs(raw - raw.mean(0)).max()) / raw.std())
+
+
+def test_sensitivity_summary():
+    s = study.sensitivity_summary(
+        {
+            "norm": np.array([1.0, 2.0]),
+            "areas": np.array([3.0, 1.0]),
+            "within": np.array([0.0, 1e-16]),
+            "between": np.array([0.1, 0.5, 0.2]),
+            "mc_sq": np.array([1.0, 2.0, 3.0]),
+        }
+    )
+    assert (
+        s["by_region"] == pytest.approx((3 * 1 + 1 * 4) / 4)
+        and s["within"] == 1e-16
+        and s["between"] == 0.2
+    )
+    assert (s["mc"].mean, s["mc"].n) == (2.0, 3) and s["mc"].se == pytest.approx(1 / np.sqrt(3))
+    with pytest.raises(ParameterError, match="areas"):
+        study.sensitivity_summary(
+            {
+                "norm": np.ones(2),
+                "areas": np.array([1.0, -1.0]),
+                "within": [0],
+                "between": [0],
+                "mc_sq": np.ones(2),
+            }
+        )
