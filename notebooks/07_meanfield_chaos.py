@@ -66,25 +66,32 @@ train_replicates = None  # independent trainings per (σ_w², depth) cell
 import numpy as np
 import pandas as pd
 
-from layerwise import gaussian
-from layerwise import meanfield
+from layerwise import gaussian, meanfield, stats
 from layerwise.chapter import Chapter
-from layerwise.stats import t_quantile
 from layerwise.figures import ch07 as figures
 from layerwise.params import resolve_from
 from layerwise.studies import ch07 as study
 
 # %%
 SCALES = {
-    "ci": dict(width=400, n_nets=12, n_layers=12, circle_width=400, circle_points=200, circle_nets=4, circle_layers=16, grid=40,
-               xi_grid=31, sweep_points=9, sweep_width=300, sweep_layers=30, sweep_nets=16,
-               train_depths=(4, 8, 16, 32), train_sigmas=7, train_steps=100, train_width=32, train_replicates=4),
-    "default": dict(width=1000, n_nets=40, n_layers=20, circle_width=1000, circle_points=500, circle_nets=12, circle_layers=20, grid=100,
-                    xi_grid=61, sweep_points=13, sweep_width=500, sweep_layers=40, sweep_nets=60, train_depths=(8, 11, 16, 23, 32, 45, 64, 90), train_sigmas=10, train_steps=300, train_width=64,
-                    train_replicates=5),
-    "paper": dict(width=1000, n_nets=200, n_layers=30, circle_width=1000, circle_points=500, circle_nets=50, circle_layers=30, grid=200,
-                  xi_grid=121, sweep_points=25, sweep_width=1000, sweep_layers=60, sweep_nets=200, train_depths=(8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256), train_sigmas=16, train_steps=3000,
-                  train_width=300, train_replicates=4),
+    "ci": dict(width=400, n_nets=12, n_layers=12,
+               circle_width=400, circle_points=200, circle_nets=4, circle_layers=16,
+               grid=40, xi_grid=31,
+               sweep_points=9, sweep_width=300, sweep_layers=30, sweep_nets=16,
+               train_depths=(4, 8, 16, 32), train_sigmas=7, train_steps=100, train_width=32,
+               train_replicates=4),
+    "default": dict(width=1000, n_nets=40, n_layers=20,
+                    circle_width=1000, circle_points=500, circle_nets=12, circle_layers=20,
+                    grid=100, xi_grid=61,
+                    sweep_points=13, sweep_width=500, sweep_layers=40, sweep_nets=60,
+                    train_depths=(8, 11, 16, 23, 32, 45, 64, 90), train_sigmas=10,
+                    train_steps=300, train_width=64, train_replicates=5),
+    "paper": dict(width=1000, n_nets=200, n_layers=30,
+                  circle_width=1000, circle_points=500, circle_nets=50, circle_layers=30,
+                  grid=200, xi_grid=121,
+                  sweep_points=25, sweep_width=1000, sweep_layers=60, sweep_nets=200,
+                  train_depths=(8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256), train_sigmas=16,
+                  train_steps=3000, train_width=300, train_replicates=4),
 }
 params = resolve_from(SCALES, scale, globals())
 ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=params)
@@ -99,8 +106,8 @@ SIGMA_WS = (1.3, 2.5, 4.0)  # … and σ_w ∈ {1.3, 2.5, 4.0}
 # **length map** {cite}`poole2016exponential` (their Eq. 3)
 #
 # $$
-# q^l = \mathcal V(q^{l-1}) = \sigma_w^2 \int \mathcal Dz\, \phi\!\left(\sqrt{q^{l-1}}\,z\right)^2 + \sigma_b^2,
-# \qquad \mathcal Dz = \frac{e^{-z^2/2}}{\sqrt{2\pi}}\,dz .
+# q^l = \mathcal V(q^{l-1}) = \sigma_w^2 \int \mathcal Dz\, \phi\!\left(\sqrt{q^{l-1}}\,z\right)^2 +
+# \sigma_b^2, \qquad \mathcal Dz = \frac{e^{-z^2/2}}{\sqrt{2\pi}}\,dz .
 # $$
 #
 # For tanh, $\mathcal V$ is increasing and bounded by $\sigma_w^2 + \sigma_b^2$, so with
@@ -113,29 +120,38 @@ SIGMA_WS = (1.3, 2.5, 4.0)  # … and σ_w ∈ {1.3, 2.5, 4.0}
 # {cite}`williams1997computing`).
 
 # %%
-f20 = lambda x: np.tanh(x) ** 2  # noqa: E731
-ch.glue("gh_error_q20", abs(gaussian.gauss_hermite_expectation(lambda z: f20(np.sqrt(20.0) * z), 201) - gaussian.expectation(f20, 20.0)),
-        digits=2)
+def tanh_squared(x):
+    return np.tanh(x) ** 2
+
+
+hermite_q20 = gaussian.gauss_hermite_expectation(lambda z: tanh_squared(np.sqrt(20.0) * z), 201)
+ch.glue("gh_error_q20", abs(hermite_q20 - gaussian.expectation(tanh_squared, 20.0)), digits=2)
 qgrid = np.linspace(0, 20, 201)
 starts = np.array([0.1, 1.0, 5.0, 10.0, 20.0])
-LM = study.length_map_convergence(SIGMA_WS, SIGMA_B2, qgrid, starts, n_layers=12)
-ch.figure(figures.length_map(qgrid, LM), "length_map", alt='Left: the length map V(q) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3, crossing the identity at its fixed point q*; right: iterates from five starting lengths, all reaching q* within a few layers.',
-          caption="The length map and its iterates for tanh nets with σ_b = 0.3 (Poole et al. 2016, Fig. 1, with σ_w = 1.3, 2.5, 4.0): "
-          "from any starting length the iterates reach the fixed point q* within a few layers.",
-          arrays=dict(q=qgrid, **{f"V_sw{sw}": LM[sw]["V"] for sw in SIGMA_WS}, starts=starts,
-                      **{f"iterates_sw{sw}": LM[sw]["iterates"] for sw in SIGMA_WS}))
+length_maps = study.length_map_convergence(SIGMA_WS, SIGMA_B2, qgrid, starts, n_layers=12)
+ch.figure(figures.length_map(qgrid, length_maps), "length_map",
+          alt="Left: the length map V(q) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3, crossing the "
+          "identity at its fixed point q*; right: iterates from five starting lengths, all "
+          "reaching q* within a few layers.",
+          caption="The length map and its iterates for tanh nets with σ_b = 0.3 (Poole et al. "
+          "2016, Fig. 1, with σ_w = 1.3, 2.5, 4.0): from any starting length the iterates reach "
+          "the fixed point q* within a few layers.",
+          arrays=dict(q=qgrid, starts=starts,
+                      **{f"V_sw{sw}": length_maps[sw]["V"] for sw in SIGMA_WS},
+                      **{f"iterates_sw{sw}": length_maps[sw]["iterates"] for sw in SIGMA_WS}))
 
 # %%
-layers_1pct = np.concatenate([LM[sw]["layers"] for sw in SIGMA_WS])
+layers_1pct = np.concatenate([length_maps[sw]["layers"] for sw in SIGMA_WS])
 median_layers = float(np.median(layers_1pct))
 ch.glue("median_layers_1pct", median_layers, digits=2)
 ch.glue("max_layers_1pct", int(np.max(layers_1pct)))
 ch.claim("length_map_converges_fast",
-         "The length map reaches 1% of q* in a handful of layers (median over σ_w ∈ {1.3, 2.5, 4.0}, q⁰ ∈ [0.1, 20]).",
+         "The length map reaches 1% of q* in a handful of layers "
+         "(median over σ_w ∈ {1.3, 2.5, 4.0}, q⁰ ∈ [0.1, 20]).",
          kind="reproduces", measured=median_layers, reference=4, tol=2,
-         why="deterministic quadrature (no uncertainty); the source says convergence happens 'often with only four iterations', "
-             "a typical count quoted to one digit rather than a bound, so the rule accepts 2–6 layers",
-         source="Poole et al. 2016 §2 (reading note, papers/003: 'often with only four iterations')")
+         why="'often with only four iterations' is a typical count quoted to one digit, not a "
+             "bound: the rule accepts 2–6 layers",
+         source="Poole et al. 2016 §2 (papers/003: 'often with only four iterations')")
 # %% [markdown]
 # From five starting lengths between 0.1 and 20 and the three weight scales, the iterates come
 # within 1 % of $q^*$ after a median of {glue}`median_layers_1pct` layers (at most
@@ -153,21 +169,33 @@ ch.claim("length_map_converges_fast",
 # %%
 RUNS = [(0.1, 0.2), (10.0, 0.95)]
 SETTINGS = [(sw, q0, c0) for sw in SIGMA_WS for q0, c0 in RUNS]
-sims = [ch.cached_call(meanfield.simulate_pairs, q0=q0, c0=c0, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=params["width"], n_layers=params["n_layers"],
-                       n_nets=params["n_nets"], seed=ch.torch_seed("pairs", sw, q0, c0), device=ch.device) for sw, q0, c0 in SETTINGS]
-theory = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2) for sw, q0, c0 in SETTINGS]
-A = study.maps_vs_networks(sims, theory)
-pd.DataFrame(A["rows"], index=pd.MultiIndex.from_tuples(SETTINGS, names=["σ_w", "q⁰", "c⁰"])).style.format(precision=4)
+sims = [ch.cached_call(meanfield.simulate_pairs, q0=q0, c0=c0, sigma_w2=sw**2, sigma_b2=SIGMA_B2,
+                       width=params["width"], n_layers=params["n_layers"], n_nets=params["n_nets"],
+                       seed=ch.torch_seed("pairs", sw, q0, c0), device=ch.device)
+        for sw, q0, c0 in SETTINGS]
+theory = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2)
+          for sw, q0, c0 in SETTINGS]
+agreement = study.maps_vs_networks(sims, theory)
+setting_index = pd.MultiIndex.from_tuples(SETTINGS, names=["σ_w", "q⁰", "c⁰"])
+pd.DataFrame(agreement["rows"], index=setting_index).style.format(precision=4)
 
 # %%
-L = np.arange(params["n_layers"] + 1)
-fig = figures.maps_vs_networks(L, [fr"$\sigma_w={sw}$, $q^0={q0}$, $c^0={c0}$" for sw, q0, c0 in SETTINGS], [t[0] for t in theory],
-                         [t[1] for t in theory], A["q_mean"], A["q_se"], A["c_mean"], A["c_se"])
-ch.figure(fig, "maps_vs_networks", alt='Per-layer length q and correlation c of simulated random tanh networks (dots with error bars) lying on the curves of the mean-field maps, for three weight scales and two input pairs.',
-          caption=f"Length and correlation maps (lines) against {params['n_nets']} random tanh networks of width {params['width']} per setting "
-          "(dots: mean ± 2 standard errors), σ_b = 0.3 — the empirical check of Poole et al. 2016, Eqs. 3 and 5, layer by layer.",
-          arrays=dict(layers=L, **{f"q_sim_{i}": s["q"] for i, s in enumerate(sims)}, **{f"c_sim_{i}": s["c"] for i, s in enumerate(sims)},
-                      **{f"q_map_{i}": t[0] for i, t in enumerate(theory)}, **{f"c_map_{i}": t[1] for i, t in enumerate(theory)}))
+layers = np.arange(params["n_layers"] + 1)
+labels = [fr"$\sigma_w={sw}$, $q^0={q0}$, $c^0={c0}$" for sw, q0, c0 in SETTINGS]
+fig = figures.maps_vs_networks(layers, labels, [t[0] for t in theory], [t[1] for t in theory],
+                               *(agreement[k] for k in ("q_mean", "q_se", "c_mean", "c_se")))
+ch.figure(fig, "maps_vs_networks",
+          alt="Per-layer length q and correlation c of simulated random tanh networks (dots with "
+          "error bars) lying on the curves of the mean-field maps, for three weight scales and "
+          "two input pairs.",
+          caption=f"Length and correlation maps (lines) against {params['n_nets']} random tanh "
+          f"networks of width {params['width']} per setting (dots: mean ± 2 standard errors), "
+          "σ_b = 0.3 — the empirical check of Poole et al. 2016, Eqs. 3 and 5, layer by layer.",
+          arrays=dict(layers=layers,
+                      **{f"q_sim_{i}": s["q"] for i, s in enumerate(sims)},
+                      **{f"c_sim_{i}": s["c"] for i, s in enumerate(sims)},
+                      **{f"q_map_{i}": t[0] for i, t in enumerate(theory)},
+                      **{f"c_map_{i}": t[1] for i, t in enumerate(theory)}))
 
 # %% [markdown]
 # What does "the maps describe the networks" mean as a claim that can fail? We ask that the mean
@@ -186,35 +214,38 @@ ch.figure(fig, "maps_vs_networks", alt='Per-layer length q and correlation c of 
 # noise of order $(1-c^2)/\sqrt N$ is carried on for about $\xi_c$ layers before it is forgotten.
 
 # %%
-dev_q, ci_q, dev_c, ci_c, m_family, dof_nets = (A[k] for k in ("dev_q", "interval_q", "dev_c", "interval_c", "m", "dof"))
+deviation_q, deviation_c = agreement["dev_q_est"], agreement["dev_c_est"]
 MARGIN_Q, MARGIN_C = 0.05, 0.05
-ch.glue("maps_max_dev_q", 100 * dev_q, digits=2, unit="%")
-ch.glue("maps_max_dev_q_hi", 100 * ci_q[1], digits=2, unit="%")
-ch.glue("maps_max_dev_c", dev_c, digits=2)
-ch.glue("maps_max_dev_c_hi", ci_c[1], digits=2)
-resolved = ci_q[1] <= MARGIN_Q and ci_c[1] <= MARGIN_C
-ch.glue("maps_verdict", "both intervals lie inside the margins, so the maps describe the networks at every layer to that precision"
-        if resolved else f"the deviations seen are compatible with the margins, but {params['n_nets']} networks per setting are too few "
-        "to confirm them for every layer at once, and the two claims below stay inconclusive at this scale")
-NOTE_MAPS = ("" if resolved else f"{params['n_nets']} networks per setting: the simultaneous 99 % interval of the largest deviation over "
-             f"{m_family} layer × setting comparisons reaches beyond the margin")
+ch.glue("maps_max_dev_q", 100 * deviation_q.mean, digits=2, unit="%")
+ch.glue("maps_max_dev_q_hi", 100 * deviation_q.interval[1], digits=2, unit="%")
+ch.glue("maps_max_dev_c", deviation_c.mean, digits=2)
+ch.glue("maps_max_dev_c_hi", deviation_c.interval[1], digits=2)
+BONFERRONI = (f"simultaneous t intervals over {params['n_nets']} nets, Bonferroni over "
+              f"{agreement['m']} layer × setting comparisons")
+TOO_FEW = (f"{params['n_nets']} networks per setting are too few to bound the largest deviation "
+           "at every layer at once")
 
 # %%
 ch.claim("length_map_matches_networks",
-         "The mean q^l of random tanh nets agrees with the length map to within 5 % at every layer of every setting "
-         "(largest relative deviation over layers and settings).",
-         kind="predicts", measured=dev_q, interval=ci_q, reference=0.0, tol=MARGIN_Q, comparison="le",
-         why=f"interval: Student-t intervals over {params['n_nets']} nets ({dof_nets} d.o.f.) at level 1 − 0.01/{m_family} for each of the "
-             f"{m_family} comparisons (Bonferroni), so all hold together at 99 %; margin 5 %: what we call 'describes', an order of "
-             f"magnitude above the O(1/N) finite-width bias of the mean (≲ 1/N = {100 / params['width']:.2g} % at N = {params['width']})",
-         source="Poole et al. 2016, Eq. 3 (length map)", note=NOTE_MAPS if ci_q[1] > MARGIN_Q else "")
+         "The mean q^l of random tanh nets agrees with the length map to within 5 % at every "
+         "layer of every setting (largest relative deviation over layers and settings).",
+         kind="predicts", measured=deviation_q, reference=0.0, tol=MARGIN_Q, comparison="le",
+         why=f"{BONFERRONI}; margin 5 %: an order of magnitude above the O(1/N) finite-width bias "
+             f"of the mean (≲ 1/N = {100 / params['width']:.2g} % at N = {params['width']})",
+         source="Poole et al. 2016, Eq. 3 (length map)", caveat=TOO_FEW)
 ch.claim("correlation_map_matches_networks",
-         "The mean c^l of random tanh nets agrees with the correlation map to within 0.05 at every layer of every setting "
-         "(largest absolute deviation over layers and settings).",
-         kind="predicts", measured=dev_c, interval=ci_c, reference=0.0, tol=MARGIN_C, comparison="le",
-         why=f"interval as for the length (Bonferroni over {m_family} comparisons, t with {dof_nets} d.o.f., 99 % jointly); "
-             "margin 0.05 in c: an order of magnitude above the O(1/N) finite-width bias of the mean",
-         source="Poole et al. 2016, Eq. 5 (correlation map)", note=NOTE_MAPS if ci_c[1] > MARGIN_C else "")
+         "The mean c^l of random tanh nets agrees with the correlation map to within 0.05 at "
+         "every layer of every setting (largest absolute deviation over layers and settings).",
+         kind="predicts", measured=deviation_c, reference=0.0, tol=MARGIN_C, comparison="le",
+         why=f"{BONFERRONI}; margin 0.05: an order of magnitude above the O(1/N) bias",
+         source="Poole et al. 2016, Eq. 5 (correlation map)", caveat=TOO_FEW)
+ch.glue("maps_verdict", ch.verdict(
+    ["length_map_matches_networks", "correlation_map_matches_networks"],
+    "both intervals lie inside the margins, so the maps describe the networks at every layer "
+    "to that precision",
+    "a deviation lies beyond its margin: the maps do not describe these networks to that precision",
+    f"the deviations seen are compatible with the margins, but {TOO_FEW}, and the claims stay "
+    "inconclusive at this scale"))
 # %% [markdown]
 # ## The correlation map and χ₁
 #
@@ -222,13 +253,15 @@ ch.claim("correlation_map_matches_networks",
 # $u_1 = \sqrt{q^*} z_1$, $u_2 = \sqrt{q^*}(c z_1 + \sqrt{1-c^2} z_2)$ and the **correlation map**
 #
 # $$
-# c^l = \frac{1}{q^*}\Big(\sigma_w^2 \int \mathcal Dz_1 \mathcal Dz_2\, \phi(u_1)\phi(u_2) + \sigma_b^2\Big).
+# c^l = \frac{1}{q^*}\Big(\sigma_w^2 \int \mathcal Dz_1 \mathcal Dz_2\, \phi(u_1)\phi(u_2) +
+# \sigma_b^2\Big).
 # $$
 #
 # $c = 1$ is always a fixed point; its stability is set by the slope
 #
 # $$
-# \chi_1 = \frac{\partial c^l}{\partial c^{l-1}}\Big|_{c=1} = \sigma_w^2 \int \mathcal Dz\, \phi'\!\left(\sqrt{q^*} z\right)^2 .
+# \chi_1 = \frac{\partial c^l}{\partial c^{l-1}}\Big|_{c=1} = \sigma_w^2 \int \mathcal Dz\,
+# \phi'\!\left(\sqrt{q^*} z\right)^2 .
 # $$
 #
 # For $\chi_1 < 1$ (ordered phase) nearby inputs converge; for $\chi_1 > 1$ (chaotic phase)
@@ -238,26 +271,35 @@ ch.claim("correlation_map_matches_networks",
 
 # %%
 cgrid = np.linspace(0, 1, 101)
-cmaps = {sw: np.array([meanfield.correlation_map(c, sw**2, SIGMA_B2) for c in cgrid]) for sw in SIGMA_WS}
+cmaps = {sw: np.array([meanfield.correlation_map(c, sw**2, SIGMA_B2) for c in cgrid])
+         for sw in SIGMA_WS}
 summary = pd.DataFrame({sw: meanfield.depth_scales(sw**2, SIGMA_B2) for sw in SIGMA_WS}).T
 summary.index.name = "σ_w"
-ch.figure(figures.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict()), "correlation_map", alt='The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered curve touches the identity only at c = 1, the chaotic ones cross it at c* < 1.',
-          caption="The correlation map at the length fixed point for σ_b = 0.3 (Poole et al. 2016, Fig. 2): σ_w = 1.3 is ordered (c* = 1), "
-          "σ_w = 2.5 and 4.0 are chaotic with a stable fixed point c* < 1.",
-          arrays=dict(c=cgrid, **{f"C_sw{sw}": cmaps[sw] for sw in SIGMA_WS}, chi1=summary["chi1"].to_numpy(), c_star=summary["c_star"].to_numpy()))
-summary.rename(columns={"q_star": "q*", "chi1": "χ₁", "c_star": "c*", "chi_c": "χ_c", "length_slope": "V′(q*)", "xi_q": "ξ_q",
-                        "xi_c": "ξ_c"}).style.format(precision=3)
+fig = figures.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict())
+ch.figure(fig, "correlation_map",
+          alt="The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered "
+          "curve touches the identity only at c = 1, the chaotic ones cross it at c* < 1.",
+          caption="The correlation map at the length fixed point for σ_b = 0.3 (Poole et al. 2016, "
+          "Fig. 2): σ_w = 1.3 is ordered (c* = 1), σ_w = 2.5 and 4.0 are chaotic with a stable "
+          "fixed point c* < 1.",
+          arrays=dict(c=cgrid, **{f"C_sw{sw}": cmaps[sw] for sw in SIGMA_WS},
+                      chi1=summary["chi1"].to_numpy(), c_star=summary["c_star"].to_numpy()))
+summary.rename(columns={"q_star": "q*", "chi1": "χ₁", "c_star": "c*", "chi_c": "χ_c",
+                        "length_slope": "V′(q*)", "xi_q": "ξ_q", "xi_c": "ξ_c"}
+               ).style.format(precision=3)
 
 # %%
 for sw in SIGMA_WS:
     ch.glue(f"chi1_sw{str(sw).replace('.', '')}", float(summary.loc[sw, "chi1"]))
 ch.claim("phases_of_circle_settings",
-         "σ_w = 1.3 is in the ordered phase (χ₁ < 1) and σ_w = 2.5, 4.0 in the chaotic phase (χ₁ > 1), σ_b = 0.3.",
-         kind="reproduces",
-         measured=bool(summary.loc[1.3, "chi1"] < 1 < summary.loc[2.5, "chi1"] < summary.loc[4.0, "chi1"]), comparison="true",
-         why="deterministic quadrature accurate to 1e-12 (tests/test_meanfield.py); the smallest distance |χ₁ − 1| is "
-             f"{np.min(np.abs(summary['chi1'] - 1)):.3f}, far above it",
-         source="Poole et al. 2016, Figs. 3–4 (σ_w = 1.3 ordered, 2.5 and 4.0 chaotic at σ_b = 0.3)")
+         "σ_w = 1.3 is in the ordered phase (χ₁ < 1) and σ_w = 2.5, 4.0 in the chaotic phase "
+         "(χ₁ > 1), σ_b = 0.3.",
+         kind="reproduces", comparison="true",
+         measured=bool(summary.loc[1.3, "chi1"] < 1 < summary.loc[2.5, "chi1"]
+                       < summary.loc[4.0, "chi1"]),
+         why="quadrature accurate to 1e-12 (tests/test_meanfield.py); the smallest |χ₁ − 1| is "
+             f"{np.min(np.abs(summary['chi1'] - 1)):.3f}",
+         source="Poole et al. 2016, Figs. 3–4 (σ_w = 1.3 ordered, 2.5 and 4.0 chaotic)")
 # %% [markdown]
 # For the circle experiment's settings, $\chi_1$ = {glue}`chi1_sw13`, {glue}`chi1_sw25` and
 # {glue}`chi1_sw40` for $\sigma_w$ = 1.3, 2.5 and 4.0: one ordered and two chaotic networks, as
@@ -279,56 +321,78 @@ ch.claim("phases_of_circle_settings",
 # depth scales, $\sigma_b^2 = 0.05$, the transition is at $\sigma_w^2$ = {glue}`crit_sw2_sb005`.
 
 # %%
-pdg = ch.cached_call(study.phase_diagram, grid=params["grid"])
-ch.figure(figures.phase_diagram(pdg, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]), "phase_diagram", alt='Map of ln χ₁ over σ_w² from 0.5 to 5 and σ_b² from 0 to 1, blue (ordered) left of the χ₁ = 1 line and red (chaotic) right of it; the line starts at σ_w² = 1 and bends to larger σ_w² as σ_b² grows.',
-          caption="Phase diagram of random tanh networks (Poole et al. 2016, Fig. 2; Schoenholz et al. 2017, Fig. 1): ln χ₁ over (σ_w², σ_b²), "
-          "the χ₁ = 1 contour (line) and the root-finder's critical line (dots); stars mark the circle experiment's settings.",
-          arrays=pdg)
+phases = ch.cached_call(study.phase_diagram, grid=params["grid"])
+ch.figure(figures.phase_diagram(phases, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]), "phase_diagram",
+          alt="Map of ln χ₁ over σ_w² from 0.5 to 5 and σ_b² from 0 to 1, blue (ordered) left of "
+          "the χ₁ = 1 line and red (chaotic) right of it; the line starts at σ_w² = 1 and bends "
+          "to larger σ_w² as σ_b² grows.",
+          caption="Phase diagram of random tanh networks (Poole et al. 2016, Fig. 2; Schoenholz et "
+          "al. 2017, Fig. 1): ln χ₁ over (σ_w², σ_b²), the χ₁ = 1 contour (line) and the "
+          "root-finder's critical line (dots); stars mark the circle experiment's settings.",
+          arrays=phases)
 
 ch.glue("crit_sw2_sb005", meanfield.critical_sigma_w2(0.05), digits=4)
 # %% [markdown]
 # ## The circle experiment
 #
-# {cite:t}`poole2016exponential` feed a great circle through a random network, $x(\theta) = \sqrt{N q^*}\,(u_0\cos\theta + u_1 \sin\theta)$,
-# and look at the image of the circle at increasing depth through its first three principal
-# components (their Fig. 3). In the ordered phase the circle contracts towards a point; in the
-# chaotic phase it is folded into an ever more convoluted curve. Its length (their Fig. 4) grows
-# exponentially with depth: a small arc of length $d\ell$ is stretched by the layer's Jacobian,
-# whose mean squared singular value is $\chi_1$, so the length is multiplied by $\sqrt{\chi_1}$ per
-# layer.
+# {cite:t}`poole2016exponential` feed a great circle through a random
+# network, $x(\theta) = \sqrt{N q^*}\,(u_0\cos\theta + u_1 \sin\theta)$, and look at the image of
+# the circle at increasing depth through its first three principal components (their Fig. 3). In the
+# ordered phase the circle contracts towards a point; in the chaotic phase it is folded into an ever
+# more convoluted curve. Its length (their Fig. 4) grows exponentially with depth: a small arc of
+# length $d\ell$ is stretched by the layer's Jacobian, whose mean squared singular value
+# is $\chi_1$, so the length is multiplied by $\sqrt{\chi_1}$ per layer.
 #
 # We measure the length in two ways: as the closed polygon through the `circle_points` images of
-# the points (what one gets from the points alone; it saturates once neighbouring points decorrelate,
-# because a polygon cannot resolve wiggles finer than its spacing), and exactly, by propagating the
-# circle's tangent vectors with the network's Jacobian (forward mode) and integrating their
-# length: $\ell^l = \oint \lVert \partial z^l / \partial \theta \rVert\, d\theta$.
+# the points (what one gets from the points alone; it saturates once neighbouring points
+# decorrelate, because a polygon cannot resolve wiggles finer than its spacing), and exactly, by
+# propagating the circle's tangent vectors with the network's Jacobian (forward mode) and
+# integrating their length: $\ell^l = \oint \lVert \partial z^l / \partial \theta \rVert\, d\theta$.
 
 # %%
 N_PCA = 3  # principal components (an eigen-decomposition per layer) for the first networks only
 SHOW = (5, 10, 15)
-circles = {sw: ch.cached_call(study.circle_ensemble, sigma_w2=sw**2, sigma_b2=SIGMA_B2, width=params["circle_width"], n_layers=params["circle_layers"],
-                              n_points=params["circle_points"], seeds=tuple(ch.torch_seed("circle", sw, net) for net in range(params["circle_nets"])),
-                              record_layers=SHOW, n_pca=N_PCA, device=ch.device) for sw in SIGMA_WS}
-ch.figure(figures.circle_pca(circles, SHOW), "circle_pca", alt='Three-by-three grid of 3-D projections of the propagated circle: for σ_w = 1.3 a smooth loop at every depth, for σ_w = 2.5 and 4 an increasingly tangled curve.',
+circles = {sw: ch.cached_call(study.circle_ensemble, sigma_w2=sw**2, sigma_b2=SIGMA_B2,
+                              width=params["circle_width"], n_layers=params["circle_layers"],
+                              n_points=params["circle_points"],
+                              seeds=tuple(ch.torch_seed("circle", sw, net)
+                                          for net in range(params["circle_nets"])),
+                              record_layers=SHOW, n_pca=N_PCA, device=ch.device)
+           for sw in SIGMA_WS}
+ch.figure(figures.circle_pca(circles, SHOW), "circle_pca",
+          alt="Three-by-three grid of 3-D projections of the propagated circle: for σ_w = 1.3 a "
+          "smooth loop at every depth, for σ_w = 2.5 and 4 an increasingly tangled curve.",
           caption="A great circle propagated through random tanh networks of width "
-          f"{params['circle_width']} with σ_b = 0.3, projected on its top three principal components at layers 5, 10, 15 "
-          "(Poole et al. 2016, Fig. 3; colour: angle θ on the input circle). Ordered σ_w = 1.3: the circle shrinks and stays simple; "
-          "chaotic σ_w = 2.5, 4.0: it folds into a space-filling curve.",
-          arrays={f"proj_sw{sw}_l{l}": circles[sw][f"proj_{l}"] for sw in SIGMA_WS for l in SHOW} | {"theta": circles[1.3]["theta"]})
+          f"{params['circle_width']} with σ_b = 0.3, projected on its top three principal "
+          "components at layers 5, 10, 15 (Poole et al. 2016, Fig. 3; colour: angle θ on the input "
+          "circle). Ordered σ_w = 1.3: the circle shrinks and stays simple; chaotic σ_w = 2.5, "
+          "4.0: it folds into a space-filling curve.",
+          arrays={f"proj_sw{sw}_l{l}": circles[sw][f"proj_{l}"] for sw in SIGMA_WS for l in SHOW}
+          | {"theta": circles[1.3]["theta"]})
 
 # %%
-Lc = np.arange(params["circle_layers"] + 1)
-lengths = {k: {sw: circles[sw][k] for sw in SIGMA_WS} for k in ("length_tangent", "length_chord", "pca_var")}
-growth = {sw: study.circle_growth(lengths["length_tangent"][sw], summary.loc[sw, "chi1"]) for sw in SIGMA_WS}
-fig = figures.circle_length(Lc, lengths["length_tangent"], lengths["length_chord"], {sw: g["chi1"] for sw, g in growth.items()}, lengths["pca_var"])
-ch.figure(fig, "circle_length", alt='Left: length of the propagated circle against depth on a log scale, falling for σ_w = 1.3 and growing as a straight line for σ_w = 2.5 and 4, on the dashed predictions; the polygon lengths saturate. Right: the share of variance in two principal components.',
-          caption="Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): exact length from propagated tangents (solid), "
-          "polygon through the points (dotted; saturates when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). "
-          f"Right: fraction of the curve's variance in its top two principal components (mean of the first {N_PCA} networks).",
-          arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()} | {"layers": Lc})
+circle_layers = np.arange(params["circle_layers"] + 1)
+lengths = {k: {sw: circles[sw][k] for sw in SIGMA_WS}
+           for k in ("length_tangent", "length_chord", "pca_var")}
+growth = {sw: study.circle_growth(lengths["length_tangent"][sw], summary.loc[sw, "chi1"])
+          for sw in SIGMA_WS}
+fig = figures.circle_length(circle_layers, lengths["length_tangent"], lengths["length_chord"],
+                            {sw: g["chi1"] for sw, g in growth.items()}, lengths["pca_var"])
+ch.figure(fig, "circle_length",
+          alt="Left: length of the propagated circle against depth on a log scale, falling for "
+          "σ_w = 1.3 and growing as a straight line for σ_w = 2.5 and 4, on the dashed "
+          "predictions; the polygon lengths saturate. Right: the share of variance in two "
+          "principal components.",
+          caption="Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): "
+          "exact length from propagated tangents (solid), polygon through the points (dotted; saturates "
+          "when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). Right: "
+          "fraction of the curve's variance in its top two principal components (mean of the "
+          f"first {N_PCA} networks).",
+          arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()}
+          | {"layers": circle_layers})
 growth_df = pd.DataFrame(growth).T[["chi1", "predicted", "measured", "se"]]
 growth_df.index.name = "σ_w"
-growth_df.columns = ["χ₁", "½ ln χ₁ (predicted slope)", "measured slope", "s.e. (over networks)"]
+growth_df.columns = ["χ₁", "½ ln χ₁ (predicted slope)", "measured slope", "s.e. (networks)"]
 growth_df.style.format(precision=4)
 
 # %% [markdown]
@@ -353,24 +417,25 @@ ch.glue("circle_decades_sw40", growth[4.0]["decades"], se=growth[4.0]["decades_s
 for sw in SIGMA_WS:
     g = growth[sw]
     phase = "ordered" if g["chi1"] < 1 else "chaotic"
-    t99 = t_quantile(0.99, g["dof"])
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
-             f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
-             kind="predicts", measured=g["measured"], se=g["se"], dof=g["dof"], reference=g["predicted"], tol=2.0 / params["circle_width"],
-             alternative=(0.0, "a length-preserving map"),
-             why=f"uncertainty: standard error of the mean slope over {params['circle_nets']} networks (t, {g['dof']} d.o.f.); margin 2/N: "
-                 "the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
+             f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer "
+             "(log-length slope vs ½ ln χ₁).",
+             kind="predicts", measured=g["slope_est"], reference=g["predicted"],
+             tol=2.0 / params["circle_width"], alternative=(0.0, "a length-preserving map"),
+             why="margin 2/N: the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
              source="Poole et al. 2016, Fig. 4 and §3 (length grows as √χ₁ per layer)",
-             caveat=f"{params['circle_nets']} networks ({g['dof']} d.o.f., t quantile {t99:.1f}): the 99 % interval of the "
-             f"mean slope (mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁) reaches beyond the 2/N margin")
+             caveat=f"{params['circle_nets']} networks are too few to resolve the 2/N margin "
+             f"(mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁)")
 ch.claim("chaotic_circle_grows_exponentially",
-         "In the chaotic phase (σ_w = 4.0) the circle's exact length grows by orders of magnitude (at least two decades) "
-         "over the layers simulated.",
-         kind="reproduces", measured=growth[4.0]["decades"], se=growth[4.0]["decades_se"], dof=params["circle_nets"] - 1,
-         reference=2.0, comparison="ge", alternative=(0.0, "no growth"),
-         why=f"log10 of the exact (tangent) length ratio ℓ^L/ℓ^0, one per network, mean and s.e. over {params['circle_nets']} networks "
-             "(t); 'orders of magnitude' read as at least two decades, a threshold with no margin",
-         source="Poole et al. 2016, Fig. 4 (exponential growth of the circle's length in the chaotic phase)")
+         "In the chaotic phase (σ_w = 4.0) the circle's exact length grows by orders of magnitude "
+         "(at least two decades) over the layers simulated.",
+         kind="reproduces", measured=growth[4.0]["decades_est"], reference=2.0, comparison="ge",
+         alternative=(0.0, "no growth"),
+         why="log10 ℓ^L/ℓ^0 of the exact (tangent) length per network; 'orders of magnitude' "
+             "read as at least two decades",
+         source="Poole et al. 2016, Fig. 4 (exponential growth in the chaotic phase)")
+ch.glue("circle_growth_verdict", ch.verdict(["chaotic_circle_grows_exponentially"], "reproduced",
+                                            "not reproduced", "not decided at this scale"))
 # %% [markdown]
 # ## Depth scales
 #
@@ -378,9 +443,10 @@ ch.claim("chaotic_circle_grows_exponentially",
 # characteristic depths {cite}`schoenholz2017deep`
 #
 # $$
-# \xi_q^{-1} = -\ln\!\Big[\chi_1 + \sigma_w^2 \int \mathcal Dz\, \phi''(\sqrt{q^*}z)\,\phi(\sqrt{q^*}z)\Big],
-# \qquad
-# \xi_c^{-1} = -\ln\!\Big[\sigma_w^2 \int \mathcal Dz_1\mathcal Dz_2\, \phi'(u_1)\phi'(u_2)\Big]_{c=c^*} ,
+# \xi_q^{-1} = -\ln\!\Big[\chi_1 + \sigma_w^2 \int \mathcal Dz\,
+# \phi''(\sqrt{q^*}z)\,\phi(\sqrt{q^*}z)\Big], \qquad
+# \xi_c^{-1} = -\ln\!\Big[\sigma_w^2 \int \mathcal Dz_1\mathcal Dz_2\,
+# \phi'(u_1)\phi'(u_2)\Big]_{c=c^*} ,
 # $$
 #
 # the bracket in $\xi_q$ being the slope $\mathcal V'(q^*)$ (Gaussian integration by parts) and
@@ -391,9 +457,10 @@ ch.claim("chaotic_circle_grows_exponentially",
 # trainable only when their depth is below a small multiple of $\xi_c$.
 #
 # The same authors' mean-field theory of back-propagation gives a third scale. The error signal
-# $\delta^l = \partial E/\partial z^l$ obeys $\delta^{l-1} = \phi'(z^{l-1}) \odot W^{l\top}\delta^l$, so its
-# mean square $\tilde q^{\,l}$ changes by $\tilde q^{\,l-1} = \chi_1\,\tilde q^{\,l}$ per layer, and the squared
-# gradient of the weights of layer $l$ behaves as $e^{-(L-l)/\xi_\nabla}$ with
+# $\delta^l = \partial E/\partial z^l$ obeys
+# $\delta^{l-1} = \phi'(z^{l-1}) \odot W^{l\top}\delta^l$, so its mean
+# square $\tilde q^{\,l}$ changes by $\tilde q^{\,l-1} = \chi_1\,\tilde q^{\,l}$ per layer, and the
+# squared gradient of the weights of layer $l$ behaves as $e^{-(L-l)/\xi_\nabla}$ with
 #
 # $$
 # \xi_\nabla^{-1} = -\ln \chi_1 .
@@ -417,8 +484,8 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 # value of {cite:t}`schoenholz2017deep`'s depth-scale figures) and $\sigma_b^2 = 0.3$, whose
 # transitions lie far apart — the experiment behind their Figs. 2 and 3. Each of `sweep_nets`
 # networks of width `sweep_width` and depth `sweep_layers` is one draw of standard-normal weights
-# shared by every setting (scaled by $\sigma_w/\sqrt N$ and $\sigma_b$), so the whole sweep costs one
-# matrix product per layer.
+# shared by every setting (scaled by $\sigma_w/\sqrt N$ and $\sigma_b$), so the whole sweep
+# costs one matrix product per layer.
 #
 # * **Correlation.** In the chaotic phase, two inputs start at correlations $c^* \pm d$ with a
 #   third ($d = \min(0.1, (1-c^*)/2)$, all three at the length $q^*$), and we fit the log of the
@@ -426,8 +493,9 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 #   the maps' difference stands above four standard errors. The fixed point $c^*$ drops out of
 #   the difference — and with it its $O(1/N)$ finite-width shift, the leading finite-width
 #   correction to the mean correlation — and so does the even-order curvature of the map. In the
-#   ordered phase ($c^* = 1$) we fit $\ln(1 - \bar c^{\,l})$ from $c^0 = 0.98$. Applied to the map's own
-#   iterates, the same fit shows what the finite window alone does to $1/\xi_c$ (the table below).
+#   ordered phase ($c^* = 1$) we fit $\ln(1 - \bar c^{\,l})$ from $c^0 = 0.98$. Applied to
+#   the map's own iterates, the same fit shows what the finite window alone does to $1/\xi_c$
+#   (the table below).
 # * **Gradient.** From one of the inputs we back-propagate a random error vector and fit the log
 #   of the mean $|\delta^l|^2/N$ against $l$ over all layers: its slope is $1/\xi_\nabla$.
 #
@@ -436,28 +504,44 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 
 # %%
 SWEEP_SB2 = (0.05, 0.3)
-sweep = ch.cached_call(study.depth_scale_sweep, sigma_w2s=np.linspace(1.0, 4.0, params["sweep_points"]), sigma_b2s=SWEEP_SB2,
-                       width=params["sweep_width"], n_layers=params["sweep_layers"], n_nets=params["sweep_nets"], seed=ch.torch_seed("sweep"),
+sweep = ch.cached_call(study.depth_scale_sweep,
+                       sigma_w2s=np.linspace(1.0, 4.0, params["sweep_points"]), sigma_b2s=SWEEP_SB2,
+                       width=params["sweep_width"], n_layers=params["sweep_layers"],
+                       n_nets=params["sweep_nets"], seed=ch.torch_seed("sweep"),
                        delta=0.1, ordered_gap=0.02, device=ch.device)
 rates = ch.cached_call(study.sweep_rates, sweep=sweep, n_boot=200, seed=ch.torch_seed("sweep_boot"))
-curves = [xi if sb2 == SB2_XI else ch.cached_call(study.depth_scale_curve, sigma_b2=sb2, n=params["xi_grid"]) for sb2 in SWEEP_SB2]
+curves = [xi if sb2 == SB2_XI
+          else ch.cached_call(study.depth_scale_curve, sigma_b2=sb2, n=params["xi_grid"])
+          for sb2 in SWEEP_SB2]
+
+# %%
+RATE_ARRAYS = ("rate_c", "rate_c_se", "rate_c_map", "rate_c_theory", "rate_grad", "rate_grad_se",
+               "rate_grad_theory", "window")
 ch.figure(figures.depth_scale_sweep(curves, sweep, rates), "depth_scale_sweep",
-          alt="Two rows (σ_b² = 0.05 and 0.3) of two panels: left, ξ_c and |ξ_∇| against σ_w² on a log scale, both peaking at the "
-          "dotted transition line, with the networks' measured depths as dots; right, the decay rates 1/ξ_c and 1/ξ_∇ against σ_w² "
-          "with the measured rates and their error bars on the curves.",
-          caption="Depth scales of random tanh networks measured on networks across the order-to-chaos transition (Schoenholz et al. "
-          f"2017, Figs. 2–3): {params['sweep_nets']} networks of width {params['sweep_width']} and depth {params['sweep_layers']}, one row per σ_b². "
-          "Lines: mean-field ξ_c (solid) and ξ_∇ = −1/ln χ₁ (dashed, its modulus on the left); dots: measured from the decay of "
-          "correlations (filled) and of back-propagated gradients (open), ± 2 jackknife s.e. on the right; dotted: χ₁ = 1. "
-          "On the left a measured depth is drawn where its rate is resolved from zero.",
-          arrays=dict(sigma_w2=sweep["sigma_w2"], sigma_b2=sweep["sigma_b2"], **{k: rates[k] for k in (
-              "rate_c", "rate_c_se", "rate_c_map", "rate_c_theory", "rate_grad", "rate_grad_se", "rate_grad_theory", "window")}))
+          alt="Two rows (σ_b² = 0.05 and 0.3) of two panels: left, ξ_c and |ξ_∇| against σ_w² on a "
+          "log scale, both peaking at the dotted transition line, with the networks' measured "
+          "depths as dots; right, the decay rates 1/ξ_c and 1/ξ_∇ against σ_w² with the measured "
+          "rates and their error bars on the curves.",
+          caption="Depth scales of random tanh networks measured on networks across the "
+          f"order-to-chaos transition (Schoenholz et al. 2017, Figs. 2–3): {params['sweep_nets']} "
+          f"networks of width {params['sweep_width']} and depth {params['sweep_layers']}, one row "
+          "per σ_b². Lines: mean-field ξ_c (solid) and ξ_∇ = −1/ln χ₁ (dashed, its modulus on the "
+          "left); dots: measured from the decay of correlations (filled) and of back-propagated "
+          "gradients (open), ± 2 jackknife s.e. on the right; dotted: χ₁ = 1. On the left a "
+          "measured depth is drawn where its rate is resolved from zero.",
+          arrays=dict(sigma_w2=sweep["sigma_w2"], sigma_b2=sweep["sigma_b2"],
+                      **{k: rates[k] for k in RATE_ARRAYS}))
+
+# %%
 phase = np.where(sweep["c_star"] < 1, "chaotic", "ordered")
-pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": np.tile(sweep["sigma_w2"], len(SWEEP_SB2)),
-              "phase": phase.ravel(), "ξ_c": 1 / rates["rate_c_theory"].ravel(), "1/ξ_c": rates["rate_c_theory"].ravel(),
-              "1/ξ same fit on the map": rates["rate_c_map"].ravel(), "1/ξ measured": rates["rate_c"].ravel(), "s.e.": rates["rate_c_se"].ravel(),
-              "1/ξ_∇ = −ln χ₁": rates["rate_grad_theory"].ravel(), "1/ξ_∇ measured": rates["rate_grad"].ravel(),
-              "s.e. ": rates["rate_grad_se"].ravel()}).set_index(["σ_b²", "σ_w²"]).style.format(precision=3)
+pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])),
+              "σ_w²": np.tile(sweep["sigma_w2"], len(SWEEP_SB2)), "phase": phase.ravel(),
+              "ξ_c": 1 / rates["rate_c_theory"].ravel(), "1/ξ_c": rates["rate_c_theory"].ravel(),
+              "1/ξ same fit on the map": rates["rate_c_map"].ravel(),
+              "1/ξ measured": rates["rate_c"].ravel(), "s.e.": rates["rate_c_se"].ravel(),
+              "1/ξ_∇ = −ln χ₁": rates["rate_grad_theory"].ravel(),
+              "1/ξ_∇ measured": rates["rate_grad"].ravel(), "s.e. ": rates["rate_grad_se"].ravel()}
+             ).set_index(["σ_b²", "σ_w²"]).style.format(precision=3)
 
 # %% [markdown]
 # **What is graded.** Where a depth scale is short enough to be seen decaying within the simulated
@@ -479,29 +563,37 @@ pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])), "σ_w²": 
 MARGIN_XI = 0.10
 PHRASES = {"pass": "agree within the 10 % margin", "fail": "disagree beyond the 10 % margin",
            "inconclusive": "are not decided at this scale (the 99 % interval straddles the margin)"}
-ratios, bias_max = study.sweep_rate_ratios(rates, phase, params["sweep_layers"])   # resolved settings only
+# resolved settings only
+ratios, bias_max = study.sweep_rate_ratios(rates, phase, params["sweep_layers"])
+SWEEP_CLAIMS = (
+    ("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = −1/ln χ₁)", "Eq. 9 and Fig. 2",
+     "correlations decaying at the length map's rate 1/ξ_q"),
+    ("chaotic", "chaotic-phase correlations (ξ_c = −1/ln χ_c at c*)", "Eq. 9 and Fig. 2",
+     "the depth scale read off χ₁ alone, |ln χ₁|"),
+    ("grad", "back-propagated gradients (ξ_∇ = −1/ln χ₁)", "Eq. 14 and Fig. 3",
+     "gradients that neither vanish nor explode"),
+)
 
 # %%
 sweep_verdicts = []
-for key, what, src in (("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = −1/ln χ₁)", "Schoenholz et al. 2017, Eq. 9 and Fig. 2"),
-                       ("chaotic", "chaotic-phase correlations (ξ_c = −1/ln χ_c at c*)", "Schoenholz et al. 2017, Eq. 9 and Fig. 2"),
-                       ("grad", "back-propagated gradients (ξ_∇ = −1/ln χ₁)", "Schoenholz et al. 2017, Eq. 14 and Fig. 3")):
-    est = ratios[key]
-    ch.glue(f"xi_ratio_{key}", est["mean"], se=est["se"])
+for key, what, eq, alternative in SWEEP_CLAIMS:
+    ratio = ratios[key]["est"]
+    ch.glue(f"xi_ratio_{key}", ratio.mean, se=ratio.se)
     ch.claim(f"depth_scale_networks_{key}",
-             f"Measured on networks, the decay rate of {what} equals the mean-field rate (precision-weighted mean of "
-             f"measured/predicted over the {est['n']} resolved settings of the sweep, both σ_b², within 10 %).",
+             f"Measured on networks, the decay rate of {what} equals the mean-field rate "
+             "(precision-weighted mean of measured/predicted over the "
+             f"{ratio.n} resolved settings of the sweep, both σ_b², within 10 %).",
              kind="predicts", reference=1.0, tol=MARGIN_XI, comparison="rel",
-             **(dict(measured=est["mean"], se=est["se"], dof=rates["dof"]) if est["n"] else
-                dict(measured=float("inf"), interval=(-float("inf"), float("inf")))),
-             why=f"uncertainty: jackknife over {params['sweep_nets']} networks ({rates['dof']} d.o.f.), all settings share the networks; "
-                 f"margin 10 %: what 'agrees' means for a depth scale, twice the largest bias the finite fitting window leaves in "
-                 f"the resolved settings ({100 * bias_max:.1f} %, the same fit on the map's iterates) and far above the O(1/N) "
-                 f"finite-width change of a per-layer rate (1/N = {1 / params['sweep_width']:.3f})",
-             source=src,
-             caveat=f"{params['sweep_nets']} networks of width {params['sweep_width']}: the 99 % interval of the "
-             "mean ratio reaches beyond the 10 % margin")
-    sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[ch.status(f'depth_scale_networks_{key}')]}")
+             measured=ratio if ratio.n else stats.interval_estimate(np.nan, -np.inf, np.inf),
+             alternative=(ratios[key]["alternative"], alternative),
+             why="jackknife over networks, which all settings share; margin 10 %: twice the "
+                 f"largest bias the finite fitting window leaves ({100 * bias_max:.1f} %, the same "
+                 "fit on the map's iterates), far above the O(1/N) finite-width change of a rate",
+             source=f"Schoenholz et al. 2017, {eq}",
+             caveat=f"{params['sweep_nets']} networks of width {params['sweep_width']} are too few "
+             "to resolve the 10 % margin")
+    status = ch.status(f"depth_scale_networks_{key}")
+    sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[status]}")
 ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
 ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
 
@@ -511,20 +603,23 @@ peak_words = []
 for i, sb2 in enumerate(SWEEP_SB2):
     crit, key = meanfield.critical_sigma_w2(sb2), str(sb2).replace(".", "_")
     for q, label in (("c", "ξ_c (correlations)"), ("grad", "|ξ_∇| (gradients)")):
-        lo, hi = rates[f"peak_{q}_interval"][i]
+        peak = stats.interval_estimate(rates[f"peak_{q}"][i], *rates[f"peak_{q}_interval"][i],
+                                       n=params["sweep_nets"])
         ch.claim(f"{'xi_c' if q == 'c' else 'xi_grad'}_peaks_at_transition_sb2_{key}",
-                 f"σ_b² = {sb2}: the depth scale {label} measured on networks is largest at the order-to-chaos transition "
-                 "(σ_w² of the smallest measured |rate| vs the critical σ_w² of χ₁ = 1).",
-                 kind="reproduces", measured=float(rates[f"peak_{q}"][i]), interval=(float(lo), float(hi)), reference=crit, tol=step,
+                 f"σ_b² = {sb2}: the depth scale {label} measured on networks is largest at the "
+                 "order-to-chaos transition (σ_w² of the smallest measured |rate| vs the critical "
+                 "σ_w² of χ₁ = 1).",
+                 kind="reproduces", measured=peak, reference=crit, tol=step,
                  alternative=(1.0, "σ_w² = 1, the variance-preserving initialisation"),
-                 why=f"interval: 99 % bootstrap percentile interval over {params['sweep_nets']} networks ({200} resamples); margin one "
-                     f"step of the sweep ({step:.3g}): the smallest rate can only sit on a grid point, and both points around the "
+                 why="bootstrap over networks (200 resamples); margin one step of the sweep: the "
+                     "smallest rate can only sit on a grid point, and both points around the "
                      "transition are equally legitimate",
-                 source="Schoenholz et al. 2017, abstract and Figs. 2–3 ('in networks at the edge of chaos, one of these depth scales "
-                 "diverges'; 'ordered and chaotic phases correspond to regions of vanishing and exploding gradient')",
-                 caveat=f"{params['sweep_nets']} networks: near the transition the measured rates are within noise of zero over several "
-                 "grid points, so the bootstrap spreads the peak beyond one step")
-        peak_words.append(f"{label} peaks at σ_w² = {rates[f'peak_{q}'][i]:.3g} for σ_b² = {sb2} (transition {crit:.3g})")
+                 source="Schoenholz et al. 2017, abstract and Figs. 2–3 ('in networks at the edge "
+                 "of chaos, one of these depth scales diverges')",
+                 caveat=f"{params['sweep_nets']} networks: near the transition the measured rates "
+                 "are within noise of zero over several grid points")
+        peak_words.append(f"{label} peaks at σ_w² = {peak.mean:.3g} for σ_b² = {sb2} "
+                          f"(transition {crit:.3g})")
 ch.glue("peak_verdict", "; ".join(peak_words))
 
 # %% [markdown]
@@ -542,43 +637,59 @@ ch.glue("peak_verdict", "; ".join(peak_words))
 # %% [markdown]
 # ## Trainability and the depth scale
 #
-# {cite:t}`schoenholz2017deep` argue that a network can only be trained when signals about its inputs
-# survive to its output, i.e. when its depth $L$ is at most a small multiple of $\xi_c$; with long
-# training on MNIST and CIFAR-10 they find the boundary of the trainable region near
-# $L \approx 6\,\xi_c$ (their Fig. 5). We repeat the experiment at the size of the digits data
-# set: for every $(\sigma_w^2, L)$ on a grid, a tanh network of width `train_width` initialised as
-# above ($\sigma_b^2 = 0.05$) is trained with plain minibatch SGD (learning rate 0.01, batch 64)
-# for `train_steps` steps, and we record its training accuracy, `train_replicates` times with
-# independent initialisations and mini-batches. A network counts as trainable when it reaches 50 %
-# training accuracy — five times chance, a threshold fixed before looking at the results. Per
-# replicate and $\sigma_w^2$ the *trainable depth* $L_{50}$ is where accuracy falls through 50 %:
-# on a non-increasing fit of accuracy against $\log L$ (so one lucky deep network or one unlucky
-# shallow one cannot move it), interpolated in $\log L$; where every depth stays trainable it is
-# censored at the grid's deepest. Training here is much shorter than Schoenholz et al.'s, so we
-# expect the boundary at a smaller multiple of $\xi_c$; the functional form $L \propto \xi_c$ is
-# what should carry over.
+# {cite:t}`schoenholz2017deep` argue that a network can only be trained when signals about
+# its inputs survive to its output, i.e. when its depth $L$ is at most a small multiple
+# of $\xi_c$; with long training on MNIST and CIFAR-10 they find the boundary of the trainable
+# region near $L \approx 6\,\xi_c$ (their Fig. 5). We repeat the experiment at the size of the
+# digits data set: for every $(\sigma_w^2, L)$ on a grid, a tanh network of
+# width `train_width` initialised as above ($\sigma_b^2 = 0.05$) is trained with plain
+# minibatch SGD (learning rate 0.01, batch 64) for `train_steps` steps, and we record its training
+# accuracy, `train_replicates` times with independent initialisations and mini-batches. A network
+# counts as trainable when it reaches 50 % training accuracy — five times chance, a threshold fixed
+# before looking at the results. Per replicate and $\sigma_w^2$ the *trainable depth* $L_{50}$ is
+# where accuracy falls through 50 %: on a non-increasing fit of accuracy against $\log L$ (so one
+# lucky deep network or one unlucky shallow one cannot move it), interpolated in $\log L$; where
+# every depth stays trainable it is censored at the grid's deepest. Training here is much shorter
+# than Schoenholz et al.'s, so we expect the boundary at a smaller multiple of $\xi_c$; the
+# functional form $L \propto \xi_c$ is what should carry over.
 
 # %%
 TRAIN_SB2 = 0.05
-xd, yd = study.standardised_digits()  # per-pixel standardisation, unit length per unit like q⁰ = 1
-train_seeds = [[ch.torch_seed("train", L, r) for L in params["train_depths"]] for r in range(params["train_replicates"])]
-tr = ch.cached_call(study.trainability_grid, x=xd, y=yd, sigma_w2s=np.linspace(1.0, 4.0, params["train_sigmas"]),
-                    depths=tuple(params["train_depths"]), seeds=np.array(train_seeds), sigma_b2=TRAIN_SB2,
-                    width=params["train_width"], steps=params["train_steps"], lr=0.01, batch=64, device=ch.device)
-bound = study.trainability_boundary(tr["accuracy"], tr["sigma_w2"], tr["depths"], TRAIN_SB2)  # 50 % accuracy
+# per-pixel standardisation, unit length per unit like q⁰ = 1
+digits_x, digits_y = study.standardised_digits()
+train_seeds = [[ch.torch_seed("train", depth, r) for depth in params["train_depths"]]
+               for r in range(params["train_replicates"])]
+trainings = ch.cached_call(study.trainability_grid, x=digits_x, y=digits_y,
+                           sigma_w2s=np.linspace(1.0, 4.0, params["train_sigmas"]),
+                           depths=tuple(params["train_depths"]), seeds=np.array(train_seeds),
+                           sigma_b2=TRAIN_SB2, width=params["train_width"],
+                           steps=params["train_steps"], lr=0.01, batch=64, device=ch.device)
+# the trainability boundary at 50 % accuracy
+bound = study.trainability_boundary(trainings["accuracy"], trainings["sigma_w2"],
+                                    trainings["depths"], TRAIN_SB2)
 assert TRAIN_SB2 == SB2_XI  # the depth-scale curve computed (and cached) above serves here too
+
+# %%
 k_mean = bound["k_est"].mean if bound["k_est"] is not None else None
-fig = figures.trainability(tr["sigma_w2"], tr["depths"], tr["accuracy"].mean(0), xi["sigma_w2"], xi["xi_c"], bound["l50"],
-                     k_mean, params["train_steps"])
-ch.figure(fig, "trainability", alt='Heat map of mean training accuracy over σ_w² and depth, with the trainable depth L50 per σ_w² as dots and two multiples of ξ_c as lines.',
-          caption=f"Training accuracy of tanh networks of width {params['train_width']} on the digits after {params['train_steps']} steps of SGD "
-          f"(mean of {params['train_replicates']} independent trainings per cell), over (σ_w², depth), σ_b² = 0.05 (the experiment of "
-          "Schoenholz et al. 2017, Fig. 5, on digits instead of MNIST). Dots: trainable depth L₅₀ (geometric mean over the "
-          "trainings); lines: multiples of the correlation depth scale ξ_c.",
-          arrays=dict(tr) | {"xi_c": bound["xi_c"], "log_l50": bound["log_l50"], "censored": bound["censored"]})
-pd.DataFrame({"ξ_c": bound["xi_c"], "trainable depth L₅₀": bound["l50"], "L₅₀/ξ_c": bound["l50"] / bound["xi_c"],
+fig = figures.trainability(trainings["sigma_w2"], trainings["depths"],
+                           trainings["accuracy"].mean(0), xi["sigma_w2"], xi["xi_c"], bound["l50"],
+                           k_mean, params["train_steps"])
+ch.figure(fig, "trainability",
+          alt="Heat map of mean training accuracy over σ_w² and depth, with the trainable depth "
+          "L50 per σ_w² as dots and two multiples of ξ_c as lines.",
+          caption=f"Training accuracy of tanh networks of width {params['train_width']} on the "
+          f"digits after {params['train_steps']} steps of SGD (mean of "
+          f"{params['train_replicates']} independent trainings per cell), over (σ_w², depth), "
+          "σ_b² = 0.05 (the experiment of Schoenholz et al. 2017, Fig. 5, on digits instead of "
+          "MNIST). Dots: trainable depth L₅₀ (geometric mean over the trainings); lines: "
+          "multiples of the correlation depth scale ξ_c.",
+          arrays=dict(trainings) | {k: bound[k] for k in ("xi_c", "log_l50", "censored")})
+
+# %%
+pd.DataFrame({"ξ_c": bound["xi_c"], "trainable depth L₅₀": bound["l50"],
+              "L₅₀/ξ_c": bound["l50"] / bound["xi_c"],
               "censored trainings": (bound["censored"] != 0).sum(0)},
-             index=pd.Index(tr["sigma_w2"], name="σ_w²")).style.format(precision=2)
+             index=pd.Index(trainings["sigma_w2"], name="σ_w²")).style.format(precision=2)
 
 # %% [markdown]
 # Three claims are read off these trainings, each with an interval over the independent
@@ -587,55 +698,60 @@ pd.DataFrame({"ξ_c": bound["xi_c"], "trainable depth L₅₀": bound["l50"], "L
 # sits at the grid's edge, is censored or tied). The credible alternative is $\sigma_w^2 = 1$, the
 # variance-preserving initialisation that a linearised tanh suggests; the claim passes only when the
 # whole interval lies nearer the transition than that. *How* the trainable depth grows with $\xi_c$
-# is the slope of $\log L_{50}$ against $\log \xi_c$ where the boundary lies inside the grid, to tell
-# $L \propto \xi_c$ (slope 1) from a diffusive $L \propto \sqrt{\xi_c}$ (slope ½).
+# is the slope of $\log L_{50}$ against $\log \xi_c$ where the boundary lies inside the grid,
+# to tell $L \propto \xi_c$ (slope 1) from a diffusive $L \propto \sqrt{\xi_c}$ (slope ½).
 
 # %%
 crit_train = meanfield.critical_sigma_w2(TRAIN_SB2)
-NOT_DECIDED = {"measured": float("nan"), "interval": (-float("inf"), float("inf"))}
-
-
-def replicate_numbers(e):
-    """A claim's measured value and uncertainty from an Estimate over trainings (undecided without one)."""
-    return NOT_DECIDED if e is None else {"measured": e}
-
-
+# an Estimate over trainings, or not identified at this scale
+NOT_IDENTIFIED = stats.interval_estimate(np.nan, -np.inf, np.inf)
+train_peak, train_slope, train_k = (bound[k] or NOT_IDENTIFIED
+                                    for k in ("peak_est", "slope_est", "k_est"))
 ch.claim("trainable_depth_peaks_at_criticality",
-         "The trainable depth peaks at the order-to-chaos transition (σ_w² of the peak against the critical σ_w²).",
-         kind="reproduces", reference=float(crit_train), tol=float((crit_train - 1.0) / 2),
+         "The trainable depth peaks at the order-to-chaos transition (σ_w² of the peak against the "
+         "critical σ_w²).",
+         kind="reproduces", measured=train_peak, reference=float(crit_train),
+         tol=float((crit_train - 1.0) / 2),
          alternative=(1.0, "σ_w² = 1, the variance-preserving initialisation"),
-         why="margin: half the distance to the alternative, so a pass puts the peak nearer the transition than σ_w² = 1",
+         why="margin: half the distance to the alternative, so a pass puts the peak nearer the "
+             "transition than σ_w² = 1",
          source="Schoenholz et al. 2017, §5 and Fig. 5", min_scale="default",
-         note="100 steps at width 32 leave accuracy near 50 % at every depth at ci: the peak is graded from default on",
-         **replicate_numbers(bound["peak_est"]))
+         note="100 steps at width 32 leave accuracy near 50 % at every depth at ci: the peak is "
+              "graded from default on")
 
 # %%
 ch.claim("trainable_depth_proportional_to_xi_c",
-         "Where the trainability boundary lies inside the depth grid, the trainable depth grows in proportion to ξ_c "
-         "(log-log slope of L₅₀ against ξ_c).",
-         kind="reproduces", reference=1.0, tol=0.25, alternative=(0.5, "L ∝ √ξ_c, a diffusive depth scale"),
+         "Where the trainability boundary lies inside the depth grid, the trainable depth grows in "
+         "proportion to ξ_c (log-log slope of L₅₀ against ξ_c).",
+         kind="reproduces", measured=train_slope, reference=1.0, tol=0.25,
+         alternative=(0.5, "L ∝ √ξ_c, a diffusive depth scale"),
          why="margin: half the distance to the alternative slope ½", min_scale="default",
-         source="Schoenholz et al. 2017, Fig. 5 (L ∝ ξ_c)", **replicate_numbers(bound["slope_est"]))
+         source="Schoenholz et al. 2017, Fig. 5 (L ∝ ξ_c)")
 ch.claim("short_training_gives_smaller_multiple",
-         "With short training the trainability boundary lies at a multiple of ξ_c below the ≈ 6 Schoenholz et al. found "
-         "with long training (geometric mean of L₅₀/ξ_c).",
-         kind="reproduces", reference=6.0, comparison="le", alternative=(6.0, "the 6 ξ_c of long training"),
+         "With short training the trainability boundary lies at a multiple of ξ_c below the ≈ 6 "
+         "Schoenholz et al. found with long training (geometric mean of L₅₀/ξ_c).",
+         kind="reproduces", measured=train_k, reference=6.0, comparison="le",
+         alternative=(6.0, "the 6 ξ_c of long training"),
          why="a bound: the multiple can only grow with training time", min_scale="default",
-         source="Schoenholz et al. 2017, §5 (L ≈ 6 ξ_c)", **replicate_numbers(bound["k_est"]))
+         source="Schoenholz et al. 2017, §5 (L ≈ 6 ξ_c)")
 
 # %%
-for key, e in (("train_peak", bound["peak_est"]), ("train_slope", bound["slope_est"]), ("train_k", bound["k_est"])):
-    ch.glue(key, e.mean if e is not None else "not identified", se=e.se if e is not None else None, digits=2)
+for key, e in (("train_peak", train_peak), ("train_slope", train_slope), ("train_k", train_k)):
+    if np.isnan(e.mean):
+        ch.glue(key, "not identified")
+    else:
+        ch.glue(key, e.mean, se=e.se, digits=2)
 ch.glue("train_crit", crit_train, digits=3)
 ch.glue("train_replicates", params["train_replicates"])
 ch.glue("train_slope_verdict", ch.verdict(
     ["trainable_depth_proportional_to_xi_c"],
     "grows in proportion to ξ_c, as Schoenholz et al. report",
-    "grows more slowly than ξ_c — closer to √ξ_c than to ξ_c: we do not reproduce L ∝ ξ_c with this short "
-    "training. A likely cause, not tested at this scale: near the transition, where ξ_c diverges, a short training "
-    "cannot reach networks as deep as a fixed multiple of ξ_c, so the boundary there is set by the training time, "
-    "which flattens the slope; Schoenholz et al. trained far longer, and the paper scale (3000 steps) would show "
-    "whether the slope rises towards 1",
+    "grows more slowly than ξ_c — closer to √ξ_c than to ξ_c: we do not reproduce L ∝ ξ_c "
+    "with this short training. A likely cause, not tested at this scale: near the transition, "
+    "where ξ_c diverges, a short training cannot reach networks as deep as a fixed multiple of "
+    "ξ_c, so the boundary there is set by the training time, which flattens the slope; "
+    "Schoenholz et al. trained far longer, and the paper scale (3000 steps) would show whether "
+    "the slope rises towards 1",
     "is not decided at this scale"))
 
 # %% [markdown]
@@ -643,23 +759,26 @@ ch.glue("train_slope_verdict", ch.verdict(
 #
 # - **Maps against networks.** The length and correlation maps follow the mean of random tanh
 #   networks layer by layer, transient included: the largest deviation over all layers and
-#   settings is {glue}`maps_max_dev_q` of $q$ and {glue}`maps_max_dev_c` in $c$ — {glue}`maps_verdict`.
-#   The length map forgets the input length in a median of {glue}`median_layers_1pct` layers,
-#   the "four iterations" of {cite:t}`poole2016exponential` (reproduced).
+#   settings is {glue}`maps_max_dev_q` of $q$ and {glue}`maps_max_dev_c` in $c$ —
+#   {glue}`maps_verdict`. The length map forgets the input length in a median
+#   of {glue}`median_layers_1pct` layers, the "four iterations" of {cite:t}`poole2016exponential`
+#   (reproduced).
 # - **Phases and circle.** The circle experiment's settings are ordered ($\sigma_w = 1.3$) and
 #   chaotic ($\sigma_w = 2.5, 4$), as Poole et al. chose them (reproduced); in the chaotic phase the
 #   exact length of the circle grows by {glue}`circle_decades_sw40` decades over
 #   {glue}`circle_depth` layers, at a rate of {glue}`circle_slope_sw40` per layer against the
-#   predicted $\tfrac12\ln\chi_1$ = {glue}`circle_pred_sw40` (their Fig. 4's exponential growth,
-#   reproduced; the per-setting rates are graded in the scorecard).
-# - **Depth scales.** $\xi_c$ and $\xi_\nabla$ diverge at the transition, which sits at $\sigma_w^2$ =
-#   {glue}`crit_sw2_sb005` for $\sigma_b^2 = 0.05$. Measured on networks over a sweep of $\sigma_w^2$ at
-#   two biases (Schoenholz et al.'s Figs. 2–3): {glue}`xi_sweep_verdict`. The measured depth scales
-#   peak at the transition: {glue}`peak_verdict`.
+#   predicted $\tfrac12\ln\chi_1$ = {glue}`circle_pred_sw40`: their Fig. 4's exponential growth
+#   is {glue}`circle_growth_verdict` (the per-setting rates are graded in the scorecard).
+# - **Depth scales.** $\xi_c$ and $\xi_\nabla$ diverge at the transition, which sits
+#   at $\sigma_w^2$ = {glue}`crit_sw2_sb005` for $\sigma_b^2 = 0.05$. Measured on networks over
+#   a sweep of $\sigma_w^2$ at two biases (Schoenholz et al.'s Figs. 2–3):
+#   {glue}`xi_sweep_verdict`. The measured depth scales peak at the transition:
+#   {glue}`peak_verdict`.
 # - **Trainability.** Over {glue}`train_replicates` independent trainings per cell, the trainable
-#   depth peaks at $\sigma_w^2$ = {glue}`train_peak` against the transition at {glue}`train_crit`; the
-#   boundary sits at {glue}`train_k` $\xi_c$, below the ≈ 6 $\xi_c$ of Schoenholz et al.'s long
-#   training, and with a log-log slope of {glue}`train_slope` it {glue}`train_slope_verdict`.
+#   depth peaks at $\sigma_w^2$ = {glue}`train_peak` against the transition at
+#   {glue}`train_crit`; the boundary sits at {glue}`train_k` $\xi_c$, below the ≈ 6 $\xi_c$ of
+#   Schoenholz et al.'s long training, and with a log-log slope of {glue}`train_slope` it
+#   {glue}`train_slope_verdict`.
 #
 # One practical point the original figures leave implicit: measured from the points alone, the
 # length of the propagated curve saturates within a few layers in the chaotic phase, because the

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import seeds
 from .claims import Ledger
-from .params import ParameterError, check_scale, resolve_device
+from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import results_root, store_root
 from .plotting import save_figure, set_style
 from .provenance import fingerprint_of, function_fingerprint
@@ -38,6 +38,11 @@ MAX_FIGURE_WIDTH_IN = 7.5
 #: the column (:data:`COLUMN_IN` inches) when it is wider.
 MIN_FONT_PT = 9.9
 COLUMN_IN = 7.2
+#: Chapters whose torch work is many small tensors (tiny convolutions, 2-D region counting, small
+#: MLPs): one intra-op thread is several times faster than two on a shared 2-core machine, where a
+#: second thread mostly spins (measured 10–80× under load). Set when the chapter starts, however
+#: it is run, so the notebooks carry no thread settings and the numbers do not depend on the runner.
+ONE_TORCH_THREAD = frozenset({"02_capacity_diffusion", "06_linear_regions", "08_information_geometry"})
 #: myst-nb's prefix for glued values that are not displayed where they are computed.
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -178,6 +183,10 @@ class Chapter:
         self.package_sentences: list[str] = []  # glue_all names whose value is a sentence (issue #26)
         self._t0 = time.perf_counter()
         set_style()
+        if name in ONE_TORCH_THREAD:
+            import torch  # only here: a chapter without torch work does not pay its import
+
+            torch.set_num_threads(1)
 
     # -- randomness ---------------------------------------------------------------------------
     def rng(self, *keys: Any) -> np.random.Generator:
@@ -263,6 +272,35 @@ class Chapter:
             code=code,
         )
         return entry.arrays
+
+    def simulate_moments(
+        self, name: str, cfg: Any, *, block: int | None = None, timings: dict[str, float] | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The moments engine (:func:`layerwise.moments.simulate`) for ``cfg`` through the results
+        store, in resumable blocks: networks ``0 .. cfg.n_sims − 1`` of the
+        :class:`~layerwise.moments.MomentsConfig` ``cfg`` in blocks of ``block`` networks (each
+        cached on its own, so an interrupted run resumes).  The device is not part of the key:
+        results computed on a GPU can be re-used on a CPU (another realisation of the same
+        networks' law; the store's metadata records the device).  The code part of the key is the
+        source of the engine, :mod:`layerwise.moments` and every ``layerwise`` module it imports.
+        Returns ``(depth, arrays)`` with arrays (n_sims, R); the wall time (computing or loading) is
+        recorded in ``timings[name]`` when given."""
+        from .moments import simulate  # the engine imports torch: only chapters that run it pay
+
+        n = check_positive_int("n_sims", cfg.n_sims)
+        block = min(n, check_positive_int("block", block or n))
+        n_blocks = -(-n // block)
+
+        def compute(i: int) -> dict[str, np.ndarray]:
+            return simulate(cfg, sims=range(i * block, min(n, (i + 1) * block)), progress=False)
+
+        key = {k: v for k, v in cfg.to_dict().items() if k != "device"}
+        key["block"] = block
+        t0 = time.perf_counter()
+        arrays = self.cached_blocks(name, key, n_blocks, compute, code="layerwise.moments", shared=("depth",))
+        if timings is not None:
+            timings[name] = time.perf_counter() - t0
+        return arrays["depth"], {k: v for k, v in arrays.items() if k != "depth"}
 
     # -- claims ---------------------------------------------------------------------------------
     def claim(self, id: str, statement: str, **kw: Any) -> None:

@@ -1,17 +1,18 @@
 """One Gaussian-expectation routine for the whole book: E[g(√q z)], z ~ N(0, 1).
 
-It serves the mean-field maps of Chapter 7 (Poole et al. 2016, Eqs. 3, 5, 7: E φ(√q z)², E φ'(√q z)²,
-…) and the generalised decoupling scale ν(f; q) of Chapter 1 (Donier, Eq. 13: E η, E η² with
-η(x) = f(x)/x and x ~ N(0, q)).
+It serves the mean-field maps of Chapter 7 (Poole et
+al. 2016, Eqs. 3, 5, 7: E φ(√q z)², E φ'(√q z)², …) and the generalised decoupling scale ν(f; q) of
+Chapter 1 (Donier, Eq. 13: E η, E η² with η(x) = f(x)/x and x ~ N(0, q)).
 
 **Rule.** Composite 10-point Gauss–Legendre in z on [−9, 9] (the standard normal's mass beyond is
 2Φ(−9) ≈ 2.3e-19), with 2^k equal panels of width ≤ 1/max(1, √q), so that in x = √q z every panel
 is at most one unit wide and z = 0 is a panel edge.
 
 **Accuracy.** For q from 1e-4 to 1e4 the error, relative to max(1, |E g|), is ≤ 1e-14 — measured
-≤ 1.2e-15 against 30-digit mpmath for eleven integrands at 17 values of q; ``tests/test_gaussian.py``
-asserts ≤ 1e-14 against closed forms (relu, relu², |x|, x⁴, erf², erf'², Φ², e^{−x²/2}) and ≤ 1e-12
-against scipy's adaptive quad (the reference's own precision) — for
+≤ 1.2e-15 against 30-digit mpmath for eleven integrands at 17 values of
+q; ``tests/test_gaussian.py`` asserts ≤ 1e-14 against closed forms
+(relu, relu², |x|, x⁴, erf², erf'², Φ², e^{−x²/2}) and ≤ 1e-12 against scipy's adaptive quad
+(the reference's own precision) — for
 
 * smooth integrands whose features sit at |x| ≲ 1 whatever q — tanh, tanh², sech⁴ = tanh'²,
   tanh·tanh'', erf and its powers, GELU, SiLU, tanh(x)/x — because their nearest complex

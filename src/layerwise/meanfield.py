@@ -1,7 +1,7 @@
 """Mean-field signal propagation in random fully-connected networks (Chapter 7).
 
-Random nets with W_ij ~ N(0, σ_w²/N), b_i ~ N(0, σ_b²) and pre-activations z^l = W^l φ(z^{l-1}) + b^l
-(Poole et al. 2016, "Exponential expressivity in deep neural networks through transient chaos";
+Random nets with W_ij ~ N(0, σ_w²/N), b_i ~ N(0, σ_b²) and pre-activations z^l = W^l φ(z^{l-1}) +
+b^l (Poole et al. 2016, "Exponential expressivity in deep neural networks through transient chaos";
 Schoenholz et al. 2017, "Deep information propagation"):
 
 * length map      q^l = V(q^{l-1}) = σ_w² E_z[φ(√q^{l-1} z)²] + σ_b²                (Poole Eq. 3)
@@ -9,7 +9,8 @@ Schoenholz et al. 2017, "Deep information propagation"):
   with u1 = √q* z1, u2 = √q* (c z1 + √(1-c²) z2) at the length fixed point q*
 * χ₁ = ∂c^l/∂c^{l-1}|_{c=1} = σ_w² E[φ'(√q* z)²]                                     (Poole Eq. 7)
 * depth scales    ξ_q = -1/ln(χ₁ + σ_w² E[φ''(√q* z) φ(√q* z)]),  ξ_c = -1/ln χ_c with
-  χ_c = σ_w² E[φ'(u1) φ'(u2)] at the stable fixed point c*                            (Schoenholz Eqs. 4, 7)
+  χ_c = σ_w² E[φ'(u1) φ'(u2)] at the stable fixed point c*                            (Schoenholz
+  Eqs. 4, 7)
 
 Gaussian expectations E[g(√q z)] are :func:`layerwise.gaussian.expectation` (composite
 Gauss–Legendre with panels at most one unit of √q z wide; its accuracy over the book's range is
@@ -158,7 +159,8 @@ def critical_sigma_w2(sigma_b2: float, phi: str = "tanh") -> float:
     while g(hi) < 0:
         hi *= 2.0
         if hi > 1e6:  # pragma: no cover
-            raise ParameterError(f"sigma_b2={sigma_b2}: no order-to-chaos transition below sigma_w2=1e6")
+            raise ParameterError(f"sigma_b2={sigma_b2}: no order-to-chaos transition below "
+                                 "sigma_w2=1e6")
     return float(brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200))
 
 
@@ -184,7 +186,8 @@ def correlation_map(c: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = q_star(sigma_w2, sigma_b2, phi) if q is None else check_positive("q", q)
     if q == 0.0:
-        raise ParameterError("the correlation map is undefined at q* = 0 (sigma_b2 = 0, ordered phase)")
+        raise ParameterError("the correlation map is undefined at q* = 0 (sigma_b2 = 0, ordered "
+                             "phase)")
     f, _, _ = _phi_funcs(phi)
     return (sigma_w2 * _pair_expectation(f, f, q, c) + sigma_b2) / q
 
@@ -328,7 +331,8 @@ def circle_experiment(
     pca: bool = True,
 ) -> dict[str, np.ndarray]:
     """Propagate a great circle of input length √(N q*) through one random net (Poole et al. 2016,
-    Figs. 3–4) together with its exact tangent vectors (forward-mode, dh^{l} = W diag φ'(h^{l-1}) dh^{l-1}).
+    Figs. 3–4) together with its exact tangent vectors (forward-mode, dh^{l} = W
+    diag φ'(h^{l-1}) dh^{l-1}).
 
     Returns per layer l = 0..L: ``length_chord`` (the closed polygon through the points),
     ``length_tangent`` (∮ |∂h/∂θ| dθ by the Riemann sum of exact speeds), ``q`` (mean |h|²/N),

@@ -340,7 +340,8 @@ def run_chapter(
     results_dir = results_root(root)
     with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
         progress_file = Path(tmp) / "progress"
-        env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0", "LAYERWISE_PROGRESS": str(progress_file)}
+        env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0",
+               "LAYERWISE_PROGRESS": str(progress_file)}
         if executor is not None:
             env["LAYERWISE_EXECUTOR"] = executor
             if scheduler:

@@ -26,9 +26,12 @@ def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
         for it in cv["iterates"]:
             axes[1].plot(np.arange(len(it)), it, "-o", ms=3, color=color, alpha=0.8)
     axes[0].plot(q, q, "k--", lw=1, label="identity")
-    axes[0].set(xlabel=r"$q^{l-1}$", ylabel=r"$q^l = \mathcal{V}(q^{l-1})$", title=r"length map, $\sigma_b = 0.3$")
+    axes[0].set(xlabel=r"$q^{l-1}$", ylabel=r"$q^l = \mathcal{V}(q^{l-1})$", title=r"length map, "
+                                                                                   r"$\sigma_b = "
+                                                                                   r"0.3$")
     axes[0].legend()
-    axes[1].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$")
+    axes[1].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several "
+                                                                        "$q^0$")
     fig.tight_layout()
     return fig
 
@@ -69,7 +72,8 @@ def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Map
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for (sw, C), color in zip(curves.items(), sns.color_palette()):
-        ax.plot(c, C, color=color, label=fr"$\sigma_w={sw}$: $\chi_1={chi1[sw]:.3f}$, $c^*={c_star[sw]:.3f}$")
+        ax.plot(c, C, color=color, label=fr"$\sigma_w={sw}$: $\chi_1={chi1[sw]:.3f}$, "
+                                         fr"$c^*={c_star[sw]:.3f}$")
         ax.plot(c_star[sw], c_star[sw], "o", color=color)
     ax.plot(c, c, "k--", lw=1)
     ax.set(xlabel="$c^{l-1}$", ylabel="$c^l$", title=r"correlation map, $\sigma_b=0.3$")
@@ -129,7 +133,8 @@ def circle_length(
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     for sw, color in zip(length_tangent, sns.color_palette()):
         lt, lc = length_tangent[sw], length_chord[sw]
-        axes[0].plot(layers, lt.mean(0), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$ exact (tangent)")
+        axes[0].plot(layers, lt.mean(0), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$ exact "
+                                                                        r"(tangent)")
         axes[0].plot(layers, lc.mean(0), ":", color=color, label=fr"$\sigma_w={sw}$ polygon")
         axes[0].plot(layers, lt.mean(0)[0] * np.sqrt(chi1[sw]) ** layers, "--", lw=1, color=color)
         pv = pca_var[sw].mean(0)
@@ -171,7 +176,8 @@ def depth_scale_sweep(curves: Sequence[Mapping[str, np.ndarray]], sweep: Mapping
         for ax in (ax_l, ax_r):
             ax.axvline(float(cv["critical"]), color="0.5", ls=":", lw=1)
         ax_r.axhline(0, color="0.7", lw=0.8)
-        ax_l.set(yscale="log", ylim=(0.8, 400), xlabel=r"$\sigma_w^2$", ylabel="depth scale (layers)", title=fr"$\sigma_b^2 = {sb2:g}$")
+        ax_l.set(yscale="log", ylim=(0.8, 400), xlabel=r"$\sigma_w^2$", ylabel="depth scale "
+                                                                               "(layers)", title=fr"$\sigma_b^2 = {sb2:g}$")
         ax_r.set(xlabel=r"$\sigma_w^2$", ylabel="decay rate per layer", title=fr"rates, $\sigma_b^2 = {sb2:g}$")
     axes[0, 0].legend(loc="upper right")
     axes[0, 1].legend(loc="lower left")
@@ -198,7 +204,8 @@ def trainability(
     im = ax.pcolormesh(sigma_w2, depths, accuracy.T, cmap="rocket", vmin=0.1, vmax=1, shading="nearest")
     ax.plot(sw_fine, 6 * xi_fine, color="w", ls="--", label=r"$6\,\xi_c$ (Schoenholz et al.)")
     if k_found is not None:
-        ax.plot(sw_fine, k_found * xi_fine, color="cyan", label=fr"${k_found:.1f}\,\xi_c$ (fitted here)")
+        ax.plot(sw_fine, k_found * xi_fine, color="cyan", label=fr"${k_found:.1f}\,\xi_c$ (fitted "
+                                                                r"here)")
     ax.plot(sigma_w2[l_max > 0], l_max[l_max > 0], "o", color="cyan", ms=4)
     ax.set(yscale="log", ylim=(depths[0] * 0.8, depths[-1] * 1.25), xlabel=r"$\sigma_w^2$", ylabel="depth $L$",
            title=f"training accuracy after {steps} SGD steps")

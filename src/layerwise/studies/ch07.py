@@ -22,7 +22,7 @@ from ..meanfield import (
     q_star,
 )
 from ..params import ParameterError, check_nonnegative, check_positive, check_positive_int
-from ..stats import estimate, linear_fit, max_deviation_interval, mean_se
+from ..stats import Estimate, estimate, interval_estimate, linear_fit, max_deviation_interval, mean_se
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,7 +57,8 @@ def train_depth_grid(
 
     sig = np.asarray(sigma_w2s, dtype=float)
     if sig.ndim != 1 or len(sig) == 0 or np.any(sig <= 0):
-        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive numbers")
+        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive "
+                             "numbers")
     depth, width, steps, batch = (check_positive_int(k, v) for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch)))
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
@@ -95,10 +96,11 @@ def train_depth_grid(
 def length_map_convergence(
     sigma_ws: tuple[float, ...], sigma_b2: float, q_grid: np.ndarray, starts: np.ndarray, n_layers: int, rel_tol: float = 1e-2
 ) -> dict[float, dict[str, Any]]:
-    """For each σ_w (not squared) of ``sigma_ws``: the length map V on ``q_grid``, its fixed point q*,
-    the iterates [q^0..q^L] from each of ``starts`` (rows) and, per start, the first layer at which
-    |q^l − q*|/q* < ``rel_tol`` (0 if no layer gets there; Poole et al. 2016 §2: "often with only four
-    iterations")."""
+    """For each σ_w (not squared) of ``sigma_ws``: the length map V on ``q_grid``, its fixed
+    point q*, the iterates [q^0..q^L] from each of ``starts`` (rows) and, per start, the first layer
+    at which
+    |q^l − q*|/q* < ``rel_tol`` (0 if no layer gets there; Poole et al. 2016 §2: "often with
+    only four iterations")."""
     out: dict[float, dict[str, Any]] = {}
     for sw in sigma_ws:
         qs = q_star(sw**2, sigma_b2)
@@ -118,7 +120,7 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
     all layers), and the largest deviation over layers 1..L of all settings — relative for q,
     absolute for c — with its simultaneous interval (:func:`max_deviation_interval`, Bonferroni over
     the ``m`` comparisons, Student t with n_nets − 1 d.o.f.): ``dev_q``, ``interval_q``, ``dev_c``,
-    ``interval_c``, ``m``, ``dof``. Layer 0 is the input, exact by construction, and is left out of
+    ``interval_c``, ``m``, ``dof``, and the same as Estimates ``dev_q_est``, ``dev_c_est``. Layer 0 is the input, exact by construction, and is left out of
     the family."""
 
     out: dict[str, Any] = {k: [] for k in ("q_mean", "q_se", "c_mean", "c_se", "rows")}
@@ -128,8 +130,10 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
         cm, cse = mean_se(s["c"])
         fam_q.append((qm[1:], qse[1:], qt[1:]))
         fam_c.append((cm[1:], cse[1:], ct[1:]))
-        out["rows"].append({"max |q − map|/map": np.max(np.abs(qm - qt) / qt), "largest s.e. (q, relative)": np.max(qse / qt),
-                            "max |c − map|": np.max(np.abs(cm - ct)), "largest s.e. (c)": np.max(cse)})
+        out["rows"].append({"max |q − map|/map": np.max(np.abs(qm - qt) / qt),
+                            "largest s.e. (q, relative)": np.max(qse / qt),
+                            "max |c − map|": np.max(np.abs(cm - ct)),
+                            "largest s.e. (c)": np.max(cse)})
         for k, v in zip(("q_mean", "q_se", "c_mean", "c_se"), (qm, qse, cm, cse)):
             out[k].append(v)
     dof = sims[0]["c"].shape[0] - 1
@@ -137,6 +141,9 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
                                                              confidence=confidence, relative=True)
     out["dev_c"], out["interval_c"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence)
     out["m"], out["dof"] = sum(len(f[0]) for f in fam_q), dof
+    n_nets = dof + 1
+    out["dev_q_est"] = interval_estimate(out["dev_q"], *out["interval_q"], n=n_nets)
+    out["dev_c_est"] = interval_estimate(out["dev_c"], *out["interval_c"], n=n_nets)
     return out
 
 
@@ -152,19 +159,20 @@ def phase_diagram(grid: int) -> dict[str, np.ndarray]:
     return dict(sigma_w2=sw2, sigma_b2=sb2, chi1=chi, sigma_b2_line=sb2, critical_sigma_w2=crit)
 
 
-def circle_growth(length_tangent: np.ndarray, chi_1: float) -> dict[str, float]:
+def circle_growth(length_tangent: np.ndarray, chi_1: float) -> dict[str, Any]:
     """Growth of the circle's exact length (Poole et al. 2016, Fig. 4) from ``length_tangent``
     (nets, L+1): one least-squares slope of ln ℓ^l against l over layers 1..L per network, their
     mean, standard error and n − 1 d.o.f. (``measured``, ``se``, ``dof``), against the prediction
-    ½ ln χ₁ (``predicted``, from ``chi_1``); and log10 ℓ^L/ℓ^0 per network, mean and s.e. (``decades``,
-    ``decades_se``)."""
+    ½ ln χ₁ (``predicted``, from ``chi_1``); and log10 ℓ^L/ℓ^0 per network, mean and
+    s.e. (``decades``, ``decades_se``); the two as Estimates ``slope_est``, ``decades_est``."""
 
     lt = np.asarray(length_tangent, dtype=float)
     layers = np.arange(lt.shape[1])
     slopes = estimate([linear_fit(layers[1:], np.log(v[1:]))["slope"] for v in lt])
     decades = estimate(np.log10(lt[:, -1] / lt[:, 0]))
-    return dict(chi1=chi_1, predicted=0.5 * np.log(chi_1), measured=slopes.mean, se=slopes.se, dof=slopes.dof,
-                decades=decades.mean, decades_se=decades.se)
+    return dict(chi1=chi_1, predicted=0.5 * np.log(chi_1), measured=slopes.mean, se=slopes.se,
+                dof=slopes.dof, decades=decades.mean, decades_se=decades.se,
+                slope_est=slopes, decades_est=decades)
 
 
 def circle_ensemble(
@@ -179,10 +187,11 @@ def circle_ensemble(
     n_pca: int = 3,
     device: str = "cpu",
 ) -> dict[str, np.ndarray]:
-    """:func:`circle_experiment` for one network per seed of ``seeds`` (Poole et al. 2016, Figs. 3–4):
-    the first network records the projections ``proj_<l>`` for ``record_layers``, the first
-    ``n_pca`` networks their principal components. Returns ``length_tangent``, ``length_chord`` and
-    ``q`` stacked (nets, L+1), ``pca_var`` (min(n_pca, nets), L+1, 3), ``theta`` and the projections."""
+    """:func:`circle_experiment` for one network per seed of ``seeds`` (Poole et
+    al. 2016, Figs. 3–4): the first network records the
+    projections ``proj_<l>`` for ``record_layers``, the first ``n_pca`` networks their principal
+    components. Returns ``length_tangent``, ``length_chord`` and ``q`` stacked
+    (nets, L+1), ``pca_var`` (min(n_pca, nets), L+1, 3), ``theta`` and the projections."""
     if len(seeds) == 0:
         raise ParameterError("circle_ensemble needs at least one seed")
     runs = [circle_experiment(sigma_w2=sigma_w2, sigma_b2=sigma_b2, width=width, n_layers=n_layers, n_points=n_points, seed=seed,
@@ -233,7 +242,8 @@ def trainability_grid(
     (replicates, σ_w², depth), ``sigma_w2`` and ``depths``."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
-        raise ParameterError(f"seeds must be (replicates, depths) with one seed per depth: got shape {seeds.shape} "
+        raise ParameterError("seeds must be (replicates, depths) with one seed per depth: got "
+                             f"shape {seeds.shape} "
                              f"for {len(depths)} depths")
     acc = np.empty((seeds.shape[0], len(sigma_w2s), len(depths)))
     for r, row in enumerate(seeds):
@@ -247,17 +257,20 @@ def trainable_depth(accuracy: Any, depths: Any, threshold: float = 0.5) -> tuple
     """The depth L₅₀ at which training accuracy falls through ``threshold``, per row of ``accuracy``
     (…, depths): the row's least-squares non-increasing fit in log L (isotonic regression, so a
     lucky deep network or an unlucky shallow one cannot make the boundary jump), interpolated
-    linearly in log L where it crosses. Returns ``(log_l50, censored)``: ``censored`` is +1 where the
-    fit stays at or above the threshold at every depth (L₅₀ ≥ the deepest depth, returned as it),
-    −1 where it is below at every depth (L₅₀ ≤ the shallowest), 0 where the boundary lies inside."""
+    linearly in log L where it crosses. Returns ``(log_l50, censored)``: ``censored`` is +1 where
+    the fit stays at or above the threshold at every depth (L₅₀ ≥ the deepest depth, returned
+    as it), −1 where it is below at every depth (L₅₀ ≤ the shallowest), 0 where the boundary lies
+    inside."""
     from sklearn.isotonic import IsotonicRegression
 
     depths = np.asarray(depths, dtype=float)
     if depths.ndim != 1 or len(depths) < 2 or np.any(np.diff(depths) <= 0) or depths[0] <= 0:
-        raise ParameterError(f"depths={depths.tolist()!r} must be at least two increasing positive depths")
+        raise ParameterError(f"depths={depths.tolist()!r} must be at least two increasing positive "
+                             "depths")
     acc = np.asarray(accuracy, dtype=float)
     if acc.shape[-1] != len(depths):
-        raise ParameterError(f"accuracy has {acc.shape[-1]} depths on its last axis, depths has {len(depths)}")
+        raise ParameterError(f"accuracy has {acc.shape[-1]} depths on its last axis, depths has "
+                             f"{len(depths)}")
     log_l = np.log(depths)
     flat = acc.reshape(-1, len(depths))
     out, cens = np.empty(len(flat)), np.zeros(len(flat), dtype=int)
@@ -298,11 +311,11 @@ def trainability_boundary(
     Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`). Per replicate:
     ``peak`` (:func:`peak_location` of log L₅₀ over σ_w², NaN where not identified), ``slope``
     (least-squares slope of log L₅₀ against log ξ_c over the σ_w² whose boundary lies inside the
-    grid, NaN with fewer than three) and ``k`` (geometric mean of L₅₀/ξ_c over the same points). Each
-    of the three as an :class:`~layerwise.stats.Estimate` over replicates (``peak_est``,
-    ``slope_est``, ``k_est``; None unless every replicate gives a value and there are at least two),
-    plus ``xi_c`` per σ_w², ``l50`` = exp of the replicates' mean log L₅₀ and ``inside`` (no replicate
-    censored) per σ_w²."""
+    grid, NaN with fewer than three) and ``k`` (geometric mean of L₅₀/ξ_c over the
+    same points). Each of the three as an :class:`~layerwise.stats.Estimate` over
+    replicates (``peak_est``, ``slope_est``, ``k_est``; None unless every replicate gives a value
+    and there are at least two), plus ``xi_c`` per σ_w², ``l50`` = exp of the replicates' mean
+    log L₅₀ and ``inside`` (no replicate censored) per σ_w²."""
 
     acc = np.asarray(accuracy, dtype=float)
     if acc.ndim != 3:
@@ -333,7 +346,8 @@ def sweep_starts(c_star: float, delta: float, ordered_gap: float) -> tuple[float
     """Starting correlations of the two pairs used to measure ξ_c at one setting: in the chaotic
     phase c* ± d with d = min(δ, (1 − c*)/2), on both sides of the fixed point (the map's curvature
     and a finite-width shift of c* then cancel to first order in the averaged log slope); in the
-    ordered phase (c* = 1) both pairs start at 1 − ``ordered_gap`` (two replicates of the one side)."""
+    ordered phase (c* = 1) both pairs start at 1 − ``ordered_gap`` (two replicates of the
+    one side)."""
     if c_star >= 1.0:
         return 1.0 - ordered_gap, 1.0 - ordered_gap
     d = min(delta, (1.0 - c_star) / 2)
@@ -360,19 +374,21 @@ def depth_scale_sweep(
     (σ_b²_i, σ_w²_j) three inputs of per-unit length q* are built as pre-activations: x₁, and two
     partners with correlations :func:`sweep_starts` to x₁ (exactly, by orthonormal directions).
     Forward: the correlations c^l of the two pairs, ``c`` (B, W, nets, 2, L+1). Backward, for x₁:
-    δ^L = r ~ N(0, I) and δ^{l-1} = φ'(z^{l-1}) ⊙ σ_w G^lᵀ δ^l/√N (the error signal of ∂(r·z^L)/∂z^l);
-    ``grad`` (B, W, nets, L+1) = |δ^l|²/N, whose mean contracts by χ₁ per layer toward the input
-    (Schoenholz et al. 2017, Eq. 14: ξ_∇⁻¹ = −ln χ₁). Also returned: ``sigma_w2``, ``sigma_b2``,
-    ``starts`` (B, W, 2) and the mean-field ``q_star``, ``c_star``, ``chi1``, ``chi_c``, ``xi_c``
-    (B, W). Float32 propagation, float64 reductions."""
+    δ^L = r ~ N(0, I) and δ^{l-1} = φ'(z^{l-1}) ⊙ σ_w G^lᵀ δ^l/√N (the error signal
+    of ∂(r·z^L)/∂z^l); ``grad`` (B, W, nets, L+1) = |δ^l|²/N, whose mean contracts by χ₁ per layer
+    toward the input (Schoenholz et al. 2017, Eq. 14: ξ_∇⁻¹ = −ln χ₁). Also returned: ``sigma_w2``,
+    ``sigma_b2``, ``starts`` (B, W, 2) and the mean-field ``q_star``, ``c_star``, ``chi1``,
+    ``chi_c``, ``xi_c`` (B, W). Float32 propagation, float64 reductions."""
     import torch
 
     sw2 = np.asarray(sigma_w2s, dtype=float).ravel()
     sb2 = np.asarray(sigma_b2s, dtype=float).ravel()
     if sw2.size == 0 or np.any(sw2 <= 0):
-        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty list of positive numbers")
+        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty list of positive "
+                             "numbers")
     if sb2.size == 0 or np.any(sb2 <= 0):
-        raise ParameterError(f"sigma_b2s={sigma_b2s!r} must be a non-empty list of positive numbers (σ_b² = 0 has q* = 0 in the ordered phase)")
+        raise ParameterError(f"sigma_b2s={sigma_b2s!r} must be a non-empty list of positive "
+                             "numbers (σ_b² = 0 has q* = 0 in the ordered phase)")
     width, n_layers, n_nets = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets)))
     if not 0 < delta < 1 or not 0 < ordered_gap < 1:
         raise ParameterError(f"delta={delta} and ordered_gap={ordered_gap} must lie in (0, 1)")
@@ -466,6 +482,7 @@ def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 2
     * Gradient: slope of ln of the mean |δ^l|²/N over networks against l, over all layers:
       ``rate_grad`` = 1/ξ_∇ (positive: gradients vanish toward the input; negative: they explode).
       Theory: ``rate_grad_theory`` = −ln χ₁.
+    * ``rate_q_theory`` = 1/ξ_q, the length map's rate at each setting (Schoenholz et al. Eq. 4).
     Uncertainty: leave-one-network-out values ``rate_c_loo``, ``rate_grad_loo`` (B, W, n) and the
     jackknife standard errors ``rate_c_se``, ``rate_grad_se`` (``dof`` = n − 1). Peaks: per σ_b²,
     the σ_w² where |rate| is smallest (the depth scale largest), ``peak_c`` and ``peak_grad`` (B,),
@@ -529,44 +546,60 @@ def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 2
     return dict(rate_c=rate_c, rate_c_se=jk(rate_c_loo), rate_c_loo=rate_c_loo, rate_c_map=rate_c_map,
                 rate_c_theory=-np.log(sweep["chi_c"]), rate_grad=rate_grad, rate_grad_se=jk(rate_grad_loo), rate_grad_loo=rate_grad_loo,
                 rate_grad_theory=-np.log(sweep["chi1"]), window=window, dof=n - 1,
+                rate_q_theory=np.array([[1.0 / depth_scales(float(a), float(b))["xi_q"] for a in sw2]
+                                        for b in sweep["sigma_b2"]]),
                 peak_c=peak(rate_c), peak_c_interval=ci(pc), peak_grad=peak(rate_grad), peak_grad_interval=ci(pg))
 
 
-def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, se: np.ndarray, keep: np.ndarray) -> dict[str, float]:
+def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, se: np.ndarray,
+                    keep: np.ndarray, alternative: np.ndarray | None = None) -> dict[str, Any]:
     """Precision-weighted mean of measured/theory rates over the settings ``keep``, i.e. of
     ξ_theory/ξ_measured, with weights (theory/se)² fixed by the full sample, and its jackknife
-    standard error from the leave-one-network-out rates ``loo`` (…, n): ``mean``, ``se``, ``n``
-    (settings kept). NaN ``mean`` and ``se`` when no setting is kept."""
+    standard error from the leave-one-network-out rates ``loo`` (…, n): ``est``, an
+    :class:`~layerwise.stats.Estimate` (n − 1 d.o.f. over networks; ``n`` the settings kept), and
+    ``alternative``, the same weighted mean of ``alternative``/theory — what the ratio would be if
+    the rates were ``alternative`` instead (NaN without one). NaN when no setting is kept."""
     keep = np.asarray(keep, bool) & np.isfinite(measured) & (np.asarray(se) > 0)
+    n_nets = np.asarray(loo).shape[-1]
     if not keep.any():
-        return {"mean": float("nan"), "se": float("nan"), "n": 0}
+        return {"est": Estimate(float("nan"), float("nan"), n_nets - 1, 0), "alternative": float("nan")}
     w = (theory[keep] / se[keep]) ** 2
     w = w / w.sum()
     full = float(w @ (measured[keep] / theory[keep]))
     v = w @ (loo[keep] / theory[keep][:, None])
-    n = v.size
-    return {"mean": full, "se": float(np.sqrt((n - 1) / n * np.sum((v - v.mean()) ** 2))), "n": int(keep.sum())}
+    se_jack = float(np.sqrt((n_nets - 1) / n_nets * np.sum((v - v.mean()) ** 2)))
+    alt = float("nan") if alternative is None else float(w @ (alternative[keep] / theory[keep]))
+    return {"est": Estimate(full, se_jack, n_nets - 1, int(keep.sum())), "alternative": alt}
 
 
 def sweep_rate_ratios(R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int,
-                      map_bias: float = 0.05) -> tuple[dict[str, dict[str, float]], float]:
-    """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14), for
-    the settings the sweep resolves: a depth scale at most a third of the ``n_layers`` recorded, and
-    for correlations a fitting window whose bias on the map's own iterates is at most ``map_bias``.
-    ``R`` holds ``rate_c``/``rate_grad`` (networks), ``*_theory`` (−1/ξ), ``rate_c_map`` (the same fit
-    on the map), ``*_loo`` and ``*_se`` per setting; ``phase`` is "ordered"/"chaotic" per setting.
+                      map_bias: float = 0.05) -> tuple[dict[str, dict[str, Any]], float]:
+    """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14),
+    for the settings the sweep resolves: a depth scale at most a third of the ``n_layers``
+    recorded, and for correlations a fitting window whose bias on the map's own iterates is at most
+    ``map_bias``. ``R`` holds ``rate_c``/``rate_grad`` (networks), ``*_theory`` (−1/ξ),
+    ``rate_c_map`` (the same fit on the map), ``*_loo`` and ``*_se`` per setting; ``phase`` is
+    "ordered"/"chaotic" per setting.
+
     Returns ({"ordered", "chaotic", "grad"} → :func:`mean_rate_ratio`, the largest relative window
-    bias |rate_c_map/rate_c_theory − 1| among the resolved correlation settings)."""
+    bias |rate_c_map/rate_c_theory − 1| among the resolved correlation settings). The alternatives:
+    ordered correlations decaying at the length map's rate 1/ξ_q (``rate_q_theory``), chaotic ones
+    at |ln χ₁|, the gradient's rate (the depth scale read off χ₁ alone), gradients not decaying
+    at all (rate 0)."""
     n_layers = check_positive_int("n_layers", n_layers)
     phase = np.asarray(phase)
     bias = np.abs(np.asarray(R["rate_c_map"]) / R["rate_c_theory"] - 1)
     resolved_c = (1 / R["rate_c_theory"] <= n_layers / 3) & (bias <= map_bias)
     resolved_g = np.abs(1 / R["rate_grad_theory"]) <= n_layers / 3
     if not resolved_c.any():
-        raise ParameterError(f"no correlation setting is resolved with n_layers={n_layers}: record more layers")
+        raise ParameterError(f"no correlation setting is resolved with n_layers={n_layers}: "
+                             "record more layers")
     c = (R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"])
-    ratios = {"ordered": mean_rate_ratio(*c, resolved_c & (phase == "ordered")),
-              "chaotic": mean_rate_ratio(*c, resolved_c & (phase == "chaotic")),
-              "grad": mean_rate_ratio(R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"],
-                                      resolved_g)}
+    grad = (R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"])
+    ratios = {
+        "ordered": mean_rate_ratio(*c, resolved_c & (phase == "ordered"), R["rate_q_theory"]),
+        "chaotic": mean_rate_ratio(*c, resolved_c & (phase == "chaotic"),
+                                   np.abs(R["rate_grad_theory"])),
+        "grad": mean_rate_ratio(*grad, resolved_g, np.zeros_like(R["rate_grad_theory"])),
+    }
     return ratios, float(np.max(bias[resolved_c]))
