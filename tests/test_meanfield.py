@@ -481,3 +481,14 @@ def test_sweep_rate_ratios_keeps_only_resolved_settings():
     assert bias == pytest.approx(0.02)
     with pytest.raises(ParameterError, match="n_layers=3"):
         study.sweep_rate_ratios(R, phase, 3)
+
+
+def test_linear_maps_are_the_closed_form_recursion_even_where_lengths_explode():
+    q, c = mf.iterate_maps(10.0, 0.95, 12, 16.0, 0.09, phi="linear")
+    qq, cc = [10.0], [0.95]
+    for _ in range(12):
+        qq.append(16.0 * qq[-1] + 0.09)
+        cc.append((16.0 * qq[-2] * cc[-1] + 0.09) / qq[-1])
+    np.testing.assert_allclose(q, qq, rtol=1e-15)
+    np.testing.assert_allclose(c, cc, rtol=1e-15)
+    assert q[-1] > 1e15  # lengths a quadrature in √q could not integrate

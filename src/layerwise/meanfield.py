@@ -90,6 +90,8 @@ def length_map(q: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh") ->
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = check_nonnegative("q", q)
     f, _, _ = _phi_funcs(phi)
+    if phi == "linear":  # E[(√q z)²] = q exactly; no quadrature (whose panels grow with √q)
+        return sigma_w2 * q + sigma_b2
     return sigma_w2 * gaussian.expectation(lambda x: f(x) ** 2, q) + sigma_b2
 
 
@@ -220,7 +222,9 @@ def iterate_maps(q0: float, c0: float, n_layers: int, sigma_w2: float, sigma_b2:
     q, c = [check_positive("q0", q0)], [float(c0)]
     for _ in range(n_layers):
         q_new = length_map(q[-1], sigma_w2, sigma_b2, phi)
-        c.append((sigma_w2 * _pair_expectation(f, f, q[-1], c[-1]) + sigma_b2) / q_new)
+        # linear φ: E[u1 u2] = q c exactly (a linear network's lengths grow like σ_w^2l)
+        pair = q[-1] * c[-1] if phi == "linear" else _pair_expectation(f, f, q[-1], c[-1])
+        c.append((sigma_w2 * pair + sigma_b2) / q_new)
         q.append(q_new)
     return np.array(q), np.array(c)
 

@@ -110,7 +110,9 @@ def length_map_convergence(
     return out
 
 
-def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndarray, np.ndarray]], confidence: float = 0.99) -> dict[str, Any]:
+def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndarray, np.ndarray]],
+                     confidence: float = 0.99,
+                     alternative: list[tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, Any]:
     """Networks against the maps, layer by layer, over a family of settings.
 
     ``sims[k]``: :func:`simulate_pairs`'s ``q`` (nets, L+1, 2) and ``c`` (nets, L+1); ``maps[k]``:
@@ -120,7 +122,9 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
     all layers), and the largest deviation over layers 1..L of all settings — relative for q,
     absolute for c — with its simultaneous interval (:func:`max_deviation_interval`, Bonferroni over
     the ``m`` comparisons, Student t with n_nets − 1 d.o.f.): ``dev_q``, ``interval_q``, ``dev_c``,
-    ``interval_c``, ``m``, ``dof``, and the same as Estimates ``dev_q_est``, ``dev_c_est``. Layer 0 is the input, exact by construction, and is left out of
+    ``interval_c``, ``m``, ``dof``, and the same as Estimates ``dev_q_est``, ``dev_c_est``. With
+    ``alternative`` (other maps' (q^l, c^l) per setting, e.g. those of a linear network), the largest
+    deviation the networks would show if they followed it: ``alt_dev_q``, ``alt_dev_c``. Layer 0 is the input, exact by construction, and is left out of
     the family."""
 
     out: dict[str, Any] = {k: [] for k in ("q_mean", "q_se", "c_mean", "c_se", "rows")}
@@ -141,6 +145,11 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
                                                              confidence=confidence, relative=True)
     out["dev_c"], out["interval_c"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence)
     out["m"], out["dof"] = sum(len(f[0]) for f in fam_q), dof
+    if alternative is not None:
+        out["alt_dev_q"] = max(float(np.max(np.abs(qa[1:] - qt[1:]) / qt[1:]))
+                               for (qa, _), (qt, _) in zip(alternative, maps, strict=True))
+        out["alt_dev_c"] = max(float(np.max(np.abs(ca[1:] - ct[1:])))
+                               for (_, ca), (_, ct) in zip(alternative, maps, strict=True))
     n_nets = dof + 1
     out["dev_q_est"] = interval_estimate(out["dev_q"], *out["interval_q"], n=n_nets)
     out["dev_c_est"] = interval_estimate(out["dev_c"], *out["interval_c"], n=n_nets)
