@@ -28,15 +28,15 @@
 # {cite:t}`luo2016understanding`, and reads the weight of the straight path through the network
 # (Eqs. 35–36) as the shattering of {cite:t}`balduzzi2017shattered`.
 #
-# This chapter re-computes the capacity network and its diffusion limit — with random layers, with
-# a drift (Eq. 32), and as ε → 0 (Eq. 30) — then tests the two readings against *real* random
+# This chapter re-computes the capacity network and its diffusion limit — with random layers, with a
+# drift (Eq. 32), and as ε → 0 (Eq. 30) — then tests the two readings against *real* random
 # convolutional networks in torch: residual networks whose per-layer step scales as 1/L, as in the
-# paper's limit, whose receptive field depends only on t = (L − l)/L; the mean squared input-gradient
-# of one output unit against the capacity network (exactly, for pseudo-random activations;
-# approximately, for ReLU), the √depth growth of the receptive field, and the correlation of
-# input-gradients at nearby inputs, plain vs residual. Identities (conservation of the total
-# capacity, the straight-path weight of uniform layers, the exact moments of the network-averaged
-# walk) are unit tests in `tests/test_diffusion.py`, not claims.
+# paper's limit, whose receptive field depends only on t = (L − l)/L; the mean squared
+# input-gradient of one output unit against the capacity network (exactly, for pseudo-random
+# activations; approximately, for ReLU), the √depth growth of the receptive field, and the
+# correlation of input-gradients at nearby inputs, plain vs residual. Identities (conservation of
+# the total capacity, the straight-path weight of uniform layers, the exact moments of the
+# network-averaged walk) are unit tests in `tests/test_diffusion.py`, not claims.
 #
 # ## Set-up
 #
@@ -59,7 +59,7 @@ pr_nets = None        # networks in that test
 sh_depths = None      # depths for the gradient-correlation (shattering) experiment
 sh_width = None       # width of those fully-connected nets
 sh_nets = None        # networks per depth
-drift_layers = None   # depths (1/ε) of the drifting, layer-independent diffusion: the limit ε → 0 of Eq. 30
+drift_layers = None   # depths (1/ε) of the drifting, layer-independent diffusion (ε → 0, Eq. 30)
 tau = None            # scale τ of Δ in the 1/L-residual nets (s² over 1 + s² is τ/L per layer)
 tc_depths = None      # depths of the 1/L-residual conv nets
 tc_nets = None        # networks per depth
@@ -67,33 +67,34 @@ tc_inputs = None      # inputs per network
 
 # %%
 import numpy as np
-import torch
 
-from layerwise import diffusion as cap
+from layerwise import diffusion
 from layerwise.chapter import Chapter
-from layerwise.claims import DEFAULT_CONFIDENCE, outcome
-from layerwise.figures import ch02 as F
+from layerwise.claims import DEFAULT_CONFIDENCE
+from layerwise.figures import ch02 as figures
 from layerwise.params import resolve_from
+from layerwise.studies import ch02 as study
 
 # %%
 DRIFT_LS = [50, 100, 200, 400, 800, 1600]
 SCALES = {
-    "ci": dict(ring=129, res_layers=100, envs=20, erf_depths=[2, 4, 8], erf_channels=16, erf_inputs=256,
-               erf_nets=4, pr_depth=4, pr_inputs=512, pr_nets=2, sh_depths=[2, 10, 50], sh_width=128, sh_nets=8,
+    "ci": dict(ring=129, res_layers=100, envs=20, erf_depths=[2, 4, 8], erf_channels=16,
+               erf_inputs=256, erf_nets=4, pr_depth=4, pr_inputs=512, pr_nets=2,
+               sh_depths=[2, 10, 50], sh_width=128, sh_nets=8,
                drift_layers=DRIFT_LS, tau=4.0, tc_depths=[8, 16, 32], tc_nets=4, tc_inputs=256),
     "default": dict(ring=129, res_layers=400, envs=100, erf_depths=[2, 4, 8, 16], erf_channels=16,
                     erf_inputs=512, erf_nets=32, pr_depth=6, pr_inputs=2048, pr_nets=3,
-                    sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=16,
-                    drift_layers=DRIFT_LS, tau=4.0, tc_depths=[8, 16, 32, 64], tc_nets=12, tc_inputs=512),
-    "paper": dict(ring=257, res_layers=1000, envs=500, erf_depths=[2, 4, 8, 16, 32, 64], erf_channels=64,
+                    sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=16, drift_layers=DRIFT_LS,
+                    tau=4.0, tc_depths=[8, 16, 32, 64], tc_nets=12, tc_inputs=512),
+    "paper": dict(ring=257, res_layers=1000, envs=500, erf_depths=[2, 4, 8, 16, 32, 64],
+                  erf_channels=64,
                   erf_inputs=4096, erf_nets=20, pr_depth=16, pr_inputs=16384, pr_nets=10,
                   sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=50,
-                  drift_layers=DRIFT_LS + [3200], tau=4.0, tc_depths=[8, 16, 32, 64, 128], tc_nets=20,
-                  tc_inputs=2048),
+                  drift_layers=DRIFT_LS + [3200], tau=4.0, tc_depths=[8, 16, 32, 64, 128],
+                  tc_nets=20, tc_inputs=2048),
 }
-P = resolve_from(SCALES, scale, globals())
-ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, params=P)
-torch.set_num_threads(1)  # these convolutions are small: one thread is ~10× faster than two on a busy machine
+params = resolve_from(SCALES, scale, globals())
+ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, params=params)
 
 # %% [markdown]
 # ## The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)
@@ -117,31 +118,31 @@ torch.set_num_threads(1)  # these convolutions are small: one thread is ~10× fa
 
 # %%
 A_LO, A_HI = 10.0, 30.0
-DIFF = (A_LO + A_HI) / 2          # the diffusion constant 𝒟 = E[a]
-DIF = ch.cached_call(cap.residual_diffusion_profiles, ring=P["ring"], layers=P["res_layers"], a_lo=A_LO, a_hi=A_HI,
-                     envs=P["envs"], seed=ch.seed)["profiles"].astype(np.float64)
-RD = cap.residual_diffusion_summary(DIF, DIFF)
-ch.figure(F.residual_diffusion(RD["mean_profile"], DIF[0], RD["m2"], RD["mu"], DIFF, [0.1, 0.25, 0.5, 1.0]),
-          "residual_diffusion", f"Capacity of one output unit diffusing through L = {P['res_layers']} random residual "
-          "layers D_l = I + εΔ_l (Donier, Eqs. 29–34): profiles at t = k/L, mean over networks (dots), one "
-          "network (thin lines) and the Gaussian of Eq. 34 (black), left; second moment and mean position against "
-          "the number of layers traversed, right.",
-          arrays={"mean_profile": RD["mean_profile"], "profile_net0": DIF[0], "m2": RD["m2"], "mu": RD["mu"]})
+DIFFUSION = (A_LO + A_HI) / 2          # the diffusion constant 𝒟 = E[a]
+profiles = ch.cached_call(study.residual_diffusion_profiles, ring=params["ring"],
+                          layers=params["res_layers"], a_lo=A_LO, a_hi=A_HI, envs=params["envs"],
+                          seed=ch.seed)["profiles"].astype(np.float64)
+walk = study.residual_diffusion_summary(profiles, DIFFUSION)
+ch.figure(figures.residual_diffusion(walk["mean_profile"], profiles[0], walk["m2"], walk["mu"],
+                                     DIFFUSION, [0.1, 0.25, 0.5, 1.0]), "residual_diffusion",
+          f"Capacity of one output unit diffusing through L = {params['res_layers']} random "
+          "residual layers D_l = I + εΔ_l (Donier, Eqs. 29–34): profiles at t = k/L, mean over "
+          "networks (dots), one network (thin lines) and the Gaussian of Eq. 34 (black), left; "
+          "second moment and mean position against the number of layers traversed, right.",
+          arrays={"mean_profile": walk["mean_profile"], "profile_net0": profiles[0],
+                  "m2": walk["m2"], "mu": walk["mu"]})
 
 # %%
-one_net = np.abs(DIF[:, -1] - cap.heat_kernel(np.arange(P["ring"]), P["ring"] // 2, DIFF, 1.0)).sum(1).mean()
-ch.claim("residual_gaussian_profile", f"After L = {P['res_layers']} residual layers the network-averaged capacity "
-         "profile is the Gaussian of Eq. 34 up to its leading (kurtosis) correction (L1 distance)", kind="predicts",
-         measured=RD["l1"], reference=1.5 * RD["edge"], comparison="le", tol=0.0,
-         why="the discrete walk is computed exactly (no noise); the only deviation of a symmetric lattice walk from its "
-             "Gaussian limit at this order is the Edgeworth term |γ₂|·E|He₄|/24, computed here; 1.5× leaves room "
-             "for the next order, O(γ₂²)",
-         source="Donier 2019, Eq. 34",
-         alternative=(float(one_net), "Eq. 34 read per network: one random network's profile (mean L1 over networks)"))
+ch.claim("residual_gaussian_profile", f"After L = {params['res_layers']} residual layers the "
+         "network-averaged capacity profile is Eq. 34's Gaussian up to its leading (kurtosis) "
+         "correction (L1 distance)", kind="predicts", measured=walk["l1"], tol=0.0,
+         reference=1.5 * walk["edge"], comparison="le", source="Donier 2019, Eq. 34",
+         why="the Edgeworth term |γ₂|·E|He₄|/24 of the walk; 1.5× leaves room for the next order",
+         alternative=(walk["l1_per_net"], "Eq. 34 per network (mean L1 of one network's profile)"))
 for name in ("l1", "edge", "drift_rel", "noise_l1"):
-    ch.glue(f"diff_{name}", RD[name], digits=2)
-ch.glue("diff_slope_spread", 100 * RD["slope_net"].std(ddof=1), digits=2, unit="%")
-ch.glue("diff_envs", P["envs"])
+    ch.glue(f"diff_{name}", walk[name], digits=2)
+ch.glue("diff_slope_spread", 100 * walk["slope_net"].std(ddof=1), digits=2, unit="%")
+ch.glue("diff_envs", params["envs"])
 
 # %% [markdown]
 # After L layers the averaged walk is {glue}`diff_l1` away from the Gaussian of Eq. 34 in L1
@@ -154,55 +155,61 @@ ch.glue("diff_envs", P["envs"])
 #
 # ## A drift, and the limit ε → 0 (Eqs. 30–32)
 #
-# Eq. 29 takes all layers equal, D_l = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I + \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one
-# Euler step after another of the Kolmogorov equation π′(t) = Δπ(t) (Eq. 30), whose solution is
-# π(1) = exp(Δ)π(0): as ε → 0 the capacity network should converge to it, at the rate ε of a
-# first-order scheme. For a local, translation-invariant Δ the paper then approximates Eq. 30 by the
-# drift–diffusion PDE of Eq. 31, solved by the drifting Gaussian of Eq. 32. Here Δ is *not*
-# symmetric: every column sends a = 10 to its left neighbour and b = 30 to its right one, so
-# v = b − a = 20 sites per unit t and 𝒟 = (a + b)/2 = 20. Everything below is exact arithmetic on
-# the ring (no sampling): the only questions are how fast the limit is reached, and how far the
-# lattice solution exp(Δ)δ is from the Gaussian of Eq. 32. The latter has a size we can predict:
-# exp(Δ)δ is a continuous-time walk with cumulants κ_n = b + (−1)^n a, so its leading departure
-# from a Gaussian is the Edgeworth term of skewness $v/(2\mathcal D)^{3/2}$ and excess kurtosis 1/(2𝒟).
+# Eq. 29 takes all layers equal, D_l = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I +
+# \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one Euler step after another of the Kolmogorov
+# equation π′(t) = Δπ(t) (Eq. 30), whose solution is π(1) = exp(Δ)π(0): as ε → 0 the capacity
+# network should converge to it, at the rate ε of a first-order scheme. For a local,
+# translation-invariant Δ the paper then approximates Eq. 30 by the drift–diffusion PDE of Eq. 31,
+# solved by the drifting Gaussian of Eq. 32. Here Δ is *not* symmetric: every column sends a = 10 to
+# its left neighbour and b = 30 to its right one, so v = b − a = 20 sites per unit t and 𝒟 = (a +
+# b)/2 = 20. Everything below is exact arithmetic on the ring (no sampling): the only questions are
+# how fast the limit is reached, and how far the lattice solution exp(Δ)δ is from the Gaussian of
+# Eq. 32. The latter has a size we can predict: exp(Δ)δ is a continuous-time walk with cumulants κ_n
+# = b + (−1)^n a, so its leading departure from a Gaussian is the Edgeworth term of skewness
+# $v/(2\mathcal D)^{3/2}$ and excess kurtosis 1/(2𝒟).
 
 # %%
-A_L, A_R = 10.0, 30.0
-DL = ch.cached_call(cap.drift_limit, ring=P["ring"], left=A_L, right=A_R, layers=P["drift_layers"])
-ch.figure(F.drift_limit(DL, show=[50, 200, 1600]), "drift_limit",
-          "A Dirac through L = 1/ε identical drifting layers I + εΔ (a = 10 to the left, b = 30 to the right): "
-          "the capacity network against the solution exp(Δ)δ of Eq. 30 and the drifting Gaussian of Eq. 32 "
-          "(v = 20, 𝒟 = 20), left; the L1 distance to exp(Δ)δ against ε, with the first-order rate ε, right "
-          "(Donier, Eqs. 29–32).", arrays={k: DL[k] for k in ("layers", "profiles", "profile_expm", "gauss", "l1_expm")})
+A_LEFT, A_RIGHT = 10.0, 30.0
+drift = ch.cached_call(study.drift_limit, ring=params["ring"], left=A_LEFT, right=A_RIGHT,
+                       layers=params["drift_layers"])
+ch.figure(figures.drift_limit(drift, show=[50, 200, 1600]), "drift_limit",
+          "A Dirac through L = 1/ε identical drifting layers I + εΔ (a = 10 to the left, b = 30 "
+          "to the right): the capacity network against the solution exp(Δ)δ of Eq. 30 and the "
+          "drifting Gaussian of Eq. 32 (v = 20, 𝒟 = 20), left; the L1 distance to exp(Δ)δ against "
+          "ε, with the first-order rate ε, right (Donier, Eqs. 29–32).",
+          arrays={k: drift[k] for k in ("layers", "profiles", "profile_expm", "gauss", "l1_expm")})
 
 # %%
-rate = cap.convergence_rate(DL["layers"], DL["l1_expm"], skip=1)
-rate_g = cap.convergence_rate(DL["layers"], np.abs(DL["profiles"] - DL["gauss"]).sum(1), skip=1)
-v0 = np.abs(DL["profile_expm"] - cap.heat_kernel(np.arange(P["ring"]), P["ring"] // 2, DL["diffusion"], 1.0)).sum()
-ch.claim("eq30_first_order", "As ε = 1/L → 0, the capacity network (I + εΔ)^{1/ε}δ converges to the solution "
-         "exp(Δ)δ of Eq. 30 at rate ε (log-log slope of the L1 distance against L)", kind="predicts",
+rate = study.convergence_rate(drift["layers"], drift["l1_expm"], skip=1)
+rate_gauss = study.convergence_rate(drift["layers"],
+                                    np.abs(drift["profiles"] - drift["gauss"]).sum(1), skip=1)
+no_drift = diffusion.heat_kernel(np.arange(params["ring"]), params["ring"] // 2,
+                                 drift["diffusion"], 1.0)
+ch.claim("eq30_first_order", "As ε = 1/L → 0, (I + εΔ)^{1/ε}δ converges to the solution exp(Δ)δ "
+         "of Eq. 30 at rate ε (log-log slope of the L1 distance against L)", kind="predicts",
          measured=rate["slope"], reference=-1.0, tol=0.05, comparison="abs",
-         why="exact arithmetic (no sampling noise), a point; (I + εΔ)^{1/ε} is the explicit Euler scheme of Eq. 30, "
-             "whose error is first order in ε; the margin ±0.05 covers the O(ε²) curvature of the log-log line "
-             "over L = 100…1600 (the smallest L is left out of the fit)",
-         source="Donier 2019, Eqs. 29–30",
-         alternative=(rate_g["slope"], "convergence to the Gaussian of Eq. 32 (the continuum PDE) instead of exp(Δ)δ"))
-ch.claim("drift_gaussian_eq32", "With a drifting Δ (v = 20, 𝒟 = 20) the solution of Eq. 30 is the Gaussian of "
-         "Eq. 32 centred at vt up to its leading Edgeworth (skewness) correction (L1 distance)", kind="reproduces",
-         measured=DL["l1_eq32"], reference=1.5 * DL["edge"], tol=0.0, comparison="le",
-         why="exact arithmetic, a point; the continuum approximation (Eq. 31) neglects the third and higher cumulants "
-             "of the lattice walk, whose leading L1 size is the Edgeworth term computed here; 1.5× leaves room for "
-             "the next order. A wrong drift or diffusion constant (e.g. v = 0) would miss by O(1)",
-         source="Donier 2019, Eqs. 31–32", alternative=(float(v0), "the Gaussian of Eq. 34 without drift (v = 0)"))
+         why="an explicit Euler scheme, first order in ε; ±0.05 covers the O(ε²) curvature",
+         source="Donier 2019, Eqs. 29–30", alternative=(rate_gauss["slope"], "convergence to "
+                                                        "Eq. 32's Gaussian instead of exp(Δ)δ"))
+
+# %%
+ch.claim("drift_gaussian_eq32", "With a drifting Δ (v = 20, 𝒟 = 20) the solution of Eq. 30 is "
+         "Eq. 32's Gaussian centred at vt up to its leading Edgeworth (skewness) correction (L1 "
+         "distance)", kind="reproduces", measured=drift["l1_eq32"], comparison="le", tol=0.0,
+         reference=1.5 * drift["edge"], source="Donier 2019, Eqs. 31–32",
+         why="Eq. 31 drops the walk's higher cumulants, led by this Edgeworth term; 1.5× as above",
+         alternative=(float(np.abs(drift["profile_expm"] - no_drift).sum()), "no drift (v = 0)"))
 ch.glue("eq30_slope", rate["slope"], digits=3)
-ch.glue_all({"drift_l1_eq32": DL["l1_eq32"], "drift_edge": DL["edge"], "drift_l1_first": float(DL["l1_expm"][0]),
-             "drift_l1_last": float(DL["l1_expm"][-1])}, digits=2)
-ch.glue("drift_depth_first", int(DL["layers"][0]))
-ch.glue("drift_depth_last", int(DL["layers"][-1]))
+ch.glue_all({"drift_l1_eq32": drift["l1_eq32"], "drift_edge": drift["edge"],
+             "drift_l1_first": float(drift["l1_expm"][0]),
+             "drift_l1_last": float(drift["l1_expm"][-1])}, digits=2)
+ch.glue("drift_depth_first", int(drift["layers"][0]))
+ch.glue("drift_depth_last", int(drift["layers"][-1]))
+
 
 # %% [markdown]
-# The distance of the capacity network to exp(Δ)δ falls from {glue}`drift_l1_first` at
-# L = {glue}`drift_depth_first` to {glue}`drift_l1_last` at L = {glue}`drift_depth_last`, with a log-log
+# The distance of the capacity network to exp(Δ)δ falls from {glue}`drift_l1_first` at L =
+# {glue}`drift_depth_first` to {glue}`drift_l1_last` at L = {glue}`drift_depth_last`, with a log-log
 # slope of {glue}`eq30_slope`: Eq. 30 is the ε → 0 limit, reached at first order. Its solution is
 # {glue}`drift_l1_eq32` from the drifting Gaussian of Eq. 32 in L1 distance, the size of the
 # predicted skewness correction ({glue}`drift_edge`): with 𝒟 = 20 sites² per unit t, the lattice is
@@ -214,92 +221,98 @@ ch.glue("drift_depth_last", int(DL["layers"][-1]))
 # squared gradient of that unit with respect to the input, and find it Gaussian with a width growing
 # like √depth. Here: random 1-D convolutional networks on a ring of 64 positions, kernel 3, circular
 # padding, weights N(0, 1/(3C)), activation √2·ReLU (so that α² + β² = 2, Eq. 12), inputs i.i.d.
-# N(0, 1). *Plain*: x_l = f(W_l * x_{l−1}), with a linear last layer (a deep ReLU unit can be dead on
-# every input, and its gradient is then zero); *residual* (pre-activation):
+# N(0, 1). *Plain*: x_l = f(W_l * x_{l−1}), with a linear last layer (a deep ReLU unit can be dead
+# on every input, and its gradient is then zero); *residual* (pre-activation):
 # x_l = x_{l−1} + s·W_l * f(x_{l−1}) with s = 1. The capacity network of these architectures,
 # averaged over weights, is a lattice walk: plain layers spread evenly over the three taps (variance
 # 2/3 per layer), residual layers stay put with probability 1/(1+s²) (variance (2/3)·s²/(1+s²) = 1/3
 # per layer). Both predict a Gaussian of width ∝ √depth.
 
 # %%
-ERF_LEN, RES_S = 64, 1.0
-ERF = ch.cached_call(cap.erf_gradients, depths=P["erf_depths"], channels=P["erf_channels"], length=ERF_LEN,
-                     inputs=P["erf_inputs"], nets=P["erf_nets"], res_scale=RES_S, seed=ch.seed, device=ch.device)
-depths = np.array(P["erf_depths"], float)
-G2 = {a: [ERF[f"{a}_{d}_g2"] for d in P["erf_depths"]] for a in cap.ARCHS}
-WIDTH = {a: cap.erf_width_fit(G2[a], depths) for a in cap.ARCHS}      # (variances (depths, nets), exponent γ)
-var_tab, fits = {a: w[0] for a, w in WIDTH.items()}, {a: w[1] for a, w in WIDTH.items()}
-VPL = {a: cap.expected_conv_variance_per_layer(a, RES_S) for a in cap.ARCHS}
-ch.figure(F.effective_receptive_field(G2, P["erf_depths"], var_tab, fits, VPL), "effective_receptive_field",
-          "Effective receptive field (mean squared input-gradient, Luo et al. 2016) of "
-          "random 1-D convolutional ReLU nets, plain and residual (top; dots), against the capacity network's Gaussian "
-          "(lines; Donier, Eq. 34 and §4.1), and the ERF width against depth (bottom).",
-          arrays={**{k: ERF[k] for k in ERF}, "depths": depths})
+ERF_LENGTH, RES_SCALE = 64, 1.0
+erf = ch.cached_call(study.erf_gradients, depths=params["erf_depths"],
+                     channels=params["erf_channels"], length=ERF_LENGTH,
+                     inputs=params["erf_inputs"],
+
+                     nets=params["erf_nets"], res_scale=RES_SCALE, seed=ch.seed, device=ch.device)
+depths = np.array(params["erf_depths"], float)
+g2 = {a: [erf[f"{a}_{d}_g2"] for d in params["erf_depths"]] for a in diffusion.ARCHS}
+# per architecture: the variances (depths, nets) and the exponent γ of width ∝ depth^γ
+variances, exponents = {}, {}
+for arch in diffusion.ARCHS:
+    variances[arch], exponents[arch] = study.erf_width_fit(g2[arch], depths)
+per_layer = {a: diffusion.expected_conv_variance_per_layer(a, RES_SCALE) for a in diffusion.ARCHS}
+ch.figure(figures.effective_receptive_field(g2, params["erf_depths"], variances, exponents,
+                                            per_layer), "effective_receptive_field",
+          "Effective receptive field (mean squared input-gradient, Luo et al. 2016) of random 1-D "
+          "convolutional ReLU nets, plain and residual (top; dots), against the capacity "
+          "network's Gaussian (lines; Donier, Eq. 34 and §4.1), and the ERF width against depth "
+          "(bottom).",
+          arrays={**{k: erf[k] for k in erf}, "depths": depths})
 
 # %%
-for arch in ("plain", "residual"):
-    f = fits[arch]
-    got = outcome(f.mean, "abs", 0.5, 0.05, se=f.se, dof=f.dof)
-    ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depth^γ with γ = ½ (fitted exponent)",
-             kind="reproduces", measured=f.mean, se=f.se, dof=f.dof, reference=0.5, tol=0.05, comparison="abs",
-             why=f"one log-log fit per network, mean and standard error over {P['erf_nets']} networks (t quantiles); the "
-                 "declared margin ±0.05 (a tenth of the exponent) is what 'width ∝ √depth' means here: it separates "
-                 "diffusive growth from, e.g., depth^0.6",
+for arch in diffusion.ARCHS:
+    ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depth^γ with γ = ½ "
+             "(fitted exponent)", kind="reproduces", measured=exponents[arch], reference=0.5,
+             tol=0.05, comparison="abs", alternative=(1.0, "the theoretical (linear) field"),
+             why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth^0.6",
              source="Luo et al. 2016, §2 (ERF ∝ √depth); Donier 2019, Eq. 34 and §4.1",
-             alternative=(1.0, "the theoretical receptive field, which grows linearly with depth"),
-             note="" if got == "pass" else
-             f"the fitted exponent departs from ½ by more than 0.05 over depths {P['erf_depths']}" if got == "fail"
-             else f"with {P['erf_nets']} networks (t, {f.dof} d.o.f.) over depths {P['erf_depths']} the exponent's 99 % "
-             "interval is wider than the ±0.05 margin: more networks per depth are needed to pin it")
-    ch.glue(f"erf_gamma_{arch}", f.mean, se=f.se)
-    e = cap.variance_ratio(var_tab[arch][-1], VPL[arch] * depths[-1])   # ERF variance / capacity network's
-    ch.glue(f"erf_ratio_{arch}", e.mean, se=e.se)
+             caveat=f"{params['erf_nets']} networks per depth are too few for ±0.05")
+    # ERF variance over the capacity network's, at the largest depth
+    ratio = study.variance_ratio(variances[arch][-1], per_layer[arch] * depths[-1])
+    ch.glue_all({f"erf_gamma_{arch}": exponents[arch], f"erf_ratio_{arch}": ratio})
 ch.glue("erf_depth_max", int(depths[-1]))
-ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_residual"], "agrees with ½ within ±0.05",
+ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_residual"],
+        "agrees with ½ within ±0.05",
         "departs from ½ by more than 0.05 for at least one architecture",
-        f"is consistent with ½, but {P['erf_nets']} networks per depth cannot pin it to ±0.05"))
+        f"is consistent with ½, but {params['erf_nets']} networks per depth cannot pin it to "
+        "±0.05"))
+
 
 # %% [markdown]
 # ## Residual networks in the paper's regime: ε = 1/L
 #
-# The residual networks above have s = 1 whatever their depth, so every layer is a step of order
-# one and the receptive field keeps growing like √L. Eq. 29 is a different limit: L = 1/ε layers
-# that each apply a step of order ε, so that depth plays the role of *time* and the receptive field
-# at layer l depends only on t = (L − l)/L (Eq. 34). A residual layer x_l = x_{l−1} + s·W_l * f(x_{l−1})
-# has the expected normalised capacity matrix (I + s²E[W∘W])/(1 + s²); choosing
-# s² = τ/(L − τ) makes it exactly I + εΔ with ε = 1/L and Δ = τ(E[W∘W]/ΣE[W∘W] − I) of order one.
-# The capacity network then predicts an ERF variance (2/3)·τ·t at every depth: nets of different
-# depths should collapse on one curve in t. We measure the mean squared gradient of one output unit
-# with respect to *every* layer x_l, in nets of depths {glue}`tc_depths` with τ = {glue}`tc_tau`.
+# The residual networks above have s = 1 whatever their depth, so every layer is a step of order one
+# and the receptive field keeps growing like √L. Eq. 29 is a different limit: L = 1/ε layers that
+# each apply a step of order ε, so that depth plays the role of *time* and the receptive field at
+# layer l depends only on t = (L − l)/L (Eq. 34). A residual layer x_l = x_{l−1} + s·W_l *
+# f(x_{l−1}) has the expected normalised capacity matrix (I + s²E[W∘W])/(1 + s²); choosing s² = τ/(L
+# − τ) makes it exactly I + εΔ with ε = 1/L and Δ = τ(E[W∘W]/ΣE[W∘W] − I) of order one. The capacity
+# network then predicts an ERF variance (2/3)·τ·t at every depth: nets of different depths should
+# collapse on one curve in t. We measure the mean squared gradient of one output unit with respect
+# to *every* layer x_l, in nets of depths {glue}`tc_depths` with τ = {glue}`tc_tau`.
 
 # %%
-TC = ch.cached_call(cap.residual_t_collapse, depths=P["tc_depths"], tau=P["tau"], channels=16, length=32,
-                    inputs=P["tc_inputs"], nets=P["tc_nets"], seed=ch.seed, device=ch.device)
-tcd = np.array(P["tc_depths"], float)
-tc_var1, tc_fit = cap.erf_width_fit([TC[f"g2_{L}"] for L in P["tc_depths"]], tcd)
-ch.figure(F.t_collapse(TC, P["tc_depths"], P["tau"]), "t_collapse",
-          "Effective receptive field of random residual ReLU conv nets whose per-layer step scales as 1/L "
-          "(s² = τ/(L − τ), τ = 4): its variance against t = (L − l)/L for every depth, mean ± 3 SE over networks, "
-          "against the capacity network's (2/3)τt (left); the input-layer profiles (t = 1) against the Gaussian of "
-          "Eq. 34 (right) (Donier, Eqs. 29 and 34).", arrays={k: TC[k] for k in TC})
+t_collapse = ch.cached_call(study.residual_t_collapse, depths=params["tc_depths"],
+                            tau=params["tau"], channels=16, length=32, inputs=params["tc_inputs"],
+                            nets=params["tc_nets"], seed=ch.seed, device=ch.device)
+tc_variances, tc_exponent = study.erf_width_fit(
+    [t_collapse[f"g2_{L}"] for L in params["tc_depths"]], np.array(params["tc_depths"], float))
+ch.figure(figures.t_collapse(t_collapse, params["tc_depths"], params["tau"]), "t_collapse",
+          "Effective receptive field of random residual ReLU conv nets whose per-layer step "
+          "scales as 1/L (s² = τ/(L − τ), τ = 4): its variance against t = (L − l)/L for every "
+          "depth, mean ± 3 SE over networks, against the capacity network's (2/3)τt (left); the "
+          "input-layer profiles (t = 1) against the Gaussian of Eq. 34 (right) (Donier, Eqs. 29 "
+          "and 34).",
+          arrays={k: t_collapse[k] for k in t_collapse})
 
 # %%
-ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L: the input ERF width does not grow "
-         "with depth (width ∝ L^γ with γ = 0), it depends on t only", kind="reproduces",
-         measured=tc_fit.mean, se=tc_fit.se, dof=tc_fit.dof, reference=0.0, tol=0.1, comparison="abs",
-         why=f"one log-log fit of the width on L per network index, mean and standard error over {P['tc_nets']} "
-             "networks (t quantiles); the declared margin ±0.1 is a fifth of the exponent ½ of the fixed-s nets above, "
-             "so it separates 'depends on t only' from √depth growth",
+ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L: the input ERF "
+         "width does not grow with depth (width ∝ L^γ, γ = 0): it depends on t only",
+         kind="reproduces", measured=tc_exponent, reference=0.0, tol=0.1, comparison="abs",
+         why="±0.1, a fifth of the fixed-s nets' exponent ½, separates t-only from √depth",
          source="Donier 2019, Eq. 29 (L = 1/ε) and Eq. 34 (t = (L − l)/L)",
-         alternative=(0.5, "√depth growth, as for the fixed-step (s = 1) residual nets above"),
-         caveat=f"with {P['tc_nets']} networks per depth the exponent's 99 % interval is wider than the ±0.1 margin")
-tc_ratio = cap.variance_ratio(tc_var1, 2 / 3 * P["tau"])       # input-layer ERF variance / (2/3)τ
-ch.glue("tc_ratio", tc_ratio.mean, se=tc_ratio.se)
-ch.glue("tc_gamma", tc_fit.mean, se=tc_fit.se)
-ch.glue("tc_depths", ", ".join(str(L) for L in P["tc_depths"]))
-ch.glue("tc_tau", P["tau"], digits=2)
-ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 margin at 99 %", "outside the ±0.1 margin",
-                                 "consistent with 0 but not yet pinned to ±0.1 by this many networks"))
+         alternative=(0.5, "√depth growth, as for the s = 1 residual nets above"),
+         caveat=f"{params['tc_nets']} networks per depth are too few for ±0.1")
+# input-layer ERF variance over the capacity network's (2/3)τ
+tc_ratio = study.variance_ratio(tc_variances, 2 / 3 * params["tau"])
+ch.glue_all({"tc_ratio": tc_ratio, "tc_gamma": tc_exponent})
+ch.glue("tc_depths", ", ".join(str(L) for L in params["tc_depths"]))
+ch.glue("tc_tau", params["tau"], digits=2)
+ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 margin at 99 %",
+                                 "outside the ±0.1 margin", "consistent with 0 but not yet pinned "
+                                 "to ±0.1 by this many networks"))
+
 
 # %% [markdown]
 # The fitted exponent of the input ERF width against depth is {glue}`tc_gamma`, against ½ for the
@@ -328,60 +341,55 @@ ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 marg
 # comparison is about is the factor-of-two departure of ReLU networks.
 
 # %%
-PR = ch.cached_call(cap.pseudo_random_gradients, depth=P["pr_depth"], channels=16, length=48, inputs=P["pr_inputs"],
-                    nets=P["pr_nets"], res_scale=RES_S, seed=ch.seed, device=ch.device)
-summary = {(a, act): cap.gradient_total_ratios(PR[f"{a}_{act}_g2_total"], PR[f"{a}_pseudo_random_pred"])
-           for a in cap.ARCHS for act in ("pseudo_random", "relu")}
-ch.figure(F.gradients_vs_capacity(PR, P["pr_depth"]), "gradients_vs_capacity", "Mean squared input-gradient of one "
-          "output unit (Monte-Carlo over inputs) "
-          "against the capacity network D₁⋯D_L(a∘a) of the same network (Donier, Eq. 28 and the closing remark "
-          "'two sides of the same coin'): exact for pseudo-random activations, approximate for ReLU.",
-          arrays={k: PR[k] for k in PR if not k.endswith(("batches", "total"))})
+gradients = ch.cached_call(study.pseudo_random_gradients, depth=params["pr_depth"], channels=16,
+                           length=48, inputs=params["pr_inputs"], nets=params["pr_nets"],
+                           res_scale=RES_SCALE, seed=ch.seed, device=ch.device)
+ratios = study.gradient_ratio_summary(gradients)   # (arch, activation) → Estimate per network
+ch.figure(figures.gradients_vs_capacity(gradients, params["pr_depth"]), "gradients_vs_capacity",
+          "Mean squared input-gradient of one output unit (Monte-Carlo over inputs) against the "
+          "capacity network D₁⋯D_L(a∘a) of the same network (Donier, Eq. 28 and the closing "
+          "remark 'two sides of the same coin'): exact for pseudo-random activations, approximate "
+          "for ReLU.",
+          arrays={k: gradients[k] for k in gradients if not k.endswith(("batches", "total"))})
 
 # %%
-for arch in ("plain", "residual"):
-    ratio, ratio_se, ratio_dof = cap.pooled_ratio(summary[(arch, "pseudo_random")])
-    ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random activations: total mean squared input-gradient = "
-             "Σ D₁⋯D_L(a∘a) of the same network (ratio, pooled over networks)", kind="predicts",
-             measured=ratio, se=ratio_se, dof=ratio_dof, reference=1.0, tol=0.05, comparison="rel",
-             why=f"declared margin 5 %; standard errors from the per-input totals ({P['pr_inputs']} inputs per "
-                 f"network, {P['pr_nets']} networks, Welch–Satterthwaite d.o.f.). Pooled over networks, ReLU's "
-                 "per-network departures (below) partly cancel, so its ratio can fall inside ±5 %: the claim then "
-                 "does not discriminate pseudo-random from ReLU units",
-             source="Donier 2019, Eq. 28 and §5 (capacities vs gradients); derived in this chapter",
-             alternative=(cap.pooled_ratio(summary[(arch, "relu")])[0], "ReLU units on the same weights and inputs"),
-             caveat=f"{P['pr_inputs']} inputs per network leave the 99 % interval wider than the ±5 % margin")
+for arch in diffusion.ARCHS:
+    ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random units: total mean squared input-"
+             "gradient = Σ D₁⋯D_L(a∘a) of the same network (ratio, pooled over networks)",
+             kind="predicts", measured=study.pooled_ratio(ratios[(arch, "pseudo_random")]),
+             reference=1.0, tol=0.05, comparison="rel", caveat="too few inputs per network",
+             why="5 % is small against ReLU's departures (which may cancel when pooled)",
+             source="Donier 2019, Eq. 28 and §5 (capacities vs gradients); derived here",
+             alternative=(study.pooled_ratio(ratios[(arch, "relu")]).mean, "ReLU, same nets"))
 
 # %%
-for arch in ("plain", "residual"):
-    lo, hi, worst = cap.largest_deviation_interval(summary[(arch, "relu")], DEFAULT_CONFIDENCE)
-    ch.claim(f"relu_deviates_{arch}", f"{arch}, ReLU: individual networks' total squared gradient departs from the "
-             "capacity network of the same weights by more than 5 % (largest |ratio − 1| over the networks)",
-             kind="predicts", measured=worst,
-             interval=(lo, hi), reference=0.05, tol=0.0, comparison="ge",
-             why="ReLU's η are correlated (ν = ½), so the cross terms that vanish for pseudo-random units survive; the "
-                 "interval of the largest deviation is the hull of the per-network 99 % intervals, made simultaneous "
-                 "over the networks (Bonferroni), each from the per-input totals; 5 % is the same declared margin as "
-                 "the pseudo-random claim",
-             source="Donier 2019, Eq. 15 (ReLU is not fully decoupling); this chapter's derivation",
-             alternative=(0.0, "no departure: the capacity network exact, as for pseudo-random units"),
-             caveat=f"at depth {P['pr_depth']} "
-             f"with {P['pr_nets']} networks the ReLU totals depart from the capacity network by only a few per cent, "
-             "not resolved against the 5 % margin (the cross terms grow with depth; the default scale is deeper and "
-             "has more networks)")
+for arch in diffusion.ARCHS:
+    ch.claim(f"relu_deviates_{arch}", f"{arch}, ReLU: single networks' total squared gradient "
+             "departs from their capacity network by more than 5 % (largest |ratio − 1|)",
+             kind="predicts", reference=0.05, tol=0.0, comparison="ge",
+             measured=study.largest_deviation_interval(ratios[(arch, "relu")], DEFAULT_CONFIDENCE),
+             why="correlated η (ν = ½) keep the cross terms; 5 % as for pseudo-random units; "
+                 "interval: hull of the per-network intervals, Bonferroni over networks",
+
+             source="Donier 2019, Eq. 15 (ReLU is not fully decoupling); derived here",
+             alternative=(0.0, "no departure, as for pseudo-random units"),
+             caveat="a few per cent at this depth (the cross terms grow with depth)")
 
 # %%
-relu_r, pr_r = cap.ratio_means(summary, "relu"), cap.ratio_means(summary, "pseudo_random")
-ch.glue("relu_ratio_min", float(relu_r.min()), digits=3)
-ch.glue("relu_ratio_max", float(relu_r.max()), digits=3)
-ch.glue("pr_ratio_maxdev", 100 * float(np.abs(pr_r - 1).max()), digits=2, unit="%")
-ch.glue("pr_nets_total", len(pr_r))
+relu_ratios = study.ratio_means(ratios, "relu")
+pseudo_random_ratios = study.ratio_means(ratios, "pseudo_random")
+ch.glue("relu_ratio_min", float(relu_ratios.min()), digits=3)
+ch.glue("relu_ratio_max", float(relu_ratios.max()), digits=3)
+ch.glue("pr_ratio_maxdev", 100 * float(np.abs(pseudo_random_ratios - 1).max()), digits=2, unit="%")
+ch.glue("pr_nets_total", len(pseudo_random_ratios))
 RELU_IDS = ["relu_deviates_plain", "relu_deviates_residual"]
-ch.glue("relu_verdict", ch.verdict(RELU_IDS, "they depart from it by more than the 5 % margin",
-        "in at least one architecture they stay within 5 % of it", "at this depth and number of networks their "
-        "departure is not resolved against the 5 % margin in every architecture"))
-ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % margin", "within 5 %",
-                                         "not resolved against the 5 % margin"))
+ch.glue("relu_verdict", ch.verdict(
+    RELU_IDS, "they depart from it by more than the 5 % margin",
+    "in at least one architecture they stay within 5 % of it",
+    "at this depth and number of networks their departure is not resolved against the 5 % margin "
+    "in every architecture"))
+ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % margin",
+                                         "within 5 %", "not resolved against the 5 % margin"))
 
 # %% [markdown]
 # Over the {glue}`pr_nets_total` networks (plain and residual), the pseudo-random total departs from
@@ -390,61 +398,61 @@ ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % m
 #
 # ## Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 #
-# Eq. 35 splits κ^l into paths through the capacity network; the heaviest is the straight path,
-# of weight w_max = Π_l (D_l)_ii. For residual layers D_l = I + εΔ_l with Δ of order one and
-# L = 1/ε, w_max ≈ exp(Σ_l ε(Δ_l)_ii) stays of order one however deep the network (Eq. 36); for
-# uniform plain layers of receptive field r, (D_l)_ii = 1/r and w_max = (1/r)^L vanishes
-# exponentially. Here Δ_l has a, b ~ U(0.25, 0.75), so (Δ_l)_ii = −(a+b) has mean −1. The curves
-# start at L = 2: with a single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative
-# diagonal and not be a capacity matrix (`residual_layer` refuses it). Both laws, and the bound
-# |w_max/exp(Σ ε(Δ_l)_ii) − 1| ≤ $e^{2.25/L} - 1$, are exact statements about these products and are
-# unit-tested.
+# Eq. 35 splits κ^l into paths through the capacity network; the heaviest is the straight path, of
+# weight w_max = Π_l (D_l)_ii. For residual layers D_l = I + εΔ_l with Δ of order one and L = 1/ε,
+# w_max ≈ exp(Σ_l ε(Δ_l)_ii) stays of order one however deep the network (Eq. 36); for uniform plain
+# layers of receptive field r, (D_l)_ii = 1/r and w_max = (1/r)^L vanishes exponentially. Here Δ_l
+# has a, b ~ U(0.25, 0.75), so (Δ_l)_ii = −(a+b) has mean −1. The curves start at L = 2: with a
+# single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative diagonal and not be a
+# capacity matrix (`residual_layer` refuses it). Both laws, and the bound |w_max/exp(Σ ε(Δ_l)_ii) −
+# 1| ≤ $e^{2.25/L} - 1$, are exact statements about these products and are unit-tested.
 #
 # The companion measurement is {cite:t}`balduzzi2017shattered`'s: the correlation between the
 # input-gradients of a random ReLU network at neighbouring inputs, for plain and residual networks.
 
 # %%
-Ls = np.unique(np.geomspace(2, 400, 25).astype(int))
-W = cap.straight_path_curves(Ls, ch.seed)
-SH = ch.cached_call(cap.shattering_table, depths=P["sh_depths"], width=P["sh_width"], points=256, nets=P["sh_nets"],
-                    res_scale=0.5, seed=ch.seed)
-sd = np.array(P["sh_depths"])
-CORR = {a: np.array([SH[f"{a}_{d}_corr"] for d in sd]) for a in cap.ARCHS}
-ch.figure(F.shattering(Ls, W, CORR, {a: SH[f"{a}_{sd[-1]}_grad0"] for a in cap.ARCHS}, sd), "shattering",
+path_depths = np.unique(np.geomspace(2, 400, 25).astype(int))
+straight_path = study.straight_path_curves(path_depths, ch.seed)
+shattering = ch.cached_call(study.shattering_table, depths=params["sh_depths"],
+                            width=params["sh_width"], points=256, nets=params["sh_nets"],
+                            res_scale=0.5, seed=ch.seed)
+sh_depths = np.array(params["sh_depths"])
+correlations = {a: np.array([shattering[f"{a}_{d}_corr"] for d in sh_depths])
+                for a in diffusion.ARCHS}
+ch.figure(figures.shattering(path_depths, straight_path, correlations,
+                             {a: shattering[f"{a}_{sh_depths[-1]}_grad0"] for a in diffusion.ARCHS},
+                             sh_depths), "shattering",
           "Shattering: the straight-path weight of the capacity network, residual against plain "
-          "(Donier, Eqs. 35–36, §4.2; top left), the correlation of input-gradients at neighbouring inputs of random "
-          "ReLU nets against depth (top right), and one network's gradient along the input line (bottom), in the set-up "
-          "of Balduzzi et al. 2017, Fig. 1 (256 inputs in [−2, 2]).",
-          arrays={"L": Ls, **W, **{k: SH[k] for k in SH}})
+          "(Donier, Eqs. 35–36, §4.2; top left), the correlation of input-gradients at "
+          "neighbouring inputs of random ReLU nets against depth (top right), and one network's "
+          "gradient along the input line (bottom), in the set-up of Balduzzi et al. 2017, Fig. 1 "
+          "(256 inputs in [−2, 2]).", arrays={"L": path_depths, **straight_path, **shattering})
 
 # %%
-Cp, Cr = CORR["plain"], CORR["residual"]
-diff, diff_se, diff_dof = cap.welch_difference(Cr[-1], Cp[-1])
-ch.claim("shatter_residual_vs_plain", f"At depth {sd[-1]}, residual nets keep nearby gradients more correlated than "
-         "plain nets (difference of mean lag-1 correlations)", kind="reproduces", measured=diff, se=diff_se,
-         dof=diff_dof, reference=0.0, tol=0.0, comparison="ge",
-         why=f"a one-sided statement: the whole 99 % interval of the difference (over {P['sh_nets']} networks per "
-             "architecture, Welch d.o.f.) must be above 0; at depth 50 (Balduzzi et al.'s depth) the contrast is "
-             "large, at depth 10 it is a few hundredths and not resolved by a handful of networks",
+plain, residual = correlations["plain"], correlations["residual"]
+ch.claim("shatter_residual_vs_plain", f"At depth {sh_depths[-1]}, residual nets keep nearby "
+         "gradients more correlated than plain nets (difference of mean lag-1 correlations)",
+         kind="reproduces", measured=study.welch_difference(residual[-1], plain[-1]),
+         reference=0.0, tol=0.0, comparison="ge", caveat="too few networks",
+         why="a sign; large at depth 50 (Balduzzi et al.'s), a few hundredths at depth 10",
          source="Balduzzi et al. 2017, §3 and Fig. 1; Donier 2019, §4.2",
-         alternative=(0.0, "no effect: residual and plain nets equally correlated"),
-         caveat=f"{P['sh_nets']} networks per architecture do not resolve the difference at depth {sd[-1]}")
-dpl, dpl_se, dpl_dof = cap.welch_difference(Cp[0], Cp[-1])
-ch.claim("shatter_plain_decays", f"Plain nets: the lag-1 gradient correlation falls from depth {sd[0]} to {sd[-1]}",
-         kind="reproduces", measured=dpl, se=dpl_se, dof=dpl_dof, reference=0.0, tol=0.0, comparison="ge",
-         why=f"a one-sided statement: the whole 99 % interval of the difference (over {P['sh_nets']} networks per depth, "
-             "Welch d.o.f.) must be above 0",
-         source="Balduzzi et al. 2017, §3 and Fig. 1", alternative=(0.0, "no decay with depth"),
-         caveat=f"{P['sh_nets']} networks per depth do not resolve the decay from depth {sd[0]} to {sd[-1]}")
+         alternative=(0.0, "no effect: residual and plain nets equally correlated"))
+ch.claim("shatter_plain_decays", f"Plain nets: the lag-1 gradient correlation falls from depth "
+         f"{sh_depths[0]} to {sh_depths[-1]}", kind="reproduces", comparison="ge",
+         measured=study.welch_difference(plain[0], plain[-1]), reference=0.0, tol=0.0,
+         why="a sign", source="Balduzzi et al. 2017, §3 and Fig. 1", caveat="too few networks",
+         alternative=(0.0, "no decay with depth"))
 
 # %%
-ch.glue("sh_depth_max", int(sd[-1]))
-ch.glue("sh_verdict", ch.verdict(["shatter_residual_vs_plain", "shatter_plain_decays"], "both contrasts resolved at "
-        "99 % in this run", *2 * ["not resolved at 99 % in this run by every contrast"]))
-ch.glue("sh_corr_plain", float(Cp[-1].mean()), digits=2)
-ch.glue("sh_corr_res", float(Cr[-1].mean()), digits=2)
-ch.glue("wmax_res_last", float(W["w_res"][-1]), digits=2)
-ch.glue("wmax_depth_last", int(Ls[-1]))
+ch.glue("sh_depth_max", int(sh_depths[-1]))
+ch.glue("sh_verdict", ch.verdict(["shatter_residual_vs_plain", "shatter_plain_decays"],
+        "both contrasts resolved at 99 % in this run",
+        *2 * ["not resolved at 99 % in this run by every contrast"]))
+ch.glue("sh_corr_plain", float(plain[-1].mean()), digits=2)
+ch.glue("sh_corr_res", float(residual[-1].mean()), digits=2)
+ch.glue("wmax_res_last", float(straight_path["w_res"][-1]), digits=2)
+ch.glue("wmax_depth_last", int(path_depths[-1]))
+
 
 # %% [markdown]
 # ## What we found
@@ -463,22 +471,21 @@ ch.glue("wmax_depth_last", int(Ls[-1]))
 # {cite:t}`luo2016understanding` found and as the capacity network predicts. The fitted exponent of
 # the width against depth, {glue}`erf_gamma_plain` (plain) and {glue}`erf_gamma_residual`
 # (residual), {glue}`erf_verdict`. In the paper's own regime — residual steps that shrink as 1/L —
-# the receptive field stops growing with depth (exponent {glue}`tc_gamma`, {glue}`tc_verdict`)
-# and depends on t alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network is
+# the receptive field stops growing with depth (exponent {glue}`tc_gamma`, {glue}`tc_verdict`) and
+# depends on t alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network is
 # a *prediction for pseudo-random units*: for those, the mean squared input-gradient equals
 # D₁⋯D_L(a∘a) per network, not just on average, so "capacities and gradients are two sides of the
-# same coin" is a theorem there, and the totals agree to {glue}`pr_ratio_maxdev` in this run.
-# ReLU units (ν = ½) are not fully decoupling: the total squared gradient of individual networks
-# is {glue}`relu_ratio_min` to {glue}`relu_ratio_max` times the capacity network's (in this run
+# same coin" is a theorem there, and the totals agree to {glue}`pr_ratio_maxdev` in this run. ReLU
+# units (ν = ½) are not fully decoupling: the total squared gradient of individual networks is
+# {glue}`relu_ratio_min` to {glue}`relu_ratio_max` times the capacity network's (in this run
 # {glue}`relu_verdict_found`), although *averaged over networks* the ReLU receptive field keeps the
-# predicted Gaussian shape (its variance at depth
-# {glue}`erf_depth_max` is {glue}`erf_ratio_plain` times the capacity prediction for plain and
-# {glue}`erf_ratio_residual` times for residual networks). So for ReLU the capacity network
-# describes the ensemble, not the individual network.
+# predicted Gaussian shape (its variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain`
+# times the capacity prediction for plain and {glue}`erf_ratio_residual` times for residual
+# networks). So for ReLU the capacity network describes the ensemble, not the individual network.
 #
 # *Shattering.* The straight-path weight is O(1) for residual capacity networks
-# ({glue}`wmax_res_last` at L = {glue}`wmax_depth_last`) and decays as (1/r)^L for plain ones. In real
-# ReLU networks without batch normalisation, the gradient correlation at neighbouring inputs at
+# ({glue}`wmax_res_last` at L = {glue}`wmax_depth_last`) and decays as (1/r)^L for plain ones. In
+# real ReLU networks without batch normalisation, the gradient correlation at neighbouring inputs at
 # depth {glue}`sh_depth_max` is {glue}`sh_corr_plain` for plain and {glue}`sh_corr_res` for residual
 # networks — the contrast {cite:t}`balduzzi2017shattered` describe ({glue}`sh_verdict`). Without
 # batch normalisation, plain-network gradients at this depth are decorrelated but do not yet look

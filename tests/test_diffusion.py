@@ -1,4 +1,4 @@
-"""Chapter 2's package (layerwise.diffusion) against closed forms, brute force and invariants:
+"""Chapter 2's science (layerwise.diffusion) against closed forms, brute force and invariants:
 the capacity network [Donier 2019, Eqs. 27–28], its residual/diffusion limit [Eqs. 29–34], the
 straight-path weight [Eqs. 35–36] and the real-network gradient experiments."""
 
@@ -42,7 +42,9 @@ def test_random_residual_network_moments_in_expectation():
     m2s, mus, tots = [], [], []
     for e in range(envs):
         r = np.random.default_rng([15, e])
-        Ds = [C.residual_layer(n, eps, r.uniform(lo, hi, n), r.uniform(lo, hi, n)) for _ in range(L)]
+        Ds = [
+            C.residual_layer(n, eps, r.uniform(lo, hi, n), r.uniform(lo, hi, n)) for _ in range(L)
+        ]
         tot, mu, var = C.circular_moments(C.capacity_network(Ds, np.eye(n)[c]), c)
         m2s.append(var + mu**2), mus.append(mu), tots.append(tot)
     m2s, mus = np.array(m2s), np.array(mus)
@@ -81,7 +83,9 @@ def test_residual_walk_moments_and_heat_kernel():
     k = C.capacity_network([D] * L, np.eye(n)[50])
     tot, mu, var = C.circular_moments(k, 50)
     assert np.allclose(tot, 1) and np.allclose(mu, 0, atol=1e-12)
-    assert np.allclose(var, np.arange(L + 1) * 2 * a * eps, rtol=1e-10)  # exact lattice-walk variance
+    assert np.allclose(
+        var, np.arange(L + 1) * 2 * a * eps, rtol=1e-10
+    )  # exact lattice-walk variance
     x = np.arange(n)
     g = C.heat_kernel(x, 50, a, 1.0)  # 𝒟 = a, t = 1 → variance 2a = 40
     assert abs(g.sum() - 1) < 1e-6
@@ -99,24 +103,37 @@ def test_straight_path_weight():
 
 
 def test_conv_net_pseudo_random_gradients_match_capacity_network():
-    r = C.conv_net_gradients(arch="plain", activation="pseudo_random", depth=3, channels=4, length=12,
-                             n_inputs=512, n_nets=1, seed=0, batch=256)
+    r = C.conv_net_gradients(
+        arch="plain",
+        activation="pseudo_random",
+        depth=3,
+        channels=4,
+        length=12,
+        n_inputs=512,
+        n_nets=1,
+        seed=0,
+        batch=256,
+    )
     g, se, p = r["g2"][0], r["g2_se"][0], r["pred"][0]
     assert np.array_equal(g > 0, p > 0)
     assert r["g2_total"].shape == (1, 512)
     assert r["g2_total"].mean() == pytest.approx(g.sum(), rel=1e-12)
     m = se > 0
     assert np.mean(((g[m] - p[m]) / se[m]) ** 2) < 3.0
-    lin = C.conv_net_gradients(arch="residual", activation="linear", depth=2, channels=3, length=9,
-                               n_inputs=256, n_nets=1, seed=0, res_scale=0.5)
-    assert np.all(lin["g2_se"] <= 1e-8 * lin["g2"].max())  # linear net: gradient independent of the input
-
-
-def test_residual_diffusion_profiles_conserve_capacity():
-    R = C.residual_diffusion_profiles(ring=21, layers=10, a_lo=0.2, a_hi=0.6, envs=3, seed=0)["profiles"]
-    assert R.shape == (3, 11, 21) and R.dtype == np.float32
-    np.testing.assert_allclose(R.sum(-1), 1.0, atol=1e-5)
-    assert R[0, 0, 10] == 1.0
+    lin = C.conv_net_gradients(
+        arch="residual",
+        activation="linear",
+        depth=2,
+        channels=3,
+        length=9,
+        n_inputs=256,
+        n_nets=1,
+        seed=0,
+        res_scale=0.5,
+    )
+    assert np.all(
+        lin["g2_se"] <= 1e-8 * lin["g2"].max()
+    )  # linear net: gradient independent of the input
 
 
 def _walk(ring, L, D):
@@ -133,100 +150,29 @@ def test_walk_excess_kurtosis_against_the_exact_walk():
 
 def test_edgeworth_l1_brute_force():
     u = np.linspace(-12, 12, 400001)
-    e = np.sum(np.abs(u**4 - 6 * u**2 + 3) * np.exp(-u * u / 2)) * (u[1] - u[0]) / math.sqrt(2 * math.pi)
-    assert C.edgeworth_l1(0.3) == pytest.approx(0.3 / 24 * e, rel=1e-6)  # scipy quad across the kinks
+    e = (
+        np.sum(np.abs(u**4 - 6 * u**2 + 3) * np.exp(-u * u / 2))
+        * (u[1] - u[0])
+        / math.sqrt(2 * math.pi)
+    )
+    assert C.edgeworth_l1(0.3) == pytest.approx(
+        0.3 / 24 * e, rel=1e-6
+    )  # scipy quad across the kinks
     assert C.edgeworth_l1(-0.3) == C.edgeworth_l1(0.3)
-
-
-def test_residual_diffusion_summary_of_the_averaged_walk_itself():
-    ring, L, D = 101, 40, 3.0
-    prof = np.stack([_walk(ring, L, D)] * 3)
-    S = C.residual_diffusion_summary(prof, D)
-    np.testing.assert_allclose(S["k_avg"], prof[0, -1], atol=1e-15)
-    assert S["noise_l1"] == pytest.approx(0.0, abs=1e-14)
-    assert S["drift_rel"] == pytest.approx(0.0, abs=1e-12)
-    np.testing.assert_allclose(S["slope_net"], 1.0, rtol=1e-10)  # m2 = 2𝒟εk exactly
-    np.testing.assert_allclose(S["m2"][0], 2 * D * np.arange(L + 1) / L, rtol=1e-10, atol=1e-13)
-    assert 0 < S["l1"] < 2 * S["edge"]
-
-
-def test_erf_width_fit_of_three_tap_walks_has_exponent_one_half():
-    depths, length = [2, 4, 8], 64
-    g2 = []
-    for d in depths:
-        p = np.zeros(length)
-        p[length // 2] = 1.0
-        for _ in range(d):
-            p = (np.roll(p, -1) + p + np.roll(p, 1)) / 3
-        g2.append(np.stack([p, 2 * p]))  # two "networks"
-    V, fit = C.erf_width_fit(g2, depths)
-    np.testing.assert_allclose(V, np.array(depths, float)[:, None] * 2 / 3 * np.ones((1, 2)), rtol=1e-12)
-    assert fit.mean == pytest.approx(0.5, abs=1e-12) and fit.se == pytest.approx(0.0, abs=1e-12)
-
-
-def test_chapter2_gradient_runs_are_the_conv_net_runs_of_their_streams():
-    E = C.erf_gradients(depths=[2], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
-    r = C.conv_net_gradients(arch="residual", activation="relu", depth=2, channels=2, length=8, n_inputs=8,
-                             n_nets=1, seed=C.stream_seed(0, "erf", "residual", 2))
-    assert set(E) == {"plain_2_g2", "plain_2_pred", "residual_2_g2", "residual_2_pred"}
-    np.testing.assert_array_equal(E["residual_2_g2"], r["g2"])
-    R = C.pseudo_random_gradients(depth=2, channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
-    # the same networks for both activations: the capacity network does not depend on η
-    np.testing.assert_array_equal(R["plain_pseudo_random_pred"], R["plain_relu_pred"])
-
-
-def test_gradient_total_ratios():
-    tot = np.array([[1.0, 3.0], [2.0, 2.0]])
-    pred = np.array([[0.5, 1.5], [1.0, 3.0]])
-    est = C.gradient_total_ratios(tot, pred)
-    assert [e.mean for e in est] == pytest.approx([1.0, 0.5])
-    assert est[0].se == pytest.approx(0.5) and est[1].se == 0.0
-
-
-def test_largest_deviation_interval_is_the_hull_of_folded_intervals():
-    from layerwise.claims import quantile
-    from layerwise.stats import Estimate
-
-    ests = [Estimate(1.2, 0.01, 10, 11), Estimate(0.9, 0.01, 10, 11)]
-    q = quantile(1 - 0.01 / 2, 10)
-    lo, hi, worst = C.largest_deviation_interval(ests, 0.99)
-    assert (lo, hi, worst) == pytest.approx((0.2 - q * 0.01, 0.2 + q * 0.01, 0.2))
-    lo, hi, worst = C.largest_deviation_interval([Estimate(1.0, 0.01, 10, 11)], 0.99)  # straddles 0: lower end 0
-    assert lo == 0.0 and hi == pytest.approx(quantile(0.99, 10) * 0.01) and worst == 0.0
-
-
-def test_straight_path_curves_laws():
-    Ls = np.array([2, 5, 20, 100])
-    W = C.straight_path_curves(Ls, seed=0)
-    np.testing.assert_allclose(W["w_plain3"], 3.0 ** -Ls, rtol=1e-12)
-    np.testing.assert_allclose(W["w_plain5"], 5.0 ** -Ls, rtol=1e-12)
-    assert np.all(np.abs(W["w_res"] / W["w_res_pred"] - 1) <= np.exp(2.25 / Ls) - 1)
-
-
-def test_shattering_table_is_the_shattering_run_of_its_stream():
-    S = C.shattering_table(depths=[1, 3], width=8, points=16, nets=2, res_scale=0.5, seed=0)
-    r = C.shattering_gradients(arch="plain", depth=3, width=8, n_points=16, n_nets=2,
-                               seed=C.stream_seed(0, "shatter", "plain", 3), res_scale=0.5)
-    np.testing.assert_array_equal(S["plain_3_corr"], r["corr"])
-    np.testing.assert_array_equal(S["plain_3_grad0"], r["grads"][0])
-    assert len(S) == 8
-
-
-def test_welch_difference_against_scipy():
-    from scipy import stats as sps
-
-    a, b = np.array([1.0, 2.0, 4.0, 3.5]), np.array([0.5, 0.1, 0.9, 0.2, 0.4, 0.3])
-    d, se, dof = C.welch_difference(a, b)
-    res = sps.ttest_ind(a, b, equal_var=False)
-    assert d == pytest.approx(a.mean() - b.mean())
-    assert d / se == pytest.approx(res.statistic, rel=1e-12)
-    assert dof == pytest.approx(res.df, rel=1e-12)
 
 
 def test_bad_inputs_raise_parameter_error():
     with pytest.raises(ParameterError, match="arch"):
-        C.conv_net_gradients(arch="dense", activation="relu", depth=1, channels=1, length=3,
-                             n_inputs=1, n_nets=1, seed=0)
+        C.conv_net_gradients(
+            arch="dense",
+            activation="relu",
+            depth=1,
+            channels=1,
+            length=3,
+            n_inputs=1,
+            n_nets=1,
+            seed=0,
+        )
     with pytest.raises(ParameterError, match="depth"):
         C.shattering_gradients(arch="plain", depth=-1, width=3, n_points=4, n_nets=1, seed=0)
 
@@ -243,32 +189,15 @@ def test_local_delta_refuses_negative_rates_before_building():
     assert np.all(D - np.diag(np.diag(D)) >= 0)
 
 
-def test_drift_limit_walk_moments_are_exact():
-    ring, a, b = 201, 3.0, 7.0
-    R = C.drift_limit(ring=ring, left=a, right=b, layers=[20, 80])
-    c0 = ring // 2
-    for L, prof in zip(R["layers"], R["profiles"]):
-        tot, mu, var = C.circular_moments(prof, c0)
-        # L steps of +1 w.p. b/L, −1 w.p. a/L: mean (b − a), variance (a + b) − (b − a)²/L, exactly
-        assert tot == pytest.approx(1.0, abs=1e-12) and mu == pytest.approx(b - a, rel=1e-10)
-        assert var == pytest.approx((a + b) - (b - a) ** 2 / L, rel=1e-10)
-    # exp(Δ)δ: a continuous-time walk, Poisson(b) − Poisson(a): mean b − a, variance a + b
-    tot, mu, var = C.circular_moments(R["profile_expm"], c0)
-    assert mu == pytest.approx(b - a, rel=1e-9) and var == pytest.approx(a + b, rel=1e-9)
-    from scipy.stats import skellam
-
-    k = np.arange(ring) - c0
-    np.testing.assert_allclose(R["profile_expm"], skellam.pmf(k, b, a), atol=1e-12)
-    assert np.all(np.diff(R["l1_expm"]) < 0)
-    assert R["drift"] == b - a and R["diffusion"] == (a + b) / 2
-
-
 def test_edgeworth_l1_with_skewness_brute_force():
     u = np.linspace(-12, 12, 400001)
     g1, g2 = 0.4, 0.1
     f = np.abs(g1 * (u**3 - 3 * u) / 6 + g2 * (u**4 - 6 * u**2 + 3) / 24) * np.exp(-u * u / 2)
-    assert C.edgeworth_l1(g2, g1) == pytest.approx(f.sum() * (u[1] - u[0]) / math.sqrt(2 * math.pi), rel=1e-6)
-    # E|He₃(u)| = 2(1 + 4e^{−3/2})/√(2π): −(u² − 1)φ(u) is an antiderivative of He₃φ, zeros at 0, ±√3
+    assert C.edgeworth_l1(g2, g1) == pytest.approx(
+        f.sum() * (u[1] - u[0]) / math.sqrt(2 * math.pi), rel=1e-6
+    )
+    # E|He₃(u)| = 2(1 + 4e^{−3/2})/√(2π): −(u² − 1)φ(u) is an antiderivative of He₃φ, zeros at 0,
+    # ±√3
     e3 = 2 * (1 + 4 * math.exp(-1.5)) / math.sqrt(2 * math.pi)
     assert C.edgeworth_l1(0.0, -0.3) == pytest.approx(0.3 / 6 * e3, rel=1e-8)
 
@@ -279,47 +208,3 @@ def test_residual_step_makes_a_step_of_one_over_l():
         assert s * s / (1 + s * s) == pytest.approx(tau / L, rel=1e-12)
     with pytest.raises(ParameterError, match="depth"):
         C.residual_step(4.0, 4)
-
-
-def test_residual_layer_profiles_top_layer_is_a_dirac_and_runs_follow_their_stream():
-    P = C.residual_layer_profiles(depth=3, res_scale=0.5, channels=2, length=9, n_inputs=4, n_nets=2, seed=1, batch=4)
-    assert P.shape == (2, 4, 9)
-    np.testing.assert_allclose(P[:, -1], np.eye(9)[4] * np.ones((2, 1)), atol=1e-6)  # ∂y/∂x_L = e_centre
-    assert np.all(P[:, 0].sum(-1) > 0)
-    T = C.residual_t_collapse(depths=[6], tau=2.0, channels=2, length=9, inputs=4, nets=2, seed=0)
-    r = C.residual_layer_profiles(depth=6, res_scale=C.residual_step(2.0, 6), channels=2, length=9, n_inputs=4,
-                                  n_nets=2, seed=C.stream_seed(0, "t_collapse", 6))
-    np.testing.assert_array_equal(T["g2_6"], r[:, 0])
-    np.testing.assert_allclose(T["var_6"], C.circular_moments(r, 4)[2])
-
-
-# --- the numbers Chapter 2's claims and prose read ---------------------------------------------
-def test_convergence_rate_is_first_order_for_an_error_proportional_to_eps():
-    layers = np.array([50, 100, 200, 400, 800])
-    l1 = 3.0 / layers
-    l1[0] = 1.0                                           # an off-trend first depth, left out (skip=1)
-    assert C.convergence_rate(layers, l1, skip=1)["slope"] == pytest.approx(-1.0, abs=1e-12)
-    assert C.convergence_rate(layers, l1, skip=0)["slope"] < -1.1          # steeper with it
-    with pytest.raises(ParameterError, match="skip"):
-        C.convergence_rate(layers[:2], l1[:2], skip=1)
-
-
-def test_variance_ratio_closed_form_and_bad_prediction():
-    e = C.variance_ratio(np.array([[2.0, 4.0], [6.0, 8.0]]), 2.0)      # ratios 1, 2, 3, 4
-    assert (e.mean, e.dof) == (pytest.approx(2.5), 3) and e.se == pytest.approx(math.sqrt(5 / 3) / 2)
-    with pytest.raises(ParameterError, match="predicted"):
-        C.variance_ratio(np.ones(3), 0.0)
-
-
-def test_pooled_ratio_and_ratio_means():
-    from layerwise.stats import Estimate
-
-    ests = [Estimate(0.9, 0.1, 9, 10), Estimate(1.1, 0.1, 9, 10)]
-    mean, se, dof = C.pooled_ratio(ests)
-    assert mean == pytest.approx(1.0) and se == pytest.approx(0.1 / math.sqrt(2)) and dof == pytest.approx(18.0)
-    mean, _, _ = C.pooled_ratio([Estimate(0.0, 1.0, 9, 10), Estimate(1.0, 0.5, 9, 10)])
-    assert mean == pytest.approx(0.8)                                  # weights 1 and 4
-    with pytest.raises(ParameterError):
-        C.pooled_ratio([])
-    summary = {("plain", "relu"): ests, ("residual", "relu"): [Estimate(2.0, 0.1, 9, 10)]}
-    np.testing.assert_array_equal(C.ratio_means(summary, "relu"), [0.9, 1.1, 2.0])

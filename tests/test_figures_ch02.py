@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import assert_fits_column
-from layerwise import diffusion as cap
+
+from layerwise import diffusion
 from layerwise.figures import ch02 as F
 from layerwise.stats import Estimate
 
@@ -20,11 +20,13 @@ def test_residual_diffusion_profiles_and_moments():
     left, right = fig.axes
     assert len(left.lines) == 3 * len(ts)
     np.testing.assert_array_equal(left.lines[0].get_xdata(), np.arange(ring) - ring // 2)
-    np.testing.assert_array_equal(left.lines[3].get_ydata(), mean_prof[L])       # t = 1: the last layer
+    np.testing.assert_array_equal(left.lines[3].get_ydata(), mean_prof[L])  # t = 1: the last layer
     np.testing.assert_array_equal(left.lines[4].get_ydata(), prof0[L])
-    xf = left.lines[5].get_xdata()  # Eq. 34 drawn as a smooth curve on a fine grid, not at the sites
+    xf = left.lines[
+        5
+    ].get_xdata()  # Eq. 34 drawn as a smooth curve on a fine grid, not at the sites
     assert len(xf) > 10 * ring and np.all(np.diff(xf) > 0)
-    np.testing.assert_allclose(left.lines[5].get_ydata(), cap.heat_kernel(xf, 0, 2.0, 1.0))
+    np.testing.assert_allclose(left.lines[5].get_ydata(), diffusion.heat_kernel(xf, 0, 2.0, 1.0))
     lines = {ln.get_label(): ln for ln in right.lines}
     np.testing.assert_allclose(lines["second moment"].get_ydata(), m2.mean(0))
     np.testing.assert_allclose(lines["2𝒟t, Eq. 34"].get_ydata(), 4.0 * np.arange(L + 1) / L)
@@ -51,12 +53,16 @@ def test_effective_receptive_field_three_panels_and_widths():
 
 def test_gradients_vs_capacity_plots_network_one():
     rng = np.random.default_rng(2)
-    pr = {f"{a}_{act}_g2": rng.random((2, 12)) + 0.1 for a in ("plain", "residual") for act in ("pseudo_random", "relu")}
+    pr = {
+        f"{a}_{act}_g2": rng.random((2, 12)) + 0.1
+        for a in ("plain", "residual")
+        for act in ("pseudo_random", "relu")
+    }
     pr.update({f"{a}_pseudo_random_pred": rng.random((2, 12)) + 0.1 for a in ("plain", "residual")})
     fig = F.gradients_vs_capacity(pr, depth=4)
     assert_fits_column(fig)
     assert len(fig.axes) == 2
-    for ax, a in zip(fig.axes, ("plain", "residual")):
+    for ax, a in zip(fig.axes, ("plain", "residual"), strict=False):
         np.testing.assert_array_equal(ax.lines[0].get_ydata(), pr[f"{a}_pseudo_random_g2"][0])
         np.testing.assert_array_equal(ax.lines[1].get_ydata(), pr[f"{a}_relu_g2"][0])
         np.testing.assert_array_equal(ax.lines[2].get_ydata(), pr[f"{a}_pseudo_random_pred"][0])
@@ -66,9 +72,16 @@ def test_gradients_vs_capacity_plots_network_one():
 
 def test_shattering_three_panels():
     Ls = np.array([2, 4, 8])
-    w = {"w_res": np.array([0.5, 0.4, 0.38]), "w_res_pred": np.array([0.5, 0.41, 0.37]),
-         "w_plain3": 3.0 ** -Ls, "w_plain5": 5.0 ** -Ls}
-    corr = {"plain": np.array([[0.9, 0.8], [0.5, 0.4]]), "residual": np.array([[0.95, 0.9], [0.9, 0.85]])}
+    w = {
+        "w_res": np.array([0.5, 0.4, 0.38]),
+        "w_res_pred": np.array([0.5, 0.41, 0.37]),
+        "w_plain3": 3.0**-Ls,
+        "w_plain5": 5.0**-Ls,
+    }
+    corr = {
+        "plain": np.array([[0.9, 0.8], [0.5, 0.4]]),
+        "residual": np.array([[0.95, 0.9], [0.9, 0.85]]),
+    }
     grad0 = {a: np.random.default_rng(3).standard_normal(32) for a in corr}
     fig = F.shattering(Ls, w, corr, grad0, np.array([2, 10]))
     assert_fits_column(fig)
@@ -84,8 +97,15 @@ def test_shattering_three_panels():
 def test_drift_limit_profiles_gaussian_and_sorted_rate():
     ring, layers = 41, np.array([200, 50, 100])  # unsorted on purpose: the rate panel sorts by ε
     profs = np.random.default_rng(4).random((3, ring))
-    dl = {"layers": layers, "profiles": profs, "profile_expm": profs[0] * 0.9, "gauss": profs[1],
-          "l1_expm": np.array([0.01, 0.04, 0.02]), "drift": 5.0, "diffusion": 3.0}
+    dl = {
+        "layers": layers,
+        "profiles": profs,
+        "profile_expm": profs[0] * 0.9,
+        "gauss": profs[1],
+        "l1_expm": np.array([0.01, 0.04, 0.02]),
+        "drift": 5.0,
+        "diffusion": 3.0,
+    }
     fig = F.drift_limit(dl, show=[50, 200])
     assert_fits_column(fig)
     left, right = fig.axes
@@ -93,18 +113,24 @@ def test_drift_limit_profiles_gaussian_and_sorted_rate():
     np.testing.assert_array_equal(left.lines[1].get_ydata(), profs[0])  # L = 200
     g = left.lines[3]
     assert len(g.get_xdata()) > 10 * ring
-    np.testing.assert_allclose(g.get_ydata(), cap.heat_kernel(g.get_xdata(), 0, 3.0, 1.0, drift=5.0))
+    np.testing.assert_allclose(
+        g.get_ydata(), diffusion.heat_kernel(g.get_xdata(), 0, 3.0, 1.0, drift=5.0)
+    )
     eps = right.lines[0].get_xdata()
     np.testing.assert_allclose(eps, [1 / 200, 1 / 100, 1 / 50])
     np.testing.assert_allclose(right.lines[0].get_ydata(), [0.01, 0.02, 0.04])
-    np.testing.assert_allclose(right.lines[1].get_ydata(), 0.01 * eps / eps[0])  # slope one through the first
+    np.testing.assert_allclose(
+        right.lines[1].get_ydata(), 0.01 * eps / eps[0]
+    )  # slope one through the first
 
 
 def test_t_collapse_variance_in_t_and_capacity_line():
     rng = np.random.default_rng(5)
     depths, tau, length = [4, 8], 2.0, 15
-    tc = {**{f"var_{L}": rng.random((3, L + 1)) for L in depths},
-          **{f"g2_{L}": rng.random((3, length)) + 0.1 for L in depths}}
+    tc = {
+        **{f"var_{L}": rng.random((3, L + 1)) for L in depths},
+        **{f"g2_{L}": rng.random((3, length)) + 0.1 for L in depths},
+    }
     fig = F.t_collapse(tc, depths, tau)
     assert_fits_column(fig)
     left, right = fig.axes
@@ -116,4 +142,7 @@ def test_t_collapse_variance_in_t_and_capacity_line():
     np.testing.assert_allclose(cap_line.get_ydata(), 2 / 3 * tau * cap_line.get_xdata())
     g = tc["g2_8"].mean(0)
     np.testing.assert_allclose(right.lines[1].get_ydata(), g / g.sum())
-    np.testing.assert_allclose(right.lines[2].get_ydata(), cap.heat_kernel(right.lines[2].get_xdata(), 0, tau / 3, 1.0))
+    np.testing.assert_allclose(
+        right.lines[2].get_ydata(),
+        diffusion.heat_kernel(right.lines[2].get_xdata(), 0, tau / 3, 1.0),
+    )

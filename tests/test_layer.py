@@ -11,6 +11,7 @@ import pytest
 from layerwise import capacity as cap
 from layerwise import layer as lay
 from layerwise.params import ParameterError
+from layerwise.studies import ch01 as study
 
 
 @pytest.mark.parametrize("rho", [-0.7, 0.0, 0.4, 0.95])
@@ -26,7 +27,9 @@ def test_orthant_moments_against_monte_carlo(rho, name, slope):
     assert M[0, 0] == pytest.approx((w * u1 * u1).mean(), abs=1e-2)
     assert M[0, 1] == pytest.approx((w * u1 * u2).mean(), abs=1e-2)
     # the arcsin law: E[ηη] = ν + (β−α)² arcsin ρ / (2π)
-    assert e == pytest.approx(cap.nu_closed_form(name, slope) + (be - al) ** 2 * math.asin(rho) / (2 * math.pi), abs=1e-12)
+    assert e == pytest.approx(
+        cap.nu_closed_form(name, slope) + (be - al) ** 2 * math.asin(rho) / (2 * math.pi), abs=1e-12
+    )
 
 
 def test_gaussian_block_against_monte_carlo_with_correlated_inputs():
@@ -47,15 +50,20 @@ def test_gaussian_augmented_covariance_reduces_to_eq14_and_footnote3():
     rng = np.random.default_rng(2)
     n, m = 7, 3
     Q, _ = np.linalg.qr(rng.standard_normal((n, m)))
-    np.testing.assert_allclose(lay.gaussian_augmented_covariance(np.eye(n), Q, "linear"),
-                               lay.model_augmented_covariance(np.eye(n), m, 1.0), atol=1e-12)
+    np.testing.assert_allclose(
+        lay.gaussian_augmented_covariance(np.eye(n), Q, "linear"),
+        lay.model_augmented_covariance(np.eye(n), m, 1.0),
+        atol=1e-12,
+    )
     St = lay.gaussian_augmented_covariance(np.eye(n), Q, "relu")
-    b = St[:n, n:2 * n]
+    b = St[:n, n : 2 * n]
     expected = 0.5 * np.eye(n) + (np.outer(Q[:, 0], Q[:, 1]) + np.outer(Q[:, 1], Q[:, 0])) / math.pi
     np.testing.assert_allclose(b, expected, atol=1e-12)
     # along p_j the error is (β−α)²/(2π) whatever n (the operator-norm statement)
-    assert np.linalg.norm((b - 0.5 * np.eye(n)) @ Q[:, 1]) == pytest.approx(lay.footnote3_direction_closed_form("relu"))
-    assert np.linalg.eigvalsh(St).min() > -1e-10   # a covariance
+    assert np.linalg.norm((b - 0.5 * np.eye(n)) @ Q[:, 1]) == pytest.approx(
+        lay.footnote3_direction_closed_form("relu")
+    )
+    assert np.linalg.eigvalsh(St).min() > -1e-10  # a covariance
 
 
 def test_interpolation_ends_are_eq18_and_eq25():
@@ -63,9 +71,13 @@ def test_interpolation_ends_are_eq18_and_eq25():
     n, m, p = 6, 9, 4
     P, J = cap.random_unit_columns(n, m, rng), rng.standard_normal((m, p))
     curve = lay.interpolation_capacities(np.eye(n), P, J, [0.0, 0.37, 1.0])
-    np.testing.assert_allclose(curve[0], cap.pseudo_random_capacities(P, cap.feature_capacities(J)), atol=1e-10)
-    np.testing.assert_allclose(curve[2], cap.capacity(cap.capacity_matrix(np.eye(n), P @ J)), atol=1e-10)
-    np.testing.assert_allclose(curve.sum(1), p, atol=1e-9)   # total capacity = parameters
+    np.testing.assert_allclose(
+        curve[0], cap.pseudo_random_capacities(P, cap.feature_capacities(J)), atol=1e-10
+    )
+    np.testing.assert_allclose(
+        curve[2], cap.capacity(cap.capacity_matrix(np.eye(n), P @ J)), atol=1e-10
+    )
+    np.testing.assert_allclose(curve.sum(1), p, atol=1e-9)  # total capacity = parameters
     A = rng.standard_normal((n, n))
     S = A @ A.T
     brute = lay.augmented_capacities(lay.model_augmented_covariance(S, m, 0.37), P, J)
@@ -78,8 +90,11 @@ def test_empirical_capacities_match_the_einsum_version_and_effective_nu_recovers
     P, J = cap.random_unit_columns(n, m, rng), rng.standard_normal((m, p))
     Y = rng.standard_normal((3000, n))
     E = cap.eta("relu", Y @ P)
-    np.testing.assert_allclose(lay.empirical_capacities(Y, E, P, J), cap.empirical_augmented_capacities(Y, E, P, J),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        lay.empirical_capacities(Y, E, P, J),
+        cap.empirical_augmented_capacities(Y, E, P, J),
+        atol=1e-10,
+    )
     nus = np.linspace(0, 1, 21)
     curve = lay.interpolation_capacities(np.eye(n), P, J, nus)
     assert lay.effective_nu(curve[7], curve, nus) == pytest.approx(nus[7], abs=0.02)
@@ -99,20 +114,29 @@ def test_block_ratios_sampled_against_the_full_augmented_covariance():
 
 
 def test_fixed_layer_ratio_deviation_decays_like_one_over_root_n_for_iid_inputs():
-    R = lay.fixed_layer_ratios(cases=[["relu", None], ["linear", None]], inputs="iid", sides=[3, 6, 12], m=4,
-                               draws=8, n_samples=20000, seed=1)
-    np.testing.assert_allclose(R["ratios_1"], 1.0, atol=1e-12)         # linear: every block is Σ
+    R = study.fixed_layer_ratios(
+        cases=[["relu", None], ["linear", None]],
+        inputs="iid",
+        sides=[3, 6, 12],
+        m=4,
+        draws=8,
+        n_samples=20000,
+        seed=1,
+    )
+    np.testing.assert_allclose(R["ratios_1"], 1.0, atol=1e-12)  # linear: every block is Σ
     np.testing.assert_allclose(R["diag_0"], 1.0, atol=0.03)
-    d = lay.ratio_deviation_fit(R["ratios_0"], R["ns"], 0.5, R["noise_0"])
+    d = study.ratio_deviation_fit(R["ratios_0"], R["ns"], 0.5, R["noise_0"])
     assert -0.75 < d["fit"]["slope"] < -0.3
-    amp = lay.footnote3_direction_closed_form("relu")                   # (β−α)²/(2π) = 1/π
+    amp = lay.footnote3_direction_closed_form("relu")  # (β−α)²/(2π) = 1/π
     assert d["rms"].mean(1)[1] == pytest.approx(amp / 6, rel=0.35)
 
 
 def test_footnote3_two_norms_against_closed_forms():
-    out = lay.footnote3_two_norms(cases=[["abs", None]], ns=[8, 32], n_samples=40000, seed=0)["rows_0"]
-    assert out[:, 1] / out[:, 3] == pytest.approx([1, 1], abs=0.15)      # Frobenius², ∝ 1/n
-    assert out[:, 4] / out[:, 6] == pytest.approx([1, 1], abs=0.15)      # along p_j, constant
+    out = study.footnote3_two_norms(cases=[["abs", None]], ns=[8, 32], n_samples=40000, seed=0)[
+        "rows_0"
+    ]
+    assert out[:, 1] / out[:, 3] == pytest.approx([1, 1], abs=0.15)  # Frobenius², ∝ 1/n
+    assert out[:, 4] / out[:, 6] == pytest.approx([1, 1], abs=0.15)  # along p_j, constant
     assert out[0, 6] == pytest.approx((2 / math.pi) ** 2)
 
 
@@ -120,18 +144,30 @@ def test_two_layer_jacobians_against_finite_differences_and_redundancy_counts():
     n, m = 4, 3
     for name in ("tanh", "leaky_relu"):
         slope = 0.2 if name == "leaky_relu" else None
-        J = lay.two_layer_jacobians(name, n=n, m=m, n_inputs=5, rng=np.random.default_rng(7), slope=slope)
+        J = lay.two_layer_jacobians(
+            name, n=n, m=m, n_inputs=5, rng=np.random.default_rng(7), slope=slope
+        )
         P, A, Y = J["P"], J["A"], J["Y"]
         f = (lambda z: np.tanh(z)) if name == "tanh" else (lambda z: np.where(z > 0, z, 0.2 * z))
-        phi = lambda P_, A_: f(Y @ P_) @ A_  # noqa: E731
+
+        def phi(P_, A_, f=f, Y=Y):
+            return f(Y @ P_) @ A_
+
         h = 1e-6
         for k in range(n * m):
             i, j = divmod(k, n)
             dP = np.zeros_like(P)
             dP[j, i] = h
-            np.testing.assert_allclose(J["true"][:, k] / math.sqrt(2 / (1 + 0.04)) if name == "leaky_relu" else
-                                       J["true"][:, k], (phi(P + dP, A) - phi(P - dP, A)) / (2 * h), atol=1e-6)
-    tab = lay.redundancy_table(cases=[["relu", None], ["tanh", None], ["linear", None]], n=5, m=3, n_inputs=60, seed=0)
+            np.testing.assert_allclose(
+                J["true"][:, k] / math.sqrt(2 / (1 + 0.04))
+                if name == "leaky_relu"
+                else J["true"][:, k],
+                (phi(P + dP, A) - phi(P - dP, A)) / (2 * h),
+                atol=1e-6,
+            )
+    tab = study.redundancy_table(
+        cases=[["relu", None], ["tanh", None], ["linear", None]], n=5, m=3, n_inputs=60, seed=0
+    )
     assert tab["table"].tolist() == [[3, 3], [0, 3], [15 + 3 - 5, 15 + 3 - 5]]
 
 
@@ -145,7 +181,9 @@ def test_bad_inputs_raise_parameter_error():
     with pytest.raises(ParameterError, match="activation"):
         lay.two_layer_jacobians("gelu", n=3, m=2, n_inputs=4, rng=np.random.default_rng(0))
     with pytest.raises(ParameterError, match="m="):
-        lay.fixed_layer_ratios(cases=[["relu", None]], inputs="iid", sides=[2], m=1, draws=1, n_samples=10, seed=0)
+        study.fixed_layer_ratios(
+            cases=[["relu", None]], inputs="iid", sides=[2], m=1, draws=1, n_samples=10, seed=0
+        )
 
 
 def test_photo_patch_inputs_are_centred_unit_variance_and_correlated():
@@ -154,119 +192,66 @@ def test_photo_patch_inputs_are_centred_unit_variance_and_correlated():
     np.testing.assert_allclose(Y.mean(0), 0, atol=1e-10)
     assert np.mean(np.sum(Y * Y, axis=1)) / 9 == pytest.approx(1.0)
     ev = np.linalg.eigvalsh(Y.T @ Y / len(Y))
-    assert ev[-1] / ev.sum() > 0.5    # mean brightness dominates natural patches
+    assert ev[-1] / ev.sum() > 0.5  # mean brightness dominates natural patches
 
 
-# --- the numbers Chapter 1's claims and prose read ---------------------------------------------
-def test_ratios_at_stacks_each_case_at_one_input_size():
-    fix = {f"ratios_{k}": np.arange(24.0).reshape(2, 3, 4) + 100 * k for k in range(3)}
-    R = lay.ratios_at(fix, 3, 1)
-    assert R.shape == (3, 12)
-    np.testing.assert_array_equal(R[2], np.arange(12.0, 24.0) + 200)
-    with pytest.raises(ParameterError, match="n_cases"):
-        lay.ratios_at(fix, 0, 1)
-
-
-def test_layer_mean_ratio_is_the_estimate_over_layer_means():
-    # layer means 0, 1, 2, 3 (each layer's pairs scatter symmetrically about its mean)
-    ratios = np.array([[m - 0.5, m + 0.5] for m in range(4)], float)
-    e = lay.layer_mean_ratio(ratios)
-    assert e.mean == pytest.approx(1.5)
-    assert e.se == pytest.approx(math.sqrt(5 / 3) / 2)     # sample SD of 0..3 over √4
-    assert e.dof == 3
-    with pytest.raises(ParameterError, match="layers, pairs"):
-        lay.layer_mean_ratio(np.ones(5))
-
-
-def test_ratio_spread_closed_form():
-    s = lay.ratio_spread(np.array([[1.0, 2.0], [3.0, 4.0]]))
-    assert s == pytest.approx({"lo": 1.0, "hi": 4.0, "sd": math.sqrt(1.25)})
-    with pytest.raises(ParameterError):
-        lay.ratio_spread(np.array([]))
-
-
-def test_deviation_fits_recover_the_one_over_root_n_law():
-    ns = np.array([4.0, 16.0, 64.0, 256.0])
-    nu = cap.nu_closed_form("relu")
-    dev = 0.3 / np.sqrt(ns)[:, None, None] * np.array([1.0, -1.0])     # r_ij − ν = ±0.3/√n exactly
-    fix = {"ns": ns, "ratios_0": nu + np.broadcast_to(dev, (4, 3, 2)), "noise_0": np.zeros((4, 3))}
-    out = lay.deviation_fits(fix, [["relu", None]], {0: "relu"}, n_min=9)
-    np.testing.assert_allclose(out["relu"]["rms"], np.broadcast_to(0.3 / np.sqrt(ns)[:, None], (4, 3)))
-    assert out["relu"]["fit"]["slope"] == pytest.approx(-0.5)
-    assert out["relu"]["dof"] == 3 * 3 - 2                             # n ≥ 9: three sizes × three layers
-
-
-def test_footnote3_pooled_recovers_a_constant_ratio_per_norm():
-    ns = np.array([8.0, 16.0, 32.0])
-    form = 1.0 / ns
-    rows = np.column_stack([ns, 1.1 * form, 0.01 * form, form, 0.9 * np.ones(3), 0.02 * np.ones(3), np.ones(3)])
-    out = lay.footnote3_pooled({"rows_0": rows, "rows_1": rows}, [["relu", None], ["leaky_relu", 0.2]])
-    assert set(out) == {(t, n) for t in ("relu", "leaky_relu_0.2") for n in ("frobenius", "direction")}
-    assert out[("relu", "frobenius")][0] == pytest.approx(1.1)
-    assert out[("leaky_relu_0.2", "direction")][0] == pytest.approx(0.9)
-    assert out[("relu", "direction")][1] == pytest.approx(0.02 / math.sqrt(3))   # three equal SEs pooled
-
-
-def test_capacity_gap_and_prose_numbers_closed_forms():
-    draws, n = 3, 4
-    d14 = np.zeros((2, 2, draws))
-    d14[0, 1] = [3.0, 4.0, 5.0]
-    dist = {"d_eq14": d14, "d_exact": np.ones((2, 2, draws)), "span": np.full((2, 2, draws), 2.0)}
-    g = lay.capacity_gap(dist, 0, 1)
-    assert (g.mean, g.dof) == (pytest.approx(3.0), 2) and g.se == pytest.approx(1 / math.sqrt(3))
-    curve = np.zeros((2, draws, 5, n))
-    res = {"nu_hat": np.arange(2 * 2 * draws, dtype=float).reshape(2, 2, draws), "curve": curve,
-           "eq25": np.full((2, draws, n), 0.5)}                      # ‖(½,½,½,½)‖ = 1 from the ν = 0 end
-    out = lay.capacity_prose_numbers(res, dist, ["iid", "patches"], ["relu", "leaky"])
-    assert out["nuhat_patches_relu"] == (pytest.approx(7.0), pytest.approx(1 / math.sqrt(3)))
-    assert out["d14_iid_leaky"] == (pytest.approx(2.0), None)         # mean of (3, 4, 5)/2
-    assert out["dex_iid_relu"] == (pytest.approx(0.5), None)
-    assert out["eq25_patch_gap"] == (pytest.approx(0.5), None)
-    with pytest.raises(ParameterError, match="inputs"):
-        lay.capacity_prose_numbers(res, dist, ["iid"], ["relu", "leaky"])
-
-
-def test_redundancy_counts_of_appendix_a():
-    cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
-    table = np.array([[12, 12], [4, 4], [4, 4], [4, 4], [0, 4]])
-    r = lay.redundancy_counts(table, cases, 4)
-    assert (r["relu_type_mismatch"], r["tanh_excess"], r["linear_true"], r["tanh_aug"]) == (0, 4, 12, 4)
-    table[2] = [4, 6]                                                  # a leaky ReLU mismatch of 2
-    assert lay.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
-    with pytest.raises(ParameterError, match="tanh"):
-        lay.redundancy_counts(table[:4], cases[:4], 4)
-
-
-@pytest.mark.parametrize("name,slope", [["relu", None], ["leaky_relu", 0.2], ["abs", None], ["linear", None]])
+@pytest.mark.parametrize(
+    "name,slope", [["relu", None], ["leaky_relu", 0.2], ["abs", None], ["linear", None]]
+)
 @pytest.mark.parametrize("inputs", ["iid", "patches"])
 def test_fixed_layer_mean_ratio_is_nu_by_construction(name, slope, inputs):
-    """Eq. 15 on average over layers holds by construction, for any inputs: columns uniform on the sphere
-    are invariant under sign flips, and flipping p_i turns η(z_i) into its mirror, so the average of r_ij
-    over the 2^m sign patterns of P's columns is exactly ν (brute force); hence E_P[r_ij | Y] = ν."""
+    """Eq. 15 on average over layers holds by construction, for any inputs: columns uniform on the
+    sphere are invariant under sign flips, and flipping p_i turns η(z_i) into its mirror, so the
+    average of r_ij over the 2^m sign patterns of P's columns is exactly ν (brute force); hence
+    E_P[r_ij | Y] = ν."""
     Y = lay.layer_inputs(inputs, 3, 400, seed=5)
     nu, m, rng = cap.nu_closed_form(name, slope), 3, np.random.default_rng(11)
     iu = np.triu_indices(m, 1)
     for _ in range(3):
         P = cap.random_unit_columns(9, m, rng)
         flips = [np.array(s) for s in np.ndindex(*(2,) * m)]
-        r = np.mean([lay.block_ratios_sampled(Y, cap.eta(name, Y @ (P * (1 - 2 * f)), slope=slope))["r"][iu]
-                     for f in flips], axis=0)
+        r = np.mean(
+            [
+                lay.block_ratios_sampled(Y, cap.eta(name, Y @ (P * (1 - 2 * f)), slope=slope))["r"][
+                    iu
+                ]
+                for f in flips
+            ],
+            axis=0,
+        )
         np.testing.assert_allclose(r, nu, atol=1e-12)
-    # and the brute-force average over independent layers (no flips) agrees within its standard error
-    draws = np.array([lay.block_ratios_sampled(Y, cap.eta(name, Y @ cap.random_unit_columns(9, m, rng),
-                                                           slope=slope))["r"][iu].mean() for _ in range(400)])
+    # and the brute-force average over independent layers (no flips) agrees within its standard
+    # error
+    draws = np.array(
+        [
+            lay.block_ratios_sampled(
+                Y, cap.eta(name, Y @ cap.random_unit_columns(9, m, rng), slope=slope)
+            )["r"][iu].mean()
+            for _ in range(400)
+        ]
+    )
     assert abs(draws.mean() - nu) <= 5 * draws.std(ddof=1) / math.sqrt(draws.size) + 1e-12
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_appendix_a_redundancy_counts_hold_for_every_draw(seed):
-    """Appendix A in the chapter's set-up (n = 8, m = 4, 200 inputs): for ReLU-type units f' = η (Eq. 37), so
-    the true and frozen-η Jacobians are the same matrix with the m scale redundancies; the frozen-η model
-    is bilinear in (P, A), so it has them for tanh too, where the true Jacobian is full rank."""
+    """Appendix A in the chapter's set-up (n = 8, m = 4, 200 inputs): for ReLU-type units f' = η
+    (Eq. 37), so the true and frozen-η Jacobians are the same matrix with the m scale redundancies;
+    the frozen-η model is bilinear in (P, A), so it has them for tanh too, where the true Jacobian
+    is full rank."""
     cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
     for name, slope in cases[1:4]:
-        J = lay.two_layer_jacobians(name, n=8, m=4, n_inputs=200, rng=np.random.default_rng(seed), slope=slope)
+        J = lay.two_layer_jacobians(
+            name, n=8, m=4, n_inputs=200, rng=np.random.default_rng(seed), slope=slope
+        )
         assert np.array_equal(J["true"], J["augmented"])
-    red = lay.redundancy_counts(lay.redundancy_table(cases=cases, n=8, m=4, n_inputs=200, seed=seed)["table"], cases, 4)
-    assert (red["relu_type_mismatch"], red["tanh_excess"], red["tanh_true"], red["tanh_aug"]) == (0, 4, 0, 4)
-    assert red["linear_true"] == 8 * 4 + 4 - 8            # the linear model only sees the n-vector PA
+    red = study.redundancy_counts(
+        study.redundancy_table(cases=cases, n=8, m=4, n_inputs=200, seed=seed)["table"], cases, 4
+    )
+    assert (red["relu_type_mismatch"], red["tanh_excess"], red["tanh_true"], red["tanh_aug"]) == (
+        0,
+        4,
+        0,
+        4,
+    )
+    assert red["linear_true"] == 8 * 4 + 4 - 8  # the linear model only sees the n-vector PA

@@ -1,5 +1,6 @@
 """Layer decoupling and capacity allocation through layers (Donier 2019, "Capacity allocation
-through neural network layers"; chapter 1 of the book; chapter 2 builds on it in :mod:`layerwise.diffusion`).
+through neural network layers"; chapter 1 of the book; chapter 2 builds on it in
+:mod:`layerwise.diffusion`).
 
 What is implemented, with the paper's equation numbers:
 
@@ -23,9 +24,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit, ndtr
 
 from . import gaussian
-from . import seeds as _seeds
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 from .stats import mean_se
 
@@ -96,11 +98,11 @@ def pseudo_random_sign(z: Any, unit_seed: Any) -> Any:
     """A fixed pseudo-random ±1 function of z, one per unit [Eqs. 11, 19].
 
     η(z) is constant on bins of width ``PSEUDO_RANDOM_BIN`` and the signs of distinct bins (and of
-    distinct ``unit_seed``) are given by a hash: drawn once, deterministic, zero-mean, unit variance.
-    Works on numpy arrays and on torch tensors (``unit_seed`` broadcast against ``z``).
+    distinct ``unit_seed``) are given by a hash: drawn once, deterministic, zero-mean, unit
+    variance. Works on numpy arrays and on torch tensors (``unit_seed`` broadcast against ``z``).
     """
     try:
-        import torch
+        import torch  # optional and heavy: only needed when z is a tensor
 
         if isinstance(z, torch.Tensor):
             k = torch.floor(z.detach().double() / PSEUDO_RANDOM_BIN).long()
@@ -128,12 +130,8 @@ def eta(name: str, z: np.ndarray, *, slope: float | None = None, unit_seed: Any 
         al, be = eta_levels(name, slope)
         return np.where(z > 0, be, al)
     if name == "gelu":
-        from scipy.special import ndtr
-
         return ndtr(z)
     if name == "silu":
-        from scipy.special import expit
-
         return expit(z)
     small = np.abs(z) < 1e-6
     zs = np.where(small, 1.0, z)
@@ -163,14 +161,16 @@ def nu_monte_carlo(
 
     with a delta-method standard error.  Since p_i is uniform and independent of Y, z_i has the law
     |Y|·u_i with u_i the first coordinate of a uniform unit vector of ℝⁿ (u_i² ~ Beta(1/2, (n−1)/2),
-    random sign); this is sampled directly, which is exact and costs O(m) per sample instead of O(nm)
-    (``nu_monte_carlo_bruteforce`` draws P explicitly; the tests check they agree).
-    For piecewise-constant η this estimator is unbiased for Eq. 13 at every n (E[η_i | Y] is the same
-    for every Y); for smooth η it carries an O(1/n) bias.
+    random sign); this is sampled directly, which is exact and costs O(m) per sample instead of
+    O(nm) (``nu_monte_carlo_bruteforce`` draws P explicitly; the tests check they agree).
+    For piecewise-constant η this estimator is unbiased for Eq. 13 at every n (E[η_i | Y] is the
+    same for every Y); for smooth η it carries an O(1/n) bias.
     Returns ``nu``, ``se``, ``diag`` (mean of Σ_i η_i²|Y|²/(m n q), 1 for Eq. 12's normalisation).
     """
     check_activation(name)
-    n, m, n_samples = (check_positive_int(k, v) for k, v in (("n", n), ("m", m), ("n_samples", n_samples)))
+    n, m, n_samples = (
+        check_positive_int(k, v) for k, v in (("n", n), ("m", m), ("n_samples", n_samples))
+    )
     if m < 2:
         raise ParameterError(f"m={m} must be >= 2 (ν needs two distinct units)")
     q = check_positive("q", q)
@@ -181,7 +181,9 @@ def nu_monte_carlo(
     while done < n_samples:
         b = min(batch, n_samples - done)
         r2 = q * rng.chisquare(n, size=b)
-        u = np.sqrt(rng.beta(0.5, (n - 1) / 2.0, size=(b, m))) * rng.choice([-1.0, 1.0], size=(b, m))
+        u = np.sqrt(rng.beta(0.5, (n - 1) / 2.0, size=(b, m))) * rng.choice(
+            [-1.0, 1.0], size=(b, m)
+        )
         z = np.sqrt(r2)[:, None] * u
         e = eta(name, z, slope=slope, unit_seed=seeds[None, :])
         s1, s2 = e.sum(1), (e * e).sum(1)
@@ -207,10 +209,17 @@ def random_unit_columns(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def nu_monte_carlo_bruteforce(
-    name: str, *, n: int, m: int, n_samples: int, rng: np.random.Generator,
-    slope: float | None = None, q: float = 1.0,
+    name: str,
+    *,
+    n: int,
+    m: int,
+    n_samples: int,
+    rng: np.random.Generator,
+    slope: float | None = None,
+    q: float = 1.0,
 ) -> dict[str, float]:
-    """The estimator of :func:`nu_monte_carlo` with P drawn explicitly per sample (slow; for tests)."""
+    """The estimator of :func:`nu_monte_carlo` with P drawn explicitly per sample (slow; for
+    tests)."""
     check_activation(name)
     seeds = np.arange(m, dtype=np.int64) + 1000 * int(rng.integers(1 << 20))
     Y = math.sqrt(q) * rng.standard_normal((n_samples, n))
@@ -239,7 +248,8 @@ def eta_moments(name: str, q: float) -> tuple[float, float]:
 
 
 def nu_smooth(name: str, q: float) -> float:
-    """ν(f; q) = (E η)² / E[η²], z ~ N(0, q): Eq. 13 with η rescaled to E η² = 1 (beyond the paper)."""
+    """ν(f; q) = (E η)² / E[η²], z ~ N(0, q): Eq. 13 with η rescaled to E η² = 1 (beyond the
+    paper)."""
     m1, m2 = eta_moments(name, q)
     return m1 * m1 / m2
 
@@ -280,8 +290,15 @@ def block_ratios(St: np.ndarray, Sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def augmented_covariance_mc(
-    name: str, Sigma: np.ndarray, *, m: int, n_samples: int, rng: np.random.Generator,
-    slope: float | None = None, n_batches: int = 10, unit_seeds: np.ndarray | None = None,
+    name: str,
+    Sigma: np.ndarray,
+    *,
+    m: int,
+    n_samples: int,
+    rng: np.random.Generator,
+    slope: float | None = None,
+    n_batches: int = 10,
+    unit_seeds: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Empirical Σ̃ of a layer with a *fresh* random P (m unit-norm columns) per sample, Y ~ N(0, Σ)
     — the idealised setting of Eq. 14, in which z_i is symmetric given Y — in ``n_batches`` batches.
@@ -292,8 +309,10 @@ def augmented_covariance_mc(
     check_activation(name, PIECEWISE)
     Sigma = np.asarray(Sigma, dtype=np.float64)
     n = Sigma.shape[0]
-    m, n_samples, n_batches = (check_positive_int(k, v) for k, v in
-                               (("m", m), ("n_samples", n_samples), ("n_batches", n_batches)))
+    m, n_samples, n_batches = (
+        check_positive_int(k, v)
+        for k, v in (("m", m), ("n_samples", n_samples), ("n_batches", n_batches))
+    )
     seeds = np.arange(m) if unit_seeds is None else np.asarray(unit_seeds)
     Lc = np.linalg.cholesky(Sigma)
     N = n_samples // n_batches
@@ -327,14 +346,21 @@ def footnote3_error_closed_form(name: str, n: int, slope: float | None = None) -
 
 
 def footnote3_error_mc(
-    name: str, *, n: int, n_samples: int, rng: np.random.Generator, slope: float | None = None,
-    n_batches: int = 10, chunk: int = 4096,
+    name: str,
+    *,
+    n: int,
+    n_samples: int,
+    rng: np.random.Generator,
+    slope: float | None = None,
+    n_batches: int = 10,
+    chunk: int = 4096,
 ) -> dict[str, float]:
     """Monte-Carlo ‖E[η_1η_2 YYᵀ] − νΣ‖_F/‖Σ‖_F for a *fixed* P with two orthonormal columns.
 
     The squared Frobenius norm is estimated without its noise floor: in each of ``n_batches``
     batches, ‖Ê − νI‖² − Σ_kl var̂(η_1η_2 y_k y_l)/N_b (unbiased for ‖bias‖²); the batches give the
-    standard error.  Returns ``err2`` (squared relative error), ``err2_se`` and ``err`` (= √max(err2, 0)).
+    standard error.  Returns ``err2`` (squared relative error), ``err2_se`` and ``err`` (=
+    √max(err2, 0)).
     """
     n, n_samples = check_positive_int("n", n), check_positive_int("n_samples", n_samples)
     if n < 2:
@@ -363,8 +389,7 @@ def footnote3_error_mc(
         ests.append((np.sum(dev * dev) - var.sum() / nb) / n)
     ests = np.array(ests)
     err2 = float(ests.mean())
-    return {"err2": err2, "err2_se": float(mean_se(ests)[1]),
-            "err": math.sqrt(max(err2, 0.0))}
+    return {"err2": err2, "err2_se": float(mean_se(ests)[1]), "err": math.sqrt(max(err2, 0.0))}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -394,7 +419,8 @@ def capacity(Q: np.ndarray, S: np.ndarray | None = None) -> np.ndarray | float:
 
 
 def capacity_matrix(Sigma: np.ndarray, dAdW: np.ndarray) -> np.ndarray:
-    """Orthonormalised capacity matrix of a model linear in its inputs: basis of col(Σ·∂A/∂W) [Eq. 9]."""
+    """Orthonormalised capacity matrix of a model linear in its inputs: basis of col(Σ·∂A/∂W) [Eq.
+    9]."""
     return orthonormal_basis(np.asarray(Sigma) @ np.asarray(dAdW))
 
 
@@ -403,7 +429,7 @@ def augment_P(P: np.ndarray) -> np.ndarray:
     n, m = P.shape
     Pt = np.zeros((n * m, m))
     for i in range(m):
-        Pt[i * n:(i + 1) * n, i] = P[:, i]
+        Pt[i * n : (i + 1) * n, i] = P[:, i]
     return Pt
 
 
@@ -417,8 +443,8 @@ def linear_layer_capacities(
 ) -> tuple[float, float]:
     """(κ̃(S̃), κ(S)) for a linear layer (η ≡ 1) [Eqs. 16–18].
 
-    κ(S) from K = Σ·P·∂A/∂W in the input space; κ̃(S̃) from K̃ = Σ̃·P̃·∂A/∂W with Σ̃ = 11ᵀ⊗Σ [Eq. 10]
-    in the augmented space.  ``J`` = ∂A/∂W ∈ ℝ^{m×p}.
+    κ(S) from K = Σ·P·∂A/∂W in the input space; κ̃(S̃) from K̃ = Σ̃·P̃·∂A/∂W with Σ̃ = 11ᵀ⊗Σ [Eq.
+    10] in the augmented space.  ``J`` = ∂A/∂W ∈ ℝ^{m×p}.
     """
     n, m = P.shape
     K = capacity_matrix(Sigma, P @ J)
@@ -447,12 +473,15 @@ def pseudo_random_capacities(P: np.ndarray, kappa_phi: np.ndarray) -> np.ndarray
     return stochastic_matrix(P) @ np.asarray(kappa_phi, dtype=np.float64)
 
 
-def empirical_augmented_capacities(Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndarray) -> np.ndarray:
+def empirical_augmented_capacities(
+    Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndarray
+) -> np.ndarray:
     """κ_i [Eq. 23] from the *empirical* augmented covariance of samples (Y, η).
 
-    K̃ = Σ̂̃·P̃·J with Σ̂̃ = mean_s Ỹ_sỸ_sᵀ is formed without Σ̂̃ itself: Ỹ_sᵀP̃ = (η_s ⊙ PᵀY_s)ᵀ, so
-    K̃ = mean_s Ỹ_s (η_s ⊙ PᵀY_s)ᵀJ, whose block i is mean_s η_{si} Y_s v_sᵀ.  K̃ is orthonormalised
-    (Euclidean basis of its column space) and κ_i sums the squared rows (j, i) over blocks j.
+    K̃ = Σ̂̃·P̃·J with Σ̂̃ = mean_s Ỹ_sỸ_sᵀ is formed without Σ̂̃ itself: Ỹ_sᵀP̃ = (η_s ⊙ PᵀY_s)ᵀ,
+    so K̃ = mean_s Ỹ_s (η_s ⊙ PᵀY_s)ᵀJ, whose block i is mean_s η_{si} Y_s v_sᵀ.  K̃ is
+    orthonormalised (Euclidean basis of its column space) and κ_i sums the squared rows (j, i) over
+    blocks j.
     """
     Y, E, P, J = (np.asarray(a, dtype=np.float64) for a in (Y, E, P, J))
     N, n = Y.shape
@@ -463,35 +492,9 @@ def empirical_augmented_capacities(Y: np.ndarray, E: np.ndarray, P: np.ndarray, 
     return capacity(Q).reshape(m, n).sum(0)
 
 
-# ------------------------------------------------------------------------------------------------
-# The runs of chapters 1–2: each loop behind a figure or a claim, called through Chapter.cached_call
-# ------------------------------------------------------------------------------------------------
-# The chapter's random streams (one derivation for the whole book: layerwise.seeds).
-stream = _seeds.stream
-stream_seed = _seeds.torch_seed
-
-
 def activation_label(name: str, slope: float | None = None) -> str:
     """How the figures name an activation ("leaky ReLU a=0.2", "pseudo-random", …)."""
     return f"leaky ReLU a={slope}" if name == "leaky_relu" else name.replace("_", "-")
-
-
-def case_tag(name: str, slope: float | None = None) -> str:
-    """The tag of an (activation, slope) case in claim ids and glue names: the name, with the slope
-    appended when there is one ("relu", "leaky_relu_0.2")."""
-    check_activation(name)
-    return name if slope is None else f"{name}_{slope}"
-
-
-def nu_table(*, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int) -> dict[str, np.ndarray]:
-    """:func:`nu_monte_carlo` for every (activation, slope) of ``cases``, stream ("nu", k).
-
-    Returns ``table`` (cases, 5): ν, its SE, the diagonal ratio, its SE, and ν of Eq. 13."""
-    rows = []
-    for k, (name, slope) in enumerate(cases):
-        r = nu_monte_carlo(name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope)
-        rows.append([r["nu"], r["se"], r["diag"], r["diag_se"], nu_closed_form(name, slope)])
-    return {"table": np.array(rows)}
 
 
 def banded_covariance(n: int, rho: float) -> np.ndarray:
@@ -499,73 +502,11 @@ def banded_covariance(n: int, rho: float) -> np.ndarray:
     return rho ** np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
 
 
-def footnote3_pooled_ratio(rows: np.ndarray, n_batches: int = 10) -> tuple[float, float, float]:
-    """Measured/closed-form ratio of the squared footnote-3 error pooled over n (``rows``: columns n,
-    measured, its SE, closed form, as :func:`layerwise.layer.footnote3_two_norms` gives for each norm):
-    inverse-variance mean, its SE and Welch–Satterthwaite d.o.f., each n with ``n_batches`` − 1 d.o.f."""
-    from .stats import inverse_variance_mean
-
-    rows = np.asarray(rows, dtype=np.float64)
-    return inverse_variance_mean(rows[:, 1] / rows[:, 3], rows[:, 2] / rows[:, 3], n_batches - 1)
-
-
 def footnote3_opnorm(name: str, slope: float | None = None) -> float:
-    """Operator norm (β−α)²/(2π) of the footnote-3 deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ), at every n."""
+    """Operator norm (β−α)²/(2π) of the footnote-3 deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ), at every
+    n."""
     a, b = eta_levels(name, slope)
     return (b - a) ** 2 / (2 * math.pi)
-
-
-def pseudo_random_layer_capacities(
-    *, n: int, m: int, p: int, sizes: Sequence[int], reps: int, seed: int
-) -> dict[str, np.ndarray]:
-    """Capacities of a pseudo-random layer: Eq. 25 and from empirical augmented covariances.
-
-    P (n × m unit columns) and J (m × p) from stream ("pseudo_random_layer"); κ^φ of J; κ = (P∘P)κ^φ
-    (``kappa_eq25``); for every sample size N and replicate b, Y ~ N(0, I) from stream ("emp", a, b),
-    the hashed η with unit seeds 1000(100a + b + 1) + (0..m−1), and
-    :func:`empirical_augmented_capacities` (``kappa``, (sizes, reps, n))."""
-    rng = stream(seed, "pseudo_random_layer")
-    P = random_unit_columns(n, m, rng)
-    J = rng.standard_normal((m, p))
-    kphi = feature_capacities(J)
-    out = np.zeros((len(sizes), reps, n))
-    for a, N in enumerate(sizes):
-        for b in range(reps):
-            r = stream(seed, "emp", a, b)
-            Y = r.standard_normal((N, n))
-            seeds = np.arange(m) + 1000 * (a * 100 + b + 1)
-            E = eta("pseudo_random", Y @ P, unit_seed=seeds[None, :])
-            out[a, b] = empirical_augmented_capacities(Y, E, P, J)
-    return {"P": P, "J": J, "kappa_phi": kphi, "kappa_eq25": pseudo_random_capacities(P, kphi), "kappa": out}
-
-
-def capacity_convergence(kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequence[int]) -> dict[str, Any]:
-    """Distance of empirical capacities (sizes, reps, n) to a reference (n,): ``errors`` (sizes,
-    reps), the log-log ``fit`` of error on N over all replicates (:func:`layerwise.stats.linear_fit`)
-    with its ``dof`` (points − 2),
-    and the mean and SE over replicates of the capacities at the largest N (``k_mean``, ``k_se``)."""
-    from .stats import linear_fit
-
-    errs = np.linalg.norm(np.asarray(kappa) - kappa_ref, axis=-1)
-    sizes = np.array(sizes, float)
-    fit = linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
-    k_mean, k_se = mean_se(np.asarray(kappa)[-1])
-    return {"errors": errs, "sizes": sizes, "fit": fit, "dof": int(errs.size - 2), "k_mean": k_mean, "k_se": k_se}
-
-
-def smooth_nu_table(
-    *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
-) -> dict[str, np.ndarray]:
-    """:func:`nu_monte_carlo` of smooth activations at pre-activation variances ``qs``, stream
-    ("smooth", k, j). Returns per name an array (len(qs), 3): q, ν, SE."""
-    out = {}
-    for k, name in enumerate(names):
-        rows = []
-        for j, q in enumerate(qs):
-            r = nu_monte_carlo(name, n=n, m=m, n_samples=n_samples, q=float(q), rng=stream(seed, "smooth", k, j))
-            rows.append([q, r["nu"], r["se"]])
-        out[name] = np.array(rows)
-    return out
 
 
 def nu_smooth_curve(name: str, qs: Sequence[float]) -> np.ndarray:
@@ -575,6 +516,4 @@ def nu_smooth_curve(name: str, qs: Sequence[float]) -> np.ndarray:
 
 def q_at_nu(name: str, target: float, log10_lo: float = 0.0, log10_hi: float = 4.0) -> float:
     """The pre-activation variance q at which ν(f; q) = ``target`` (root in log₁₀ q, Brent)."""
-    from scipy.optimize import brentq
-
     return 10.0 ** brentq(lambda lq: nu_smooth(name, 10.0**lq) - target, log10_lo, log10_hi)

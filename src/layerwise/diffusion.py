@@ -16,18 +16,16 @@ Chapter 1's layer-level results (ν, Σ̃, capacities of one layer) are in :mod:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import integrate
 
-from . import seeds as _seeds
-from .capacity import pseudo_random_sign, stochastic_matrix
+from .capacity import pseudo_random_sign
 from .params import ParameterError, check_choice, check_positive, check_positive_int
-
-# The chapter's random streams (one derivation for the whole book: layerwise.seeds).
-stream = _seeds.stream
-stream_seed = _seeds.torch_seed
 
 
 def capacity_network(Ds: Sequence[np.ndarray], kappa_L: np.ndarray) -> np.ndarray:
@@ -53,10 +51,16 @@ def local_delta(n: int, left: np.ndarray | float, right: np.ndarray | float) -> 
         raise ParameterError(f"n={n} must be >= 3 for a nearest-neighbour operator")
     left = np.broadcast_to(np.asarray(left, dtype=np.float64), (n,))
     right = np.broadcast_to(np.asarray(right, dtype=np.float64), (n,))
-    if np.any(left < 0) or np.any(right < 0) or not (np.all(np.isfinite(left)) and np.all(np.isfinite(right))):
-        raise ParameterError("left and right rates of a diffusion step must be finite and >= 0 (they are the "
-                             "capacity sent to i−1 and i+1); a negative rate makes Δ_ii > −(left+right) and "
-                             "I + εΔ no capacity matrix")
+    if (
+        np.any(left < 0)
+        or np.any(right < 0)
+        or not (np.all(np.isfinite(left)) and np.all(np.isfinite(right)))
+    ):
+        raise ParameterError(
+            "left and right rates of a diffusion step must be finite and >= 0 (they are the "
+            "capacity sent to i−1 and i+1); a negative rate makes Δ_ii > −(left+right) and "
+            "I + εΔ no capacity matrix"
+        )
     idx = np.arange(n)
     Dl = np.zeros((n, n))
     Dl[(idx - 1) % n, idx] += left
@@ -65,7 +69,9 @@ def local_delta(n: int, left: np.ndarray | float, right: np.ndarray | float) -> 
     return Dl
 
 
-def residual_layer(n: int, eps: float, left: np.ndarray | float, right: np.ndarray | float) -> np.ndarray:
+def residual_layer(
+    n: int, eps: float, left: np.ndarray | float, right: np.ndarray | float
+) -> np.ndarray:
     """D = I + εΔ with Δ = :func:`local_delta` (n, left, right) [Eq. 29], checked to be a capacity
     matrix: its diagonal 1 − ε(left + right) must be ≥ 0 (else D has negative entries, is not a
     diffusion step, and the straight-path weight Π D_ii can turn negative — e.g. ε = 1, L = 1)."""
@@ -73,16 +79,22 @@ def residual_layer(n: int, eps: float, left: np.ndarray | float, right: np.ndarr
     Dl = local_delta(n, left, right)
     worst = float(np.max(-np.diag(Dl))) * eps
     if worst > 1.0:
-        raise ParameterError(f"eps·(left+right) reaches {worst:.3g} > 1: I + εΔ has a negative diagonal; "
-                             "use more layers (smaller ε = 1/L) or smaller rates")
+        raise ParameterError(
+            f"eps·(left+right) reaches {worst:.3g} > 1: I + εΔ has a negative diagonal; "
+            "use more layers (smaller ε = 1/L) or smaller rates"
+        )
     return np.eye(n) + eps * Dl
 
 
-def heat_kernel(x: np.ndarray, x0: float, diffusion: float, t: float, drift: float = 0.0) -> np.ndarray:
+def heat_kernel(
+    x: np.ndarray, x0: float, diffusion: float, t: float, drift: float = 0.0
+) -> np.ndarray:
     """Eq. 34 (with drift, Eq. 32): exp(−(x−x0−vt)²/(4𝒟t)) / √(4π𝒟t)."""
     diffusion, t = check_positive("diffusion", diffusion), check_positive("t", t)
     x = np.asarray(x, dtype=np.float64)
-    return np.exp(-((x - x0 - drift * t) ** 2) / (4 * diffusion * t)) / math.sqrt(4 * math.pi * diffusion * t)
+    return np.exp(-((x - x0 - drift * t) ** 2) / (4 * diffusion * t)) / math.sqrt(
+        4 * math.pi * diffusion * t
+    )
 
 
 def circular_moments(kappa: np.ndarray, center: int) -> tuple[float, float, float]:
@@ -98,7 +110,8 @@ def circular_moments(kappa: np.ndarray, center: int) -> tuple[float, float, floa
 
 
 def straight_path_weight(Ds: Sequence[np.ndarray], i: int) -> np.ndarray:
-    """w_max after k layers, Π_{l>L−k} (D_l)_ii for k = 0..L [Eqs. 35–36] (cumulative from the top)."""
+    """w_max after k layers, Π_{l>L−k} (D_l)_ii for k = 0..L [Eqs. 35–36] (cumulative from the
+    top)."""
     d = np.array([np.asarray(D)[i, i] for D in reversed(list(Ds))])
     return np.concatenate([[1.0], np.cumprod(d)])
 
@@ -110,8 +123,6 @@ ARCHS: tuple[str, ...] = ("plain", "residual")
 
 
 def _act_torch(name: str, z: Any, unit_seed: Any) -> Any:
-    import torch
-
     if name == "relu":
         return math.sqrt(2.0) * torch.relu(z)  # η ∈ {0, √2}: α² + β² = 2 (Eq. 12)
     if name == "linear":
@@ -122,8 +133,6 @@ def _act_torch(name: str, z: Any, unit_seed: Any) -> Any:
 
 
 def _circ_conv(x: Any, W: Any) -> Any:
-    import torch.nn.functional as F
-
     k = W.shape[-1]
     return F.conv1d(F.pad(x, (k // 2, k // 2), mode="circular"), W)
 
@@ -155,17 +164,23 @@ def conv_net_gradients(
     standard error; ``pred`` the capacity network D_1⋯D_L(a∘a) summed over channels, with
     D_l = W_l∘W_l (plain) or I + s²·W_l∘W_l (residual), acting backwards like the gradient
     [Eq. 28; "capacities and gradients, two sides of the same coin"]; ``g2_batches`` the per-batch
-    means; ``g2_total`` (n_nets, inputs) the total squared gradient Σ_{c,x} g² of every input (i.i.d.
-    over inputs for a fixed network: the standard error of its mean has inputs − 1 d.o.f.).
+    means; ``g2_total`` (n_nets, inputs) the total squared gradient Σ_{c,x} g² of every input
+    (i.i.d. over inputs for a fixed network: the standard error of its mean has inputs − 1 d.o.f.).
     """
-    import torch
-
     check_choice("arch", arch, ARCHS)
     check_choice("activation", activation, NET_ACTIVATIONS)
     depth, channels, length, n_inputs, n_nets, kernel, batch = (
-        check_positive_int(k, v) for k, v in (("depth", depth), ("channels", channels), ("length", length),
-                                              ("n_inputs", n_inputs), ("n_nets", n_nets), ("kernel", kernel),
-                                              ("batch", batch)))
+        check_positive_int(k, v)
+        for k, v in (
+            ("depth", depth),
+            ("channels", channels),
+            ("length", length),
+            ("n_inputs", n_inputs),
+            ("n_nets", n_nets),
+            ("kernel", kernel),
+            ("batch", batch),
+        )
+    )
     s = check_positive("res_scale", res_scale) if arch == "residual" else 0.0
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(int(seed))
@@ -174,10 +189,20 @@ def conv_net_gradients(
     G2, SE, PRED, GB, TOT = [], [], [], [], []
     pos = torch.arange(length, device=dev)
     for _ in range(n_nets):
-        Ws = [torch.randn(channels, channels, kernel, generator=gen, dtype=torch.float64).to(dev)
-              / math.sqrt(kernel * channels) for _ in range(depth)]
-        seeds = [((l + 1) * 7919 + torch.arange(channels, device=dev)[:, None] * length + pos[None, :]
-                  + int(torch.randint(1 << 30, (1,), generator=gen))) for l in range(depth)]
+        Ws = [
+            torch.randn(channels, channels, kernel, generator=gen, dtype=torch.float64).to(dev)
+            / math.sqrt(kernel * channels)
+            for _ in range(depth)
+        ]
+        seeds = [
+            (
+                (l + 1) * 7919
+                + torch.arange(channels, device=dev)[:, None] * length
+                + pos[None, :]
+                + int(torch.randint(1 << 30, (1,), generator=gen))
+            )
+            for l in range(depth)
+        ]
         sums = torch.zeros(length, dtype=torch.float64, device=dev)
         sq = torch.zeros(length, dtype=torch.float64, device=dev)
         per_batch, per_input = [], []
@@ -188,7 +213,9 @@ def conv_net_gradients(
             for l, W in enumerate(Ws):
                 if arch == "plain":
                     x = _circ_conv(x, W)
-                    if l < depth - 1:  # linear read-out layer: a deep ReLU unit can be dead on all inputs
+                    if (
+                        l < depth - 1
+                    ):  # linear read-out layer: a deep ReLU unit can be dead on all inputs
                         x = _act_torch(activation, x, seeds[l])
                 else:
                     x = x + s * _circ_conv(_act_torch(activation, x, seeds[l]), W)
@@ -212,14 +239,17 @@ def conv_net_gradients(
             back = _circ_conv_transpose(v, W * W)
             v = back if arch == "plain" else v + s * s * back
         PRED.append(v[0].sum(0).cpu().numpy())
-    return {"g2": np.stack(G2), "g2_se": np.stack(SE), "pred": np.stack(PRED), "g2_batches": np.stack(GB),
-            "g2_total": np.stack(TOT)}
+    return {
+        "g2": np.stack(G2),
+        "g2_se": np.stack(SE),
+        "pred": np.stack(PRED),
+        "g2_batches": np.stack(GB),
+        "g2_total": np.stack(TOT),
+    }
 
 
 def _circ_conv_transpose(v: Any, W: Any) -> Any:
     """Adjoint of :func:`_circ_conv` (the backward map of a circular convolution)."""
-    import torch.nn.functional as F
-
     k = W.shape[-1]
     p = k // 2
     # adjoint of circular conv = circular correlation with flipped, transposed kernel
@@ -258,11 +288,11 @@ def shattering_gradients(
     Output f = aᵀh/√width.  Returns ``grads`` (n_nets, n_points) and ``corr`` (n_nets,) the
     correlation between g(x_k) and g(x_{k+1}) over k.
     """
-    import torch
-
     check_choice("arch", arch, ARCHS)
-    depth, width, n_points, n_nets = (check_positive_int(k, v) for k, v in
-                                       (("depth", depth), ("width", width), ("n_points", n_points), ("n_nets", n_nets)))
+    depth, width, n_points, n_nets = (
+        check_positive_int(k, v)
+        for k, v in (("depth", depth), ("width", width), ("n_points", n_points), ("n_nets", n_nets))
+    )
     s = check_positive("res_scale", res_scale)
     gen = torch.Generator().manual_seed(int(seed))
     xs = torch.linspace(-x_range, x_range, n_points, dtype=torch.float64)
@@ -288,22 +318,6 @@ def shattering_gradients(
     return {"grads": np.stack(G), "corr": np.array(C)}
 
 
-def residual_diffusion_profiles(
-    *, ring: int, layers: int, a_lo: float, a_hi: float, envs: int, seed: int
-) -> dict[str, np.ndarray]:
-    """Capacity profiles of a Dirac at the centre of a ring of ``ring`` units through ``layers``
-    random residual layers D_l = I + Δ_l/L (:func:`residual_layer`, a, b ~ U(a_lo, a_hi) per layer
-    and position, stream ("env", e)). Returns ``profiles`` (envs, layers + 1, ring) in float32."""
-    eps = 1.0 / layers
-    prof = np.zeros((envs, layers + 1, ring))
-    for e in range(envs):
-        r = stream(seed, "env", e)
-        Dl = [residual_layer(ring, eps, r.uniform(a_lo, a_hi, ring), r.uniform(a_lo, a_hi, ring))
-              for _ in range(layers)]
-        prof[e] = capacity_network(Dl, np.eye(ring)[ring // 2])
-    return {"profiles": prof.astype(np.float32)}
-
-
 def walk_excess_kurtosis(p_step: float, steps: int) -> float:
     """Excess kurtosis γ₂ of a lazy lattice walk of ``steps`` steps ±1 with probability ``p_step``
     each: (1/(2p) − 3)/steps."""
@@ -313,186 +327,15 @@ def walk_excess_kurtosis(p_step: float, steps: int) -> float:
 def edgeworth_l1(gamma2: float, gamma1: float = 0.0) -> float:
     """L1 size E|γ₁He₃(u)/6 + γ₂He₄(u)/24|, u ~ N(0, 1), of the leading Edgeworth correction to a
     Gaussian (skewness γ₁, excess kurtosis γ₂); |γ₂|·E|He₄|/24 for a symmetric walk."""
-    from scipy import integrate
-
     def f(u: float) -> float:
-        return abs(gamma1 * (u**3 - 3 * u) / 6 + gamma2 * (u**4 - 6 * u**2 + 3) / 24) * math.exp(-u * u / 2)
+        return abs(gamma1 * (u**3 - 3 * u) / 6 + gamma2 * (u**4 - 6 * u**2 + 3) / 24) * math.exp(
+            -u * u / 2
+        )
 
-    val, _ = integrate.quad(f, -12, 12, limit=200, points=[-3.0, -math.sqrt(3), -1.0, 0.0, 1.0, math.sqrt(3), 3.0])
+    val, _ = integrate.quad(
+        f, -12, 12, limit=200, points=[-3.0, -math.sqrt(3), -1.0, 0.0, 1.0, math.sqrt(3), 3.0]
+    )
     return val / math.sqrt(2 * math.pi)
-
-
-def residual_diffusion_summary(profiles: np.ndarray, diffusion: float) -> dict[str, Any]:
-    """What chapter 2 reads from the profiles (envs, L + 1, ring) of :func:`residual_diffusion_profiles`.
-
-    ``mu``, ``var``, ``m2`` (envs, L + 1): circular mean, variance and second moment about the source;
-    ``mean_profile``; ``k_avg``: the exact profile of the network-averaged walk (Δ ≡ 𝒟) after L
-    layers; ``l1``: its L1 distance to the Gaussian of Eq. 34 at t = 1; ``edge``: the Edgeworth size
-    of :func:`edgeworth_l1`; ``slope_net`` per network the fitted slope of m2 over 2𝒟ε per layer;
-    ``drift_rel`` the rms final mean position over the final width; ``noise_l1`` the L1 distance of
-    the mean final profile to ``k_avg``."""
-    from .stats import linear_fit
-
-    envs, L1, ring = profiles.shape
-    L, c0 = L1 - 1, ring // 2
-    eps = 1.0 / L
-    _, mu, var = circular_moments(profiles, c0)
-    m2 = var + mu**2
-    k_layers = np.arange(L + 1)
-    mean_prof = profiles.mean(0)
-    x = np.arange(ring)
-    k_avg = capacity_network([residual_layer(ring, eps, diffusion, diffusion)] * L, np.eye(ring)[c0])[-1]
-    l1 = float(np.abs(k_avg - heat_kernel(x, c0, diffusion, 1.0)).sum())
-    edge = edgeworth_l1(walk_excess_kurtosis(eps * diffusion, L))
-    slope_net = np.array([linear_fit(k_layers, m2[e])["slope"] for e in range(envs)]) / (2 * diffusion * eps)
-    return {"mu": mu, "var": var, "m2": m2, "mean_profile": mean_prof, "k_avg": k_avg, "l1": l1, "edge": edge,
-            "slope_net": slope_net, "drift_rel": float(np.sqrt(np.mean(mu[:, -1] ** 2) / np.mean(var[:, -1]))),
-            "noise_l1": float(np.abs(mean_prof[-1] - k_avg).sum())}
-
-
-def erf_gradients(
-    *, depths: Sequence[int], channels: int, length: int, inputs: int, nets: int, res_scale: float, seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`conv_net_gradients` of plain and residual ReLU nets at every depth, torch seed of
-    stream ("erf", arch, depth). Returns ``{arch}_{depth}_g2`` and ``{arch}_{depth}_pred``."""
-    out = {}
-    for arch in ARCHS:
-        for d in depths:
-            r = conv_net_gradients(arch=arch, activation="relu", depth=d, channels=channels, length=length,
-                                   n_inputs=inputs, n_nets=nets, seed=stream_seed(seed, "erf", arch, d),
-                                   res_scale=res_scale, device=device)
-            out[f"{arch}_{d}_g2"] = r["g2"]
-            out[f"{arch}_{d}_pred"] = r["pred"]
-    return out
-
-
-def erf_width_fit(g2_by_depth: Sequence[np.ndarray], depths: Sequence[float]) -> tuple[np.ndarray, Any]:
-    """Variances of the mean-squared-gradient profiles (one (nets, length) array per depth, centred
-    at length // 2) and the exponent γ of width ∝ depth^γ: one log-log fit of ½ log variance on
-    log depth per network, mean and SE over networks. Returns (V (depths, nets), Estimate)."""
-    from .stats import estimate, linear_fit
-
-    V = np.array([circular_moments(g, np.shape(g)[-1] // 2)[2] for g in g2_by_depth])
-    logd = np.log(np.asarray(depths, float))
-    return V, estimate([linear_fit(logd, 0.5 * np.log(V[:, i]))["slope"] for i in range(V.shape[1])])
-
-
-def pseudo_random_gradients(
-    *, depth: int, channels: int, length: int, inputs: int, nets: int, res_scale: float, seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`conv_net_gradients` of the same plain and residual networks (torch seed of stream
-    ("pr", arch)) with pseudo-random and with ReLU activations; keys ``{arch}_{activation}_{key}``."""
-    out = {}
-    for arch in ARCHS:
-        for act in ("pseudo_random", "relu"):
-            r = conv_net_gradients(arch=arch, activation=act, depth=depth, channels=channels, length=length,
-                                   n_inputs=inputs, n_nets=nets, seed=stream_seed(seed, "pr", arch),
-                                   res_scale=res_scale, device=device)
-            for k, v in r.items():
-                out[f"{arch}_{act}_{k}"] = v
-    return out
-
-
-def gradient_total_ratios(g2_total: np.ndarray, pred: np.ndarray) -> list[Any]:
-    """Per network, the mean over inputs (and its SE, inputs − 1 d.o.f.) of the total squared
-    gradient over the total of the capacity network, Σ D₁⋯D_L(a∘a)."""
-    from .stats import estimate
-
-    return [estimate(g2_total[i] / pred[i].sum()) for i in range(len(pred))]
-
-
-def largest_deviation_interval(estimates: Sequence[Any], confidence: float) -> tuple[float, float, float]:
-    """Interval for max_i |r_i − 1| over networks from per-network estimates r_i (mean, se, dof):
-    the hull of the folded intervals |[r_i − 1 ± q·se_i]|, simultaneous at ``confidence`` over the
-    networks (Bonferroni, the t quantile of the first estimate's d.o.f.). Returns (lo, hi, max |mean − 1|)."""
-    from .stats import t_quantile
-
-    q = t_quantile(1 - (1 - confidence) / len(estimates), estimates[0].dof)
-    folded = []
-    for e in estimates:
-        lo, hi = e.mean - 1 - q * e.se, e.mean - 1 + q * e.se
-        folded.append((0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)), abs(e.mean - 1)))
-    folded = np.array(folded)
-    return float(folded[:, 0].max()), float(folded[:, 1].max()), float(folded[:, 2].max())
-
-
-def straight_path_curves(depths: Sequence[int], seed: int) -> dict[str, np.ndarray]:
-    """w_max after L layers for residual layers I + Δ/L on 5 units (a, b ~ U(0.25, 0.75), stream
-    ("wmax", L)) with the exp(Σ εΔ_ii) of Eq. 36, and for uniform plain layers of receptive field 3 and 5."""
-    w_res, w_res_pred, w_plain3, w_plain5 = [], [], [], []
-    for Lk in depths:
-        r = stream(seed, "wmax", int(Lk))
-        ab = r.uniform(0.25, 0.75, size=(Lk, 2))
-        Dl = [residual_layer(5, 1.0 / Lk, a, b) for a, b in ab]
-        w_res.append(straight_path_weight(Dl, 2)[-1])
-        w_res_pred.append(math.exp(-(ab.sum(1) / Lk).sum()))
-        w_plain3.append(straight_path_weight([stochastic_matrix(np.ones((3, 3)))] * Lk, 1)[-1])
-        w_plain5.append(straight_path_weight([stochastic_matrix(np.ones((5, 5)))] * Lk, 2)[-1])
-    return {k: np.array(v) for k, v in
-            (("w_res", w_res), ("w_res_pred", w_res_pred), ("w_plain3", w_plain3), ("w_plain5", w_plain5))}
-
-
-def shattering_table(
-    *, depths: Sequence[int], width: int, points: int, nets: int, res_scale: float, seed: int
-) -> dict[str, np.ndarray]:
-    """:func:`shattering_gradients` of plain and residual nets at every depth (torch seed of stream
-    ("shatter", arch, depth)). Returns ``{arch}_{depth}_corr`` and the first net's ``{arch}_{depth}_grad0``."""
-    out = {}
-    for arch in ARCHS:
-        for d in depths:
-            r = shattering_gradients(arch=arch, depth=d, width=width, n_points=points, n_nets=nets,
-                                     seed=stream_seed(seed, "shatter", arch, d), res_scale=res_scale)
-            out[f"{arch}_{d}_corr"] = r["corr"]
-            out[f"{arch}_{d}_grad0"] = r["grads"][0]
-    return out
-
-
-def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """Difference of the means of two independent samples, its standard error and the
-    Welch–Satterthwaite degrees of freedom."""
-    from .stats import estimate
-
-    ea, eb = estimate(a), estimate(b)
-    va, vb = ea.se**2, eb.se**2
-    return ea.mean - eb.mean, math.sqrt(va + vb), (va + vb) ** 2 / (va**2 / ea.dof + vb**2 / eb.dof)
-
-
-def drift_limit(*, ring: int, left: float, right: float, layers: Sequence[int]) -> dict[str, Any]:
-    """The deep limit of Eq. 29 with a layer-independent, translation-invariant Δ that drifts
-    (column i sends ``left`` to i−1 and ``right`` to i+1): a Dirac at the ring's centre through L
-    layers I + Δ/L, for every L of ``layers``, against the two limits of the paper.
-
-    * Eq. 30: π(1) = exp(Δ)π(0) (scipy's expm); ``l1_expm`` (len(layers),) the L1 distance of
-      (I + Δ/L)^L δ to it — the Euler step of Eq. 30, first order in ε = 1/L;
-    * Eq. 32: the Gaussian of drift v = right − left and 𝒟 = (left + right)/2 at t = 1 (the
-      continuum limit of Eq. 30, Eq. 31); ``l1_eq32`` the L1 distance of exp(Δ)δ to it, and ``edge``
-      the leading Edgeworth term of exp(Δ)δ, a continuous-time walk whose cumulants are
-      κ_n = right + (−1)^n left: skewness v/(2𝒟)^{3/2}, excess kurtosis 1/(2𝒟).
-
-    Returns also ``profile_expm``, ``profiles`` (len(layers), ring) and ``gauss`` (ring,)."""
-    from scipy.linalg import expm
-
-    ring = check_positive_int("ring", ring)
-    Ls = [check_positive_int("layers", L) for L in layers]
-    c0 = ring // 2
-    Dl = local_delta(ring, left, right)
-    delta = np.eye(ring)[c0]
-    pi1 = expm(Dl) @ delta
-    profs = []
-    for L in Ls:
-        D = residual_layer(ring, 1.0 / L, left, right)
-        k = delta.copy()
-        for _ in range(L):
-            k = D @ k
-        profs.append(k)
-    profs = np.array(profs)
-    v, diff = right - left, (left + right) / 2
-    gauss = heat_kernel(np.arange(ring), c0, diff, 1.0, drift=v)
-    return {"layers": np.array(Ls), "profiles": profs, "profile_expm": pi1, "gauss": gauss,
-            "l1_expm": np.abs(profs - pi1).sum(1), "l1_eq32": float(np.abs(pi1 - gauss).sum()),
-            "edge": edgeworth_l1(1.0 / (2 * diff), v / (2 * diff) ** 1.5), "drift": v, "diffusion": diff}
 
 
 def residual_step(tau: float, depth: int) -> float:
@@ -507,28 +350,48 @@ def residual_step(tau: float, depth: int) -> float:
 
 
 def residual_layer_profiles(
-    *, depth: int, res_scale: float, channels: int, length: int, n_inputs: int, n_nets: int, seed: int,
-    kernel: int = 3, batch: int = 128, device: str = "cpu",
+    *,
+    depth: int,
+    res_scale: float,
+    channels: int,
+    length: int,
+    n_inputs: int,
+    n_nets: int,
+    seed: int,
+    kernel: int = 3,
+    batch: int = 128,
+    device: str = "cpu",
 ) -> np.ndarray:
     """Mean squared gradient of one output unit (channel 0, centre) with respect to *every* layer
     x_l, l = 0..L, of random residual √2·ReLU conv nets x_l = x_{l−1} + s·W_l * f(x_{l−1}) (as
     :func:`conv_net_gradients`, float32): the effective receptive field at t = (L − l)/L.
 
     Returns (n_nets, depth + 1, length): Σ_c E_x[(∂y/∂x_l)²] per position."""
-    import torch
-
     depth, channels, length, n_inputs, n_nets, kernel, batch = (
-        check_positive_int(k, v) for k, v in (("depth", depth), ("channels", channels), ("length", length),
-                                              ("n_inputs", n_inputs), ("n_nets", n_nets), ("kernel", kernel),
-                                              ("batch", batch)))
+        check_positive_int(k, v)
+        for k, v in (
+            ("depth", depth),
+            ("channels", channels),
+            ("length", length),
+            ("n_inputs", n_inputs),
+            ("n_nets", n_nets),
+            ("kernel", kernel),
+            ("batch", batch),
+        )
+    )
     s = check_positive("res_scale", res_scale)
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(int(seed))
     nb = max(1, n_inputs // batch)
     out = np.zeros((n_nets, depth + 1, length))
     for i in range(n_nets):
-        Ws = [(torch.randn(channels, channels, kernel, generator=gen) / math.sqrt(kernel * channels)).to(dev)
-              for _ in range(depth)]
+        Ws = [
+            (
+                torch.randn(channels, channels, kernel, generator=gen)
+                / math.sqrt(kernel * channels)
+            ).to(dev)
+            for _ in range(depth)
+        ]
         acc = torch.zeros(depth + 1, length, device=dev)
         for _b in range(nb):
             xs = [torch.randn(batch, channels, length, generator=gen).to(dev).requires_grad_(True)]
@@ -538,60 +401,3 @@ def residual_layer_profiles(
             acc += torch.stack([(g * g).sum(1).mean(0) for g in gs]).detach()
         out[i] = (acc / nb).cpu().numpy()
     return out
-
-
-def residual_t_collapse(
-    *, depths: Sequence[int], tau: float, channels: int, length: int, inputs: int, nets: int, seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`residual_layer_profiles` at every depth L with s = :func:`residual_step` (τ, L), torch
-    seed of stream ("t_collapse", L). Returns ``var_{L}`` (nets, L + 1): the circular variance of the
-    profile at each layer, and ``g2_{L}`` (nets, length): the input-layer profile (t = 1)."""
-    out = {}
-    for L in depths:
-        prof = residual_layer_profiles(depth=L, res_scale=residual_step(tau, L), channels=channels, length=length,
-                                       n_inputs=inputs, n_nets=nets, seed=stream_seed(seed, "t_collapse", L),
-                                       device=device)
-        out[f"var_{L}"] = circular_moments(prof, length // 2)[2]
-        out[f"g2_{L}"] = prof[:, 0]
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# The numbers Chapter 2's claims and prose read from the runs above
-# ------------------------------------------------------------------------------------------------
-def convergence_rate(layers: Sequence[float], l1: Sequence[float], skip: int = 1) -> dict[str, float]:
-    """Log-log least-squares slope of the L1 distance against the depth L = 1/ε (``linear_fit`` of
-    log l1 on log L, the first ``skip`` depths left out): −1 for the explicit Euler scheme
-    (I + εΔ)^{1/ε} of Donier's Eq. 30, whose error is first order in ε."""
-    layers, l1 = np.asarray(layers, float), np.asarray(l1, float)
-    if layers.shape != l1.shape or layers.size - skip < 2:
-        raise ParameterError(f"layers and l1 must match with at least skip + 2 = {skip + 2} points")
-    from .stats import linear_fit
-
-    return linear_fit(np.log(layers[skip:]), np.log(l1[skip:]))
-
-
-def variance_ratio(variances: np.ndarray, predicted: float) -> Any:
-    """Measured ERF variances (one per network) over the capacity network's prediction, estimated
-    over the networks (:func:`layerwise.stats.estimate`): 1 where Eq. 34's walk describes the nets."""
-    from .stats import estimate
-
-    predicted = check_positive("predicted", predicted)
-    return estimate(np.asarray(variances, float) / predicted)
-
-
-def pooled_ratio(estimates: Sequence[Any]) -> tuple[float, float, float]:
-    """Inverse-variance mean of per-network ratio estimates (mean, se, dof each), its SE and the
-    Welch–Satterthwaite d.o.f. (:func:`layerwise.stats.inverse_variance_mean`)."""
-    from .stats import inverse_variance_mean
-
-    if not estimates:
-        raise ParameterError("estimates must not be empty")
-    return inverse_variance_mean([e.mean for e in estimates], [e.se for e in estimates], [e.dof for e in estimates])
-
-
-def ratio_means(summary: Mapping[tuple[str, str], Sequence[Any]], activation: str) -> np.ndarray:
-    """The per-network mean ratios of ``activation`` over both architectures (plain first), from
-    ``{(arch, activation): [Estimate per network]}`` of :func:`gradient_total_ratios`."""
-    return np.array([e.mean for a in ARCHS for e in summary[(a, activation)]])

@@ -13,20 +13,38 @@ from ..capacity import activation_label, eta_levels, nu_closed_form
 from ..plotting import CMAP
 
 
-def nu_scale(table: np.ndarray, cases: Sequence[Sequence[Any]],
-             fixed: Mapping[str, np.ndarray] | None = None) -> Any:
-    """ν per activation: the idealised Monte-Carlo ± 3 SE (columns 0, 1 of ``table``; a check of Eq. 13),
-    Eq. 13 (column 4), and for each entry of ``fixed`` (label → (cases, layers·pairs) off-diagonal ratios
-    of fixed layers) their mean with the ± 1 SD spread over layers and unit pairs."""
+def nu_scale(
+    table: np.ndarray, cases: Sequence[Sequence[Any]], fixed: Mapping[str, np.ndarray] | None = None
+) -> Any:
+    """ν per activation: the idealised Monte-Carlo ± 3 SE (columns 0, 1 of ``table``; a check of Eq.
+    13), Eq. 13 (column 4), and for each entry of ``fixed`` (label → (cases, layers·pairs)
+    off-diagonal ratios of fixed layers) their mean with the ± 1 SD spread over layers and unit
+    pairs."""
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     x = np.arange(len(cases))
     fixed = fixed or {}
     off = np.linspace(-0.22, 0.22, len(fixed) + 1)
-    ax.errorbar(x + off[0], table[:, 0], yerr=3 * table[:, 1], fmt="o", ms=5, capsize=4, color="C0",
-                label="idealised: fresh P (± 3 SE)")
+    ax.errorbar(
+        x + off[0],
+        table[:, 0],
+        yerr=3 * table[:, 1],
+        fmt="o",
+        ms=5,
+        capsize=4,
+        color="C0",
+        label="idealised: fresh P (± 3 SE)",
+    )
     for k, (label, R) in enumerate(fixed.items()):
-        ax.errorbar(x + off[k + 1], R.mean(1), yerr=R.std(1), fmt="s", ms=5, capsize=4, color=f"C{k + 2}",
-                    label=label)
+        ax.errorbar(
+            x + off[k + 1],
+            R.mean(1),
+            yerr=R.std(1),
+            fmt="s",
+            ms=5,
+            capsize=4,
+            color=f"C{k + 2}",
+            label=label,
+        )
     ax.scatter(x, table[:, 4], marker="_", s=700, color="C1", zorder=3, label="Eq. 13")
     ax.set_xticks(x, [activation_label(*c) for c in cases], rotation=20, ha="right")
     ax.set_ylabel("off-diagonal block ratio (ν)")
@@ -34,16 +52,21 @@ def nu_scale(table: np.ndarray, cases: Sequence[Sequence[Any]],
     return fig
 
 
-def augmented_covariance(heat: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]], n: int, m: int) -> Any:
-    """Heat-maps of Σ̃ (``S_k``) of one fixed layer per case in a 2 × 3 grid, block lines every n, the last
-    panel a colour bar (Donier's Fig. 3); sequential colour map on [0, 1] (entries below 0 drawn as 0, marked
-    on the colour bar); titles give ν of Eq. 13 and the range of the fitted off-diagonal ratios (``r_k``)."""
+def augmented_covariance(
+    heat: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]], n: int, m: int
+) -> Any:
+    """Heat-maps of Σ̃ (``S_k``) of one fixed layer per case in a 2 × 3 grid, block lines every n,
+    the last panel a colour bar (Donier's Fig. 3); sequential colour map on [0, 1] (entries below 0
+    drawn as 0, marked on the colour bar); titles give ν of Eq. 13 and the range of the fitted
+    off-diagonal ratios (``r_k``)."""
     fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.8))
-    for k, ((name, slope), ax) in enumerate(zip(cases, axes.flat)):
+    for k, ((name, slope), ax) in enumerate(zip(cases, axes.flat, strict=False)):
         im = ax.imshow(heat[f"S_{k}"], cmap=CMAP, vmin=0, vmax=1)
         r = heat[f"r_{k}"]
-        ax.set_title(f"{activation_label(name, slope)}\nν = {nu_closed_form(name, slope):.2f}; "
-                     f"ratios {r.min():.2f}…{r.max():.2f}")
+        ax.set_title(
+            f"{activation_label(name, slope)}\nν = {nu_closed_form(name, slope):.2f}; "
+            f"ratios {r.min():.2f}…{r.max():.2f}"
+        )
         ax.set_xticks([]), ax.set_yticks([])
         ax.grid(False)
         for b in range(1, m):
@@ -53,15 +76,17 @@ def augmented_covariance(heat: Mapping[str, np.ndarray], cases: Sequence[Sequenc
     return fig
 
 
-def fixed_layer_deviation(ns: np.ndarray, rms: Mapping[str, Mapping[str, Any]],
-                          amplitude: Mapping[str, float]) -> Any:
+def fixed_layer_deviation(
+    ns: np.ndarray, rms: Mapping[str, Mapping[str, Any]], amplitude: Mapping[str, float]
+) -> Any:
     """RMS deviation of the off-diagonal ratios from ν against n, log-log, one panel per input kind
     (``rms``: input label → activation label → (len(ns), layers), or the
-    :func:`layerwise.layer.ratio_deviation_fit` dict holding it as ``rms``); points the mean over layers ±
-    their SD, faint dots the layers, lines the i.i.d. prediction ``amplitude[activation]``/√n (left panel only)."""
+    :func:`layerwise.studies.ch01.ratio_deviation_fit` dict holding it as ``rms``); points the mean
+    over layers ± their SD, faint dots the layers, lines the i.i.d. prediction
+    ``amplitude[activation]``/√n (left panel only)."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
     nf = np.geomspace(ns.min(), ns.max(), 60)
-    for ax, (inp, by_act) in zip(axes, rms.items()):
+    for ax, (inp, by_act) in zip(axes, rms.items(), strict=False):
         for k, (act, R) in enumerate(by_act.items()):
             R = np.asarray(R["rms"] if isinstance(R, Mapping) else R)
             ax.plot(np.repeat(ns, R.shape[1]), R.ravel(), ".", color=f"C{k}", alpha=0.3, ms=3)
@@ -77,20 +102,35 @@ def fixed_layer_deviation(ns: np.ndarray, rms: Mapping[str, Mapping[str, Any]],
 
 
 def footnote3_error(rows: Sequence[np.ndarray], cases: Sequence[Sequence[Any]]) -> Any:
-    """Footnote 3 in two norms, log-log against n: left the relative Frobenius error, right the error along
-    p_j; Monte-Carlo ± 3 SE (from the squared errors and their SEs, columns 1–2 and 4–5 of each ``rows``
+    """Footnote 3 in two norms, log-log against n: left the relative Frobenius error, right the
+    error along p_j; Monte-Carlo ± 3 SE (from the squared errors and their SEs, columns 1–2 and 4–5
+    of each
+    ``rows``
     array) and the closed forms √2(β−α)²/(2π√n) and (β−α)²/(2π) (lines, smooth in n)."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), sharey=True)
-    for k, ((name, slope), R) in enumerate(zip(cases, rows)):
+    for k, ((name, slope), R) in enumerate(zip(cases, rows, strict=False)):
         al, be = eta_levels(name, slope)
         ns = np.geomspace(R[0, 0], R[-1, 0], 60)
-        for ax, col, curve in ((axes[0], 1, np.sqrt(2) * (be - al) ** 2 / (2 * np.pi * np.sqrt(ns))),
-                               (axes[1], 4, np.full_like(ns, (be - al) ** 2 / (2 * np.pi)))):
+        for ax, col, curve in (
+            (axes[0], 1, np.sqrt(2) * (be - al) ** 2 / (2 * np.pi * np.sqrt(ns))),
+            (axes[1], 4, np.full_like(ns, (be - al) ** 2 / (2 * np.pi))),
+        ):
             err = np.sqrt(np.clip(R[:, col], 1e-12, None))
-            ax.errorbar(R[:, 0], err, yerr=3 * R[:, col + 1] / (2 * err), fmt="o", color=f"C{k}", capsize=3,
-                        label=f"{activation_label(name, slope)} (MC ± 3 SE)")
+            ax.errorbar(
+                R[:, 0],
+                err,
+                yerr=3 * R[:, col + 1] / (2 * err),
+                fmt="o",
+                color=f"C{k}",
+                capsize=3,
+                label=f"{activation_label(name, slope)} (MC ± 3 SE)",
+            )
             ax.plot(ns, curve, color=f"C{k}", lw=1)
-    for ax, title in zip(axes, ("Frobenius: ‖E[η_iη_jYYᵀ] − νI‖_F / ‖I‖_F", "along p_j: ‖(E[η_iη_jYYᵀ] − νI) p_j‖")):
+    for ax, title in zip(
+        axes,
+        ("Frobenius: ‖E[η_iη_jYYᵀ] − νI‖_F / ‖I‖_F", "along p_j: ‖(E[η_iη_jYYᵀ] − νI) p_j‖"),
+        strict=False,
+    ):
         ax.set_xscale("log", base=2), ax.set_yscale("log")
         ax.set_xlabel("input dimension n"), ax.set_title(title)
     axes[0].set_ylabel("error of Eq. 13 for a fixed layer")
@@ -98,30 +138,48 @@ def footnote3_error(rows: Sequence[np.ndarray], cases: Sequence[Sequence[Any]]) 
     return fig
 
 
-def intermediate_capacities(res: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]],
-                            inputs: Sequence[str], nu_eq13: Sequence[float]) -> Any:
-    """Left: distance ‖κ_Eq14(ν) − κ_emp‖ against ν (mean over layers) for each input kind and activation,
-    the effective ν̂ (its minimum, mean ± SD over layers) as a marker and Eq. 13's ν as a dotted line.
-    Right: κ_i of the first i.i.d. ReLU layer: Eq. 18 (ν = 1), Eq. 14 at Eq. 13's ν, exact fixed layer,
-    empirical, Eq. 25 (ν = 0)."""
+def intermediate_capacities(
+    res: Mapping[str, np.ndarray],
+    cases: Sequence[Sequence[Any]],
+    inputs: Sequence[str],
+    nu_eq13: Sequence[float],
+) -> Any:
+    """Left: distance ‖κ_Eq14(ν) − κ_emp‖ against ν (mean over layers) for each input kind and
+    activation, the effective ν̂ (its minimum, mean ± SD over layers) as a marker and Eq. 13's ν as
+    a dotted line. Right: κ_i of the first i.i.d. ReLU layer: Eq. 18 (ν = 1), Eq. 14 at Eq. 13's ν,
+    exact fixed layer, empirical, Eq. 25 (ν = 0)."""
     nus, curve, emp = res["nus"], res["curve"], res["emp"]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     ax = axes[0]
     for a, inp in enumerate(inputs):
         for c, case in enumerate(cases):
-            d = np.linalg.norm(curve[a] - emp[a, c][:, None, :], axis=-1).mean(0)   # (draws, grid) → grid
+            d = np.linalg.norm(curve[a] - emp[a, c][:, None, :], axis=-1).mean(
+                0
+            )  # (draws, grid) → grid
             col, ls = f"C{c}", "-" if a == 0 else "--"
             ax.plot(nus, d, color=col, ls=ls, lw=1.2, label=f"{activation_label(*case)}, {inp}")
             nh = res["nu_hat"][a, c]
-            ax.errorbar([nh.mean()], [np.interp(nh.mean(), nus, d)], xerr=[nh.std()], fmt="o", color=col, capsize=3)
+            ax.errorbar(
+                [nh.mean()],
+                [np.interp(nh.mean(), nus, d)],
+                xerr=[nh.std()],
+                fmt="o",
+                color=col,
+                capsize=3,
+            )
     for c, v in enumerate(nu_eq13):
         ax.axvline(v, color=f"C{c}", ls=":", lw=1)
     ax.set_xlabel("ν in Eq. 14"), ax.set_ylabel("‖κ_Eq14(ν) − κ_emp‖₂"), ax.legend()
     ax = axes[1]
     n = emp.shape[-1]
     i13 = int(np.argmin(np.abs(nus - nu_eq13[0])))
-    bars = [("Eq. 18 (ν = 1)", curve[0, 0, -1]), (f"Eq. 14, ν = {nu_eq13[0]:.2f}", curve[0, 0, i13]),
-            ("exact fixed layer", res["exact"][0, 0, 0]), ("empirical", emp[0, 0, 0]), ("Eq. 25 (ν = 0)", res["eq25"][0, 0])]
+    bars = [
+        ("Eq. 18 (ν = 1)", curve[0, 0, -1]),
+        (f"Eq. 14, ν = {nu_eq13[0]:.2f}", curve[0, 0, i13]),
+        ("exact fixed layer", res["exact"][0, 0, 0]),
+        ("empirical", emp[0, 0, 0]),
+        ("Eq. 25 (ν = 0)", res["eq25"][0, 0]),
+    ]
     w = 0.8 / len(bars)
     for k, (label, v) in enumerate(bars):
         ax.bar(np.arange(n) + (k - 2) * w, v, w, label=label, color=f"C{k}")
@@ -132,40 +190,71 @@ def intermediate_capacities(res: Mapping[str, np.ndarray], cases: Sequence[Seque
 
 
 def redundancy(sv: Mapping[str, Mapping[str, np.ndarray]]) -> Any:
-    """Singular values (normalised by the largest) of the two-layer Jacobians, one panel per activation
-    (``sv``: activation label → {"true": …, "augmented (η frozen)": …}), log scale, index sorted."""
+    """Singular values (normalised by the largest) of the two-layer Jacobians, one panel per
+    activation (``sv``: activation label → {"true": …, "augmented (η frozen)": …}), log scale, index
+    sorted."""
     fig, axes = plt.subplots(1, len(sv), figsize=(7.5, 3.4), sharey=True)
-    for ax, (act, d) in zip(np.atleast_1d(axes), sv.items()):
+    for ax, (act, d) in zip(np.atleast_1d(axes), sv.items(), strict=False):
         for k, (label, s) in enumerate(d.items()):
-            ax.semilogy(np.arange(1, len(s) + 1), np.clip(s, 1e-18, None), "o" if k == 0 else "x", ms=4,
-                        color=f"C{k}", label=label)
+            ax.semilogy(
+                np.arange(1, len(s) + 1),
+                np.clip(s, 1e-18, None),
+                "o" if k == 0 else "x",
+                ms=4,
+                color=f"C{k}",
+                label=label,
+            )
         ax.axhline(1e-9, color="gray", lw=0.8, ls=":")
         ax.set_title(act), ax.set_xlabel("index of singular value")
     np.atleast_1d(axes)[0].set_ylabel("σ_k / σ_1"), np.atleast_1d(axes)[0].legend()
     return fig
 
 
-def pseudo_random_capacities(kappa_eq25: np.ndarray, k_mean: np.ndarray, k_se: np.ndarray, sizes: np.ndarray,
-                             errors: np.ndarray, fit: Mapping[str, float]) -> Any:
+def pseudo_random_capacities(
+    kappa_eq25: np.ndarray,
+    k_mean: np.ndarray,
+    k_se: np.ndarray,
+    sizes: np.ndarray,
+    errors: np.ndarray,
+    fit: Mapping[str, float],
+) -> Any:
     """Left: κ_i of Eq. 25 against the empirical capacities at the largest N (± 3 SE), as bars.
     Right: the distance to Eq. 25 against N per replicate, their mean, and the N^{-1/2} guide."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
     n, w = len(kappa_eq25), 0.38
     ax.bar(np.arange(n) - w / 2, kappa_eq25, w, label="Eq. 25: (P∘P)κ^φ")
-    ax.bar(np.arange(n) + w / 2, k_mean, w, yerr=3 * k_se, capsize=3, label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)")
+    ax.bar(
+        np.arange(n) + w / 2,
+        k_mean,
+        w,
+        yerr=3 * k_se,
+        capsize=3,
+        label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)",
+    )
     ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend()
     ax = axes[1]
     ax.loglog(np.repeat(sizes, errors.shape[1]), errors.ravel(), ".", alpha=0.5, label="replicates")
-    ax.loglog(sizes, errors.mean(1), "o-", label=f"mean; slope {fit['slope']:.2f} ± {fit['slope_se']:.2f}")
-    ax.loglog(sizes, errors.mean(1)[0] * (sizes / sizes[0]) ** -0.5, "k--", lw=1, label=r"$\propto N^{-1/2}$")
+    ax.loglog(
+        sizes, errors.mean(1), "o-", label=f"mean; slope {fit['slope']:.2f} ± {fit['slope_se']:.2f}"
+    )
+    ax.loglog(
+        sizes,
+        errors.mean(1)[0] * (sizes / sizes[0]) ** -0.5,
+        "k--",
+        lw=1,
+        label=r"$\propto N^{-1/2}$",
+    )
     ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend()
     return fig
 
 
-def smooth_nu(q_fine: np.ndarray, quad: Mapping[str, np.ndarray], mc: Mapping[str, np.ndarray]) -> Any:
-    """ν(f; q) of smooth activations: quadrature on ``q_fine`` (lines) and Monte-Carlo rows (q, ν, SE)
-    ± 3 SE (points), one colour per activation in the order of ``quad``; ReLU's ½ and 1 dotted."""
+def smooth_nu(
+    q_fine: np.ndarray, quad: Mapping[str, np.ndarray], mc: Mapping[str, np.ndarray]
+) -> Any:
+    """ν(f; q) of smooth activations: quadrature on ``q_fine`` (lines) and Monte-Carlo rows (q, ν,
+    SE) ± 3 SE (points), one colour per activation in the order of ``quad``; ReLU's ½ and 1
+    dotted."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for k, name in enumerate(quad):
         ax.plot(q_fine, quad[name], color=f"C{k}", label=f"{name} (quadrature)")
@@ -173,7 +262,11 @@ def smooth_nu(q_fine: np.ndarray, quad: Mapping[str, np.ndarray], mc: Mapping[st
         ax.errorbar(R[:, 0], R[:, 1], yerr=3 * R[:, 2], fmt="o", ms=3.5, color=f"C{k}", capsize=2)
     ax.axhline(1, color="gray", lw=0.8, ls=":"), ax.axhline(0.5, color="gray", lw=0.8, ls=":")
     ax.text(0.011, 0.46, "ReLU, ν = ½", color="gray")
-    ax.set_xscale("log"), ax.set_xlabel("pre-activation variance q"), ax.set_ylabel("ν(f; q) = (E η)² / E η²")
+    (
+        ax.set_xscale("log"),
+        ax.set_xlabel("pre-activation variance q"),
+        ax.set_ylabel("ν(f; q) = (E η)² / E η²"),
+    )
     ax.set_ylim(0, 1.05)
     ax.legend()
     return fig

@@ -17,17 +17,24 @@ from ..stats import mean_se
 ARCHS = ("plain", "residual")
 
 
-def residual_diffusion(mean_profile: np.ndarray, profile0: np.ndarray, m2: np.ndarray, mu: np.ndarray,
-                       diffusion: float, ts: Sequence[float]) -> Any:
+def residual_diffusion(
+    mean_profile: np.ndarray,
+    profile0: np.ndarray,
+    m2: np.ndarray,
+    mu: np.ndarray,
+    diffusion: float,
+    ts: Sequence[float],
+) -> Any:
     """Left: capacity profiles (layers + 1, ring) at t = k/L around the source (the ring's centre),
     mean over networks (dots), network 0 (thin lines) and Eq. 34 (black). Right: second moment
-    (mean ± 3 SE over networks), 2𝒟t and the mean position against the number of layers traversed."""
+    (mean ± 3 SE over networks), 2𝒟t and the mean position against the number of layers
+    traversed."""
     L, ring = mean_profile.shape[0] - 1, mean_profile.shape[1]
     c0, x, k_layers = ring // 2, np.arange(ring), np.arange(L + 1)
     xf = np.linspace(-35, 35, 701)
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     ax = axes[0]
-    for c, t in zip(depth_colors(len(ts) + 1), ts):
+    for c, t in zip(depth_colors(len(ts) + 1), ts, strict=False):
         k = int(round(t * L))
         ax.plot(x - c0, mean_profile[k], "o", ms=2.5, color=c, label=f"t = {t}")
         ax.plot(x - c0, profile0[k], "-", lw=0.6, color=c, alpha=0.6)
@@ -36,7 +43,9 @@ def residual_diffusion(mean_profile: np.ndarray, profile0: np.ndarray, m2: np.nd
     ax.legend()
     ax = axes[1]
     m2_mean, m2_se = mean_se(m2)
-    ax.fill_between(k_layers, m2_mean - 3 * m2_se, m2_mean + 3 * m2_se, alpha=0.3, label="mean ± 3 SE")
+    ax.fill_between(
+        k_layers, m2_mean - 3 * m2_se, m2_mean + 3 * m2_se, alpha=0.3, label="mean ± 3 SE"
+    )
     ax.plot(k_layers, m2_mean, label="second moment")
     ax.plot(k_layers, 2 * diffusion * k_layers / L, "k--", lw=1, label="2𝒟t, Eq. 34")
     ax.plot(k_layers, mu.mean(0), label="mean position")
@@ -44,9 +53,13 @@ def residual_diffusion(mean_profile: np.ndarray, profile0: np.ndarray, m2: np.nd
     return fig
 
 
-def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Sequence[int],
-                              var: Mapping[str, np.ndarray], fits: Mapping[str, Any],
-                              var_per_layer: Mapping[str, float]) -> Any:
+def effective_receptive_field(
+    g2: Mapping[str, Sequence[np.ndarray]],
+    depths: Sequence[int],
+    var: Mapping[str, np.ndarray],
+    fits: Mapping[str, Any],
+    var_per_layer: Mapping[str, float],
+) -> Any:
     """Top: normalised mean squared gradient profiles (``g2[arch]``: one (nets, length) array per
     depth) for plain and residual nets (dots) against the capacity network's Gaussian (lines).
     Bottom: ERF width √variance (``var[arch]``, (depths, nets)) ± 3 SE against depth, log-log,
@@ -55,7 +68,7 @@ def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Se
     fig, axd = plt.subplot_mosaic([["plain", "residual"], ["width", "width"]], figsize=(7.5, 6.2))
     for j, arch in enumerate(ARCHS):
         ax, vpl, f = axd[arch], var_per_layer[arch], fits[arch]
-        for c, d, g in zip(depth_colors(len(depths) + 1), depths, g2[arch]):
+        for c, d, g in zip(depth_colors(len(depths) + 1), depths, g2[arch], strict=False):
             prof = g.mean(0) / g.mean(0).sum()
             xs = np.arange(g.shape[-1]) - g.shape[-1] // 2
             ax.plot(xs, prof, "o", ms=2.5, color=c, label=f"depth {d}")
@@ -64,10 +77,23 @@ def effective_receptive_field(g2: Mapping[str, Sequence[np.ndarray]], depths: Se
         ax.set_xlim(-20, 20), ax.set_title(f"{arch}")
         ax.set_xlabel("input position"), ax.legend()
         vm, vse = mean_se(var[arch], axis=1)
-        axd["width"].errorbar(depths_f, np.sqrt(vm), yerr=3 * vse / (2 * np.sqrt(vm)), fmt="o", color=f"C{j}",
-                              capsize=3, label=f"{arch}: width ∝ depth^{f.mean:.3f}±{f.se:.3f}")
-        axd["width"].plot(depths_f, np.sqrt(vpl * depths_f), "--", color=f"C{j}", lw=1,
-                          label=f"{arch}: capacity √({vpl:.3g}·depth)")
+        axd["width"].errorbar(
+            depths_f,
+            np.sqrt(vm),
+            yerr=3 * vse / (2 * np.sqrt(vm)),
+            fmt="o",
+            color=f"C{j}",
+            capsize=3,
+            label=f"{arch}: width ∝ depth^{f.mean:.3f}±{f.se:.3f}",
+        )
+        axd["width"].plot(
+            depths_f,
+            np.sqrt(vpl * depths_f),
+            "--",
+            color=f"C{j}",
+            lw=1,
+            label=f"{arch}: capacity √({vpl:.3g}·depth)",
+        )
     axd["plain"].set_ylabel("normalised mean squared gradient")
     axd["width"].set_xscale("log", base=2), axd["width"].set_yscale("log", base=2)
     axd["width"].set_xlabel("depth"), axd["width"].set_ylabel("ERF width (std, positions)")
@@ -80,7 +106,7 @@ def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
     (``{arch}_pseudo_random_g2``) and ReLU (``{arch}_relu_g2``) activations against the capacity
     network D₁⋯D_L(a∘a) (``{arch}_pseudo_random_pred``), log scale."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.5))
-    for ax, arch in zip(axes, ARCHS):
+    for ax, arch in zip(axes, ARCHS, strict=False):
         pred = pr[f"{arch}_pseudo_random_pred"]
         xs = np.arange(pred.shape[-1]) - pred.shape[-1] // 2
         for act, mk in (("pseudo_random", "o"), ("relu", "x")):
@@ -93,56 +119,93 @@ def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
     return fig
 
 
-def shattering(Ls: np.ndarray, w: Mapping[str, np.ndarray], corr: Mapping[str, np.ndarray],
-               grad0: Mapping[str, np.ndarray], depths: Sequence[int]) -> Any:
+def shattering(
+    Ls: np.ndarray,
+    w: Mapping[str, np.ndarray],
+    corr: Mapping[str, np.ndarray],
+    grad0: Mapping[str, np.ndarray],
+    depths: Sequence[int],
+) -> Any:
     """Top left: straight-path weights against depth (``w``: w_res, w_res_pred, w_plain3, w_plain5).
     Top right: lag-1 gradient correlation (``corr[arch]``, (depths, nets)) ± 3 SE against depth.
-    Bottom: one network's standardised gradient on [−2, 2] at the largest depth (``grad0[arch]``)."""
+    Bottom: one network's standardised gradient on [−2, 2] at the largest depth
+    (``grad0[arch]``)."""
     fig, axd = plt.subplot_mosaic([["wmax", "corr"], ["grads", "grads"]], figsize=(7.5, 6.2))
     ax = axd["wmax"]
     ax.semilogy(Ls, w["w_res"], "o-", ms=3, label="residual, I + Δ/L")
     ax.semilogy(Ls, w["w_res_pred"], "k:", lw=1, label="exp(Σ ε Δ_ii), Eq. 36")
     ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label="plain, r = 3: (1/3)^L")
     ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label="plain, r = 5: (1/5)^L")
-    ax.set_ylim(1e-30, 2), ax.set_xscale("log"), ax.set_xlabel("depth L"), ax.set_ylabel("straight-path weight w_max")
+    (
+        ax.set_ylim(1e-30, 2),
+        ax.set_xscale("log"),
+        ax.set_xlabel("depth L"),
+        ax.set_ylabel("straight-path weight w_max"),
+    )
     ax.legend()
     ax = axd["corr"]
     for j, arch in enumerate(ARCHS):
         cm, cse = mean_se(corr[arch], axis=1)
-        ax.errorbar(depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)")
+        ax.errorbar(
+            depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)"
+        )
     ax.set_xlabel("depth"), ax.set_ylabel("corr(g(x_k), g(x_{k+1}))"), ax.legend()
     ax = axd["grads"]
     for j, arch in enumerate(ARCHS):
         g = grad0[arch]
         xg = np.linspace(-2, 2, len(g))
-        ax.plot(xg, (g - g.mean()) / g.std() + 4 * j, lw=0.8, color=f"C{j}", label=f"{arch}, depth {depths[-1]}")
+        ax.plot(
+            xg,
+            (g - g.mean()) / g.std() + 4 * j,
+            lw=0.8,
+            color=f"C{j}",
+            label=f"{arch}, depth {depths[-1]}",
+        )
     ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)"), ax.legend()
     return fig
 
 
 def drift_limit(dl: Mapping[str, Any], show: Sequence[int]) -> Any:
-    """Left: the profiles (I + Δ/L)^L δ for the depths ``show`` (dots), exp(Δ)δ (Eq. 30, crosses) and
-    the drifting Gaussian of Eq. 32 (smooth black line), around the ring's centre. Right: the L1
-    distance to exp(Δ)δ against ε = 1/L (log-log) with the line of slope 1 through the last point."""
+    """Left: the profiles (I + Δ/L)^L δ for the depths ``show`` (dots), exp(Δ)δ (Eq. 30, crosses)
+    and the drifting Gaussian of Eq. 32 (smooth black line), around the ring's centre. Right: the L1
+    distance to exp(Δ)δ against ε = 1/L (log-log) with the line of slope 1 through the last
+    point."""
     layers, profs = np.asarray(dl["layers"]), np.asarray(dl["profiles"])
     ring = profs.shape[1]
     xs = np.arange(ring) - ring // 2
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
-    for c, L in zip(depth_colors(len(show) + 1), show):
+    for c, L in zip(depth_colors(len(show) + 1), show, strict=False):
         ax.plot(xs, profs[list(layers).index(L)], "o", ms=2.5, color=c, label=f"L = {L}")
     ax.plot(xs, dl["profile_expm"], "x", ms=3.5, color="0.4", label="exp(Δ)δ, Eq. 30")
     xf = np.linspace(xs[0], xs[-1], 20 * ring)
-    ax.plot(xf, heat_kernel(xf, 0, float(dl["diffusion"]), 1.0, drift=float(dl["drift"])), "k-", lw=0.9,
-            label="Gaussian, Eq. 32")
+    ax.plot(
+        xf,
+        heat_kernel(xf, 0, float(dl["diffusion"]), 1.0, drift=float(dl["drift"])),
+        "k-",
+        lw=0.9,
+        label="Gaussian, Eq. 32",
+    )
     ax.axvline(0, color="0.7", lw=0.6)
-    ax.set_xlim(-10, float(dl["drift"]) + 30), ax.set_xlabel("position − output unit"), ax.set_ylabel("capacity κ⁰(x)")
+    (
+        ax.set_xlim(-10, float(dl["drift"]) + 30),
+        ax.set_xlabel("position − output unit"),
+        ax.set_ylabel("capacity κ⁰(x)"),
+    )
     ax.legend()
     ax = axes[1]
     eps = 1.0 / layers
     order = np.argsort(eps)
-    ax.loglog(eps[order], np.asarray(dl["l1_expm"])[order], "o-", ms=4, label="‖(I + εΔ)^{1/ε}δ − exp(Δ)δ‖₁")
-    ax.loglog(eps[order], dl["l1_expm"][order][0] * eps[order] / eps[order][0], "k--", lw=1, label="∝ ε")
+    ax.loglog(
+        eps[order],
+        np.asarray(dl["l1_expm"])[order],
+        "o-",
+        ms=4,
+        label="‖(I + εΔ)^{1/ε}δ − exp(Δ)δ‖₁",
+    )
+    ax.loglog(
+        eps[order], dl["l1_expm"][order][0] * eps[order] / eps[order][0], "k--", lw=1, label="∝ ε"
+    )
     ax.set_xlabel("ε = 1/L"), ax.set_ylabel("L1 distance"), ax.legend()
     return fig
 
@@ -153,21 +216,38 @@ def t_collapse(tc: Mapping[str, np.ndarray], depths: Sequence[int], tau: float) 
     input-layer profiles (``g2_{L}``, (nets, length)) against the Gaussian of variance (2/3)τ."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     cols = depth_colors(len(depths) + 1)
-    for c, L in zip(cols, depths):
+    for c, L in zip(cols, depths, strict=False):
         v = np.asarray(tc[f"var_{L}"])
         t = (L - np.arange(L + 1)) / L
         vm, vse = mean_se(v)
         order = np.argsort(t)
-        axes[0].errorbar(t[order], vm[order], yerr=3 * vse[order], fmt="o-", ms=2.5, lw=0.8, capsize=2, color=c,
-                         label=f"L = {L}")
+        axes[0].errorbar(
+            t[order],
+            vm[order],
+            yerr=3 * vse[order],
+            fmt="o-",
+            ms=2.5,
+            lw=0.8,
+            capsize=2,
+            color=c,
+            label=f"L = {L}",
+        )
         g = np.asarray(tc[f"g2_{L}"]).mean(0)
         xs = np.arange(len(g)) - len(g) // 2
         axes[1].plot(xs, g / g.sum(), "o", ms=3, color=c, label=f"L = {L}")
     tf = np.linspace(0, 1, 101)
     axes[0].plot(tf, 2 / 3 * tau * tf, "k--", lw=1, label="(2/3)τt, capacity")
-    axes[0].set_xlabel("t = (L − l)/L"), axes[0].set_ylabel("ERF variance (positions²)"), axes[0].legend()
+    (
+        axes[0].set_xlabel("t = (L − l)/L"),
+        axes[0].set_ylabel("ERF variance (positions²)"),
+        axes[0].legend(),
+    )
     xf = np.linspace(-8, 8, 401)
     axes[1].plot(xf, heat_kernel(xf, 0, tau / 3, 1.0), "k-", lw=0.9, label="Eq. 34, t = 1")
-    axes[1].set_xlim(-8, 8), axes[1].set_xlabel("input position"), axes[1].set_ylabel("normalised mean squared gradient")
+    (
+        axes[1].set_xlim(-8, 8),
+        axes[1].set_xlabel("input position"),
+        axes[1].set_ylabel("normalised mean squared gradient"),
+    )
     axes[1].legend()
     return fig

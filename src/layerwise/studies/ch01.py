@@ -1,0 +1,478 @@
+"""Chapter 1's study (Donier 2019, §2 and Appendix A): what the chapter derives from the science of
+:mod:`layerwise.capacity` and :mod:`layerwise.layer` — the idealised ν table, the block ratios of
+fixed layers and their deviation from Eq. 14, footnote 3 in two norms, capacities at intermediate ν,
+the empirical capacities of a pseudo-random layer, Appendix A's redundancy counts and ν(f; q) of
+smooth activations by Monte-Carlo. Numbers, arrays and estimates only: the chapter words its
+conclusions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import capacity, layer
+from ..params import ParameterError, check_positive_int
+from ..seeds import stream
+from ..stats import Estimate, estimate, exact, inverse_variance_mean, linear_fit, mean_se
+
+#: Columns of a :func:`footnote3_two_norms` row for each norm: n, measured, its SE, closed form.
+FOOTNOTE3_COLUMNS: dict[str, list[int]] = {"frobenius": [0, 1, 2, 3], "direction": [0, 4, 5, 6]}
+
+
+# ------------------------------------------------------------------------------------------------
+# The decoupling scale ν (Eqs. 13–15): the idealisation and fixed layers
+# ------------------------------------------------------------------------------------------------
+def nu_table(
+    *, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.capacity.nu_monte_carlo` for every (activation, slope) of ``cases``,
+    stream ("nu", k).
+
+    Returns ``table`` (cases, 5): ν, its SE, the diagonal ratio, its SE, and ν of Eq. 13."""
+    rows = []
+    for k, (name, slope) in enumerate(cases):
+        r = capacity.nu_monte_carlo(
+            name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope
+        )
+        rows.append(
+            [r["nu"], r["se"], r["diag"], r["diag_se"], capacity.nu_closed_form(name, slope)]
+        )
+    return {"table": np.array(rows)}
+
+
+def fixed_layer_ratios(
+    *,
+    cases: Sequence[Sequence[Any]],
+    inputs: str,
+    sides: Sequence[int],
+    m: int,
+    draws: int,
+    n_samples: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Off-diagonal block ratios of fixed layers: for every input side (n = side²), ``draws``
+    layers P (m unit columns, stream ("fixed_P", side, d)) on the same ``n_samples`` inputs of
+    ``inputs``, every activation of ``cases`` (pseudo-random units keyed by the draw).
+
+    Returns ``ns`` and per case k ``ratios_k`` (len(sides), draws, m(m−1)/2), the ratios r_ij,
+    i < j, ``noise_k`` (len(sides), draws) the mean squared standard error of those ratios (their
+    sampling noise floor), and ``diag_k`` (len(sides), draws), the mean diagonal ratio (1 in
+    Eq. 14)."""
+    m, draws = check_positive_int("m", m), check_positive_int("draws", draws)
+    if m < 2:
+        raise ParameterError(f"m={m} must be >= 2 (off-diagonal blocks need two units)")
+    iu = np.triu_indices(m, 1)
+    out: dict[str, np.ndarray] = {"ns": np.array([s * s for s in sides], float)}
+    R = np.zeros((len(cases), len(sides), draws, len(iu[0])))
+    D = np.zeros((len(cases), len(sides), draws))
+    NZ = np.zeros((len(cases), len(sides), draws))
+    for a, side in enumerate(sides):
+        Y = layer.layer_inputs(inputs, side, n_samples, seed + 7919 * side)
+        q = layer.gram_quadratic_forms(Y)
+        for d in range(draws):
+            P = capacity.random_unit_columns(
+                side * side, m, stream(seed, "fixed_P", inputs, side, d)
+            )
+            Z = Y @ P
+            for k, (name, slope) in enumerate(cases):
+                E = capacity.eta(
+                    name, Z, slope=slope, unit_seed=(np.arange(m) + 1000 * (d + 1))[None, :]
+                )
+                br = layer.block_ratios_sampled(Y, E, q)
+                r = br["r"]
+                R[k, a, d], D[k, a, d] = r[iu], np.diag(r).mean()
+                NZ[k, a, d] = np.mean(br["se"][iu] ** 2)
+    for k in range(len(cases)):
+        out[f"ratios_{k}"], out[f"diag_{k}"], out[f"noise_{k}"] = R[k], D[k], NZ[k]
+    return out
+
+
+def ratios_at(fix: Mapping[str, np.ndarray], n_cases: int, index: int) -> np.ndarray:
+    """The off-diagonal ratios r_ij (Donier, Eq. 14) of every layer and unit pair at input-size
+    ``index`` of a :func:`fixed_layer_ratios` run, one row per case: (n_cases, draws·pairs)."""
+    n_cases = check_positive_int("n_cases", n_cases)
+    return np.array([np.asarray(fix[f"ratios_{k}"])[index].ravel() for k in range(n_cases)])
+
+
+def layer_mean_ratio(ratios: np.ndarray) -> Estimate:
+    """Each layer's mean off-diagonal ratio (``ratios``: (layers, pairs)), estimated over the
+    layers as independent replicates: the mean that Eq. 15 sets to ν = (α+β)²/4, its SE,
+    layers − 1 d.o.f."""
+    ratios = np.asarray(ratios, dtype=np.float64)
+    if ratios.ndim != 2:
+        raise ParameterError(f"ratios must be a (layers, pairs) array, got shape {ratios.shape}")
+    return estimate(ratios.mean(1))
+
+
+def ratio_spread(ratios: np.ndarray) -> dict[str, float]:
+    """Range and standard deviation of off-diagonal ratios over layers and unit pairs: ``lo``,
+    ``hi``, ``sd`` (the population SD, ddof = 0) — how far single layers stray from Eq. 14."""
+    r = np.asarray(ratios, dtype=np.float64)
+    if r.size == 0:
+        raise ParameterError("ratios must not be empty")
+    return {"lo": float(r.min()), "hi": float(r.max()), "sd": float(r.std())}
+
+
+def fixed_layer_heatmaps(
+    *, cases: Sequence[Sequence[Any]], n: int, m: int, rho: float, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Empirical Σ̃ of ONE fixed layer (P from stream ("heat_P")) for Y ~ N(0, Σ), Σ_kl = ρ^|k−l|,
+    for every case (Donier's Fig. 3, for an actual layer); ``S_k``, ``r_k`` (the m × m block
+    ratios), ``Sigma``, ``P``."""
+    Sigma = capacity.banded_covariance(n, rho)
+    P = capacity.random_unit_columns(n, m, stream(seed, "heat_P"))
+    Y = stream(seed, "heat_Y").standard_normal((n_samples, n)) @ np.linalg.cholesky(Sigma).T
+    out = {"Sigma": Sigma, "P": P}
+    for k, (name, slope) in enumerate(cases):
+        E = capacity.eta(name, Y @ P, slope=slope, unit_seed=(np.arange(m) + 100 * k)[None, :])
+        out[f"S_{k}"] = capacity.augmented_covariance(Y, E)
+        out[f"r_{k}"] = capacity.block_ratios(out[f"S_{k}"], Sigma)[1]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# How a fixed layer approaches Eq. 14 as n grows
+# ------------------------------------------------------------------------------------------------
+def ratio_deviation_fit(
+    ratios: np.ndarray,
+    ns: np.ndarray,
+    nu: float,
+    noise: np.ndarray | None = None,
+    n_min: float = 1.0,
+) -> dict[str, Any]:
+    """Root-mean-square deviation of the off-diagonal ratios from ν per layer (``rms``: (len(ns),
+    draws)), its sampling noise floor ``noise`` (mean squared SE) subtracted from the mean square,
+    and the log-log least-squares fit of rms on n over every layer with n ≥ ``n_min`` (``fit``;
+    ``dof`` = points − 2; ``slope``, the fitted exponent as an Estimate with that SE and d.o.f.)."""
+    ms = np.mean((np.asarray(ratios) - nu) ** 2, axis=-1)
+    if noise is not None:
+        ms = ms - np.asarray(noise)
+    rms = np.sqrt(np.clip(ms, 1e-12, None))
+    ns = np.asarray(ns, float)
+    use = ns >= n_min
+    fit = linear_fit(np.repeat(np.log(ns[use]), rms.shape[1]), np.log(rms[use]).ravel())
+    dof = int(use.sum() * rms.shape[1] - 2)
+    return {
+        "rms": rms,
+        "fit": fit,
+        "dof": dof,
+        "slope": Estimate(fit["slope"], fit["slope_se"], dof, dof + 2),
+    }
+
+
+def deviation_fits(
+    fix: Mapping[str, np.ndarray],
+    cases: Sequence[Sequence[Any]],
+    labels: Mapping[int, str],
+    n_min: float = 1.0,
+) -> dict[str, dict[str, Any]]:
+    """:func:`ratio_deviation_fit` of a :func:`fixed_layer_ratios` run for the cases ``labels``
+    names (case index → label), each against its ν of Eq. 13, with the ratios' own noise floor
+    subtracted."""
+    return {
+        lab: ratio_deviation_fit(
+            fix[f"ratios_{k}"],
+            fix["ns"],
+            capacity.nu_closed_form(*cases[k]),
+            fix[f"noise_{k}"],
+            n_min=n_min,
+        )
+        for k, lab in labels.items()
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Footnote 3 in two norms
+# ------------------------------------------------------------------------------------------------
+def footnote3_two_norms(
+    *, cases: Sequence[Sequence[Any]], ns: Sequence[int], n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.layer.footnote3_mc` for every case and n (stream ("fn3", k, j)). Returns
+    per case ``rows_k`` (len(ns), 7): n, the squared Frobenius error, its SE, its closed form²,
+    the squared error along p_j, its SE, its closed form² — SEs over the batches."""
+    out = {}
+    for k, (name, slope) in enumerate(cases):
+        rows = []
+        for j, n in enumerate(ns):
+            r = layer.footnote3_mc(
+                name, n=n, n_samples=n_samples, rng=stream(seed, "fn3", k, j), slope=slope
+            )
+            f, fse = mean_se(r["frob2"])
+            d, dse = mean_se(r["dir2"])
+            rows.append(
+                [
+                    n,
+                    f,
+                    fse,
+                    capacity.footnote3_error_closed_form(name, n, slope) ** 2,
+                    d,
+                    dse,
+                    layer.footnote3_direction_closed_form(name, slope) ** 2,
+                ]
+            )
+        out[f"rows_{k}"] = np.array(rows, dtype=np.float64)
+    return out
+
+
+def footnote3_pooled_ratio(rows: np.ndarray, n_batches: int = 10) -> Estimate:
+    """Measured/closed-form ratio of the squared footnote-3 error pooled over n (``rows``: columns
+    n, measured, its SE, closed form, as :func:`footnote3_two_norms` gives for each norm): the
+    inverse-variance mean with its SE and Welch–Satterthwaite d.o.f., each n with ``n_batches`` − 1
+    d.o.f."""
+    rows = np.asarray(rows, dtype=np.float64)
+    mean, se, dof = inverse_variance_mean(
+        rows[:, 1] / rows[:, 3], rows[:, 2] / rows[:, 3], n_batches - 1
+    )
+    return Estimate(mean, se, dof, len(rows))
+
+
+def footnote3_pooled(
+    run: Mapping[str, np.ndarray], n_cases: int, n_batches: int = 10
+) -> list[dict[str, Estimate]]:
+    """Per case of a :func:`footnote3_two_norms` run (in its order), per norm ("frobenius",
+    "direction"): the ratio measured/closed form of the squared footnote-3 error pooled over n
+    (:func:`footnote3_pooled_ratio`)."""
+    n_cases = check_positive_int("n_cases", n_cases)
+    return [
+        {
+            norm: footnote3_pooled_ratio(np.asarray(run[f"rows_{k}"])[:, cols], n_batches)
+            for norm, cols in FOOTNOTE3_COLUMNS.items()
+        }
+        for k in range(n_cases)
+    ]
+
+
+# ------------------------------------------------------------------------------------------------
+# Capacities at intermediate ν
+# ------------------------------------------------------------------------------------------------
+def intermediate_capacities(
+    *,
+    cases: Sequence[Sequence[Any]],
+    inputs: Sequence[str],
+    side: int,
+    m: int,
+    p: int,
+    draws: int,
+    n_samples: int,
+    seed: int,
+    n_grid: int = 101,
+) -> dict[str, np.ndarray]:
+    """Capacities of fixed layers (n = side², m units, A = J·W with a random J ∈ ℝ^{m×p}) at
+    intermediate ν, for each input kind and activation, over ``draws`` draws of (P, J):
+
+    ``emp`` from the empirical Σ̃ of ``n_samples`` inputs; ``exact`` from the exact Gaussian Σ̃ of
+    the layer with the inputs' covariance (:func:`layerwise.layer.gaussian_augmented_covariance`);
+    ``curve`` the Eq. 14 interpolation on a grid of ν (``nus``), whose ends are Eq. 18 (ν = 1)
+    and, for Σ = I, Eq. 25 (ν = 0); ``eq25`` = (P∘P)κ^φ.  Arrays indexed [input, case, draw, ...];
+    ``nu_hat`` the :func:`layerwise.layer.effective_nu` of ``emp``."""
+    nus = np.linspace(0.0, 1.0, n_grid)
+    n = side * side
+    I_, C_, D_ = len(inputs), len(cases), check_positive_int("draws", draws)
+    emp, exact_ = np.zeros((I_, C_, D_, n)), np.zeros((I_, C_, D_, n))
+    curve, eq25 = np.zeros((I_, D_, n_grid, n)), np.zeros((I_, D_, n))
+    nu_hat = np.zeros((I_, C_, D_))
+    for a, kind in enumerate(inputs):
+        Y = layer.layer_inputs(kind, side, n_samples, seed + 104729 + 17 * a)
+        Sigma = Y.T @ Y / len(Y) if kind == "patches" else np.eye(n)
+        for d in range(D_):
+            rng = stream(seed, "capacity_layer", kind, d)
+            P = capacity.random_unit_columns(n, m, rng)
+            J = rng.standard_normal((m, p))
+            curve[a, d] = layer.interpolation_capacities(Sigma, P, J, nus)
+            eq25[a, d] = capacity.pseudo_random_capacities(P, capacity.feature_capacities(J))
+            Z = Y @ P
+            for c, (name, slope) in enumerate(cases):
+                emp[a, c, d] = layer.empirical_capacities(
+                    Y, capacity.eta(name, Z, slope=slope), P, J
+                )
+                St = layer.gaussian_augmented_covariance(Sigma, P, name, slope)
+                exact_[a, c, d] = layer.augmented_capacities(St, P, J)
+                nu_hat[a, c, d] = layer.effective_nu(emp[a, c, d], curve[a, d], nus)
+    return {"nus": nus, "emp": emp, "exact": exact_, "curve": curve, "eq25": eq25, "nu_hat": nu_hat}
+
+
+def capacity_distances(
+    res: dict[str, np.ndarray], nu_eq13: Sequence[float]
+) -> dict[str, np.ndarray]:
+    """Per [input, case, draw]: ``d_eq14`` = ‖κ_emp − κ_Eq14(ν of Eq. 13)‖, ``d_exact`` =
+    ‖κ_emp − κ_exact‖, ``span`` = ‖κ(ν=1) − κ(ν=0)‖ (the distance between the two limits)."""
+    nus, curve, emp = res["nus"], res["curve"], res["emp"]
+    idx = [int(np.argmin(np.abs(nus - v))) for v in nu_eq13]
+    k14 = np.stack([curve[:, :, i] for i in idx], axis=1)  # (inputs, cases, draws, n)
+    span = np.linalg.norm(curve[:, :, -1] - curve[:, :, 0], axis=-1)  # (inputs, draws)
+    return {
+        "d_eq14": np.linalg.norm(emp - k14, axis=-1),
+        "d_exact": np.linalg.norm(emp - res["exact"], axis=-1),
+        "span": np.broadcast_to(span[:, None], emp.shape[:3]).copy(),
+    }
+
+
+def capacity_gap(dist: Mapping[str, np.ndarray], input_index: int, case_index: int) -> Estimate:
+    """‖κ_emp − κ_Eq14(ν)‖ − ‖κ_emp − κ_exact‖ per layer (:func:`capacity_distances`), estimated
+    over the layers: > 0 when the empirical capacities are closer to the exact fixed-layer Σ̃ than
+    to Eq. 14."""
+    return estimate(
+        np.asarray(dist["d_eq14"])[input_index, case_index]
+        - np.asarray(dist["d_exact"])[input_index, case_index]
+    )
+
+
+def nu_hat_excess(
+    res: Mapping[str, np.ndarray], input_index: int, case_index: int, nu: float
+) -> Estimate:
+    """The effective ν̂ of :func:`intermediate_capacities` minus ``nu`` (Eq. 13's), estimated over
+    the layers (mean, SE, layers − 1 d.o.f.): > 0 when the layers decouple less than Eq. 13 says."""
+    e = estimate(np.asarray(res["nu_hat"])[input_index, case_index])
+    return e._replace(mean=e.mean - nu)
+
+
+def capacity_prose_numbers(
+    res: Mapping[str, np.ndarray],
+    dist: Mapping[str, np.ndarray],
+    inputs: Sequence[str],
+    tags: Sequence[str],
+) -> dict[str, Estimate]:
+    """Estimates of :func:`intermediate_capacities` for the prose, per input kind and case tag:
+    ``nuhat_<kind>_<tag>`` the effective ν̂ over layers; ``d14_…`` and ``dex_…`` the mean distance
+    of the empirical capacities to Eq. 14 at Eq. 13's ν and to the exact Σ̃, in units of the span
+    between the limits; ``eq25_patch_gap`` (for the second input kind): the mean distance of the
+    ν = 0 end of Eq. 14 to (P∘P)κ^φ (Eq. 25) in those units (the last three without SE)."""
+    if len(inputs) < 2:
+        raise ParameterError(
+            f"inputs={list(inputs)!r} must name two input kinds (i.i.d. and patches)"
+        )
+    out: dict[str, Estimate] = {}
+    for a, kind in enumerate(inputs):
+        for c, tag in enumerate(tags):
+            out[f"nuhat_{kind}_{tag}"] = estimate(np.asarray(res["nu_hat"])[a, c])
+            out[f"d14_{kind}_{tag}"] = exact(np.mean(dist["d_eq14"][a, c] / dist["span"][a, c]))
+            out[f"dex_{kind}_{tag}"] = exact(np.mean(dist["d_exact"][a, c] / dist["span"][a, c]))
+    ends = np.asarray(res["eq25"])[1] - np.asarray(res["curve"])[1][:, 0]
+    out["eq25_patch_gap"] = exact(np.mean(np.linalg.norm(ends, axis=-1) / dist["span"][1, 0]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The empirical capacities of a pseudo-random layer (Eq. 25)
+# ------------------------------------------------------------------------------------------------
+def pseudo_random_layer_capacities(
+    *, n: int, m: int, p: int, sizes: Sequence[int], reps: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Capacities of a pseudo-random layer: Eq. 25 and from empirical augmented covariances.
+
+    P (n × m unit columns) and J (m × p) from stream ("pseudo_random_layer"); κ^φ of J;
+    κ = (P∘P)κ^φ (``kappa_eq25``); for every sample size N and replicate b, Y ~ N(0, I) from
+    stream ("emp", a, b), the hashed η with unit seeds 1000(100a + b + 1) + (0..m−1), and
+    :func:`layerwise.capacity.empirical_augmented_capacities` (``kappa``, (sizes, reps, n))."""
+    rng = stream(seed, "pseudo_random_layer")
+    P = capacity.random_unit_columns(n, m, rng)
+    J = rng.standard_normal((m, p))
+    kphi = capacity.feature_capacities(J)
+    out = np.zeros((len(sizes), reps, n))
+    for a, N in enumerate(sizes):
+        for b in range(reps):
+            r = stream(seed, "emp", a, b)
+            Y = r.standard_normal((N, n))
+            seeds = np.arange(m) + 1000 * (a * 100 + b + 1)
+            E = capacity.eta("pseudo_random", Y @ P, unit_seed=seeds[None, :])
+            out[a, b] = capacity.empirical_augmented_capacities(Y, E, P, J)
+    return {
+        "P": P,
+        "J": J,
+        "kappa_phi": kphi,
+        "kappa_eq25": capacity.pseudo_random_capacities(P, kphi),
+        "kappa": out,
+    }
+
+
+def capacity_convergence(
+    kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequence[int]
+) -> dict[str, Any]:
+    """Distance of empirical capacities (sizes, reps, n) to a reference (n,): ``errors`` (sizes,
+    reps), the log-log ``fit`` of error on N over all replicates
+    (:func:`layerwise.stats.linear_fit`) with its ``dof`` (points − 2) and the exponent as an
+    Estimate (``slope``), ``error_last`` the error at the largest N estimated over replicates, and
+    the mean and SE over replicates of the capacities at the largest N (``k_mean``, ``k_se``)."""
+    errs = np.linalg.norm(np.asarray(kappa) - kappa_ref, axis=-1)
+    sizes = np.array(sizes, float)
+    fit = linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
+    k_mean, k_se = mean_se(np.asarray(kappa)[-1])
+    dof = int(errs.size - 2)
+    return {
+        "errors": errs,
+        "sizes": sizes,
+        "fit": fit,
+        "dof": dof,
+        "slope": Estimate(fit["slope"], fit["slope_se"], dof, errs.size),
+        "error_last": estimate(errs[-1]),
+        "k_mean": k_mean,
+        "k_se": k_se,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Appendix A: parameter redundancy of a two-layer model
+# ------------------------------------------------------------------------------------------------
+def redundancy_table(
+    *, cases: Sequence[Sequence[Any]], n: int, m: int, n_inputs: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.layer.two_layer_jacobians` and :func:`layerwise.layer.redundant_directions`
+    per case (stream ("jac", k)): ``table`` (cases, 2) the redundant directions of the true and
+    augmented Jacobians, and the normalised singular values ``sv_true_k``, ``sv_aug_k``."""
+    rows, out = [], {}
+    for k, (name, slope) in enumerate(cases):
+        J = layer.two_layer_jacobians(
+            name, n=n, m=m, n_inputs=n_inputs, rng=stream(seed, "jac", k), slope=slope
+        )
+        rt, st = layer.redundant_directions(J["true"])
+        ra, sa = layer.redundant_directions(J["augmented"])
+        rows.append([rt, ra])
+        out[f"sv_true_{k}"], out[f"sv_aug_{k}"] = st / st[0], sa / sa[0]
+    out["table"] = np.array(rows, dtype=np.int64)
+    return out
+
+
+def redundancy_counts(table: np.ndarray, cases: Sequence[Sequence[Any]], m: int) -> dict[str, int]:
+    """Appendix A's counts from a :func:`redundancy_table` (rows: cases; columns: redundant
+    directions of the true and the frozen-η Jacobian): ``relu_type_mismatch``, the largest
+    |count − m| over the ReLU-type activations (relu, leaky_relu, abs) and both Jacobians (0 when
+    both find the m scale redundancies); ``tanh_excess``, frozen-η minus true count for tanh (m
+    when the formula invents them); and ``<name>_true`` / ``<name>_aug`` for every case."""
+    t = np.asarray(table)
+    red = {c[0]: t[k] for k, c in enumerate(cases)}
+    missing = sorted({"relu", "leaky_relu", "abs", "tanh"} - set(red))
+    if missing:
+        raise ParameterError(
+            f"cases must include relu, leaky_relu, abs and tanh; missing {missing}"
+        )
+    out = {
+        "relu_type_mismatch": max(
+            abs(int(red[a][0]) - m) + abs(int(red[a][1]) - m) for a in ("relu", "leaky_relu", "abs")
+        ),
+        "tanh_excess": int(red["tanh"][1]) - int(red["tanh"][0]),
+    }
+    for name, r in red.items():
+        out[f"{name}_true"], out[f"{name}_aug"] = int(r[0]), int(r[1])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Beyond the paper: ν(f; q) of smooth activations by Monte-Carlo
+# ------------------------------------------------------------------------------------------------
+def smooth_nu_table(
+    *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.capacity.nu_monte_carlo` of smooth activations at pre-activation variances
+    ``qs``, stream ("smooth", k, j). Returns per name an array (len(qs), 3): q, ν, SE."""
+    out = {}
+    for k, name in enumerate(names):
+        rows = []
+        for j, q in enumerate(qs):
+            r = capacity.nu_monte_carlo(
+                name, n=n, m=m, n_samples=n_samples, q=float(q), rng=stream(seed, "smooth", k, j)
+            )
+            rows.append([q, r["nu"], r["se"]])
+        out[name] = np.array(rows)
+    return out

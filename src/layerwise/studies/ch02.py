@@ -1,0 +1,416 @@
+"""Chapter 2's study (Donier 2019, §3–4; Luo et al. 2016; Balduzzi et al. 2017): what the chapter
+derives from the capacity network, its diffusion limit and the random networks of
+:mod:`layerwise.diffusion` — random residual diffusion against Eq. 34, the drifting limit ε → 0
+(Eqs. 30–32), effective receptive fields of real conv nets, nets with 1/L residual steps, gradients
+against the capacity network, the straight-path weight and shattered gradients. Numbers, arrays and
+estimates only: the chapter words its conclusions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.linalg import expm
+
+from ..capacity import stochastic_matrix
+from ..diffusion import (
+    ARCHS,
+    capacity_network,
+    circular_moments,
+    conv_net_gradients,
+    edgeworth_l1,
+    heat_kernel,
+    local_delta,
+    residual_layer,
+    residual_layer_profiles,
+    residual_step,
+    shattering_gradients,
+    straight_path_weight,
+    walk_excess_kurtosis,
+)
+from ..params import ParameterError, check_positive, check_positive_int
+from ..seeds import stream
+from ..seeds import torch_seed as stream_seed
+from ..stats import (
+    Estimate,
+    estimate,
+    interval_estimate,
+    inverse_variance_mean,
+    linear_fit,
+    t_quantile,
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)
+# ------------------------------------------------------------------------------------------------
+def residual_diffusion_profiles(
+    *, ring: int, layers: int, a_lo: float, a_hi: float, envs: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Capacity profiles of a Dirac at the centre of a ring of ``ring`` units through ``layers``
+    random residual layers D_l = I + Δ_l/L (:func:`layerwise.diffusion.residual_layer`, a, b ~
+    U(a_lo, a_hi) per layer and position, stream ("env", e)). Returns ``profiles`` (envs,
+    layers + 1, ring) in float32."""
+    eps = 1.0 / layers
+    prof = np.zeros((envs, layers + 1, ring))
+    for e in range(envs):
+        r = stream(seed, "env", e)
+        Dl = [
+            residual_layer(ring, eps, r.uniform(a_lo, a_hi, ring), r.uniform(a_lo, a_hi, ring))
+            for _ in range(layers)
+        ]
+        prof[e] = capacity_network(Dl, np.eye(ring)[ring // 2])
+    return {"profiles": prof.astype(np.float32)}
+
+
+def residual_diffusion_summary(profiles: np.ndarray, diffusion: float) -> dict[str, Any]:
+    """What chapter 2 reads from the profiles (envs, L + 1, ring) of
+    :func:`residual_diffusion_profiles`.
+
+    ``mu``, ``var``, ``m2`` (envs, L + 1): circular mean, variance and second moment about the
+    source; ``mean_profile``; ``k_avg``: the exact profile of the network-averaged walk (Δ ≡ 𝒟)
+    after L layers; ``l1``: its L1 distance to the Gaussian of Eq. 34 at t = 1; ``edge``: the
+    Edgeworth size of :func:`layerwise.diffusion.edgeworth_l1`; ``slope_net`` per network the
+    fitted slope of m2 over 2𝒟ε per layer; ``drift_rel`` the rms final mean position over the
+    final width; ``noise_l1`` the L1 distance of the mean final profile to ``k_avg``;
+    ``l1_per_net`` the mean over networks of each one's L1 distance to Eq. 34."""
+    envs, L1, ring = profiles.shape
+    L, c0 = L1 - 1, ring // 2
+    eps = 1.0 / L
+    _, mu, var = circular_moments(profiles, c0)
+    m2 = var + mu**2
+    k_layers = np.arange(L + 1)
+    mean_prof = profiles.mean(0)
+    x = np.arange(ring)
+    k_avg = capacity_network(
+        [residual_layer(ring, eps, diffusion, diffusion)] * L, np.eye(ring)[c0]
+    )[-1]
+    gauss = heat_kernel(x, c0, diffusion, 1.0)
+    l1 = float(np.abs(k_avg - gauss).sum())
+    edge = edgeworth_l1(walk_excess_kurtosis(eps * diffusion, L))
+    slope_net = np.array([linear_fit(k_layers, m2[e])["slope"] for e in range(envs)])
+    slope_net = slope_net / (2 * diffusion * eps)
+    return {
+        "mu": mu,
+        "var": var,
+        "m2": m2,
+        "mean_profile": mean_prof,
+        "k_avg": k_avg,
+        "l1": l1,
+        "edge": edge,
+        "slope_net": slope_net,
+        "drift_rel": float(np.sqrt(np.mean(mu[:, -1] ** 2) / np.mean(var[:, -1]))),
+        "noise_l1": float(np.abs(mean_prof[-1] - k_avg).sum()),
+        "l1_per_net": float(np.abs(profiles[:, -1] - gauss).sum(1).mean()),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# A drift, and the limit ε → 0 (Eqs. 30–32)
+# ------------------------------------------------------------------------------------------------
+def drift_limit(*, ring: int, left: float, right: float, layers: Sequence[int]) -> dict[str, Any]:
+    """The deep limit of Eq. 29 with a layer-independent, translation-invariant Δ that drifts
+    (column i sends ``left`` to i−1 and ``right`` to i+1): a Dirac at the ring's centre through L
+    layers I + Δ/L, for every L of ``layers``, against the two limits of the paper.
+
+    * Eq. 30: π(1) = exp(Δ)π(0) (scipy's expm); ``l1_expm`` (len(layers),) the L1 distance of
+      (I + Δ/L)^L δ to it — the Euler step of Eq. 30, first order in ε = 1/L;
+    * Eq. 32: the Gaussian of drift v = right − left and 𝒟 = (left + right)/2 at t = 1 (the
+      continuum limit of Eq. 30, Eq. 31); ``l1_eq32`` the L1 distance of exp(Δ)δ to it, and
+      ``edge`` the leading Edgeworth term of exp(Δ)δ, a continuous-time walk whose cumulants are
+      κ_n = right + (−1)^n left: skewness v/(2𝒟)^{3/2}, excess kurtosis 1/(2𝒟).
+
+    Returns also ``profile_expm``, ``profiles`` (len(layers), ring) and ``gauss`` (ring,)."""
+    ring = check_positive_int("ring", ring)
+    Ls = [check_positive_int("layers", L) for L in layers]
+    c0 = ring // 2
+    Dl = local_delta(ring, left, right)
+    delta = np.eye(ring)[c0]
+    pi1 = expm(Dl) @ delta
+    profs = []
+    for L in Ls:
+        D = residual_layer(ring, 1.0 / L, left, right)
+        k = delta.copy()
+        for _ in range(L):
+            k = D @ k
+        profs.append(k)
+    profs = np.array(profs)
+    v, diff = right - left, (left + right) / 2
+    gauss = heat_kernel(np.arange(ring), c0, diff, 1.0, drift=v)
+    return {
+        "layers": np.array(Ls),
+        "profiles": profs,
+        "profile_expm": pi1,
+        "gauss": gauss,
+        "l1_expm": np.abs(profs - pi1).sum(1),
+        "l1_eq32": float(np.abs(pi1 - gauss).sum()),
+        "edge": edgeworth_l1(1.0 / (2 * diff), v / (2 * diff) ** 1.5),
+        "drift": v,
+        "diffusion": diff,
+    }
+
+
+def convergence_rate(
+    layers: Sequence[float], l1: Sequence[float], skip: int = 1
+) -> dict[str, float]:
+    """Log-log least-squares slope of the L1 distance against the depth L = 1/ε (``linear_fit`` of
+    log l1 on log L, the first ``skip`` depths left out): −1 for the explicit Euler scheme
+    (I + εΔ)^{1/ε} of Donier's Eq. 30, whose error is first order in ε."""
+    layers, l1 = np.asarray(layers, float), np.asarray(l1, float)
+    if layers.shape != l1.shape or layers.size - skip < 2:
+        raise ParameterError(f"layers and l1 must match with at least skip + 2 = {skip + 2} points")
+    return linear_fit(np.log(layers[skip:]), np.log(l1[skip:]))
+
+
+# ------------------------------------------------------------------------------------------------
+# The effective receptive field of real networks
+# ------------------------------------------------------------------------------------------------
+def erf_gradients(
+    *,
+    depths: Sequence[int],
+    channels: int,
+    length: int,
+    inputs: int,
+    nets: int,
+    res_scale: float,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.diffusion.conv_net_gradients` of plain and residual ReLU nets at every
+    depth, torch seed of stream ("erf", arch, depth). Returns ``{arch}_{depth}_g2`` and
+    ``{arch}_{depth}_pred``."""
+    out = {}
+    for arch in ARCHS:
+        for d in depths:
+            r = conv_net_gradients(
+                arch=arch,
+                activation="relu",
+                depth=d,
+                channels=channels,
+                length=length,
+                n_inputs=inputs,
+                n_nets=nets,
+                seed=stream_seed(seed, "erf", arch, d),
+                res_scale=res_scale,
+                device=device,
+            )
+            out[f"{arch}_{d}_g2"] = r["g2"]
+            out[f"{arch}_{d}_pred"] = r["pred"]
+    return out
+
+
+def erf_width_fit(
+    g2_by_depth: Sequence[np.ndarray], depths: Sequence[float]
+) -> tuple[np.ndarray, Estimate]:
+    """Variances of the mean-squared-gradient profiles (one (nets, length) array per depth,
+    centred at length // 2) and the exponent γ of width ∝ depth^γ: one log-log fit of
+    ½ log variance on log depth per network, mean and SE over networks. Returns
+    (V (depths, nets), Estimate)."""
+    V = np.array([circular_moments(g, np.shape(g)[-1] // 2)[2] for g in g2_by_depth])
+    logd = np.log(np.asarray(depths, float))
+    return V, estimate(
+        [linear_fit(logd, 0.5 * np.log(V[:, i]))["slope"] for i in range(V.shape[1])]
+    )
+
+
+def variance_ratio(variances: np.ndarray, predicted: float) -> Estimate:
+    """Measured ERF variances (one per network) over the capacity network's prediction, estimated
+    over the networks (:func:`layerwise.stats.estimate`): 1 where Eq. 34's walk describes the
+    nets."""
+    predicted = check_positive("predicted", predicted)
+    return estimate(np.asarray(variances, float) / predicted)
+
+
+# ------------------------------------------------------------------------------------------------
+# Residual networks in the paper's regime: ε = 1/L
+# ------------------------------------------------------------------------------------------------
+def residual_t_collapse(
+    *,
+    depths: Sequence[int],
+    tau: float,
+    channels: int,
+    length: int,
+    inputs: int,
+    nets: int,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.diffusion.residual_layer_profiles` at every depth L with
+    s = :func:`layerwise.diffusion.residual_step` (τ, L), torch seed of stream ("t_collapse", L).
+    Returns ``var_{L}`` (nets, L + 1): the circular variance of the profile at each layer, and
+    ``g2_{L}`` (nets, length): the input-layer profile (t = 1)."""
+    out = {}
+    for L in depths:
+        prof = residual_layer_profiles(
+            depth=L,
+            res_scale=residual_step(tau, L),
+            channels=channels,
+            length=length,
+            n_inputs=inputs,
+            n_nets=nets,
+            seed=stream_seed(seed, "t_collapse", L),
+            device=device,
+        )
+        out[f"var_{L}"] = circular_moments(prof, length // 2)[2]
+        out[f"g2_{L}"] = prof[:, 0]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Capacities and gradients: two sides of the same coin
+# ------------------------------------------------------------------------------------------------
+def pseudo_random_gradients(
+    *,
+    depth: int,
+    channels: int,
+    length: int,
+    inputs: int,
+    nets: int,
+    res_scale: float,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.diffusion.conv_net_gradients` of the same plain and residual networks
+    (torch seed of stream ("pr", arch)) with pseudo-random and with ReLU activations; keys
+    ``{arch}_{activation}_{key}``."""
+    out = {}
+    for arch in ARCHS:
+        for act in ("pseudo_random", "relu"):
+            r = conv_net_gradients(
+                arch=arch,
+                activation=act,
+                depth=depth,
+                channels=channels,
+                length=length,
+                n_inputs=inputs,
+                n_nets=nets,
+                seed=stream_seed(seed, "pr", arch),
+                res_scale=res_scale,
+                device=device,
+            )
+            for k, v in r.items():
+                out[f"{arch}_{act}_{k}"] = v
+    return out
+
+
+def gradient_total_ratios(g2_total: np.ndarray, pred: np.ndarray) -> list[Estimate]:
+    """Per network, the mean over inputs (and its SE, inputs − 1 d.o.f.) of the total squared
+    gradient over the total of the capacity network, Σ D₁⋯D_L(a∘a)."""
+    return [estimate(g2_total[i] / pred[i].sum()) for i in range(len(pred))]
+
+
+def gradient_ratio_summary(run: Mapping[str, np.ndarray]) -> dict[tuple[str, str], list[Estimate]]:
+    """:func:`gradient_total_ratios` of a :func:`pseudo_random_gradients` run per (architecture,
+    activation), each against the capacity network of the same weights."""
+    return {
+        (arch, act): gradient_total_ratios(
+            run[f"{arch}_{act}_g2_total"], run[f"{arch}_pseudo_random_pred"]
+        )
+        for arch in ARCHS
+        for act in ("pseudo_random", "relu")
+    }
+
+
+def pooled_ratio(estimates: Sequence[Estimate]) -> Estimate:
+    """Inverse-variance mean of per-network ratio estimates, its SE and the Welch–Satterthwaite
+    d.o.f. (:func:`layerwise.stats.inverse_variance_mean`)."""
+    if not estimates:
+        raise ParameterError("estimates must not be empty")
+    mean, se, dof = inverse_variance_mean(
+        [e.mean for e in estimates], [e.se for e in estimates], [e.dof for e in estimates]
+    )
+    return Estimate(mean, se, dof, len(estimates))
+
+
+def largest_deviation_interval(estimates: Sequence[Estimate], confidence: float) -> Estimate:
+    """max_i |r_i − 1| over networks from per-network estimates r_i (mean, se, dof), with an
+    interval: the hull of the folded intervals |[r_i − 1 ± q·se_i]|, simultaneous at
+    ``confidence`` over the networks (Bonferroni, the t quantile of the first estimate's d.o.f.)."""
+    q = t_quantile(1 - (1 - confidence) / len(estimates), estimates[0].dof)
+    folded = []
+    for e in estimates:
+        lo, hi = e.mean - 1 - q * e.se, e.mean - 1 + q * e.se
+        folded.append(
+            (
+                0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)),
+                max(abs(lo), abs(hi)),
+                abs(e.mean - 1),
+            )
+        )
+    folded = np.array(folded)
+    return interval_estimate(
+        folded[:, 2].max(), folded[:, 0].max(), folded[:, 1].max(), n=len(estimates)
+    )
+
+
+def ratio_means(
+    summary: Mapping[tuple[str, str], Sequence[Estimate]], activation: str
+) -> np.ndarray:
+    """The per-network mean ratios of ``activation`` over both architectures (plain first), from
+    ``{(arch, activation): [Estimate per network]}`` of :func:`gradient_ratio_summary`."""
+    return np.array([e.mean for a in ARCHS for e in summary[(a, activation)]])
+
+
+# ------------------------------------------------------------------------------------------------
+# Shattering (Eqs. 35–36; Balduzzi et al. 2017)
+# ------------------------------------------------------------------------------------------------
+def straight_path_curves(depths: Sequence[int], seed: int) -> dict[str, np.ndarray]:
+    """w_max after L layers for residual layers I + Δ/L on 5 units (a, b ~ U(0.25, 0.75), stream
+    ("wmax", L)) with the exp(Σ εΔ_ii) of Eq. 36, and for uniform plain layers of receptive field
+    3 and 5."""
+    w_res, w_res_pred, w_plain3, w_plain5 = [], [], [], []
+    for Lk in depths:
+        r = stream(seed, "wmax", int(Lk))
+        ab = r.uniform(0.25, 0.75, size=(Lk, 2))
+        Dl = [residual_layer(5, 1.0 / Lk, a, b) for a, b in ab]
+        w_res.append(straight_path_weight(Dl, 2)[-1])
+        w_res_pred.append(math.exp(-(ab.sum(1) / Lk).sum()))
+        w_plain3.append(straight_path_weight([stochastic_matrix(np.ones((3, 3)))] * Lk, 1)[-1])
+        w_plain5.append(straight_path_weight([stochastic_matrix(np.ones((5, 5)))] * Lk, 2)[-1])
+    return {
+        k: np.array(v)
+        for k, v in (
+            ("w_res", w_res),
+            ("w_res_pred", w_res_pred),
+            ("w_plain3", w_plain3),
+            ("w_plain5", w_plain5),
+        )
+    }
+
+
+def shattering_table(
+    *, depths: Sequence[int], width: int, points: int, nets: int, res_scale: float, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.diffusion.shattering_gradients` of plain and residual nets at every depth
+    (torch seed of stream ("shatter", arch, depth)). Returns ``{arch}_{depth}_corr`` and the first
+    net's ``{arch}_{depth}_grad0``."""
+    out = {}
+    for arch in ARCHS:
+        for d in depths:
+            r = shattering_gradients(
+                arch=arch,
+                depth=d,
+                width=width,
+                n_points=points,
+                n_nets=nets,
+                seed=stream_seed(seed, "shatter", arch, d),
+                res_scale=res_scale,
+            )
+            out[f"{arch}_{d}_corr"] = r["corr"]
+            out[f"{arch}_{d}_grad0"] = r["grads"][0]
+    return out
+
+
+def welch_difference(a: Sequence[float], b: Sequence[float]) -> Estimate:
+    """Difference of the means of two independent samples, its standard error and the
+    Welch–Satterthwaite degrees of freedom."""
+    ea, eb = estimate(a), estimate(b)
+    va, vb = ea.se**2, eb.se**2
+    return Estimate(
+        ea.mean - eb.mean,
+        math.sqrt(va + vb),
+        (va + vb) ** 2 / (va**2 / ea.dof + vb**2 / eb.dof),
+        ea.n + eb.n,
+    )

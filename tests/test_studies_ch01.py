@@ -1,0 +1,192 @@
+"""Chapter 1's study (layerwise.studies.ch01): its runs reproduce the science functions they loop
+over, and its summaries return the numbers and Estimates the chapter grades."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from layerwise import capacity as cap
+from layerwise.chapter import Chapter
+from layerwise.params import ParameterError
+from layerwise.stats import Estimate
+from layerwise.studies import ch01 as study
+
+
+def test_stream_draws_what_the_chapter_draws(tmp_path):
+    ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", results=tmp_path)
+    for keys in [("nu", 2), ("emp", 1, 0), ("pseudo_random_layer",), ("fixed_P", "iid", 3, 0)]:
+        assert np.array_equal(study.stream(3, *keys).random(5), ch.rng(*keys).random(5))
+    assert not np.array_equal(
+        study.stream(3, "nu", 1).random(3), study.stream(3, "nu", 2).random(3)
+    )
+
+
+def test_nu_table_rows_are_the_monte_carlo_of_each_case_and_eq13():
+    cases = [["relu", None], ["leaky_relu", 0.5], ["abs", None]]
+    T = study.nu_table(cases=cases, n=16, m=4, n_samples=4000, seed=1)["table"]
+    assert T.shape == (3, 5)
+    for k, (name, slope) in enumerate(cases):
+        r = cap.nu_monte_carlo(
+            name, n=16, m=4, n_samples=4000, rng=study.stream(1, "nu", k), slope=slope
+        )
+        assert T[k, :4].tolist() == [r["nu"], r["se"], r["diag"], r["diag_se"]]
+        assert T[k, 4] == cap.nu_closed_form(name, slope)
+        assert (
+            abs(T[k, 0] - T[k, 4]) < 5 * T[k, 1] + 1e-12
+        )  # the idealised setting: Eq. 13 is exact
+
+
+def test_footnote3_pooled_ratio_is_the_inverse_variance_mean():
+    ns = np.array([8.0, 16.0, 32.0])
+    closed = 1.0 / ns
+    ratios, ses = np.array([1.1, 0.9, 1.0]), np.array([0.1, 0.2, 0.05])
+    rows = np.column_stack([ns, ratios * closed, ses * closed, closed])
+    e = study.footnote3_pooled_ratio(rows)
+    w = 1 / ses**2
+    assert e.mean == pytest.approx((w * ratios).sum() / w.sum(), rel=1e-12)
+    assert e.se == pytest.approx(w.sum() ** -0.5, rel=1e-12)
+    assert e.dof > 9  # pooled over three n with 9 d.o.f. each
+    ones = np.column_stack([ns, closed, ses * closed, closed])
+    assert study.footnote3_pooled_ratio(ones).mean == pytest.approx(1.0)
+
+
+def test_pseudo_random_layer_capacities_conserve_the_total():
+    R = study.pseudo_random_layer_capacities(n=4, m=6, p=3, sizes=[200, 800], reps=2, seed=0)
+    assert R["kappa"].shape == (2, 2, 4)
+    np.testing.assert_allclose(R["kappa"].sum(-1), 3.0, atol=1e-9)  # trace of a rank-p projector
+    assert R["kappa_eq25"].sum() == pytest.approx(3.0, abs=1e-9)
+    np.testing.assert_allclose(
+        R["kappa_eq25"], cap.pseudo_random_capacities(R["P"], cap.feature_capacities(R["J"]))
+    )
+
+
+def test_capacity_convergence_recovers_a_known_rate():
+    sizes = [100, 400, 1600, 6400]
+    ref = np.array([1.0, 2.0, 2.0])
+    direction = np.array([[0.6, 0.8, 0.0], [0.0, 0.6, -0.8]])  # unit norm per replicate
+    kappa = ref + np.array([[3.0 * N**-0.5 * d for d in direction] for N in sizes])
+    R = study.capacity_convergence(kappa, ref, sizes)
+    np.testing.assert_allclose(
+        R["errors"], 3.0 * np.array(sizes, float)[:, None] ** -0.5 * np.ones((1, 2))
+    )
+    assert R["fit"]["slope"] == pytest.approx(-0.5, abs=1e-12)
+    assert R["dof"] == 4 * 2 - 2  # every replicate is a point of the fit
+    assert (R["slope"].mean, R["slope"].dof) == (R["fit"]["slope"], R["dof"])
+    assert R["error_last"].mean == pytest.approx(3.0 / 80) and R["error_last"].dof == 1
+    np.testing.assert_allclose(R["k_mean"], kappa[-1].mean(0))
+
+
+def test_smooth_nu_table_against_the_gelu_closed_form():
+    qs = np.array([0.1, 1.0])
+    T = study.smooth_nu_table(names=["gelu"], qs=qs, n=500, m=4, n_samples=20000, seed=0)["gelu"]
+    assert np.array_equal(T[:, 0], qs)
+    for q, nu, se in T:
+        assert abs(nu - cap.nu_gelu_closed_form(q)) < 5 * se + 0.01
+
+
+def test_ratios_at_stacks_each_case_at_one_input_size():
+    fix = {f"ratios_{k}": np.arange(24.0).reshape(2, 3, 4) + 100 * k for k in range(3)}
+    R = study.ratios_at(fix, 3, 1)
+    assert R.shape == (3, 12)
+    np.testing.assert_array_equal(R[2], np.arange(12.0, 24.0) + 200)
+    with pytest.raises(ParameterError, match="n_cases"):
+        study.ratios_at(fix, 0, 1)
+
+
+def test_layer_mean_ratio_is_the_estimate_over_layer_means():
+    # layer means 0, 1, 2, 3 (each layer's pairs scatter symmetrically about its mean)
+    ratios = np.array([[m - 0.5, m + 0.5] for m in range(4)], float)
+    e = study.layer_mean_ratio(ratios)
+    assert e.mean == pytest.approx(1.5)
+    assert e.se == pytest.approx(math.sqrt(5 / 3) / 2)  # sample SD of 0..3 over √4
+    assert e.dof == 3
+    with pytest.raises(ParameterError, match="layers, pairs"):
+        study.layer_mean_ratio(np.ones(5))
+
+
+def test_ratio_spread_closed_form():
+    s = study.ratio_spread(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert s == pytest.approx({"lo": 1.0, "hi": 4.0, "sd": math.sqrt(1.25)})
+    with pytest.raises(ParameterError):
+        study.ratio_spread(np.array([]))
+
+
+def test_deviation_fits_recover_the_one_over_root_n_law():
+    ns = np.array([4.0, 16.0, 64.0, 256.0])
+    nu = cap.nu_closed_form("relu")
+    dev = 0.3 / np.sqrt(ns)[:, None, None] * np.array([1.0, -1.0])  # r_ij − ν = ±0.3/√n exactly
+    fix = {"ns": ns, "ratios_0": nu + np.broadcast_to(dev, (4, 3, 2)), "noise_0": np.zeros((4, 3))}
+    out = study.deviation_fits(fix, [["relu", None]], {0: "relu"}, n_min=9)
+    np.testing.assert_allclose(
+        out["relu"]["rms"], np.broadcast_to(0.3 / np.sqrt(ns)[:, None], (4, 3))
+    )
+    assert out["relu"]["fit"]["slope"] == pytest.approx(-0.5)
+    assert out["relu"]["dof"] == 3 * 3 - 2  # n ≥ 9: three sizes × three layers
+    slope = out["relu"]["slope"]
+    assert (slope.mean, slope.se, slope.dof) == (
+        out["relu"]["fit"]["slope"],
+        out["relu"]["fit"]["slope_se"],
+        7,
+    )
+
+
+def test_footnote3_pooled_recovers_a_constant_ratio_per_norm():
+    ns = np.array([8.0, 16.0, 32.0])
+    form = 1.0 / ns
+    rows = np.column_stack(
+        [ns, 1.1 * form, 0.01 * form, form, 0.9 * np.ones(3), 0.02 * np.ones(3), np.ones(3)]
+    )
+    out = study.footnote3_pooled({"rows_0": rows, "rows_1": rows}, 2)
+    assert len(out) == 2 and all(set(o) == {"frobenius", "direction"} for o in out)
+    assert isinstance(out[0]["frobenius"], Estimate)
+    assert out[0]["frobenius"].mean == pytest.approx(1.1)
+    assert out[1]["direction"].mean == pytest.approx(0.9)
+    assert out[0]["direction"].se == pytest.approx(0.02 / math.sqrt(3))  # three equal SEs pooled
+
+
+def test_capacity_gap_and_prose_numbers_closed_forms():
+    draws, n = 3, 4
+    d14 = np.zeros((2, 2, draws))
+    d14[0, 1] = [3.0, 4.0, 5.0]
+    dist = {"d_eq14": d14, "d_exact": np.ones((2, 2, draws)), "span": np.full((2, 2, draws), 2.0)}
+    g = study.capacity_gap(dist, 0, 1)
+    assert (g.mean, g.dof) == (pytest.approx(3.0), 2) and g.se == pytest.approx(1 / math.sqrt(3))
+    curve = np.zeros((2, draws, 5, n))
+    res = {
+        "nu_hat": np.arange(2 * 2 * draws, dtype=float).reshape(2, 2, draws),
+        "curve": curve,
+        "eq25": np.full((2, draws, n), 0.5),
+    }  # ‖(½,½,½,½)‖ = 1 from the ν = 0 end
+    out = study.capacity_prose_numbers(res, dist, ["iid", "patches"], ["relu", "leaky"])
+    nuhat = out["nuhat_patches_relu"]
+    assert (nuhat.mean, nuhat.se, nuhat.dof) == (
+        pytest.approx(7.0),
+        pytest.approx(1 / math.sqrt(3)),
+        2,
+    )
+    assert out["d14_iid_leaky"] == Estimate(pytest.approx(2.0))  # mean of (3, 4, 5)/2, exact
+    assert out["dex_iid_relu"] == Estimate(pytest.approx(0.5))
+    assert out["eq25_patch_gap"] == Estimate(pytest.approx(0.5))
+    excess = study.nu_hat_excess(res, 1, 0, 0.5)  # ν̂ (6, 7, 8) − ½
+    assert (excess.mean, excess.se, excess.dof) == (pytest.approx(6.5), nuhat.se, 2)
+    with pytest.raises(ParameterError, match="inputs"):
+        study.capacity_prose_numbers(res, dist, ["iid"], ["relu", "leaky"])
+
+
+def test_redundancy_counts_of_appendix_a():
+    cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
+    table = np.array([[12, 12], [4, 4], [4, 4], [4, 4], [0, 4]])
+    r = study.redundancy_counts(table, cases, 4)
+    assert (r["relu_type_mismatch"], r["tanh_excess"], r["linear_true"], r["tanh_aug"]) == (
+        0,
+        4,
+        12,
+        4,
+    )
+    table[2] = [4, 6]  # a leaky ReLU mismatch of 2
+    assert study.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
+    with pytest.raises(ParameterError, match="tanh"):
+        study.redundancy_counts(table[:4], cases[:4], 4)

@@ -1,0 +1,240 @@
+"""Chapter 2's study (layerwise.studies.ch02): its runs reproduce the simulations of
+layerwise.diffusion they loop over, and its summaries return the numbers and Estimates the chapter
+grades."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from layerwise import diffusion
+from layerwise.claims import quantile
+from layerwise.params import ParameterError
+from layerwise.stats import Estimate
+from layerwise.studies import ch02 as study
+
+
+def _walk(ring, L, D):
+    return diffusion.capacity_network(
+        [diffusion.residual_layer(ring, 1.0 / L, D, D)] * L, np.eye(ring)[ring // 2]
+    )
+
+
+def test_residual_diffusion_profiles_conserve_capacity():
+    R = study.residual_diffusion_profiles(ring=21, layers=10, a_lo=0.2, a_hi=0.6, envs=3, seed=0)[
+        "profiles"
+    ]
+    assert R.shape == (3, 11, 21) and R.dtype == np.float32
+    np.testing.assert_allclose(R.sum(-1), 1.0, atol=1e-5)
+    assert R[0, 0, 10] == 1.0
+
+
+def test_residual_diffusion_summary_of_the_averaged_walk_itself():
+    ring, L, D = 101, 40, 3.0
+    prof = np.stack([_walk(ring, L, D)] * 3)
+    S = study.residual_diffusion_summary(prof, D)
+    np.testing.assert_allclose(S["k_avg"], prof[0, -1], atol=1e-15)
+    assert S["noise_l1"] == pytest.approx(0.0, abs=1e-14)
+    assert S["drift_rel"] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(S["slope_net"], 1.0, rtol=1e-10)  # m2 = 2𝒟εk exactly
+    np.testing.assert_allclose(S["m2"][0], 2 * D * np.arange(L + 1) / L, rtol=1e-10, atol=1e-13)
+    assert 0 < S["l1"] < 2 * S["edge"]
+
+
+def test_erf_width_fit_of_three_tap_walks_has_exponent_one_half():
+    depths, length = [2, 4, 8], 64
+    g2 = []
+    for d in depths:
+        p = np.zeros(length)
+        p[length // 2] = 1.0
+        for _ in range(d):
+            p = (np.roll(p, -1) + p + np.roll(p, 1)) / 3
+        g2.append(np.stack([p, 2 * p]))  # two "networks"
+    V, fit = study.erf_width_fit(g2, depths)
+    np.testing.assert_allclose(
+        V, np.array(depths, float)[:, None] * 2 / 3 * np.ones((1, 2)), rtol=1e-12
+    )
+    assert fit.mean == pytest.approx(0.5, abs=1e-12) and fit.se == pytest.approx(0.0, abs=1e-12)
+
+
+def test_chapter2_gradient_runs_are_the_conv_net_runs_of_their_streams():
+    E = study.erf_gradients(
+        depths=[2], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0
+    )
+    r = diffusion.conv_net_gradients(
+        arch="residual",
+        activation="relu",
+        depth=2,
+        channels=2,
+        length=8,
+        n_inputs=8,
+        n_nets=1,
+        seed=study.stream_seed(0, "erf", "residual", 2),
+    )
+    assert set(E) == {"plain_2_g2", "plain_2_pred", "residual_2_g2", "residual_2_pred"}
+    np.testing.assert_array_equal(E["residual_2_g2"], r["g2"])
+    R = study.pseudo_random_gradients(
+        depth=2, channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0
+    )
+    # the same networks for both activations: the capacity network does not depend on η
+    np.testing.assert_array_equal(R["plain_pseudo_random_pred"], R["plain_relu_pred"])
+
+
+def test_gradient_total_ratios():
+    tot = np.array([[1.0, 3.0], [2.0, 2.0]])
+    pred = np.array([[0.5, 1.5], [1.0, 3.0]])
+    est = study.gradient_total_ratios(tot, pred)
+    assert [e.mean for e in est] == pytest.approx([1.0, 0.5])
+    assert est[0].se == pytest.approx(0.5) and est[1].se == 0.0
+
+
+def test_largest_deviation_interval_is_the_hull_of_folded_intervals():
+    ests = [Estimate(1.2, 0.01, 10, 11), Estimate(0.9, 0.01, 10, 11)]
+    q = quantile(1 - 0.01 / 2, 10)
+    e = study.largest_deviation_interval(ests, 0.99)
+    assert (*e.interval, e.mean) == pytest.approx((0.2 - q * 0.01, 0.2 + q * 0.01, 0.2))
+    assert e.se is None and e.n == 2
+    # straddles 0: lower end 0
+    e = study.largest_deviation_interval([Estimate(1.0, 0.01, 10, 11)], 0.99)
+    assert e.interval[0] == 0.0 and e.interval[1] == pytest.approx(quantile(0.99, 10) * 0.01)
+    assert e.mean == 0.0
+
+
+def test_straight_path_curves_laws():
+    Ls = np.array([2, 5, 20, 100])
+    W = study.straight_path_curves(Ls, seed=0)
+    np.testing.assert_allclose(W["w_plain3"], 3.0**-Ls, rtol=1e-12)
+    np.testing.assert_allclose(W["w_plain5"], 5.0**-Ls, rtol=1e-12)
+    assert np.all(np.abs(W["w_res"] / W["w_res_pred"] - 1) <= np.exp(2.25 / Ls) - 1)
+
+
+def test_shattering_table_is_the_shattering_run_of_its_stream():
+    S = study.shattering_table(depths=[1, 3], width=8, points=16, nets=2, res_scale=0.5, seed=0)
+    r = diffusion.shattering_gradients(
+        arch="plain",
+        depth=3,
+        width=8,
+        n_points=16,
+        n_nets=2,
+        seed=study.stream_seed(0, "shatter", "plain", 3),
+        res_scale=0.5,
+    )
+    np.testing.assert_array_equal(S["plain_3_corr"], r["corr"])
+    np.testing.assert_array_equal(S["plain_3_grad0"], r["grads"][0])
+    assert len(S) == 8
+
+
+def test_welch_difference_against_scipy():
+    from scipy import stats as sps
+
+    a, b = np.array([1.0, 2.0, 4.0, 3.5]), np.array([0.5, 0.1, 0.9, 0.2, 0.4, 0.3])
+    d, se, dof, n, _ = study.welch_difference(a, b)
+    assert n == 10
+    res = sps.ttest_ind(a, b, equal_var=False)
+    assert d == pytest.approx(a.mean() - b.mean())
+    assert d / se == pytest.approx(res.statistic, rel=1e-12)
+    assert dof == pytest.approx(res.df, rel=1e-12)
+
+
+def test_drift_limit_walk_moments_are_exact():
+    ring, a, b = 201, 3.0, 7.0
+    R = study.drift_limit(ring=ring, left=a, right=b, layers=[20, 80])
+    c0 = ring // 2
+    for L, prof in zip(R["layers"], R["profiles"], strict=False):
+        tot, mu, var = diffusion.circular_moments(prof, c0)
+        # L steps of +1 w.p. b/L, −1 w.p. a/L: mean (b − a), variance (a + b) − (b − a)²/L, exactly
+        assert tot == pytest.approx(1.0, abs=1e-12) and mu == pytest.approx(b - a, rel=1e-10)
+        assert var == pytest.approx((a + b) - (b - a) ** 2 / L, rel=1e-10)
+    # exp(Δ)δ: a continuous-time walk, Poisson(b) − Poisson(a): mean b − a, variance a + b
+    tot, mu, var = diffusion.circular_moments(R["profile_expm"], c0)
+    assert mu == pytest.approx(b - a, rel=1e-9) and var == pytest.approx(a + b, rel=1e-9)
+    from scipy.stats import skellam
+
+    k = np.arange(ring) - c0
+    np.testing.assert_allclose(R["profile_expm"], skellam.pmf(k, b, a), atol=1e-12)
+    assert np.all(np.diff(R["l1_expm"]) < 0)
+    assert R["drift"] == b - a and R["diffusion"] == (a + b) / 2
+
+
+def test_residual_layer_profiles_top_layer_is_a_dirac_and_runs_follow_their_stream():
+    P = diffusion.residual_layer_profiles(
+        depth=3, res_scale=0.5, channels=2, length=9, n_inputs=4, n_nets=2, seed=1, batch=4
+    )
+    assert P.shape == (2, 4, 9)
+    np.testing.assert_allclose(
+        P[:, -1], np.eye(9)[4] * np.ones((2, 1)), atol=1e-6
+    )  # ∂y/∂x_L = e_centre
+    assert np.all(P[:, 0].sum(-1) > 0)
+    T = study.residual_t_collapse(
+        depths=[6], tau=2.0, channels=2, length=9, inputs=4, nets=2, seed=0
+    )
+    r = diffusion.residual_layer_profiles(
+        depth=6,
+        res_scale=diffusion.residual_step(2.0, 6),
+        channels=2,
+        length=9,
+        n_inputs=4,
+        n_nets=2,
+        seed=study.stream_seed(0, "t_collapse", 6),
+    )
+    np.testing.assert_array_equal(T["g2_6"], r[:, 0])
+    np.testing.assert_allclose(T["var_6"], diffusion.circular_moments(r, 4)[2])
+
+
+def test_convergence_rate_is_first_order_for_an_error_proportional_to_eps():
+    layers = np.array([50, 100, 200, 400, 800])
+    l1 = 3.0 / layers
+    l1[0] = 1.0  # an off-trend first depth, left out (skip=1)
+    assert study.convergence_rate(layers, l1, skip=1)["slope"] == pytest.approx(-1.0, abs=1e-12)
+    assert study.convergence_rate(layers, l1, skip=0)["slope"] < -1.1  # steeper with it
+    with pytest.raises(ParameterError, match="skip"):
+        study.convergence_rate(layers[:2], l1[:2], skip=1)
+
+
+def test_variance_ratio_closed_form_and_bad_prediction():
+    e = study.variance_ratio(np.array([[2.0, 4.0], [6.0, 8.0]]), 2.0)  # ratios 1, 2, 3, 4
+    assert (e.mean, e.dof) == (pytest.approx(2.5), 3) and e.se == pytest.approx(
+        math.sqrt(5 / 3) / 2
+    )
+    with pytest.raises(ParameterError, match="predicted"):
+        study.variance_ratio(np.ones(3), 0.0)
+
+
+def test_pooled_ratio_and_ratio_means():
+    ests = [Estimate(0.9, 0.1, 9, 10), Estimate(1.1, 0.1, 9, 10)]
+    e = study.pooled_ratio(ests)
+    assert e.mean == pytest.approx(1.0) and e.se == pytest.approx(0.1 / math.sqrt(2))
+    assert e.dof == pytest.approx(18.0) and e.n == 2
+    e = study.pooled_ratio([Estimate(0.0, 1.0, 9, 10), Estimate(1.0, 0.5, 9, 10)])
+    assert e.mean == pytest.approx(0.8)  # weights 1 and 4
+    with pytest.raises(ParameterError):
+        study.pooled_ratio([])
+    summary = {("plain", "relu"): ests, ("residual", "relu"): [Estimate(2.0, 0.1, 9, 10)]}
+    np.testing.assert_array_equal(study.ratio_means(summary, "relu"), [0.9, 1.1, 2.0])
+
+
+def test_gradient_ratio_summary_pairs_each_activation_with_the_capacity_network():
+    tot = np.array([[1.0, 3.0], [2.0, 2.0]])
+    run = {
+        f"{arch}_{act}_g2_total": tot * (2 if act == "relu" else 1)
+        for arch in ("plain", "residual")
+        for act in ("pseudo_random", "relu")
+    }
+    run |= {
+        f"{arch}_pseudo_random_pred": np.array([[0.5, 1.5], [1.0, 3.0]])
+        for arch in ("plain", "residual")
+    }
+    out = study.gradient_ratio_summary(run)
+    assert set(out) == {(a, b) for a in ("plain", "residual") for b in ("pseudo_random", "relu")}
+    assert [e.mean for e in out[("residual", "relu")]] == pytest.approx([2.0, 1.0])
+
+
+def test_residual_diffusion_summary_per_network_distance_to_eq34():
+    ring, L, D = 101, 40, 3.0
+    prof = np.stack([_walk(ring, L, D)] * 2)
+    S = study.residual_diffusion_summary(prof, D)
+    assert S["l1_per_net"] == pytest.approx(
+        S["l1"], rel=1e-12
+    )  # identical networks: the walk itself
