@@ -2,8 +2,8 @@
 "Chapters 3–5") — a GPU job, not part of the book or of CI.
 
 Each check runs the moments engine (photo patches, seed 0, r_eff off) and writes what it measured
-to ``results/bench/labatie_spot_checks.json`` (untracked: the book cites none of it; results that the
-book shows come from chapter runs, tracked as ``evidence/`` with ``make evidence``):
+to ``results/bench/labatie_spot_checks.json`` (untracked: the book cites none of it; results
+that the book shows come from chapter runs, tracked as ``evidence/`` with ``make evidence``):
 
 * ``conv_width``: log10 χ²⁰⁰ (mean ± s.e. over networks) of vanilla 3×3 periodic conv nets at
   widths 128, 256, 512 (B = 64) and of BN feedforward conv nets at width 512 — Chapter 3's
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from layerwise import labatie as lb
+from layerwise import labatie, stats
 from layerwise.moments import MomentsConfig, simulate
 from layerwise.provenance import code_fingerprint
 
@@ -47,35 +47,77 @@ def _run(cfg: MomentsConfig) -> tuple[dict[str, np.ndarray], float]:
 
 def conv_width(device: str) -> list[dict]:
     rows = []
-    for arch, width, nets in [("vanilla", 128, 32), ("vanilla", 256, 32), ("vanilla", 512, 32), ("bn_ff", 512, 48)]:
-        cfg = MomentsConfig(arch=arch, kernel_size=3, width=width, depth=200, records=20, boundary="periodic",
-                            n_sims=nets, device=device, **COMMON)
+    for arch, width, nets in [
+        ("vanilla", 128, 32),
+        ("vanilla", 256, 32),
+        ("vanilla", 512, 32),
+        ("bn_ff", 512, 48),
+    ]:
+        cfg = MomentsConfig(
+            arch=arch,
+            kernel_size=3,
+            width=width,
+            depth=200,
+            records=20,
+            boundary="periodic",
+            n_sims=nets,
+            device=device,
+            **COMMON,
+        )
         a, s = _run(cfg)
-        lc = lb.summary(np.log10(a[f"chi_{cfg.locations[-1]}"][:, -1]))
-        rows.append(dict(arch=arch, width=width, networks=nets, s_per_network=s, log10_chi_200=lc["mean"],
-                         se=lc["se"], spread=lc["std"]))
+        lc = stats.summary(np.log10(a[f"chi_{cfg.locations[-1]}"][:, -1]))
+        rows.append(
+            dict(
+                arch=arch,
+                width=width,
+                networks=nets,
+                s_per_network=s,
+                log10_chi_200=lc["mean"],
+                se=lc["se"],
+                spread=lc["std"],
+            )
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
 def tau(device: str) -> list[dict]:
     rows = []
-    runs = [("fc", dict(kernel_size=1, depth=4000, records=400, n_sims=64),
-             [(50, 500), (300, 500), (400, 4000), (1000, 4000), (2000, 4000), (3000, 4000)]),
-            ("conv", dict(kernel_size=3, depth=500, records=100, n_sims=16), [(50, 500), (300, 500)])]
+    runs = [
+        (
+            "fc",
+            dict(kernel_size=1, depth=4000, records=400, n_sims=64),
+            [(50, 500), (300, 500), (400, 4000), (1000, 4000), (2000, 4000), (3000, 4000)],
+        ),
+        ("conv", dict(kernel_size=3, depth=500, records=100, n_sims=16), [(50, 500), (300, 500)]),
+    ]
     for tag, kw, windows in runs:
         cfg = MomentsConfig(arch="bn_res", width=512, res_depth=2, device=device, **kw, **COMMON)
         a, s = _run(cfg)
         d, chi, dff = a["depth"], a["chi_loc5"], a["chi_loc4"] / a["chi_loc1"]
-        kurt = lb.summary(a["mu4_signal_loc2"][:, -1] / a["mu2_signal_loc2"][:, -1] ** 2)  # after the first BN, last unit
+        kurt = stats.summary(
+            a["mu4_signal_loc2"][:, -1] / a["mu2_signal_loc2"][:, -1] ** 2
+        )  # after the first BN, last unit
         for lo, hi in windows:
             sel = (d >= lo) & (d <= hi)
-            pred, pred_se = lb.tau_prediction(dff[:, sel], cfg.res_depth)
-            fit = lb.power_fit(d[sel], chi[:, sel], l_min=lo)
-            rows.append(dict(net=tag, units=cfg.depth, networks=cfg.n_sims, s_per_network=s, window=[lo, hi],
-                             tau_fit=fit["tau"], se_fit=fit["se_tau"], tau_eq15=pred, se_eq15=pred_se,
-                             z=(fit["tau"] - pred) / float(np.hypot(fit["se_tau"], pred_se)),
-                             kurtosis_last_unit=kurt["mean"], kurtosis_se=kurt["se"]))
+            pred, pred_se = labatie.tau_prediction(dff[:, sel], cfg.res_depth)
+            fit = labatie.power_fit(d[sel], chi[:, sel], l_min=lo)
+            rows.append(
+                dict(
+                    net=tag,
+                    units=cfg.depth,
+                    networks=cfg.n_sims,
+                    s_per_network=s,
+                    window=[lo, hi],
+                    tau_fit=fit["tau"],
+                    se_fit=fit["se_tau"],
+                    tau_eq15=pred,
+                    se_eq15=pred_se,
+                    z=(fit["tau"] - pred) / float(np.hypot(fit["se_tau"], pred_se)),
+                    kurtosis_last_unit=kurt["mean"],
+                    kurtosis_se=kurt["se"],
+                )
+            )
             print(json.dumps(rows[-1]), flush=True)
     return rows
 

@@ -1,6 +1,6 @@
-"""The executor seam (issue #31, SPEC §4 "Beyond one machine"): the moments engine's blocks through a
-Dask cluster give the local run's arrays bit for bit, resume from the store, survive a killed worker,
-refuse a worker with other code, and bad settings fail before any work.
+"""The executor seam (issue #31, SPEC §4 "Beyond one machine"): the moments engine's blocks
+through a Dask cluster give the local run's arrays bit for bit, resume from the store, survive a
+killed worker, refuse a worker with other code, and bad settings fail before any work.
 
 One two-process ``LocalCluster`` serves the module (started by the first test that needs it, closed
 at the end); its workers are spawned processes of this interpreter and import ``layerwise`` from the
@@ -22,16 +22,17 @@ from layerwise.params import ParameterError
 
 distributed = pytest.importorskip("distributed")
 
-from layerwise import labatie  # noqa: E402
 from layerwise.moments import MomentsConfig, simulate  # noqa: E402
 
-CFG = dict(arch="vanilla", kernel_size=1, width=16, batch=8, depth=8, n_sims=6, records=4, device="cpu")
+CFG = dict(
+    arch="vanilla", kernel_size=1, width=16, batch=8, depth=8, n_sims=6, records=4, device="cpu"
+)
 
 
 @pytest.fixture(scope="module")
 def client():
-    """A ``distributed.Client`` to a two-worker LocalCluster, as ``resolve_executor('dask')`` makes it
-    (and caches it, so chapters that resolve the executor from the environment get this one)."""
+    """A ``distributed.Client`` to a two-worker LocalCluster, as ``resolve_executor('dask')`` makes
+    it (and caches it, so chapters that resolve the executor from the environment get this one)."""
     c = ex.resolve_executor("dask")
     c.wait_for_workers(2, timeout=60)
     yield c
@@ -40,7 +41,8 @@ def client():
 
 @pytest.fixture
 def on_dask(client, monkeypatch):
-    """Chapters in this test send their blocks to the module's cluster (``$LAYERWISE_EXECUTOR=dask``)."""
+    """Chapters in this test send their blocks to the module's cluster
+    (``$LAYERWISE_EXECUTOR=dask``)."""
     monkeypatch.setenv(ex.ENV_EXECUTOR, "dask")
     monkeypatch.delenv(ex.ENV_SCHEDULER, raising=False)
     assert ex.resolve_executor() is client
@@ -51,11 +53,13 @@ def _chapter(root: Path) -> Chapter:
     return Chapter("03_executor_test", scale="ci", seed=0, device="cpu", results=root)
 
 
-def _local_run(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _local_run(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     with monkeypatch.context() as m:
         m.setenv(ex.ENV_EXECUTOR, "local")
         assert ex.resolve_executor() is None
-        return labatie.simulate_cached(_chapter(root), "moments", MomentsConfig(**CFG), block=2)
+        return _chapter(root).simulate_moments("moments", MomentsConfig(**CFG), block=2)
 
 
 def _block_computations(store) -> list[str]:
@@ -63,20 +67,29 @@ def _block_computations(store) -> list[str]:
 
 
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a)
+    return sorted(a) == sorted(b) and all(
+        np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a
+    )
 
 
-def test_engine_blocks_on_a_local_cluster_equal_the_local_run_bit_for_bit(tmp_path, monkeypatch, on_dask):
+def test_engine_blocks_on_a_local_cluster_equal_the_local_run_bit_for_bit(
+    tmp_path, monkeypatch, on_dask
+):
     depth0, local = _local_run(tmp_path / "local", monkeypatch)
     ch = _chapter(tmp_path / "dask")
-    depth1, remote = labatie.simulate_cached(ch, "moments", MomentsConfig(**CFG), block=2)
+    depth1, remote = ch.simulate_moments("moments", MomentsConfig(**CFG), block=2)
     assert np.array_equal(depth0, depth1) and _same(local, remote)
     assert len(_block_computations(ch.store)) == 3  # 6 networks in blocks of 2, each computed once
-    metas = sorted((tmp_path / "dask" / "store" / "03_executor_test.moments.block").glob("*/meta.json"))
-    assert len(metas) == 3 and all('"worker"' in m.read_text() for m in metas)  # who computed it is recorded
-    # the assembled entry is the local run's: a second chapter on the dask store loads it, computing nothing
+    metas = sorted(
+        (tmp_path / "dask" / "store" / "03_executor_test.moments.block").glob("*/meta.json")
+    )
+    assert len(metas) == 3 and all(
+        '"worker"' in m.read_text() for m in metas
+    )  # who computed it is recorded
+    # the assembled entry is the local run's: a second chapter on the dask store loads it,
+    # computing nothing
     ch2 = _chapter(tmp_path / "dask")
-    assert _same(labatie.simulate_cached(ch2, "moments", MomentsConfig(**CFG), block=2)[1], local)
+    assert _same(ch2.simulate_moments("moments", MomentsConfig(**CFG), block=2)[1], local)
     assert [e[0] for e in ch2.store.events] == ["hit"]
 
 
@@ -93,18 +106,26 @@ def test_a_resumed_run_computes_only_the_missing_blocks(tmp_path, monkeypatch, o
     with monkeypatch.context() as m:
         m.setenv(ex.ENV_EXECUTOR, "local")
         with pytest.raises(KeyboardInterrupt):
-            _chapter(tmp_path / "dask").cached_blocks("moments", key, 3, interrupted, code="layerwise.labatie",
-                                                      shared=("depth",))
+            _chapter(tmp_path / "dask").cached_blocks(
+                "moments", key, 3, interrupted, code="layerwise.moments", shared=("depth",)
+            )
     ch = _chapter(tmp_path / "dask")
-    _, resumed = labatie.simulate_cached(ch, "moments", cfg, block=2)
+    _, resumed = ch.simulate_moments("moments", cfg, block=2)
     assert _same(resumed, local)
-    assert len(_block_computations(ch.store)) == 1  # blocks 0 and 1 came from the store, only block 2 ran
+    assert (
+        len(_block_computations(ch.store)) == 1
+    )  # blocks 0 and 1 came from the store, only block 2 ran
     assert [e[0] for e in ch.store.events].count("hit") == 2
 
 
-def test_a_killed_worker_is_survived_and_stored_blocks_are_not_recomputed(tmp_path, monkeypatch, on_dask):
+def test_a_killed_worker_is_survived_and_stored_blocks_are_not_recomputed(
+    tmp_path, monkeypatch, on_dask
+):
     cfg = MomentsConfig(**CFG)
-    calls, store_dir = tmp_path / "calls", tmp_path / "dask" / "store" / "03_executor_test.moments.block"
+    calls, store_dir = (
+        tmp_path / "calls",
+        tmp_path / "dask" / "store" / "03_executor_test.moments.block",
+    )
     calls.mkdir()
 
     def compute(i: int) -> dict[str, np.ndarray]:
@@ -128,7 +149,7 @@ def test_a_killed_worker_is_survived_and_stored_blocks_are_not_recomputed(tmp_pa
     key = {**{k: v for k, v in cfg.to_dict().items() if k != "device"}, "block": 2}
     ch = _chapter(tmp_path / "dask")
     t0 = time.perf_counter()
-    got = ch.cached_blocks("moments", key, 3, compute, code="layerwise.labatie", shared=("depth",))
+    got = ch.cached_blocks("moments", key, 3, compute, code="layerwise.moments", shared=("depth",))
     assert time.perf_counter() - t0 < 60
     _, local = _local_run(tmp_path / "local", monkeypatch)
     assert _same({k: v for k, v in got.items() if k != "depth"}, local)
@@ -138,34 +159,51 @@ def test_a_killed_worker_is_survived_and_stored_blocks_are_not_recomputed(tmp_pa
     counts = {int(p.name): len(p.read_text()) for p in calls.iterdir() if p.name.isdigit()}
     assert counts[1] == 2  # the killed block ran again elsewhere
     assert len(_block_computations(ch.store)) == 3  # every block stored exactly once
-    for key_dir in stored_before_kill:  # what was in the store when the worker died was not computed again
+    for (
+        key_dir
+    ) in stored_before_kill:  # what was in the store when the worker died was not computed again
         i = json.loads((store_dir / key_dir / "meta.json").read_text())["config"]["block"]
         assert i != 1 and counts[i] == 1
-    on_dask.wait_for_workers(2, timeout=60)  # the nanny restarts the worker: the cluster is whole again
+    on_dask.wait_for_workers(
+        2, timeout=60
+    )  # the nanny restarts the worker: the cluster is whole again
 
 
 def test_a_worker_with_other_code_is_refused(tmp_path, monkeypatch, on_dask):
-    monkeypatch.setattr(ex, "client_fingerprint", lambda code: "0" * 64)  # the client claims other code
+    monkeypatch.setattr(
+        ex, "client_fingerprint", lambda code: "0" * 64
+    )  # the client claims other code
     ch = _chapter(tmp_path)
-    with pytest.raises(ex.CodeMismatch, match=r"worker .* runs layerwise code [0-9a-f]{12}, the client 000000000000: "
-                                              r"refusing to mix results from different code — install the same "
-                                              r"commit on the workers"):
-        labatie.simulate_cached(ch, "moments", MomentsConfig(**CFG), block=2)
+    with pytest.raises(
+        ex.CodeMismatch,
+        match=r"worker .* runs layerwise code [0-9a-f]{12}, the "
+        r"client 000000000000: "
+        r"refusing to mix results from different code — "
+        r"install the same "
+        r"commit on the workers",
+    ):
+        ch.simulate_moments("moments", MomentsConfig(**CFG), block=2)
     assert not list((tmp_path / "store").glob("*/*/meta.json"))  # nothing computed, nothing stored
 
 
 def test_run_unit_checks_the_fingerprint_before_computing():
     ran = []
     with pytest.raises(ex.CodeMismatch, match="refusing to mix results"):
-        ex.run_unit(lambda i: ran.append(i) or {}, 0, "layerwise.labatie", "f" * 64)
+        ex.run_unit(lambda i: ran.append(i) or {}, 0, "layerwise.moments", "f" * 64)
     assert ran == []
-    arrays, info = ex.run_unit(lambda i: {"x": [i]}, 3, "layerwise.labatie", ex.client_fingerprint("layerwise.labatie"))
+    arrays, info = ex.run_unit(
+        lambda i: {"x": [i]}, 3, "layerwise.moments", ex.client_fingerprint("layerwise.moments")
+    )
     assert arrays["x"].tolist() == [3] and set(info) == {"wall_time_s", "worker"}
 
 
 def test_an_unreachable_scheduler_fails_fast_naming_it():
     t0 = time.perf_counter()
-    with pytest.raises(ParameterError, match=r"no Dask scheduler reachable at tcp://127\.0\.0\.1:9 .*dask scheduler"):
+    with pytest.raises(
+        ParameterError,
+        match=r"no Dask scheduler reachable at tcp://127\.0\.0\.1:9 "
+        r".*dask scheduler",
+    ):
         ex.resolve_executor("dask", "tcp://127.0.0.1:9")
     assert time.perf_counter() - t0 < 15
     with pytest.raises(ParameterError, match="not an address"):
@@ -185,20 +223,57 @@ def test_the_book_runner_checks_the_scheduler_before_any_chapter(tmp_path, monke
     monkeypatch.setattr(book, "run_chapter", started)
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     t0 = time.perf_counter()
-    rc = book.main(["run", "--chapters", "03", "--scale", "ci", "--device", "cpu", "--executor", "dask",
-                    "--scheduler", "tcp://127.0.0.1:9"])
+    rc = book.main(
+        [
+            "run",
+            "--chapters",
+            "03",
+            "--scale",
+            "ci",
+            "--device",
+            "cpu",
+            "--executor",
+            "dask",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ]
+    )
     assert rc == 2 and time.perf_counter() - t0 < 15
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
     assert book.main(["run", "--chapters", "03", "--scale", "ci", "--executor", "spark"]) == 2
-    assert "executor='spark' is not allowed; choose one of: 'local', 'dask'" in capsys.readouterr().err
+    assert (
+        "executor='spark' is not allowed; choose one of: 'local', 'dask'" in capsys.readouterr().err
+    )
 
 
 def test_the_moments_cli_refuses_an_unreachable_scheduler_before_any_work(tmp_path):
     from layerwise.moments_cli import main
 
     out = tmp_path / "m.npz"
-    assert main(["--arch", "vanilla", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "4",
-                 "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9", "--out", str(out), "--quiet"]) == 2
+    assert (
+        main(
+            [
+                "--arch",
+                "vanilla",
+                "--kernel-size",
+                "1",
+                "--width",
+                "8",
+                "--batch",
+                "4",
+                "--depth",
+                "4",
+                "--executor",
+                "dask",
+                "--scheduler",
+                "tcp://127.0.0.1:9",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert not out.exists()
 
 
@@ -206,18 +281,44 @@ def test_the_moments_cli_on_a_cluster_writes_the_local_arrays(tmp_path, monkeypa
     from layerwise.moments_cli import main
 
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
-    args = ["--arch", "vanilla", "--kernel-size", "1", "--width", "16", "--batch", "8", "--depth", "8", "--records",
-            "4", "--sims", "5", "--device", "cpu", "--quiet"]
+    args = [
+        "--arch",
+        "vanilla",
+        "--kernel-size",
+        "1",
+        "--width",
+        "16",
+        "--batch",
+        "8",
+        "--depth",
+        "8",
+        "--records",
+        "4",
+        "--sims",
+        "5",
+        "--device",
+        "cpu",
+        "--quiet",
+    ]
     assert main([*args, "--executor", "local", "--out", str(tmp_path / "local.npz")]) == 0
-    assert main([*args, "--executor", "dask", "--block", "2", "--out", str(tmp_path / "dask.npz")]) == 0
+    assert (
+        main([*args, "--executor", "dask", "--block", "2", "--out", str(tmp_path / "dask.npz")])
+        == 0
+    )
     with np.load(tmp_path / "local.npz") as a, np.load(tmp_path / "dask.npz") as b:
         assert _same(dict(a), dict(b))
-    assert len(list((tmp_path / "results" / "store" / "moments_cli.block").glob("*/meta.json"))) == 3
+    assert (
+        len(list((tmp_path / "results" / "store" / "moments_cli.block").glob("*/meta.json"))) == 3
+    )
 
 
 @pytest.mark.parametrize("kind", ["spark", "", "threads"])
 def test_a_bad_executor_is_refused_naming_the_allowed_ones(kind):
-    with pytest.raises(ParameterError, match=r"executor=.* is not allowed; choose one of: 'local', 'dask'"):
+    with pytest.raises(
+        ParameterError,
+        match=r"executor=.* is not allowed; choose one of: 'local', "
+        r"'dask'",
+    ):
         ex.resolve_executor(kind)
 
 
@@ -249,16 +350,23 @@ def test_without_distributed_the_message_says_how_to_install(monkeypatch):
 def test_a_fully_stored_run_connects_to_no_cluster(tmp_path, monkeypatch):
     _, local = _local_run(tmp_path, monkeypatch)
     monkeypatch.setenv(ex.ENV_EXECUTOR, "dask")
-    monkeypatch.setenv(ex.ENV_SCHEDULER, "tcp://127.0.0.1:9")  # nothing listens there: connecting would fail
+    monkeypatch.setenv(
+        ex.ENV_SCHEDULER, "tcp://127.0.0.1:9"
+    )  # nothing listens there: connecting would fail
     ch = _chapter(tmp_path)
-    assert _same(labatie.simulate_cached(ch, "moments", MomentsConfig(**CFG), block=2)[1], local)
+    assert _same(ch.simulate_moments("moments", MomentsConfig(**CFG), block=2)[1], local)
     assert [e[0] for e in ch.store.events] == ["hit"]
 
 
 def test_a_scheduler_address_is_connected_to(client):
-    address = client.scheduler.address  # the module's LocalCluster, as a remote scheduler would be given
+    address = (
+        client.scheduler.address
+    )  # the module's LocalCluster, as a remote scheduler would be given
     assert ex.check_executor("dask", address) == ("dask", address)
     remote = ex.resolve_executor("dask", address)
-    assert remote is not client and remote is ex.resolve_executor("dask", address)  # cached per process
-    assert remote.submit(ex.client_fingerprint, "layerwise.labatie", pure=False).result() == \
-        ex.client_fingerprint("layerwise.labatie")
+    assert remote is not client and remote is ex.resolve_executor(
+        "dask", address
+    )  # cached per process
+    assert remote.submit(
+        ex.client_fingerprint, "layerwise.moments", pure=False
+    ).result() == ex.client_fingerprint("layerwise.moments")

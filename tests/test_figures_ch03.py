@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import assert_fits_column
 from scipy import stats
 
-from conftest import assert_fits_column
+from layerwise import published
 from layerwise.figures import ch03 as F
 from layerwise.stats import mean_se
 
@@ -18,18 +19,21 @@ def _logs(n=30, L=8, seed=0):
 
 def test_log_moment_histograms_draws_one_gaussian_and_one_histogram_per_depth():
     logs, quarters = _logs(), [2, 4, 6, 8]
-    fits = {k: [{"mu": float(a[:, q - 1].mean()), "sigma": float(a[:, q - 1].std())} for q in quarters]
-            for k, a in logs.items()}
+    fits = {
+        k: [{"mu": float(a[:, q - 1].mean()), "sigma": float(a[:, q - 1].std())} for q in quarters]
+        for k, a in logs.items()
+    }
     fig = F.log_moment_histograms(logs, quarters, fits)
     assert_fits_column(fig)
     assert len(fig.axes) == 2
-    for ax, key in zip(fig.axes, ("nu2", "mu2dx")):
+    for ax, key in zip(fig.axes, ("nu2", "mu2dx"), strict=False):
         lines = ax.get_lines()
         assert [ln.get_label() for ln in lines] == [f"l = {q}" for q in quarters]
-        for ln, f in zip(lines, fits[key]):   # each curve is the fitted Gaussian density
+        # each curve is the fitted Gaussian density
+        for ln, f in zip(lines, fits[key], strict=False):
             x = ln.get_xdata()
             np.testing.assert_allclose(ln.get_ydata(), stats.norm.pdf(x, f["mu"], f["sigma"]))
-        assert len(ax.patches) == 4 * 14   # 15 bin edges below 500 networks, one histogram per depth
+        assert len(ax.patches) == 4 * 14  # 15 bin edges below 500 networks, one histogram per depth
         # the densities integrate to 1 over the bins
         heights = np.array([p.get_height() for p in ax.patches[:14]])
         widths = np.array([p.get_width() for p in ax.patches[:14]])
@@ -44,12 +48,12 @@ def test_drift_diffusion_plots_mean_minus_half_variance_and_the_fit():
     assert_fits_column(fig)
     ax0, ax1 = fig.axes
     for j, (key, b) in enumerate([("nu2", 0.03), ("mu2dx", 0.04)]):
-        mean, dashed, dotted = ax0.get_lines()[3 * j: 3 * j + 3]
+        mean, dashed, dotted = ax0.get_lines()[3 * j : 3 * j + 3]
         v = np.var(logs[key], axis=0, ddof=1)
         np.testing.assert_array_equal(mean.get_ydata(), mean_se(logs[key])[0])
         np.testing.assert_array_equal(dashed.get_ydata(), -v / 2)
         np.testing.assert_array_equal(dotted.get_ydata(), lme[key][:, 0])
-        var, fit = ax1.get_lines()[2 * j: 2 * j + 2]
+        var, fit = ax1.get_lines()[2 * j : 2 * j + 2]
         np.testing.assert_array_equal(var.get_ydata(), v)
         np.testing.assert_allclose(fit.get_ydata(), b * d)
 
@@ -61,7 +65,7 @@ def test_width_dependence_plots_n_times_diffusion_against_the_single_input_value
     (ax,) = fig.axes
     lines = ax.get_lines()
     np.testing.assert_allclose(lines[0].get_ydata(), D * np.array(W))
-    assert list(lines[-1].get_ydata()) == [5.0, 5.0]   # the single-input reference 5/N
+    assert list(lines[-1].get_ydata()) == [5.0, 5.0]  # the single-input reference 5/N
     assert ax.get_xscale() == "log"
 
 
@@ -69,11 +73,15 @@ def test_width_dependence_plots_n_times_diffusion_against_the_single_input_value
 def test_sensitivity_draws_three_panels_of_means(n):
     rng = np.random.default_rng(n)
     d = np.arange(1, 13)
-    dchi, chi, reff = rng.uniform(1, 1.1, (n, 12)), rng.uniform(1, 5, (n, 12)), rng.uniform(1, 8, (n, 12))
+    dchi, chi, reff = (
+        rng.uniform(1, 1.1, (n, 12)),
+        rng.uniform(1, 5, (n, 12)),
+        rng.uniform(1, 8, (n, 12)),
+    )
     fig = F.sensitivity(d, dchi, chi, reff)
     assert_fits_column(fig)
     assert len(fig.axes) == 3
-    for ax, arr in zip(fig.axes, (dchi, chi, reff)):
+    for ax, arr in zip(fig.axes, (dchi, chi, reff), strict=False):
         mean = [ln for ln in ax.get_lines() if ln.get_label() == "mean"]
         assert len(mean) == 1
         np.testing.assert_array_equal(mean[0].get_ydata(), arr.mean(0))
@@ -82,13 +90,16 @@ def test_sensitivity_draws_three_panels_of_means(n):
 
 
 def test_sensitivity_overlays_the_authors_published_curves():
-    from layerwise import published as pub
     rng = np.random.default_rng(0)
     d = np.arange(2, 41, 2)
-    dchi, chi, reff = rng.uniform(1, 1.1, (3, 20)), rng.uniform(1, 5, (3, 20)), rng.uniform(1, 8, (3, 20))
-    ref = pub.fig3_reference("vanilla_symmetric", max_depth=40)
+    dchi, chi, reff = (
+        rng.uniform(1, 1.1, (3, 20)),
+        rng.uniform(1, 5, (3, 20)),
+        rng.uniform(1, 8, (3, 20)),
+    )
+    ref = published.fig3_reference("vanilla_symmetric", max_depth=40)
     fig = F.sensitivity(d, dchi, chi, reff, references={"authors": ref})
-    for ax, key in zip(fig.axes, ("dchi", "chi", "reff_x")):
+    for ax, key in zip(fig.axes, ("dchi", "chi", "reff_x"), strict=False):
         line = [ln for ln in ax.get_lines() if ln.get_label() == "authors"]
         assert len(line) == 1
         np.testing.assert_allclose(line[0].get_ydata(), ref[key][0])
@@ -97,11 +108,15 @@ def test_sensitivity_overlays_the_authors_published_curves():
 
 def test_coactivation_plots_the_mean_over_networks_in_the_unit_range():
     rng = np.random.default_rng(1)
-    CA = {"depth": np.arange(0, 25, 5), "coactive": rng.uniform(0, 1, (4, 5)), "linearity": rng.uniform(0, 1, (4, 5))}
+    CA = {
+        "depth": np.arange(0, 25, 5),
+        "coactive": rng.uniform(0, 1, (4, 5)),
+        "linearity": rng.uniform(0, 1, (4, 5)),
+    }
     fig = F.coactivation(CA)
     assert_fits_column(fig)
     assert len(fig.axes) == 2
-    for ax, key in zip(fig.axes, ("coactive", "linearity")):
+    for ax, key in zip(fig.axes, ("coactive", "linearity"), strict=False):
         (ln,) = ax.get_lines()
         np.testing.assert_array_equal(ln.get_ydata(), CA[key].mean(0))
         assert ax.get_ylim() == pytest.approx((0, 1.02))
@@ -112,8 +127,15 @@ def test_datasets_draws_one_curve_per_data_set_in_each_panel():
     d = np.arange(1, 7)
     runs = {}
     for ds in ("patches", "digits", "gaussian"):
-        runs[ds] = (d, {"chi_loc3": rng.uniform(1, 3, (3, 6)), "reff_signal_loc3": rng.uniform(1, 9, (3, 6)),
-                        "nu2_signal_loc3": rng.uniform(0.5, 2, (3, 6)), "nu2_signal_loc1": rng.uniform(0.5, 2, (3, 6))})
+        runs[ds] = (
+            d,
+            {
+                "chi_loc3": rng.uniform(1, 3, (3, 6)),
+                "reff_signal_loc3": rng.uniform(1, 9, (3, 6)),
+                "nu2_signal_loc3": rng.uniform(0.5, 2, (3, 6)),
+                "nu2_signal_loc1": rng.uniform(0.5, 2, (3, 6)),
+            },
+        )
     fig = F.datasets(runs)
     assert_fits_column(fig)
     assert len(fig.axes) == 3
@@ -122,7 +144,9 @@ def test_datasets_draws_one_curve_per_data_set_in_each_panel():
         assert chi.get_label() == ds
         np.testing.assert_array_equal(chi.get_ydata(), A["chi_loc3"].mean(0))
         np.testing.assert_array_equal(reff.get_ydata(), A["reff_signal_loc3"].mean(0))
-        np.testing.assert_allclose(drift.get_ydata(), np.log(A["nu2_signal_loc3"] / A["nu2_signal_loc1"][:, :1]).mean(0))
+        np.testing.assert_allclose(
+            drift.get_ydata(), np.log(A["nu2_signal_loc3"] / A["nu2_signal_loc1"][:, :1]).mean(0)
+        )
     assert fig.axes[1].get_yscale() == "log"
 
 
@@ -132,7 +156,7 @@ def test_log_moment_cdfs_draw_ours_and_the_authors_at_each_depth():
     pubp = {k: np.tile(np.linspace(-2, 2, 99), (4, 1)) for k in logs}
     fig = F.log_moment_cdfs(logs, [50, 100, 150, 200], pubp)
     assert_fits_column(fig)
-    for ax, key in zip(fig.axes, ("nu2", "mu2dx")):
+    for ax, key in zip(fig.axes, ("nu2", "mu2dx"), strict=False):
         lines = ax.get_lines()
         assert len(lines) == 8
         np.testing.assert_array_equal(lines[0].get_xdata(), np.sort(logs[key][:, 0]))

@@ -1,5 +1,6 @@
 """The code part of a results-store key (layerwise.provenance): a fingerprint of the source of the
-called module and of every module it imports, so that no cached result outlives an edit of its code."""
+called module and of every module it imports, so that no cached result outlives an edit of its
+code."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ FILES = {
     "train.py": (
         "import numpy as np\n\nCALLS = []\n\n\ndef fit(n):\n"
         "    from .sub import engine  # imported inside the function body\n"
-        "    CALLS.append(n)\n    return {'y': np.array([engine.run_engine(i) for i in range(n)])}\n"
+        "    CALLS.append(n)\n    return {'y': np.array([engine.run_engine(i) for i in "
+        "range(n)])}\n"
     ),
     "plain.py": "X = 1\n",
     "other.py": "import json  # noqa: F401\n\nfrom . import plain  # noqa: F401\n",
-    "absolute.py": "import {pkg}.plain  # noqa: F401\nfrom {pkg}.sub.engine import run_engine  # noqa: F401\n",
+    "absolute.py": "import {pkg}.plain  # noqa: F401\nfrom {pkg}.sub.engine import run_engine  # "
+    "noqa: F401\n",
     "dynamic.py": "import importlib\n\nmod = importlib.import_module('{pkg}.plain')\n",
     "broken.py": "from .missing import thing  # noqa: F401\n",
 }
@@ -57,16 +60,23 @@ def _edit(root: Path, rel: str, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
-    pv.clear_cache()  # a process fingerprints the code it imported once; the edit is a new process's
+    # a process fingerprints the code it imported once; the edit is a new process's
+    pv.clear_cache()
 
 
 def test_closure_follows_every_import_form(pkg):
     name, root = pkg
     assert pv.module_closure(f"{name}.train", root) == tuple(
-        f"{name}{s}" for s in ("", ".sub", ".sub.engine", ".train", ".util"))  # body, `..`, parents
+        f"{name}{s}" for s in ("", ".sub", ".sub.engine", ".train", ".util")
+    )  # body, `..`, parents
     assert pv.module_closure(f"{name}.absolute", root) == tuple(
-        f"{name}{s}" for s in ("", ".absolute", ".plain", ".sub", ".sub.engine", ".util"))
-    assert pv.module_closure(f"{name}.other", root) == (name, f"{name}.other", f"{name}.plain")  # no json
+        f"{name}{s}" for s in ("", ".absolute", ".plain", ".sub", ".sub.engine", ".util")
+    )
+    assert pv.module_closure(f"{name}.other", root) == (
+        name,
+        f"{name}.other",
+        f"{name}.plain",
+    )  # no json
     assert pv.module_closure(f"{name}.dynamic", root) == (name, f"{name}.dynamic", f"{name}.plain")
     with pytest.raises(ModuleNotFoundError, match="missing"):
         pv.module_closure(f"{name}.broken", root)  # never skipped silently
@@ -74,9 +84,14 @@ def test_closure_follows_every_import_form(pkg):
 
 def test_fingerprint_changes_with_a_transitive_import_only(pkg):
     name, root = pkg
-    train, other = pv.code_fingerprint(f"{name}.train", root), pv.code_fingerprint(f"{name}.other", root)
+    train, other = (
+        pv.code_fingerprint(f"{name}.train", root),
+        pv.code_fingerprint(f"{name}.other", root),
+    )
     assert len(train) == 64 and train != other
-    _edit(root / name, "util.py", "x + 1", "x + 2")  # util is imported by sub.engine, imported by train
+    _edit(
+        root / name, "util.py", "x + 1", "x + 2"
+    )  # util is imported by sub.engine, imported by train
     assert pv.code_fingerprint(f"{name}.train", root) != train
     assert pv.code_fingerprint(f"{name}.other", root) == other  # other does not import util
     _edit(root / name, "util.py", "x + 2", "x + 1")
@@ -89,7 +104,9 @@ def test_cached_call_recomputes_after_an_edit_of_imported_code(pkg, tmp_path):
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path / "results")
     a = ch.cached_call(train.fit, n=3)
     b = ch.cached_call(train.fit, n=3)  # an unchanged tree re-uses the entry
-    assert train.CALLS == [3] and np.array_equal(a["y"], [1, 2, 3]) and np.array_equal(b["y"], a["y"])
+    assert (
+        train.CALLS == [3] and np.array_equal(a["y"], [1, 2, 3]) and np.array_equal(b["y"], a["y"])
+    )
     [meta_path] = (tmp_path / "results" / "store").glob("42_demo.fit/*/meta.json")
     meta = json.loads(meta_path.read_text())
     assert meta["code_version"] == pv.code_fingerprint(f"{name}.train")
@@ -97,7 +114,9 @@ def test_cached_call_recomputes_after_an_edit_of_imported_code(pkg, tmp_path):
     _edit(root / name, "plain.py", "X = 1", "X = 2")  # not imported by train: still re-used
     ch.cached_call(train.fit, n=3)
     assert train.CALLS == [3]
-    _edit(root / name, "util.py", "x + 1  # the training step", "x + 1  # the training step, edited")
+    _edit(
+        root / name, "util.py", "x + 1  # the training step", "x + 1  # the training step, edited"
+    )
     ch.cached_call(train.fit, n=3)  # the edit of a transitively imported module recomputes
     assert train.CALLS == [3, 3]
     ch.cached_call(train.fit, n=3)
@@ -107,25 +126,37 @@ def test_cached_call_recomputes_after_an_edit_of_imported_code(pkg, tmp_path):
 def test_fingerprint_is_the_same_in_another_process(pkg):
     name, root = pkg
     here = [pv.code_fingerprint("layerwise.labatie"), pv.code_fingerprint(f"{name}.train", root)]
-    code = ("import sys; from layerwise.provenance import code_fingerprint as f; "
-            "print(f('layerwise.labatie'), f(sys.argv[1], sys.argv[2]))")
+    code = (
+        "import sys; from layerwise.provenance import code_fingerprint as f; "
+        "print(f('layerwise.labatie'), f(sys.argv[1], sys.argv[2]))"
+    )
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        run = subprocess.run([sys.executable, "-c", code, f"{name}.train", str(root)], env=env,
-                             capture_output=True, text=True, check=True)
+        run = subprocess.run(
+            [sys.executable, "-c", code, f"{name}.train", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert run.stdout.split() == here
 
 
 def test_every_layerwise_module_has_a_closure_of_layerwise_modules():
     modules = pv.all_modules()
-    assert {"layerwise", "layerwise.moments", "layerwise.moments.config", "layerwise.networks"} <= set(modules)
+    assert {
+        "layerwise",
+        "layerwise.moments",
+        "layerwise.moments.config",
+        "layerwise.networks",
+    } <= set(modules)
     for m in modules:
         closure = pv.module_closure(m)
         assert m in closure and "layerwise" in closure
         assert all(c == "layerwise" or c.startswith("layerwise.") for c in closure)
-    # the engine is imported inside labatie.simulate_cached's body; networks imports none of it
-    labatie = set(pv.module_closure("layerwise.labatie"))
-    assert {"layerwise.moments", "layerwise.moments.runtime", "layerwise.stats"} <= labatie
+    # the engine is imported inside Chapter.simulate_moments's body; networks imports none of it
+    chapter = set(pv.module_closure("layerwise.chapter"))
+    assert {"layerwise.moments", "layerwise.moments.runtime", "layerwise.stats"} <= chapter
     assert "layerwise.moments" not in pv.module_closure("layerwise.networks")
     assert pv.code_fingerprint("layerwise.labatie") != pv.code_fingerprint("layerwise.networks")
 
@@ -136,7 +167,13 @@ def test_a_function_of_a_test_file_or_typed_in_a_kernel_is_fingerprinted():
 
     fp, modules = pv.function_fingerprint(draw)
     assert fp == pv.code_fingerprint(draw.__module__) and draw.__module__ in modules
-    assert "layerwise.provenance" in modules and "layerwise.chapter" in modules  # what this file imports
+    assert (
+        "layerwise.provenance" in modules and "layerwise.chapter" in modules
+    )  # what this file imports
     draw.__module__ = "__no_such_module__"  # as a function typed into a notebook's kernel
     fp2, modules2 = pv.function_fingerprint(draw)
-    assert fp2 != fp and modules2[0].endswith("draw (source)") and set(pv.all_modules()) <= set(modules2)
+    assert (
+        fp2 != fp
+        and modules2[0].endswith("draw (source)")
+        and set(pv.all_modules()) <= set(modules2)
+    )

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats as _st
+from scipy.special import ndtr as _ndtr
 
 from .params import ParameterError, check_positive_int
 
@@ -110,7 +111,9 @@ def t_quantile(confidence: float, dof: float | None = None) -> float:
     return float(_st.t.ppf(p, dof))
 
 
-def t_interval(mean: float, se: float, dof: float | None, confidence: float = 0.99) -> tuple[float, float]:
+def t_interval(
+    mean: float, se: float, dof: float | None, confidence: float = 0.99
+) -> tuple[float, float]:
     """Two-sided Student-t confidence interval mean ± t_{(1+c)/2, dof}·se (normal when ``dof`` is
     None); it covers the true mean with probability ``confidence`` for Gaussian replicates."""
     h = t_quantile(confidence, dof) * se
@@ -184,21 +187,43 @@ def linear_fit(x: Any, y: Any, sigma: Any = None, through_origin: bool = False) 
     r2 = 1.0 - float(np.sum((y - X @ beta) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
     if sigma is None and not through_origin:
         r = _st.linregress(x, y)
-        return {"slope": float(r.slope), "slope_se": float(r.stderr), "intercept": float(r.intercept),
-                "intercept_se": float(r.intercept_stderr), "r2": r2}
+        return {
+            "slope": float(r.slope),
+            "slope_se": float(r.stderr),
+            "intercept": float(r.intercept),
+            "intercept_se": float(r.intercept_stderr),
+            "r2": r2,
+        }
     cov = np.linalg.inv(Xw.T @ Xw)
     if sigma is None:
         resid = yw - Xw @ beta
         cov = cov * float(resid @ resid) / (x.size - k)
     se = np.sqrt(np.diag(cov))
     if through_origin:
-        return {"slope": float(beta[0]), "slope_se": float(se[0]), "intercept": 0.0, "intercept_se": 0.0, "r2": r2}
-    return {"slope": float(beta[1]), "slope_se": float(se[1]), "intercept": float(beta[0]),
-            "intercept_se": float(se[0]), "r2": r2}
+        return {
+            "slope": float(beta[0]),
+            "slope_se": float(se[0]),
+            "intercept": 0.0,
+            "intercept_se": 0.0,
+            "r2": r2,
+        }
+    return {
+        "slope": float(beta[1]),
+        "slope_se": float(se[1]),
+        "intercept": float(beta[0]),
+        "intercept_se": float(se[0]),
+        "r2": r2,
+    }
 
 
 def max_deviation_interval(
-    mean: np.ndarray, se: np.ndarray, reference: np.ndarray, *, dof: float, confidence: float = 0.99, relative: bool = False
+    mean: np.ndarray,
+    se: np.ndarray,
+    reference: np.ndarray,
+    *,
+    dof: float,
+    confidence: float = 0.99,
+    relative: bool = False,
 ) -> tuple[float, tuple[float, float]]:
     """max_k |mean_k − reference_k| (divided by |reference_k| when ``relative``) over a family of
     m comparisons, with a simultaneous confidence interval for that maximum.
@@ -212,9 +237,14 @@ def max_deviation_interval(
     if not mean.shape == se.shape == reference.shape or len(mean) == 0:
         raise ParameterError("mean, se and reference must be non-empty arrays of the same size")
     if not 0 < confidence < 1 or not dof > 0:
-        raise ParameterError(f"confidence={confidence} must lie in (0, 1) and dof={dof} be positive")
+        raise ParameterError(
+            f"confidence={confidence} must lie in (0, 1) and dof={dof} be positive"
+        )
     scale = np.abs(reference) if relative else np.ones_like(reference)
-    d, h = (mean - reference) / scale, se / scale * stats.t.isf((1 - confidence) / (2 * len(mean)), dof)
+    d, h = (
+        (mean - reference) / scale,
+        se / scale * stats.t.isf((1 - confidence) / (2 * len(mean)), dof),
+    )
     lo = np.maximum(0.0, np.abs(d) - h)
     return float(np.max(np.abs(d))), (float(lo.max()), float((np.abs(d) + h).max()))
 
@@ -271,3 +301,191 @@ def jackknife_se(estimator: Callable[[np.ndarray], Any], samples: Any) -> tuple[
     full = float(estimator(samples))
     loo = np.array([estimator(np.delete(samples, i, axis=0)) for i in range(n)])
     return full, float(np.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Samples of networks: summaries, log-means, correlations, distances to a Gaussian, spreads
+# ---------------------------------------------------------------------------------------------
+def summary(a: Any) -> dict[str, float]:
+    """Mean, standard error, spread (std) and 5 %/95 % quantiles of a 1-D sample of networks."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        raise ParameterError("summary of an empty sample (every value is NaN or inf)")
+    m, se = mean_se(a)
+    return {
+        "mean": float(m),
+        "se": float(se),
+        "std": float(a.std(ddof=1)) if a.size > 1 else float("nan"),
+        "q05": float(np.quantile(a, 0.05)),
+        "q95": float(np.quantile(a, 0.95)),
+        "n": int(a.size),
+    }
+
+
+def log_mean_exp(samples: Any) -> tuple[float, float]:
+    """log E[exp(x)] of a sample (log of the mean moment ratio) and its delta-method error."""
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    mx = x.max()
+    e = np.exp(x - mx)
+    m, se = mean_se(e)
+    return float(mx + math.log(m)), float(se / m)
+
+
+def ratio_of_means(a: Any, b: Any) -> Estimate:
+    """mean(a)/mean(b) of two independent samples and its delta-method standard error,
+    R·√((se_a/m_a)² + (se_b/m_b)²); d.o.f. those of the smaller sample (n − 1)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    ma, sa = (float(v) for v in mean_se(a))
+    mb, sb = (float(v) for v in mean_se(b))
+    if mb == 0:
+        raise ParameterError("ratio_of_means: the denominator sample has mean 0")
+    r = ma / mb
+    n = min(a.size, b.size)
+    return Estimate(r, abs(r) * math.hypot(sa / ma, sb / mb), n - 1, n)
+
+
+def rank_correlation(x: Any, y: Any, *, n_boot: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Spearman correlation of paired (networks × layers) arrays, with a network-bootstrap error.
+
+    ``x`` and ``y`` are (n_networks, n_layers); all pairs are pooled, and the bootstrap resamples
+    whole networks so that the error respects the correlation between layers of one network.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ParameterError("rank_correlation: x and y need the same shape")
+
+    def rho(a: np.ndarray, b: np.ndarray) -> float:
+        a, b = a.ravel(), b.ravel()
+        ok = np.isfinite(a) & np.isfinite(b)
+        return float(_st.spearmanr(a[ok], b[ok]).statistic)
+
+    v, se = bootstrap(rho, [x, y], n_boot=n_boot, seed=seed)
+    return float(v), float(se)
+
+
+def spearman_by_column(x: Any, y: Any) -> np.ndarray:
+    """Spearman rank correlation of ``x[:, j]`` and ``y[:, j]`` for every column j (e.g. the
+    correlation across networks at each fixed depth)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 2 or x.shape != y.shape:
+        raise ParameterError("spearman_by_column: x and y must be 2-D arrays of the same shape")
+    return np.array([_st.spearmanr(x[:, j], y[:, j]).statistic for j in range(x.shape[1])])
+
+
+def skewness_se(samples: Any, *, seed: int = 0) -> tuple[float, float]:
+    """Sample skewness (scipy's, biased) of a 1-d sample of replicates and its standard error:
+    the larger of a bootstrap over the replicates (400 resamples) and the exact standard error of
+    the skewness of a Gaussian sample of the same size, √(6(n−2)/((n+1)(n+3)))."""
+    x = np.asarray(samples, dtype=np.float64)
+    n = x.shape[0]
+    if x.ndim != 1 or n < 4:
+        raise ParameterError(
+            f"skewness_se needs a 1-d sample of at least 4 values, got shape {x.shape}"
+        )
+    skew, se_boot = bootstrap(lambda a: _st.skew(a), [x], seed=seed)
+    se = max(float(se_boot), np.sqrt(6 * (n - 2) / ((n + 1) * (n + 3))))
+    return float(skew), float(se)
+
+
+def _gauss_cdf_gap(a: Any, b: Any) -> Any:
+    """sup_u |Φ(u) − Φ((u + a)/b)|: the Kolmogorov distance between N(0, 1) and N(−a, b²)
+    (element-wise over broadcast arrays ``a``, ``b``; on a grid of u with step 0.004)."""
+    u = np.linspace(-8.0, 8.0, 4001)
+    a, b = np.asarray(a, dtype=np.float64)[..., None], np.asarray(b, dtype=np.float64)[..., None]
+    return np.max(np.abs(_ndtr(u) - _ndtr((u + a) / b)), axis=-1)
+
+
+def ks_gaussian_interval(samples: Any, confidence: float = 0.99) -> dict[str, float]:
+    """Kolmogorov–Smirnov distance of a sample to its fitted Gaussian, with a confidence interval
+    for the distance D of the *population* to the Gaussian of the same mean and variance.
+
+    The sample distance D̂ = sup|F_n − Φ((x − x̄)/s)| is biased upward: a Gaussian population
+    (D = 0) gives D̂ ≈ 0.6/√n on average, and a bootstrap over the sample reproduces the bias
+    instead of correcting it.  By the triangle inequality |D̂ − D| ≤ sup|F_n − F| + sup|Φ̂ − Φ|,
+    so D lies within D̂ ± (ε_DKW + ε_fit), where, splitting α = 1 − confidence in halves
+    (Bonferroni):
+
+    * ε_DKW = √(ln(4/α)/(2n)) bounds sup|F_n − F| with probability ≥ 1 − α/2 (Dvoretzky–Kiefer–
+      Wolfowitz inequality with Massart's constant, exact at finite n);
+    * ε_fit is the largest Kolmogorov distance between the fitted Gaussian and a Gaussian whose
+      mean and variance lie in their own 1 − α/4 intervals (Student's t for the mean; for the
+      variance a normal interval with the standard error from the sample fourth moment).
+
+    The interval is conservative (a union bound): it can exclude a threshold only when the sample
+    says so beyond doubt.  Returns ``ks`` (D̂), ``lo``, ``hi``, ``eps_dkw``, ``eps_fit``, ``n``.
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = x[np.isfinite(x)]
+    n = x.size
+    if n < 4:
+        raise ParameterError(f"ks_gaussian_interval needs at least 4 finite samples, got {n}")
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
+    alpha = 1.0 - confidence
+    mu, s2 = float(x.mean()), float(x.var(ddof=1))
+    if not s2 > 0:
+        raise ParameterError("ks_gaussian_interval: the sample has zero variance")
+    s = math.sqrt(s2)
+    ks = float(_st.kstest(x, "norm", args=(mu, s)).statistic)
+    eps_dkw = math.sqrt(math.log(4.0 / alpha) / (2.0 * n))
+    a_max = float(_st.t.ppf(1.0 - alpha / 8.0, n - 1)) / math.sqrt(n)  # |μ − x̄|/s
+    m4 = float(np.mean((x - mu) ** 4))
+    # |σ²/s² − 1|
+    dv = float(_st.norm.ppf(1.0 - alpha / 8.0)) * math.sqrt(max(m4 - s2**2, 0.0) / n) / s2
+    b_lo, b_hi = math.sqrt(max(1.0 - dv, 1e-12)), math.sqrt(1.0 + dv)
+    a_grid, b_grid = np.meshgrid(np.linspace(0.0, a_max, 5), np.linspace(b_lo, b_hi, 9))
+    eps_fit = float(np.max(_gauss_cdf_gap(a_grid, b_grid)))
+    half = eps_dkw + eps_fit
+    return {
+        "ks": ks,
+        "lo": max(0.0, ks - half),
+        "hi": min(1.0, ks + half),
+        "eps_dkw": eps_dkw,
+        "eps_fit": eps_fit,
+        "n": n,
+    }
+
+
+def relative_spread(
+    values: Any,
+    ses: Any,
+    *,
+    dof: int | None = None,
+    confidence: float = 0.99,
+    n_draw: int = 20000,
+    seed: int = 0,
+) -> Estimate:
+    """Relative spread (max − min)/mean of a few estimates and a confidence interval for it.
+
+    ``values`` are independent estimates (e.g. one growth rate per data set) with standard errors
+    ``ses``.  The interval is a parametric bootstrap: each value is redrawn as value + se·T (T
+    Student's t with ``dof`` degrees of freedom, normal when ``dof`` is None) and the spread
+    recomputed; the interval is the central ``confidence`` quantile range of the redrawn spreads.
+    It includes the upward bias of a max − min of noisy values, which a delta-method error misses.
+    Returns an :class:`Estimate` with that ``interval``.
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    s = np.asarray(ses, dtype=np.float64).ravel()
+    if v.size < 2 or v.shape != s.shape:
+        raise ParameterError(
+            "relative_spread needs at least 2 values and one standard error per value"
+        )
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence={confidence!r} must lie strictly between 0 and 1")
+    n_draw = check_positive_int("n_draw", n_draw)
+    rng = np.random.default_rng(seed)
+    shape = (n_draw, v.size)
+    noise = rng.standard_t(dof, size=shape) if dof else rng.standard_normal(shape)
+    draws = v + s * noise
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        return (x.max(axis=-1) - x.min(axis=-1)) / np.abs(x.mean(axis=-1))
+
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(spread(draws), [a, 1.0 - a])
+    return interval_estimate(float(spread(v)), float(lo), float(hi))

@@ -17,25 +17,33 @@ from ..labatie import SINGLE_INPUT_DIFFUSION_TIMES_N
 from ..stats import mean_se
 
 #: (key, axis label) of the two log-moments of Fig. 2: signal ν₂(x) and noise μ₂(dx).
-LOG_MOMENTS = [("nu2", r"$\log\nu_2(x^l)-\log\nu_2(x^0)$"), ("mu2dx", r"$\log\mu_2(dx^l)-\log\mu_2(dx^0)$")]
+LOG_MOMENTS = [
+    ("nu2", r"$\log\nu_2(x^l)-\log\nu_2(x^0)$"),
+    ("mu2dx", r"$\log\mu_2(dx^l)-\log\mu_2(dx^0)$"),
+]
 
 
-def log_moment_histograms(logs: Mapping[str, np.ndarray], quarters: Sequence[int],
-                          fits: Mapping[str, Sequence[Mapping[str, float]]]) -> Figure:
+def log_moment_histograms(
+    logs: Mapping[str, np.ndarray],
+    quarters: Sequence[int],
+    fits: Mapping[str, Sequence[Mapping[str, float]]],
+) -> Figure:
     """Labatie's Fig. 2: histograms over networks of the log-moments ``logs[key]`` (networks ×
     layers 1..L) at the depths ``quarters``, with the Gaussian ``fits`` (``mu``, ``sigma``) as
     curves; signal left, noise right."""
     qi = [q - 1 for q in quarters]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
     colors = plt.get_cmap("rocket")(np.linspace(0.15, 0.75, 4))
-    for ax, (key, lab) in zip(axes, LOG_MOMENTS):
+    for ax, (key, lab) in zip(axes, LOG_MOMENTS, strict=False):
         arr = logs[key]
         lo, hi = np.quantile(arr[:, qi], [0.002, 0.998])
         grid = np.linspace(lo, hi, 300)
         bins = np.linspace(lo, hi, 40 if arr.shape[0] >= 500 else 15)
-        for c, q, i, f in zip(colors, quarters, qi, fits[key]):
+        for c, q, i, f in zip(colors, quarters, qi, fits[key], strict=False):
             ax.hist(arr[:, i], bins=bins, density=True, color=c, alpha=0.35)
-            ax.plot(grid, stats.norm.pdf(grid, f["mu"], f["sigma"]), color=c, lw=2, label=f"l = {q}")
+            ax.plot(
+                grid, stats.norm.pdf(grid, f["mu"], f["sigma"]), color=c, lw=2, label=f"l = {q}"
+            )
         ax.set_xlabel(lab)
         ax.set_ylabel("density over networks")
         ax.legend()
@@ -43,8 +51,12 @@ def log_moment_histograms(logs: Mapping[str, np.ndarray], quarters: Sequence[int
     return fig
 
 
-def drift_diffusion(depth: np.ndarray, logs: Mapping[str, np.ndarray], lme: Mapping[str, np.ndarray],
-                    diffusion: Mapping[str, float]) -> Figure:
+def drift_diffusion(
+    depth: np.ndarray,
+    logs: Mapping[str, np.ndarray],
+    lme: Mapping[str, np.ndarray],
+    diffusion: Mapping[str, float],
+) -> Figure:
     """Mean (±2 SE) of the log-moments against depth with −variance/2 (dashed) and the log of the
     sample mean of the ratio ``lme[key][:, 0]`` (dotted), left; their variance with the linear
     ``diffusion[key]`` fit (dotted), right (Labatie §5 and Fig. 2)."""
@@ -75,8 +87,14 @@ def width_dependence(widths: Sequence[int], diffusion: np.ndarray, se: np.ndarra
     value 5 dashed (Labatie, App. A)."""
     W = np.array(widths)
     fig, ax = plt.subplots(figsize=(5, 3.6))
-    ax.errorbar(list(widths), diffusion * W, yerr=2 * se * W, marker="o", capsize=3,
-                label="measured N · diffusion (±2 SE)")
+    ax.errorbar(
+        list(widths),
+        diffusion * W,
+        yerr=2 * se * W,
+        marker="o",
+        capsize=3,
+        label="measured N · diffusion (±2 SE)",
+    )
     ax.axhline(SINGLE_INPUT_DIFFUSION_TIMES_N, color="k", ls="--", label="single input: 5")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width N")
@@ -85,19 +103,27 @@ def width_dependence(widths: Sequence[int], diffusion: np.ndarray, se: np.ndarra
     return fig
 
 
-def sensitivity(depth: np.ndarray, dchi: np.ndarray, chi: np.ndarray, reff: np.ndarray,
-                references: Mapping[str, Mapping[str, Any]] | None = None) -> Figure:
+def sensitivity(
+    depth: np.ndarray,
+    dchi: np.ndarray,
+    chi: np.ndarray,
+    reff: np.ndarray,
+    references: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
     """Labatie's Fig. 3: increments δχ, sensitivity χ and effective rank r_eff(x) against depth,
     mean and 10–90 % band over networks (rows of each array); ``references`` maps a label to the
     authors' published curves (:func:`layerwise.published.fig3_reference`), drawn dashed/dotted."""
     fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
-    for ax, arr, lab, key in [(axes[0], dchi, r"$\delta\chi^l$", "dchi"), (axes[1], chi, r"$\chi^l$", "chi"),
-                              (axes[2], reff, r"$r_\mathrm{eff}(x^l)$", "reff_x")]:
+    for ax, arr, lab, key in [
+        (axes[0], dchi, r"$\delta\chi^l$", "dchi"),
+        (axes[1], chi, r"$\chi^l$", "chi"),
+        (axes[2], reff, r"$r_\mathrm{eff}(x^l)$", "reff_x"),
+    ]:
         m = arr.mean(0)
         lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
         ax.fill_between(depth, lo, hi, alpha=0.25, label="10–90 %")
         ax.plot(depth, m, label="mean")
-        for (name, ref), ls in zip((references or {}).items(), ("--", ":")):
+        for (name, ref), ls in zip((references or {}).items(), ("--", ":"), strict=False):
             centre, rlo, rhi = ref[key]
             if rlo is not None:
                 ax.fill_between(ref["depth"], rlo, rhi, color="0.5", alpha=0.12, lw=0)
@@ -117,8 +143,10 @@ def coactivation(coact: Mapping[str, np.ndarray]) -> Figure:
     """Fraction of always-on/off units and linearity index against depth (mean ± 2 SE over
     networks) from :func:`layerwise.labatie.vanilla_coactivation`."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0))
-    for ax, key, lab in [(axes[0], "coactive", "fraction of always-on/off units"),
-                         (axes[1], "linearity", "linearity index")]:
+    for ax, key, lab in [
+        (axes[0], "coactive", "fraction of always-on/off units"),
+        (axes[1], "linearity", "linearity index"),
+    ]:
         m, se = mean_se(coact[key])
         ax.plot(coact["depth"], m)
         ax.fill_between(coact["depth"], m - 2 * se, m + 2 * se, alpha=0.3)
@@ -134,10 +162,13 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     per data set of ``runs`` ({name: (depth, engine arrays)})."""
     fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
     for ds, (d, A) in runs.items():
-        for ax, key in zip(axes, ["chi_loc3", "reff_signal_loc3", "nu2_signal_loc3"]):
-            arr = A[key] if key != "nu2_signal_loc3" else np.log(A[key] / A["nu2_signal_loc1"][:, :1])
+        for ax, key in zip(axes, ["chi_loc3", "reff_signal_loc3", "nu2_signal_loc3"], strict=False):
+            arr = (
+                A[key] if key != "nu2_signal_loc3" else np.log(A[key] / A["nu2_signal_loc1"][:, :1])
+            )
             ax.plot(d, arr.mean(0), label=ds)
-    for ax, lab in zip(axes, [r"$\chi^l$", r"$r_\mathrm{eff}(x^l)$", r"mean $\log\nu_2(x^l)/\nu_2(x^0)$"]):
+    labels = [r"$\chi^l$", r"$r_\mathrm{eff}(x^l)$", r"mean $\log\nu_2(x^l)/\nu_2(x^0)$"]
+    for ax, lab in zip(axes, labels, strict=False):
         ax.set_xlabel("layer l")
         ax.set_ylabel(lab)
     axes[1].set_yscale("log")
@@ -148,19 +179,29 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     return fig
 
 
-def log_moment_cdfs(logs: Mapping[str, np.ndarray], quarters: Sequence[int],
-                    published: Mapping[str, np.ndarray]) -> Figure:
-    """Labatie's Fig. 2 as distribution functions: for signal (left) and noise (right), our empirical
-    distribution function over networks of the log-moment at each depth of ``quarters`` (``logs[key]``:
+def log_moment_cdfs(
+    logs: Mapping[str, np.ndarray], quarters: Sequence[int], published: Mapping[str, np.ndarray]
+) -> Figure:
+    """Labatie's Fig. 2 as distribution functions: for signal (left) and noise (right), our
+    empirical
+    distribution function over networks of the log-moment at each depth of ``quarters``
+    (``logs[key]``:
     networks × len(quarters)), solid, against the authors' rebuilt from their percentiles 1…99
     (``published[key]``: len(quarters) × 99), dashed, same colour."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
     colors = plt.get_cmap("rocket")(np.linspace(0.15, 0.75, len(quarters)))
     levels = np.arange(1, 100) / 100.0
-    for ax, (key, lab) in zip(axes, LOG_MOMENTS):
-        for j, (c, q) in enumerate(zip(colors, quarters)):
+    for ax, (key, lab) in zip(axes, LOG_MOMENTS, strict=False):
+        for j, (c, q) in enumerate(zip(colors, quarters, strict=False)):
             x = np.sort(logs[key][:, j])
-            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=c, lw=1.5, label=f"l = {q}")
+            ax.step(
+                x,
+                np.arange(1, x.size + 1) / x.size,
+                where="post",
+                color=c,
+                lw=1.5,
+                label=f"l = {q}",
+            )
             ax.plot(published[key][j], levels, color=c, ls="--", lw=1.0)
         ax.set_xlabel(lab)
         ax.set_ylabel("fraction of networks below")

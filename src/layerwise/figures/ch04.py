@@ -10,28 +10,63 @@ import numpy as np
 from . import moments as P
 
 
-def fig4(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, fit: Mapping[str, Any] | None = None,
-         reference: Mapping[str, Any] | None = None) -> Any:
+def fig4(
+    d: np.ndarray,
+    Q: Mapping[str, np.ndarray],
+    title: str,
+    fit: Mapping[str, Any] | None = None,
+    reference: Mapping[str, Any] | None = None,
+) -> Any:
     """Labatie's Fig. 4 (a–d): (a) increments δχ, δ_BN χ, δ_φ χ; (b) χˡ on a log axis with the
     exponential fit ``fit`` (from :func:`layerwise.labatie.exp_fit`); (c) effective ranks of signal
     and noise; (d) kurtosis and ν₁(|y|) of the BN output. ``Q`` holds the panels of
-    :func:`layerwise.labatie.bn_ff_panels` at the record depths ``d``; ``reference`` the authors' published
+    :func:`layerwise.labatie.bn_ff_panels` at the record depths ``d``; ``reference`` the authors'
+    published
     curves (:func:`layerwise.published.fig4_reference`), drawn dashed over ours."""
-    lines = [] if fit is None else [(np.exp(fit["intercept"] + fit["rate"] * d), "k:", dict(lw=1.2, label="exponential fit"))]
-    return P.four_panels(d, Q, increment="dchi", increment_label=r"$\delta\chi$", increment_ylabel="increment",
-                         kurt_label=r"$\mu_4(y^l)/\mu_2(y^l)^2$", xlabel="layer l", title=title, chi_lines=lines,
-                         reference=reference)
+    lines = (
+        []
+        if fit is None
+        else [
+            (
+                np.exp(fit["intercept"] + fit["rate"] * d),
+                "k:",
+                dict(lw=1.2, label="exponential fit"),
+            )
+        ]
+    )
+    return P.four_panels(
+        d,
+        Q,
+        increment="dchi",
+        increment_label=r"$\delta\chi$",
+        increment_ylabel="increment",
+        kurt_label=r"$\mu_4(y^l)/\mu_2(y^l)^2$",
+        xlabel="layer l",
+        title=title,
+        chi_lines=lines,
+        reference=reference,
+    )
 
 
-def dbn_vs_conditioning(reff_in: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray) -> Any:
+def dbn_vs_conditioning(
+    reff_in: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray
+) -> Any:
     """Left: δ_BN χ against r_eff of the incoming signal for every (network, layer) pair, coloured
-    by depth (``reff_in``, ``dbn`` networks × len(depth)); right: the rank correlation across networks
-    at each depth (``within``). The arguments are the ``arrays`` of :func:`layerwise.labatie.dbn_conditioning`."""
+    by depth (``reff_in``, ``dbn`` networks × len(depth)); right: the rank correlation across
+    networks
+    at each depth (``within``). The arguments are the ``arrays`` of
+    :func:`layerwise.labatie.dbn_conditioning`."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-    axes[0].scatter(reff_in.ravel(), dbn.ravel(), s=3, alpha=0.3, c=np.broadcast_to(depth, reff_in.shape).ravel(),
-                    cmap="rocket")
+    axes[0].scatter(
+        reff_in.ravel(),
+        dbn.ravel(),
+        s=3,
+        alpha=0.3,
+        c=np.broadcast_to(depth, reff_in.shape).ravel(),
+        cmap="rocket",
+    )
     axes[0].set_xscale("log")
     axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
     axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
@@ -70,9 +105,13 @@ def batch_size(BT: Any, authors: Any, depth: int) -> Any:
 
     L = depth
     fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.4))
-    labels = {"log10_chi": rf"$\log_{{10}}\chi^{{{L}}}$", "kurtosis": rf"kurtosis $\mu_4(y^{{{L}}})$",
-              "reff_x": rf"$r_\mathrm{{eff}}(x^{{{L}}})$", "reff_dx": rf"$r_\mathrm{{eff}}(dx^{{{L}}})$"}
-    for a, k in zip(ax.ravel(), labels):
+    labels = {
+        "log10_chi": rf"$\log_{{10}}\chi^{{{L}}}$",
+        "kurtosis": rf"kurtosis $\mu_4(y^{{{L}}})$",
+        "reff_x": rf"$r_\mathrm{{eff}}(x^{{{L}}})$",
+        "reff_dx": rf"$r_\mathrm{{eff}}(dx^{{{L}}})$",
+    }
+    for a, k in zip(ax.ravel(), labels, strict=False):
         a.errorbar(BT["B"], BT[k], yerr=2 * BT[f"se_{k}"], marker="o", capsize=3, label="ours")
         a.plot(authors["B"], authors[k], "kx", ms=7, label="authors (N = 512)")
         a.set_xscale("log", base=2)

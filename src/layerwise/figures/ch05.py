@@ -10,8 +10,13 @@ import numpy as np
 from . import moments as P
 
 
-def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[str, Any] | None = None,
-         overlay: Mapping[str, Any] | None = None) -> Any:
+def fig5(
+    d: np.ndarray,
+    Q: Mapping[str, np.ndarray],
+    title: str,
+    pfit: Mapping[str, Any] | None = None,
+    overlay: Mapping[str, Any] | None = None,
+) -> Any:
     """Labatie's Fig. 5 (a–d): (a) increments of χ inside the first layer of each unit; (b) χˡ on
     log-log axes with the free power-law fit ``pfit`` (:func:`layerwise.labatie.power_fit`, dashed)
     and the Eq. 15 overlay ``overlay`` (:func:`layerwise.labatie.power_overlay`, dotted);
@@ -19,16 +24,39 @@ def fig5(d: np.ndarray, Q: Mapping[str, np.ndarray], title: str, pfit: Mapping[s
     :func:`layerwise.labatie.bn_res_panels` at the units ``d``."""
     lines = []
     if pfit is not None:
-        lines.append((np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", dict(lw=1, label="free fit")))
+        lines.append(
+            (np.exp(pfit["intercept"]) * d ** pfit["tau"], "k--", dict(lw=1, label="free fit"))
+        )
     if overlay is not None:
-        lines.append((np.exp(overlay["log_c"]) * d ** overlay["tau"], "r:", dict(lw=1.5, label="Eq. 15 exponent")))
-    return P.four_panels(d, Q, increment="dff", increment_label=r"$\delta\chi$ (one layer)",
-                         increment_ylabel="increment inside units", kurt_label=r"kurtosis after BN",
-                         xlabel="residual unit l", title=title, chi_lines=lines, log_x=True)
+        lines.append(
+            (
+                np.exp(overlay["log_c"]) * d ** overlay["tau"],
+                "r:",
+                dict(lw=1.5, label="Eq. 15 exponent"),
+            )
+        )
+    return P.four_panels(
+        d,
+        Q,
+        increment="dff",
+        increment_label=r"$\delta\chi$ (one layer)",
+        increment_ylabel="increment inside units",
+        kurt_label=r"kurtosis after BN",
+        xlabel="residual unit l",
+        title=title,
+        chi_lines=lines,
+        log_x=True,
+    )
 
 
-def resnet_vs_ff(ff_depth: np.ndarray, ff_chi: np.ndarray, ff_reff: np.ndarray, res_depth: np.ndarray,
-                 res_chi: np.ndarray, res_reff: np.ndarray) -> Any:
+def resnet_vs_ff(
+    ff_depth: np.ndarray,
+    ff_chi: np.ndarray,
+    ff_reff: np.ndarray,
+    res_depth: np.ndarray,
+    res_chi: np.ndarray,
+    res_reff: np.ndarray,
+) -> Any:
     """Left: mean log χ of feedforward nets against depth (bottom axis) and of ResNets against
     log depth (top axis); right: the signal's effective rank of both (mean and 10–90 % band).
     The χ and r_eff arrays are networks × records."""

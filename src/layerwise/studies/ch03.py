@@ -1,0 +1,330 @@
+"""Chapter 3's study (Labatie 2019, §5: vanilla nets): what the chapter derives from the moments
+engine's runs with the science of :mod:`layerwise.labatie` — the log-moments of Fig. 2 (Gaussian
+fits, drift, diffusion, conservation of the expectation, log-normal balance), the distributions of
+the paper's convolutional nets against the authors' published percentiles, the diffusion against
+the width, the increments and effective ranks of Fig. 3, co-activation and the data sets.
+Numbers, arrays and estimates only: the chapter words its conclusions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import published
+from ..labatie import (
+    drift_diffusion,
+    gaussian_fit,
+    layer_increments,
+    lognormal_balance,
+    lognormal_skewness,
+    one_layer_conservation,
+)
+from ..params import ParameterError
+from ..stats import (
+    Estimate,
+    estimate,
+    interval_estimate,
+    ks_gaussian_interval,
+    linear_fit,
+    log_mean_exp,
+    ratio_of_means,
+    skewness_se,
+)
+
+#: The two log-moments of Fig. 2: key → the engine's arrays at the layer input (loc1) and output.
+LOG_MOMENTS = {
+    "nu2": ("nu2_signal_loc1", "nu2_signal_loc3"),
+    "mu2dx": ("mu2_noise_loc1", "mu2_noise_loc3"),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 2: log-moments across networks, drift, diffusion, conservation (Labatie §5, Theorem 1)
+# ----------------------------------------------------------------------------------------------
+def vanilla_log_moments(
+    depth: Any, arrays: Mapping[str, np.ndarray], n_layers: int, *, seed: int = 0
+) -> dict[str, Any]:
+    """Labatie's Fig. 2 and §5 drift/diffusion study from one engine run recording every layer.
+
+    ``arrays`` holds the engine's ``nu2_signal_loc1/loc3`` and ``mu2_noise_loc1/loc3``
+    (networks × layers 1..L; loc1 of layer 1 is x⁰).  Returns, for ``"nu2"`` (signal ν₂) and
+    ``"mu2dx"`` (noise μ₂): ``moments`` (networks × (L + 1), layers 0..L), ``logs`` = log m^l/m⁰
+    (l = 1..L), at the ``quarters`` L/4, L/2, 3L/4, L (column indices ``qi``) the Gaussian
+    fits ``fits`` and guaranteed KS intervals ``ks`` (``ks_last``: at l = L, as an estimate);
+    the ``drift_diffusion`` slopes over the quarters and their estimates (``drift``,
+    ``diffusion``, ``curvature``: the quadratic term of the variance relative to the line), the
+    ``conservation`` of the expectation one layer at a time, the log-normal ``balance`` and the
+    ``skew`` at l = L (estimates over the networks), and ``lme`` (L × 2: log of the sample mean
+    of m^l/m⁰ and its error).  ``n`` is the number of networks.  The alternatives of the Fig. 2
+    claims, at l = L: ``raw_ks``, the KS distance to a Gaussian of the moment ratio itself (not
+    its log), and ``lognormal_skew``, the skewness of a log-normal with the measured variance."""
+    d = np.asarray(depth)
+    L = int(n_layers)
+    if not np.array_equal(d, np.arange(1, L + 1)):
+        raise ParameterError("the Fig. 2 run must record every layer (loc1 of layer 1 is x^0)")
+    moments = {  # (networks, L + 1): the moment at layers 0, 1, …, L
+        k: np.concatenate([arrays[first][:, :1], arrays[out]], axis=1)
+        for k, (first, out) in LOG_MOMENTS.items()
+    }
+    logs = {k: np.log(m[:, 1:] / m[:, :1]) for k, m in moments.items()}  # log m^l/m^0, l = 1..L
+    quarters = [L // 4, L // 2, 3 * L // 4, L]
+    qi = [q - 1 for q in quarters]
+    n = int(logs["nu2"].shape[0])
+    dd = {
+        k: drift_diffusion(np.array(quarters, float), a[:, qi], seed=seed) for k, a in logs.items()
+    }
+
+    def over_networks(value: float, se: float) -> Estimate:
+        return Estimate(float(value), float(se), n - 1, n)
+
+    conservation = {k: one_layer_conservation(m) for k, m in moments.items()}
+    ks = {k: [ks_gaussian_interval(a[:, i]) for i in qi] for k, a in logs.items()}
+    return {
+        "depth": d,
+        "moments": moments,
+        "logs": logs,
+        "quarters": quarters,
+        "qi": qi,
+        "n": n,
+        "fits": {k: [gaussian_fit(a[:, i]) for i in qi] for k, a in logs.items()},
+        "ks": ks,
+        "ks_last": {k: interval_estimate(r[-1]["ks"], r[-1]["lo"], r[-1]["hi"], n=r[-1]["n"])
+                    for k, r in ks.items()},
+        "drift_diffusion": dd,
+        "drift": {k: over_networks(r["drift"], r["se_drift"]) for k, r in dd.items()},
+        "diffusion": {k: over_networks(r["diffusion"], r["se_diffusion"]) for k, r in dd.items()},
+        "curvature": {
+            k: over_networks(r["curvature_var"], r["se_curvature_var"]) for k, r in dd.items()
+        },
+        "conservation": {
+            k: Estimate(c["log_mean"], c["se"], c["dof"], c["n"]) for k, c in conservation.items()
+        },
+        "balance": {
+            k: over_networks(*lognormal_balance(a[:, -1], seed=seed)) for k, a in logs.items()
+        },
+        "skew": {k: over_networks(*skewness_se(a[:, -1], seed=seed)) for k, a in logs.items()},
+        "lme": {k: np.array([log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()},
+        "raw_ks": {
+            k: ks_gaussian_interval(np.exp(a[:, -1] - a[:, -1].max()))["ks"]
+            for k, a in logs.items()
+        },
+        "lognormal_skew": {
+            k: lognormal_skewness(np.var(a[:, -1], ddof=1)) for k, a in logs.items()
+        },
+    }
+
+
+def log_moment_table(study: Mapping[str, Any]) -> pd.DataFrame:
+    """The table under Labatie's Fig. 2: for signal and noise at each quarter of depth, mean,
+    variance, skewness and excess kurtosis (± standard errors) and the KS distance with its 99 %
+    interval, as a pandas DataFrame indexed by (quantity, l)."""
+    rows = []
+    for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]:
+        for q, f, k in zip(study["quarters"], study["fits"][key], study["ks"][key], strict=True):
+            rows.append(
+                {
+                    "quantity": name,
+                    "l": q,
+                    "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
+                    "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
+                    "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
+                    "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
+                    "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]",
+                }
+            )
+    return pd.DataFrame(rows).set_index(["quantity", "l"])
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 2 of the paper's convolutional nets against the authors' 10 000 networks
+# ----------------------------------------------------------------------------------------------
+def ks_versus_published(
+    sample: Any, percentiles: Any, n_reference: int, alpha: float = 0.01
+) -> dict[str, float]:
+    """Two-sample Kolmogorov–Smirnov comparison of our ``sample`` (one value per network) with the
+    authors' distribution over their ``n_reference`` networks, known through its percentiles.
+
+    ``ks``: sup |F_ours − F_authors| over our sample points (both one-sided gaps of the step
+    function); ``critical``: the asymptotic two-sample critical value at level ``alpha``,
+    √(−ln(α/2)/2)·√((n + m)/(n m)), which the statistic exceeds with probability ≤ α when both
+    samples come from one distribution, plus :data:`layerwise.published.PERCENTILE_GRID_ERROR` for
+    the rebuilt distribution function; ``n``, ``m`` the two sample sizes.
+    """
+    x = np.sort(np.asarray(sample, dtype=float).ravel())
+    n, m = x.size, int(n_reference)
+    if n < 2 or m < 2:
+        raise ParameterError(f"need at least 2 networks on each side, got n={n}, n_reference={m}")
+    cdf = published.published_cdf(x, percentiles)
+    i = np.arange(1, n + 1)
+    ks = float(max(np.max(i / n - cdf), np.max(cdf - (i - 1) / n)))
+    crit = math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+    return {"ks": ks, "critical": crit + published.PERCENTILE_GRID_ERROR, "n": n, "m": m}
+
+
+def fig2_versus_authors(study: Mapping[str, Any]) -> dict[str, Any]:
+    """Our Fig. 2 distributions (``study`` of :func:`vanilla_log_moments` on the paper's
+    convolutional nets) against the authors' 10 000 networks (``vanilla_histo``): ``authors``
+    (their percentiles 1…99 of each log-moment at the four depths), ``ours`` (our log-moments at
+    those depths, networks × 4), ``ks`` (:func:`ks_versus_published` at l = L) and
+    ``infinite_width``: the KS distance of a distribution concentrated at the mean-field log
+    ratio 0 (no diffusion) from theirs, max(F(0), 1 − F(0))."""
+    authors = {
+        k: published.moment("vanilla_histo", out).percentiles_ln
+        for k, (_, out) in LOG_MOMENTS.items()
+    }
+    ours = {k: study["logs"][k][:, study["qi"]] for k in authors}
+    n_authors = published.moment("vanilla_histo", LOG_MOMENTS["nu2"][1]).n
+    at_zero = {k: float(published.published_cdf(0.0, authors[k][-1])) for k in authors}
+    return {
+        "authors": authors,
+        "ours": ours,
+        "ks": {k: ks_versus_published(ours[k][:, -1], authors[k][-1], n_authors) for k in authors},
+        "infinite_width": {k: max(f, 1 - f) for k, f in at_zero.items()},
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The diffusion against the width (Labatie §5, App. A)
+# ----------------------------------------------------------------------------------------------
+def width_diffusion(
+    runs: Mapping[int, tuple[np.ndarray, Mapping[str, np.ndarray]]], quarters: Any, *, seed: int = 0
+) -> dict[str, Any]:
+    """Diffusion of log ν₂(x) against the width (Labatie §5, App. A): for each width ``w`` of
+    ``runs`` ({w: (depth, arrays)} of engine runs of equally many networks), the per-layer
+    diffusion over the depths ``quarters`` (:func:`~layerwise.labatie.drift_diffusion`, bootstrap
+    SEs), and a weighted fit of log diffusion against log N (``fit``: slope ≈ −1 when diffusion ∝
+    1/N).  Returns ``widths``, ``diffusion``, ``se`` (arrays over widths), ``fit``, and as
+    estimates with networks − 1 d.o.f. the fitted ``exponent`` and the difference ``slowing`` of
+    the diffusions at the smallest and the largest width."""
+    widths = list(runs)
+    diff = []
+    for w in widths:
+        dw, Aw = runs[w]
+        f0 = int(np.searchsorted(dw, 1))
+        lg = np.log(Aw["nu2_signal_loc3"]) - np.log(Aw["nu2_signal_loc1"][:, [f0]])
+        qiw = [int(np.searchsorted(dw, q)) for q in quarters]
+        diff.append(drift_diffusion(np.array(quarters, float), lg[:, qiw], seed=seed))
+    D = np.array([r["diffusion"] for r in diff])
+    Dse = np.array([r["se_diffusion"] for r in diff])
+    fit = linear_fit(np.log(widths), np.log(D), sigma=Dse / D)
+    n = {int(A["nu2_signal_loc3"].shape[0]) for _, A in runs.values()}
+    if len(n) != 1:
+        raise ParameterError(f"every width needs the same number of networks, got {sorted(n)}")
+    n = n.pop()
+    return {
+        "widths": np.array(widths),
+        "diffusion": D,
+        "se": Dse,
+        "fit": fit,
+        "exponent": Estimate(fit["slope"], fit["slope_se"], n - 1, n),
+        "slowing": Estimate(float(D[0] - D[-1]), float(np.hypot(Dse[0], Dse[-1])), n - 1, n),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 3: increments of χ, effective rank, growth of χ (Labatie §5, Theorem 2)
+# ----------------------------------------------------------------------------------------------
+def sensitivity_study(
+    depth: Any, arrays: Mapping[str, np.ndarray], n_layers: int
+) -> dict[str, Any]:
+    """Labatie's Fig. 3 statistics of one engine run: the per-layer increments ``dchi`` of χ at the
+    records (from χ⁰ = ``chi_loc1`` of the first record; geometric means over gaps between
+    records), and estimates over networks of the mean increment over layers ≤ 10 (``early``) and
+    over the last quarter l > 3L/4 (``late``), of the paired ``drop`` (late − 1) − (early − 1)/2
+    (≤ 0 when the excess at least halves), of r_eff(x^L) (``reff``), of r_eff at the first record
+    (``reff_first``: x⁰ when loc1 was recorded, else the first record's output) and of log10 χ^L
+    (``log10chi``); ``n`` networks."""
+    d = np.asarray(depth)
+    chi = arrays["chi_loc3"]
+    dchi = layer_increments(arrays["chi_loc1"][:, :1], chi, d)
+    early = dchi[:, d <= 10].mean(axis=1)
+    late = dchi[:, d > 3 * n_layers // 4].mean(axis=1)
+    first = _first_recorded(arrays.get("reff_signal_loc1", arrays["reff_signal_loc3"]))
+    return {
+        "dchi": dchi,
+        "n": int(dchi.shape[0]),
+        "early": estimate(early),
+        "late": estimate(late),
+        "drop": estimate((late - 1) - 0.5 * (early - 1)),
+        "reff": estimate(arrays["reff_signal_loc3"][:, -1]),
+        "reff_first": estimate(first),
+        "log10chi": estimate(np.log10(chi[:, -1])),
+    }
+
+
+def _first_recorded(a: Any) -> np.ndarray:
+    """The first column of ``a`` (networks × records) that every network recorded (r_eff may be
+    recorded at a subset of the records only, NaN elsewhere)."""
+    a = np.asarray(a, dtype=np.float64)
+    ok = np.flatnonzero(np.isfinite(a).all(axis=0))
+    return a[:, ok[0] if ok.size else 0]
+
+
+def authors_fig3_ends(
+    variants: tuple[str, ...] = ("vanilla_symmetric", "vanilla_zero_padding"),
+) -> dict[str, dict[str, float]]:
+    """The authors' convolutional vanilla nets (Fig. 3 variants) at their last record: mean
+    log10 χ (``log10chi``), its spread between networks (``log10chi_std``) and the mean
+    effective rank of the signal (``reff``), per variant."""
+    out = {}
+    for v in variants:
+        chi = published.moment(v, "chi_loc3")
+        out[v] = {
+            "log10chi": float(chi.mean_log10[-1]),
+            "log10chi_std": float(chi.std_log10[-1]),
+            "reff": float(published.moment(v, "reff_signal_loc3").mean[-1]),
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Co-activation and the data sets
+# ----------------------------------------------------------------------------------------------
+def coactivation_trend(coact: Mapping[str, np.ndarray], early: int = 10) -> dict[str, Any]:
+    """Estimates over networks from :func:`layerwise.labatie.vanilla_coactivation`: the
+    always-on/off fraction at the first record ≥ ``early`` (``early``) and at the last record
+    (``late``), their paired difference (``growth``) and the linearity index at the last record
+    (``linearity``) and at the first (``linearity_first``)."""
+    i = int(np.searchsorted(coact["depth"], early))
+    c = coact["coactive"]
+    return {
+        "early": estimate(c[:, i]),
+        "late": estimate(c[:, -1]),
+        "growth": estimate(c[:, -1] - c[:, i]),
+        "linearity": estimate(coact["linearity"][:, -1]),
+        "linearity_first": estimate(coact["linearity"][:, 0]),
+    }
+
+
+def dataset_estimates(
+    runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]], n_layers: int
+) -> dict[str, dict[str, Estimate]]:
+    """For each data set of ``runs`` ({name: (depth, arrays)}), estimates over networks of the
+    effective rank of the signal entering layer 1, of χ^L and of r_eff(x^L), keyed as in the
+    chapter's table."""
+    L = n_layers
+    return {
+        ds: {
+            "r_eff(x⁰)": estimate(A["reff_signal_loc1"][:, 0]),
+            f"χ^{L}": estimate(A["chi_loc3"][:, -1]),
+            f"r_eff(x^{L})": estimate(A["reff_signal_loc3"][:, -1]),
+        }
+        for ds, (_, A) in runs.items()
+    }
+
+
+def input_conditioning_ratio(
+    runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]],
+    numerator: str = "gaussian",
+    denominator: str = "patches",
+) -> Estimate:
+    """The ratio of the mean effective rank of the signal entering layer 1 between two data sets
+    of ``runs`` ({name: (depth, arrays)}), with its delta-method error
+    (:func:`layerwise.stats.ratio_of_means`)."""
+    return ratio_of_means(
+        runs[numerator][1]["reff_signal_loc1"][:, 0], runs[denominator][1]["reff_signal_loc1"][:, 0]
+    )

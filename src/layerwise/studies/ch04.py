@@ -1,0 +1,363 @@
+"""Chapter 4's study (Labatie 2019, §6: batch-normalised feedforward nets): what the chapter
+derives from the moments engine's runs with the science of :mod:`layerwise.labatie` — Fig. 4 in
+the paper's convolutional nets against the authors' published arrays (:mod:`layerwise.published`),
+Fig. 4 in fully-connected nets, the last layer's conditioning and tails, δ_BN χ against the
+signal's conditioning, the data sets and the batch size.  Numbers, arrays and estimates keyed by
+quantity only: the chapter declares the claims and words its conclusions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import published
+from ..labatie import bn_ff_panels, exp_fit
+from ..params import ParameterError
+from ..stats import (
+    Estimate,
+    estimate,
+    linear_fit,
+    rank_correlation,
+    relative_spread,
+    spearman_by_column,
+    summary,
+)
+
+
+def over_networks(x: Any) -> Estimate:
+    """The mean of one value per network with its standard error and n − 1 d.o.f.
+    (:func:`layerwise.stats.estimate`); one network has none: its value, graded as a point."""
+    x = np.asarray(x, dtype=float).ravel()
+    return estimate(x) if x.size > 1 else Estimate(float(x.mean()), n=int(x.size))
+
+
+def _networks(panels: Iterable[Mapping[str, np.ndarray]]) -> int:
+    n = {int(Q["chi"].shape[0]) for Q in panels}
+    if len(n) != 1:
+        raise ParameterError(f"every run needs the same number of networks, got {sorted(n)}")
+    return n.pop()
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 4 in the paper's convolutional nets, against the authors' arrays
+# ----------------------------------------------------------------------------------------------
+def late_ours(
+    depth: Any, arrays: Mapping[str, np.ndarray], l_min: int, l_max: int
+) -> dict[str, np.ndarray]:
+    """Per-network late-depth statistics of a BN feedforward run (engine arrays, networks ×
+    records).
+
+    For each key of :data:`layerwise.published.FIG4_LATE`, the network's mean over the records
+    ``l_min ≤ l ≤ l_max``; ``log10_dchi``: the network's mean growth of log10 χ (after the ReLU) per
+    layer between the first and last record of the window, (log10 χ^{l_max} − log10 χ^{l_first}) /
+    (l_max − l_first), i.e. log10 of the geometric-mean increment δχ over those layers (Labatie
+    2019, Fig. 4(a–b)).
+    """
+    depth = np.asarray(depth)
+    sel = published.depth_window(depth, l_min, l_max)
+    out = {
+        k: np.asarray(arrays[name])[:, sel].mean(axis=1)
+        for k, (name, _) in published.FIG4_LATE.items()
+    }
+    i, j = np.flatnonzero(sel)[[0, -1]]
+    if j == i:
+        raise ParameterError("the window needs at least two records for the growth of χ")
+    lc = np.log10(np.asarray(arrays["chi_loc4"], dtype=float))
+    out["log10_dchi"] = (lc[:, j] - lc[:, i]) / float(depth[j] - depth[i])
+    return out
+
+
+def versus(ours: Any, reference: tuple[float, float]) -> Estimate:
+    """Our per-network values against an authors' (mean, SE): our mean with the combined standard
+    error √(SE_ours² + SE_authors²) of the difference and the degrees of freedom of ours (n − 1:
+    fewer than Welch–Satterthwaite would give, so the t interval errs wide), for a claim whose
+    ``reference`` is the authors' mean.  One network of ours has no SE: then only the authors'
+    counts and the interval is normal (``dof`` None)."""
+    x = np.asarray(ours, dtype=float).ravel()
+    if x.size == 0:
+        raise ParameterError("ours must hold at least one network's value")
+    e = over_networks(x)
+    return Estimate(e.mean, math.hypot(e.se or 0.0, reference[1]), e.dof, e.n)
+
+
+def fig4_conv_summary(
+    depth: Any,
+    panels: Mapping[str, np.ndarray],
+    arrays: Mapping[str, np.ndarray],
+    experiment: str,
+    *,
+    conv_depth: int,
+    interval: int,
+    l_min: int,
+) -> dict[str, Any]:
+    """Our convolutional BN feedforward nets against the authors' ``experiment`` (Labatie 2019, §6
+    and Fig. 4 (a–d)), from our run's record ``depth``, ``panels``
+    (:func:`layerwise.labatie.bn_ff_panels`) and engine ``arrays`` of nets ``conv_depth`` deep,
+    recorded every ``interval`` layers.
+
+    The late window is the last quarter, ``late_lmin`` = ⌊0.75·conv_depth⌋ ≤ l ≤ conv_depth; the
+    early one l ≤ ``early_lmax`` = max(2·interval, conv_depth // 10) (at least two records).
+    Estimates over our networks: ``dchi`` the mean increment δχ over layers ≥ ``l_min``
+    (Theorem 3: ≥ 1), ``log10_chi_end`` log10 χ at the last record, ``late_gap`` = δ_BN − δ_φ
+    over the late window and ``early_gap`` = δ_φ − δ_BN over the early one, ``reff_ratio`` =
+    r_eff(dx)/r_eff(x) over the late window, ``dbn_late``/``dphi_late`` the two increments there;
+    against the authors' (our mean, the combined error, :func:`versus`): ``log10_dchi`` the late
+    growth of log10 χ per layer, ``dchi_late`` its geometric-mean increment and ``levels`` each
+    :data:`layerwise.published.FIG4_LATE` level.  ``ours_levels`` the levels with our own error
+    only; ``authors`` their means (``levels``, ``log10_dchi``, ``dchi_late``, ``dbn_late``,
+    ``dphi_late``) and ``authors_se`` the levels' SEs; ``log10_chi_variants`` log10 χ at the end
+    of each of :data:`layerwise.published.BN_FF_CONV_VARIANTS` and ``spread`` the relative spread
+    (max − min)/|mean| of each late-depth level across those variants."""
+    d = np.asarray(depth)
+    late_lmin, early_lmax = int(0.75 * conv_depth), max(2 * interval, conv_depth // 10)
+    ours = late_ours(d, arrays, late_lmin, conv_depth)
+    theirs = published.late_published(experiment, late_lmin, conv_depth)
+    inc = published.increments_published(experiment)
+    their_late = published.depth_window(inc["depth"], late_lmin, conv_depth)
+    win, early = published.depth_window(d, late_lmin, conv_depth), d <= early_lmax
+    if not early.any():
+        raise ParameterError(f"early_lmax={early_lmax} is below the first record ({d[0]})")
+    m, s = theirs["log10_dchi"]
+    variants = {
+        v: published.late_published(v, late_lmin, conv_depth) for v in published.BN_FF_CONV_VARIANTS
+    }
+    return {
+        "late_lmin": late_lmin,
+        "early_lmax": early_lmax,
+        "dchi": over_networks(panels["dchi"][:, d >= l_min].mean(1)),
+        "log10_chi_end": over_networks(np.log10(panels["chi"][:, -1])),
+        "late_gap": over_networks((panels["dbn"] - panels["dphi"])[:, win].mean(1)),
+        "early_gap": over_networks((panels["dphi"] - panels["dbn"])[:, early].mean(1)),
+        "reff_ratio": over_networks(ours["reff_dx"] / ours["reff_x"]),
+        "dbn_late": over_networks(panels["dbn"][:, win].mean(1)),
+        "dphi_late": over_networks(panels["dphi"][:, win].mean(1)),
+        "log10_dchi": versus(ours["log10_dchi"], theirs["log10_dchi"]),
+        "dchi_late": versus(10 ** ours["log10_dchi"], (10**m, 10**m * math.log(10) * s)),
+        "levels": {k: versus(ours[k], theirs[k]) for k in published.FIG4_LATE},
+        "ours_levels": {k: over_networks(ours[k]) for k in published.FIG4_LATE},
+        "authors": {
+            "levels": {k: theirs[k][0] for k in published.FIG4_LATE},
+            "log10_dchi": float(m),
+            "dchi_late": float(10**m),
+            "dbn_late": float(inc["dbn"][their_late].mean()),
+            "dphi_late": float(inc["dphi"][their_late].mean()),
+        },
+        "authors_se": {k: theirs[k][1] for k in published.FIG4_LATE},
+        "log10_chi_variants": [
+            published.bn_ff_endpoints(v)["log10_chi"][0] for v in published.BN_FF_CONV_VARIANTS
+        ],
+        "spread": {
+            k: float(
+                np.ptp([variants[v][k][0] for v in variants])
+                / abs(np.mean([variants[v][k][0] for v in variants]))
+            )
+            for k in variants[experiment]
+        },
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 4 in fully-connected nets; the last layer; δ_BN χ against the signal's conditioning
+# ----------------------------------------------------------------------------------------------
+def bn_ff_fc_findings(depth: Any, panels: Mapping[str, np.ndarray], l_min: float) -> dict[str, Any]:
+    """Fully-connected BN nets (Labatie 2019, Theorem 3 and Fig. 4(a–b)): estimates over networks
+    of the per-network averages over the records ``depth ≥ l_min`` of the increments
+    (``increments``: ``dchi``, ``dbn``, ``dphi``, panels of :func:`~layerwise.labatie.bn_ff_panels`;
+    Theorem 3: each ≥ 1) and of log10 χ at the last record (``log10chi``); ``n`` the networks."""
+    late = np.asarray(depth) >= l_min
+    if not late.any():
+        raise ParameterError(f"l_min={l_min} lies beyond the last record")
+    return {
+        "n": int(panels["chi"].shape[0]),
+        "increments": {
+            k: over_networks(panels[k][:, late].mean(axis=1)) for k in ("dchi", "dbn", "dphi")
+        },
+        "log10chi": over_networks(np.log10(panels["chi"][:, -1])),
+    }
+
+
+def last_layer_findings(panels: Mapping[str, np.ndarray]) -> dict[str, Estimate]:
+    """Fully-connected BN nets at their last record (Labatie 2019, §6 and Fig. 4(c–d)): estimates
+    over networks of ``reff_x``, ``reff_dx``, their difference ``reff_gap`` = r_eff(x) − r_eff(dx),
+    the kurtosis ``kurtosis`` and ``nu1`` = ν₁(|y|)/√ν₂ of the batch-normalised pre-activations
+    (panels of :func:`~layerwise.labatie.bn_ff_panels`)."""
+    last = {k: panels[k][:, -1] for k in ("reff_x", "reff_dx", "kurt_z", "nu1_z")}
+    return {
+        "reff_x": over_networks(last["reff_x"]),
+        "reff_dx": over_networks(last["reff_dx"]),
+        "reff_gap": over_networks(last["reff_x"] - last["reff_dx"]),
+        "kurtosis": over_networks(last["kurt_z"]),
+        "nu1": over_networks(last["nu1_z"]),
+    }
+
+
+def dbn_conditioning(
+    depth: Any,
+    arrays: Mapping[str, np.ndarray],
+    panels: Mapping[str, np.ndarray],
+    l_min: float,
+    *,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Labatie 2019, §6 'Experimental verification' (ii): δ_BN χ^l (``panels`` of
+    :func:`~layerwise.labatie.bn_ff_panels`) against the effective rank r_eff(x^{l−1}) of the
+    signal entering the layer (engine ``arrays``, loc1) over the records ``depth ≥ l_min``: the
+    pooled Spearman ``rho`` with its network-bootstrap error
+    (:func:`layerwise.stats.rank_correlation`, ``seed``; networks − 1 d.o.f.), the correlation
+    across networks at each depth (:func:`layerwise.stats.spearman_by_column`) and its mean over
+    depths ``rho_within``, and the figure's ``arrays``."""
+    d = np.asarray(depth)
+    late = d >= l_min
+    if not late.any():
+        raise ParameterError(f"l_min={l_min} lies beyond the last record")
+    rin, dbn = arrays["reff_signal_loc1"][:, late], panels["dbn"][:, late]
+    rho, rho_se = rank_correlation(rin, dbn, seed=seed)
+    within = spearman_by_column(rin, dbn)
+    n = int(arrays["chi_loc1"].shape[0])
+    return {
+        "arrays": {"reff_in": rin, "dbn": dbn, "depth": d[late], "within": within},
+        "rho": Estimate(rho, rho_se, n - 1, n),
+        "rho_within": over_networks(within),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Data sets and batch size (Labatie 2019, App. A)
+# ----------------------------------------------------------------------------------------------
+def exp_rate_table(
+    runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float
+) -> pd.DataFrame:
+    """One row per data set of BN feedforward nets (Labatie App. A): the exponential rate of χ
+    (:func:`~layerwise.labatie.exp_fit` over depth ≥ ``l_min``) with its error over networks, and
+    the mean over networks of log₁₀ χ, r_eff(x) and the kurtosis at the last record. ``runs`` maps
+    a data set to ``(depth, panels)`` with panels from :func:`~layerwise.labatie.bn_ff_panels`.
+    Returns a DataFrame indexed by ``data``."""
+    rows = []
+    for ds, (d, Q) in runs.items():
+        f = exp_fit(d, Q["chi"], l_min=l_min)
+        rows.append(
+            {
+                "data": ds,
+                "rate": f["rate"],
+                "± s.e.": f["se_rate"],
+                "log10 χ^L": summary(np.log10(Q["chi"][:, -1]))["mean"],
+                "r_eff(x^L)": summary(Q["reff_x"][:, -1])["mean"],
+                "kurtosis at L": summary(Q["kurt_z"][:, -1])["mean"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("data")
+
+
+def bn_ff_dataset_study(
+    runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float, *, seed: int = 0
+) -> dict[str, Any]:
+    """The data sets (Labatie 2019, App. A: 'equivalent behaviour' on MNIST): ``runs`` maps a data
+    set to the engine's ``(depth, arrays)`` of equally many networks. Returns ``runs`` with their
+    panels (:func:`~layerwise.labatie.bn_ff_panels`), the ``table`` of :func:`exp_rate_table`, the
+    figure's ``arrays`` (mean χ and r_eff(x) per data set) and the relative ``spread`` of the
+    exponential rates with its parametric-bootstrap interval
+    (:func:`layerwise.stats.relative_spread`, t with networks − 1 d.o.f., ``seed``)."""
+    dsq = {ds: (d, bn_ff_panels(A)) for ds, (d, A) in runs.items()}
+    n = _networks(Q for _, Q in dsq.values())
+    table = exp_rate_table(dsq, l_min=l_min)
+    return {
+        "runs": dsq,
+        "table": table,
+        "arrays": {f"{ds}_{k}": dsq[ds][1][k].mean(0) for ds in dsq for k in ("chi", "reff_x")},
+        "spread": relative_spread(table["rate"], table["± s.e."], dof=n - 1, seed=seed),
+    }
+
+
+#: The last-record quantities of the batch-size study, as functions of the panels.
+BATCH_ENDPOINTS = {
+    "log10_chi": lambda Q: np.log10(Q["chi"][:, -1]),
+    "kurtosis": lambda Q: Q["kurt_z"][:, -1],
+    "reff_x": lambda Q: Q["reff_x"][:, -1],
+    "reff_dx": lambda Q: Q["reff_dx"][:, -1],
+}
+
+
+def monotone_trend(x: Any, means: Any, ses: Any) -> dict[str, float]:
+    """Weighted slope of ``means`` against log2 ``x`` (e.g. batch size) and its significance z."""
+    x = np.log2(np.asarray(x, dtype=np.float64))
+    f = linear_fit(x, means, sigma=np.maximum(np.asarray(ses, dtype=np.float64), 1e-300))
+    f["z"] = f["slope"] / f["slope_se"] if f["slope_se"] > 0 else float("inf")
+    return f
+
+
+def batch_endpoints(runs: Mapping[int, Mapping[str, np.ndarray]]) -> pd.DataFrame:
+    """One row per batch size B (Labatie App. A): the mean over networks and its standard error
+    (``se_<name>``) of each quantity of :data:`BATCH_ENDPOINTS` at the last record. ``runs`` maps B
+    to panels from :func:`~layerwise.labatie.bn_ff_panels`. Returns a DataFrame with a column
+    ``B``."""
+    rows = []
+    for B, Q in runs.items():
+        r: dict[str, Any] = {"B": B}
+        for k, f in BATCH_ENDPOINTS.items():
+            s = summary(f(Q))
+            r[k], r[f"se_{k}"] = s["mean"], s["se"]
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def batch_findings(table: pd.DataFrame) -> dict[str, Any]:
+    """What the batch-size table (:func:`batch_endpoints`, rows in increasing B) says:
+    ``trend[name]`` (:func:`monotone_trend` of each :data:`BATCH_ENDPOINTS` quantity against B),
+    ``ratio`` = r_eff(x)/r_eff(dx) per batch, the smallest and largest batch (``b_small``,
+    ``b_large``) and the ratio there (``ratio_small``, ``ratio_large``)."""
+    trend = {k: monotone_trend(table["B"], table[k], table[f"se_{k}"]) for k in BATCH_ENDPOINTS}
+    ratio = (table["reff_x"] / table["reff_dx"]).to_numpy()
+    return {
+        "trend": trend,
+        "ratio": ratio,
+        "b_small": int(table["B"].iloc[0]),
+        "b_large": int(table["B"].iloc[-1]),
+        "ratio_small": ratio[0],
+        "ratio_large": ratio[-1],
+    }
+
+
+def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) -> dict[str, Any]:
+    """The batch-size study (Labatie 2019, App. A): ``runs`` maps B (increasing) to the engine's
+    ``(depth, arrays)`` of equally many networks. Returns their ``panels``, the ``table`` of
+    :func:`batch_endpoints`, the figure's ``arrays`` (its columns), the numbers of
+    :func:`batch_findings`, each quantity's ``slope`` against log2 B as an estimate (weighted
+    least squares, networks − 1 d.o.f.), and at the largest batch ``b_max`` the estimate
+    ``large_batch_gap`` of r_eff(dx) − r_eff(x) at the last record."""
+    panels = {B: bn_ff_panels(A) for B, (_, A) in runs.items()}
+    n = _networks(panels.values())
+    table = batch_endpoints(panels)
+    findings = batch_findings(table)
+    b_max = max(panels)
+    return {
+        "panels": panels,
+        "table": table,
+        "arrays": {k: table[k].to_numpy() for k in table.columns},
+        **findings,
+        "b_max": b_max,
+        "slope": {
+            k: Estimate(t["slope"], t["slope_se"], n - 1, n) for k, t in findings["trend"].items()
+        },
+        "large_batch_gap": over_networks(
+            panels[b_max]["reff_dx"][:, -1] - panels[b_max]["reff_x"][:, -1]
+        ),
+    }
+
+
+def fc_batch_table(depth: int = 200) -> pd.DataFrame:
+    """The authors' fully-connected batch-size study
+    (:func:`layerwise.published.bn_ff_fc_batch_study`)
+    at ``depth`` as a table indexed by the batch size B, one column per quantity (Labatie 2019,
+    App. A)."""
+    columns = {
+        "reff_x": "r_eff(x)",
+        "reff_dx": "r_eff(dx)",
+        "kurtosis": "kurtosis μ₄",
+        "log10_chi": "log₁₀ χ",
+    }
+    table = pd.DataFrame(published.bn_ff_fc_batch_study(depth)).astype({"B": int}).set_index("B")
+    return table.drop(columns="nu1").rename(columns=columns)

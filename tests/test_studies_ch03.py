@@ -1,0 +1,210 @@
+"""Chapter 3's study (layerwise.studies.ch03) on synthetic engine arrays with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from layerwise import labatie, published, stats
+from layerwise.params import ParameterError
+from layerwise.studies import ch03
+
+
+def _random_walk(n, L, s2, rng, m0=None):
+    """Moments at layers 0..L of n networks whose one-layer log-ratios are N(−s²/2, s²): the
+    expectation is conserved, the log drifts by −s²/2 and diffuses by s² per layer."""
+    m0 = rng.uniform(0.5, 2.0, (n, 1)) if m0 is None else m0
+    steps = rng.normal(-s2 / 2, math.sqrt(s2), (n, L))
+    return m0 * np.exp(np.concatenate([np.zeros((n, 1)), np.cumsum(steps, axis=1)], axis=1))
+
+
+def _engine_arrays(nu2, mu2, rng):
+    """Engine-shaped arrays: loc1 of layer l holds the moment entering it (loc1 of layer 1 is x⁰),
+    loc3 the moment leaving it."""
+    return {
+        "nu2_signal_loc1": nu2[:, :-1],
+        "nu2_signal_loc3": nu2[:, 1:],
+        "mu2_noise_loc1": mu2[:, :-1],
+        "mu2_noise_loc3": mu2[:, 1:],
+    }
+
+
+def test_vanilla_log_moments_recovers_drift_diffusion_conservation_and_balance():
+    rng = np.random.default_rng(11)
+    n, L, s2 = 400, 40, 0.01
+    nu2, mu2 = _random_walk(n, L, s2, rng), _random_walk(n, L, 2 * s2, rng)
+    G = ch03.vanilla_log_moments(np.arange(1, L + 1), _engine_arrays(nu2, mu2, rng), L, seed=0)
+    assert G["quarters"] == [10, 20, 30, 40] and G["qi"] == [9, 19, 29, 39] and G["n"] == n
+    np.testing.assert_array_equal(G["moments"]["nu2"], nu2)  # layers 0..L reassembled
+    np.testing.assert_allclose(G["logs"]["mu2dx"], np.log(mu2[:, 1:] / mu2[:, :1]))
+    assert G["fits"]["nu2"][1]["mu"] == pytest.approx(G["logs"]["nu2"][:, 19].mean())
+    y = G["logs"]["nu2"][
+        :, -1
+    ]  # the alternatives: the ratio itself is skewed and far from Gaussian
+    assert G["lognormal_skew"]["nu2"] == pytest.approx(
+        labatie.lognormal_skewness(np.var(y, ddof=1))
+    )
+    assert G["raw_ks"]["nu2"] == pytest.approx(
+        stats.ks_gaussian_interval(np.exp(y - y.max()))["ks"]
+    )
+    for key, v in (("nu2", s2), ("mu2dx", 2 * s2)):
+        r = G["drift_diffusion"][key]
+        assert r["drift"] == pytest.approx(-v / 2, abs=4 * r["se_drift"])
+        assert r["diffusion"] == pytest.approx(v, abs=4 * r["se_diffusion"])
+        c = labatie.one_layer_conservation(G["moments"][key])
+        assert abs(c["log_mean"]) <= 4 * c["se"]  # E[m^l/m^(l−1)] = 1
+        bal = G["balance"][key]
+        assert bal.mean == pytest.approx(1.0, abs=4 * bal.se) and bal.dof == n - 1  # mean = −var/2
+        assert abs(G["skew"][key].mean) <= 4 * G["skew"][key].se
+        assert G["drift"][key].mean == r["drift"] and G["diffusion"][key].se == r["se_diffusion"]
+        assert G["curvature"][key].mean == r["curvature_var"]
+        assert (
+            G["conservation"][key].mean == c["log_mean"] and G["conservation"][key].dof == c["dof"]
+        )
+        assert G["ks"][key][-1]["lo"] == 0.0  # Gaussian logs
+        assert G["ks_last"][key].mean == G["ks"][key][-1]["ks"]
+        assert G["ks_last"][key].interval == (G["ks"][key][-1]["lo"], G["ks"][key][-1]["hi"])
+        assert G["lme"][key].shape == (L, 2)
+        assert G["lme"][key][0, 0] == pytest.approx(stats.log_mean_exp(G["logs"][key][:, 0])[0])
+    with pytest.raises(ParameterError):  # the run must record every layer
+        ch03.vanilla_log_moments(np.arange(0, L), _engine_arrays(nu2, mu2, rng), L)
+
+
+def test_log_moment_table_has_one_row_per_quantity_and_quarter():
+    rng = np.random.default_rng(2)
+    nu2, mu2 = _random_walk(30, 8, 0.02, rng), _random_walk(30, 8, 0.02, rng)
+    G = ch03.vanilla_log_moments(np.arange(1, 9), _engine_arrays(nu2, mu2, rng), 8)
+    T = ch03.log_moment_table(G)
+    assert T.shape == (8, 5) and T.index.names == ["quantity", "l"]
+    f = G["fits"]["mu2dx"][3]
+    assert T.loc[("log μ₂(dx)", 8), "mean"] == f"{f['mu']:.3f} ± {f['se_mu']:.3f}"
+
+
+def test_width_diffusion_finds_the_inverse_width_law():
+    rng = np.random.default_rng(5)
+    L, n = 40, 300
+    quarters = [10, 20, 30, 40]
+    runs = {}
+    for w in (32, 64, 128, 256):
+        nu2 = _random_walk(n, L, 5.0 / w, rng)  # single-input diffusion 5/N
+        runs[w] = (
+            np.arange(1, L + 1),
+            {"nu2_signal_loc1": nu2[:, :-1], "nu2_signal_loc3": nu2[:, 1:]},
+        )
+    WD = ch03.width_diffusion(runs, quarters, seed=0)
+    np.testing.assert_array_equal(WD["widths"], [32, 64, 128, 256])
+    # each diffusion is drift_diffusion of the brute-force log ratios at the quarters
+    d, A = runs[64]
+    lg = np.log(A["nu2_signal_loc3"][:, [9, 19, 29, 39]] / A["nu2_signal_loc1"][:, :1])
+    ref = labatie.drift_diffusion(np.array(quarters, float), lg, seed=0)
+    assert WD["diffusion"][1] == pytest.approx(ref["diffusion"], rel=1e-12)
+    assert WD["se"][1] == pytest.approx(ref["se_diffusion"], rel=1e-9)
+    np.testing.assert_allclose(
+        WD["diffusion"] * WD["widths"], 5.0, atol=4 * (WD["se"] * WD["widths"]).max()
+    )
+    assert WD["fit"]["slope"] == pytest.approx(-1.0, abs=4 * WD["fit"]["slope_se"])
+    assert WD["exponent"].mean == WD["fit"]["slope"] and WD["exponent"].dof == n - 1
+    assert WD["slowing"].mean == pytest.approx(WD["diffusion"][0] - WD["diffusion"][-1])
+
+
+def test_sensitivity_study_matches_brute_force_increments():
+    rng = np.random.default_rng(4)
+    n, L = 5, 40
+    d = np.arange(1, L + 1)
+    steps = np.where(d <= 10, 1.2, 1.01) * rng.uniform(1.0, 1.02, (n, L))
+    chi0 = np.ones((n, 1))
+    chi = chi0 * np.cumprod(steps, axis=1)
+    A = {
+        "chi_loc1": np.concatenate([chi0, chi[:, :-1]], axis=1),
+        "chi_loc3": chi,
+        "reff_signal_loc3": rng.uniform(1.0, 1.4, (n, L)),
+    }
+    S = ch03.sensitivity_study(d, A, L)
+    np.testing.assert_allclose(S["dchi"], steps)
+    early, late = steps[:, :10].mean(1), steps[:, 30:].mean(1)
+    assert S["early"].mean == pytest.approx(early.mean()) and S["late"].mean == pytest.approx(
+        late.mean()
+    )
+    assert S["drop"].mean == pytest.approx(((late - 1) - 0.5 * (early - 1)).mean())
+    assert S["drop"].mean < 0 and S["n"] == n and S["late"].dof == n - 1
+    assert S["log10chi"].mean == pytest.approx(np.log10(chi[:, -1]).mean())
+    assert S["reff"].mean == pytest.approx(A["reff_signal_loc3"][:, -1].mean())
+    assert S["reff_first"].mean == pytest.approx(
+        A["reff_signal_loc3"][:, 0].mean()
+    )  # no loc1: first record
+    A["reff_signal_loc1"] = np.full((n, L), 7.0)
+    assert ch03.sensitivity_study(d, A, L)["reff_first"].mean == pytest.approx(
+        7.0
+    )  # x⁰ when recorded
+
+
+def test_coactivation_trend_pairs_the_record_at_depth_10_with_the_last():
+    c = np.array([[0.1, 0.2, 0.4, 0.9], [0.0, 0.3, 0.5, 0.7]])
+    CA = {
+        "depth": np.array([0, 5, 10, 15]),
+        "coactive": c,
+        "linearity": np.array([[0.5, 0.6, 0.7, 0.95], [0.4, 0.5, 0.6, 0.85]]),
+    }
+    T = ch03.coactivation_trend(CA, early=10)
+    assert T["early"].mean == pytest.approx(0.45) and T["late"].mean == pytest.approx(0.8)
+    assert T["growth"].mean == pytest.approx(0.35) and T["growth"].se == pytest.approx(
+        0.15
+    )  # paired: (0.5, 0.2)
+    assert T["linearity"].mean == pytest.approx(0.9) and T["linearity"].n == 2
+    assert T["linearity_first"].mean == pytest.approx(0.45)
+
+
+def test_dataset_estimates_reads_the_input_and_final_layer():
+    A = {
+        "reff_signal_loc1": np.array([[2.0, 9.0], [4.0, 9.0]]),
+        "chi_loc3": np.array([[1.0, 3.0], [1.0, 5.0]]),
+        "reff_signal_loc3": np.array([[9.0, 1.2], [9.0, 1.4]]),
+    }
+    E = ch03.dataset_estimates({"x": (np.arange(1, 3), A)}, 2)
+    assert list(E["x"]) == ["r_eff(x⁰)", "χ^2", "r_eff(x^2)"]
+    assert E["x"]["r_eff(x⁰)"].mean == 3.0 and E["x"]["χ^2"].mean == 4.0
+    assert E["x"]["r_eff(x^2)"].mean == pytest.approx(1.3)
+    B = {**A, "reff_signal_loc1": 6 * A["reff_signal_loc1"]}
+    ratio = ch03.input_conditioning_ratio({"gaussian": (None, B), "patches": (None, A)})
+    assert ratio.mean == pytest.approx(6.0) and ratio.dof == 1
+
+
+def test_fig2_versus_authors_reads_their_percentiles_at_the_four_depths():
+    rng = np.random.default_rng(1)
+    nu2, mu2 = _random_walk(30, 200, 0.02, rng), _random_walk(30, 200, 0.02, rng)
+    G = ch03.vanilla_log_moments(np.arange(1, 201), _engine_arrays(nu2, mu2, rng), 200)
+    V = ch03.fig2_versus_authors(G)
+    authors = published.moment("vanilla_histo", "nu2_signal_loc3").percentiles_ln
+    assert np.array_equal(V["authors"]["nu2"], authors) and V["ours"]["mu2dx"].shape == (30, 4)
+    assert V["ks"]["nu2"] == ch03.ks_versus_published(G["logs"]["nu2"][:, -1], authors[-1], 10000)
+    f0 = float(published.published_cdf(0.0, V["authors"]["mu2dx"][-1]))
+    assert V["infinite_width"]["mu2dx"] == max(f0, 1 - f0) >= 0.5
+
+
+def test_authors_fig3_ends_are_the_published_last_records():
+    ends = ch03.authors_fig3_ends()
+    chi = published.moment("vanilla_symmetric", "chi_loc3")
+    assert ends["vanilla_symmetric"]["log10chi"] == chi.mean_log10[-1]
+    assert ends["vanilla_symmetric"]["log10chi_std"] == chi.std_log10[-1]
+    assert set(ends) == {"vanilla_symmetric", "vanilla_zero_padding"}
+
+
+def test_ks_versus_published_accepts_the_same_law_and_rejects_a_shifted_one():
+    pct = sps.norm.ppf(np.arange(1, 100) / 100)  # a standard normal "published" distribution
+    rng = np.random.default_rng(0)
+    same = [ch03.ks_versus_published(rng.standard_normal(200), pct, 10000) for _ in range(200)]
+    assert (
+        np.mean([r["ks"] > r["critical"] for r in same]) <= 0.02
+    )  # level 1 % (plus grid allowance)
+    shifted = ch03.ks_versus_published(rng.standard_normal(200) + 0.5, pct, 10000)
+    assert shifted["ks"] > shifted["critical"]
+    # the statistic equals scipy's one-sample KS against the exact normal to within the grid error
+    x = rng.standard_normal(300)
+    assert (
+        abs(ch03.ks_versus_published(x, pct, 10**9)["ks"] - sps.kstest(x, "norm").statistic) <= 0.01
+    )
+    with pytest.raises(ParameterError, match="percentiles"):
+        published.published_cdf([0.0], pct[::-1])

@@ -1,0 +1,364 @@
+"""Chapter 4's study (layerwise.studies.ch04) on synthetic engine arrays with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from layerwise import labatie, published, stats
+from layerwise.params import ParameterError
+from layerwise.stats import Estimate
+from layerwise.studies import ch04
+
+
+def _bn_ff_arrays(log10_rates, depth, *, end=None):
+    """Engine-like arrays of BN feedforward nets whose log10 χ grows by ``log10_rates`` (one per
+    network) per layer, 2:1 between the BN and ReLU steps; ``end``: overrides of the last record
+    (panel name → values)."""
+    r = np.asarray(log10_rates, float)[:, None]
+    chi4 = 10 ** (r * depth[None, :])
+    ones = np.ones_like(chi4)
+    A = {
+        "chi_loc1": chi4 / 10**r,
+        "chi_loc3": chi4 / 10 ** (r / 3),
+        "chi_loc4": chi4,
+        "reff_signal_loc4": 3.0 * ones,
+        "reff_noise_loc4": 2.0 * ones,
+        "mu4_signal_loc3": 3.0 * ones,
+        "mu2_signal_loc3": ones.copy(),
+        "nu1_abs_signal_loc3": 0.7 * ones,
+        "nu2_signal_loc3": ones.copy(),
+    }
+    name = {"kurt_z": "mu4_signal_loc3", "reff_x": "reff_signal_loc4", "reff_dx": "reff_noise_loc4"}
+    for k, v in (end or {}).items():
+        if k == "log10_chi":
+            A["chi_loc4"][:, -1] = 10.0 ** np.asarray(v)
+        else:
+            A[name[k]][:, -1] = v
+    return A
+
+
+RECORDS = np.arange(2, 201, 2)   # every other layer up to the paper's depth
+
+
+def _synthetic_bn_ff(n=5, depth=RECORDS, rate=0.06, seed=0):
+    rng = np.random.default_rng(seed)
+    c0 = rng.uniform(1, 3, (n, 1))
+    chi4 = c0 * 10 ** (rate * depth[None, :])
+    return depth, {
+        "chi_loc1": chi4 / 10**rate,
+        "chi_loc3": chi4 / 10 ** (rate / 3),
+        "chi_loc4": chi4,
+        "reff_signal_loc4": np.broadcast_to(rng.uniform(1, 3, (n, 1)), (n, depth.size)).copy(),
+        "reff_noise_loc4": np.full((n, depth.size), 200.0),
+        "mu4_signal_loc3": np.full((n, depth.size), 100.0),
+        "nu1_abs_signal_loc3": np.full((n, depth.size), 0.3),
+    }
+
+
+def test_monotone_trend_slope_and_significance():
+    t = ch04.monotone_trend([64, 128, 256, 512], [1.0, 2.0, 3.0, 4.0], [0.1] * 4)
+    assert t["slope"] == pytest.approx(1.0) and t["z"] > 10
+
+
+def test_over_networks_is_the_estimate_and_one_network_a_point():
+    assert ch04.over_networks([1.0, 2.0, 3.0]) == stats.estimate([1.0, 2.0, 3.0])
+    one = ch04.over_networks([4.0])
+    assert one.mean == 4.0 and one.se is None and one.dof is None and one.n == 1
+
+
+def test_exp_rate_table_recovers_rates():
+    d = np.arange(1.0, 41.0)
+    runs = {}
+    for ds, r in [("a", 0.1), ("b", 0.2)]:
+        rates = r + np.array([-0.01, 0.0, 0.01])
+        chi = np.exp(rates[:, None] * d)
+        runs[ds] = (
+            d,
+            {"chi": chi, "reff_x": np.full((3, 40), 2.0), "kurt_z": np.full((3, 40), 5.0)},
+        )
+    T = ch04.exp_rate_table(runs, l_min=10)
+    assert list(T.index) == ["a", "b"]
+    assert T.loc["a", "rate"] == pytest.approx(0.1) and T.loc["b", "rate"] == pytest.approx(0.2)
+    assert T.loc["a", "± s.e."] == pytest.approx(0.01 / math.sqrt(3))
+    assert T.loc["b", "log10 χ^L"] == pytest.approx(0.2 * 40 / math.log(10))
+    assert T.loc["a", "r_eff(x^L)"] == 2.0 and T.loc["a", "kurtosis at L"] == 5.0
+
+
+def test_batch_endpoints_means_and_errors():
+    rng = np.random.default_rng(4)
+    runs = {
+        B: {k: rng.uniform(1, 9, (6, 3)) for k in ("chi", "kurt_z", "reff_x", "reff_dx")}
+        for B in (16, 32)
+    }
+    T = ch04.batch_endpoints(runs)
+    assert list(T.columns) == [
+        "B",
+        "log10_chi",
+        "se_log10_chi",
+        "kurtosis",
+        "se_kurtosis",
+        "reff_x",
+        "se_reff_x",
+        "reff_dx",
+        "se_reff_dx",
+    ]
+    assert list(T["B"]) == [16, 32]
+    v = np.log10(runs[32]["chi"][:, -1])
+    assert T["log10_chi"].iloc[1] == pytest.approx(v.mean())
+    assert T["se_log10_chi"].iloc[1] == pytest.approx(v.std(ddof=1) / math.sqrt(6))
+    assert T["reff_dx"].iloc[0] == pytest.approx(runs[16]["reff_dx"][:, -1].mean())
+
+
+def test_batch_findings_reads_ratios_and_trends():
+    def table(rx, rdx):
+        B = np.array([16, 64, 256])
+        cols = {
+            "B": B,
+            "log10_chi": [16.0, 15.0, 14.0],
+            "kurtosis": [2.5, 2.8, 2.9],
+            "reff_x": rx,
+            "reff_dx": rdx,
+        }
+        return pd.DataFrame({**cols, **{f"se_{k}": [0.1, 0.1, 0.1] for k in ch04.BATCH_ENDPOINTS}})
+
+    F = ch04.batch_findings(table([4.0, 3.0, 1.0], [2.0, 2.0, 2.0]))
+    assert np.allclose(F["ratio"], [2.0, 1.5, 0.5])
+    assert (F["b_small"], F["b_large"]) == (16, 256) and F["ratio_large"] == 0.5
+    assert F["ratio_small"] == 2.0
+    t = ch04.monotone_trend([16, 64, 256], [16.0, 15.0, 14.0], [0.1, 0.1, 0.1])
+    assert F["trend"]["log10_chi"]["slope"] == t["slope"] and set(F["trend"]) == set(
+        ch04.BATCH_ENDPOINTS
+    )
+
+
+def test_last_layer_findings_estimates_against_closed_form_statistics():
+    nets = 6
+    rng = np.random.default_rng(5)
+    Q = {
+        "reff_x": np.ones((nets, 3)),
+        "reff_dx": np.ones((nets, 3)),
+        "kurt_z": np.ones((nets, 3)),
+        "nu1_z": np.ones((nets, 3)),
+    }
+    Q["reff_x"][:, -1] = 5 + 0.1 * rng.standard_normal(nets)
+    Q["reff_dx"][:, -1] = 1 + 0.1 * rng.standard_normal(nets)
+    Q["kurt_z"][:, -1] = 10 + rng.standard_normal(nets)
+    Q["nu1_z"][:, -1] = 0.7 + 0.01 * rng.standard_normal(nets)
+    F = ch04.last_layer_findings(Q)
+    x = Q["kurt_z"][:, -1]
+    assert F["kurtosis"].mean == pytest.approx(x.mean()) and F["kurtosis"].dof == nets - 1
+    assert F["kurtosis"].se == pytest.approx(x.std(ddof=1) / np.sqrt(nets))
+    assert F["reff_gap"] == stats.estimate(Q["reff_x"][:, -1] - Q["reff_dx"][:, -1])
+    assert F["reff_gap"].bounds()[0] > 0  # the signal keeps more directions, resolved
+    assert F["nu1"].mean == pytest.approx(Q["nu1_z"][:, -1].mean())
+
+
+def test_bn_ff_fc_findings_average_late_layers():
+    depth = np.arange(1, 31)
+    c = np.array([1.1, 1.2, 1.3, 1.4])
+    late = depth >= 10
+    Q = {
+        k: np.where(late, f * c[:, None], 5.0)
+        for k, f in (("dchi", 1.0), ("dbn", 0.5), ("dphi", 2.0))
+    }
+    Q["chi"] = np.ones((4, depth.size))
+    Q["chi"][:, -1] = 10.0 ** (15.0 + np.array([-0.1, 0.0, 0.1, 0.0]))
+    F = ch04.bn_ff_fc_findings(depth, Q, l_min=10)
+    d = F["increments"]["dchi"]
+    assert F["n"] == 4
+    assert (
+        d.mean == pytest.approx(c.mean())
+        and d.se == pytest.approx(c.std(ddof=1) / 2)
+        and d.dof == 3
+    )
+    assert F["increments"]["dbn"].mean == pytest.approx(
+        0.5 * c.mean()
+    )  # the transient (5.0) is left out
+    assert F["log10chi"].mean == pytest.approx(15.0)
+    with pytest.raises(ParameterError, match="l_min=40"):
+        ch04.bn_ff_fc_findings(depth, Q, l_min=40)
+
+
+def test_dbn_conditioning_pooled_and_within_depth_rank_correlations():
+    rng = np.random.default_rng(3)
+    depth = np.arange(1, 21)
+    rin = rng.uniform(1, 50, (5, depth.size))
+    A = {"reff_signal_loc1": rin, "chi_loc1": np.ones_like(rin)}
+    C = ch04.dbn_conditioning(
+        depth, A, {"dbn": 1 + 1 / rin}, l_min=10, seed=0
+    )  # δ_BN falls with r_eff
+    late = depth >= 10
+    assert (
+        C["rho"].mean == pytest.approx(-1.0)
+        and C["rho"].se == pytest.approx(0.0)
+        and C["rho"].dof == 4
+    )
+    assert np.allclose(C["arrays"]["within"], -1.0) and np.array_equal(
+        C["arrays"]["depth"], depth[late]
+    )
+    assert np.array_equal(C["arrays"]["reff_in"], rin[:, late])
+    assert C["rho_within"].mean == pytest.approx(-1.0)
+    noise = rng.uniform(1, 2, rin.shape)
+    R = ch04.dbn_conditioning(depth, A, {"dbn": noise}, l_min=10, seed=0)
+    assert R["rho"].mean == pytest.approx(
+        sps.spearmanr(rin[:, late].ravel(), noise[:, late].ravel())[0]
+    )
+    assert R["rho"].se > 0
+    with pytest.raises(ParameterError, match="l_min=30"):
+        ch04.dbn_conditioning(depth, A, {"dbn": noise}, l_min=30)
+
+
+def test_bn_ff_dataset_study_spread_of_known_rates():
+    depth = np.arange(1, 41)
+    wiggle = np.array([-1e-3, 0.0, 1e-3, 0.0])
+    rates = {"patches": 0.10, "digits": 0.11, "gaussian": 0.12}
+    D = ch04.bn_ff_dataset_study(
+        {ds: (depth, _bn_ff_arrays(m + wiggle, depth)) for ds, m in rates.items()}, l_min=10, seed=0
+    )
+    assert D["spread"].mean == pytest.approx(0.02 / 0.11)  # (max − min)/mean
+    assert np.allclose(
+        D["table"]["rate"], [math.log(10) * m for m in rates.values()]
+    )  # natural log
+    ref = stats.relative_spread(
+        D["table"]["rate"], D["table"]["± s.e."], dof=3, seed=0
+    )  # networks − 1
+    assert D["spread"].interval[0] < D["spread"].interval[1] and D["spread"] == ref
+    assert set(D["arrays"]) == {f"{ds}_{k}" for ds in rates for k in ("chi", "reff_x")}
+    assert np.allclose(D["arrays"]["digits_chi"], D["runs"]["digits"][1]["chi"].mean(0))
+    with pytest.raises(ParameterError, match="same number of networks"):
+        ch04.bn_ff_dataset_study(
+            {
+                "a": (depth, _bn_ff_arrays([0.1, 0.1], depth)),
+                "b": (depth, _bn_ff_arrays([0.1, 0.1, 0.1], depth)),
+            },
+            l_min=10,
+        )
+
+
+def test_bn_ff_batch_study_slopes_and_the_large_batch_gap():
+    depth = np.arange(1, 11)
+    Bs = (16, 32, 64, 128)
+    tiny, wide = 0.01 * np.array([1, -1, 1, -1, 1, -1.0]), np.array([1, -1, 1, -1, 1, -1.0])
+    runs = {
+        B: (
+            depth,
+            _bn_ff_arrays(
+                np.full(6, 0.1),
+                depth,
+                end={
+                    "kurt_z": 3 + 0.5 * np.log2(B) + tiny,
+                    "reff_x": 10 - np.log2(B) + tiny,
+                    "reff_dx": 5 + wide,
+                    "log10_chi": 20 - np.log2(B) + tiny,
+                },
+            ),
+        )
+        for B in Bs
+    }
+    S = ch04.bn_ff_batch_study(runs)  # r_eff(dx): no trend, wide scatter → its interval holds 0
+    assert S["b_max"] == 128 and list(S["table"]["B"]) == list(Bs)
+    assert set(S["arrays"]) == set(S["table"].columns)
+    assert S["slope"]["kurtosis"].mean == pytest.approx(0.5) and S["slope"]["kurtosis"].dof == 5
+    assert S["slope"]["reff_x"].mean == pytest.approx(-1.0)
+    assert S["slope"]["log10_chi"].mean == pytest.approx(-1.0)
+    low, high = S["slope"]["reff_dx"].bounds()
+    assert low < 0 < high
+    gap = 5 + wide - (10 - 7 + tiny)  # r_eff(dx) − r_eff(x) at B = 128
+    assert S["large_batch_gap"].mean == pytest.approx(gap.mean())
+    assert S["large_batch_gap"].se == pytest.approx(gap.std(ddof=1) / math.sqrt(6))
+    assert S["slope"]["reff_x"].se == S["trend"]["reff_x"]["slope_se"] and S["b_small"] == 16
+
+
+def test_late_ours_recovers_known_levels_and_rate():
+    depth, A = _synthetic_bn_ff()
+    out = ch04.late_ours(depth, A, 150, 200)
+    assert np.allclose(out["log10_dchi"], 0.06)
+    assert np.allclose(out["reff_x"], A["reff_signal_loc4"][:, 0]) and np.allclose(
+        out["reff_dx"], 200
+    )
+    with pytest.raises(ParameterError, match="l_min=300"):
+        ch04.late_ours(depth, A, 300, 400)
+
+
+def test_versus_combines_both_standard_errors():
+    v = ch04.versus([1.0, 2.0, 3.0], (2.5, 0.3))
+    assert v.mean == 2.0 and v.dof == 2
+    assert v.se == pytest.approx(math.hypot(1.0 / math.sqrt(3), 0.3))
+    assert ch04.versus([4.0], (2.5, 0.3)).se == pytest.approx(0.3)
+    with pytest.raises(ParameterError, match="ours"):
+        ch04.versus([], (1.0, 0.1))
+
+
+def _conv_summary(n=5, max_depth=200):
+    depth, A = _synthetic_bn_ff(n=n)
+    keep = depth <= max_depth
+    depth, A = depth[keep], {k: v[:, keep] for k, v in A.items()}
+    A = {
+        **A,
+        "mu2_signal_loc3": np.ones_like(A["chi_loc4"]),
+        "nu2_signal_loc3": np.ones_like(A["chi_loc4"]),
+    }
+    Q = labatie.bn_ff_panels(A, depth)
+    S = ch04.fig4_conv_summary(
+        depth, Q, A, "bn_ff_mnist", conv_depth=max_depth, interval=2, l_min=10
+    )
+    return depth, A, S
+
+
+def test_fig4_conv_summary_grades_known_increments_and_levels():
+    depth, A, S = _conv_summary()
+    assert (S["late_lmin"], S["early_lmax"]) == (150, 20)  # the last quarter, 20 layers
+    # χ grows by 10^0.06 per layer in every network, split 2:1 between the BN and ReLU steps
+    assert S["dchi"].mean == pytest.approx(10**0.06) and S["dchi"].dof == 4
+    assert S["log10_dchi"].mean == pytest.approx(0.06)
+    theirs = published.late_published("bn_ff_mnist", 150, 200)
+    assert S["authors"]["log10_dchi"] == pytest.approx(theirs["log10_dchi"][0])
+    assert S["dbn_late"].mean == pytest.approx(10**0.04) and S["dphi_late"].mean == pytest.approx(
+        10**0.02
+    )
+    assert S["late_gap"].mean == pytest.approx(10**0.04 - 10**0.02)
+    assert S["early_gap"].mean == pytest.approx(10**0.02 - 10**0.04)
+    assert S["dchi_late"].mean == pytest.approx(10**0.06)
+    rx = A["reff_signal_loc4"][:, 0]
+    assert S["reff_ratio"].mean == pytest.approx(np.mean(200 / rx))
+    assert S["levels"]["reff_dx"].mean == 200.0 and S["ours_levels"]["reff_dx"].se == 0.0
+    assert S["authors"]["levels"]["kurtosis"] == pytest.approx(theirs["kurtosis"][0])
+    end = np.log10(A["chi_loc4"][:, -1])
+    assert S["log10_chi_end"].mean == pytest.approx(end.mean())
+    assert S["log10_chi_end"].se == pytest.approx(end.std(ddof=1) / np.sqrt(5))
+    inc = published.increments_published("bn_ff_mnist")
+    w = (inc["depth"] >= 150) & (inc["depth"] <= 200)
+    assert S["authors"]["dbn_late"] == pytest.approx(inc["dbn"][w].mean())
+    levels = [
+        published.late_published(v, 150, 200)["kurtosis"][0] for v in published.BN_FF_CONV_VARIANTS
+    ]
+    assert S["spread"]["kurtosis"] == pytest.approx(
+        (max(levels) - min(levels)) / abs(np.mean(levels))
+    )
+    assert len(S["log10_chi_variants"]) == 3 and all(13 < x < 14 for x in S["log10_chi_variants"])
+
+
+def test_fig4_conv_summary_of_reduced_nets_and_one_network_as_a_point():
+    _, _, S = _conv_summary(max_depth=40)
+    assert (S["late_lmin"], S["early_lmax"]) == (30, 4)  # max(2 · interval, 40 // 10)
+    one = _conv_summary(n=1)[2]
+    assert one["dchi"].se is None and one["dchi"].dof is None
+    assert one["levels"]["reff_x"].se > 0 and one["levels"]["reff_x"].dof is None
+    assert (
+        isinstance(one["reff_ratio"], Estimate)
+        and one["reff_ratio"].bounds()[0] == one["reff_ratio"].mean
+    )
+
+
+def test_fc_batch_table_is_the_authors_study_by_batch_size():
+    T = ch04.fc_batch_table(200)
+    authors = published.bn_ff_fc_batch_study(200)
+    assert list(T.index) == [128, 256, 512] and T.index.name == "B"
+    assert list(T.columns) == ["r_eff(x)", "r_eff(dx)", "kurtosis μ₄", "log₁₀ χ"]
+    for k, title in zip(("reff_x", "reff_dx", "kurtosis", "log10_chi"), T.columns, strict=True):
+        assert np.allclose(T[title], authors[k])
