@@ -30,7 +30,12 @@ def main() -> int:
     from layerwise import book
     from layerwise.store import versions
 
-    out = {"machine": versions()["machine"], "processor": platform.processor() or platform.machine(), "versions": versions(), "scales": {}}
+    out = {
+        "machine": versions()["machine"],
+        "processor": platform.processor() or platform.machine(),
+        "versions": versions(),
+        "scales": {},
+    }
     for scale in a.scales:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["LAYERWISE_RESULTS"] = str(Path(tmp) / "results")
@@ -39,10 +44,20 @@ def main() -> int:
                 t = {}
                 for phase in ("cold", "warm"):
                     t0 = time.perf_counter()
-                    book.run_chapter(key, nb, scale=scale, root=ROOT, executed_dir=Path(tmp) / "executed", timeout=None)
+                    book.run_chapter(
+                        key,
+                        nb,
+                        scale=scale,
+                        root=ROOT,
+                        executed_dir=Path(tmp) / "executed",
+                        timeout=None,
+                    )
                     t[phase] = time.perf_counter() - t0
                 rows[nb.stem] = t
-                print(f"{scale:8s} {nb.stem:32s} cold {t['cold']:7.1f} s   warm {t['warm']:6.1f} s", flush=True)
+                print(
+                    f"{scale:8s} {nb.stem:32s} cold {t['cold']:7.1f} s   warm {t['warm']:6.1f} s",
+                    flush=True,
+                )
             del os.environ["LAYERWISE_RESULTS"]
         t0 = time.perf_counter()
         book.build_html(ROOT)
@@ -53,7 +68,10 @@ def main() -> int:
             "warm_total_s": sum(r["warm"] for r in rows.values()),
             "html_build_s": html,
         }
-        print(f"{scale}: cold {out['scales'][scale]['cold_total_s']:.0f} s, warm {out['scales'][scale]['warm_total_s']:.0f} s, html {html:.0f} s")
+        print(
+            f"{scale}: cold {out['scales'][scale]['cold_total_s']:.0f} s, warm "
+            f"{out['scales'][scale]['warm_total_s']:.0f} s, html {html:.0f} s"
+        )
     dest = ROOT / "results" / "bench"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "book.json").write_text(json.dumps(out, indent=1))
@@ -67,15 +85,25 @@ def main() -> int:
     from layerwise.plotting import set_style
 
     set_style()
-    fig, axes = plt.subplots(1, len(out["scales"]), figsize=(6 * len(out["scales"]), 4), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(out["scales"]), figsize=(6 * len(out["scales"]), 4), squeeze=False
+    )
     for ax, (scale, res) in zip(axes[0], out["scales"].items()):
         names = list(res["chapters"])
         x = np.arange(len(names))
-        ax.bar(x - 0.2, [res["chapters"][n]["cold"] for n in names], 0.4, label="cold (empty store)")
-        ax.bar(x + 0.2, [res["chapters"][n]["warm"] for n in names], 0.4, label="warm (from the store)")
+        ax.bar(
+            x - 0.2, [res["chapters"][n]["cold"] for n in names], 0.4, label="cold (empty store)"
+        )
+        ax.bar(
+            x + 0.2, [res["chapters"][n]["warm"] for n in names], 0.4, label="warm (from the store)"
+        )
         ax.set_xticks(x, [n[:2] for n in names])
-        ax.set(xlabel="chapter", ylabel="wall time (s)",
-               title=f"{scale}: cold {res['cold_total_s']:.0f} s, warm {res['warm_total_s']:.0f} s, HTML {res['html_build_s']:.0f} s")
+        ax.set(
+            xlabel="chapter",
+            ylabel="wall time (s)",
+            title=f"{scale}: cold {res['cold_total_s']:.0f} s, warm {res['warm_total_s']:.0f} "
+            f"s, HTML {res['html_build_s']:.0f} s",
+        )
         ax.legend()
     fig.suptitle(f"Book build time per chapter — {out['machine']}")
     fig.savefig(dest / "book.png")

@@ -18,7 +18,8 @@ doubles the paper-scale row's time per network on an H100, measured)
 
 to ``results/bench/moments.json``, plus a bar chart ``results/bench/moments.png``.
 
-    .venv/bin/python benchmarks/bench_moments.py [--quick] [--skip-paper-conv] [--repeats 2] [--workers W]
+    .venv/bin/python benchmarks/bench_moments.py [--quick] [--skip-paper-conv] [--repeats 2]
+    [--workers W]
                                                  [--only I ...] [--single-core-only | --wall-only]
 
 ``--quick`` uses fewer networks and runs the paper-scale conv row on 10 of its 200 layers,
@@ -47,19 +48,84 @@ from layerwise.provenance import code_fingerprint
 ROOT = Path(__file__).resolve().parents[1]
 
 ROWS = [
-    dict(name="vanilla FC N=512 B=64 L=200, r_eff(x)", ref=1.65, floor=0.075, target=0.15, n=16, quick=16, mem=4,
-         cfg=dict(arch="vanilla", kernel_size=1, width=512, batch=64, depth=200, reff_signal=True, reff_noise=False)),
-    dict(name="bn_ff FC N=512 B=64 L=200, both r_eff", ref=2.2, floor=0.075, target=0.2, n=16, quick=16, mem=4,
-         cfg=dict(arch="bn_ff", kernel_size=1, width=512, batch=64, depth=200)),
-    dict(name="bn_res FC N=512 B=64 500x2, both r_eff", ref=6.5, floor=0.37, target=0.6, n=16, quick=8, mem=4,
-         cfg=dict(arch="bn_res", kernel_size=1, width=512, batch=64, depth=500)),
-    dict(name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff", ref=0.77, floor=0.075, target=0.12, n=8, quick=8, mem=4,
-         cfg=dict(arch="vanilla", kernel_size=1, width=128, batch=1024, depth=200, records=4,
-                  reff_signal=False, reff_noise=False)),
-    dict(name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff", ref=10.7, floor=1.4, target=2.5, n=4, quick=4, mem=8,
-         cfg=dict(arch="bn_ff", kernel_size=3, width=128, batch=16, depth=200)),
-    dict(name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)", ref=218.0, floor=97.0, target=120.0, n=2, quick=2, mem=8,
-         cfg=dict(arch="bn_ff", kernel_size=3, width=512, batch=64, depth=200), paper=True),
+    dict(
+        name="vanilla FC N=512 B=64 L=200, r_eff(x)",
+        ref=1.65,
+        floor=0.075,
+        target=0.15,
+        n=16,
+        quick=16,
+        mem=4,
+        cfg=dict(
+            arch="vanilla",
+            kernel_size=1,
+            width=512,
+            batch=64,
+            depth=200,
+            reff_signal=True,
+            reff_noise=False,
+        ),
+    ),
+    dict(
+        name="bn_ff FC N=512 B=64 L=200, both r_eff",
+        ref=2.2,
+        floor=0.075,
+        target=0.2,
+        n=16,
+        quick=16,
+        mem=4,
+        cfg=dict(arch="bn_ff", kernel_size=1, width=512, batch=64, depth=200),
+    ),
+    dict(
+        name="bn_res FC N=512 B=64 500x2, both r_eff",
+        ref=6.5,
+        floor=0.37,
+        target=0.6,
+        n=16,
+        quick=8,
+        mem=4,
+        cfg=dict(arch="bn_res", kernel_size=1, width=512, batch=64, depth=500),
+    ),
+    dict(
+        name="vanilla FC N=128 B=1024 L=200, 4 records, no r_eff",
+        ref=0.77,
+        floor=0.075,
+        target=0.12,
+        n=8,
+        quick=8,
+        mem=4,
+        cfg=dict(
+            arch="vanilla",
+            kernel_size=1,
+            width=128,
+            batch=1024,
+            depth=200,
+            records=4,
+            reff_signal=False,
+            reff_noise=False,
+        ),
+    ),
+    dict(
+        name="bn_ff conv3x3 N=128 B=16 L=200, both r_eff",
+        ref=10.7,
+        floor=1.4,
+        target=2.5,
+        n=4,
+        quick=4,
+        mem=8,
+        cfg=dict(arch="bn_ff", kernel_size=3, width=128, batch=16, depth=200),
+    ),
+    dict(
+        name="bn_ff conv3x3 N=512 B=64 L=200, both r_eff (paper)",
+        ref=218.0,
+        floor=97.0,
+        target=120.0,
+        n=2,
+        quick=2,
+        mem=8,
+        cfg=dict(arch="bn_ff", kernel_size=3, width=512, batch=64, depth=200),
+        paper=True,
+    ),
 ]
 
 
@@ -79,7 +145,7 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     M2 = 2 * B * P
 
     def dense(K: int) -> float:
-        if cfg.sampling_used == "projected" and M2 < min(K, N):
+        if cfg.sampling_used == "projected" and min(K, N) > M2:
             return 2.0 * K * M2 * M2 - 2.0 * M2**3 / 3 + 2.0 * M2 * M2 * N
         return 2.0 * M2 * K * N
 
@@ -87,11 +153,21 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     if k == 1:
         layer = dense(N)
     elif cfg.conv_used == "fft":  # Moments engine's fft_conv on a 16×16 map (h = w = 16, 9 columns)
-        h, wd, wh, fu = 16, 16, 9, 16 * 9 - 2 * 7  # 130 frequencies multiplied, 14 filled by conjugation
-        layer = (fu * 3 * 2.0 * 2 * B * N * N  # 3 real products per complex one
-                 + fu * 3 * 2.0 * (2 * k) * N * N + wh * 2.0 * (2 * k) * kk * N * N  # W_f (separable taps)
-                 + 2.0 * (2 * wh) * wd * (2 * h * B * N) + wh * 2 * 2.0 * (2 * h) ** 2 * B * N  # A, B (signal, noise)
-                 + wh * 2.0 * (2 * h) ** 2 * 2 * B * N + 2 * h * 2.0 * wd * (2 * wh) * B * N)  # B⁻¹, A⁻¹
+        h, wd, wh, fu = (
+            16,
+            16,
+            9,
+            16 * 9 - 2 * 7,
+        )  # 130 frequencies multiplied, 14 filled by conjugation
+        layer = (
+            fu * 3 * 2.0 * 2 * B * N * N  # 3 real products per complex one
+            + fu * 3 * 2.0 * (2 * k) * N * N
+            + wh * 2.0 * (2 * k) * kk * N * N  # W_f (separable taps)
+            + 2.0 * (2 * wh) * wd * (2 * h * B * N)
+            + wh * 2 * 2.0 * (2 * h) ** 2 * B * N  # A, B (signal, noise)
+            + wh * 2.0 * (2 * h) ** 2 * 2 * B * N
+            + 2 * h * 2.0 * wd * (2 * wh) * B * N
+        )  # B⁻¹, A⁻¹
     else:
         layer = 2.0 * M2 * kk * N * N
     flops += cfg.n_layers * layer  # every layer
@@ -99,7 +175,11 @@ def matmul_flops(cfg: MomentsConfig) -> float:
     gram = 2.0 * M * N * min(M, N)
     n_loc = len(cfg.locations)
     per_record = (n_loc - 1) * (int(cfg.reff_signal) + int(cfg.reff_noise)) * gram
-    first = (int(cfg.reff_signal) + int(cfg.reff_noise)) * gram * (cfg.records if cfg.interval > 1 else 1)
+    first = (
+        (int(cfg.reff_signal) + int(cfg.reff_noise))
+        * gram
+        * (cfg.records if cfg.interval > 1 else 1)
+    )
     return flops + cfg.records * per_record + first
 
 
@@ -141,8 +221,15 @@ class PeakRSS:
         self._thread.join()
 
 
-def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int | None = None,
-            single_core_only: bool = False, wall_only: bool = False) -> dict:
+def run_row(
+    row: dict,
+    n: int,
+    repeats: int,
+    depth_frac: int = 1,
+    workers: int | None = None,
+    single_core_only: bool = False,
+    wall_only: bool = False,
+) -> dict:
     c = dict(row["cfg"])
     extrap = 1
     if depth_frac > 1:
@@ -150,9 +237,20 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
         extrap = depth_frac
     cfg = MomentsConfig(**c, n_sims=n, dataset="patches", device="auto", seed=0)
     # warm-up (allocator, kernels) on a tiny depth
-    simulate(MomentsConfig(**{**cfg.to_dict(), "depth": 2, "records": 2 if cfg.records >= 2 else 1, "n_sims": min(n, 2)}),
-             workers=1)
-    nw = 1 if cfg.on_cuda else (workers or (os.cpu_count() or 1))  # simulate runs one block at a time on CUDA
+    simulate(
+        MomentsConfig(
+            **{
+                **cfg.to_dict(),
+                "depth": 2,
+                "records": 2 if cfg.records >= 2 else 1,
+                "n_sims": min(n, 2),
+            }
+        ),
+        workers=1,
+    )
+    nw = (
+        1 if cfg.on_cuda else (workers or (os.cpu_count() or 1))
+    )  # simulate runs one block at a time on CUDA
     best_cpu, best = float("nan"), float("nan")
     with PeakRSS() as mem:  # peak memory of the whole process over both runs
         prev = torch.get_num_threads()
@@ -169,13 +267,21 @@ def run_row(row: dict, n: int, repeats: int, depth_frac: int = 1, workers: int |
     flops = matmul_flops(cfg) * extrap
     est = cpu_net / nw  # NaN with --wall-only
     return {
-        "name": row["name"], "config": row["cfg"], "sampling": cfg.sampling_used, "conv": cfg.conv_used, "networks": n, "repeats": repeats,
-        "reference_s_per_network": row["ref"], "floor_s_per_network": row["floor"],
+        "name": row["name"],
+        "config": row["cfg"],
+        "sampling": cfg.sampling_used,
+        "conv": cfg.conv_used,
+        "networks": n,
+        "repeats": repeats,
+        "reference_s_per_network": row["ref"],
+        "floor_s_per_network": row["floor"],
         "target_s_per_network": row["target"],
         "cpu_s_per_network": cpu_net,
-        "workers": nw, "measured_s_per_network": s_net,
+        "workers": nw,
+        "measured_s_per_network": s_net,
         "estimated_s_per_network_from_cpu": est,
-        "simulations_per_s": 1.0 / (s_net if s_net == s_net else est), "gflops_per_network": flops / 1e9,
+        "simulations_per_s": 1.0 / (s_net if s_net == s_net else est),
+        "gflops_per_network": flops / 1e9,
         "single_core_gflop_per_s": flops / cpu_net / 1e9 if cpu_net == cpu_net else float("nan"),
         "meets_target": bool((s_net if s_net == s_net else est) <= row["target"]),
         "meets_target_from": "wall" if s_net == s_net else "single-core cpu / workers (estimate)",
@@ -201,15 +307,20 @@ def plot(rows: list[dict], path: Path) -> None:
         pass
     fig, ax = plt.subplots(figsize=(10, 4.5), layout="constrained")
     x = np.arange(len(rows))
-    keys = [("reference_s_per_network", "reference (authors' TF)"), ("target_s_per_network", "target"),
-            ("cpu_s_per_network", "single-core CPU s")]
+    keys = [
+        ("reference_s_per_network", "reference (authors' TF)"),
+        ("target_s_per_network", "target"),
+        ("cpu_s_per_network", "single-core CPU s"),
+    ]
     if any(r["measured_s_per_network"] == r["measured_s_per_network"] for r in rows):
         keys.append(("measured_s_per_network", f"wall s, {rows[0]['workers']} workers"))
     wd = 0.8 / len(keys)
     for j, (key, label) in enumerate(keys):
         ax.bar(x + (j - (len(keys) - 1) / 2) * wd, [r[key] for r in rows], width=wd, label=label)
     ax.set_yscale("log")
-    ax.set_xticks(x, [r["name"].replace(", ", "\n", 1) + f"\n[{r['sampling']}]" for r in rows], fontsize=7)
+    ax.set_xticks(
+        x, [r["name"].replace(", ", "\n", 1) + f"\n[{r['sampling']}]" for r in rows], fontsize=7
+    )
     ax.set_ylabel("seconds per network")
     ax.set_title("Moments engine, seconds per network (lower is better)")
     ax.legend()
@@ -219,15 +330,39 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer networks; paper conv row on 10 layers, extrapolated")
-    ap.add_argument("--skip-paper-conv", action="store_true", help="leave out the paper-scale conv row (minutes per network)")
-    ap.add_argument("--repeats", type=int, default=2, help="timed repeats per row (best is reported)")
-    ap.add_argument("--workers", type=int, default=None, help="workers of the wall-clock run (default: one per core)")
-    ap.add_argument("--single-core-only", action="store_true",
-                    help="only the single-core CPU time (no multi-worker wall-clock run; for a shared machine)")
-    ap.add_argument("--wall-only", action="store_true",
-                    help="only the multi-worker wall-clock run (no single-core CPU pass; halves a full paper-row run)")
-    ap.add_argument("--only", type=int, nargs="*", default=None, help="row indices to run (0-based)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer networks; paper conv row on 10 layers, extrapolated",
+    )
+    ap.add_argument(
+        "--skip-paper-conv",
+        action="store_true",
+        help="leave out the paper-scale conv row (minutes per network)",
+    )
+    ap.add_argument(
+        "--repeats", type=int, default=2, help="timed repeats per row (best is reported)"
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="workers of the wall-clock run (default: one per core)",
+    )
+    ap.add_argument(
+        "--single-core-only",
+        action="store_true",
+        help="only the single-core CPU time (no multi-worker wall-clock run; for a shared machine)",
+    )
+    ap.add_argument(
+        "--wall-only",
+        action="store_true",
+        help="only the multi-worker wall-clock run (no single-core CPU pass; halves a "
+        "full paper-row run)",
+    )
+    ap.add_argument(
+        "--only", type=int, nargs="*", default=None, help="row indices to run (0-based)"
+    )
     ap.add_argument("--out", default=str(ROOT / "results" / "bench" / "moments.json"))
     a = ap.parse_args(argv)
     out = Path(a.out)
@@ -240,26 +375,41 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipping: {row['name']} (--skip-paper-conv)", file=sys.stderr)
             continue
         n = row["quick"] if a.quick else row["n"]
-        if torch.cuda.is_available():  # one block of 16 networks on a GPU, as a chapter's run gets there
+        if (
+            torch.cuda.is_available()
+        ):  # one block of 16 networks on a GPU, as a chapter's run gets there
             n = max(n, 16)
         frac = 20 if (row.get("paper") and a.quick) else 1
         reps = 1 if row.get("paper") else a.repeats
         r = run_row(row, n, reps, frac, a.workers, a.single_core_only, a.wall_only)
         results.append(r)
-        print(f"{r['name']:<55} [{r['sampling']}] {r['cpu_s_per_network']:8.3f} CPU-s/net (1 core), "
-              f"{r['measured_s_per_network']:8.3f} s/net wall ({r['workers']} workers; est. "
-              f"{r['estimated_s_per_network_from_cpu']:.3f}), target {r['target_s_per_network']}, "
-              f"ref {r['reference_s_per_network']}, {r['single_core_gflop_per_s']:6.1f} GFLOP/s/core  "
-              f"peak RSS {r['peak_rss_gb']:.2f} GB (limit {r['memory_limit_gb']})  load {r['load_average_1min']:.1f}", flush=True)
+        print(
+            f"{r['name']:<55} [{r['sampling']}] {r['cpu_s_per_network']:8.3f} CPU-s/net (1 "
+            "core), "
+            f"{r['measured_s_per_network']:8.3f} s/net wall ({r['workers']} workers; est. "
+            f"{r['estimated_s_per_network_from_cpu']:.3f}), target {r['target_s_per_network']}, "
+            f"ref {r['reference_s_per_network']}, {r['single_core_gflop_per_s']:6.1f} "
+            "GFLOP/s/core  "
+            f"peak RSS {r['peak_rss_gb']:.2f} GB (limit {r['memory_limit_gb']})  load "
+            f"{r['load_average_1min']:.1f}",
+            flush=True,
+        )
     meta = {
-        "code_version": code_fingerprint("layerwise.moments"), "torch": torch.__version__,
+        "code_version": code_fingerprint("layerwise.moments"),
+        "torch": torch.__version__,
         "python": platform.python_version(),
-        "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
-        "device": "cuda" if torch.cuda.is_available() else "cpu", "quick": a.quick,
-        "note": "cpu_s_per_network = best single-thread process_time of simulate(workers=1) / networks; "
-                "measured_s_per_network = best wall time of simulate(workers=W) / networks (NaN with "
-                "--single-core-only); GFLOP/s counts matrix products only (propagation of signal+noise as "
-                "sampled, r_eff Gram matrices). On a shared machine see load_average_1min.",
+        "machine": (
+            f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip()
+        ),
+        "device": "cuda" if torch.cuda.is_available() else "cpu",
+        "quick": a.quick,
+        "note": "cpu_s_per_network = best single-thread process_time of simulate(workers=1) / "
+        "networks; "
+        "measured_s_per_network = best wall time of simulate(workers=W) / networks (NaN "
+        "with "
+        "--single-core-only); GFLOP/s counts matrix products only (propagation of "
+        "signal+noise as "
+        "sampled, r_eff Gram matrices). On a shared machine see load_average_1min.",
         "rows": results,
     }
     out.write_text(json.dumps(meta, indent=2))

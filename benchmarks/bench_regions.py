@@ -58,9 +58,11 @@ def main() -> None:
             plane = R.plane_through(np.random.default_rng(s).standard_normal((3, 784)))
             rec = {"arch": name, "net": s}
             for method in ("arrangement", "polygons"):
-                t, n = best_of(lambda: R.count_regions(w, plane, method=method), args.repeats)
+                # the lambda is called at once, inside this iteration
+                t, n = best_of(lambda: R.count_regions(w, plane, method=method), args.repeats)  # noqa: B023
                 rec[f"{method}_s"], rec[f"{method}_count"] = t, n
-            t, n = best_of(lambda: R.activation_regions_naive(w, plane), max(1, args.repeats // 2))
+            t, n = best_of(lambda: R.activation_regions_naive(w, plane),  # noqa: B023 (called at once)
+                           max(1, args.repeats // 2))
             rec["naive_s"], rec["naive_count"] = t, n
             assert rec["naive_count"] == rec["polygons_count"] == rec["arrangement_count"]
             rows.append(rec)
@@ -70,8 +72,10 @@ def main() -> None:
         rs = [r for r in rows if r["arch"] == name]
         summary[name] = {
             "regions_median": float(np.median([r["polygons_count"] for r in rs])),
-            **{f"{m}_s_median": float(np.median([r[f"{m}_s"] for r in rs]))
-               for m in ("naive", "polygons", "arrangement")},
+            **{
+                f"{m}_s_median": float(np.median([r[f"{m}_s"] for r in rs]))
+                for m in ("naive", "polygons", "arrangement")
+            },
             "target_s": TARGETS[name],
             "issue_naive_s": NAIVE_REFERENCE[name],
         }
@@ -80,26 +84,46 @@ def main() -> None:
         s["meets_target"] = s["arrangement_s_median"] <= s["target_s"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "regions.json").write_text(json.dumps(
-        {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-         "torch_threads": torch.get_num_threads(), "versions": versions(),
-         "repeats": args.repeats, "rows": rows, "summary": summary}, indent=1))
+    (out / "regions.json").write_text(
+        json.dumps(
+            {
+                "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+                "torch_threads": torch.get_num_threads(),
+                "versions": versions(),
+                "repeats": args.repeats,
+                "rows": rows,
+                "summary": summary,
+            },
+            indent=1,
+        )
+    )
 
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from layerwise.plotting import set_style
 
     set_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     names = list(TARGETS)
     x = np.arange(len(names))
-    for k, (m, lab) in enumerate([("naive", "naive loop"), ("polygons", "vectorised, all polygons"),
-                                  ("arrangement", "vectorised + chord count")]):
+    for k, (m, lab) in enumerate(
+        [
+            ("naive", "naive loop"),
+            ("polygons", "vectorised, all polygons"),
+            ("arrangement", "vectorised + chord count"),
+        ]
+    ):
         ax.bar(x + (k - 1) * 0.26, [summary[n][f"{m}_s_median"] for n in names], 0.26, label=lab)
-    ax.scatter(x + 0.26, [TARGETS[n] for n in names], marker="_", s=400, c="k", label="target", zorder=3)
+    ax.scatter(
+        x + 0.26, [TARGETS[n] for n in names], marker="_", s=400, c="k", label="target", zorder=3
+    )
     ax.set_yscale("log")
-    ax.set_xticks(x, [f"[{n.split('x')[0]}]×3\n≈{summary[n]['regions_median']:.0f} regions" for n in names])
+    ax.set_xticks(
+        x, [f"[{n.split('x')[0]}]×3\n≈{summary[n]['regions_median']:.0f} regions" for n in names]
+    )
     ax.set_ylabel("seconds per network (best of repeats)")
     ax.legend(fontsize=8)
     fig.savefig(out / "regions.png")

@@ -389,7 +389,8 @@ ch.figure(fig, "circle_length",
           "predictions; the polygon lengths saturate. Right: the share of variance in two "
           "principal components.",
           caption="Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): "
-          "exact length from propagated tangents (solid), polygon through the points (dotted; saturates "
+          "exact length from propagated tangents (solid), polygon through the points (dotted; "
+          "saturates "
           "when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). Right: "
           "fraction of the curve's variance in its top two principal components (mean of the "
           f"first {N_PCA} networks).",

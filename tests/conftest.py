@@ -1,4 +1,5 @@
-"""Shared test set-up: figures are drawn off-screen in the book's style and closed after each test."""
+"""Shared test set-up: figures are drawn off-screen in the book's style and closed after each
+test."""
 
 from __future__ import annotations
 

@@ -22,22 +22,69 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"
 
 #: Figures each chapter must write (checked independently of what the notebook says it wrote).
 EXPECTED_FIGURES: dict[str, set[str]] = {
-    "01_layer_decoupling": {"nu_scale", "augmented_covariance", "fixed_layer_deviation", "footnote3_error",
-                            "intermediate_capacities", "pseudo_random_capacities", "redundancy", "smooth_nu"},
-    "02_capacity_diffusion": {"residual_diffusion", "drift_limit", "t_collapse", "effective_receptive_field",
-                              "gradients_vs_capacity", "shattering"},
-    "03_vanilla_pathologies": {"fig2_log_moments", "fig2_conv", "fig2_drift_diffusion", "width_dependence", "fig3_fc",
-                               "fig3_conv", "coactivation", "datasets"},
-    "04_bn_exploding_sensitivity": {"fig4_conv", "fig4_fc", "dbn_vs_conditioning", "datasets", "batch_size"},
-    "05_resnet_power_laws": {"fig5_fc", "resnet_vs_ff", "datasets", "fig5_conv"},
-    "06_linear_regions": {"slice_regions", "counts_vs_neurons", "lines_vs_neurons", "counts_training", "activation_vs_linear",
-                          "tangent_sensitivity"},
-    "07_meanfield_chaos": {
-        "length_map", "maps_vs_networks", "correlation_map", "phase_diagram", "circle_pca", "circle_length",
-        "depth_scale_sweep", "trainability",
+    "01_layer_decoupling": {
+        "nu_scale",
+        "augmented_covariance",
+        "fixed_layer_deviation",
+        "footnote3_error",
+        "intermediate_capacities",
+        "pseudo_random_capacities",
+        "redundancy",
+        "smooth_nu",
     },
-    "08_information_geometry": {"fisher_rao_identity", "reparametrisation", "kfac_heatmaps", "kfac_spectra",
-                                "label_randomisation", "label_randomisation_protocols", "tangent_sensitivity"},
+    "02_capacity_diffusion": {
+        "residual_diffusion",
+        "drift_limit",
+        "t_collapse",
+        "effective_receptive_field",
+        "gradients_vs_capacity",
+        "shattering",
+    },
+    "03_vanilla_pathologies": {
+        "fig2_log_moments",
+        "fig2_conv",
+        "fig2_drift_diffusion",
+        "width_dependence",
+        "fig3_fc",
+        "fig3_conv",
+        "coactivation",
+        "datasets",
+    },
+    "04_bn_exploding_sensitivity": {
+        "fig4_conv",
+        "fig4_fc",
+        "dbn_vs_conditioning",
+        "datasets",
+        "batch_size",
+    },
+    "05_resnet_power_laws": {"fig5_fc", "resnet_vs_ff", "datasets", "fig5_conv"},
+    "06_linear_regions": {
+        "slice_regions",
+        "counts_vs_neurons",
+        "lines_vs_neurons",
+        "counts_training",
+        "activation_vs_linear",
+        "tangent_sensitivity",
+    },
+    "07_meanfield_chaos": {
+        "length_map",
+        "maps_vs_networks",
+        "correlation_map",
+        "phase_diagram",
+        "circle_pca",
+        "circle_length",
+        "depth_scale_sweep",
+        "trainability",
+    },
+    "08_information_geometry": {
+        "fisher_rao_identity",
+        "reparametrisation",
+        "kfac_heatmaps",
+        "kfac_spectra",
+        "label_randomisation",
+        "label_randomisation_protocols",
+        "tangent_sensitivity",
+    },
 }
 
 
@@ -51,7 +98,9 @@ def test_every_notebook_pair_is_in_sync():
 def test_every_chapter_is_in_the_table_of_contents():
     toc = set(book._toc_files(ROOT))
     assert {f"book/chapters/{c}" for c in CHAPTERS} <= toc
-    assert {t for t in toc if t.startswith("book/chapters/")} <= {f"book/chapters/{c}" for c in CHAPTERS}
+    assert {t for t in toc if t.startswith("book/chapters/")} <= {
+        f"book/chapters/{c}" for c in CHAPTERS
+    }
 
 
 def test_every_chapter_has_a_parameters_cell_with_scale_seed_device():
@@ -61,9 +110,9 @@ def test_every_chapter_has_a_parameters_cell_with_scale_seed_device():
 
 
 def test_overrides_are_parsed_as_literals():
-    assert book.parse_overrides(["width=2000", "phi='tanh'", "eps=1e-3", "name=abc", "xs=[1, 2]"]) == {
-        "width": 2000, "phi": "tanh", "eps": 1e-3, "name": "abc", "xs": [1, 2]
-    }
+    assert book.parse_overrides(
+        ["width=2000", "phi='tanh'", "eps=1e-3", "name=abc", "xs=[1, 2]"]
+    ) == {"width": 2000, "phi": "tanh", "eps": 1e-3, "name": "abc", "xs": [1, 2]}
     for bad in (["width"], ["=3"], ["2x=3"]):
         with pytest.raises(ParameterError, match="malformed"):
             book.parse_overrides(bad)
@@ -102,8 +151,13 @@ def test_progress_lines_follow_the_kernel_reports(tmp_path, capsys):
     prog.poll()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "[layerwise]   fig2_hist: 3 simulation block(s)"
-    assert [ln.split(",")[0] for ln in lines[1:3]] == ["[layerwise]   fig2_hist: block 2/3", "[layerwise]   fig2_hist: block 3/3"]
-    assert lines[3].startswith("[layerwise]   fig2_hist: 3 block(s) done in ") and lines[3].endswith(" s")
+    assert [ln.split(",")[0] for ln in lines[1:3]] == [
+        "[layerwise]   fig2_hist: block 2/3",
+        "[layerwise]   fig2_hist: block 3/3",
+    ]
+    assert lines[3].startswith("[layerwise]   fig2_hist: 3 block(s) done in ") and lines[
+        3
+    ].endswith(" s")
     assert len(lines) == 4
 
 
@@ -115,8 +169,14 @@ def _tiny_repo(tmp_path: Path, body: str) -> Path:
     (root / "notebooks").mkdir(parents=True)
     params = nbformat.v4.new_code_cell('scale = "ci"\nseed = 0\ndevice = "auto"\nwidth = None')
     params.metadata["tags"] = ["parameters"]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Tiny"), params, nbformat.v4.new_code_cell(body)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# Tiny"), params, nbformat.v4.new_code_cell(body)]
+    )
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, root / "notebooks" / "01_tiny.ipynb")
     return root
 
@@ -128,19 +188,38 @@ def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch):
 
     from layerwise import runner
 
-    write = ("import json, os, pathlib\n"
-             "d = pathlib.Path(os.environ['LAYERWISE_RESULTS']) / scale\n"
-             "d.mkdir(parents=True, exist_ok=True)\n"
-             "(d / '01_tiny.json').write_text(json.dumps({'claims': [], 'params': {'width': width}, 'seed': seed}))\n"
-             "print(width * 2)")
+    write = (
+        "import json, os, pathlib\n"
+        "d = pathlib.Path(os.environ['LAYERWISE_RESULTS']) / scale\n"
+        "d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / '01_tiny.json').write_text(json.dumps({'claims': [], 'params': {'width': "
+        "width}, 'seed': seed}))\n"
+        "print(width * 2)"
+    )
     root = _tiny_repo(tmp_path, write)
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     nb = runner.select(["1"], root)["01"]
-    out = runner.run_chapter("01", nb, scale="ci", seed=4, overrides={"width": 21}, root=root, executed_dir=tmp_path / "ex")
+    out = runner.run_chapter(
+        "01",
+        nb,
+        scale="ci",
+        seed=4,
+        overrides={"width": 21},
+        root=root,
+        executed_dir=tmp_path / "ex",
+    )
     got = nbformat.read(out, as_version=4)
-    assert got.cells[1].metadata["tags"] == ["lw-execution-header"] and "Parameters: `width=21`" in got.cells[1].source
+    assert (
+        got.cells[1].metadata["tags"] == ["lw-execution-header"]
+        and "Parameters: `width=21`" in got.cells[1].source
+    )
     assert "seed 4" in got.cells[1].source
-    assert any(o.get("text", "").strip() == "42" for c in got.cells if c.cell_type == "code" for o in c.outputs)
+    assert any(
+        o.get("text", "").strip() == "42"
+        for c in got.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
     with pytest.raises(ParameterError, match=r"unknown parameter\(s\) \['depth'\]"):
         runner.run_chapter("01", nb, scale="ci", overrides={"depth": 3}, root=root)
 
@@ -152,24 +231,45 @@ def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     nb = root / "notebooks" / "01_tiny.ipynb"
     # execution count 3: the parameters cell, papermill's injected one, then the failing cell
-    with pytest.raises(runner.ChapterFailed, match="chapter 01_tiny failed at scale ci in cell 3") as err:
+    with pytest.raises(
+        runner.ChapterFailed, match="chapter 01_tiny failed at scale ci in cell 3"
+    ) as err:
         runner.run_chapter("01", nb, scale="ci", root=root, executed_dir=tmp_path / "ex")
     assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
 
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "LAYERWISE_RESULTS": str(ROOT / "results")}
-    return subprocess.run([sys.executable, "-m", "layerwise", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "layerwise", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["book", "run", "--scale", "huge", "--chapters", "07"], "scale='huge' is not allowed; choose one of: 'ci', 'default', 'paper'"),
+        (
+            ["book", "run", "--scale", "huge", "--chapters", "07"],
+            "scale='huge' is not allowed; choose one of: 'ci', 'default', 'paper'",
+        ),
         (["book", "run", "--scale", "ci", "--chapters", "99"], "chapter='99' is not allowed"),
-        (["book", "run", "--scale", "ci", "--chapters", "07", "-p", "widht=3"], "unknown parameter(s) ['widht']"),
-        (["book", "run", "--scale", "ci", "--chapters", "07", "-p", "width"], "is malformed; expected NAME=VALUE"),
-        (["book", "run", "--scale", "ci", "--chapters", "07", "--device", "tpu"], "device='tpu' is not allowed"),
+        (
+            ["book", "run", "--scale", "ci", "--chapters", "07", "-p", "widht=3"],
+            "unknown parameter(s) ['widht']",
+        ),
+        (
+            ["book", "run", "--scale", "ci", "--chapters", "07", "-p", "width"],
+            "is malformed; expected NAME=VALUE",
+        ),
+        (
+            ["book", "run", "--scale", "ci", "--chapters", "07", "--device", "tpu"],
+            "device='tpu' is not allowed",
+        ),
         (["frobnicate"], "command='frobnicate' is not allowed"),
     ],
 )
@@ -179,11 +279,26 @@ def test_bad_command_lines_fail_fast_with_a_clear_message(args, message):
 
 
 def test_bad_parameter_value_fails_before_work_naming_chapter_and_parameter():
-    """The value is checked against the chapter's scale presets before papermill starts (``--timeout 5``:
-    were it not, the chapter would be stopped at once and exit 1)."""
-    p = run_cli("book", "run", "--scale", "ci", "--chapters", "07", "--timeout", "5", "-p", "width=-5", timeout=120)
+    """The value is checked against the chapter's scale presets before papermill
+    starts (``--timeout 5``: were it not, the chapter would be stopped at once and exit 1)."""
+    p = run_cli(
+        "book",
+        "run",
+        "--scale",
+        "ci",
+        "--chapters",
+        "07",
+        "--timeout",
+        "5",
+        "-p",
+        "width=-5",
+        timeout=120,
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
-    assert "chapter 07_meanfield_chaos: width=-5 is not allowed; expected a positive integer" in p.stderr
+    assert (
+        "chapter 07_meanfield_chaos: width=-5 is not allowed; expected a positive integer"
+        in p.stderr
+    )
 
 
 # -------------------------------------------------------------------------------------------
@@ -207,23 +322,42 @@ def test_the_ci_book_runs_and_builds(ci_book):
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_claims_do_not_fail_at_ci(ci_book, chapter):
-    """No claim fails at ci (inconclusive is allowed and shown as such; it never counts as a pass)."""
+    """No claim fails at ci (inconclusive is allowed and shown as such; it never counts as
+    a pass)."""
     from layerwise.claims import KINDS, OUTCOMES
 
     res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
     assert res["chapter"] == chapter and res["scale"] == "ci" and res["seed"] == 0
     assert res["claims"], f"{chapter} states no claims"
     for c in res["claims"]:
-        assert {"id", "kind", "statement", "measured", "se", "interval", "reference", "tolerance", "rule", "status",
-                "source", "min_scale", "justification"} <= set(c)
+        assert {
+            "id",
+            "kind",
+            "statement",
+            "measured",
+            "se",
+            "interval",
+            "reference",
+            "tolerance",
+            "rule",
+            "status",
+            "source",
+            "min_scale",
+            "justification",
+        } <= set(c)
         assert c["kind"] in KINDS and c["status"] in OUTCOMES
-    failed = [f"{c['id']}: measured {c['measured']} (interval {c['interval']}) vs rule {c['rule']}" for c in res["claims"] if c["status"] == "fail"]
+    failed = [
+        f"{c['id']}: measured {c['measured']} (interval {c['interval']}) vs rule {c['rule']}"
+        for c in res["claims"]
+        if c["status"] == "fail"
+    ]
     assert not failed, f"{chapter}: failed claims:\n" + "\n".join(failed)
 
 
 def second_kernel_set() -> str:
-    """The torch CPU kernels this machine does not use by itself: ``avx2`` where torch picks AVX-512,
-    else ``default`` (the plain kernels), so the chapters are always checked under two sets."""
+    """The torch CPU kernels this machine does not use by itself: ``avx2`` where torch
+    picks AVX-512, else ``default`` (the plain kernels), so the chapters are always checked under
+    two sets."""
     import torch
 
     return "default" if torch.backends.cpu.get_cpu_capability().upper() == "AVX2" else "avx2"
@@ -232,23 +366,34 @@ def second_kernel_set() -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c[:2] in ("06", "07", "08")])
 def test_training_chapters_do_not_fail_under_the_other_kernel_set(chapter, tmp_path, monkeypatch):
-    """Chapters 6–8 train networks, where rounding can take a chaotic training elsewhere: they are also
-    run under the other CPU kernel set (an empty store of their own), and no claim may fail there either."""
+    """Chapters 6–8 train networks, where rounding can take a chaotic training elsewhere: they
+    are also run under the other CPU kernel set (an empty store of their own), and no claim may fail
+    there either."""
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", second_kernel_set())
-    runner.run_chapter(chapter[:2], ROOT / "notebooks" / f"{chapter}.ipynb", scale="ci", device="cpu", root=ROOT,
-                       executed_dir=tmp_path / "executed")
+    runner.run_chapter(
+        chapter[:2],
+        ROOT / "notebooks" / f"{chapter}.ipynb",
+        scale="ci",
+        device="cpu",
+        root=ROOT,
+        executed_dir=tmp_path / "executed",
+    )
     res = json.loads((tmp_path / "results" / "ci" / f"{chapter}.json").read_text())
-    failed = [f"{c['id']}: {c['measured']} vs {c['rule']}" for c in res["claims"] if c["status"] == "fail"]
-    assert res["claims"] and not failed, f"{chapter} under ATEN_CPU_CAPABILITY={second_kernel_set()}: {failed}"
+    failed = [
+        f"{c['id']}: {c['measured']} vs {c['rule']}" for c in res["claims"] if c["status"] == "fail"
+    ]
+    assert res["claims"] and not failed, (
+        f"{chapter} under ATEN_CPU_CAPABILITY={second_kernel_set()}: {failed}"
+    )
 
 
 @pytest.mark.slow
 def test_dashboard_and_headers_agree_with_the_ledgers(ci_book):
+    import nbformat
+
     from layerwise.claims import summary_of
     from layerwise.dashboard import _kind_cell
-
-    import nbformat
 
     all_claims = []
     for chapter in CHAPTERS:
@@ -264,7 +409,9 @@ def test_dashboard_and_headers_agree_with_the_ledgers(ci_book):
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_figures_are_written_and_not_blank(ci_book, chapter):
-    assert chapter in EXPECTED_FIGURES, f"add the figures {chapter} must produce to EXPECTED_FIGURES"
+    assert chapter in EXPECTED_FIGURES, (
+        f"add the figures {chapter} must produce to EXPECTED_FIGURES"
+    )
     fig_dir = ROOT / "results" / "ci" / "figures" / chapter
     for name in EXPECTED_FIGURES[chapter]:
         for ext in (".png", ".svg", ".npz"):
@@ -283,7 +430,11 @@ def test_executed_chapters_hide_parameters_and_show_the_execution_header(ci_book
             if "parameters" in tags or "injected-parameters" in tags:
                 assert "remove-cell" in tags, chapter
         header = [c for c in nb.cells if "lw-execution-header" in c.metadata.get("tags", [])]
-        assert len(header) == 1 and "scale **`ci`**" in header[0].source and "wall time" in header[0].source
+        assert (
+            len(header) == 1
+            and "scale **`ci`**" in header[0].source
+            and "wall time" in header[0].source
+        )
 
 
 # -------------------------------------------------------------------------------------------
@@ -293,15 +444,26 @@ def test_executed_chapters_hide_parameters_and_show_the_execution_header(ci_book
 def browser():
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
-        pytest.fail("headless Chromium is required: `make browser` installs chromium and chromium-driver")
+        pytest.fail(
+            "headless Chromium is required: `make browser` installs chromium and chromium-driver"
+        )
     os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager reach the network
     from selenium import webdriver
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,1600"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1600",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=driver))
@@ -315,7 +477,10 @@ LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome:", "chrome-extensi
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.parametrize("page", [f"book/chapters/{c}" for c in CHAPTERS] + ["book/intro", "book/dashboard", "book/reproduce"])
+@pytest.mark.parametrize(
+    "page",
+    [f"book/chapters/{c}" for c in CHAPTERS] + ["book/intro", "book/dashboard", "book/reproduce"],
+)
 def test_rendered_page_displays_offline(ci_book, browser, page):
     html = ROOT / "_build" / "html" / f"{page}.html"
     assert html.exists(), html
@@ -333,14 +498,21 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
         assert n_math > 0, f"{page}: no typeset equation"
     else:  # Sphinx loads MathJax only on pages with math; then it must have typeset
         assert typeset in ("ok", "no MathJax"), f"{page}: MathJax failed ({typeset})"
-        assert typeset == "ok" or not browser.find_elements("css selector", ".math"), f"{page}: math left untypeset"
-    assert "$$" not in text and "\\[" not in text and "\\begin{" not in text, f"{page}: raw TeX left on the page"
+        assert typeset == "ok" or not browser.find_elements("css selector", ".math"), (
+            f"{page}: math left untypeset"
+        )
+    assert "$$" not in text and "\\[" not in text and "\\begin{" not in text, (
+        f"{page}: raw TeX left on the page"
+    )
     broken = browser.execute_script(
-        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i "
+        "=> i.src)"
     )
     assert broken == [], f"{page}: images that did not load: {broken}"
     if page.startswith("book/chapters/"):
-        assert browser.execute_script("return document.images.length") >= len(EXPECTED_FIGURES.get(page.split("/")[-1], ()))
+        assert browser.execute_script("return document.images.length") >= len(
+            EXPECTED_FIGURES.get(page.split("/")[-1], ())
+        )
     urls = []
     for entry in browser.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
@@ -348,33 +520,48 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
             urls.append(msg["params"]["request"]["url"])
     external = [u for u in urls if not u.startswith(LOCAL_SCHEMES)]
     assert urls and not external, f"{page}: requests left the machine: {external}"
-    # what a reader sees: no warnings or progress bars, no reprs or paths, code collapsed, real alt text
+    # what a reader sees: no warnings or progress bars, no reprs or paths, code collapsed, real
+    # alt text
     for noise in ("Warning:", "Traceback", "PosixPath(", "Claim(id=", "it/s]", "/root/", "/home/"):
         assert noise not in text, f"{page}: {noise!r} on the page"
-    alts = browser.execute_script("return Array.from(document.querySelectorAll('article img')).map(i => i.alt)")
-    bad_alt = [a for a in alts if not a.strip() or re.search(r"(^/|results/|_build/|\.(png|svg|jpe?g)$)", a)]
+    alts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article img')).map(i => i.alt)"
+    )
+    bad_alt = [
+        a
+        for a in alts
+        if not a.strip() or re.search(r"(^/|results/|_build/|\.(png|svg|jpe?g)$)", a)
+    ]
     assert not bad_alt, f"{page}: images without real alt text: {bad_alt[:5]}"
     open_code = browser.execute_script(
-        "return document.querySelectorAll('div.cell:not(.tag_hide-input):not(.tag_remove-input) div.cell_input').length"
+        "return document.querySelectorAll('div.cell:not(.tag_hide-input):not(.tag_remove-input) "
+        "div.cell_input').length"
     )
     assert open_code == 0, f"{page}: {open_code} code cells shown uncollapsed"
     wide = browser.execute_script(
         "const w = document.documentElement.clientWidth;"
-        "return Array.from(document.querySelectorAll('article *')).filter(e => e.getBoundingClientRect().right > w + 1"
-        " && !e.closest('pre, .highlight, .cell_output, mjx-container, .MathJax, details:not([open]), .table-wrapper, .pst-scrollable-table-container'))"
+        "return Array.from(document.querySelectorAll('article *')).filter(e => "
+        "e.getBoundingClientRect().right > w + 1"
+        " && !e.closest('pre, .highlight, .cell_output, mjx-container, .MathJax, "
+        "details:not([open]), .table-wrapper, .pst-scrollable-table-container'))"
         ".slice(0, 5).map(e => e.tagName + '.' + e.className)"
     )
     assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
     if page.startswith("book/chapters/"):
         res = json.loads((ROOT / "results" / "ci" / f"{page.split('/')[-1]}.json").read_text())
-        plain = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')  # Sphinx's smart quotes
+        plain = (
+            text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
+        )  # Sphinx's smart quotes
         missing = [k for k, v in res.get("glued", {}).items() if v not in plain and len(v) < 200]
         md = (ROOT / "notebooks" / f"{page.split('/')[-1]}.py").read_text()
         missing = [k for k in missing if f"{{glue}}`{k}`" in md]
         assert not missing, f"{page}: glued numbers not shown: {missing}"
-        assert "Scorecard" in browser.execute_script("return Array.from(document.querySelectorAll('h2')).map(h => h.innerText).join('|')")
+        assert "Scorecard" in browser.execute_script(
+            "return Array.from(document.querySelectorAll('h2')).map(h => h.innerText).join('|')"
+        )
     links = browser.execute_script(
-        "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => a.href)"
+        "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => "
+        "a.href)"
     )
     for href in links:
         target = Path(href.split("#")[0].replace("file://", ""))

@@ -64,9 +64,18 @@ def test_grading_rules_without_uncertainty(kw, status):
         # agreement with tol = 0 can only fail or be inconclusive
         (dict(measured=1.0, se=1e-9, reference=1.0, tol=0.0, comparison="abs"), "inconclusive"),
         (dict(measured=1.0, se=0.01, reference=1.0, tol=0.05, comparison="rel"), "pass"),
-        (dict(measured=0.5, interval=(0.45, 0.55), reference=(0.4, 0.6), comparison="between"), "pass"),
-        (dict(measured=0.5, interval=(0.35, 0.55), reference=(0.4, 0.6), comparison="between"), "inconclusive"),
-        (dict(measured=0.2, interval=(0.1, 0.3), reference=(0.4, 0.6), comparison="between"), "fail"),
+        (
+            dict(measured=0.5, interval=(0.45, 0.55), reference=(0.4, 0.6), comparison="between"),
+            "pass",
+        ),
+        (
+            dict(measured=0.5, interval=(0.35, 0.55), reference=(0.4, 0.6), comparison="between"),
+            "inconclusive",
+        ),
+        (
+            dict(measured=0.2, interval=(0.1, 0.3), reference=(0.4, 0.6), comparison="between"),
+            "fail",
+        ),
     ],
 )
 def test_outcomes_follow_the_whole_interval(kw, status):
@@ -74,7 +83,8 @@ def test_outcomes_follow_the_whole_interval(kw, status):
 
 
 def test_few_degrees_of_freedom_use_students_t():
-    # 2 batch means (1 d.o.f.): t_{0.995, 1} = 63.66, not 2.58 — the normal quantile would call it a pass
+    # 2 batch means (1 d.o.f.): t_{0.995, 1} = 63.66, not 2.58 — the normal quantile would call it
+    # a pass
     normal = make(measured=0.9, se=0.01, reference=1.0, comparison="le")
     student = make(measured=0.9, se=0.01, dof=1, reference=1.0, comparison="le")
     assert normal.status == "pass" and student.status == "inconclusive"
@@ -84,7 +94,10 @@ def test_few_degrees_of_freedom_use_students_t():
 
 
 @given(
-    m=st.floats(-10, 10), se=st.floats(0, 5), ref=st.floats(-10, 10), tol=st.floats(0, 5),
+    m=st.floats(-10, 10),
+    se=st.floats(0, 5),
+    ref=st.floats(-10, 10),
+    tol=st.floats(0, 5),
     comparison=st.sampled_from(["abs", "rel", "le", "ge"]),
 )
 def test_outcome_is_pass_iff_both_ends_pass_and_fail_iff_neither_can(m, se, ref, tol, comparison):
@@ -115,8 +128,12 @@ def test_grade_on_edges():
 # --- kinds, tallies, records ----------------------------------------------------------------
 def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     led = Ledger("default")
-    a = make(led, id="a", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="paper")
-    b = make(led, id="b", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="default")
+    a = make(
+        led, id="a", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="paper"
+    )
+    b = make(
+        led, id="b", kind="reproduces", measured=1.0, reference=9.0, tol=0.1, min_scale="default"
+    )
     c = make(led, id="c", kind="predicts", measured=1.0, se=0.5, reference=1.2, tol=0.1)
     d = make(led, id="d", kind="checks", measured=1.0, reference=1.0, tol=0.1)
     assert a.status == "skipped" and a.passed is None
@@ -131,8 +148,16 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     assert line.startswith("Reproduces 0 of 1 paper results (1 failed, 1 needs a larger scale)")
     assert "confirms 0 of 1 predictions (1 inconclusive)" in line and "passes 1 of 1 checks" in line
     html = led.to_html()
-    for text in ('title="skipped">○', 'title="fail">✗', 'title="inconclusive">?', 'title="pass">✓', 'id="claim-a"', "<details>",
-                 "Paper results reproduced", '<span class="lw-word"> inconclusive</span>'):
+    for text in (
+        'title="skipped">○',
+        'title="fail">✗',
+        'title="inconclusive">?',
+        'title="pass">✓',
+        'id="claim-a"',
+        "<details>",
+        "Paper results reproduced",
+        '<span class="lw-word"> inconclusive</span>',
+    ):
         assert text in html
     # reproductions are listed before predictions, predictions before checks
     assert html.index("claim-a") < html.index("claim-c") < html.index("claim-d")
@@ -141,7 +166,15 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
 def test_tally_of_json_records_matches_the_ledger():
     led = Ledger("ci")
     for i, (m, se) in enumerate([(0.1, None), (0.9, 0.2), (2.0, 0.1), (0.5, 0.01)]):
-        make(led, id=f"c{i}", kind=["reproduces", "predicts"][i % 2], measured=m, se=se, reference=1.0, comparison="le")
+        make(
+            led,
+            id=f"c{i}",
+            kind=["reproduces", "predicts"][i % 2],
+            measured=m,
+            se=se,
+            reference=1.0,
+            comparison="le",
+        )
     records = json.loads(json.dumps([c.to_json() for c in led.claims]))
     assert claims.tally(records) == led.tally()
     assert claims.tally_outcomes(records) == led.counts()
@@ -151,7 +184,9 @@ def test_tally_of_json_records_matches_the_ledger():
     "kw",
     [
         dict(measured=1.0, reference=1.0, comparison="abs"),  # no margin
-        dict(measured=1.0, reference=1.0, tol=-1.0),  # a negative margin is a noise allowance in disguise
+        dict(
+            measured=1.0, reference=1.0, tol=-1.0
+        ),  # a negative margin is a noise allowance in disguise
         dict(measured=1.0, reference=1.0, comparison="between"),
         dict(measured=1.0, reference=(2.0, 1.0), comparison="between"),
         dict(measured=1.0, reference=1.0, tol=0.1, comparison="roughly"),
@@ -190,25 +225,80 @@ def test_duplicate_ids_are_refused():
 def test_chapter_writes_the_results_schema(tmp_path):
     import matplotlib.pyplot as plt
 
-    ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", params={"width": 10}, results=tmp_path)
-    ch.claim("c", "s", kind="checks", measured=np.float64(1.0), reference=1.0, tol=np.float64(0.5), why="w", source="Eq. 1")
-    ch.claim("d", "s", kind="reproduces", measured=1.0, se=0.1, dof=4, reference=1.0, tol=0.3, why="w", source="Fig. 1")
+    ch = Chapter(
+        "42_demo", scale="ci", seed=3, device="cpu", params={"width": 10}, results=tmp_path
+    )
+    ch.claim(
+        "c",
+        "s",
+        kind="checks",
+        measured=np.float64(1.0),
+        reference=1.0,
+        tol=np.float64(0.5),
+        why="w",
+        source="Eq. 1",
+    )
+    ch.claim(
+        "d",
+        "s",
+        kind="reproduces",
+        measured=1.0,
+        se=0.1,
+        dof=4,
+        reference=1.0,
+        tol=0.3,
+        why="w",
+        source="Fig. 1",
+    )
     ch.glue("width_used", 10)
     fig, ax = plt.subplots(figsize=(6, 3))
     ax.plot([0, 1], [1, 0])
     ch.figure(fig, "demo", "A line falls. More text.", arrays={"y": [1, 0]})
     ch.finish()
     data = json.loads(ch.results_path.read_text())
-    assert {"chapter", "scale", "seed", "device", "wall_time_s", "versions", "claims", "figures", "glued", "figure_labels"} <= set(data)
+    assert {
+        "chapter",
+        "scale",
+        "seed",
+        "device",
+        "wall_time_s",
+        "versions",
+        "claims",
+        "figures",
+        "glued",
+        "figure_labels",
+    } <= set(data)
     assert data["chapter"] == "42_demo" and data["scale"] == "ci" and data["seed"] == 3
     c, d = data["claims"]
-    assert set(c) >= {"id", "kind", "statement", "measured", "se", "dof", "interval", "confidence", "reference",
-                      "tolerance", "rule", "status", "passed", "source", "min_scale", "justification"}
+    assert set(c) >= {
+        "id",
+        "kind",
+        "statement",
+        "measured",
+        "se",
+        "dof",
+        "interval",
+        "confidence",
+        "reference",
+        "tolerance",
+        "rule",
+        "status",
+        "passed",
+        "source",
+        "min_scale",
+        "justification",
+    }
     assert c["status"] == "pass" and c["passed"] is True and c["interval"] is None
     q = stats.t.ppf(0.995, 4)
-    assert d["interval"] == pytest.approx([1.0 - q * 0.1, 1.0 + q * 0.1]) and d["status"] == "inconclusive"
+    assert (
+        d["interval"] == pytest.approx([1.0 - q * 0.1, 1.0 + q * 0.1])
+        and d["status"] == "inconclusive"
+    )
     assert data["glued"] == {"width_used": "10"}
-    assert data["figure_labels"][0]["label"] == "fig-42-demo" and data["figure_labels"][0]["alt"] == "A line falls."
+    assert (
+        data["figure_labels"][0]["label"] == "fig-42-demo"
+        and data["figure_labels"][0]["alt"] == "A line falls."
+    )
     stem = tmp_path / data["figures"][0]
     assert stem.exists() and stem.with_suffix(".svg").exists() and stem.with_suffix(".npz").exists()
 
@@ -255,10 +345,23 @@ def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     with pytest.raises(ParameterError):
         ch.glue("Bad-Name", 1.0)
     assert format_value(12345678) == "12\u2009345\u2009678"
-    assert [format_value(x, digits=2) for x in (4562.0, 99.6, 10.0, 0.5, -31.4)] == ["4600", "100", "10", "0.50", "−31"]
-    assert format_value(4562.0) == "4560" and format_value(123.456) == "123" and format_value(1.23456) == "1.23"
+    assert [format_value(x, digits=2) for x in (4562.0, 99.6, 10.0, 0.5, -31.4)] == [
+        "4600",
+        "100",
+        "10",
+        "0.50",
+        "−31",
+    ]
+    assert (
+        format_value(4562.0) == "4560"
+        and format_value(123.456) == "123"
+        and format_value(1.23456) == "1.23"
+    )
     assert first_sentence("The *map* of {math}`q`. Then more.") == "The map of q."
-    assert first_sentence("As in Poole et al. (2016) and Fig. 3, the curve grows. More.") == "As in Poole et al. (2016) and Fig. 3, the curve grows."
+    assert (
+        first_sentence("As in Poole et al. (2016) and Fig. 3, the curve grows. More.")
+        == "As in Poole et al. (2016) and Fig. 3, the curve grows."
+    )
     assert first_sentence("No full stop") == "No full stop"
 
 
@@ -266,14 +369,21 @@ def test_glue_all_glues_a_summary_and_estimates_with_their_error(tmp_path):
     from layerwise.stats import estimate
 
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
-    ch.glue_all({"n": 12, "r": estimate([1.0, 2.0, 3.0]), "s": "a sentence", "t": (-0.0421, 0.0033)}, digits=2)
+    ch.glue_all(
+        {"n": 12, "r": estimate([1.0, 2.0, 3.0]), "s": "a sentence", "t": (-0.0421, 0.0033)},
+        digits=2,
+    )
     assert ch.glued == {"n": "12", "r": "2.0 ± 0.58", "s": "a sentence", "t": "−0.042 ± 0.0033"}
     with pytest.raises(ParameterError, match="twice"):
         ch.glue_all({"r": 1.0})
 
 
 def test_chapter_validates_its_inputs(tmp_path):
-    for kw in (dict(scale="huge", seed=0), dict(scale="ci", seed=-1), dict(scale="ci", seed=0, device="tpu")):
+    for kw in (
+        dict(scale="huge", seed=0),
+        dict(scale="ci", seed=-1),
+        dict(scale="ci", seed=0, device="tpu"),
+    ):
         with pytest.raises(ParameterError):
             Chapter("42_demo", results=tmp_path, **kw)
     with pytest.raises(ParameterError):
@@ -291,7 +401,9 @@ def test_cached_call_keys_on_the_call_itself(tmp_path):
     x = np.arange(100.0)
     a = ch.cached_call(draw, n=3, x=x, seed=2)
     b = ch.cached_call(draw, n=3, x=x.copy(), seed=2)  # same content: read from the store
-    assert calls == [3] and np.array_equal(a["y"], [0.0, 2.0, 4.0]) and np.array_equal(b["y"], a["y"])
+    assert (
+        calls == [3] and np.array_equal(a["y"], [0.0, 2.0, 4.0]) and np.array_equal(b["y"], a["y"])
+    )
     ch.cached_call(draw, n=3, x=x + 1, seed=2)  # other data, other entry
     ch.cached_call(draw, n=4, x=x, seed=2)
     assert calls == [3, 3, 4]
@@ -300,13 +412,33 @@ def test_cached_call_keys_on_the_call_itself(tmp_path):
     assert calls == [3, 3, 4, 3] and np.array_equal(c["y"], [0.0, 5.0, 10.0])
 
 
-@given(m=st.floats(-3, 3), se=st.one_of(st.none(), st.floats(0, 2)), dof=st.one_of(st.none(), st.integers(1, 50)),
-       ref=st.floats(-2, 2), tol=st.floats(0, 1), comparison=st.sampled_from(["abs", "rel", "le", "ge"]))
+@given(
+    m=st.floats(-3, 3),
+    se=st.one_of(st.none(), st.floats(0, 2)),
+    dof=st.one_of(st.none(), st.integers(1, 50)),
+    ref=st.floats(-2, 2),
+    tol=st.floats(0, 1),
+    comparison=st.sampled_from(["abs", "rel", "le", "ge"]),
+)
 def test_outcome_is_the_status_the_ledger_records(m, se, dof, ref, tol, comparison):
     led = Ledger("ci")
-    led.claim("c", "s", kind="checks", measured=m, se=se, dof=None if se is None else dof, reference=ref, tol=tol,
-              comparison=comparison, why="w", source="ours")
-    assert claims.outcome(m, comparison, ref, tol, se=se, dof=None if se is None else dof) == led.claims[0].status
+    led.claim(
+        "c",
+        "s",
+        kind="checks",
+        measured=m,
+        se=se,
+        dof=None if se is None else dof,
+        reference=ref,
+        tol=tol,
+        comparison=comparison,
+        why="w",
+        source="ours",
+    )
+    assert (
+        claims.outcome(m, comparison, ref, tol, se=se, dof=None if se is None else dof)
+        == led.claims[0].status
+    )
 
 
 def test_chapter_verdict_and_outcomes_follow_the_ledger(tmp_path):
@@ -317,12 +449,28 @@ def test_chapter_verdict_and_outcomes_follow_the_ledger(tmp_path):
     ch.claim("a_open", "c", kind="reproduces", measured=0.5, se=1.0, dof=5, **common)
     ch.claim("b_skip", "d", kind="reproduces", measured=0.5, min_scale="default", **common)
     ch.claim("c_check", "e", kind="checks", measured=0.5, **common)
-    assert [ch.status(i) for i in ("a_pass", "a_fail", "a_open", "b_skip")] == ["pass", "fail", "inconclusive", "skipped"]
+    assert [ch.status(i) for i in ("a_pass", "a_fail", "a_open", "b_skip")] == [
+        "pass",
+        "fail",
+        "inconclusive",
+        "skipped",
+    ]
     v = lambda ids: ch.verdict(ids, "yes", "no", "open")  # noqa: E731
-    assert (v(["a_pass", "c_check"]), v(["a_pass", "a_fail", "a_open"]), v(["a_pass", "a_open"]), v(["b_skip"])) == (
-        "yes", "no", "open", "open")
-    assert ch.outcomes() == {"pass": ["a_pass"], "fail": ["a_fail"], "inconclusive": ["a_open"], "skipped": ["b_skip"]}
-    assert ch.outcomes(prefix="b_")["skipped"] == ["b_skip"] and ch.outcomes(kind="checks")["pass"] == ["c_check"]
+    assert (
+        v(["a_pass", "c_check"]),
+        v(["a_pass", "a_fail", "a_open"]),
+        v(["a_pass", "a_open"]),
+        v(["b_skip"]),
+    ) == ("yes", "no", "open", "open")
+    assert ch.outcomes() == {
+        "pass": ["a_pass"],
+        "fail": ["a_fail"],
+        "inconclusive": ["a_open"],
+        "skipped": ["b_skip"],
+    }
+    assert ch.outcomes(prefix="b_")["skipped"] == ["b_skip"] and ch.outcomes(kind="checks")[
+        "pass"
+    ] == ["c_check"]
     assert ch.outcomes(kind=None)["pass"] == ["a_pass", "c_check"]
     with pytest.raises(ParameterError, match="id='nope'.*a_pass"):
         ch.status("nope")
@@ -333,19 +481,41 @@ def test_a_caveat_is_recorded_only_when_the_numbers_do_not_pass():
     base = dict(kind="predicts", reference=0.5, tol=0.1, comparison="abs", why="w", source="s")
     passing = led.claim("p", "x", measured=0.52, se=0.01, dof=9, caveat="too few nets", **base)
     unresolved = led.claim("u", "x", measured=0.52, se=0.2, dof=9, caveat="too few nets", **base)
-    failing = led.claim("f", "x", measured=0.9, caveat="too few nets", note="read off a figure;", **base)
+    failing = led.claim(
+        "f", "x", measured=0.9, caveat="too few nets", note="read off a figure;", **base
+    )
     # skipped at ci: the caveat follows the numbers, as a note worded before the claim would
     skipped = led.claim("s", "x", measured=0.9, caveat="too few nets", min_scale="default", **base)
-    assert [c.status for c in (passing, unresolved, failing, skipped)] == ["pass", "inconclusive", "fail", "skipped"]
+    assert [c.status for c in (passing, unresolved, failing, skipped)] == [
+        "pass",
+        "inconclusive",
+        "fail",
+        "skipped",
+    ]
     assert [c.note for c in (passing, unresolved, failing, skipped)] == [
-        "", "too few nets", "read off a figure; too few nets", "too few nets"]
+        "",
+        "too few nets",
+        "read off a figure; too few nets",
+        "too few nets",
+    ]
 
 
 # --- alternatives: a pass must rule out what a careful reader could believe instead ---------
 def test_an_alternative_outside_the_accepted_set_is_ruled_out_by_a_pass():
     led = Ledger("ci")
-    c = led.claim("peak", "s", kind="reproduces", measured=1.84, se=0.02, dof=3, reference=1.76, tol=0.38,
-                  alternative=(1.0, "the variance-preserving σ_w² = 1"), why="w", source="s")
+    c = led.claim(
+        "peak",
+        "s",
+        kind="reproduces",
+        measured=1.84,
+        se=0.02,
+        dof=3,
+        reference=1.76,
+        tol=0.38,
+        alternative=(1.0, "the variance-preserving σ_w² = 1"),
+        why="w",
+        source="s",
+    )
     assert c.status == "pass" and c.discriminates is True
     rec = c.to_json()
     assert rec["alternative"] == {"value": 1.0, "label": "the variance-preserving σ_w² = 1"}
@@ -357,44 +527,117 @@ def test_an_alternative_outside_the_accepted_set_is_ruled_out_by_a_pass():
 @pytest.mark.parametrize("alternative", [None, (1.7, "a value inside the margin")])
 def test_a_pass_that_cannot_exclude_its_alternative_is_not_counted(alternative):
     led = Ledger("ci")
-    c = led.claim("weak", "s", kind="reproduces", measured=1.76, reference=1.76, tol=0.38, alternative=alternative,
-                  why="w", source="s")
+    c = led.claim(
+        "weak",
+        "s",
+        kind="reproduces",
+        measured=1.76,
+        reference=1.76,
+        tol=0.38,
+        alternative=alternative,
+        why="w",
+        source="s",
+    )
     assert c.status == "pass" and c.discriminates is False
     assert claims.rules_out(c.to_json()) == ""
     assert claims.undiscriminated([c.to_json()]) == {"reproduces": 1, "predicts": 0, "checks": 0}
-    assert led.summary().startswith("Reproduces 0 of 1 paper results (1 passes without ruling out an alternative")
+    assert led.summary().startswith(
+        "Reproduces 0 of 1 paper results (1 passes without ruling out an alternative"
+    )
     assert "Not discriminating" in led.to_html()
 
 
 def test_directional_claims_rule_out_no_effect_at_their_boundary_and_checks_need_none():
     led = Ledger("ci")
-    grows = led.claim("g", "s", kind="predicts", measured=0.3, se=0.05, reference=0.0, comparison="ge",
-                      alternative=(0.0, "no growth"), why="w", source="s")
+    grows = led.claim(
+        "g",
+        "s",
+        kind="predicts",
+        measured=0.3,
+        se=0.05,
+        reference=0.0,
+        comparison="ge",
+        alternative=(0.0, "no growth"),
+        why="w",
+        source="s",
+    )
     assert grows.status == "pass" and grows.discriminates is True
-    inside = led.claim("g2", "s", kind="predicts", measured=0.3, se=0.05, reference=0.0, comparison="ge",
-                       alternative=(0.1, "a growth of 0.1"), why="w", source="s")
+    inside = led.claim(
+        "g2",
+        "s",
+        kind="predicts",
+        measured=0.3,
+        se=0.05,
+        reference=0.0,
+        comparison="ge",
+        alternative=(0.1, "a growth of 0.1"),
+        why="w",
+        source="s",
+    )
     assert inside.discriminates is False  # 0.1 is inside x ≥ 0: a pass cannot exclude it
-    chk = led.claim("c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why="w", source="s")
+    chk = led.claim(
+        "c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why="w", source="s"
+    )
     assert chk.discriminates is None and claims.undiscriminated([chk.to_json()])["checks"] == 0
-    flag = led.claim("t", "s", kind="reproduces", measured=True, comparison="true",
-                     alternative=(None, "a convex region"), why="w", source="s")
-    assert flag.discriminates is True and claims.rules_out(flag.to_json()) == "rules out a convex region"
+    flag = led.claim(
+        "t",
+        "s",
+        kind="reproduces",
+        measured=True,
+        comparison="true",
+        alternative=(None, "a convex region"),
+        why="w",
+        source="s",
+    )
+    assert (
+        flag.discriminates is True
+        and claims.rules_out(flag.to_json()) == "rules out a convex region"
+    )
 
 
 @pytest.mark.parametrize("bad", [(1.0,), (1.0, ""), ("x", "a string value"), 1.0])
 def test_a_malformed_alternative_is_refused_naming_the_claim(bad):
     with pytest.raises(ParameterError, match="claim a: alternative"):
-        Ledger("ci").claim("a", "s", kind="reproduces", measured=1.0, reference=1.0, tol=0.1, alternative=bad,
-                           why="w", source="s")
+        Ledger("ci").claim(
+            "a",
+            "s",
+            kind="reproduces",
+            measured=1.0,
+            reference=1.0,
+            tol=0.1,
+            alternative=bad,
+            why="w",
+            source="s",
+        )
 
 
 def test_a_value_declared_not_identified_is_inconclusive_not_failed():
     led = Ledger("ci")
-    c = led.claim("n", "s", kind="reproduces", measured=float("nan"), interval=(-math.inf, math.inf), reference=1.0,
-                  tol=0.2, why="w", source="s")
+    c = led.claim(
+        "n",
+        "s",
+        kind="reproduces",
+        measured=float("nan"),
+        interval=(-math.inf, math.inf),
+        reference=1.0,
+        tol=0.2,
+        why="w",
+        source="s",
+    )
     assert c.status == "inconclusive"
-    assert led.claim("m", "s", kind="reproduces", measured=float("nan"), reference=1.0, tol=0.2, why="w",
-                     source="s").status == "fail"  # a NaN without that declaration is a broken measurement
+    assert (
+        led.claim(
+            "m",
+            "s",
+            kind="reproduces",
+            measured=float("nan"),
+            reference=1.0,
+            tol=0.2,
+            why="w",
+            source="s",
+        ).status
+        == "fail"
+    )  # a NaN without that declaration is a broken measurement
 
 
 def test_an_estimate_is_a_claims_measurement_with_its_own_standard_error():
@@ -402,35 +645,88 @@ def test_an_estimate_is_a_claims_measurement_with_its_own_standard_error():
 
     e = estimate([1.0, 1.2, 0.9, 1.1])
     led = Ledger("ci")
-    c = led.claim("e", "s", kind="predicts", measured=e, reference=1.0, tol=0.5, why="w", source="s")
+    c = led.claim(
+        "e", "s", kind="predicts", measured=e, reference=1.0, tol=0.5, why="w", source="s"
+    )
     assert (c.measured, c.se, c.dof) == (e.mean, e.se, e.dof)
-    assert c.interval == pytest.approx((e.mean - stats.t.ppf(0.995, 3) * e.se, e.mean + stats.t.ppf(0.995, 3) * e.se))
+    assert c.interval == pytest.approx(
+        (e.mean - stats.t.ppf(0.995, 3) * e.se, e.mean + stats.t.ppf(0.995, 3) * e.se)
+    )
     with pytest.raises(ParameterError, match="carries its own se"):
-        led.claim("f", "s", kind="predicts", measured=e, se=0.1, reference=1.0, tol=0.5, why="w", source="s")
+        led.claim(
+            "f",
+            "s",
+            kind="predicts",
+            measured=e,
+            se=0.1,
+            reference=1.0,
+            tol=0.5,
+            why="w",
+            source="s",
+        )
 
 
 def test_an_inconclusive_mean_reports_the_replicates_that_would_decide_it():
     led = Ledger("ci")
     # mean 1.3 of 4 replicates (sd 0.2), rule x ≥ 1: gap 0.3; decided once t(n−1)·0.2/√n < 0.3
-    c = led.claim("d", "s", kind="predicts", measured=1.3, se=0.1, dof=3, reference=1.0, comparison="ge",
-                  why="w", source="s")
+    c = led.claim(
+        "d",
+        "s",
+        kind="predicts",
+        measured=1.3,
+        se=0.1,
+        dof=3,
+        reference=1.0,
+        comparison="ge",
+        why="w",
+        source="s",
+    )
     assert c.status == "inconclusive"
     n = c.replicates_to_decide()
-    assert stats.t.ppf(0.995, n - 1) * 0.2 / math.sqrt(n) < 0.3 <= stats.t.ppf(0.995, n - 2) * 0.2 / math.sqrt(n - 1)
-    assert c.to_json()["replicates_to_decide"] == n and f"About {n} replicates (now 4)" in led.to_html()
-    done = led.claim("e", "s", kind="predicts", measured=1.3, se=0.01, dof=3, reference=1.0, comparison="ge",
-                     why="w", source="s")
+    assert (
+        stats.t.ppf(0.995, n - 1) * 0.2 / math.sqrt(n)
+        < 0.3
+        <= stats.t.ppf(0.995, n - 2) * 0.2 / math.sqrt(n - 1)
+    )
+    assert (
+        c.to_json()["replicates_to_decide"] == n
+        and f"About {n} replicates (now 4)" in led.to_html()
+    )
+    done = led.claim(
+        "e",
+        "s",
+        kind="predicts",
+        measured=1.3,
+        se=0.01,
+        dof=3,
+        reference=1.0,
+        comparison="ge",
+        why="w",
+        source="s",
+    )
     assert done.status == "pass" and done.replicates_to_decide() is None
 
 
 @given(st.floats(0.05, 2.0), st.integers(2, 60), st.floats(0.01, 1.0))
 def test_replicates_to_decide_is_the_smallest_sample_that_decides(gap, n, se):
     led = Ledger("ci")
-    c = led.claim("h", "s", kind="predicts", measured=1.0 + gap, se=se, dof=n - 1, reference=1.0, comparison="ge",
-                  why="w", source="s")
+    c = led.claim(
+        "h",
+        "s",
+        kind="predicts",
+        measured=1.0 + gap,
+        se=se,
+        dof=n - 1,
+        reference=1.0,
+        comparison="ge",
+        why="w",
+        source="s",
+    )
     k = c.replicates_to_decide()
     if c.status != "inconclusive":
         assert k is None
         return
     sd = se * math.sqrt(n)
-    assert k > n and quantile(0.99, k - 1) * sd / math.sqrt(k) < gap <= quantile(0.99, k - 2) * sd / math.sqrt(k - 1)
+    assert k > n and quantile(0.99, k - 1) * sd / math.sqrt(k) < gap <= quantile(
+        0.99, k - 2
+    ) * sd / math.sqrt(k - 1)

@@ -1,4 +1,5 @@
-"""Data sets: determinism of built-in data, and the CIFAR-10 / MNIST loaders on files written here."""
+"""Data sets: determinism of built-in data, and the CIFAR-10 / MNIST loaders on files written
+here."""
 
 import gzip
 import pickle
@@ -14,7 +15,7 @@ from layerwise.params import ParameterError
 def test_patches_are_deterministic_in_range_and_use_every_photograph():
     a, b = data.natural_patches(12, seed=5), data.natural_patches(12, seed=5)
     np.testing.assert_array_equal(a, b)
-    assert a.shape == (12, 3, 32, 32) and a.dtype == np.float32 and 0 <= a.min() and a.max() <= 1
+    assert a.shape == (12, 3, 32, 32) and a.dtype == np.float32 and a.min() >= 0 and a.max() <= 1
     assert not np.array_equal(a, data.natural_patches(12, seed=6))
     photos = data.photographs()
     assert len(photos) >= 2  # sklearn ships two; matplotlib adds grace_hopper.jpg

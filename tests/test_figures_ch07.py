@@ -23,13 +23,20 @@ def _fits(fig):
 
 
 def _has_line(ax, x, y):
-    return any(np.array_equal(ln.get_xdata(), x) and np.array_equal(ln.get_ydata(), y) for ln in ax.get_lines())
+    return any(
+        np.array_equal(ln.get_xdata(), x) and np.array_equal(ln.get_ydata(), y)
+        for ln in ax.get_lines()
+    )
 
 
 def test_length_map():
     q = np.linspace(0, 4, 9)
-    curves = {1.3: dict(V=0.5 * q + 0.1, q_star=0.2, iterates=np.array([[0.1, 0.15, 0.19], [4.0, 2.1, 1.0]])),
-              4.0: dict(V=0.8 * q + 0.1, q_star=0.5, iterates=np.array([[0.1, 0.3, 0.45]]))}
+    curves = {
+        1.3: dict(
+            V=0.5 * q + 0.1, q_star=0.2, iterates=np.array([[0.1, 0.15, 0.19], [4.0, 2.1, 1.0]])
+        ),
+        4.0: dict(V=0.8 * q + 0.1, q_star=0.5, iterates=np.array([[0.1, 0.3, 0.45]])),
+    }
     fig = F.length_map(q, curves)
     _fits(fig)
     left, right = fig.axes
@@ -40,9 +47,14 @@ def test_length_map():
 
 def test_maps_vs_networks():
     L = np.arange(4)
-    qm, cm = [np.array([1.0, 2, 3, 4]), np.array([4.0, 3, 2, 1])], [np.array([0.2, 0.4, 0.5, 0.6]), np.array([0.9, 0.8, 0.7, 0.7])]
+    qm, cm = (
+        [np.array([1.0, 2, 3, 4]), np.array([4.0, 3, 2, 1])],
+        [np.array([0.2, 0.4, 0.5, 0.6]), np.array([0.9, 0.8, 0.7, 0.7])],
+    )
     se = [np.full(4, 0.01)] * 2
-    fig = F.maps_vs_networks(L, ["a", "b"], qm, cm, [m * 1.01 for m in qm], se, [m + 0.01 for m in cm], se)
+    fig = F.maps_vs_networks(
+        L, ["a", "b"], qm, cm, [m * 1.01 for m in qm], se, [m + 0.01 for m in cm], se
+    )
     _fits(fig)
     qax, cax = fig.axes
     assert _has_line(qax, L, qm[1]) and _has_line(cax, L, cm[0])
@@ -53,7 +65,9 @@ def test_maps_vs_networks():
 
 def test_correlation_map():
     c = np.linspace(0, 1, 11)
-    fig = F.correlation_map(c, {1.3: 0.5 + 0.5 * c, 2.5: 0.3 + 0.4 * c}, {1.3: 0.9, 2.5: 1.6}, {1.3: 1.0, 2.5: 0.5})
+    fig = F.correlation_map(
+        c, {1.3: 0.5 + 0.5 * c, 2.5: 0.3 + 0.4 * c}, {1.3: 0.9, 2.5: 1.6}, {1.3: 1.0, 2.5: 0.5}
+    )
     _fits(fig)
     (ax,) = fig.axes
     assert _has_line(ax, c, 0.3 + 0.4 * c) and _has_line(ax, c, c)
@@ -64,7 +78,9 @@ def test_correlation_map():
 def test_phase_diagram():
     sw2, sb2 = np.linspace(0.5, 5, 8), np.linspace(0, 1, 8)
     chi = np.exp(np.log(sw2)[None] - sb2[:, None])
-    pdg = dict(sigma_w2=sw2, sigma_b2=sb2, chi1=chi, sigma_b2_line=sb2, critical_sigma_w2=np.exp(sb2))
+    pdg = dict(
+        sigma_w2=sw2, sigma_b2=sb2, chi1=chi, sigma_b2_line=sb2, critical_sigma_w2=np.exp(sb2)
+    )
     fig = F.phase_diagram(pdg, [(1.69, 0.09), (16.0, 0.09)])
     _fits(fig)
     (ax,) = _main_axes(fig)
@@ -86,7 +102,10 @@ def test_circle_pca():
 
 def test_circle_length():
     L = np.arange(5)
-    lt = {1.3: np.array([np.exp(-0.1 * L), np.exp(-0.12 * L)]), 4.0: np.array([np.exp(0.4 * L), np.exp(0.42 * L)])}
+    lt = {
+        1.3: np.array([np.exp(-0.1 * L), np.exp(-0.12 * L)]),
+        4.0: np.array([np.exp(0.4 * L), np.exp(0.42 * L)]),
+    }
     lc = {sw: v * 0.9 for sw, v in lt.items()}
     pv = {sw: np.full((1, 5, 3), 0.3) for sw in lt}
     fig = F.circle_length(L, lt, lc, {1.3: 0.8, 4.0: 2.3}, pv)
@@ -106,14 +125,20 @@ def test_depth_scale_sweep():
     sw = np.array([1.0, 2.0, 3.0])
     sweep = dict(sigma_w2=sw, sigma_b2=np.array([0.05, 0.3]))
     rc = np.array([[0.3, 0.01, 0.2], [0.4, 0.1, 0.3]])
-    rates = dict(rate_c=rc, rate_c_se=np.full((2, 3), 0.02), rate_grad=-rc, rate_grad_se=np.full((2, 3), 0.02))
+    rates = dict(
+        rate_c=rc,
+        rate_c_se=np.full((2, 3), 0.02),
+        rate_grad=-rc,
+        rate_grad_se=np.full((2, 3), 0.02),
+    )
     fig = F.depth_scale_sweep(curves, sweep, rates)
     _fits(fig)
     assert len(fig.axes) == 4  # 2 × 2: one row per σ_b²
     left, right = fig.axes[2], fig.axes[3]
     assert _has_line(left, x, 1 / -np.log(chi_c)) and _has_line(right, x, -np.log(chi1))
     assert left.get_yscale() == "log" and right.get_title() == "rates, $\\sigma_b^2 = 0.3$"
-    # measured rates with ± 2 s.e. on the right; on the left only the depths resolved from zero (2 of 3 at σ_b² = 0.05)
+    # measured rates with ± 2 s.e. on the right; on the left only the depths resolved from
+    # zero (2 of 3 at σ_b² = 0.05)
     np.testing.assert_array_equal(right.containers[0].lines[0].get_ydata(), rc[1])
     assert _has_line(fig.axes[0], sw[[0, 2]], 1 / rc[0, [0, 2]])
 

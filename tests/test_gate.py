@@ -1,6 +1,6 @@
-"""Bad input is stopped before any work (SPEC §4): chapter overrides are checked against the notebook's
-parameters cell and scale presets before papermill starts, and the moments CLI checks its data source and
-output before it simulates or draws a progress bar."""
+"""Bad input is stopped before any work (SPEC §4): chapter overrides are checked against
+the notebook's parameters cell and scale presets before papermill starts, and the moments CLI checks
+its data source and output before it simulates or draws a progress bar."""
 
 from __future__ import annotations
 
@@ -45,37 +45,50 @@ PRESETS = {"ci": 400, "default": 1000, "paper": 1000}
 
 @pytest.mark.parametrize("bad", ["abc", 1.5, True, -3, 0, "", [400], "400,n_nets=4", float("nan")])
 def test_an_int_parameter_rejects_what_is_not_a_positive_int(bad):
-    with pytest.raises(ParameterError, match=r"width=.* is not allowed; expected a positive integer like the scale "
-                                             r"presets \(ci: 400, default: 1000, paper: 1000\)"):
+    with pytest.raises(
+        ParameterError,
+        match=r"width=.* is not allowed; expected a positive "
+        r"integer like the scale "
+        r"presets \(ci: 400, default: 1000, paper: 1000\)",
+    ):
         check_like("width", bad, PRESETS)
 
 
 def test_good_values_pass_and_are_normalised():
     assert check_like("width", 7, PRESETS) == 7
     assert check_like("width", None, PRESETS) is None  # None: the scale's value
-    assert check_like("lr", 1, {"ci": 1e-2}) == 1.0 and isinstance(check_like("lr", 1, {"ci": 1e-2}), float)
+    assert check_like("lr", 1, {"ci": 1e-2}) == 1.0 and isinstance(
+        check_like("lr", 1, {"ci": 1e-2}), float
+    )
     depths = {"ci": (4, 8), "paper": (8, 11, 16)}
-    assert check_like("depths", [4, 5], depths) == (4, 5) and check_like("depths", (3,), depths) == (3,)
+    assert check_like("depths", [4, 5], depths) == (4, 5) and check_like(
+        "depths", (3,), depths
+    ) == (3,)
     assert check_like("fractions", [0, 0.5], {"ci": [0.0, 1.0]}) == [0.0, 0.5]
     assert check_like("prep", ["raw"], {"ci": ["raw", "centred"]}) == ["raw"]
     assert check_like("flag", False, {"default": True}, preset=False) is False
     assert check_like("name", "x", {"default": "ci"}, preset=False) == "x"
 
 
-@pytest.mark.parametrize("examples, bad, expected", [
-    ({"ci": (4, 8)}, 4, "a non-empty list of positive integers"),
-    ({"ci": (4, 8)}, (4, 1.5), "a non-empty list of positive integers"),
-    ({"ci": (4, 8)}, (), "a non-empty list of positive integers"),
-    ({"ci": (4, 8)}, "4,x", "a non-empty list of positive integers"),
-    ({"ci": 1e-2}, -0.1, "a positive number"),
-    ({"ci": 1e-2}, "x", "a positive number"),
-    ({"ci": [0.0, 1.0]}, [-0.5], "a non-empty list of non-negative numbers"),
-    ({"ci": ["raw"]}, "[raw]", "a list must be a Python literal, with its strings quoted"),
-    ({"default": True}, 1, "True or False like its default True"),
-    ({"default": "ci"}, 1, "a string like its default 'ci'"),
-])
+@pytest.mark.parametrize(
+    "examples, bad, expected",
+    [
+        ({"ci": (4, 8)}, 4, "a non-empty list of positive integers"),
+        ({"ci": (4, 8)}, (4, 1.5), "a non-empty list of positive integers"),
+        ({"ci": (4, 8)}, (), "a non-empty list of positive integers"),
+        ({"ci": (4, 8)}, "4,x", "a non-empty list of positive integers"),
+        ({"ci": 1e-2}, -0.1, "a positive number"),
+        ({"ci": 1e-2}, "x", "a positive number"),
+        ({"ci": [0.0, 1.0]}, [-0.5], "a non-empty list of non-negative numbers"),
+        ({"ci": ["raw"]}, "[raw]", "a list must be a Python literal, with its strings quoted"),
+        ({"default": True}, 1, "True or False like its default True"),
+        ({"default": "ci"}, 1, "a string like its default 'ci'"),
+    ],
+)
 def test_other_kinds_reject_with_what_they_expect(examples, bad, expected):
-    with pytest.raises(ParameterError, match=re.escape(f"p={bad!r} is not allowed; ") + ".*" + re.escape(expected)):
+    with pytest.raises(
+        ParameterError, match=re.escape(f"p={bad!r} is not allowed; ") + ".*" + re.escape(expected)
+    ):
         check_like("p", bad, examples, preset="default" not in examples)
 
 
@@ -101,52 +114,121 @@ def test_every_chapter_parameter_has_a_checked_type_and_its_presets_pass(key, no
         assert got == {n: type(got[n])(presets[scale][n]) for n in names}, (nb.stem, scale)
 
 
-@pytest.mark.parametrize("key, overrides", [
-    ("07", {"width": 500, "train_depths": (4, 8), "n_nets": None}),
-    ("07", {"train_depths": [4]}),
-    ("03", {"depth": 100, "widths": [16, 32]}),
-    ("02", {"tau": 3, "drift_layers": [50, 100]}),
-    ("06", {"preprocessings": ["raw"], "lrs": [1e-3], "label_noise": [0, 1]}),
-    ("08", {"lr": 1, "alphas": [0.5, 1, 2], "rand_fractions": [0, 1]}),
-])
+@pytest.mark.parametrize(
+    "key, overrides",
+    [
+        ("07", {"width": 500, "train_depths": (4, 8), "n_nets": None}),
+        ("07", {"train_depths": [4]}),
+        ("03", {"depth": 100, "widths": [16, 32]}),
+        ("02", {"tau": 3, "drift_layers": [50, 100]}),
+        ("06", {"preprocessings": ["raw"], "lrs": [1e-3], "label_noise": [0, 1]}),
+        ("08", {"lr": 1, "alphas": [0.5, 1, 2], "rand_fractions": [0, 1]}),
+    ],
+)
 def test_valid_overrides_pass_the_gate(key, overrides, no_papermill):
     got = runner.check_overrides(CHAPTERS[key], overrides)
     assert set(got) == set(overrides)
 
 
-@pytest.mark.parametrize("key, item, message", [
-    ("07", "width=abc", "chapter 07_meanfield_chaos: width='abc' is not allowed; expected a positive integer"),
-    ("07", "width=1.5", "width=1.5 is not allowed; expected a positive integer like the scale presets (ci: 400"),
-    ("07", "width=-5", "chapter 07_meanfield_chaos: width=-5 is not allowed; expected a positive integer"),
-    ("07", "train_depths=abc", "train_depths='abc' is not allowed; expected a non-empty list of positive integers"),
-    ("07", "width=400,n_nets=4", "give each override as its own NAME=VALUE, separated by spaces"),
-    ("03", "depth=-3", "chapter 03_vanilla_pathologies: depth=-3 is not allowed; expected a positive integer"),
-    ("08", "lr=-0.1", "chapter 08_information_geometry: lr=-0.1 is not allowed; expected a positive number"),
-    ("06", "label_noise=[0,-1]", "label_noise=[0, -1] is not allowed; expected a non-empty list of non-negative"),
-    ("07", "scale=paper", "chapter 07_meanfield_chaos: scale is not a chapter parameter; set it with --scale"),
-    ("07", "seed=3", "seed is not a chapter parameter; set it with --seed"),
-    ("07", "widht=3", "chapter 07_meanfield_chaos: unknown parameter(s) ['widht']"),
-])
+@pytest.mark.parametrize(
+    "key, item, message",
+    [
+        (
+            "07",
+            "width=abc",
+            "chapter 07_meanfield_chaos: width='abc' is not allowed; expected a positive integer",
+        ),
+        (
+            "07",
+            "width=1.5",
+            "width=1.5 is not allowed; expected a positive integer like the scale presets (ci: 400",
+        ),
+        (
+            "07",
+            "width=-5",
+            "chapter 07_meanfield_chaos: width=-5 is not allowed; expected a positive integer",
+        ),
+        (
+            "07",
+            "train_depths=abc",
+            "train_depths='abc' is not allowed; expected a non-empty list of positive integers",
+        ),
+        (
+            "07",
+            "width=400,n_nets=4",
+            "give each override as its own NAME=VALUE, separated by spaces",
+        ),
+        (
+            "03",
+            "depth=-3",
+            "chapter 03_vanilla_pathologies: depth=-3 is not allowed; expected a positive integer",
+        ),
+        (
+            "08",
+            "lr=-0.1",
+            "chapter 08_information_geometry: lr=-0.1 is not allowed; expected a positive number",
+        ),
+        (
+            "06",
+            "label_noise=[0,-1]",
+            "label_noise=[0, -1] is not allowed; expected a non-empty list of non-negative",
+        ),
+        (
+            "07",
+            "scale=paper",
+            "chapter 07_meanfield_chaos: scale is not a chapter parameter; set it with --scale",
+        ),
+        ("07", "seed=3", "seed is not a chapter parameter; set it with --seed"),
+        ("07", "widht=3", "chapter 07_meanfield_chaos: unknown parameter(s) ['widht']"),
+    ],
+)
 def test_bad_overrides_stop_before_papermill(key, item, message, no_papermill, capsys):
     rc = book.main(["run", "--scale", "ci", "--chapters", key, "-p", item])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err, err
     with pytest.raises(ParameterError, match=item.split("=")[0]):  # run_chapter has the same gate
-        runner.run_chapter(key, CHAPTERS[key], scale="ci", overrides=runner.parse_overrides([item]),
-                           root=ROOT, executed_dir=no_papermill / "executed")
-    assert not (no_papermill / "executed").exists() or not any((no_papermill / "executed").iterdir())
+        runner.run_chapter(
+            key,
+            CHAPTERS[key],
+            scale="ci",
+            overrides=runner.parse_overrides([item]),
+            root=ROOT,
+            executed_dir=no_papermill / "executed",
+        )
+    assert not (no_papermill / "executed").exists() or not any(
+        (no_papermill / "executed").iterdir()
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--seed", "x"], "argument --seed: seed='x' is not allowed; expected a non-negative integer"),
-    (["--seed", "-2"], "seed='-2' is not allowed"),
-    (["--timeout", "-5"], "argument --timeout: timeout='-5' is not allowed; expected a positive number of seconds"),
-    (["--device", "tpu"], "device='tpu' is not allowed; choose one of: 'auto', 'cpu', 'cuda'"),
-    (["--scale", "huge"], "scale='huge' is not allowed; choose one of: 'ci', 'default', 'paper'"),
-    (["--chapters", "99"], "chapter='99' is not allowed; choose one of: 01 (01_layer_decoupling)"),
-    (["-p", "width=1", "-p", "width=2"], "override 'width' is given twice (width=1 and width=2)"),
-    (["-p", "width"], "override 'width' is malformed; expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--seed", "x"],
+            "argument --seed: seed='x' is not allowed; expected a non-negative integer",
+        ),
+        (["--seed", "-2"], "seed='-2' is not allowed"),
+        (
+            ["--timeout", "-5"],
+            "argument --timeout: timeout='-5' is not allowed; expected a positive "
+            "number of seconds",
+        ),
+        (["--device", "tpu"], "device='tpu' is not allowed; choose one of: 'auto', 'cpu', 'cuda'"),
+        (
+            ["--scale", "huge"],
+            "scale='huge' is not allowed; choose one of: 'ci', 'default', 'paper'",
+        ),
+        (
+            ["--chapters", "99"],
+            "chapter='99' is not allowed; choose one of: 01 (01_layer_decoupling)",
+        ),
+        (
+            ["-p", "width=1", "-p", "width=2"],
+            "override 'width' is given twice (width=1 and width=2)",
+        ),
+        (["-p", "width"], "override 'width' is malformed; expected NAME=VALUE"),
+    ],
+)
 def test_bad_command_line_options_stop_before_papermill(args, message, no_papermill, capsys):
     argv = ["run", "--scale", "ci", "--chapters", "07", *args]
     try:
@@ -166,14 +248,36 @@ def test_cuda_without_a_gpu_stops_before_papermill(no_papermill, capsys, monkeyp
 
 
 def test_the_command_line_exits_2_without_a_traceback(tmp_path):
-    """``make chapter CH=07 P=width=abc`` as a process (``--timeout 5``: were the gate open, the chapter
-    would be stopped at once and the test would fail on its exit status)."""
+    """``make chapter CH=07 P=width=abc`` as a process (``--timeout 5``: were the gate open,
+    the chapter would be stopped at once and the test would fail on its exit status)."""
     env = {**os.environ, "LAYERWISE_RESULTS": str(tmp_path / "results")}
-    p = subprocess.run([sys.executable, "-m", "layerwise", "book", "run", "--scale", "ci", "--chapters", "07",
-                        "--timeout", "5", "-p", "width=abc"], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "layerwise",
+            "book",
+            "run",
+            "--scale",
+            "ci",
+            "--chapters",
+            "07",
+            "--timeout",
+            "5",
+            "-p",
+            "width=abc",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
-    assert "chapter 07_meanfield_chaos: width='abc' is not allowed; expected a positive integer" in p.stderr
+    assert (
+        "chapter 07_meanfield_chaos: width='abc' is not allowed; expected a positive integer"
+        in p.stderr
+    )
 
 
 # -------------------------------------------------------------------------------------------
@@ -181,7 +285,8 @@ def test_the_command_line_exits_2_without_a_traceback(tmp_path):
 # -------------------------------------------------------------------------------------------
 @pytest.fixture
 def moments(monkeypatch, tmp_path):
-    """``python -m layerwise moments`` in-process with ``simulate`` replaced by a function that raises."""
+    """``python -m layerwise moments`` in-process with ``simulate`` replaced by a function that
+    raises."""
     from layerwise import moments_cli
 
     def started(*args, **kwargs):
@@ -216,7 +321,10 @@ def test_moments_rejects_bad_data_sources_before_any_work(moments, tmp_path, cap
     assert "does not start with IDX magic number 2051" in capsys.readouterr().err
     for bad in ("cifar10:", "imagenet", "patches:x"):
         assert moments("--dataset", bad, "--out", str(out)) == 2
-        assert f"dataset={bad!r} is not allowed; choose one of: patches, digits" in capsys.readouterr().err
+        assert (
+            f"dataset={bad!r} is not allowed; choose one of: patches, digits"
+            in capsys.readouterr().err
+        )
     assert moments("--dataset", "digits", "--batch", "5000", "--out", str(out)) == 2
     assert "dataset='digits' holds 1797 images; 5000 per network" in capsys.readouterr().err
     assert not out.exists()

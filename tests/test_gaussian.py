@@ -22,9 +22,14 @@ def quad_ref(g, q):
     edges = [0.0, min(1.0, s) / 4]
     while edges[-1] < 14 * s:
         edges.append(min(2 * edges[-1], 14 * s))
-    f = lambda x: float(g(np.array([x]))[0]) * math.exp(-x * x / (2 * q)) / math.sqrt(2 * math.pi * q)  # noqa: E731
-    return sum(quad(f, a, b, epsabs=1e-15, epsrel=1e-13, limit=200)[0] + quad(f, -b, -a, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
-               for a, b in zip(edges[:-1], edges[1:]))
+    def f(x):
+        return float(g(np.array([x]))[0]) * math.exp(-x * x / (2 * q)) / math.sqrt(2 * math.pi * q)
+
+    return sum(
+        quad(f, a, b, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+        + quad(f, -b, -a, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+        for a, b in zip(edges[:-1], edges[1:])
+    )
 
 
 CLOSED = {  # E g(√q z) in closed form
@@ -32,9 +37,18 @@ CLOSED = {  # E g(√q z) in closed form
     "relu²": (lambda x: np.maximum(x, 0.0) ** 2, lambda q: q / 2),
     "abs": (np.abs, lambda q: math.sqrt(2 * q / math.pi)),
     "x⁴": (lambda x: x**4, lambda q: 3 * q * q),
-    "erf²": (lambda x: erf(x) ** 2, lambda q: 2 / math.pi * math.asin(2 * q / (1 + 2 * q))),  # Williams 1997
-    "erf'²": (lambda x: 4 / math.pi * np.exp(-2 * x * x), lambda q: 4 / math.pi / math.sqrt(1 + 4 * q)),
-    "Φ² (GELU η²)": (lambda x: ndtr(x) ** 2, lambda q: 0.25 + math.asin(q / (1 + q)) / (2 * math.pi)),
+    "erf²": (
+        lambda x: erf(x) ** 2,
+        lambda q: 2 / math.pi * math.asin(2 * q / (1 + 2 * q)),
+    ),  # Williams 1997
+    "erf'²": (
+        lambda x: 4 / math.pi * np.exp(-2 * x * x),
+        lambda q: 4 / math.pi / math.sqrt(1 + 4 * q),
+    ),
+    "Φ² (GELU η²)": (
+        lambda x: ndtr(x) ** 2,
+        lambda q: 0.25 + math.asin(q / (1 + q)) / (2 * math.pi),
+    ),
     "unit peak": (lambda x: np.exp(-x * x / 2), lambda q: 1 / math.sqrt(1 + q)),
 }
 
@@ -74,10 +88,18 @@ def test_against_adaptive_quadrature_over_the_whole_range(name):
 def test_nodes_and_edge_cases():
     for s in (0.0, 0.01, 1.0, 100.0):
         z, w = G.normal_nodes(s)
-        assert w.sum() == pytest.approx(1 - 2 * ndtr(-G.TRUNCATION), abs=1e-15)  # the mass on [−9, 9]
-        assert np.allclose(z, -z[::-1]) and np.allclose(w, w[::-1]) and not np.any(z == 0)  # 0 is a panel edge
-        assert np.max(np.diff(np.unique(np.round(z, 12)))) * max(1.0, s) <= 1.0  # panels ≤ one unit of √q z
-    assert G.expectation(lambda x: np.cos(x) + 2, 0.0) == pytest.approx(3 * (1 - 2 * ndtr(-9)), abs=1e-15)
+        assert w.sum() == pytest.approx(
+            1 - 2 * ndtr(-G.TRUNCATION), abs=1e-15
+        )  # the mass on [−9, 9]
+        assert (
+            np.allclose(z, -z[::-1]) and np.allclose(w, w[::-1]) and not np.any(z == 0)
+        )  # 0 is a panel edge
+        assert (
+            np.max(np.diff(np.unique(np.round(z, 12)))) * max(1.0, s) <= 1.0
+        )  # panels ≤ one unit of √q z
+    assert G.expectation(lambda x: np.cos(x) + 2, 0.0) == pytest.approx(
+        3 * (1 - 2 * ndtr(-9)), abs=1e-15
+    )
     with pytest.raises(ParameterError):
         G.expectation(np.abs, -1.0)
 
@@ -86,4 +108,6 @@ def test_gauss_hermite_demonstration_is_poor_at_large_q():
     ref = G.expectation(lambda x: np.tanh(x) ** 2, 20.0)
     gh = G.gauss_hermite_expectation(lambda z: np.tanh(math.sqrt(20.0) * z) ** 2, 201)
     assert 1e-5 < abs(gh - ref) < 1e-3  # the 3e-4 quoted in Chapter 7
-    assert G.gauss_hermite_expectation(lambda z: z**4, 5) == pytest.approx(3.0, rel=1e-13)  # exact for degree ≤ 9
+    assert G.gauss_hermite_expectation(lambda z: z**4, 5) == pytest.approx(
+        3.0, rel=1e-13
+    )  # exact for degree ≤ 9

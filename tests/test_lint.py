@@ -11,6 +11,10 @@ from pathlib import Path
 
 def test_ruff_finds_nothing():
     root = Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
-                         cwd=root, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -6,15 +6,18 @@ from scipy.integrate import quad
 
 from layerwise import gaussian
 from layerwise import meanfield as mf
+from layerwise.params import ParameterError
 from layerwise.stats import max_deviation_interval
 from layerwise.studies import ch07 as study
-from layerwise.params import ParameterError
 
 
 def gauss_quad(f):
     """E_{z~N(0,1)} f(z) by adaptive quadrature, split at 0 and ±1 where tanh(√q z) turns."""
     g = lambda z: f(z) * np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
-    return sum(quad(g, a, b, epsabs=1e-15, epsrel=1e-13, limit=500)[0] for a, b in [(-12, -1), (-1, 0), (0, 1), (1, 12)])
+    return sum(
+        quad(g, a, b, epsabs=1e-15, epsrel=1e-13, limit=500)[0]
+        for a, b in [(-12, -1), (-1, 0), (0, 1), (1, 12)]
+    )
 
 
 @pytest.mark.parametrize("q", [1e-3, 0.3, 2.0, 15.0, 80.0])
@@ -44,7 +47,9 @@ def test_erf_fixed_point_and_correlation_map_closed_forms(sw2, sb2):
 
 def test_linear_closed_forms():
     assert mf.q_star(0.5, 0.2, "linear") == pytest.approx(0.4, abs=1e-15)
-    assert mf.correlation_map(0.3, 0.5, 0.2, "linear") == pytest.approx((0.5 * 0.3 * 0.4 + 0.2) / 0.4, abs=1e-12)
+    assert mf.correlation_map(0.3, 0.5, 0.2, "linear") == pytest.approx(
+        (0.5 * 0.3 * 0.4 + 0.2) / 0.4, abs=1e-12
+    )
     with pytest.raises(ParameterError, match="sigma_w2"):
         mf.q_star(1.5, 0.2, "linear")
 
@@ -100,7 +105,9 @@ def test_iterate_maps_reduces_to_fixed_point_maps():
 
 def test_random_networks_follow_the_maps():
     sw2, sb2, n_nets, width = 4.0, 0.1, 16, 500
-    s = mf.simulate_pairs(0.5, 0.3, sigma_w2=sw2, sigma_b2=sb2, width=width, n_layers=6, n_nets=n_nets, seed=1)
+    s = mf.simulate_pairs(
+        0.5, 0.3, sigma_w2=sw2, sigma_b2=sb2, width=width, n_layers=6, n_nets=n_nets, seed=1
+    )
     q, c = mf.iterate_maps(0.5, 0.3, 6, sw2, sb2)
     assert np.allclose(s["q"][:, 0], 0.5) and np.allclose(s["c"][:, 0], 0.3)  # exact inputs
     qm = s["q"].mean(axis=(0, 2))
@@ -112,7 +119,9 @@ def test_random_networks_follow_the_maps():
 
 def test_circle_lengths():
     sw2, sb2, N = 6.25, 0.09, 300
-    r = mf.circle_experiment(sigma_w2=sw2, sigma_b2=sb2, width=N, n_layers=3, n_points=2000, seed=0, record_layers=(2,))
+    r = mf.circle_experiment(
+        sigma_w2=sw2, sigma_b2=sb2, width=N, n_layers=3, n_points=2000, seed=0, record_layers=(2,)
+    )
     exact0 = 2 * np.pi * np.sqrt(N * mf.q_star(sw2, sb2))  # circumference of the input circle
     assert r["length_tangent"][0] == pytest.approx(exact0, rel=1e-12)
     assert r["length_chord"][0] == pytest.approx(exact0, rel=1e-5)  # 2000-gon: error π²/(6·2000²)
@@ -128,8 +137,12 @@ def test_circle_lengths():
         lambda: mf.q_star(-1.0, 0.1),
         lambda: mf.q_star(1.0, -0.1),
         lambda: mf.chi1(1.0, 0.1, phi="relu6"),
-        lambda: mf.simulate_pairs(1.0, 0.1, sigma_w2=1.0, sigma_b2=0.1, width=0, n_layers=2, n_nets=2, seed=0),
-        lambda: mf.circle_experiment(sigma_w2=1.0, sigma_b2=0.1, width=10, n_layers=2, n_points=5, seed=0, record_layers=(7,)),
+        lambda: mf.simulate_pairs(
+            1.0, 0.1, sigma_w2=1.0, sigma_b2=0.1, width=0, n_layers=2, n_nets=2, seed=0
+        ),
+        lambda: mf.circle_experiment(
+            sigma_w2=1.0, sigma_b2=0.1, width=10, n_layers=2, n_points=5, seed=0, record_layers=(7,)
+        ),
     ],
 )
 def test_bad_input_is_refused(call):
@@ -151,14 +164,20 @@ def test_training_learns_and_is_deterministic():
     kw = dict(depth=2, sigma_b2=0.05, width=32, steps=150, lr=0.05, batch=64, seed=3)
     a = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
     b = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
-    assert np.all(a["accuracy"] > 0.8) and np.all(a["accuracy_init"] < 0.4)  # learned, from near chance
+    assert np.all(a["accuracy"] > 0.8) and np.all(
+        a["accuracy_init"] < 0.4
+    )  # learned, from near chance
     np.testing.assert_array_equal(a["accuracy"], b["accuracy"])
     assert a["loss"].shape == (150, 2) and a["loss"][-20:].mean() < a["loss"][:20].mean()
 
 
 def test_training_bad_input():
     x, y = _digits_unit()
-    for kw in (dict(sigma_w2s=np.array([])), dict(sigma_w2s=np.array([-1.0])), dict(sigma_w2s=np.array([1.0]), depth=0)):
+    for kw in (
+        dict(sigma_w2s=np.array([])),
+        dict(sigma_w2s=np.array([-1.0])),
+        dict(sigma_w2s=np.array([1.0]), depth=0),
+    ):
         args = dict(depth=2, sigma_b2=0.05, width=8, steps=1, lr=0.1, batch=8, seed=0) | kw
         with pytest.raises(ParameterError):
             study.train_depth_grid(x, y, **args)
@@ -185,7 +204,9 @@ def _pair_tanh_adaptive(q, c):
     integrated by nested adaptive quadrature — independent of the module's rule."""
     a, b = np.sqrt((1 + c) / 2), np.sqrt((1 - c) / 2)
     s = np.sqrt(q)
-    inner = lambda x: gauss_quad(lambda y: np.tanh(s * (a * x + b * y)) * np.tanh(s * (a * x - b * y)))  # noqa: E731
+    def inner(x):
+        return gauss_quad(lambda y: np.tanh(s * (a * x + b * y)) * np.tanh(s * (a * x - b * y)))
+
     return gauss_quad(np.vectorize(inner))
 
 
@@ -243,13 +264,25 @@ def test_iterated_correlation_map_contracts_by_chi_c(sw2):
 def test_max_deviation_interval():
     from scipy import stats
 
-    mean, se, ref = np.array([1.0, 2.1, 2.95]), np.array([0.01, 0.02, 0.01]), np.array([1.0, 2.0, 3.0])
+    mean, se, ref = (
+        np.array([1.0, 2.1, 2.95]),
+        np.array([0.01, 0.02, 0.01]),
+        np.array([1.0, 2.0, 3.0]),
+    )
     m, (lo, hi) = max_deviation_interval(mean, se, ref, dof=9, confidence=0.99)
     t = stats.t.isf(0.01 / 6, 9)
-    assert m == pytest.approx(0.1) and lo == pytest.approx(0.1 - 0.02 * t) and hi == pytest.approx(0.1 + 0.02 * t)
+    assert (
+        m == pytest.approx(0.1)
+        and lo == pytest.approx(0.1 - 0.02 * t)
+        and hi == pytest.approx(0.1 + 0.02 * t)
+    )
     m, (lo, hi) = max_deviation_interval(mean, se, ref, dof=9, relative=True)
-    assert m == pytest.approx(0.05) and hi == pytest.approx(max(0.05 + 0.01 * t, (0.05 + 0.01 * t / 3)))
-    m, (lo, hi) = max_deviation_interval(ref, se, ref, dof=9)  # exact agreement: interval starts at 0
+    assert m == pytest.approx(0.05) and hi == pytest.approx(
+        max(0.05 + 0.01 * t, (0.05 + 0.01 * t / 3))
+    )
+    m, (lo, hi) = max_deviation_interval(
+        ref, se, ref, dof=9
+    )  # exact agreement: interval starts at 0
     assert m == 0.0 and lo == 0.0
     with pytest.raises(ParameterError):
         max_deviation_interval(mean, se[:2], ref, dof=9)
@@ -259,7 +292,9 @@ def test_gauss_hermite_is_poor_for_tanh_at_large_q():
     f = lambda z: np.tanh(np.sqrt(20.0) * z) ** 2  # noqa: E731
     ref = gauss_quad(f)
     assert abs(gaussian.expectation(lambda x: np.tanh(x) ** 2, 20.0) - ref) < 1e-12
-    assert abs(gaussian.gauss_hermite_expectation(f, 201) - ref) > 1e-5  # poles at ±iπ/(2√q): slow convergence
+    assert (
+        abs(gaussian.gauss_hermite_expectation(f, 201) - ref) > 1e-5
+    )  # poles at ±iπ/(2√q): slow convergence
 
 
 # ----------------------------------------------------------------------------------------------
@@ -278,8 +313,13 @@ def test_length_map_convergence_against_brute_force():
 
 
 def _fake_sims(rng, maps, n_nets, noise):
-    return [{"q": q[None, :, None] * (1 + noise * rng.standard_normal((n_nets, len(q), 2))),
-             "c": c[None] + noise * rng.standard_normal((n_nets, len(c)))} for q, c in maps]
+    return [
+        {
+            "q": q[None, :, None] * (1 + noise * rng.standard_normal((n_nets, len(q), 2))),
+            "c": c[None] + noise * rng.standard_normal((n_nets, len(c))),
+        }
+        for q, c in maps
+    ]
 
 
 def test_maps_vs_networks_against_brute_force():
@@ -293,10 +333,16 @@ def test_maps_vs_networks_against_brute_force():
     dq = max(abs(m[l] - q[l]) / q[l] for m, (q, _) in zip(qm, maps) for l in range(1, 6))
     dc = max(abs(s["c"].mean(0)[l] - c[l]) for s, (_, c) in zip(sims, maps) for l in range(1, 6))
     assert r["dev_q"] == pytest.approx(dq, rel=1e-12) and r["dev_c"] == pytest.approx(dc, rel=1e-12)
-    assert r["interval_q"][0] <= r["dev_q"] <= r["interval_q"][1] and r["interval_c"][0] <= r["dev_c"] <= r["interval_c"][1]
+    assert (
+        r["interval_q"][0] <= r["dev_q"] <= r["interval_q"][1]
+        and r["interval_c"][0] <= r["dev_c"] <= r["interval_c"][1]
+    )
     np.testing.assert_allclose(r["c_se"][1], sims[1]["c"].std(0, ddof=1) / np.sqrt(8), rtol=1e-12)
     # networks exactly on the maps: no deviation; the table's rows include the (exact) input layer
-    exact = [{"q": np.repeat(q[None, :, None], 3, 0).repeat(2, 2), "c": np.repeat(c[None], 3, 0)} for q, c in maps]
+    exact = [
+        {"q": np.repeat(q[None, :, None], 3, 0).repeat(2, 2), "c": np.repeat(c[None], 3, 0)}
+        for q, c in maps
+    ]
     r0 = study.maps_vs_networks(exact, maps)
     assert r0["dev_q"] < 1e-15 and r0["dev_c"] < 1e-15 and r0["rows"][0]["max |c − map|"] < 1e-15
 
@@ -305,8 +351,12 @@ def test_phase_diagram_matches_chi1_and_its_critical_line():
     r = study.phase_diagram(6)
     assert r["chi1"].shape == (6, 6)
     assert r["chi1"][2, 4] == mf.chi1(r["sigma_w2"][4], r["sigma_b2"][2])
-    for row, crit in zip(r["chi1"], r["critical_sigma_w2"]):  # χ₁ < 1 left of the root, > 1 right of it
-        assert np.all(row[r["sigma_w2"] < crit * (1 - 1e-9)] < 1) and np.all(row[r["sigma_w2"] > crit * (1 + 1e-9)] > 1)
+    for row, crit in zip(
+        r["chi1"], r["critical_sigma_w2"]
+    ):  # χ₁ < 1 left of the root, > 1 right of it
+        assert np.all(row[r["sigma_w2"] < crit * (1 - 1e-9)] < 1) and np.all(
+            row[r["sigma_w2"] > crit * (1 + 1e-9)] > 1
+        )
 
 
 def test_circle_growth_recovers_exact_exponential_rates():
@@ -314,7 +364,9 @@ def test_circle_growth_recovers_exact_exponential_rates():
     rates = np.array([0.40, 0.42, 0.44])
     lt = 3.0 * np.exp(rates[:, None] * layers[None])
     g = study.circle_growth(lt, np.exp(2 * 0.42))
-    assert g["predicted"] == pytest.approx(0.42, rel=1e-14) and g["measured"] == pytest.approx(0.42, rel=1e-12)
+    assert g["predicted"] == pytest.approx(0.42, rel=1e-14) and g["measured"] == pytest.approx(
+        0.42, rel=1e-12
+    )
     assert g["se"] == pytest.approx(0.02 / np.sqrt(3), rel=1e-9) and g["dof"] == 2
     assert g["decades"] == pytest.approx(8 * 0.42 / np.log(10), rel=1e-12)
 
@@ -322,7 +374,9 @@ def test_circle_growth_recovers_exact_exponential_rates():
 def test_depth_scale_curve_is_depth_scales_pointwise():
     r = study.depth_scale_curve(0.05, 4)
     assert r["sigma_w2"][0] == 1.0 and r["sigma_w2"][-1] == 4.0
-    assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(r["critical"]) == mf.critical_sigma_w2(0.05)
+    assert r["xi_c"][2] == mf.depth_scales(3.0, 0.05)["xi_c"] and float(
+        r["critical"]
+    ) == mf.critical_sigma_w2(0.05)
 
 
 def test_standardised_digits_have_unit_length():
@@ -333,14 +387,19 @@ def test_standardised_digits_have_unit_length():
 
 def test_trainable_depth_interpolates_the_monotone_fit_in_log_depth_and_censors_the_ends():
     depths = np.array([4, 8, 16, 32])
-    acc = np.array([[0.9, 0.7, 0.3, 0.1],   # crosses between 8 and 16: 0.7 → 0.3, half-way in log L
-                    [0.9, 0.9, 0.8, 0.6],   # trainable at every depth: censored above
-                    [0.3, 0.2, 0.1, 0.1],   # at none: censored below
-                    [0.9, 0.2, 0.6, 0.1]])  # not monotone: the fit pools 0.2 and 0.6 to 0.4 < 0.5
+    acc = np.array(
+        [
+            [0.9, 0.7, 0.3, 0.1],  # crosses between 8 and 16: 0.7 → 0.3, half-way in log L
+            [0.9, 0.9, 0.8, 0.6],  # trainable at every depth: censored above
+            [0.3, 0.2, 0.1, 0.1],  # at none: censored below
+            [0.9, 0.2, 0.6, 0.1],
+        ]
+    )  # not monotone: the fit pools 0.2 and 0.6 to 0.4 < 0.5
     log_l50, cens = study.trainable_depth(acc, depths)
     assert np.exp(log_l50[0]) == pytest.approx(np.sqrt(8 * 16), rel=1e-12)
     assert list(cens) == [0, 1, -1, 0] and np.exp(log_l50[1]) == 32 and np.exp(log_l50[2]) == 4
-    # pooled (0.4, 0.4) below 0.5 from depth 8: crossing between 4 (0.9) and 8 (0.4) at (0.9 − 0.5)/(0.9 − 0.4)
+    # pooled (0.4, 0.4) below 0.5 from depth 8: crossing
+    # between 4 (0.9) and 8 (0.4) at (0.9 − 0.5)/(0.9 − 0.4)
     assert log_l50[3] == pytest.approx(np.log(4) + 0.8 * np.log(2), rel=1e-12)
     with pytest.raises(ParameterError):
         study.trainable_depth(acc, depths[::-1])
@@ -348,11 +407,13 @@ def test_trainable_depth_interpolates_the_monotone_fit_in_log_depth_and_censors_
 
 def test_peak_location_is_the_parabola_vertex_and_not_identified_at_edges_ties_or_censoring():
     grid = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
-    values = -(grid - 1.8) ** 2  # an exact parabola: its vertex
+    values = -((grid - 1.8) ** 2)  # an exact parabola: its vertex
     assert study.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
     assert np.isnan(study.peak_location(-grid, grid))  # the largest value at the grid's edge
     assert np.isnan(study.peak_location([0, 1, 2, 2, 0], grid))  # a tie
-    assert np.isnan(study.peak_location(values, grid, censored=[0, 0, 1, 0, 0]))  # the maximum is censored
+    assert np.isnan(
+        study.peak_location(values, grid, censored=[0, 0, 1, 0, 0])
+    )  # the maximum is censored
 
 
 def test_trainability_boundary_gives_replicate_estimates():
@@ -361,9 +422,16 @@ def test_trainability_boundary_gives_replicate_estimates():
     xi = np.array([mf.depth_scales(s, 0.05)["xi_c"] for s in sw2])
     rng = np.random.default_rng(0)
     reps = []
-    for k in (1.5, 2.0, 2.5):  # accuracy falling through 0.5 at L = k ξ_c (clipped to the grid) in log L
+    for k in (
+        1.5,
+        2.0,
+        2.5,
+    ):  # accuracy falling through 0.5 at L = k ξ_c (clipped to the grid) in log L
         mid = np.clip(np.log(k * xi), np.log(5), np.log(50))
-        reps.append(1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None]))) + 1e-3 * rng.random((5, 5)))
+        reps.append(
+            1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None])))
+            + 1e-3 * rng.random((5, 5))
+        )
     b = study.trainability_boundary(np.array(reps), sw2, depths, 0.05)
     np.testing.assert_allclose(b["xi_c"], xi)
     assert b["log_l50"].shape == (3, 5) and np.all(b["censored"] == 0)
@@ -382,7 +450,9 @@ def test_trainability_grid_is_one_training_per_replicate_and_depth():
     x, y = study.standardised_digits()
     x, y = x[:200], y[:200]
     kw = dict(sigma_b2=0.05, width=8, steps=3, lr=0.01, batch=16)
-    r = study.trainability_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw)
+    r = study.trainability_grid(
+        x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw
+    )
     assert r["accuracy"].shape == (2, 2, 2) and list(r["depths"]) == [2, 3]
     one = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
     np.testing.assert_array_equal(r["accuracy"][1, :, 1], one["accuracy"])
@@ -401,37 +471,52 @@ def test_circle_ensemble_is_one_circle_experiment_per_seed():
             np.testing.assert_array_equal(e["pca_var"][k], r["pca_var"])
         if k == 0:
             np.testing.assert_array_equal(e["proj_2"], r["proj_2"])
-    assert e["pca_var"].shape == (2, 4, 3) and not np.array_equal(e["length_tangent"][0], e["length_tangent"][1])
+    assert e["pca_var"].shape == (2, 4, 3) and not np.array_equal(
+        e["length_tangent"][0], e["length_tangent"][1]
+    )
     with pytest.raises(ParameterError):
         study.circle_ensemble(**kw, seeds=())
 
 
 def test_sweep_starts():
     assert study.sweep_starts(0.3, 0.1, 0.02) == pytest.approx((0.4, 0.2))
-    assert study.sweep_starts(0.9, 0.1, 0.02) == pytest.approx((0.95, 0.85))  # d = (1 − c*)/2 near the transition
+    assert study.sweep_starts(0.9, 0.1, 0.02) == pytest.approx(
+        (0.95, 0.85)
+    )  # d = (1 − c*)/2 near the transition
     assert study.sweep_starts(1.0, 0.1, 0.02) == (0.98, 0.98)
 
 
 def test_depth_scale_sweep_follows_the_maps_and_chi1():
     """Wide nets: layer-0 correlations are the starts exactly; layer-1 mean correlations follow the
-    correlation map and the mean squared error signal shrinks by χ₁ per layer (Schoenholz Eq. 14)."""
+    correlation map and the mean squared error signal shrinks by χ₁ per
+    layer (Schoenholz Eq. 14)."""
     sw2, sb2 = np.array([1.2, 3.0]), np.array([0.05, 0.3])
-    s = study.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=sb2, width=800, n_layers=3, n_nets=6, seed=3)
+    s = study.depth_scale_sweep(
+        sigma_w2s=sw2, sigma_b2s=sb2, width=800, n_layers=3, n_nets=6, seed=3
+    )
     assert s["c"].shape == (2, 2, 6, 2, 4) and s["grad"].shape == (2, 2, 6, 4)
-    np.testing.assert_allclose(s["c"][..., 0], np.broadcast_to(s["starts"][:, :, None, :], (2, 2, 6, 2)), atol=1e-12)
+    np.testing.assert_allclose(
+        s["c"][..., 0], np.broadcast_to(s["starts"][:, :, None, :], (2, 2, 6, 2)), atol=1e-12
+    )
     for i, b in enumerate(sb2):
         for j, a in enumerate(sw2):
             for k in range(2):
                 ref = mf.correlation_map(s["starts"][i, j, k], a, b)
                 assert abs(s["c"][i, j, :, k, 1].mean() - ref) < 0.02
-            ratios = (s["grad"][i, j, :, :-1] / s["grad"][i, j, :, 1:]).ravel()  # every layer of every net
+            ratios = (
+                s["grad"][i, j, :, :-1] / s["grad"][i, j, :, 1:]
+            ).ravel()  # every layer of every net
             se = ratios.std(ddof=1) / np.sqrt(ratios.size)
             assert abs(ratios.mean() - mf.chi1(a, b)) < 4 * se and se < 0.03
     assert s["c_star"][0, 1] < 1 and s["c_star"][0, 0] == 1.0
     with pytest.raises(ParameterError, match="sigma_b2s"):
-        study.depth_scale_sweep(sigma_w2s=sw2, sigma_b2s=[0.0], width=8, n_layers=2, n_nets=2, seed=0)
+        study.depth_scale_sweep(
+            sigma_w2s=sw2, sigma_b2s=[0.0], width=8, n_layers=2, n_nets=2, seed=0
+        )
     with pytest.raises(ParameterError, match="sigma_w2s"):
-        study.depth_scale_sweep(sigma_w2s=[], sigma_b2s=[0.1], width=8, n_layers=2, n_nets=2, seed=0)
+        study.depth_scale_sweep(
+            sigma_w2s=[], sigma_b2s=[0.1], width=8, n_layers=2, n_nets=2, seed=0
+        )
 
 
 def test_sweep_rates_recover_exact_decays():
@@ -439,45 +524,80 @@ def test_sweep_rates_recover_exact_decays():
     offset that averages to zero) and whose error signals shrink by exactly χ₁ per layer: the
     measured rates are the estimator on the map, and −ln χ₁ for the gradient."""
     sw2, sb2, L, n = np.array([1.3, 3.5]), np.array([0.05]), 20, 6
-    th = {k: np.array([[mf.depth_scales(a, 0.05)[k] for a in sw2]]) for k in ("q_star", "c_star", "chi1", "chi_c", "xi_c")}
+    th = {
+        k: np.array([[mf.depth_scales(a, 0.05)[k] for a in sw2]])
+        for k in ("q_star", "c_star", "chi1", "chi_c", "xi_c")
+    }
     starts = np.array([[study.sweep_starts(th["c_star"][0, j], 0.1, 0.02) for j in range(2)]])
-    maps = np.array([[[mf.iterate_correlation_map(c0, L, a, 0.05) for c0 in starts[0, j]] for j, a in enumerate(sw2)]])
+    maps = np.array(
+        [
+            [
+                [mf.iterate_correlation_map(c0, L, a, 0.05) for c0 in starts[0, j]]
+                for j, a in enumerate(sw2)
+            ]
+        ]
+    )
     eps = 1e-5 * np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])[None, None, :, None, None]
     c = maps[:, :, None] + eps * np.ones((1, 2, n, 2, L + 1))
     layers = np.arange(L + 1)
-    grad = np.broadcast_to(th["chi1"][..., None, None] ** (L - layers), (1, 2, n, L + 1)) * (1 + 0.01 * eps[..., 0] * 1e5)
+    grad = np.broadcast_to(th["chi1"][..., None, None] ** (L - layers), (1, 2, n, L + 1)) * (
+        1 + 0.01 * eps[..., 0] * 1e5
+    )
     sweep = dict(sigma_w2=sw2, sigma_b2=sb2, c=c, grad=grad, starts=starts, **th)
     r = study.sweep_rates(sweep, n_boot=20)
     np.testing.assert_allclose(r["rate_c"], r["rate_c_map"], rtol=1e-3)
-    np.testing.assert_allclose(r["rate_c_map"], -np.log(th["chi_c"]), rtol=0.05)  # the window's bias is small
+    np.testing.assert_allclose(
+        r["rate_c_map"], -np.log(th["chi_c"]), rtol=0.05
+    )  # the window's bias is small
     np.testing.assert_allclose(r["rate_grad"], -np.log(th["chi1"]), rtol=1e-6)
-    assert r["peak_c"][0] == sw2[np.argmin(np.abs(r["rate_c"][0]))] and r["rate_c_loo"].shape == (1, 2, n) and r["dof"] == n - 1
+    assert (
+        r["peak_c"][0] == sw2[np.argmin(np.abs(r["rate_c"][0]))]
+        and r["rate_c_loo"].shape == (1, 2, n)
+        and r["dof"] == n - 1
+    )
 
 
 def test_mean_rate_ratio_is_the_precision_weighted_mean():
     m, t, se = np.array([1.1, 0.45, 9.0]), np.array([1.0, 0.5, 1.0]), np.array([0.1, 0.1, 0.1])
     loo = np.stack([m * (1 + 0.01 * k) for k in range(4)], axis=-1)
-    out = study.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]))
+    alt = np.array([2.0, 1.0, 7.0])
+    out = study.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]), alt)
+    est = out["est"]
     w = np.array([100.0, 25.0]) / 125
-    assert out["mean"] == pytest.approx(w @ [1.1, 0.9], rel=1e-12) and out["n"] == 2
+    assert est.mean == pytest.approx(w @ [1.1, 0.9], rel=1e-12) and est.n == 2 and est.dof == 3
     v = np.array([(w @ [1.1, 0.9]) * (1 + 0.01 * k) for k in range(4)])
-    assert out["se"] == pytest.approx(np.sqrt(3 / 4 * np.sum((v - v.mean()) ** 2)), rel=1e-10)
-    assert study.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["n"] == 0
+    assert est.se == pytest.approx(np.sqrt(3 / 4 * np.sum((v - v.mean()) ** 2)), rel=1e-10)
+    # the alternative rates, weighted the same way: 2/1 and 1/0.5
+    assert out["alternative"] == pytest.approx(w @ [2.0, 2.0], rel=1e-12)
+    assert study.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["est"].n == 0
 
 
 def test_sweep_rate_ratios_keeps_only_resolved_settings():
-    # four settings: ordered & resolved, chaotic & resolved, ξ too long for 30 layers, window bias of 10 %
+    # four settings: ordered & resolved, chaotic & resolved, ξ too long for 30 layers, window bias
+    # of 10 %
     theory = np.array([-0.5, -0.25, -0.05, -0.4])
-    R = {"rate_c_theory": -theory, "rate_c_map": -theory * np.array([1.0, 1.02, 1.0, 1.10]),
-         "rate_c": -theory * np.array([1.1, 0.9, 5.0, 5.0]), "rate_c_se": np.full(4, 0.01),
-         "rate_grad_theory": theory, "rate_grad": theory * 1.2, "rate_grad_se": np.full(4, 0.01)}
+    R = {
+        "rate_c_theory": -theory,
+        "rate_c_map": -theory * np.array([1.0, 1.02, 1.0, 1.10]),
+        "rate_c": -theory * np.array([1.1, 0.9, 5.0, 5.0]),
+        "rate_c_se": np.full(4, 0.01),
+        "rate_grad_theory": theory,
+        "rate_grad": theory * 1.2,
+        "rate_grad_se": np.full(4, 0.01),
+        "rate_q_theory": np.full(4, 0.8),
+    }
     R["rate_c_loo"] = np.repeat(R["rate_c"][:, None], 5, axis=1)
     R["rate_grad_loo"] = np.repeat(R["rate_grad"][:, None], 5, axis=1)
     phase = np.array(["ordered", "chaotic", "ordered", "chaotic"])
     ratios, bias = study.sweep_rate_ratios(R, phase, 30)
-    assert ratios["ordered"]["n"] == 1 and ratios["ordered"]["mean"] == pytest.approx(1.1)
-    assert ratios["chaotic"]["n"] == 1 and ratios["chaotic"]["mean"] == pytest.approx(0.9)
-    assert ratios["grad"]["n"] == 3 and ratios["grad"]["mean"] == pytest.approx(1.2) and ratios["grad"]["se"] == 0
+    ordered, chaotic, grad = (ratios[k]["est"] for k in ("ordered", "chaotic", "grad"))
+    assert ordered.n == 1 and ordered.mean == pytest.approx(1.1)
+    assert chaotic.n == 1 and chaotic.mean == pytest.approx(0.9)
+    assert grad.n == 3 and grad.mean == pytest.approx(1.2) and grad.se == 0
+    # alternatives: ordered at the length map's rate, chaotic at |ln χ₁|, gradients at rate 0
+    assert ratios["ordered"]["alternative"] == pytest.approx(0.8 / 0.5)
+    assert ratios["chaotic"]["alternative"] == pytest.approx(1.0)
+    assert ratios["grad"]["alternative"] == 0
     assert bias == pytest.approx(0.02)
     with pytest.raises(ParameterError, match="n_layers=3"):
         study.sweep_rate_ratios(R, phase, 3)

@@ -75,7 +75,9 @@ def pad_ref(x: torch.Tensor, p: int, boundary: str) -> torch.Tensor:
     return x[..., idx(h), :][..., idx(w)]
 
 
-def ref_forward(cfg: MomentsConfig, W: list[torch.Tensor], x0: torch.Tensor) -> list[list[torch.Tensor]]:
+def ref_forward(
+    cfg: MomentsConfig, W: list[torch.Tensor], x0: torch.Tensor
+) -> list[list[torch.Tensor]]:
     """Plain float64 network of one config (Labatie Eq. 1, SPEC §2): tensors at every location.
 
     Returns, for every layer (residual unit) d = 1..depth, the list of location tensors in the
@@ -101,21 +103,31 @@ def ref_forward(cfg: MomentsConfig, W: list[torch.Tensor], x0: torch.Tensor) -> 
     out = []
     for _ in range(cfg.depth):
         if cfg.arch == "vanilla":
-            z = lin(h, W[li]); li += 1
+            z = lin(h, W[li])
+            li += 1
             x = torch.relu(z)
-            out.append([h, z, x]); h = x
+            out.append([h, z, x])
+            h = x
         elif cfg.arch == "bn_ff":
-            z = lin(h, W[li]); li += 1
-            y = bn(z); x = torch.relu(y)
-            out.append([h, z, y, x]); h = x
+            z = lin(h, W[li])
+            li += 1
+            y = bn(z)
+            x = torch.relu(y)
+            out.append([h, z, y, x])
+            h = x
         else:
-            r = h; locs = []
+            r = h
+            locs = []
             for j in range(cfg.res_depth):
-                a = bn(r); b = torch.relu(a); r = lin(b, W[li]); li += 1
+                a = bn(r)
+                b = torch.relu(a)
+                r = lin(b, W[li])
+                li += 1
                 if j == 0:
                     locs = [h, a, b, r]
             new = h + r
-            out.append(locs + [new]); h = new
+            out.append(locs + [new])
+            h = new
     return out
 
 
@@ -148,8 +160,19 @@ def jvp_reference(cfg: MomentsConfig, net: int, device: str = "cpu") -> dict[str
 
 
 def small(arch: str, k: int, **kw) -> MomentsConfig:
-    base = dict(arch=arch, kernel_size=k, width=12, batch=6, depth=4, dataset="digits", n_sims=2,
-                device="cpu", seed=3, records=None, sampling="explicit")
+    base = dict(
+        arch=arch,
+        kernel_size=k,
+        width=12,
+        batch=6,
+        depth=4,
+        dataset="digits",
+        n_sims=2,
+        device="cpu",
+        seed=3,
+        records=None,
+        sampling="explicit",
+    )
     base.update(kw)
     return MomentsConfig(**base)
 
@@ -166,7 +189,9 @@ def test_noise_is_jvp_and_moments_match_reference(arch: str, k: int) -> None:
     for net in range(cfg.n_sims):
         ref = jvp_reference(cfg, net)
         for name, r in ref.items():
-            np.testing.assert_allclose(got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"{arch} k={k} {name} net {net}")
+            np.testing.assert_allclose(
+                got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"{arch} k={k} {name} net {net}"
+            )
 
 
 def test_records_subsample_the_layers() -> None:
@@ -181,17 +206,25 @@ def test_records_subsample_the_layers() -> None:
 # ------------------------------------------------------------------------------------------
 # Convolutions and boundaries, through the engine's own records
 # ------------------------------------------------------------------------------------------
-def _capture(cfg: MomentsConfig, **kw) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray, float]]:
+def _capture(
+    cfg: MomentsConfig, **kw
+) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray, float]]:
     seen = {}
 
     def obs(depth, loc, x, dx, ls):
-        seen[(depth, loc)] = (x[0].double().numpy().copy(), dx[0].double().numpy().copy(), float(ls[0]))
+        seen[(depth, loc)] = (
+            x[0].double().numpy().copy(),
+            dx[0].double().numpy().copy(),
+            float(ls[0]),
+        )
 
     simulate(cfg, sims=[0], observer=obs, **kw)
     return seen
 
 
-def _features_to_map(f: np.ndarray, B: int, side: int, cfg: MomentsConfig | None = None) -> np.ndarray:
+def _features_to_map(
+    f: np.ndarray, B: int, side: int, cfg: MomentsConfig | None = None
+) -> np.ndarray:
     """(B·P, N) engine features → (B, N, side, side); rows ordered (b, h, w), or (h, w, b) when the
     convolutions run in the Fourier domain (``cfg.conv_used == "fft"``)."""
     if cfg is not None and cfg.conv_used == "fft":
@@ -210,7 +243,9 @@ def circulant_conv(x: np.ndarray, w: np.ndarray, stride: int = 1) -> np.ndarray:
         for j in range(Wo):
             for a in range(k):
                 for b in range(k):
-                    A[:, i, j, :, (stride * i + a - p) % H, (stride * j + b - p) % Wd] += w[:, :, a, b]
+                    A[:, i, j, :, (stride * i + a - p) % H, (stride * j + b - p) % Wd] += w[
+                        :, :, a, b
+                    ]
     A = A.reshape(N * Ho * Wo, C * H * Wd)
     return (x.reshape(B, -1) @ A.T).reshape(B, N, Ho, Wo)
 
@@ -231,23 +266,40 @@ def padded_conv(x: np.ndarray, w: np.ndarray, boundary: str, stride: int = 1) ->
     return out
 
 
-@pytest.mark.parametrize("boundary, conv", [("periodic", "fft"), ("periodic", "direct"), ("zero_padding", "direct"),
-                                           ("symmetric", "direct")])
+@pytest.mark.parametrize(
+    "boundary, conv",
+    [
+        ("periodic", "fft"),
+        ("periodic", "direct"),
+        ("zero_padding", "direct"),
+        ("symmetric", "direct"),
+    ],
+)
 def test_convolution_boundaries_against_explicit_construction(boundary: str, conv: str) -> None:
-    cfg = small("vanilla", 3, width=5, batch=3, depth=1, boundary=boundary, dataset="digits", conv=conv)
+    cfg = small(
+        "vanilla", 3, width=5, batch=3, depth=1, boundary=boundary, dataset="digits", conv=conv
+    )
     assert cfg.conv_used == conv
     seen = _capture(cfg)
     x0, dx0 = (t.double().numpy() for t in network_inputs(cfg, 0))
     W = [w.double().numpy() for w in network_weights(cfg, 0)]
-    ref = circulant_conv if boundary == "periodic" else (lambda x, w, stride=1: padded_conv(x, w, boundary, stride))
+    ref = (
+        circulant_conv
+        if boundary == "periodic"
+        else (lambda x, w, stride=1: padded_conv(x, w, boundary, stride))
+    )
     h1 = ref(x0, W[0], stride=2)  # first layer: stride 2, 8×8 → 4×4
     dh1 = ref(dx0, W[0], stride=2)
     x, dx, ls = seen[(1, "loc1")]
     np.testing.assert_allclose(_features_to_map(x, 3, 4, cfg), h1, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(_features_to_map(dx, 3, 4, cfg) * math.exp(ls), dh1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        _features_to_map(dx, 3, 4, cfg) * math.exp(ls), dh1, rtol=1e-5, atol=1e-5
+    )
     z, dz, ls = seen[(1, "loc2")]
     np.testing.assert_allclose(_features_to_map(z, 3, 4, cfg), ref(h1, W[1]), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(_features_to_map(dz, 3, 4, cfg) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        _features_to_map(dz, 3, 4, cfg) * math.exp(ls), ref(dh1, W[1]), rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("arch, k", [("bn_ff", 3), ("vanilla", 5), ("bn_res", 3)])
@@ -268,8 +320,12 @@ def test_fft_convolution_on_a_32x32_map_against_circulant() -> None:
     x, _, _ = seen[(1, "loc1")]
     z, _, _ = seen[(1, "loc2")]
     W = [w.double().numpy() for w in network_weights(cfg, 0)]
-    np.testing.assert_allclose(_features_to_map(z, 2, 16, cfg), circulant_conv(_features_to_map(x, 2, 16, cfg), W[1]),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        _features_to_map(z, 2, 16, cfg),
+        circulant_conv(_features_to_map(x, 2, 16, cfg), W[1]),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_stride2_maps_32_to_16() -> None:
@@ -291,10 +347,14 @@ def test_bn_step_by_hand(k: int) -> None:
         m = z.mean(axis=0)
         v = ((z - m) ** 2).mean(axis=0)
         np.testing.assert_allclose(y, (z - m) / np.sqrt(v + 0.3), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(dy * math.exp(ly), dz * math.exp(lz) / np.sqrt(v + 0.3), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            dy * math.exp(ly), dz * math.exp(lz) / np.sqrt(v + 0.3), rtol=1e-4, atol=1e-6
+        )
         x, dx, lx = seen[(d, "loc4")]
         np.testing.assert_allclose(x, np.maximum(y, 0), rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(dx * math.exp(lx), dy * math.exp(ly) * (y > 0), rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(
+            dx * math.exp(lx), dy * math.exp(ly) * (y > 0), rtol=1e-4, atol=1e-7
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -304,8 +364,16 @@ def test_bn_step_by_hand(k: int) -> None:
 def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
     rng = np.random.default_rng(1)
     # anisotropic, non-centred, fat-tailed channels so that every moment matters
-    x = rng.standard_t(5, size=shape) * np.linspace(0.5, 3, shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2)) + 0.7
-    dx = rng.standard_normal(shape) @ np.eye(shape[-1]) if len(shape) == 2 else rng.standard_normal(shape)
+    x = (
+        rng.standard_t(5, size=shape)
+        * np.linspace(0.5, 3, shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2))
+        + 0.7
+    )
+    dx = (
+        rng.standard_normal(shape) @ np.eye(shape[-1])
+        if len(shape) == 2
+        else rng.standard_normal(shape)
+    )
     got = tensor_moments(x, dx, x0=x, dx0=2 * dx)
     ref = np_moments(x, dx)
     for key, val in ref.items():
@@ -320,7 +388,9 @@ def test_tensor_moments_against_numpy(shape: tuple[int, ...]) -> None:
     assert tensor_moments(np.vstack([q, -q]))["reff_signal"] == pytest.approx(8.0, rel=1e-9)
 
 
-@pytest.mark.parametrize("m, n", [(500, 300), (300, 256), (200, 260), (400, 128), (300, 129), (300, 127)])
+@pytest.mark.parametrize(
+    "m, n", [(500, 300), (300, 256), (200, 260), (400, 128), (300, 129), (300, 127)]
+)
 def test_gram_and_reff_of_wide_features_against_svd(m: int, n: int) -> None:
     """Channel-side Grams of ≥ 128 channels are built blockwise, lower triangle only: r_eff and the
     Gram's lower triangle against float64 NumPy (r_eff by an SVD)."""
@@ -353,7 +423,8 @@ def test_chi_of_tensor_moments_closed_form() -> None:
 # χ through identity layers
 # ------------------------------------------------------------------------------------------
 def test_chi_is_one_through_identity_layers() -> None:
-    """Identity weights: the linear steps keep χ = 1 exactly; after the first ReLU nothing changes."""
+    """Identity weights: the linear steps keep χ = 1 exactly; after the first ReLU nothing
+    changes."""
     cfg = small("vanilla", 1, width=64, batch=9, depth=6, dataset="digits")  # fan_in 1·8·8 = 64
 
     def eye(net, layer, shape, std):
@@ -378,7 +449,9 @@ def test_identity_layers_scaled_noise_logscale() -> None:
     so μ₂(dx) grows ×c² per layer; the log-scale must carry it without overflow."""
     cfg = small("vanilla", 1, width=64, batch=5, depth=3, dataset="digits")
     c = 1e4
-    got = simulate(cfg, sims=[0], weight_fn=lambda net, layer, shape, std: c * torch.eye(shape[0], shape[1]))
+    got = simulate(
+        cfg, sims=[0], weight_fn=lambda net, layer, shape, std: c * torch.eye(shape[0], shape[1])
+    )
     mu = got["mu2_noise_loc3"][0]
     np.testing.assert_allclose(mu[1:] / mu[:-1], c**2, rtol=1e-5)
     np.testing.assert_allclose(got["chi_loc3"][0], got["chi_loc3"][0, 0], rtol=1e-5)
@@ -390,7 +463,9 @@ def test_identity_layers_scaled_noise_logscale() -> None:
 @pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
 def test_fully_connected_brute_force(arch: str) -> None:
     N, B = 10, 7
-    cfg = small(arch, 1, width=N, batch=B, depth=12, records=4, dataset="gaussian", n_sims=1, epsilon=1e-3)
+    cfg = small(
+        arch, 1, width=N, batch=B, depth=12, records=4, dataset="gaussian", n_sims=1, epsilon=1e-3
+    )
     got = simulate(cfg)
     x0, dx0 = (t.double().numpy().reshape(B, -1) for t in network_inputs(cfg, 0))
     W = [w.double().numpy() for w in network_weights(cfg, 0)]
@@ -399,7 +474,13 @@ def test_fully_connected_brute_force(arch: str) -> None:
     assert W[0].std() == pytest.approx(1 / math.sqrt(3072), rel=0.05)
 
     def mom(x, dx):
-        out = {"nu1_abs_signal": 0.0, "nu2_signal": 0.0, "mu2_signal": 0.0, "mu4_signal": 0.0, "mu2_noise": 0.0}
+        out = {
+            "nu1_abs_signal": 0.0,
+            "nu2_signal": 0.0,
+            "mu2_signal": 0.0,
+            "mu4_signal": 0.0,
+            "mu2_noise": 0.0,
+        }
         for c in range(N):
             col = [x[b][c] for b in range(B)]
             m = sum(col) / B
@@ -412,12 +493,18 @@ def test_fully_connected_brute_force(arch: str) -> None:
         xc = x - x.mean(axis=0)
         for name, a in (("reff_signal", xc), ("reff_noise", dx)):
             cov = a.T @ a / B
-            out[name] = np.trace(cov) / np.linalg.eigvalsh(cov)[-1]  # N×N covariance, not the Gram trick
+            out[name] = (
+                np.trace(cov) / np.linalg.eigvalsh(cov)[-1]
+            )  # N×N covariance, not the Gram trick
         return out
 
     def bn(z):
-        return np.array([[(z[b][c] - z[:, c].mean()) / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)] for b in range(B)]), \
-            np.array([1 / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)])
+        return np.array(
+            [
+                [(z[b][c] - z[:, c].mean()) / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)]
+                for b in range(B)
+            ]
+        ), np.array([1 / math.sqrt(z[:, c].var() + 1e-3) for c in range(N)])
 
     chi0 = math.sqrt((dx0**2).mean() / x0.var(axis=0).mean())
     h, dh = x0 @ W[0], dx0 @ W[0]
@@ -425,20 +512,25 @@ def test_fully_connected_brute_force(arch: str) -> None:
     rows = []
     for d in range(1, cfg.depth + 1):
         if arch == "vanilla":
-            z, dz = h @ W[li], dh @ W[li]; li += 1
+            z, dz = h @ W[li], dh @ W[li]
+            li += 1
             x, dxx = np.maximum(z, 0), dz * (z > 0)
             locs = [(h, dh), (z, dz), (x, dxx)]
         elif arch == "bn_ff":
-            z, dz = h @ W[li], dh @ W[li]; li += 1
-            y, s = bn(z); dy = dz * s
+            z, dz = h @ W[li], dh @ W[li]
+            li += 1
+            y, s = bn(z)
+            dy = dz * s
             x, dxx = np.maximum(y, 0), dy * (y > 0)
             locs = [(h, dh), (z, dz), (y, dy), (x, dxx)]
         else:
             r, dr = h, dh
             for j in range(cfg.res_depth):
-                a, s = bn(r); da = dr * s
+                a, s = bn(r)
+                da = dr * s
                 b_, db = np.maximum(a, 0), da * (a > 0)
-                r, dr = b_ @ W[li], db @ W[li]; li += 1
+                r, dr = b_ @ W[li], db @ W[li]
+                li += 1
                 if j == 0:
                     locs = [(h, dh), (a, da), (b_, db), (r, dr)]
             x, dxx = h + r, dh + dr
@@ -451,7 +543,12 @@ def test_fully_connected_brute_force(arch: str) -> None:
             ref = mom(s, n)
             ref["chi"] = math.sqrt(ref["mu2_noise"] / ref["mu2_signal"]) / chi0
             for m in MOMENTS:
-                assert got[f"{m}_{name}"][0, i] == pytest.approx(ref[m], rel=5e-4), (arch, m, name, i)
+                assert got[f"{m}_{name}"][0, i] == pytest.approx(ref[m], rel=5e-4), (
+                    arch,
+                    m,
+                    name,
+                    i,
+                )
 
 
 def test_chi_beyond_1e20_does_not_overflow() -> None:
@@ -495,10 +592,24 @@ def test_determinism_and_blocking(k: int) -> None:
 # Projected sampling of dense layers (MomentsConfig.sampling)
 # ------------------------------------------------------------------------------------------
 def test_sampling_default_and_validation() -> None:
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64, device="cpu").sampling_used == "projected"
-    assert MomentsConfig(arch="vanilla", kernel_size=1, width=128, batch=64, device="cpu").sampling_used == "explicit"  # 2B = N
-    assert MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64, device="cpu").sampling_used == "explicit"
-    # a config derived from a dense one re-resolves its sampling (regression: it used to inherit 'projected')
+    assert (
+        MomentsConfig(
+            arch="vanilla", kernel_size=1, width=512, batch=64, device="cpu"
+        ).sampling_used
+        == "projected"
+    )
+    assert (
+        MomentsConfig(
+            arch="vanilla", kernel_size=1, width=128, batch=64, device="cpu"
+        ).sampling_used
+        == "explicit"
+    )  # 2B = N
+    assert (
+        MomentsConfig(arch="bn_ff", kernel_size=3, width=512, batch=64, device="cpu").sampling_used
+        == "explicit"
+    )
+    # a config derived from a dense one re-resolves its sampling (regression: it used to
+    # inherit 'projected')
     dense = MomentsConfig(arch="vanilla", kernel_size=1, width=512, batch=64, device="cpu")
     conv = replace(dense, kernel_size=3)
     assert conv.sampling == "auto" and conv.sampling_used == "explicit"
@@ -520,16 +631,33 @@ def test_first_layer_law_is_gaussian_with_kron_covariance(sampling: str) -> None
     """
     B, N, n = 2, 3, 3000
     rng = np.random.default_rng(5)
-    x0 = torch.as_tensor(rng.standard_normal((B, 1, 8, 8)) * np.linspace(0.2, 2.0, 64).reshape(1, 1, 8, 8),
-                         dtype=torch.float32)
-    dx0 = torch.as_tensor(0.5 * rng.standard_normal((B, 1, 8, 8)) + 0.3 * x0.numpy(), dtype=torch.float32)
-    cfg = MomentsConfig(arch="vanilla", kernel_size=1, width=N, batch=B, depth=1, dataset="digits", device="cpu",
-                        seed=11, sampling=sampling, reff_signal=False, reff_noise=False)
+    x0 = torch.as_tensor(
+        rng.standard_normal((B, 1, 8, 8)) * np.linspace(0.2, 2.0, 64).reshape(1, 1, 8, 8),
+        dtype=torch.float32,
+    )
+    dx0 = torch.as_tensor(
+        0.5 * rng.standard_normal((B, 1, 8, 8)) + 0.3 * x0.numpy(), dtype=torch.float32
+    )
+    cfg = MomentsConfig(
+        arch="vanilla",
+        kernel_size=1,
+        width=N,
+        batch=B,
+        depth=1,
+        dataset="digits",
+        device="cpu",
+        seed=11,
+        sampling=sampling,
+        reff_signal=False,
+        reff_noise=False,
+    )
     zs = []
 
     def obs(depth, loc, x, dx, ls):
         if loc == "loc1":
-            zs.append(torch.cat([x, dx * torch.exp(ls).view(-1, 1, 1).float()], dim=1).double().numpy())
+            zs.append(
+                torch.cat([x, dx * torch.exp(ls).view(-1, 1, 1).float()], dim=1).double().numpy()
+            )
 
     simulate(cfg, sims=range(n), observer=obs, inputs=lambda net: (x0, dx0), block=64)
     Z = np.concatenate(zs)  # (n, M, N)
@@ -547,7 +675,10 @@ def test_first_layer_law_is_gaussian_with_kron_covariance(sampling: str) -> None
     assert np.max(np.abs(cols - np.eye(N))) < 5 * math.sqrt(2) * se_cols, cols
     assert abs((Y**4).mean() - 3.0) < 5 * math.sqrt(96.0 / cnt)
     # the un-whitened covariance is wrong by a lot if the law were, e.g., σ²·(diag XXᵀ ⊗ I)
-    assert np.max(np.abs(np.einsum("sin,sjn->ij", Z, Z) / (n * N) / sigma2 - X @ X.T)) < 0.1 * np.abs(X @ X.T).max()
+    assert (
+        np.max(np.abs(np.einsum("sin,sjn->ij", Z, Z) / (n * N) / sigma2 - X @ X.T))
+        < 0.1 * np.abs(X @ X.T).max()
+    )
 
 
 def test_projected_and_explicit_moments_agree_in_distribution() -> None:
@@ -555,8 +686,17 @@ def test_projected_and_explicit_moments_agree_in_distribution() -> None:
     (independent seeds for the two samplings) agree within a few standard errors."""
     n = 160
     for arch in ("vanilla", "bn_ff", "bn_res"):
-        base = dict(arch=arch, kernel_size=1, width=24, batch=4, depth=6, records=2, dataset="gaussian",
-                    n_sims=n, device="cpu")
+        base = dict(
+            arch=arch,
+            kernel_size=1,
+            width=24,
+            batch=4,
+            depth=6,
+            records=2,
+            dataset="gaussian",
+            n_sims=n,
+            device="cpu",
+        )
         a = simulate(MomentsConfig(**base, seed=1, sampling="explicit"))
         b = simulate(MomentsConfig(**base, seed=2, sampling="projected"))
         for name in a:
@@ -565,21 +705,35 @@ def test_projected_and_explicit_moments_agree_in_distribution() -> None:
             for r in range(2):
                 u, v = np.log(a[name][:, r]), np.log(b[name][:, r])
                 se = math.sqrt(u.var(ddof=1) / n + v.var(ddof=1) / n)
-                assert abs(u.mean() - v.mean()) < 4.5 * se + 1e-9, (arch, name, r, u.mean(), v.mean(), se)
+                assert abs(u.mean() - v.mean()) < 4.5 * se + 1e-9, (
+                    arch,
+                    name,
+                    r,
+                    u.mean(),
+                    v.mean(),
+                    se,
+                )
 
 
-def _proj_reference(cfg: MomentsConfig, G: list[np.ndarray], x0: np.ndarray, dx0: np.ndarray, eps: float):
+def _proj_reference(
+    cfg: MomentsConfig, G: list[np.ndarray], x0: np.ndarray, dx0: np.ndarray, eps: float
+):
     """Float64 projected network with fixed draws G: at every layer the realised map is
     W = Q G, Q from the QR (non-negative diagonal R) of the stacked clean signal and noise rows.
     Propagates the signal x, its linearised noise dx, and x ± ε·dx⁰ through the same maps and
     BN constants; returns, per layer, [(x, dx, (x₊ − x₋)/2ε) per location]."""
     B = x0.shape[0]
-    st = [x0.reshape(B, -1), dx0.reshape(B, -1), x0.reshape(B, -1) + eps * dx0.reshape(B, -1),
-          x0.reshape(B, -1) - eps * dx0.reshape(B, -1)]
+    st = [
+        x0.reshape(B, -1),
+        dx0.reshape(B, -1),
+        x0.reshape(B, -1) + eps * dx0.reshape(B, -1),
+        x0.reshape(B, -1) - eps * dx0.reshape(B, -1),
+    ]
     li = [0]
 
     def lin(s):
-        g = G[li[0]]; li[0] += 1
+        g = G[li[0]]
+        li[0] += 1
         K = s[0].shape[1]
         if g.shape[0] == K:  # explicit layer
             W = g
@@ -604,15 +758,22 @@ def _proj_reference(cfg: MomentsConfig, G: list[np.ndarray], x0: np.ndarray, dx0
     out = []
     for _ in range(cfg.depth):
         if cfg.arch == "vanilla":
-            z = lin(h); x = relu(z)
-            out.append([view(h), view(z), view(x)]); h = x
+            z = lin(h)
+            x = relu(z)
+            out.append([view(h), view(z), view(x)])
+            h = x
         elif cfg.arch == "bn_ff":
-            z = lin(h); y = bn(z); x = relu(y)
-            out.append([view(h), view(z), view(y), view(x)]); h = x
+            z = lin(h)
+            y = bn(z)
+            x = relu(y)
+            out.append([view(h), view(z), view(y), view(x)])
+            h = x
         else:
             r = h
             for j in range(cfg.res_depth):
-                a = bn(r); b = relu(a); r = lin(b)
+                a = bn(r)
+                b = relu(a)
+                r = lin(b)
                 if j == 0:
                     locs = [view(h), view(a), view(b), view(r)]
             h = [u + v for u, v in zip(h, r)]
@@ -626,17 +787,32 @@ def test_projected_noise_is_derivative_of_the_sampled_map(arch: str) -> None:
     projected network (maps Q G built here by an independent QR) and its noise equals the
     central finite difference of that network's output along dx⁰ (same maps, same BN constants):
     the projected layer is one linear map applied to signal and noise alike."""
-    cfg = MomentsConfig(arch=arch, kernel_size=1, width=16, batch=4, depth=3, dataset="digits", n_sims=1,
-                        device="cpu", seed=4, sampling="projected")
+    cfg = MomentsConfig(
+        arch=arch,
+        kernel_size=1,
+        width=16,
+        batch=4,
+        depth=3,
+        dataset="digits",
+        n_sims=1,
+        device="cpu",
+        seed=4,
+        sampling="projected",
+    )
     draws: dict[int, np.ndarray] = {}
 
     def wfn(net, layer, shape, std):
-        g = np.random.default_rng(100 + layer).standard_normal(shape).astype(np.float32) * np.float32(std)
+        g = np.random.default_rng(100 + layer).standard_normal(shape).astype(
+            np.float32
+        ) * np.float32(std)
         draws[layer] = g.astype(np.float64)
         return torch.from_numpy(g)
 
     seen = _capture(cfg, weight_fn=wfn)
-    assert draws[0].shape == (8, 16) and draws[1].shape == (8, 16)  # 2B × N draws, not K × N weights
+    assert draws[0].shape == (8, 16) and draws[1].shape == (
+        8,
+        16,
+    )  # 2B × N draws, not K × N weights
     x0, dx0 = (t.double().numpy() for t in network_inputs(cfg, 0))
     ref = _proj_reference(cfg, [draws[i] for i in sorted(draws)], x0, dx0, 1e-6)
     for d, locs in enumerate(ref, start=1):
@@ -644,14 +820,29 @@ def test_projected_noise_is_derivative_of_the_sampled_map(arch: str) -> None:
             ex, edx, ls = seen[(d, loc)]
             edx = edx * math.exp(ls)
             scale = np.abs(x).max()
-            np.testing.assert_allclose(ex, x, rtol=1e-4, atol=1e-5 * scale, err_msg=f"{arch} {d} {loc} signal")
-            np.testing.assert_allclose(fd, dx, rtol=1e-5, atol=1e-6 * np.abs(dx).max(), err_msg="reference FD")
-            np.testing.assert_allclose(edx, fd, rtol=1e-4, atol=1e-5 * np.abs(fd).max(), err_msg=f"{arch} {d} {loc} noise")
+            np.testing.assert_allclose(
+                ex, x, rtol=1e-4, atol=1e-5 * scale, err_msg=f"{arch} {d} {loc} signal"
+            )
+            np.testing.assert_allclose(
+                fd, dx, rtol=1e-5, atol=1e-6 * np.abs(dx).max(), err_msg="reference FD"
+            )
+            np.testing.assert_allclose(
+                edx, fd, rtol=1e-4, atol=1e-5 * np.abs(fd).max(), err_msg=f"{arch} {d} {loc} noise"
+            )
 
 
 def test_projected_determinism_and_blocking() -> None:
-    cfg = MomentsConfig(arch="bn_res", kernel_size=1, width=20, batch=4, depth=3, n_sims=4, dataset="patches",
-                        device="cpu", seed=3)
+    cfg = MomentsConfig(
+        arch="bn_res",
+        kernel_size=1,
+        width=20,
+        batch=4,
+        depth=3,
+        n_sims=4,
+        dataset="patches",
+        device="cpu",
+        seed=3,
+    )
     assert cfg.sampling_used == "projected"
     a = simulate(cfg, workers=1)
     b = simulate(cfg, workers=2)
@@ -669,13 +860,23 @@ def test_reff_flags_and_keys() -> None:
     got = simulate(cfg)
     assert set(got) == {"depth"} | {f"{m}_{l}" for m in MOMENTS for l in LOCATIONS["vanilla"]}
     assert np.all(np.isnan(got["reff_signal_loc1"])) and np.all(np.isfinite(got["reff_noise_loc1"]))
-    assert all(v.dtype == np.float64 and v.shape == (2, cfg.records) for k, v in got.items() if k != "depth")
-    assert set(LOCATION_NAMES["bn_res"]) == set(LOCATIONS["bn_res"]) == {f"loc{i}" for i in range(1, 6)}
+    assert all(
+        v.dtype == np.float64 and v.shape == (2, cfg.records)
+        for k, v in got.items()
+        if k != "depth"
+    )
+    assert (
+        set(LOCATION_NAMES["bn_res"])
+        == set(LOCATIONS["bn_res"])
+        == {f"loc{i}" for i in range(1, 6)}
+    )
 
 
 @pytest.mark.parametrize("arch", ["vanilla", "bn_ff", "bn_res"])
 @pytest.mark.parametrize("k", [1, 3])
-@pytest.mark.parametrize("records", [2, 4])  # 4 = every layer: a layer input reuses the previous output's moments
+@pytest.mark.parametrize(
+    "records", [2, 4]
+)  # 4 = every layer: a layer input reuses the previous output's moments
 def test_reff_locations_only_where_named(arch: str, k: int, records: int) -> None:
     """r_eff at the named locations equals the all-locations run's (to float32 Gram rounding: a BN
     output's channel Gram is D·G·D only when the pre-BN one was computed); NaN elsewhere; every
@@ -697,9 +898,13 @@ def test_reff_locations_only_where_named(arch: str, k: int, records: int) -> Non
 
 def test_reff_locations_canonical_and_key() -> None:
     a = small("bn_ff", 3, reff_locations=["loc4", "loc1", "loc4"])
-    assert a.reff_locations == ("loc1", "loc4") and a == small("bn_ff", 3, reff_locations=("loc1", "loc4"))
+    assert a.reff_locations == ("loc1", "loc4") and a == small(
+        "bn_ff", 3, reff_locations=("loc1", "loc4")
+    )
     assert a.reff_at("loc1") and not a.reff_at("loc2")
-    assert "reff_locations" not in small("bn_ff", 3).to_dict()  # keys of runs made before the option still match
+    assert (
+        "reff_locations" not in small("bn_ff", 3).to_dict()
+    )  # keys of runs made before the option still match
     assert a.to_dict()["reff_locations"] == ["loc1", "loc4"]
     assert MomentsConfig(**small("bn_ff", 3).to_dict()) == small("bn_ff", 3)
     for bad in [("loc5",), "loc1", (1,)]:
@@ -750,38 +955,178 @@ def test_cli_rejects_bad_arguments_fast(tmp_path) -> None:
     from layerwise.moments_cli import main
 
     out = tmp_path / "m.npz"
-    assert main(["--arch", "bn_ff", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "10",
-                 "--records", "3", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "--arch",
+                "bn_ff",
+                "--kernel-size",
+                "1",
+                "--width",
+                "8",
+                "--batch",
+                "4",
+                "--depth",
+                "10",
+                "--records",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert not out.exists()
-    assert main(["--arch", "nope", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "4",
-                 "--out", str(out)]) == 2
-    assert main(["--arch", "bn_ff", "--kernel-size", "3", "--width", "8", "--batch", "4", "--depth", "4",
-                 "--sampling", "projected", "--out", str(out)]) == 2
-    assert main(["--arch", "bn_ff", "--kernel-size", "3", "--width", "8", "--batch", "4", "--depth", "4",
-                 "--boundary", "symmetric", "--conv", "fft", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "--arch",
+                "nope",
+                "--kernel-size",
+                "1",
+                "--width",
+                "8",
+                "--batch",
+                "4",
+                "--depth",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert (
+        main(
+            [
+                "--arch",
+                "bn_ff",
+                "--kernel-size",
+                "3",
+                "--width",
+                "8",
+                "--batch",
+                "4",
+                "--depth",
+                "4",
+                "--sampling",
+                "projected",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert (
+        main(
+            [
+                "--arch",
+                "bn_ff",
+                "--kernel-size",
+                "3",
+                "--width",
+                "8",
+                "--batch",
+                "4",
+                "--depth",
+                "4",
+                "--boundary",
+                "symmetric",
+                "--conv",
+                "fft",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert not out.exists()
 
 
 def test_cli_writes_npz(tmp_path) -> None:
     out = tmp_path / "m.npz"
-    from layerwise.__main__ import main  # the dispatcher of `python -m layerwise`, in-process (fast)
+    from layerwise.__main__ import (
+        main,  # the dispatcher of `python -m layerwise`, in-process (fast)
+    )
 
-    rc = main(["moments", "--arch", "bn_res", "--kernel-size", "1", "--width", "8", "--batch", "4", "--depth", "4",
-               "--records", "2", "--dataset", "digits", "--sims", "2", "--no-reff-signal", "--device", "cpu",
-               "--quiet", "--out", str(out)])
+    rc = main(
+        [
+            "moments",
+            "--arch",
+            "bn_res",
+            "--kernel-size",
+            "1",
+            "--width",
+            "8",
+            "--batch",
+            "4",
+            "--depth",
+            "4",
+            "--records",
+            "2",
+            "--dataset",
+            "digits",
+            "--sims",
+            "2",
+            "--no-reff-signal",
+            "--device",
+            "cpu",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     out2 = tmp_path / "p.npz"
-    assert main(["moments", "--arch", "vanilla", "--kernel-size", "1", "--width", "16", "--batch", "4", "--depth",
-                 "2", "--dataset", "digits", "--sampling", "explicit", "--device", "cpu", "--quiet",
-                 "--out", str(out2)]) == 0
-    np.testing.assert_array_equal(np.load(out2)["chi_loc3"], simulate(
-        small("vanilla", 1, width=16, batch=4, depth=2, seed=0, n_sims=1, sampling="explicit"))["chi_loc3"])
+    assert (
+        main(
+            [
+                "moments",
+                "--arch",
+                "vanilla",
+                "--kernel-size",
+                "1",
+                "--width",
+                "16",
+                "--batch",
+                "4",
+                "--depth",
+                "2",
+                "--dataset",
+                "digits",
+                "--sampling",
+                "explicit",
+                "--device",
+                "cpu",
+                "--quiet",
+                "--out",
+                str(out2),
+            ]
+        )
+        == 0
+    )
+    np.testing.assert_array_equal(
+        np.load(out2)["chi_loc3"],
+        simulate(
+            small("vanilla", 1, width=16, batch=4, depth=2, seed=0, n_sims=1, sampling="explicit")
+        )["chi_loc3"],
+    )
     z = np.load(out)
     assert list(z["depth"]) == [2, 4]
     assert z["chi_loc5"].shape == (2, 2) and z["chi_loc5"].dtype == np.float64
     assert np.all(np.isnan(z["reff_signal_loc1"])) and np.all(np.isfinite(z["reff_noise_loc1"]))
-    cfg = small("bn_res", 1, width=8, batch=4, depth=4, records=2, dataset="digits", seed=0, reff_signal=False,
-                sampling="auto")
+    cfg = small(
+        "bn_res",
+        1,
+        width=8,
+        batch=4,
+        depth=4,
+        records=2,
+        dataset="digits",
+        seed=0,
+        reff_signal=False,
+        sampling="auto",
+    )
     ref = simulate(cfg)
     np.testing.assert_array_equal(z["chi_loc5"], ref["chi_loc5"])
 
@@ -792,16 +1137,15 @@ def test_reuse_freed_memory_changes_no_number() -> None:
 
     cfg = small("bn_ff", 3, width=8, batch=3, depth=3)
     inside = simulate(cfg)  # simulate() turns it on for CPU runs
-    with reuse_freed_memory():
-        with reuse_freed_memory():  # nested use is harmless
-            again = simulate(cfg, workers=1)
+    with reuse_freed_memory(), reuse_freed_memory():  # nested use is harmless
+        again = simulate(cfg, workers=1)
     for name in inside:
         np.testing.assert_array_equal(inside[name], again[name], err_msg=name)
 
 
 def test_heap_guard_trims_only_above_its_limit() -> None:
-    """HeapGuard: the first layer sets the limit (2 × resident + slack); only a layer that ends above
-    it trims, and the limit then follows what is left after the trim."""
+    """HeapGuard: the first layer sets the limit (2 × resident + slack); only a layer that
+    ends above it trims, and the limit then follows what is left after the trim."""
     from layerwise.moments import HeapGuard
 
     gib = 1 << 30
@@ -813,7 +1157,10 @@ def test_heap_guard_trims_only_above_its_limit() -> None:
     readings[:] = [2 * gib + HeapGuard.SLACK]  # at the limit: nothing to do
     guard.after_layer()
     assert trims == [] and guard.trims == 0
-    readings[:] = [3 * gib, gib // 2]  # above it: trim; what is left (0.5 GiB) does not lower the limit
+    readings[:] = [
+        3 * gib,
+        gib // 2,
+    ]  # above it: trim; what is left (0.5 GiB) does not lower the limit
     guard.after_layer()
     assert trims == [0] and guard.trims == 1 and guard.limit == 2 * gib + HeapGuard.SLACK
     readings[:] = [4 * gib, 2 * gib]  # a bigger live set after the trim raises the limit
@@ -850,7 +1197,7 @@ def test_propagate_is_simulate_without_the_runtime() -> None:
         ref = simulate(cfg, block=1, workers=2)
         layers: list[int] = []
         with torch.inference_mode():
-            got = propagate(cfg, [2, 0], "cpu", None, None, None, lambda: layers.append(1))
+            got = propagate(cfg, [2, 0], "cpu", None, None, None, lambda: layers.append(1))  # noqa: B023 (used within this iteration)
         assert len(layers) == cfg.depth
         assert set(got) == set(ref) - {"depth"}
         for name, arr in got.items():
@@ -883,12 +1230,14 @@ def test_auto_algorithms_resolve_by_device() -> None:
     assert MomentsConfig(**cv, device="cuda", conv="fft").conv_used == "fft"
     assert MomentsConfig(**cv, device="cpu").sampling_used == "explicit"
     assert MomentsConfig(**fc, device="auto").on_cuda == torch.cuda.is_available()
-    assert not MomentsConfig(**fc, device="cpu").on_cuda and MomentsConfig(**fc, device="cuda").on_cuda
+    assert (
+        not MomentsConfig(**fc, device="cpu").on_cuda and MomentsConfig(**fc, device="cuda").on_cuda
+    )
 
 
 def test_auto_block_follows_the_device_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks hold ≤ 16 networks within ~1 GB on CPU and within a quarter of the GPU's memory on CUDA
-    (a paper-scale conv network needs ≈ 0.55 GB by the estimate)."""
+    """Blocks hold ≤ 16 networks within ~1 GB on CPU and within a quarter of the GPU's memory
+    on CUDA (a paper-scale conv network needs ≈ 0.55 GB by the estimate)."""
     import types
 
     import layerwise.moments.runtime as mm
@@ -907,7 +1256,8 @@ def test_auto_block_follows_the_device_memory(monkeypatch: pytest.MonkeyPatch) -
 # λ_max without an eigen-solver: lambda_max_certified (the CUDA path, exercised here on CPU)
 # ------------------------------------------------------------------------------------------
 def _psd_with_spectrum(eigs: list[float], seed: int) -> np.ndarray:
-    """Q·diag(eigs)·Qᵀ for a random orthogonal Q: a symmetric PSD matrix whose eigenvalues are known."""
+    """Q·diag(eigs)·Qᵀ for a random orthogonal Q: a symmetric PSD matrix whose eigenvalues are
+    known."""
     n = len(eigs)
     q = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))[0]
     return (q * np.asarray(eigs)) @ q.T
@@ -937,11 +1287,17 @@ def test_lambda_max_certified_special_cases(monkeypatch: pytest.MonkeyPatch) -> 
 
     calls = []
     eigvalsh = torch.linalg.eigvalsh
-    monkeypatch.setattr(torch.linalg, "eigvalsh", lambda a, *args, **kw: calls.append(a.shape[0]) or eigvalsh(a, *args, **kw))
+    monkeypatch.setattr(
+        torch.linalg,
+        "eigvalsh",
+        lambda a, *args, **kw: calls.append(a.shape[0]) or eigvalsh(a, *args, **kw),
+    )
     rank_one = _psd_with_spectrum([5.0] + [0.0] * 15, 1)
     tied = _psd_with_spectrum([3.0, 3.0, 3.0] + list(np.linspace(2.0, 0.0, 13)), 2)
     identity = np.eye(16)
-    close = _psd_with_spectrum([1.0, 0.99] + list(np.linspace(0.5, 0.0, 14)), 3)  # (0.99)^4096 ≈ 1e-18
+    close = _psd_with_spectrum(
+        [1.0, 0.99] + list(np.linspace(0.5, 0.0, 14)), 3
+    )  # (0.99)^4096 ≈ 1e-18
     batch = torch.from_numpy(np.stack([np.zeros((16, 16)), rank_one, tied, identity, close]))
     got = lambda_max_certified(batch).numpy()
     np.testing.assert_allclose(got, [0.0, 5.0, 3.0, 1.0, 1.0], rtol=1e-6, atol=0)
@@ -949,8 +1305,8 @@ def test_lambda_max_certified_special_cases(monkeypatch: pytest.MonkeyPatch) -> 
     # only the lower triangle is read (channel-side Grams hold nothing above the diagonal)
     np.testing.assert_array_equal(lambda_max_certified(torch.tril(batch)).numpy(), got)
     # without squarings, the Rayleigh quotient of a column of A misses λ_max by more than the
-    # tolerance wherever lower eigenvalues remain (the tie with 2…0 and the close pair, not the rank-one
-    # or identity matrices): those alone go to the eigen-solver, in one call
+    # tolerance wherever lower eigenvalues remain (the tie with 2…0 and the close pair, not
+    # the rank-one or identity matrices): those alone go to the eigen-solver, in one call
     crude = lambda_max_certified(batch, squarings=0).numpy()
     assert calls == [2]
     np.testing.assert_allclose(crude, [0.0, 5.0, 3.0, 1.0, 1.0], rtol=1e-12, atol=0)
@@ -960,9 +1316,12 @@ def test_lambda_max_certified_special_cases(monkeypatch: pytest.MonkeyPatch) -> 
     assert calls == [2, 1] and lam == pytest.approx(1.0, rel=1e-12)
 
 
-@pytest.mark.parametrize("arch, width, batch, k", [("bn_ff", 128, 160, 1), ("bn_res", 48, 8, 1), ("bn_ff", 16, 4, 3)])
-def test_engine_reff_with_certified_lambda_max(monkeypatch: pytest.MonkeyPatch, arch: str, width: int, batch: int,
-                                               k: int) -> None:
+@pytest.mark.parametrize(
+    "arch, width, batch, k", [("bn_ff", 128, 160, 1), ("bn_res", 48, 8, 1), ("bn_ff", 16, 4, 3)]
+)
+def test_engine_reff_with_certified_lambda_max(
+    monkeypatch: pytest.MonkeyPatch, arch: str, width: int, batch: int, k: int
+) -> None:
     """The engine with the CUDA λ_max (forced here on CPU) gives the r_eff of LAPACK's eigen-solver:
     channel-side Grams stored as a lower triangle (M = 160 > N = 128), sample-side ones, BN Grams
     D·G·D, conv features; rtol 1e-5 is the float32 eigen-solver's own accuracy."""
@@ -997,13 +1356,24 @@ def test_cuda_noise_is_jvp_and_moments_match_reference(arch: str, k: int, conv: 
     for net in range(cfg.n_sims):
         ref = jvp_reference(cfg, net, "cuda")
         for name, r in ref.items():
-            np.testing.assert_allclose(got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"cuda {arch} k={k} {name}")
+            np.testing.assert_allclose(
+                got[name][net], r, rtol=2e-4, atol=1e-9, err_msg=f"cuda {arch} k={k} {name}"
+            )
 
 
 @cuda
 @pytest.mark.parametrize("k", [1, 3])
 def test_cuda_determinism_and_blocking(k: int) -> None:
-    cfg = small("bn_ff", k, width=64 if k == 1 else 16, batch=8, depth=6, device="cuda", sampling="auto", n_sims=3)
+    cfg = small(
+        "bn_ff",
+        k,
+        width=64 if k == 1 else 16,
+        batch=8,
+        depth=6,
+        device="cuda",
+        sampling="auto",
+        n_sims=3,
+    )
     a, b = simulate(cfg), simulate(cfg)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
@@ -1015,8 +1385,18 @@ def test_cuda_determinism_and_blocking(k: int) -> None:
 def test_cuda_projected_sampling_is_deterministic() -> None:
     """Projected sampling asked for explicitly on CUDA (``"auto"`` no longer picks it there) still
     runs and gives the same numbers twice."""
-    cfg = MomentsConfig(arch="bn_ff", kernel_size=1, width=48, batch=6, depth=4, n_sims=2, dataset="patches",
-                        device="cuda", sampling="projected", seed=5)
+    cfg = MomentsConfig(
+        arch="bn_ff",
+        kernel_size=1,
+        width=48,
+        batch=6,
+        depth=4,
+        n_sims=2,
+        dataset="patches",
+        device="cuda",
+        sampling="projected",
+        seed=5,
+    )
     a, b = simulate(cfg), simulate(cfg)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
@@ -1027,7 +1407,9 @@ def test_cuda_lambda_max_is_certified_against_float64_eigvalsh() -> None:
     from layerwise.moments import LAMBDA_MAX_RTOL, lambda_max
 
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((6, 300, 96)) * np.geomspace(0.1, 3.0, 96) + rng.standard_normal((6, 1, 96))
+    x = rng.standard_normal((6, 300, 96)) * np.geomspace(0.1, 3.0, 96) + rng.standard_normal(
+        (6, 1, 96)
+    )
     g = torch.from_numpy(x.transpose(0, 2, 1) @ x)
     ref = np.linalg.eigvalsh(g.numpy())[:, -1]
     got = lambda_max(g.float().cuda()).cpu().numpy()  # from the float32 Gram, as in the engine

@@ -32,7 +32,9 @@ def test_check_widths():
 def test_init_variances():
     # W_l ~ N(0, σ_w²/fan_in), b ~ N(0, bias_std²): sample variances of 10⁵ draws within 2 %
     p = nw.init_mlp([400, 250, 300], seed=1, sigma_w2=1.7, bias=True, bias_std=0.3)
-    assert list(p) == ["W1", "b1", "W2", "b2"] and p["W1"].shape == (250, 400) and p["W1"].dtype == D
+    assert (
+        list(p) == ["W1", "b1", "W2", "b2"] and p["W1"].shape == (250, 400) and p["W1"].dtype == D
+    )
     assert float(p["W1"].var()) * 400 / 1.7 == pytest.approx(1, rel=0.02)
     assert float(p["W2"].var()) * 250 / 1.7 == pytest.approx(1, rel=0.02)
     assert float(torch.cat([p["b1"], p["b2"]]).std()) == pytest.approx(0.3, rel=0.1)
@@ -64,13 +66,24 @@ def test_init_stacked_weights_first_is_the_documented_draw_sequence():
     W3 = torch.randn(2, 6, 3, generator=g) * sw / np.sqrt(6)
     after = torch.randn(4, generator=g)
     g2 = torch.Generator().manual_seed(3)
-    p = nw.init_mlp([5, 6, 6, 3], generator=g2, sigma_w2=sig, bias="hidden", bias_std=np.sqrt(0.05), n_nets=2,
-                    order="weights_first", fan_in_first=True, dtype=torch.float32)
+    p = nw.init_mlp(
+        [5, 6, 6, 3],
+        generator=g2,
+        sigma_w2=sig,
+        bias="hidden",
+        bias_std=np.sqrt(0.05),
+        n_nets=2,
+        order="weights_first",
+        fan_in_first=True,
+        dtype=torch.float32,
+    )
     assert list(p) == ["W1", "b1", "W2", "b2", "W3"]
     for k, v in dict(W1=W1, W2=W2, W3=W3).items():
         assert p[k].shape == v.transpose(1, 2).shape and torch.equal(p[k].transpose(1, 2), v)
     assert torch.equal(p["b1"], b1[:, 0]) and torch.equal(p["b2"], b2[:, 0])
-    assert torch.equal(torch.randn(4, generator=g2), after)  # the generator was advanced by exactly these draws
+    assert torch.equal(
+        torch.randn(4, generator=g2), after
+    )  # the generator was advanced by exactly these draws
 
 
 def test_init_bad_input():
@@ -95,31 +108,49 @@ def _numpy_forward(p, x, phi):
     return h
 
 
-@pytest.mark.parametrize("activation,phi", [("relu", lambda z: np.maximum(z, 0)), ("tanh", np.tanh),
-                                            ("leaky_relu", lambda z: np.where(z > 0, z, 0.1 * z))])
+@pytest.mark.parametrize(
+    "activation,phi",
+    [
+        ("relu", lambda z: np.maximum(z, 0)),
+        ("tanh", np.tanh),
+        ("leaky_relu", lambda z: np.where(z > 0, z, 0.1 * z)),
+    ],
+)
 def test_forward_against_numpy(activation, phi):
     p = nw.init_mlp([5, 7, 6, 3], seed=2, bias=True, bias_std=0.4)
     x = torch.randn(11, 5, generator=torch.Generator().manual_seed(0), dtype=D)
     f = nw.forward(p, x, activation)
     np.testing.assert_allclose(f.numpy(), _numpy_forward(p, x.numpy(), phi), rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(nw.forward(p, x[3], activation).numpy(), f[3].numpy(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(
+        nw.forward(p, x[3], activation).numpy(), f[3].numpy(), rtol=1e-13, atol=1e-14
+    )
 
 
 def test_stacked_forward_is_each_network():
-    p = nw.init_mlp([5, 6, 6, 3], seed=4, sigma_w2=np.array([1.0, 2.0, 3.0]), bias="hidden", bias_std=0.2,
-                    n_nets=3, order="weights_first", fan_in_first=True)
+    p = nw.init_mlp(
+        [5, 6, 6, 3],
+        seed=4,
+        sigma_w2=np.array([1.0, 2.0, 3.0]),
+        bias="hidden",
+        bias_std=0.2,
+        n_nets=3,
+        order="weights_first",
+        fan_in_first=True,
+    )
     x = torch.randn(9, 5, generator=torch.Generator().manual_seed(1), dtype=D)
     f = nw.forward(p, x, "tanh")
     assert f.shape == (3, 9, 3)
     for k in range(3):
         pk = {name: v[k] for name, v in p.items()}
-        np.testing.assert_allclose(f[k].numpy(), _numpy_forward(pk, x.numpy(), np.tanh), rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(
+            f[k].numpy(), _numpy_forward(pk, x.numpy(), np.tanh), rtol=1e-12, atol=1e-13
+        )
 
 
 # -- tangent sample sensitivity ---------------------------------------------------------------
 def test_tangent_sensitivity_closed_form_one_hidden_layer():
-    # f = v·relu(Wx + b) + c: ∂f/∂W_jk = v_j a_j x_k, ∂f/∂b_j = v_j a_j, ∂f/∂v_j = relu(w_j·x + b_j),
-    # ∂f/∂c = 1 (a_j = 1[w_j·x + b_j > 0]); their x-derivatives in closed form
+    # f = v·relu(Wx + b) + c: ∂f/∂W_jk = v_j a_j x_k, ∂f/∂b_j = v_j a_j, ∂f/∂v_j = relu(w_j·x +
+    # b_j), ∂f/∂c = 1 (a_j = 1[w_j·x + b_j > 0]); their x-derivatives in closed form
     p = nw.init_mlp([4, 6, 1], seed=5, bias=True, bias_std=0.5)
     x = torch.randn(4, generator=torch.Generator().manual_seed(2), dtype=D)
     W, b, v = p["W1"].numpy(), p["b1"].numpy(), p["W2"].numpy()[0]
@@ -146,11 +177,21 @@ def test_tangent_sensitivity_finite_differences_and_directions():
     assert S.shape == (4, nw.flatten(p).numel(), 3)
     h = 1e-5
     for i in range(4):
-        fd = torch.stack([(grad_theta(X[i] + h * e) - grad_theta(X[i] - h * e)) / (2 * h) for e in torch.eye(3, dtype=D)], 1)
+        fd = torch.stack(
+            [
+                (grad_theta(X[i] + h * e) - grad_theta(X[i] - h * e)) / (2 * h)
+                for e in torch.eye(3, dtype=D)
+            ],
+            1,
+        )
         np.testing.assert_allclose(S[i].numpy(), fd.numpy(), rtol=1e-6, atol=1e-8)
     Dm = torch.randn(3, 2, generator=torch.Generator().manual_seed(4), dtype=D)
-    np.testing.assert_allclose(nw.tangent_sensitivity(p, X, directions=Dm, output=1, activation="tanh").numpy(),
-                               (S @ Dm).numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        nw.tangent_sensitivity(p, X, directions=Dm, output=1, activation="tanh").numpy(),
+        (S @ Dm).numpy(),
+        rtol=1e-12,
+        atol=1e-14,
+    )
     with pytest.raises(ParameterError, match="output"):
         nw.tangent_sensitivity(p, X, output=2)
     with pytest.raises(ParameterError, match="directions"):
@@ -167,7 +208,11 @@ def test_tangent_sensitivity_constant_on_activation_region():
     S = nw.tangent_sensitivity(p, x[0])
     assert torch.equal(ig.activation_pattern(p, x[0]), ig.activation_pattern(p, 2.5 * x[0]))
     assert torch.allclose(nw.tangent_sensitivity(p, 2.5 * x[0]), S, rtol=1e-12, atol=1e-12)
-    other = next(i for i in range(1, 4) if not torch.equal(ig.activation_pattern(p, x[i]), ig.activation_pattern(p, x[0])))
+    other = next(
+        i
+        for i in range(1, 4)
+        if not torch.equal(ig.activation_pattern(p, x[i]), ig.activation_pattern(p, x[0]))
+    )
     assert float((nw.tangent_sensitivity(p, x[other]) - S).norm() / S.norm()) > 1e-2
 
 
@@ -182,7 +227,13 @@ def test_full_batch_sgd_is_gradient_descent():
     X, Y = _regression()
     p = nw.init_mlp([3, 2], seed=1, bias=True)
     W, b = p["W1"].numpy().copy(), p["b1"].numpy().copy()
-    hist = nw.train(p, lambda idx: ((nw.forward(p, X) - Y) ** 2).sum(1).mean(), lr=0.05, optimizer="sgd", steps=25)
+    hist = nw.train(
+        p,
+        lambda idx: ((nw.forward(p, X) - Y) ** 2).sum(1).mean(),
+        lr=0.05,
+        optimizer="sgd",
+        steps=25,
+    )
     Xn, Yn = X.numpy(), Y.numpy()
     losses = []
     for _ in range(25):
@@ -201,19 +252,31 @@ def test_first_adam_step_is_lr_times_sign():
     W0 = p["W1"].clone()
     q = {"W1": W0.clone().requires_grad_(True)}
     ((nw.forward(q, X) - Y) ** 2).mean().backward()
-    nw.train(p, lambda idx: ((nw.forward(p, X) - Y) ** 2).mean(), lr=1e-3, optimizer="adam", steps=1)
-    np.testing.assert_allclose((p["W1"] - W0).numpy(), -1e-3 * torch.sign(q["W1"].grad).numpy(), rtol=1e-6)
+    nw.train(
+        p, lambda idx: ((nw.forward(p, X) - Y) ** 2).mean(), lr=1e-3, optimizer="adam", steps=1
+    )
+    np.testing.assert_allclose(
+        (p["W1"] - W0).numpy(), -1e-3 * torch.sign(q["W1"].grad).numpy(), rtol=1e-6
+    )
 
 
 def test_target_loss_stops_before_the_step():
     X, Y = _regression()
     p = nw.init_mlp([3, 2], seed=1)
     r = {k: v.clone() for k, v in p.items()}
-    full = nw.train(r, lambda idx: ((nw.forward(r, X) - Y) ** 2).mean(), lr=0.05, optimizer="sgd", steps=40)
+    full = nw.train(
+        r, lambda idx: ((nw.forward(r, X) - Y) ** 2).mean(), lr=0.05, optimizer="sgd", steps=40
+    )
     target = float(full[10])
     q = {k: v.clone() for k, v in p.items()}
-    hist = nw.train(q, lambda idx: ((nw.forward(q, X) - Y) ** 2).mean(), lr=0.05, optimizer="sgd", steps=40,
-                    target_loss=target)
+    hist = nw.train(
+        q,
+        lambda idx: ((nw.forward(q, X) - Y) ** 2).mean(),
+        lr=0.05,
+        optimizer="sgd",
+        steps=40,
+        target_loss=target,
+    )
     k = int(np.argmax(full <= target))
     assert len(hist) == k + 1 and hist[-1] <= target and np.all(hist[:-1] > target)
     np.testing.assert_array_equal(hist, full[: k + 1])
@@ -229,30 +292,70 @@ def test_epoch_sampling_sees_every_example_once_per_epoch():
         return ((nw.forward(p, X[idx]) - Y[idx]) ** 2).mean()
 
     g = torch.Generator().manual_seed(5)
-    hist = nw.train(p, loss, lr=0.01, optimizer="adam", sampling="epochs", epochs=3, n=23, batch=5, generator=g,
-                    on_epoch=epochs.append)
-    assert epochs == [1, 2, 3] and len(hist) == 3 * 5 and [len(s) for s in seen[:5]] == [5, 5, 5, 5, 3]
+    hist = nw.train(
+        p,
+        loss,
+        lr=0.01,
+        optimizer="adam",
+        sampling="epochs",
+        epochs=3,
+        n=23,
+        batch=5,
+        generator=g,
+        on_epoch=epochs.append,
+    )
+    assert (
+        epochs == [1, 2, 3] and len(hist) == 3 * 5 and [len(s) for s in seen[:5]] == [5, 5, 5, 5, 3]
+    )
     ref = torch.Generator().manual_seed(5)
     for e in range(3):
         ep = torch.cat(seen[5 * e : 5 * e + 5])
-        assert torch.equal(ep, torch.randperm(23, generator=ref)) and sorted(ep.tolist()) == list(range(23))
+        assert torch.equal(ep, torch.randperm(23, generator=ref)) and sorted(ep.tolist()) == list(
+            range(23)
+        )
 
 
 def test_stacked_networks_train_independently():
     # the summed loss of K stacked networks gives each its own SGD trajectory
     X, Y = _regression(n=30, seed=2)
     sig = np.array([1.0, 3.0])
-    p = nw.init_mlp([3, 4, 2], seed=3, sigma_w2=sig, bias="hidden", bias_std=0.1, n_nets=2,
-                    order="weights_first", fan_in_first=True)
+    p = nw.init_mlp(
+        [3, 4, 2],
+        seed=3,
+        sigma_w2=sig,
+        bias="hidden",
+        bias_std=0.1,
+        n_nets=2,
+        order="weights_first",
+        fan_in_first=True,
+    )
     singles = [{k: v[i].clone() for k, v in p.items()} for i in range(2)]
     g = torch.Generator().manual_seed(1)
-    hist = nw.train(p, lambda idx: ((nw.forward(p, X[idx], "tanh") - Y[idx]) ** 2).mean((1, 2)), lr=0.1,
-                    optimizer="sgd", sampling="replacement", steps=15, n=30, batch=8, generator=g)
+    hist = nw.train(
+        p,
+        lambda idx: ((nw.forward(p, X[idx], "tanh") - Y[idx]) ** 2).mean((1, 2)),
+        lr=0.1,
+        optimizer="sgd",
+        sampling="replacement",
+        steps=15,
+        n=30,
+        batch=8,
+        generator=g,
+    )
     assert hist.shape == (15, 2)
     for i, q in enumerate(singles):
         g = torch.Generator().manual_seed(1)
-        h = nw.train(q, lambda idx, q=q: ((nw.forward(q, X[idx], "tanh") - Y[idx]) ** 2).mean(), lr=0.1,
-                     optimizer="sgd", sampling="replacement", steps=15, n=30, batch=8, generator=g)
+        h = nw.train(
+            q,
+            lambda idx, q=q: ((nw.forward(q, X[idx], "tanh") - Y[idx]) ** 2).mean(),
+            lr=0.1,
+            optimizer="sgd",
+            sampling="replacement",
+            steps=15,
+            n=30,
+            batch=8,
+            generator=g,
+        )
         np.testing.assert_allclose(hist[:, i], h, rtol=1e-12)
         for k in q:
             np.testing.assert_allclose(p[k][i].numpy(), q[k].numpy(), rtol=1e-10, atol=1e-12)

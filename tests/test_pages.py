@@ -19,24 +19,78 @@ GLUE = "application/papermill.record/"
 
 def _ledger_json(scale: str = "ci") -> list[dict]:
     led = Ledger(scale)
-    led.claim("r1", "paper value", kind="reproduces", measured=1.0, se=0.01, reference=1.0, tol=0.1, why="w", source="Fig. 1")
-    led.claim("r2", "paper value at width", kind="reproduces", measured=1.0, reference=1.0, tol=0.1, why="w", source="Fig. 2", min_scale="paper")
-    led.claim("p1", "prediction", kind="predicts", measured=0.9, se=0.1, reference=1.0, comparison="le", why="w", source="Eq. 3")
-    led.claim("c1", "consistency", kind="checks", measured=2.0, reference=1.0, comparison="le", why="w", source="ours")
+    led.claim(
+        "r1",
+        "paper value",
+        kind="reproduces",
+        measured=1.0,
+        se=0.01,
+        reference=1.0,
+        tol=0.1,
+        why="w",
+        source="Fig. 1",
+    )
+    led.claim(
+        "r2",
+        "paper value at width",
+        kind="reproduces",
+        measured=1.0,
+        reference=1.0,
+        tol=0.1,
+        why="w",
+        source="Fig. 2",
+        min_scale="paper",
+    )
+    led.claim(
+        "p1",
+        "prediction",
+        kind="predicts",
+        measured=0.9,
+        se=0.1,
+        reference=1.0,
+        comparison="le",
+        why="w",
+        source="Eq. 3",
+    )
+    led.claim(
+        "c1",
+        "consistency",
+        kind="checks",
+        measured=2.0,
+        reference=1.0,
+        comparison="le",
+        why="w",
+        source="ours",
+    )
     return [c.to_json() for c in led.claims]
 
 
 def _results(claims, scale="ci", figures=()):
-    return {"chapter": "42_demo", "scale": scale, "seed": 0, "device": "cpu", "wall_time_s": 1.5,
-            "versions": {"machine": "x86_64", "layerwise": "0.1.0", "torch": "2.13.0"}, "params": {"width": 3},
-            "claims": claims, "figures": list(figures), "glued": {}, "store": {"hits": 1, "computed": 2}}
+    return {
+        "chapter": "42_demo",
+        "scale": scale,
+        "seed": 0,
+        "device": "cpu",
+        "wall_time_s": 1.5,
+        "versions": {"machine": "x86_64", "layerwise": "0.1.0", "torch": "2.13.0"},
+        "params": {"width": 3},
+        "claims": claims,
+        "figures": list(figures),
+        "glued": {},
+        "store": {"hits": 1, "computed": 2},
+    }
 
 
 def _captured_outputs(monkeypatch, ch_fn):
     """The display_data outputs a Chapter call emits, as nbformat outputs."""
     outs = []
-    monkeypatch.setattr(chapter, "_display_raw", lambda data, meta: outs.append(
-        nbformat.v4.new_output("display_data", data=dict(data), metadata=dict(meta))))
+    monkeypatch.setattr(
+        chapter,
+        "_display_raw",
+        lambda data, meta: outs.append(
+            nbformat.v4.new_output("display_data", data=dict(data), metadata=dict(meta))
+        ),
+    )
     ch_fn()
     return outs
 
@@ -57,10 +111,23 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     cells = [
         nbformat.v4.new_markdown_cell("# Chapter 42 — Demo\n\nThe slope is {glue}`slope`."),
         code("scale = 'ci'", metadata={"tags": ["parameters"]}),
-        code("draw()", outputs=[nbformat.v4.new_output("stream", name="stderr", text="TqdmWarning: /home/x\n"), *fig_outs]),
+        code(
+            "draw()",
+            outputs=[
+                nbformat.v4.new_output("stream", name="stderr", text="TqdmWarning: /home/x\n"),
+                *fig_outs,
+            ],
+        ),
         code("glue()", outputs=glue_outs),
         code("x = 1"),
-        code("df", outputs=[nbformat.v4.new_output("execute_result", data={"text/plain": "table"}, execution_count=1)]),
+        code(
+            "df",
+            outputs=[
+                nbformat.v4.new_output(
+                    "execute_result", data={"text/plain": "table"}, execution_count=1
+                )
+            ],
+        ),
     ]
     nb = nbformat.v4.new_notebook(cells=cells)
     path = tmp_path / "42_demo.ipynb"
@@ -75,10 +142,18 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     assert kinds[0][0] == "markdown" and "lw-execution-header" in kinds[1][1]
     assert "remove-cell" in kinds[2][1]
     assert "hide-input" in kinds[3][1] and kinds[4] == ("markdown", ["lw-figure"])
-    assert "remove-cell" in kinds[5][1] and "remove-cell" in kinds[6][1] and "hide-input" in kinds[7][1]
-    assert all(o.get("name") != "stderr" for o in out.cells[3].outputs), "stderr must not reach the page"
+    assert (
+        "remove-cell" in kinds[5][1]
+        and "remove-cell" in kinds[6][1]
+        and "hide-input" in kinds[7][1]
+    )
+    assert all(o.get("name") != "stderr" for o in out.cells[3].outputs), (
+        "stderr must not reach the page"
+    )
     fig_md = out.cells[4].source
-    assert fig_md.startswith("```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A line rises from 0 to 1.")
+    assert fig_md.startswith(
+        "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A line rises from 0 to 1."
+    )
     assert "It is straight." in fig_md
     # the figure is kept only as a glue record (shown once, by the numbered figure)
     (fig_out,) = out.cells[3].outputs
@@ -102,7 +177,9 @@ def test_glued_numbers_are_what_myst_nb_reads(monkeypatch, tmp_path):
     from myst_nb.ext.glue import extract_glue_data
 
     ch = chapter.Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
-    outs = _captured_outputs(monkeypatch, lambda: (ch.glue("a", 1.5e14), ch.glue("b", "at this scale it holds")))
+    outs = _captured_outputs(
+        monkeypatch, lambda: (ch.glue("a", 1.5e14), ch.glue("b", "at this scale it holds"))
+    )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=outs)])
 
     class Log:
@@ -134,19 +211,38 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     with pytest.raises(Exception, match="no chapter results"):
         dashboard.save_evidence("paper", root=root)
     (root / "results" / "default").mkdir()
-    (root / "results" / "default" / "01_first.json").write_text(json.dumps(_results(_ledger_json("default"), "default")))
-    ev = dashboard.save_evidence("default", "default-cpu-test", root=root, command="make book SCALE=default")
+    (root / "results" / "default" / "01_first.json").write_text(
+        json.dumps(_results(_ledger_json("default"), "default"))
+    )
+    ev = dashboard.save_evidence(
+        "default", "default-cpu-test", root=root, command="make book SCALE=default"
+    )
     meta = json.loads((ev / "META.json").read_text())
-    assert meta["scale"] == "default" and meta["command"] == "make book SCALE=default" and meta["chapters"] == ["01_first"]
+    assert (
+        meta["scale"] == "default"
+        and meta["command"] == "make book SCALE=default"
+        and meta["chapters"] == ["01_first"]
+    )
     assert {"machine", "device", "date", "git_commit", "versions"} <= set(meta)
     text = dashboard.write_dashboard(root).read_text()
-    # one column for this build's ci run, one for the evidence (default); the whole-book row sums both chapters
-    assert "ci (this build)" in text and "default (cpu," in text and "evidence/default-cpu-test/" in text
+    # one column for this build's ci run, one for the evidence (default); the whole-book row sums
+    # both chapters
+    assert (
+        "ci (this build)" in text
+        and "default (cpu," in text
+        and "evidence/default-cpu-test/" in text
+    )
     whole = tally(claims + claims[:2])
     cell = dashboard._kind_cell(claims + claims[:2])
-    weak = undiscriminated(claims + claims[:2])["reproduces"]  # passes that rule out no alternative do not count
+    weak = undiscriminated(claims + claims[:2])[
+        "reproduces"
+    ]  # passes that rule out no alternative do not count
     assert weak > 0 and f"{weak} not discriminating" in cell
-    assert f"reproduces {whole['reproduces']['pass'] - weak}/{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
+    assert (
+        f"reproduces {whole['reproduces']['pass'] - weak}/"
+        f"{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}"
+        in cell
+    )
     assert f"<b>{cell}</b>" in text
     assert '<a href="chapters/01_first.html#claim-r1">paper value</a>' in text
     assert '<a href="chapters/01_first.html">1. First</a>' in text
@@ -161,7 +257,9 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     fig.mkdir(parents=True)
     (fig / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     claims = _ledger_json()
-    (root / "results" / "ci" / "01_first.json").write_text(json.dumps(_results(claims, figures=["ci/figures/01_first/a.png"])))
+    (root / "results" / "ci" / "01_first.json").write_text(
+        json.dumps(_results(claims, figures=["ci/figures/01_first/a.png"]))
+    )
     nb = nbformat.v4.new_notebook()
     nb.metadata["layerwise"] = {"scale": "ci"}
     nbformat.write(nb, root / "book" / "chapters" / "01_first.ipynb")
@@ -175,7 +273,10 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
 
 def test_pdf_page_count(tmp_path):
     pdf = tmp_path / "x.pdf"
-    pdf.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >>\n2 0 obj << /Type /Page >>\n3 0 obj <</Type/Page/Parent 1 0 R>>\n")
+    pdf.write_bytes(
+        b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >>\n2 0 obj << /Type /Page >>\n3 "
+        b"0 obj <</Type/Page/Parent 1 0 R>>\n"
+    )
     assert book.pdf_pages(pdf) == 2
 
 
@@ -187,11 +288,16 @@ def test_glue_prefix_is_the_one_chapter_writes():
 
 
 def test_figure_directive_is_a_numbered_glue_figure():
-    """Alt text on one line, backticks (which would end the MyST role) replaced, caption stripped."""
+    """Alt text on one line, backticks (which would end the MyST role) replaced, caption
+    stripped."""
     from layerwise import pages
 
     md = pages.figure_directive("fig-42-rise", "  Rise.  It is straight.\n", "A `line`\n  rises.")
-    assert md == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\nRise.  It is straight.\n```"
+    assert (
+        md
+        == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\n"
+        "Rise.  It is straight.\n```"
+    )
 
 
 def test_execution_header_without_a_ledger_says_unknown():
@@ -204,7 +310,10 @@ def test_execution_header_without_a_ledger_says_unknown():
 
 
 def test_header_goes_between_the_introduction_and_the_first_section(tmp_path):
-    cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro.\n\n## Set-up\n\nSizes."), nbformat.v4.new_code_cell("x = 1")]
+    cells = [
+        nbformat.v4.new_markdown_cell("# Title\n\nIntro.\n\n## Set-up\n\nSizes."),
+        nbformat.v4.new_code_cell("x = 1"),
+    ]
     path = tmp_path / "42_demo.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     res = tmp_path / "42_demo.json"
@@ -212,5 +321,9 @@ def test_header_goes_between_the_introduction_and_the_first_section(tmp_path):
     for _ in range(2):  # decorating again changes nothing
         book._decorate(path, res, "ci")
         out = nbformat.read(path, as_version=4)
-        assert [c.source.split("\n")[0] for c in out.cells[:3]] == ["# Title", "```{admonition} Scorecard and run", "## Set-up"]
+        assert [c.source.split("\n")[0] for c in out.cells[:3]] == [
+            "# Title",
+            "```{admonition} Scorecard and run",
+            "## Set-up",
+        ]
         assert out.cells[0].source.strip().endswith("Intro.") and len(out.cells) == 4

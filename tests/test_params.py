@@ -13,7 +13,11 @@ from layerwise.params import (
     scale_rank,
 )
 
-TABLE = {"ci": {"width": 10, "n": 2}, "default": {"width": 100, "n": 20}, "paper": {"width": 1000, "n": 200}}
+TABLE = {
+    "ci": {"width": 10, "n": 2},
+    "default": {"width": 100, "n": 20},
+    "paper": {"width": 1000, "n": 200},
+}
 
 
 def test_resolve_takes_the_scale_row_and_applies_overrides():
@@ -24,7 +28,11 @@ def test_resolve_takes_the_scale_row_and_applies_overrides():
 def test_unknown_scale_and_unknown_override_name_the_allowed_values():
     with pytest.raises(ParameterError, match="scale='huge'.*'ci', 'default', 'paper'"):
         resolve(TABLE, "huge")
-    with pytest.raises(ParameterError, match=r"unknown parameter\(s\) \['depth'\]; allowed: n, width"):
+    with pytest.raises(
+        ParameterError,
+        match=r"unknown parameter\(s\) \['depth'\]; allowed: n, "
+        r"width",
+    ):
         resolve(TABLE, "ci", depth=3)
 
 
@@ -55,7 +63,10 @@ def test_resolve_from_reads_overrides_from_a_namespace():
     from layerwise.params import resolve_from
 
     table = {s: dict(width=w, n=2) for s, w in (("ci", 10), ("default", 20), ("paper", 30))}
-    assert resolve_from(table, "default", {"width": None, "n": 5, "other": 1}) == {"width": 20, "n": 5}
+    assert resolve_from(table, "default", {"width": None, "n": 5, "other": 1}) == {
+        "width": 20,
+        "n": 5,
+    }
     bad = {**table, "paper": dict(width=30)}
     with pytest.raises(ParameterError, match="different parameters"):
         resolve_from(bad, "ci", {})

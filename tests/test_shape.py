@@ -41,11 +41,18 @@ def claims(t):
 
 def test_cell_lines_are_counted_by_kind():
     got = cell_shape(CELL)
-    # imports 2; parameters: SCALES (3) + resolve_from (1) + Chapter (1); computation: comment + x (2),
-    # both loop headers (2), e = … (1), the if header, y = 1, else (3), trailing comment (1);
-    # claims 2 + 1; glue 1 + 1 + 1; figure 2
+    # imports 2; parameters: SCALES (3) + resolve_from (1) + Chapter (1); computation:
+    # comment + x (2), both loop headers (2), e = … (1), the if header, y = 1, else (3), trailing
+    # comment (1); claims 2 + 1; glue 1 + 1 + 1; figure 2
     # the function: its header and docstring (2) and return (1) are computation, its claim a claim
-    assert dict(got) == {"imports": 2, "parameters": 5, "computation": 12, "claims": 4, "glue": 3, "figures": 2}
+    assert dict(got) == {
+        "imports": 2,
+        "parameters": 5,
+        "computation": 12,
+        "claims": 4,
+        "glue": 3,
+        "figures": 2,
+    }
     assert sum(got.values()) == len(CELL.splitlines())
 
 
@@ -56,14 +63,20 @@ def test_a_cell_that_does_not_parse_is_computation():
 def test_notebook_shape_sums_cells_and_finds_the_longest(tmp_path: Path):
     nb = tmp_path / "notebooks" / "42_demo.py"
     nb.parent.mkdir()
-    nb.write_text('# %% [markdown]\n# # Title\n\n# %% tags=["parameters"]\nscale = "ci"\nx = 1 + 1\n\n# %%\n' + CELL
-                  + "\n# %%\nch.finish()\n")
+    nb.write_text(
+        '# %% [markdown]\n# # Title\n\n# %% tags=["parameters"]\nscale = "ci"\nx = 1 + '
+        "1\n\n# %%\n" + CELL + "\n# %%\nch.finish()\n"
+    )
     (row,) = shape_table(tmp_path)
     assert row["chapter"] == "42_demo" and row["cells"] == 3
     assert row["code"] == len(CELL.splitlines()) + 3 == row["longest"] + 3
-    assert row["parameters"] == 5 + 2 and row["computation"] == 12 + 1  # the parameters cell, whatever it holds
+    assert (
+        row["parameters"] == 5 + 2 and row["computation"] == 12 + 1
+    )  # the parameters cell, whatever it holds
     assert sum(row[k] for k in KINDS) == row["code"]
-    assert notebook_shape(nb) == {k: v for k, v in row.items() if k not in ("chapter", "pkg_sentences")}
+    assert notebook_shape(nb) == {
+        k: v for k, v in row.items() if k not in ("chapter", "pkg_sentences")
+    }
     assert row["pkg_sentences"] == "?"  # never run
 
 
@@ -72,7 +85,9 @@ def test_every_chapter_keeps_its_code_cells_short():
     rows = shape_table(root)
     assert len(rows) == 8
     long = {r["chapter"]: r["longest"] for r in rows if int(r["longest"]) > MAX_CELL_LINES}
-    assert not long, f"code cells over {MAX_CELL_LINES} lines (move the computation into the package): {long}"
+    assert not long, (
+        f"code cells over {MAX_CELL_LINES} lines (move the computation into the package): {long}"
+    )
 
 
 def test_the_book_cli_prints_the_table(capsys):
@@ -80,16 +95,23 @@ def test_the_book_cli_prints_the_table(capsys):
 
     assert book.main(["shape"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:7] == ["chapter", *KINDS] and len(out) == 1 + 8 + 1 and out[-1].startswith("total")
+    assert (
+        out[0].split()[:7] == ["chapter", *KINDS]
+        and len(out) == 1 + 8 + 1
+        and out[-1].startswith("total")
+    )
 
 
 def test_claim_declarations_are_counted_per_call_site_with_their_why_length():
-    src = ('for k in ("a", "b"):\n'
-           '    ch.claim(k, "s", kind="predicts", measured=1.0, reference=1.0, tol=0.1,\n'
-           '             why="twelve chars", source="x")\n'
-           'ch.claim("c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why=f"{k} and more",\n'
-           '         source="x")\n'
-           'ch.glue("g", 1.0)\n')
+    src = (
+        'for k in ("a", "b"):\n'
+        '    ch.claim(k, "s", kind="predicts", measured=1.0, reference=1.0, tol=0.1,\n'
+        '             why="twelve chars", source="x")\n'
+        'ch.claim("c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why=f"{k} and '
+        'more",\n'
+        '         source="x")\n'
+        'ch.glue("g", 1.0)\n'
+    )
     d = shape.claim_declarations(src)
     assert d["claim_calls"] == 2 and d["claim_lines"] == 4
     assert d["why_chars"] == (len("twelve chars") + len('f"{k} and more"')) / 2

@@ -32,10 +32,18 @@ def test_second_call_is_a_hit_with_identical_arrays(tmp_path):
 
 def test_metadata_records_config_device_versions_and_checksum(tmp_path):
     store = ResultsStore(tmp_path)
-    e = store.get_or_compute("sim", {"w": 3, "seed": 7}, counting()[0], code_version="v9", device="cpu")
+    e = store.get_or_compute(
+        "sim", {"w": 3, "seed": 7}, counting()[0], code_version="v9", device="cpu"
+    )
     meta = json.loads((e.path / "meta.json").read_text())
-    assert meta["config"] == {"seed": 7, "w": 3} and meta["code_version"] == "v9" and meta["device"] == "cpu"
-    assert meta["wall_time_s"] >= 0 and {"layerwise", "torch", "numpy", "python"} <= set(meta["versions"])
+    assert (
+        meta["config"] == {"seed": 7, "w": 3}
+        and meta["code_version"] == "v9"
+        and meta["device"] == "cpu"
+    )
+    assert meta["wall_time_s"] >= 0 and {"layerwise", "torch", "numpy", "python"} <= set(
+        meta["versions"]
+    )
     assert len(meta["sha256"]) == 64
 
 
@@ -57,7 +65,10 @@ def test_changed_config_recomputes(tmp_path):
     assert len(calls) == 3
 
 
-@pytest.mark.parametrize("damage", ["truncate_arrays", "flip_byte", "drop_meta", "garble_meta", "foreign_meta", "drop_arrays"])
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate_arrays", "flip_byte", "drop_meta", "garble_meta", "foreign_meta", "drop_arrays"],
+)
 def test_corrupt_or_partial_entries_are_detected_and_recomputed(tmp_path, damage):
     store = ResultsStore(tmp_path)
     compute, calls = counting(2.0)
@@ -97,7 +108,9 @@ def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path
         return {"rows": np.full((2, 3), float(i))}
 
     with pytest.raises(KeyboardInterrupt):
-        store.get_or_compute_blocks("mc", {"n": 5}, 5, lambda i: block(i, fail_at=3), code_version="1")
+        store.get_or_compute_blocks(
+            "mc", {"n": 5}, 5, lambda i: block(i, fail_at=3), code_version="1"
+        )
     assert done == [0, 1, 2]
     e = store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1")
     assert done == [0, 1, 2, 3, 4]  # blocks 0-2 came from disk
@@ -138,12 +151,18 @@ def test_bad_names_and_configs_are_refused(tmp_path):
         store.get_or_compute_blocks("sim", {}, 0, lambda i: {}, code_version="1")
 
 
-def test_store_cli_imports_only_verified_entries_and_verify_flags_corruption(tmp_path, monkeypatch, capsys):
+def test_store_cli_imports_only_verified_entries_and_verify_flags_corruption(
+    tmp_path, monkeypatch, capsys
+):
     from layerwise import store_cli
 
     elsewhere = ResultsStore(tmp_path / "gpu" / "store")
-    good = elsewhere.get_or_compute("sim", {"w": 1}, counting(1.0)[0], code_version="1", device="cuda")
-    bad = elsewhere.get_or_compute("sim", {"w": 2}, counting(2.0)[0], code_version="1", device="cuda")
+    good = elsewhere.get_or_compute(
+        "sim", {"w": 1}, counting(1.0)[0], code_version="1", device="cuda"
+    )
+    bad = elsewhere.get_or_compute(
+        "sim", {"w": 2}, counting(2.0)[0], code_version="1", device="cuda"
+    )
     (bad.path / "arrays.npz").write_bytes(b"truncated")
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "local"))
     assert store_cli.main(["import", str(elsewhere.root)]) == 1  # one corrupt entry reported

@@ -6,8 +6,8 @@ expectations), ``plotting`` (figure style) and ``figures`` (one function per fig
 (what a notebook works through), ``data`` (data sets), ``networks`` (MLPs of Chapters 6–8),
 ``moments`` (the engine of Chapters 3–5), ``published`` (the authors' published arrays of
 Labatie 2019, vendored with their provenance), one module per topic (``capacity``, ``layer``,
-``diffusion``, ``labatie``, ``regions``, ``meanfield``, ``infogeo``), and the book's machinery: ``runner``, ``pages``,
-``render``, ``dashboard``, ``book`` (command line).
+``diffusion``, ``labatie``, ``regions``, ``meanfield``, ``infogeo``), and
+the book's machinery: ``runner``, ``pages``, ``render``, ``dashboard``, ``book`` (command line).
 """
 
 __version__ = "0.1.0"

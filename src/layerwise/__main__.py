@@ -7,7 +7,10 @@ import sys
 
 COMMANDS = {
     "book": ("layerwise.book", "execute chapters with papermill and build the HTML book"),
-    "moments": ("layerwise.moments_cli", "propagate signal and noise through random networks (Ch. 3-5)"),
+    "moments": (
+        "layerwise.moments_cli",
+        "propagate signal and noise through random networks (Ch. 3-5)",
+    ),
     "store": ("layerwise.store_cli", "list, verify or import results-store entries"),
 }
 
@@ -18,7 +21,11 @@ def main(argv: list[str] | None = None) -> int:
         lines = [f"  {k:<8} {v[1]}" for k, v in COMMANDS.items()]
         msg = "usage: python -m layerwise COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines)
         if argv and argv[0] not in ("-h", "--help"):
-            print(f"error: command={argv[0]!r} is not allowed; choose one of: {', '.join(COMMANDS)}\n", file=sys.stderr)
+            print(
+                f"error: command={argv[0]!r} is not allowed; choose one of: "
+                f"{', '.join(COMMANDS)}\n",
+                file=sys.stderr,
+            )
             print(msg, file=sys.stderr)
             return 2
         print(msg)

@@ -5,9 +5,9 @@
     ``_toc.yml`` points to), hides the parameter cells and adds the execution header;
 ``python -m layerwise book build``
     writes the reproduction dashboard and renders ``_build/html`` with ``-W -n --keep-going``;
-``python -m layerwise book all --scale ci`` does both (``--executor dask [--scheduler tcp://host:8786]``
-on ``run``/``all`` sends the simulation blocks to a Dask cluster, :mod:`layerwise.executor`);
-``list`` shows the chapters;
+``python -m layerwise book all --scale ci`` does both (``--executor dask [--scheduler
+tcp://host:8786]`` on ``run``/``all`` sends the simulation blocks to a Dask
+cluster, :mod:`layerwise.executor`); ``list`` shows the chapters;
 ``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync; ``shape`` counts each
 chapter's code lines by kind (claims, figures, glue, parameters, imports, computation).
 
@@ -79,7 +79,9 @@ def _seed(text: str) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"seed={text!r} is not allowed; expected a non-negative integer, e.g. 0")
+        raise argparse.ArgumentTypeError(
+            f"seed={text!r} is not allowed; expected a non-negative integer, e.g. 0"
+        )
     return value
 
 
@@ -90,40 +92,91 @@ def _timeout(text: str) -> float:
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"timeout={text!r} is not allowed; expected a positive number of seconds")
+        raise argparse.ArgumentTypeError(
+            f"timeout={text!r} is not allowed; expected a positive number of seconds"
+        )
     return value
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m layerwise book", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m layerwise book", description=__doc__.split("\n\n")[0]
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("run", "all"):
-        r = sub.add_parser(name, help="execute chapters" + (" and build the HTML" if name == "all" else ""))
-        r.add_argument("--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)")
-        r.add_argument("--chapters", nargs="*", default=[], help="chapter numbers, e.g. 07 3 (default: all)")
+        r = sub.add_parser(
+            name, help="execute chapters" + (" and build the HTML" if name == "all" else "")
+        )
+        r.add_argument(
+            "--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)"
+        )
+        r.add_argument(
+            "--chapters", nargs="*", default=[], help="chapter numbers, e.g. 07 3 (default: all)"
+        )
         r.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default: 0)")
         r.add_argument("--device", default="auto", help="auto | cpu | cuda")
-        r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="override a chapter parameter")
-        r.add_argument("--timeout", type=_timeout, default=None, help="per-chapter limit in seconds (default by scale)")
-        r.add_argument("--executor", default=None,
-                       help="where simulation blocks run: local (default) | dask (a Dask cluster; needs '.[dask]')")
-        r.add_argument("--scheduler", default=None, metavar="ADDR",
-                       help="with --executor dask: the scheduler, e.g. tcp://host:8786 (default: a LocalCluster here)")
+        r.add_argument(
+            "-p",
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="override a chapter parameter",
+        )
+        r.add_argument(
+            "--timeout",
+            type=_timeout,
+            default=None,
+            help="per-chapter limit in seconds (default by scale)",
+        )
+        r.add_argument(
+            "--executor",
+            default=None,
+            help="where simulation blocks run: local (default) | dask (a Dask cluster; "
+            "needs '.[dask]')",
+        )
+        r.add_argument(
+            "--scheduler",
+            default=None,
+            metavar="ADDR",
+            help="with --executor dask: the scheduler, e.g. tcp://host:8786 (default: a "
+            "LocalCluster here)",
+        )
     sub.add_parser("build", help="write the dashboard and render _build/html")
     sub.add_parser("list", help="list the chapters")
     sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
     sub.add_parser("shape", help="each chapter's code lines by kind and its longest code cell")
     sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
-    sub.add_parser("pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)")
-    rb = sub.add_parser("robustness", help="run the book for many seeds and both CPU kernel sets; tabulate every claim")
+    sub.add_parser(
+        "pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)"
+    )
+    rb = sub.add_parser(
+        "robustness",
+        help="run the book for many seeds and both CPU kernel sets; tabulate every claim",
+    )
     rb.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default: 0-19)")
-    rb.add_argument("--kernels", nargs="*", default=["native", "avx2"], help="native and/or avx2 (default: both)")
+    rb.add_argument(
+        "--kernels",
+        nargs="*",
+        default=["native", "avx2"],
+        help="native and/or avx2 (default: both)",
+    )
     rb.add_argument("--scale", default="ci", help=f"one of {', '.join(SCALES)} (default: ci)")
     rb.add_argument("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
-    e = sub.add_parser("evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder")
+    e = sub.add_parser(
+        "evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder"
+    )
     e.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
-    e.add_argument("--name", default=None, help="folder name under evidence/ (default: <scale>-<device>-<date>)")
-    e.add_argument("--command", default="", help="the command that produced the results (recorded in META.json)")
+    e.add_argument(
+        "--name",
+        default=None,
+        help="folder name under evidence/ (default: <scale>-<device>-<date>)",
+    )
+    e.add_argument(
+        "--command",
+        default="",
+        help="the command that produced the results (recorded in META.json)",
+    )
     a = p.parse_args(argv)
     root = repo_root()
     try:
@@ -139,16 +192,35 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if bad else 0
         if a.cmd == "shape":
             rows = shape_table(root)
-            cols = ["chapter", *KINDS, "code", "cells", "longest", "claim_calls", "lines_per_claim", "why_chars",
-                    "pkg_sentences"]
+            cols = [
+                "chapter",
+                *KINDS,
+                "code",
+                "cells",
+                "longest",
+                "claim_calls",
+                "lines_per_claim",
+                "why_chars",
+                "pkg_sentences",
+            ]
             summed = [*KINDS, "code", "cells", "claim_calls"]
-            total = {"chapter": "total", **{c: sum(int(r[c]) for r in rows) for c in summed},
-                     "longest": max(int(r["longest"]) for r in rows),
-                     "lines_per_claim": round(sum(r["lines_per_claim"] * r["claim_calls"] for r in rows)
-                                              / max(sum(r["claim_calls"] for r in rows), 1), 1),
-                     "why_chars": round(sum(r["why_chars"] * r["claim_calls"] for r in rows)
-                                        / max(sum(r["claim_calls"] for r in rows), 1)),
-                     "pkg_sentences": sum(r["pkg_sentences"] for r in rows if isinstance(r["pkg_sentences"], int))}
+            total = {
+                "chapter": "total",
+                **{c: sum(int(r[c]) for r in rows) for c in summed},
+                "longest": max(int(r["longest"]) for r in rows),
+                "lines_per_claim": round(
+                    sum(r["lines_per_claim"] * r["claim_calls"] for r in rows)
+                    / max(sum(r["claim_calls"] for r in rows), 1),
+                    1,
+                ),
+                "why_chars": round(
+                    sum(r["why_chars"] * r["claim_calls"] for r in rows)
+                    / max(sum(r["claim_calls"] for r in rows), 1)
+                ),
+                "pkg_sentences": sum(
+                    r["pkg_sentences"] for r in rows if isinstance(r["pkg_sentences"], int)
+                ),
+            }
             print(" ".join(f"{c:>11}" if i else f"{c:<28}" for i, c in enumerate(cols)))
             for r in [*rows, total]:
                 print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
@@ -165,8 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "robustness":
             from .robustness import parse_seeds, run_all
 
-            out = run_all(parse_seeds(a.seeds), a.kernels, scale=check_scale(a.scale), chapters=a.chapters,
-                          root=root)
+            out = run_all(
+                parse_seeds(a.seeds),
+                a.kernels,
+                scale=check_scale(a.scale),
+                chapters=a.chapters,
+                root=root,
+            )
             print((out / "table.md").read_text())
             return 0
         if a.cmd == "evidence":
@@ -179,38 +256,65 @@ def main(argv: list[str] | None = None) -> int:
             raise ParameterError(f"seed={a.seed} must be a non-negative integer")
         overrides = parse_overrides(a.param)
         todo = select(a.chapters, root)
-        for nb in todo.values():  # the gate: every override of every selected chapter, before running any
+        for nb in (
+            todo.values()
+        ):  # the gate: every override of every selected chapter, before running any
             check_overrides(nb, overrides)
         device = resolve_device(a.device)  # device='cuda' without a GPU stops here
-        executor, scheduler = check_executor(a.executor, a.scheduler)  # an unreachable scheduler stops here
+        executor, scheduler = check_executor(
+            a.executor, a.scheduler
+        )  # an unreachable scheduler stops here
         if executor != "local":
-            print(f"[layerwise] simulation blocks go to Dask: {scheduler or 'a LocalCluster on this machine'}",
-                  flush=True)
+            print(
+                "[layerwise] simulation blocks go to Dask: "
+                f"{scheduler or 'a LocalCluster on this machine'}",
+                flush=True,
+            )
         timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
         if a.scale == "paper" and device == "cpu":
             print(
-                "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to 10 000 random\n"
-                "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on 2 cores), i.e.\n"
-                "[layerwise] days of computing; each simulation block prints its progress and the time left below.\n"
-                "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one H100), or compute\n"
-                "[layerwise] there and bring the results here: `python -m layerwise store import DIR` (see How to reproduce).",
-                file=sys.stderr, flush=True,
+                "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate "
+                "up to 10 000 random\n"
+                "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ "
+                "2 min on 2 cores), i.e.\n"
+                "[layerwise] days of computing; each simulation block prints its progress and the "
+                "time left below.\n"
+                "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter "
+                "on one H100), or compute\n"
+                "[layerwise] there and bring the results here: `python -m layerwise store import "
+                "DIR` (see How to reproduce).",
+                file=sys.stderr,
+                flush=True,
             )
         failures = []
         for key, nb in todo.items():
             t0 = time.perf_counter()
             print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
             try:
-                run_chapter(key, nb, scale=a.scale, seed=a.seed, device=a.device, overrides=overrides, timeout=timeout,
-                            root=root, executor=executor, scheduler=scheduler)
+                run_chapter(
+                    key,
+                    nb,
+                    scale=a.scale,
+                    seed=a.seed,
+                    device=a.device,
+                    overrides=overrides,
+                    timeout=timeout,
+                    root=root,
+                    executor=executor,
+                    scheduler=scheduler,
+                )
             except ChapterFailed as exc:
                 print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
                 failures.append(nb.stem)
                 continue
             res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
             n = status_counts(res)
-            print(f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims passed, {n['fail']} failed, "
-                  f"{n['inconclusive']} inconclusive, {n['skipped']} skipped", flush=True)
+            print(
+                f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims "
+                f"passed, {n['fail']} failed, "
+                f"{n['inconclusive']} inconclusive, {n['skipped']} skipped",
+                flush=True,
+            )
         if failures:
             print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)
             return 1

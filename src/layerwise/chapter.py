@@ -5,8 +5,8 @@ A notebook does::
     ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
     arrays = ch.cached_call(study.circle_ensemble, width=..., seed=ch.torch_seed("circle"))
     ch.figure(fig, "circle_pca", "Poole et al., Fig. 3 ...", arrays={...})
-    ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=..., source=...)
-    ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
+    ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=...,
+    source=...) ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
     ch.finish()   # scorecard + results/<scale>/<chapter>.json
 """
 
@@ -42,7 +42,9 @@ COLUMN_IN = 7.2
 #: MLPs): one intra-op thread is several times faster than two on a shared 2-core machine, where a
 #: second thread mostly spins (measured 10–80× under load). Set when the chapter starts, however
 #: it is run, so the notebooks carry no thread settings and the numbers do not depend on the runner.
-ONE_TORCH_THREAD = frozenset({"02_capacity_diffusion", "06_linear_regions", "08_information_geometry"})
+ONE_TORCH_THREAD = frozenset(
+    {"02_capacity_diffusion", "06_linear_regions", "08_information_geometry"}
+)
 #: myst-nb's prefix for glued values that are not displayed where they are computed.
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -87,7 +89,9 @@ def first_sentence(text: str) -> str:
     # a sentence ends at . ! ? followed by a space and a capital, but not after an abbreviation
     for m in re.finditer(r"[.!?](?=\s+[A-Z(]|$)", plain):
         head = plain[: m.end()]
-        if not re.search(r"(\bet al|\bFigs?|\bEqs?|\be\.g|\bi\.e|\bcf|\bvs|\bSec|\bApp|\b[A-Z])\.$", head):
+        if not re.search(
+            r"(\bet al|\bFigs?|\bEqs?|\be\.g|\bi\.e|\bcf|\bvs|\bSec|\bApp|\b[A-Z])\.$", head
+        ):
             return head[:300]
     return plain[:300]
 
@@ -100,7 +104,11 @@ def _key_value(v: Any) -> Any:
         v = v.detach().cpu().numpy()
     if isinstance(v, np.ndarray) and v.size > 64:
         a = np.ascontiguousarray(v)
-        return {"array_sha256": hashlib.sha256(a.tobytes()).hexdigest(), "shape": list(a.shape), "dtype": str(a.dtype)}
+        return {
+            "array_sha256": hashlib.sha256(a.tobytes()).hexdigest(),
+            "shape": list(a.shape),
+            "dtype": str(a.dtype),
+        }
     if isinstance(v, Mapping):
         return {str(k): _key_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -180,7 +188,9 @@ class Chapter:
         self.figures: list[str] = []
         self.figure_meta: list[dict[str, str]] = []
         self.glued: dict[str, str] = {}
-        self.package_sentences: list[str] = []  # glue_all names whose value is a sentence (issue #26)
+        self.package_sentences: list[
+            str
+        ] = []  # glue_all names whose value is a sentence (issue #26)
         self._t0 = time.perf_counter()
         set_style()
         if name in ONE_TORCH_THREAD:
@@ -190,7 +200,8 @@ class Chapter:
 
     # -- randomness ---------------------------------------------------------------------------
     def rng(self, *keys: Any) -> np.random.Generator:
-        """A numpy generator determined by the chapter seed and ``keys`` (:func:`layerwise.seeds.stream`)."""
+        """A numpy generator determined by the chapter seed
+        and ``keys`` (:func:`layerwise.seeds.stream`)."""
         return seeds.stream(self.seed, *keys)
 
     def torch_seed(self, *keys: Any) -> int:
@@ -206,8 +217,8 @@ class Chapter:
         *,
         code: str | Sequence[str],
     ) -> ArrayDict:
-        """Arrays of ``compute()`` for ``config`` (the chapter seed is added to the key), keyed also on
-        the source of ``code`` — the module(s) whose functions compute them — and of every
+        """Arrays of ``compute()`` for ``config`` (the chapter seed is added to the key), keyed
+        also on the source of ``code`` — the module(s) whose functions compute them — and of every
         ``layerwise`` module they import (:func:`layerwise.provenance.code_fingerprint`)."""
         return self._cached(name, config, compute, *fingerprint_of(code))
 
@@ -229,7 +240,9 @@ class Chapter:
         )
         return entry.arrays
 
-    def cached_call(self, func: Callable[..., Mapping[str, Any]], /, *, name: str | None = None, **kwargs: Any) -> ArrayDict:
+    def cached_call(
+        self, func: Callable[..., Mapping[str, Any]], /, *, name: str | None = None, **kwargs: Any
+    ) -> ArrayDict:
         """``func(**kwargs)`` through the results store, keyed on the call itself: the function's
         module and name, every argument (arrays by their content's SHA-256), the chapter seed and
         the source of the function's module and of every ``layerwise`` module it imports
@@ -238,8 +251,13 @@ class Chapter:
         the entry."""
         # the arguments are nested: a function argument named like a key the store adds (``seed``)
         # must not be overwritten by it
-        config = {"function": f"{func.__module__}.{func.__qualname__}", "args": {k: _key_value(v) for k, v in kwargs.items()}}
-        return self._cached(name or func.__name__, config, lambda: func(**kwargs), *function_fingerprint(func))
+        config = {
+            "function": f"{func.__module__}.{func.__qualname__}",
+            "args": {k: _key_value(v) for k, v in kwargs.items()},
+        }
+        return self._cached(
+            name or func.__name__, config, lambda: func(**kwargs), *function_fingerprint(func)
+        )
 
     def cached_blocks(
         self,
@@ -253,8 +271,9 @@ class Chapter:
     ) -> ArrayDict:
         """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0
         (arrays named in ``shared`` are identical in every block and kept once).  The blocks run
-        where ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER`` say (:func:`layerwise.executor.resolve_executor`:
-        here by default, or on a Dask cluster); the numbers are the same either way."""
+        where ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER`` say
+        (:func:`layerwise.executor.resolve_executor`: here by default, or on a Dask cluster); the
+        numbers are the same either way."""
         from .executor import resolve_executor, settings
 
         fingerprint, modules = fingerprint_of(code)
@@ -268,13 +287,20 @@ class Chapter:
             device=self.device,
             progress=True,
             shared=shared,
-            executor=None if settings()[0] == "local" else resolve_executor,  # connected only if a block is missing
+            executor=None
+            if settings()[0] == "local"
+            else resolve_executor,  # connected only if a block is missing
             code=code,
         )
         return entry.arrays
 
     def simulate_moments(
-        self, name: str, cfg: Any, *, block: int | None = None, timings: dict[str, float] | None = None
+        self,
+        name: str,
+        cfg: Any,
+        *,
+        block: int | None = None,
+        timings: dict[str, float] | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The moments engine (:func:`layerwise.moments.simulate`) for ``cfg`` through the results
         store, in resumable blocks: networks ``0 .. cfg.n_sims − 1`` of the
@@ -297,7 +323,9 @@ class Chapter:
         key = {k: v for k, v in cfg.to_dict().items() if k != "device"}
         key["block"] = block
         t0 = time.perf_counter()
-        arrays = self.cached_blocks(name, key, n_blocks, compute, code="layerwise.moments", shared=("depth",))
+        arrays = self.cached_blocks(
+            name, key, n_blocks, compute, code="layerwise.moments", shared=("depth",)
+        )
         if timings is not None:
             timings[name] = time.perf_counter() - t0
         return arrays["depth"], {k: v for k, v in arrays.items() if k != "depth"}
@@ -309,7 +337,8 @@ class Chapter:
         self.ledger.claim(id, statement, **kw)
 
     def status(self, id: str) -> str:
-        """The outcome of claim ``id`` so far: ``pass``, ``fail``, ``inconclusive`` or ``skipped``."""
+        """The outcome of claim ``id`` so far: ``pass``, ``fail``, ``inconclusive`` or
+        ``skipped``."""
         for c in self.ledger.claims:
             if c.id == id:
                 return c.status
@@ -317,8 +346,9 @@ class Chapter:
         raise ParameterError(f"claim id={id!r} is not in the ledger; claims so far: {known}")
 
     def verdict(self, ids: Sequence[str], yes: str, no: str, undecided: str) -> str:
-        """A sentence that matches the outcomes of the claims ``ids`` at this run's scale: ``yes`` if
-        all pass, ``no`` if any fails, else ``undecided`` (inconclusive or skipped ones, none failing)."""
+        """A sentence that matches the outcomes of the claims ``ids`` at
+        this run's scale: ``yes`` if all pass, ``no`` if any fails,
+        else ``undecided`` (inconclusive or skipped ones, none failing)."""
         got = [self.status(i) for i in ids]
         if all(g == "pass" for g in got):
             return yes
@@ -335,7 +365,9 @@ class Chapter:
         return out
 
     # -- numbers for the prose ---------------------------------------------------------------------
-    def glue(self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = "") -> None:
+    def glue(
+        self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = ""
+    ) -> None:
         """Make a measured value available to the chapter's prose as {glue}`name` (myst-nb glue).
 
         Numbers are shown to ``digits`` significant digits (with ``± se`` when given); strings as
@@ -347,7 +379,10 @@ class Chapter:
         if name in self.glued:
             raise ParameterError(f"glue name {name!r} is used twice")
         text = format_value(value, se=se, digits=digits) + (f" {unit}" if unit else "")
-        _display_raw({GLUE_PREFIX + "text/plain": text}, {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+        _display_raw(
+            {GLUE_PREFIX + "text/plain": text},
+            {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
+        )
         self.glued[name] = text
 
     def glue_all(self, values: Mapping[str, Any], *, digits: int = 3) -> None:
@@ -357,7 +392,9 @@ class Chapter:
         from layerwise.stats import Estimate
 
         for name, value in values.items():
-            if isinstance(value, str) and len(value.split()) >= 4:  # a sentence worded by package code
+            if (
+                isinstance(value, str) and len(value.split()) >= 4
+            ):  # a sentence worded by package code
                 self.package_sentences.append(name)
             if isinstance(value, Estimate):
                 self.glue(name, value.mean, se=value.se, digits=digits)
@@ -367,7 +404,15 @@ class Chapter:
                 self.glue(name, value, digits=digits)
 
     # -- figures --------------------------------------------------------------------------------
-    def figure(self, fig: Any, name: str, caption: str, *, arrays: Mapping[str, Any], alt: str | None = None) -> None:
+    def figure(
+        self,
+        fig: Any,
+        name: str,
+        caption: str,
+        *,
+        arrays: Mapping[str, Any],
+        alt: str | None = None,
+    ) -> None:
         """Save ``fig`` (PNG, SVG and its arrays as NPZ) and show it as a numbered, linkable figure.
 
         The figure is shown as a crisp (2×) PNG recorded for the book under the label
@@ -383,13 +428,15 @@ class Chapter:
         width = float(fig.get_size_inches()[0])
         if width > MAX_FIGURE_WIDTH_IN + 1e-9:
             raise ParameterError(
-                f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits the book's column "
+                f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits "
+                "the book's column "
                 "with fonts >= 10 pt (use a 2×2 grid instead of 1×4 panels)"
             )
         small = small_texts(fig)
         if small:
             raise ParameterError(
-                f"figure {name!r} has text below {MIN_FONT_PT} pt at the size the book shows it: {small[:5]} "
+                f"figure {name!r} has text below {MIN_FONT_PT} pt at the size the book shows it: "
+                f"{small[:5]} "
                 "(drop explicit small font sizes; the book's style sets ≥ 10 pt)"
             )
         paths = save_figure(fig, self.figure_dir / name, arrays)
@@ -400,9 +447,14 @@ class Chapter:
         label = f"fig-{self.number:02d}-{name.replace('_', '-')}"
         plt.close(fig)
         alt_text = alt or first_sentence(caption)
-        self.figure_meta.append({"name": name, "label": label, "caption": caption, "alt": alt_text, "path": rel})
+        self.figure_meta.append(
+            {"name": name, "label": label, "caption": caption, "alt": alt_text, "path": rel}
+        )
         _display_raw(
-            {"image/png": base64.b64encode(paths[0].read_bytes()).decode("ascii"), "text/plain": f"<Figure {label}>"},
+            {
+                "image/png": base64.b64encode(paths[0].read_bytes()).decode("ascii"),
+                "text/plain": f"<Figure {label}>",
+            },
             {
                 "image/png": {"width": int(round(width * 96))},
                 "scrapbook": {"name": label, "mime_prefix": ""},

@@ -25,11 +25,11 @@ measurement without uncertainty is the point I = [m, m].  The claim
 measurement must rule out — the idealisation, the naive prediction, another paper's law, the other
 architecture or data set — as ``alternative=(value, "what it is")``, computed for the same set-up
 (SPEC §1 "Alternatives").  The claim *discriminates* when the alternative value lies outside the
-interior of the accepted set A, so that a pass (I ⊆ A) excludes it; a directional claim's alternative
-is "no effect" at its boundary.  A passing claim that does not discriminate — no alternative named, or
-one inside A — is shown as such and not counted as a reproduction or a confirmed prediction.  For a
-``comparison="true"`` claim the alternative is the outcome the measurement could have shown instead
-(its value may be None).
+interior of the accepted set A, so that a pass (I ⊆ A) excludes it; a
+directional claim's alternative is "no effect" at its boundary.  A passing claim that does not
+discriminate — no alternative named, or one inside A — is shown as such and not counted as a
+reproduction or a confirmed prediction.  For a ``comparison="true"`` claim the alternative is the
+outcome the measurement could have shown instead (its value may be None).
 
 The margin ``tol`` is part of the rule (what "agrees", "nearly" or "≈" means), never a noise
 allowance: the noise enters through ``se``/``interval``.  An agreement claim with ``tol = 0`` can
@@ -58,8 +58,10 @@ COMPARISONS: dict[str, str] = {
 
 #: Claim kinds, in the order scorecards list them.
 KINDS: dict[str, str] = {
-    "reproduces": "a number, curve, panel or statement of a paper or of its authors' published data",
-    "predicts": "a theoretical prediction (the paper's or derived in the chapter) against a measurement",
+    "reproduces": "a number, curve, panel or statement of a paper or of its authors' published "
+    "data",
+    "predicts": "a theoretical prediction (the paper's or derived in the chapter) against a "
+    "measurement",
     "checks": "an identity, conservation law or consistency between two computations of ours",
 }
 
@@ -69,7 +71,12 @@ OUTCOMES: tuple[str, ...] = ("pass", "fail", "inconclusive", "skipped")
 #: Confidence level of the intervals when a claim does not state its own.
 DEFAULT_CONFIDENCE = 0.99
 
-LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive", "skipped": "○ skipped"}
+LABELS = {
+    "pass": "✓ pass",
+    "fail": "✗ fail",
+    "inconclusive": "? inconclusive",
+    "skipped": "○ skipped",
+}
 
 
 def _num(x: Any) -> Any:
@@ -89,8 +96,8 @@ def _num(x: Any) -> Any:
 
 
 def quantile(confidence: float, dof: float | None = None) -> float:
-    """Two-sided critical value of a claim's ``confidence`` interval (:func:`layerwise.stats.t_quantile`:
-    normal, or Student's t with ``dof`` degrees of freedom)."""
+    """Two-sided critical value of a claim's ``confidence`` interval
+    (:func:`layerwise.stats.t_quantile`: normal, or Student's t with ``dof`` degrees of freedom)."""
     from .stats import t_quantile
 
     return t_quantile(confidence, dof)
@@ -113,7 +120,8 @@ def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[fl
 
 
 def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
-    """``pass`` if ``interval`` ⊆ ``accepted``, ``fail`` if they are disjoint, else ``inconclusive``."""
+    """``pass`` if ``interval`` ⊆ ``accepted``, ``fail`` if they are disjoint,
+    else ``inconclusive``."""
     lo, hi = interval
     a, b = accepted
     if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
@@ -125,11 +133,20 @@ def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
     return "inconclusive"
 
 
-def outcome(measured: float, comparison: str, reference: Any, tol: float | None = 0.0, *, se: float | None = None,
-            dof: float | None = None, confidence: float = DEFAULT_CONFIDENCE) -> str:
-    """The outcome the ledger gives a claim with these numbers — ``pass``, ``fail`` or ``inconclusive``
-    (its t interval measured ± t·se against the rule's accepted set; a point without ``se``), for a
-    chapter that words its prose or a claim's note before recording the claim."""
+def outcome(
+    measured: float,
+    comparison: str,
+    reference: Any,
+    tol: float | None = 0.0,
+    *,
+    se: float | None = None,
+    dof: float | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> str:
+    """The outcome the ledger gives a claim with these
+    numbers — ``pass``, ``fail`` or ``inconclusive`` (its t interval measured ± t·se against
+    the rule's accepted set; a point without ``se``), for a chapter that words its prose or
+    a claim's note before recording the claim."""
     half = 0.0 if se is None else quantile(confidence, dof) * se
     return grade((measured - half, measured + half), accepted_set(comparison, reference, tol))
 
@@ -162,24 +179,43 @@ class Claim:
         check_choice("comparison", self.comparison, COMPARISONS)
         check_scale(self.min_scale)
         if self.comparison in ("abs", "rel") and self.tolerance is None:
-            raise ParameterError(f"claim {self.id}: comparison={self.comparison!r} needs a margin tol >= 0 (0 allowed)")
+            raise ParameterError(
+                f"claim {self.id}: comparison={self.comparison!r} needs a margin "
+                "tol >= 0 (0 allowed)"
+            )
         if self.tolerance is not None and not self.tolerance >= 0:
             raise ParameterError(
-                f"claim {self.id}: tol={self.tolerance!r} must be >= 0; the margin is part of the rule — "
+                f"claim {self.id}: tol={self.tolerance!r} must be >= 0; the margin is part of the "
+                "rule — "
                 "put the measurement's uncertainty in se= or interval="
             )
         if self.comparison == "between" and (
-            not isinstance(self.reference, (list, tuple)) or len(self.reference) != 2 or self.reference[0] > self.reference[1]
+            not isinstance(self.reference, (list, tuple))
+            or len(self.reference) != 2
+            or self.reference[0] > self.reference[1]
         ):
-            raise ParameterError(f"claim {self.id}: comparison='between' needs reference=(lo, hi) with lo <= hi")
-        if self.comparison not in ("between", "true") and not isinstance(_num(self.reference), float):
-            raise ParameterError(f"claim {self.id}: comparison={self.comparison!r} needs a numeric reference")
+            raise ParameterError(
+                f"claim {self.id}: comparison='between' needs reference=(lo, hi) with lo <= hi"
+            )
+        if self.comparison not in ("between", "true") and not isinstance(
+            _num(self.reference), float
+        ):
+            raise ParameterError(
+                f"claim {self.id}: comparison={self.comparison!r} needs a numeric reference"
+            )
         if not self.justification.strip():
-            raise ParameterError(f"claim {self.id}: every claim needs a justification of its rule and margin (why=)")
+            raise ParameterError(
+                f"claim {self.id}: every claim needs a justification of its rule and margin (why=)"
+            )
         if not self.source.strip():
-            raise ParameterError(f"claim {self.id}: every claim needs a source (paper and figure/equation/table, or 'ours: …')")
+            raise ParameterError(
+                f"claim {self.id}: every claim needs a source (paper and "
+                "figure/equation/table, or 'ours: …')"
+            )
         if self.se is not None and self.interval is not None:
-            raise ParameterError(f"claim {self.id}: give the uncertainty as se= or as interval=, not both")
+            raise ParameterError(
+                f"claim {self.id}: give the uncertainty as se= or as interval=, not both"
+            )
         if self.comparison == "true" and (self.se is not None or self.interval is not None):
             raise ParameterError(f"claim {self.id}: comparison='true' takes no uncertainty")
         if self.se is not None and not float(self.se) >= 0:
@@ -195,27 +231,39 @@ class Claim:
         if self.interval is not None:
             lo, hi = (float(v) for v in self.interval)
             if not lo <= hi:
-                raise ParameterError(f"claim {self.id}: interval={self.interval!r} must be (lo, hi) with lo <= hi")
+                raise ParameterError(
+                    f"claim {self.id}: interval={self.interval!r} must be (lo, hi) with lo <= hi"
+                )
             self.interval = (lo, hi)
         elif self.se is not None and isinstance(self.measured, float):
             q = quantile(self.confidence, self.dof)
             self.interval = (self.measured - q * self.se, self.measured + q * self.se)
         if self.alternative is not None:
-            if not (isinstance(self.alternative, (list, tuple)) and len(self.alternative) == 2
-                    and isinstance(self.alternative[1], str) and self.alternative[1].strip()):
-                raise ParameterError(f"claim {self.id}: alternative= must be (value, 'what the value is'), "
-                                     f"got {self.alternative!r}")
+            if not (
+                isinstance(self.alternative, (list, tuple))
+                and len(self.alternative) == 2
+                and isinstance(self.alternative[1], str)
+                and self.alternative[1].strip()
+            ):
+                raise ParameterError(
+                    f"claim {self.id}: alternative= must be (value, 'what the "
+                    "value is'), "
+                    f"got {self.alternative!r}"
+                )
             value = _num(self.alternative[0])
             if self.comparison != "true" and not isinstance(value, float):
-                raise ParameterError(f"claim {self.id}: alternative value {self.alternative[0]!r} must be a number "
-                                     f"for comparison={self.comparison!r}")
+                raise ParameterError(
+                    f"claim {self.id}: alternative value {self.alternative[0]!r} "
+                    "must be a number "
+                    f"for comparison={self.comparison!r}"
+                )
             self.alternative = (value, self.alternative[1].strip())
         self.status = "skipped" if self.skipped else self.evaluate()
 
     @property
     def discriminates(self) -> bool | None:
-        """Whether a pass rules out the named alternative: its value lies outside the interior of the
-        accepted set (None for ``checks``, which need none; False without an alternative)."""
+        """Whether a pass rules out the named alternative: its value lies outside the interior
+        of the accepted set (None for ``checks``, which need none; False without an alternative)."""
         if self.kind == "checks":
             return None
         if self.alternative is None:
@@ -243,18 +291,24 @@ class Claim:
         if self.comparison == "true":
             return "pass" if bool(m) else "fail"
         if isinstance(m, float) and math.isnan(m) and self.interval == (-math.inf, math.inf):
-            return "inconclusive"  # declared not identified at this scale: an unbounded interval, no value
+            # declared not identified at this scale: an unbounded interval, no value
+            return "inconclusive"
         if m is None or isinstance(m, str) or (isinstance(m, float) and math.isnan(m)):
             return "fail"
         interval = self.interval if self.interval is not None else (m, m)
         return grade(interval, accepted_set(self.comparison, self.reference, self.tolerance))
 
     def replicates_to_decide(self) -> int | None:
-        """For an inconclusive claim whose uncertainty is a standard error of a mean over n = dof + 1
-        replicates: the n′ at which the same mean and spread (se·√(n/n′)) would put the whole t
-        interval on one side of the nearest edge of the accepted set — the sample size that would
-        decide it (None otherwise, or when the mean sits on an edge)."""
-        if self.status != "inconclusive" or self.se is None or self.dof is None or not isinstance(self.measured, float):
+        """For an inconclusive claim whose uncertainty is a standard error of a mean over
+        n = dof + 1 replicates: the n′ at which the same mean and spread (se·√(n/n′)) would put the
+        whole t interval on one side of the nearest edge of the accepted set — the sample size
+        that would decide it (None otherwise, or when the mean sits on an edge)."""
+        if (
+            self.status != "inconclusive"
+            or self.se is None
+            or self.dof is None
+            or not isinstance(self.measured, float)
+        ):
             return None
         a, b = accepted_set(self.comparison, self.reference, self.tolerance)
         m, n = self.measured, self.dof + 1
@@ -314,8 +368,9 @@ class Claim:
             "source": self.source,
             "min_scale": self.min_scale,
             "note": self.note,
-            "alternative": None if self.alternative is None else {"value": self.alternative[0],
-                                                                  "label": self.alternative[1]},
+            "alternative": None
+            if self.alternative is None
+            else {"value": self.alternative[0], "label": self.alternative[1]},
             "discriminates": self.discriminates,
             "replicates_to_decide": self.replicates_to_decide(),
             "status": self.status,
@@ -368,14 +423,38 @@ class Ledger:
             raise ParameterError(f"claim id {id!r} is used twice")
         from .stats import Estimate
 
-        if isinstance(measured, Estimate):  # one estimate type from stats to the ledger: its mean, se and d.o.f.
+        if isinstance(
+            measured, Estimate
+        ):  # one estimate type from stats to the ledger: its mean, se and d.o.f.
             if se is not None or dof is not None or interval is not None:
-                raise ParameterError(f"claim {id}: measured= is an Estimate, which carries its own se and dof; "
-                                     "give no se=, dof= or interval=")
-            measured, se, dof, interval = measured.mean, measured.se, measured.dof, measured.interval
+                raise ParameterError(
+                    f"claim {id}: measured= is an Estimate, which carries its own "
+                    "se and dof; "
+                    "give no se=, dof= or interval="
+                )
+            measured, se, dof, interval = (
+                measured.mean,
+                measured.se,
+                measured.dof,
+                measured.interval,
+            )
         c = Claim(
-            id, statement, kind, measured, reference, tol, comparison, why, source, min_scale, self.scale,
-            se=se, dof=dof, interval=interval, confidence=self.confidence if confidence is None else confidence, note=note,
+            id,
+            statement,
+            kind,
+            measured,
+            reference,
+            tol,
+            comparison,
+            why,
+            source,
+            min_scale,
+            self.scale,
+            se=se,
+            dof=dof,
+            interval=interval,
+            confidence=self.confidence if confidence is None else confidence,
+            note=note,
             alternative=alternative,
         )
         if caveat and c.evaluate() != "pass":
@@ -394,7 +473,9 @@ class Ledger:
         return tally(c.to_json() for c in self.claims)
 
     def summary(self) -> str:
-        return summary_sentence(self.tally(), self.scale, undiscriminated(c.to_json() for c in self.claims))
+        return summary_sentence(
+            self.tally(), self.scale, undiscriminated(c.to_json() for c in self.claims)
+        )
 
     def to_frame(self):
         """The scorecard as a pandas DataFrame indexed by claim id."""
@@ -453,12 +534,20 @@ def undiscriminated(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def rules_out(c: Mapping[str, Any]) -> str:
-    """What a claim record's pass rules out, in words ('' when it does not pass, or rules out nothing)."""
+    """What a claim record's pass rules out, in words ('' when it does not pass, or rules
+    out nothing)."""
     alt = c.get("alternative")
-    if c.get("kind") == "checks" or c.get("status") != "pass" or not alt or not c.get("discriminates"):
+    if (
+        c.get("kind") == "checks"
+        or c.get("status") != "pass"
+        or not alt
+        or not c.get("discriminates")
+    ):
         return ""
     v = alt.get("value")
-    return f"rules out {alt['label']}" + ("" if v is None or isinstance(v, bool) else f" ({fmt(v)})")
+    return f"rules out {alt['label']}" + (
+        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})"
+    )
 
 
 def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0) -> str:
@@ -468,17 +557,23 @@ def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0) -> str:
     extra = [f"{n[o]} {o}" for o in ("inconclusive", "fail") if n[o]]
     extra = [e.replace("fail", "failed") for e in extra]
     if weak:
-        extra.insert(0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative")
+        extra.insert(
+            0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"
+        )
     if n["skipped"]:
         extra.append(f"{n['skipped']} {'needs' if n['skipped'] == 1 else 'need'} a larger scale")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None,
-                     weak: Mapping[str, int] | None = None) -> str:
+def summary_sentence(
+    t: Mapping[str, Mapping[str, int]],
+    scale: str | None = None,
+    weak: Mapping[str, int] | None = None,
+) -> str:
     """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
-    results (2 need a larger scale); 5 of 6 predictions confirmed (1 inconclusive); 3 of 3 checks hold
-    — at scale `ci`". ``weak`` (:func:`undiscriminated`): passes that rule out no alternative, not
+    results (2 need a larger scale); 5 of 6 predictions
+    confirmed (1 inconclusive); 3 of 3 checks hold — at
+    scale `ci`". ``weak`` (:func:`undiscriminated`): passes that rule out no alternative, not
     counted as reproduced or confirmed."""
     weak = weak or {}
     parts = [
@@ -501,15 +596,22 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     return summary_sentence(tally(claims), scale, undiscriminated(claims))
 
 
-def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-") -> str:
+def scorecard_html(
+    claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-"
+) -> str:
     """A compact scorecard: one row per claim (outcome, statement with kind and source, measured
-    with its uncertainty, the rule), the justification folded in a ``<details>``; grouped by kind."""
+    with its uncertainty, the rule), the justification folded in a ``<details>``; grouped by
+    kind."""
     parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
     for kind in KINDS:
         rows = [c for c in claims if c.get("kind", "checks") == kind]
         if not rows:
             continue
-        title = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested", "checks": "Checks"}[kind]
+        title = {
+            "reproduces": "Paper results reproduced",
+            "predicts": "Predictions tested",
+            "checks": "Checks",
+        }[kind]
         body = []
         for c in rows:
             cid = html.escape(c["id"])
@@ -518,44 +620,66 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
                 meas += f' <span class="lw-se">± {html.escape(fmt_se(c["se"]))}</span>'
             elif c.get("interval") is not None:
                 lo, hi = c["interval"]
-                meas += f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
+                meas += (
+                    f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
+                )
             words = interval_words(c)
             level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
             if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
                 meas = f'<span class="lw-se">at this scale: {meas}</span>'
             skipped = (
-                f'<br><span class="lw-min">checked from scale <code>{html.escape(c["min_scale"])}</code></span>'
+                '<br><span class="lw-min">checked from scale '
+                f"<code>{html.escape(c['min_scale'])}</code></span>"
                 if c["status"] == "skipped"
                 else ""
             )
-            note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+            note = (
+                f'<br><span class="lw-note">{html.escape(c["note"])}</span>'
+                if c.get("note")
+                else ""
+            )
             if c.get("replicates_to_decide"):
-                note += (f'<br><span class="lw-note">About {c["replicates_to_decide"]} replicates (now '
-                         f'{int(c["dof"]) + 1}) would decide it, at the measured mean and spread.</span>')
+                note += (
+                    f'<br><span class="lw-note">About {c["replicates_to_decide"]} replicates '
+                    "(now "
+                    f"{int(c['dof']) + 1}) would decide it, at the measured mean and "
+                    "spread.</span>"
+                )
             ruled = rules_out(c)
             if ruled:
-                note += f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
+                note += (
+                    f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
+                )
             elif kind != "checks" and c["status"] == "pass":
                 alt = c.get("alternative")
-                why_not = (f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range" if alt
-                           else "no alternative named")
+                why_not = (
+                    f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
+                    if alt
+                    else "no alternative named"
+                )
                 counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
-                note += (f'<br><span class="lw-alt lw-weak">Not discriminating: {html.escape(why_not)}; '
-                         f'not counted as {counted}.</span>')
+                note += (
+                    '<br><span class="lw-alt lw-weak">Not discriminating: '
+                    f"{html.escape(why_not)}; "
+                    f"not counted as {counted}.</span>"
+                )
             body.append(
                 f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
-                f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
+                '<td class="lw-verdict" '
+                f'title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
                 f'<td class="lw-claim">{html.escape(c["statement"])}'
                 f'<br><span class="lw-src">{html.escape(c["source"])}</span>{note}'
                 f"<details><summary><code>{cid}</code> · rule and margin</summary>"
-                f"Rule: {html.escape(c.get('rule', ''))}. {html.escape(c['justification'])}{level}</details></td>"
+                f"Rule: {html.escape(c.get('rule', ''))}. "
+                f"{html.escape(c['justification'])}{level}</details></td>"
                 f'<td class="lw-num">{meas}</td>'
                 f'<td class="lw-num">{html.escape(c.get("rule", ""))}</td></tr>'
             )
         head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured", "expected"))
         parts.append(
             f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
-            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>'
         )
     return '<div class="lw-card">' + "".join(parts) + "</div>"
 
@@ -600,8 +724,5 @@ def fmt(x: Any) -> str:
     x = float(x)
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    if x == 0 or 1e-3 <= abs(x) < 1e5:
-        s = f"{x:.4g}"
-    else:
-        s = f"{x:.3e}"
+    s = f"{x:.4g}" if x == 0 or 1e-3 <= abs(x) < 1e5 else f"{x:.3e}"
     return s.replace("-", "−")

@@ -2,9 +2,9 @@
 and tracked evidence from other machines (SPEC §1 "Claims ledger and scorecard").
 
 * ``results/<scale>/NN_topic.json`` — the ledgers of runs on this build's machine (untracked);
-* ``evidence/<run>/`` — tracked ledgers (and thumbnails) of runs made elsewhere or at a scale CI does
-  not run (a GPU at ``paper``, this machine at ``default``), each with ``META.json`` saying machine,
-  date, code version and command (:func:`save_evidence`);
+* ``evidence/<run>/`` — tracked ledgers (and thumbnails) of runs made elsewhere or at a
+  scale CI does not run (a GPU at ``paper``, this machine at ``default``), each
+  with ``META.json`` saying machine, date, code version and command (:func:`save_evidence`);
 * :func:`write_dashboard` writes ``book/dashboard.md`` from both, :func:`write_summary` the landing
   page's cards (``book/_generated/summary.md``, included by ``book/intro.md``).
 
@@ -51,22 +51,47 @@ def chapter_titles(root: Path) -> dict[str, str]:
 
 def load_runs(root: Path) -> list[dict[str, Any]]:
     """Every set of chapter ledgers the dashboard shows, in column order: this machine's runs at
-    each scale, then each evidence folder. Each: ``{"label", "scale", "where", "meta", "chapters"}``."""
+    each scale, then each evidence folder. Each:
+    ``{"label", "scale", "where", "meta", "chapters"}``."""
     runs = []
     for scale in SCALES:
-        chs = {f.stem: json.loads(f.read_text()) for f in sorted((results_root(root) / scale).glob("[0-9][0-9]_*.json"))}
+        chs = {
+            f.stem: json.loads(f.read_text())
+            for f in sorted((results_root(root) / scale).glob("[0-9][0-9]_*.json"))
+        }
         if chs:
-            runs.append({"label": f"{scale} (this build)", "scale": scale, "where": "build", "meta": {}, "chapters": chs})
+            runs.append(
+                {
+                    "label": f"{scale} (this build)",
+                    "scale": scale,
+                    "where": "build",
+                    "meta": {},
+                    "chapters": chs,
+                }
+            )
     for meta_file in sorted((root / EVIDENCE_DIR).glob("*/META.json")):
         meta = json.loads(meta_file.read_text())
-        chs = {f.stem: json.loads(f.read_text()) for f in sorted(meta_file.parent.glob("[0-9][0-9]_*.json"))}
+        chs = {
+            f.stem: json.loads(f.read_text())
+            for f in sorted(meta_file.parent.glob("[0-9][0-9]_*.json"))
+        }
         if chs:
             label = f"{meta['scale']} ({meta.get('device', '?')}, {meta.get('date', '?')[:10]})"
-            runs.append({"label": label, "scale": meta["scale"], "where": meta_file.parent.name, "meta": meta, "chapters": chs})
+            runs.append(
+                {
+                    "label": label,
+                    "scale": meta["scale"],
+                    "where": meta_file.parent.name,
+                    "meta": meta,
+                    "chapters": chs,
+                }
+            )
     return runs
 
 
-def save_evidence(scale: str, name: str | None = None, root: Path | None = None, command: str = "") -> Path:
+def save_evidence(
+    scale: str, name: str | None = None, root: Path | None = None, command: str = ""
+) -> Path:
     """Copy this machine's ledgers at ``scale`` (and each chapter's first figure, as a thumbnail)
     into ``evidence/<name>/`` with ``META.json``: machine, device, date, code version (git commit),
     command.  Raw arrays are not copied: the ledgers and figures are the evidence."""
@@ -75,7 +100,9 @@ def save_evidence(scale: str, name: str | None = None, root: Path | None = None,
     src = results_root(root) / scale
     files = sorted(src.glob("[0-9][0-9]_*.json"))
     if not files:
-        raise ParameterError(f"scale={scale!r}: no chapter results under {src}; run `make book SCALE={scale}` first")
+        raise ParameterError(
+            f"scale={scale!r}: no chapter results under {src}; run `make book SCALE={scale}` first"
+        )
     first = json.loads(files[0].read_text())
     device = first.get("device", "?")
     name = name or f"{scale}-{device}-{time.strftime('%Y-%m-%d')}"
@@ -91,8 +118,17 @@ def save_evidence(scale: str, name: str | None = None, root: Path | None = None,
             if png.exists():
                 shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks"], cwd=root, capture_output=True, text=True).stdout.strip())
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--", "src", "notebooks"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+        )
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = "unknown", False
     meta = {
@@ -127,7 +163,9 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
     if sum(weak.values()):
         extra.insert(0, f"{sum(weak.values())} not discriminating")
     mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
-    return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" if extra else "")
+    return (
+        f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" if extra else "")
+    )
 
 
 def write_dashboard(root: Path | None = None) -> Path:
@@ -139,12 +177,18 @@ def write_dashboard(root: Path | None = None) -> Path:
     lines = [
         "# Reproduction dashboard",
         "",
-        "Every quantitative claim of the book, graded in every run we have: the runs on this build's machine",
-        "(`results/<scale>/`) and the tracked evidence from other machines or larger scales (`evidence/`, with",
-        "machine, date, code version and command). Claims are of three kinds: **reproduces** (a result of a paper",
-        "or of its authors' published data), **predicts** (a theoretical prediction against our measurement) and",
-        "**checks** (a consistency of our own computations). Outcomes: ✓ pass (the whole confidence interval",
-        "satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive (the interval straddles the",
+        "Every quantitative claim of the book, graded in every run we have: the runs on this "
+        "build's machine",
+        "(`results/<scale>/`) and the tracked evidence from other machines or larger scales "
+        "(`evidence/`, with",
+        "machine, date, code version and command). Claims are of three kinds: **reproduces** (a "
+        "result of a paper",
+        "or of its authors' published data), **predicts** (a theoretical prediction against our "
+        "measurement) and",
+        "**checks** (a consistency of our own computations). Outcomes: ✓ pass (the whole "
+        "confidence interval",
+        "satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive (the "
+        "interval straddles the",
         "rule — never counted as a pass), ○ skipped (the claim needs a larger scale).",
         "",
     ]
@@ -159,8 +203,10 @@ def write_dashboard(root: Path | None = None) -> Path:
     rows = []
     for ch in chapters:
         cells = "".join(
-            f"<td>{_kind_cell(r['chapters'][ch]['claims'])}<br><small>{r['chapters'][ch]['wall_time_s']:.0f} s</small></td>"
-            if ch in r["chapters"] else "<td><small>not run</small></td>"
+            f"<td>{_kind_cell(r['chapters'][ch]['claims'])}<br>"
+            f"<small>{r['chapters'][ch]['wall_time_s']:.0f} s</small></td>"
+            if ch in r["chapters"]
+            else "<td><small>not run</small></td>"
             for r in runs
         )
         link = f'<a href="chapters/{ch}.html">{html.escape(titles.get(ch, ch))}</a>'
@@ -170,15 +216,23 @@ def write_dashboard(root: Path | None = None) -> Path:
         claims = [c for d in r["chapters"].values() for c in d["claims"]]
         totals.append(f"<td><b>{_kind_cell(claims)}</b></td>")
     rows.append(f"<tr><td><b>whole book</b></td>{''.join(totals)}</tr>")
-    lines += ["## Summary", "", f'<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>', ""]
+    lines += [
+        "## Summary",
+        "",
+        f'<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table>',
+        "",
+    ]
     evid = [r for r in runs if r["where"] != "build"]
     if evid:
         lines += ["### Evidence runs", ""]
         for r in evid:
             m = r["meta"]
             lines.append(
-                f"- **{r['label']}** (`evidence/{r['where']}/`): {m.get('machine', '?')}, device {m.get('device', '?')}, "
-                f"{m.get('date', '?')}, code `{m.get('git_commit', '?')}`, command `{m.get('command', '?')}`."
+                f"- **{r['label']}** (`evidence/{r['where']}/`): {m.get('machine', '?')}, device "
+                f"{m.get('device', '?')}, "
+                f"{m.get('date', '?')}, code `{m.get('git_commit', '?')}`, command "
+                f"`{m.get('command', '?')}`."
             )
         lines.append("")
     lines += ["## Claims", ""]
@@ -192,15 +246,23 @@ def write_dashboard(root: Path | None = None) -> Path:
         for cid, d in ids.items():
             c = d["c"]
             cells = "".join(
-                f'<td title="{html.escape(LABELS[d[i]["status"]])}">{SYMBOLS[d[i]["status"]]} {html.escape(fmt(d[i]["measured"]))}</td>'
-                if i in d else "<td></td>"
+                f'<td title="{html.escape(LABELS[d[i]["status"]])}">{SYMBOLS[d[i]["status"]]} '
+                f"{html.escape(fmt(d[i]['measured']))}</td>"
+                if i in d
+                else "<td></td>"
                 for i in range(len(runs))
             )
-            link = f'<a href="chapters/{ch}.html#claim-{html.escape(cid)}">{html.escape(c["statement"])}</a>'
+            href = f"chapters/{ch}.html#claim-{html.escape(cid)}"
+            link = f'<a href="{href}">{html.escape(c["statement"])}</a>'
             body.append(
-                f"<tr><td>{link}<br><small>{html.escape(c.get('kind', 'checks'))} · {html.escape(c['source'])}</small></td>{cells}</tr>"
+                f"<tr><td>{link}<br><small>{html.escape(c.get('kind', 'checks'))} · "
+                f"{html.escape(c['source'])}</small></td>{cells}</tr>"
             )
-        lines += [f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>', ""]
+        lines += [
+            f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>',
+            "",
+        ]
     out = root / "book" / "dashboard.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
@@ -216,8 +278,9 @@ def executed_scale(nb: Path) -> str | None:
 
 
 def write_summary(root: Path | None = None) -> Path:
-    """Write ``book/_generated/summary.md``: one card per chapter in table-of-contents order, with its
-    first figure as a thumbnail and its scorecard's one-line summary at the scale this build shows."""
+    """Write ``book/_generated/summary.md``: one card per chapter in table-of-contents order,
+    with its first figure as a thumbnail and its scorecard's one-line summary at the scale this
+    build shows."""
     root = root or repo_root()
     gen = root / "book" / "_generated"
     (gen / "thumbs").mkdir(parents=True, exist_ok=True)
@@ -239,14 +302,16 @@ def write_summary(root: Path | None = None) -> Path:
                 shutil.copy2(src, gen / "thumbs" / f"{ch}.png")
                 img = f":img-top: _generated/thumbs/{ch}.png\n:img-alt: First figure of {title}\n"
         cards.append(
-            f":::{{grid-item-card}} {title}\n:link: chapters/{ch}\n:link-type: doc\n{img}\n{line}\n:::\n"
+            f":::{{grid-item-card}} {title}\n:link: chapters/{ch}\n:link-type: "
+            f"doc\n{img}\n{line}\n:::\n"
         )
     if not cards:
         text = "No chapter has been executed yet: run `make book`.\n"
     else:
         shown = ", ".join(f"`{s}`" for s in sorted(scales_shown, key=SCALES.index))
         text = (
-            f"This build shows the chapters executed at scale {shown}; the {{doc}}`dashboard` has every run, "
+            f"This build shows the chapters executed at scale {shown}; the {{doc}}`dashboard` has "
+            "every run, "
             "including tracked evidence at other scales.\n\n"
             "::::{grid} 1 2 2 2\n:gutter: 2\n\n" + "\n".join(cards) + "::::\n"
         )

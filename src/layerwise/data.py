@@ -67,15 +67,19 @@ def natural_patches(n: int, seed: int = 0, size: int = 32) -> np.ndarray:
     photos = photographs()
     hw = np.array([im.shape[:2] for _, im in photos])
     if (hw < size).any():
-        raise ParameterError(f"size={size} exceeds the photographs' size {'/'.join(f'{h}×{w}' for h, w in hw)}")
+        raise ParameterError(
+            f"size={size} exceeds the photographs' size {'/'.join(f'{h}×{w}' for h, w in hw)}"
+        )
     which = np.arange(n) % len(photos)
-    # crop i's row and column: the draws rng.integers(0, h − size + 1), rng.integers(0, w − size + 1)
-    # for i = 0, 1, … in turn — one call with the bounds as an array draws the same stream
+    # crop i's row and column: the draws rng.integers(0, h − size + 1), rng.integers(0, w − size +
+    # 1) for i = 0, 1, … in turn — one call with the bounds as an array draws the same stream
     rc = np.random.default_rng(seed).integers(0, (hw[which] - size + 1).reshape(-1)).reshape(n, 2)
     out = np.empty((n, 3, size, size), dtype=np.float32)
     for p, (_, im) in enumerate(photos):
         sel = np.flatnonzero(which == p)
-        windows = np.lib.stride_tricks.sliding_window_view(im, (size, size), axis=(0, 1))  # (r, c, 3, size, size)
+        windows = np.lib.stride_tricks.sliding_window_view(
+            im, (size, size), axis=(0, 1)
+        )  # (r, c, 3, size, size)
         out[sel] = windows[rc[sel, 0], rc[sel, 1]] / 255.0
     return out
 
@@ -148,11 +152,21 @@ def load_cifar10(directory: str | Path, split: str = "train") -> tuple[np.ndarra
                 batch = pickle.load(fh, encoding="bytes")
             data = np.asarray(batch[b"data"], dtype=np.uint8)
             labels = np.asarray(batch[b"labels"], dtype=np.int64)
-        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise DataFormatError(f"{f} is not a CIFAR-10 batch ({exc}); expected {CIFAR_FORMAT}") from None
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+        ) as exc:
+            raise DataFormatError(
+                f"{f} is not a CIFAR-10 batch ({exc}); expected {CIFAR_FORMAT}"
+            ) from None
         if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
             raise DataFormatError(
-                f"{f} has data of shape {data.shape} and {len(labels)} labels; expected {CIFAR_FORMAT}"
+                f"{f} has data of shape {data.shape} and {len(labels)} labels; expected "
+                f"{CIFAR_FORMAT}"
             )
         xs.append(data.reshape(-1, 3, 32, 32).astype(np.float32) / 255.0)
         ys.append(labels)
@@ -167,7 +181,9 @@ def _read_idx(path: Path, magic: int) -> np.ndarray:
     except OSError as exc:
         raise DataFormatError(f"{path} cannot be read ({exc}); expected {MNIST_FORMAT}") from None
     if len(raw) < 8 or int.from_bytes(raw[:4], "big") != magic:
-        raise DataFormatError(f"{path} does not start with IDX magic number {magic}; expected {MNIST_FORMAT}")
+        raise DataFormatError(
+            f"{path} does not start with IDX magic number {magic}; expected {MNIST_FORMAT}"
+        )
     ndim = raw[3]
     dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     body = raw[4 + 4 * ndim :]
@@ -219,7 +235,9 @@ def load_images(dataset: str, n: int, seed: int = 0) -> np.ndarray:
         if n > len(x):
             raise ParameterError(f"n={n} exceeds the {len(x)} images in {arg}")
         return x[np.random.default_rng(seed).choice(len(x), size=n, replace=False)]
-    raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}")
+    raise ParameterError(
+        f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}"
+    )
 
 
 def check_source(dataset: str, n: int | None = None) -> str:
@@ -232,23 +250,34 @@ def check_source(dataset: str, n: int | None = None) -> str:
         return dataset
     if kind == "digits" and not sep:
         if n is not None and n > 1797:
-            raise ParameterError(f"dataset='digits' holds 1797 images; {n} per network were asked for")
+            raise ParameterError(
+                f"dataset='digits' holds 1797 images; {n} per network were asked for"
+            )
         return dataset
     if kind not in ("cifar10", "mnist") or not arg:
-        raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}")
+        raise ParameterError(
+            f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}"
+        )
     d = Path(arg).expanduser()
     if kind == "cifar10":
         d = d / "cifar-10-batches-py" if (d / "cifar-10-batches-py").is_dir() else d
         if not d.is_dir():
-            raise ParameterError(f"dataset={dataset!r}: the CIFAR-10 folder {d} does not exist; "
-                                 f"expected a folder with {CIFAR_FORMAT}")
+            raise ParameterError(
+                f"dataset={dataset!r}: the CIFAR-10 folder {d} does not exist; "
+                f"expected a folder with {CIFAR_FORMAT}"
+            )
         if not any((d / f"data_batch_{i}").is_file() for i in range(1, 6)):
-            raise ParameterError(f"dataset={dataset!r}: no CIFAR-10 training batch (data_batch_1..5) in {d}; "
-                                 f"expected {CIFAR_FORMAT}")
+            raise ParameterError(
+                f"dataset={dataset!r}: no CIFAR-10 training batch "
+                f"(data_batch_1..5) in {d}; "
+                f"expected {CIFAR_FORMAT}"
+            )
         return dataset
     if not d.is_dir():
-        raise ParameterError(f"dataset={dataset!r}: the MNIST folder {d} does not exist; "
-                             f"expected a folder with {MNIST_FORMAT}")
+        raise ParameterError(
+            f"dataset={dataset!r}: the MNIST folder {d} does not exist; "
+            f"expected a folder with {MNIST_FORMAT}"
+        )
     for what, magic in (("images", 2051), ("labels", 2049)):
         try:
             f = _mnist_file(d, "train", what)
@@ -257,6 +286,9 @@ def check_source(dataset: str, n: int | None = None) -> str:
         except (FileNotFoundError, OSError) as exc:
             raise ParameterError(f"dataset={dataset!r}: {exc}") from None
         if len(head) < 4 or int.from_bytes(head, "big") != magic:
-            raise ParameterError(f"dataset={dataset!r}: {f} does not start with IDX magic number {magic}; "
-                                 f"expected {MNIST_FORMAT}")
+            raise ParameterError(
+                f"dataset={dataset!r}: {f} does not start with IDX magic number "
+                f"{magic}; "
+                f"expected {MNIST_FORMAT}"
+            )
     return dataset

@@ -1,4 +1,5 @@
-"""Where the book's heavy units of work run: in this process, or on a Dask cluster (SPEC §4, issue #31).
+"""Where the book's heavy units of work run: in this process, or on a Dask
+cluster (SPEC §4, issue #31).
 
 Independent units (today: the moments engine's blocks of networks, Chapters 3–5) go through one
 seam, :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*:
@@ -15,9 +16,10 @@ seam, :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an
 :func:`resolve_executor` reads ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER`` when not given
 arguments (the book runner sets them for the chapter kernels from ``--executor``/``--scheduler``,
 make from ``EXECUTOR=``/``SCHEDULER=``).  A worker runs a unit through :func:`run_unit`, which first
-compares the fingerprint of the worker's ``layerwise`` source (:func:`layerwise.provenance.fingerprint_of`)
-with the client's, sent with the task, and refuses to compute when they differ
-(:class:`CodeMismatch`): results keyed on one version of the code are never computed by another.
+compares the fingerprint of the worker's ``layerwise`` source
+(:func:`layerwise.provenance.fingerprint_of`) with the client's, sent with the task, and refuses to
+compute when they differ (:class:`CodeMismatch`): results keyed on one version of the code are never
+computed by another.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ _CLIENTS: dict[tuple[str, str | None], Any] = {}
 
 
 class CodeMismatch(RuntimeError):
-    """A worker's ``layerwise`` source differs from the client's: its results would be keyed wrongly."""
+    """A worker's ``layerwise`` source differs from the client's: its results would be keyed
+    wrongly."""
 
 
 def settings(kind: str | None = None, scheduler: str | None = None) -> tuple[str, str | None]:
@@ -59,12 +62,18 @@ def settings(kind: str | None = None, scheduler: str | None = None) -> tuple[str
         kind = os.environ.get(ENV_EXECUTOR) or "local"
     if scheduler is None:
         scheduler = os.environ.get(ENV_SCHEDULER) or None
-    kind = check_choice("executor", kind.strip().lower() if isinstance(kind, str) else kind, EXECUTORS)
+    kind = check_choice(
+        "executor", kind.strip().lower() if isinstance(kind, str) else kind, EXECUTORS
+    )
     if scheduler is not None:
         scheduler = scheduler.strip() or None
     if scheduler is not None and kind != "dask":
-        raise ParameterError(f"scheduler={scheduler!r} is only used with executor='dask' (make: EXECUTOR=dask "
-                             f"SCHEDULER={scheduler}; book: --executor dask --scheduler {scheduler})")
+        raise ParameterError(
+            f"scheduler={scheduler!r} is only used with executor='dask' (make: "
+            "EXECUTOR=dask "
+            f"SCHEDULER={scheduler}; book: --executor dask --scheduler "
+            f"{scheduler})"
+        )
     return kind, scheduler
 
 
@@ -85,18 +94,26 @@ def _probe(address: str, timeout: float) -> None:
     from distributed.comm import parse_address
     from distributed.comm.addressing import parse_host_port
 
-    how = ("start one with `dask scheduler` (and `dask worker ADDRESS` on each machine, with the same "
-           "layerwise commit installed), or leave the scheduler out for a LocalCluster on this machine")
+    how = (
+        "start one with `dask scheduler` (and `dask worker ADDRESS` on each machine, with the "
+        "same "
+        "layerwise commit installed), or leave the scheduler out for a LocalCluster on this "
+        "machine"
+    )
     try:
         proto, loc = parse_address(address)
     except ValueError as exc:
-        raise ParameterError(f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})") from None
+        raise ParameterError(
+            f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})"
+        ) from None
     if proto not in ("tcp", "tls"):
         return  # inproc:// or ucx://: leave it to distributed
     try:
         host, port = parse_host_port(loc)
     except ValueError as exc:
-        raise ParameterError(f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})") from None
+        raise ParameterError(
+            f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})"
+        ) from None
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
@@ -111,8 +128,13 @@ def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOU
     if scheduler is None:
         import logging
 
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
         client = distributed.Client(cluster, set_as_default=False)
         client._layerwise_cluster = cluster  # closed with the client
         return client
@@ -120,8 +142,12 @@ def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOU
     try:
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
-        raise ParameterError(f"no Dask scheduler reachable at {scheduler} within {timeout:.0f} s ({exc}); start "
-                             f"one with `dask scheduler` and workers with `dask worker {scheduler}`") from None
+        raise ParameterError(
+            f"no Dask scheduler reachable at {scheduler} within {timeout:.0f} s "
+            f"({exc}); start "
+            "one with `dask scheduler` and workers with `dask worker "
+            f"{scheduler}`"
+        ) from None
 
 
 def resolve_executor(kind: str | None = None, scheduler: str | None = None) -> Any:
@@ -178,7 +204,10 @@ def client_fingerprint(code: str | Sequence[str] | None) -> str:
 
 
 def run_unit(
-    func: Callable[[int], Mapping[str, Any]], i: int, code: str | Sequence[str] | None, expected: str
+    func: Callable[[int], Mapping[str, Any]],
+    i: int,
+    code: str | Sequence[str] | None,
+    expected: str,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """What a worker runs for unit ``i``: check that its code is the client's, then ``func(i)``.
 
@@ -188,8 +217,10 @@ def run_unit(
     got = fingerprint_of(workers_modules(code))[0]
     if got != expected:
         raise CodeMismatch(
-            f"worker {platform.node()} runs layerwise code {got[:12]}, the client {expected[:12]}: refusing to mix "
-            "results from different code — install the same commit on the workers (pip install -e '.[dask]' "
+            f"worker {platform.node()} runs layerwise code {got[:12]}, the client {expected[:12]}: "
+            "refusing to mix "
+            "results from different code — install the same commit on the workers (pip install -e "
+            "'.[dask]' "
             "in a checkout of the client's commit) and restart them"
         )
     t0 = time.perf_counter()
@@ -197,5 +228,16 @@ def run_unit(
     return arrays, {"wall_time_s": time.perf_counter() - t0, "worker": platform.node()}
 
 
-__all__: Sequence[str] = ("CONNECT_TIMEOUT_S", "EXECUTORS", "CodeMismatch", "check_executor", "client_fingerprint",
-                          "close_all", "connect", "require_distributed", "resolve_executor", "run_unit", "settings")
+__all__: Sequence[str] = (
+    "CONNECT_TIMEOUT_S",
+    "EXECUTORS",
+    "CodeMismatch",
+    "check_executor",
+    "client_fingerprint",
+    "close_all",
+    "connect",
+    "require_distributed",
+    "resolve_executor",
+    "run_unit",
+    "settings",
+)

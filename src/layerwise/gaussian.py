@@ -60,7 +60,9 @@ def normal_nodes(scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     1/``scale`` in z (e.g. ``scale`` = √q for g(z) = φ(√q z)): the rule of the module docstring.
     The arrays are cached and shared: do not modify them."""
     width = 1.0 / max(1.0, float(scale))
-    n_panels = int(2 ** np.ceil(np.log2(2 * TRUNCATION / width)))  # powers of two: few distinct caches
+    n_panels = int(
+        2 ** np.ceil(np.log2(2 * TRUNCATION / width))
+    )  # powers of two: few distinct caches
     return _panel_nodes(n_panels)
 
 

@@ -32,7 +32,13 @@ from scipy.optimize import brentq
 from scipy.special import erf
 
 from . import gaussian
-from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
+from .params import (
+    ParameterError,
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+)
 
 PHIS: tuple[str, ...] = ("tanh", "erf", "linear")
 
@@ -41,6 +47,7 @@ def _phi_funcs(phi: str) -> tuple[Callable, Callable, Callable]:
     """φ, φ', φ'' for a named activation."""
     check_choice("phi", phi, PHIS)
     if phi == "tanh":
+
         def f(x):
             return np.tanh(x)
 
@@ -62,6 +69,7 @@ def _phi_funcs(phi: str) -> tuple[Callable, Callable, Callable]:
         def d2(x):
             return -2.0 * x * k * np.exp(-x * x)
     else:
+
         def f(x):
             return np.asarray(x, dtype=float)
 
@@ -70,6 +78,7 @@ def _phi_funcs(phi: str) -> tuple[Callable, Callable, Callable]:
 
         def d2(x):
             return np.zeros_like(x, dtype=float)
+
     return f, d1, d2
 
 
@@ -103,7 +112,9 @@ def length_map_slope(q: float, sigma_w2: float, sigma_b2: float, phi: str = "tan
     return sigma_w2 * gaussian.expectation(lambda x: d1(x) ** 2 + f(x) * d2(x), q)
 
 
-def iterate_length_map(q0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> np.ndarray:
+def iterate_length_map(
+    q0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh"
+) -> np.ndarray:
     """[q^0, q^1, …, q^L] under the length map."""
     n_layers = check_positive_int("n_layers", n_layers)
     out = [check_nonnegative("q0", q0)]
@@ -161,8 +172,9 @@ def critical_sigma_w2(sigma_b2: float, phi: str = "tanh") -> float:
     while g(hi) < 0:
         hi *= 2.0
         if hi > 1e6:  # pragma: no cover
-            raise ParameterError(f"sigma_b2={sigma_b2}: no order-to-chaos transition below "
-                                 "sigma_w2=1e6")
+            raise ParameterError(
+                f"sigma_b2={sigma_b2}: no order-to-chaos transition below sigma_w2=1e6"
+            )
     return float(brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200))
 
 
@@ -183,18 +195,23 @@ def _pair_expectation(g1: Callable, g2: Callable, q: float, c: float) -> float:
     return float(w1 @ (g1(s * z1) * inner))
 
 
-def correlation_map(c: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh", q: float | None = None) -> float:
+def correlation_map(
+    c: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh", q: float | None = None
+) -> float:
     """c^l = (σ_w² E[φ(u1)φ(u2)] + σ_b²) / q* for inputs at the length fixed point (Poole Eq. 5)."""
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = q_star(sigma_w2, sigma_b2, phi) if q is None else check_positive("q", q)
     if q == 0.0:
-        raise ParameterError("the correlation map is undefined at q* = 0 (sigma_b2 = 0, ordered "
-                             "phase)")
+        raise ParameterError(
+            "the correlation map is undefined at q* = 0 (sigma_b2 = 0, ordered phase)"
+        )
     f, _, _ = _phi_funcs(phi)
     return (sigma_w2 * _pair_expectation(f, f, q, c) + sigma_b2) / q
 
 
-def correlation_map_slope(c: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh", q: float | None = None) -> float:
+def correlation_map_slope(
+    c: float, sigma_w2: float, sigma_b2: float, phi: str = "tanh", q: float | None = None
+) -> float:
     """dc^l/dc^{l-1} = σ_w² E[φ'(u1) φ'(u2)] (Schoenholz et al. 2017, Eq. 7's χ_c at c)."""
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
     q = q_star(sigma_w2, sigma_b2, phi) if q is None else check_positive("q", q)
@@ -202,7 +219,9 @@ def correlation_map_slope(c: float, sigma_w2: float, sigma_b2: float, phi: str =
     return sigma_w2 * _pair_expectation(d1, d1, q, c)
 
 
-def iterate_correlation_map(c0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> np.ndarray:
+def iterate_correlation_map(
+    c0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh"
+) -> np.ndarray:
     """[c^0, …, c^L] under the correlation map at the length fixed point."""
     n_layers = check_positive_int("n_layers", n_layers)
     q = q_star(sigma_w2, sigma_b2, phi)
@@ -212,7 +231,9 @@ def iterate_correlation_map(c0: float, n_layers: int, sigma_w2: float, sigma_b2:
     return np.array(out)
 
 
-def iterate_maps(q0: float, c0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> tuple[np.ndarray, np.ndarray]:
+def iterate_maps(
+    q0: float, c0: float, n_layers: int, sigma_w2: float, sigma_b2: float, phi: str = "tanh"
+) -> tuple[np.ndarray, np.ndarray]:
     """Joint length and correlation maps for two inputs of equal length q0 and correlation c0,
     valid away from the fixed point: q^l = V(q^{l-1}),
     c^l = (σ_w² E_{q^{l-1}}[φ(u1)φ(u2)] + σ_b²) / q^l (Poole et al. 2016, Eqs. 3 and 5)."""
@@ -256,7 +277,15 @@ def depth_scales(sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> dict[st
     vq = length_map_slope(q, sigma_w2, sigma_b2, phi)
     xi_q = -1.0 / np.log(vq) if 0 < vq < 1 else np.inf
     xi_c = -1.0 / np.log(xc) if 0 < xc < 1 else np.inf
-    return {"q_star": q, "chi1": x1, "c_star": cs, "chi_c": xc, "length_slope": vq, "xi_q": xi_q, "xi_c": xi_c}
+    return {
+        "q_star": q,
+        "chi1": x1,
+        "c_star": cs,
+        "chi_c": xc,
+        "length_slope": vq,
+        "xi_q": xi_q,
+        "xi_c": xi_c,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -291,7 +320,10 @@ def simulate_pairs(
     import torch
 
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
-    width, n_layers, n_nets = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets)))
+    width, n_layers, n_nets = (
+        check_positive_int(k, v)
+        for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets))
+    )
     f = _torch_phi(phi)
     g = torch.Generator(device="cpu").manual_seed(int(seed))
     dt = torch.float32  # weights and propagation; every reduction below is done in float64
@@ -300,7 +332,9 @@ def simulate_pairs(
     qmat, _ = torch.linalg.qr(a)
     u, v = qmat[..., 0], qmat[..., 1]
     s = np.sqrt(width * q0)
-    z = torch.stack([s * u, s * (c0 * u + np.sqrt(max(0.0, 1 - c0 * c0)) * v)], dim=1)  # (nets, 2, N)
+    z = torch.stack(
+        [s * u, s * (c0 * u + np.sqrt(max(0.0, 1 - c0 * c0)) * v)], dim=1
+    )  # (nets, 2, N)
     qs = np.empty((n_nets, n_layers + 1, 2))
     cs = np.empty((n_nets, n_layers + 1))
 
@@ -313,7 +347,9 @@ def simulate_pairs(
     record(0, z)
     z = z.to(device=device, dtype=dt)
     for l in range(1, n_layers + 1):
-        W = torch.randn(n_nets, width, width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_w2 / width)
+        W = torch.randn(n_nets, width, width, generator=g, dtype=dt).to(device) * np.sqrt(
+            sigma_w2 / width
+        )
         b = torch.randn(n_nets, 1, width, generator=g, dtype=dt).to(device) * np.sqrt(sigma_b2)
         z = torch.baddbmm(b, f(z), W.transpose(1, 2))
         record(l, z)
@@ -347,7 +383,10 @@ def circle_experiment(
     import torch
 
     sigma_w2, sigma_b2 = _check(sigma_w2, sigma_b2)
-    width, n_layers, n_points = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_points", n_points)))
+    width, n_layers, n_points = (
+        check_positive_int(k, v)
+        for k, v in (("width", width), ("n_layers", n_layers), ("n_points", n_points))
+    )
     if record_layers and not pca:
         raise ParameterError("record_layers needs pca=True (projections are principal components)")
     for l in record_layers:
@@ -362,7 +401,9 @@ def circle_experiment(
     r = np.sqrt(width * qs)
     h = r * (torch.cos(theta)[:, None] * basis[:, 0] + torch.sin(theta)[:, None] * basis[:, 1])
     dh = r * (-torch.sin(theta)[:, None] * basis[:, 0] + torch.cos(theta)[:, None] * basis[:, 1])
-    out: dict[str, list] = {"length_chord": [], "length_tangent": [], "q": []} | ({"pca_var": []} if pca else {})
+    out: dict[str, list] = {"length_chord": [], "length_tangent": [], "q": []} | (
+        {"pca_var": []} if pca else {}
+    )
     dtheta = 2 * np.pi / n_points
 
     def record(l: int, h: Any, dh: Any) -> None:

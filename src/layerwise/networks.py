@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from .params import ParameterError, check_choice, check_nonnegative, check_positive, check_positive_int
+from .params import (
+    ParameterError,
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+)
 
 #: Activations: ``relu`` and ``leaky_relu`` are positively homogeneous (σ(z) = σ'(z) z).
 ACTIVATIONS = ("relu", "leaky_relu", "tanh")
@@ -47,9 +53,15 @@ def check_widths(widths: Any, *, min_len: int = 2) -> list[int]:
 
     The full architecture is ``[d_in, h_1, …, h_L, d_out]`` (``min_len=2``); a list of hidden
     widths alone is checked with ``min_len=1``."""
-    if isinstance(widths, (int, np.integer, str, bytes)) or not isinstance(widths, Sequence) or len(widths) < min_len:
+    if (
+        isinstance(widths, (int, np.integer, str, bytes))
+        or not isinstance(widths, Sequence)
+        or len(widths) < min_len
+    ):
         what = "[d_in, h_1, ..., h_L, d_out]" if min_len >= 2 else "of hidden widths"
-        raise ParameterError(f"widths={widths!r} must be a list {what} of >= {min_len} positive integers")
+        raise ParameterError(
+            f"widths={widths!r} must be a list {what} of >= {min_len} positive integers"
+        )
     return [check_positive_int("widths[i]", w) for w in widths]
 
 
@@ -93,7 +105,10 @@ def init_mlp(
         per_net = None
     else:
         if not batch or sw.shape != batch or np.any(sw <= 0):
-            raise ParameterError(f"sigma_w2={sigma_w2!r}: one positive value per network (n_nets={n_nets}) or a scalar")
+            raise ParameterError(
+                f"sigma_w2={sigma_w2!r}: one positive value per network "
+                f"(n_nets={n_nets}) or a scalar"
+            )
         per_net = torch.as_tensor(np.sqrt(sw), dtype=dtype)[:, None, None]
     gen = generator if generator is not None else torch.Generator().manual_seed(int(seed))
     n = len(widths) - 1
@@ -129,12 +144,17 @@ def init_mlp(
 
 
 def from_pairs(layers: Sequence[tuple[Any, Any]], dtype: torch.dtype = torch.float64) -> Params:
-    """A network ``{W1, b1, …}`` from ``[(W1, b1), …]`` pairs (numpy or torch; ``b`` may be None)."""
+    """A network ``{W1, b1, …}`` from ``[(W1, b1), …]`` pairs (numpy or torch; ``b`` may
+    be None)."""
     p: Params = {}
     for l, (W, b) in enumerate(layers, start=1):
-        p[f"W{l}"] = torch.as_tensor(np.asarray(W) if not isinstance(W, torch.Tensor) else W).to(dtype)
+        p[f"W{l}"] = torch.as_tensor(np.asarray(W) if not isinstance(W, torch.Tensor) else W).to(
+            dtype
+        )
         if b is not None:
-            p[f"b{l}"] = torch.as_tensor(np.asarray(b) if not isinstance(b, torch.Tensor) else b).to(dtype)
+            p[f"b{l}"] = torch.as_tensor(
+                np.asarray(b) if not isinstance(b, torch.Tensor) else b
+            ).to(dtype)
     return p
 
 
@@ -176,7 +196,9 @@ def act_deriv(z: torch.Tensor, activation: str, slope: float = 0.1) -> torch.Ten
     return 1 - torch.tanh(z) ** 2
 
 
-def forward(params: Params, x: torch.Tensor, activation: str = "relu", slope: float = 0.1) -> torch.Tensor:
+def forward(
+    params: Params, x: torch.Tensor, activation: str = "relu", slope: float = 0.1
+) -> torch.Tensor:
     """Network output: h_l = σ(h_{l−1} W_lᵀ + b_l), linear last layer.
 
     ``x`` is a batch (n, d_in) or one input (d_in,).  Stacked networks (W of shape (K, d_l,
@@ -226,7 +248,11 @@ def tangent_sensitivity(
     d_in, d_out = W1.shape[1], params[f"W{n}"].shape[0]
     if not 0 <= int(output) < d_out:
         raise ParameterError(f"output={output!r} must be in 0..{d_out - 1}")
-    D = torch.eye(d_in, dtype=W1.dtype) if directions is None else torch.as_tensor(directions, dtype=W1.dtype)
+    D = (
+        torch.eye(d_in, dtype=W1.dtype)
+        if directions is None
+        else torch.as_tensor(directions, dtype=W1.dtype)
+    )
     if D.ndim != 2 or D.shape[0] != d_in:
         raise ParameterError(f"directions must have shape ({d_in}, k)")
     X = torch.as_tensor(x, dtype=W1.dtype)
@@ -278,8 +304,9 @@ def train(
     so each network gets its own gradient).  ``sampling``:
 
     * ``"full"``: ``steps`` full-batch steps;
-    * ``"epochs"``: ``epochs`` passes over a fresh permutation of the ``n`` examples (``torch.randperm``
-      on ``generator``) in mini-batches of ``batch``; ``on_epoch(e)`` runs after pass e = 1, 2, …;
+    * ``"epochs"``: ``epochs`` passes over a fresh permutation of
+      the ``n`` examples (``torch.randperm`` on ``generator``) in mini-batches of ``batch``;
+      ``on_epoch(e)`` runs after pass e = 1, 2, …;
     * ``"replacement"``: ``steps`` mini-batches of ``batch`` indices drawn with replacement
       (``torch.randint`` on ``generator``).
 
@@ -308,7 +335,11 @@ def train(
     def step(idx: torch.Tensor | None) -> bool:
         opt.zero_grad()
         value = loss(idx)
-        rec = float(value.detach()) if value.ndim == 0 else value.detach().cpu().numpy().astype(np.float64)
+        rec = (
+            float(value.detach())
+            if value.ndim == 0
+            else value.detach().cpu().numpy().astype(np.float64)
+        )
         hist.append(rec)
         if target_loss is not None and np.all(np.asarray(rec) <= target_loss):
             return False

@@ -25,7 +25,8 @@ def figure_directive(label: str, caption: str, alt: str) -> str:
 
 def execution_header(info: dict[str, Any], scale: str, stem: str, duration: float | None) -> str:
     """The admonition under a chapter's title: the scorecard's one-line summary, where, how and
-    with what the chapter was executed (from its results JSON ``info``), how to re-run it, downloads."""
+    with what the chapter was executed (from its results JSON ``info``), how to re-run it,
+    downloads."""
     from .claims import summary_of
 
     store = info.get("store", {})
@@ -36,12 +37,15 @@ def execution_header(info: dict[str, Any], scale: str, stem: str, duration: floa
         "```{admonition} Scorecard and run\n:class: note lw-run\n"
         f"**{summary_of(info.get('claims', []), '`' + scale + '`')}** "
         '<a href="#scorecard">Go to the scorecard.</a>\n\n'
-        f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** ({versions.get('machine', '?')}) "
+        f"Executed at scale **`{scale}`** on **{info.get('device', '?')}** "
+        f"({versions.get('machine', '?')}) "
         f"in **{wall}** of wall time with layerwise **{versions.get('layerwise', '?')}**, "
         f"torch {versions.get('torch', '?')}, seed {info.get('seed', '?')}; "
-        f"{store.get('hits', 0)} cached and {store.get('computed', 0)} freshly computed simulation results.\n\n"
+        f"{store.get('hits', 0)} cached and {store.get('computed', 0)} freshly computed simulation "
+        "results.\n\n"
         f"Parameters: {params or '—'}. "
-        f"Re-run this chapter with `make chapter CH={stem[:2]} SCALE=<ci|default|paper>` (see {{doc}}`../reproduce`). "
+        f"Re-run this chapter with `make chapter CH={stem[:2]} SCALE=<ci|default|paper>` (see "
+        f"{{doc}}`../reproduce`). "
         f"Download: {{download}}`the source (.py) <../../notebooks/{stem}.py>` · "
         f"{{download}}`the executed notebook (.ipynb) <{stem}.ipynb>`.\n```"
     )
@@ -59,7 +63,9 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
     nb = nbformat.read(executed, as_version=4)
     cells = []
     for cell in nb.cells:
-        if "lw-execution-header" in cell.metadata.get("tags", []) or "lw-figure" in cell.metadata.get("tags", []):
+        if "lw-execution-header" in cell.metadata.get(
+            "tags", []
+        ) or "lw-figure" in cell.metadata.get("tags", []):
             continue
         tags = cell.metadata.setdefault("tags", [])
         cells.append(cell)
@@ -76,9 +82,14 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
             meta = out.get("metadata", {})
             lw = meta.get("layerwise", {})
             if "figure" in lw:
-                out["data"] = {(k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v for k, v in out["data"].items()}
+                out["data"] = {
+                    (k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v
+                    for k, v in out["data"].items()
+                }
                 meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
-                md = nbformat.v4.new_markdown_cell(figure_directive(lw["figure"], lw["caption"], lw["alt"]))
+                md = nbformat.v4.new_markdown_cell(
+                    figure_directive(lw["figure"], lw["caption"], lw["alt"])
+                )
                 md.metadata["tags"] = ["lw-figure"]
                 figures.append(md)
             elif not meta.get("scrapbook", {}).get("mime_prefix"):
@@ -107,7 +118,7 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
         cut = src.find("\n## ")
         if cut > 0:
             nb.cells[first_md].source = src[:cut].rstrip() + "\n"
-            rest = nbformat.v4.new_markdown_cell(src[cut + 1:])
+            rest = nbformat.v4.new_markdown_cell(src[cut + 1 :])
             rest.metadata["tags"] = ["lw-split-intro"]
             nb.cells.insert(first_md + 1, rest)
     nb.cells.insert(first_md + 1, cell)

@@ -93,9 +93,7 @@ def check_divisible(name: str, value: int, by_name: str, by: int) -> None:
         )
 
 
-def resolve(
-    table: Mapping[str, Mapping[str, Any]], scale: str, **overrides: Any
-) -> dict[str, Any]:
+def resolve(table: Mapping[str, Mapping[str, Any]], scale: str, **overrides: Any) -> dict[str, Any]:
     """Merge a chapter's per-scale parameter table with explicit overrides.
 
     ``overrides`` whose value is ``None`` are ignored (they mean "use the scale's value"); an
@@ -115,15 +113,19 @@ def resolve(
     return params
 
 
-def resolve_from(table: Mapping[str, Mapping[str, Any]], scale: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`resolve` with the overrides read from ``namespace`` (a notebook's ``globals()``): every
-    parameter of the table is taken from the variable of the same name in the parameters cell, so a
-    chapter declares each parameter once, in its scale table. Every scale must define the same
+def resolve_from(
+    table: Mapping[str, Mapping[str, Any]], scale: str, namespace: Mapping[str, Any]
+) -> dict[str, Any]:
+    """:func:`resolve` with the overrides read from ``namespace`` (a notebook's ``globals()``):
+    every parameter of the table is taken from the variable of the same name in the parameters cell,
+    so a chapter declares each parameter once, in its scale table. Every scale must define the same
     parameters."""
     check_scale(scale)
     keys = {s: set(row) for s, row in table.items()}
     if any(k != keys.get(scale, set()) for k in keys.values()):
-        raise ParameterError(f"the scales of the parameter table define different parameters: {keys}")
+        raise ParameterError(
+            f"the scales of the parameter table define different parameters: {keys}"
+        )
     return resolve(table, scale, **{k: namespace.get(k) for k in table.get(scale, {})})
 
 
@@ -143,7 +145,8 @@ def resolve_device(device: str = "auto") -> str:
 # Overrides checked against the values a parameter takes at each scale (the gate before papermill)
 # --------------------------------------------------------------------------------------------
 def _kind(v: Any) -> Any:
-    """``"bool"``, ``"int"``, ``"float"``, ``"str"``, ``("seq", element kind)`` or ``None`` (unknown)."""
+    """``"bool"``, ``"int"``, ``"float"``, ``"str"``, ``("seq", element kind)`` or ``None``
+    (unknown)."""
     import numbers
 
     if isinstance(v, bool):
@@ -160,14 +163,17 @@ def _kind(v: Any) -> Any:
 
 
 def _join(kinds: list[Any]) -> Any:
-    """The one kind that covers ``kinds`` (ints and floats: float); ``None`` if they disagree or are empty."""
+    """The one kind that covers ``kinds`` (ints and floats: float); ``None`` if they disagree or are
+    empty."""
     kinds = list(dict.fromkeys(kinds))
     if set(kinds) == {"int", "float"}:
         return "float"
     if len(kinds) == 1:
         return kinds[0]
     seqs = [k for k in kinds if isinstance(k, tuple)]
-    if seqs and len(seqs) == len(kinds):  # lists whose element kinds differ or are unknown (empty lists)
+    if seqs and len(seqs) == len(
+        kinds
+    ):  # lists whose element kinds differ or are unknown (empty lists)
         inner = [k[1] for k in seqs if k[1] is not None]
         return ("seq", _join(inner) if inner else None)
     return None
@@ -182,7 +188,9 @@ def _numbers(v: Any) -> list[float]:
 def _describe(kind: Any, sign: str, plural: bool = False) -> str:
     """``"a positive integer"``, ``"a non-empty list of numbers"``, … for a kind and sign."""
     if isinstance(kind, tuple):
-        return "a non-empty list" + (f" of {_describe(kind[1], sign, True)}" if kind[1] is not None else "")
+        return "a non-empty list" + (
+            f" of {_describe(kind[1], sign, True)}" if kind[1] is not None else ""
+        )
     if kind == "bool":
         return "True or False"
     noun = {"int": "integer", "float": "number", "str": "string"}.get(kind, "value")
@@ -191,8 +199,8 @@ def _describe(kind: Any, sign: str, plural: bool = False) -> str:
 
 
 def spec_of(examples: Iterable[Any]) -> tuple[Any, str]:
-    """The kind (see :func:`check_like`) and sign (``"positive "``, ``"non-negative "`` or ``""``) that
-    every example value shares; the kind is ``None`` when they share none."""
+    """The kind (see :func:`check_like`) and sign (``"positive "``, ``"non-negative "`` or ``""``)
+    that every example value shares; the kind is ``None`` when they share none."""
     examples = [e for e in examples if e is not None]
     kind = _join([_kind(e) for e in examples]) if examples else None
     nums = [x for e in examples for x in _numbers(e)]
@@ -220,13 +228,19 @@ def check_like(name: str, value: Any, examples: Mapping[str, Any], *, preset: bo
     if value is None or kind is None:
         return value
     shown = ", ".join(f"{s}: {v!r}" for s, v in examples.items() if v is not None)
-    like = f"the scale presets ({shown})" if preset else f"its default {next(iter(examples.values()))!r}"
+    like = (
+        f"the scale presets ({shown})"
+        if preset
+        else f"its default {next(iter(examples.values()))!r}"
+    )
     expected = f"expected {_describe(kind, sign)} like {like}"
     hint = ""
     if isinstance(value, str) and "=" in value:
         hint = "; give each override as its own NAME=VALUE, separated by spaces"
     elif isinstance(value, str) and value.lstrip().startswith(("[", "(")):
-        hint = "; a list must be a Python literal, with its strings quoted, e.g. name=\"['a', 'b']\""
+        hint = (
+            "; a list must be a Python literal, with its strings quoted, e.g. name=\"['a', 'b']\""
+        )
 
     def bad() -> ParameterError:
         return ParameterError(f"{name}={value!r} is not allowed; {expected}{hint}")
@@ -237,8 +251,11 @@ def check_like(name: str, value: Any, examples: Mapping[str, Any], *, preset: bo
             v = float(v)
         elif k != got and not (k is None and got is not None and not isinstance(got, tuple)):
             raise bad()
-        if k in ("int", "float") and (not math.isfinite(v) or (sign == "positive " and v <= 0)
-                                      or (sign == "non-negative " and v < 0)):
+        if k in ("int", "float") and (
+            not math.isfinite(v)
+            or (sign == "positive " and v <= 0)
+            or (sign == "non-negative " and v < 0)
+        ):
             raise bad()
         return v
 
@@ -246,5 +263,9 @@ def check_like(name: str, value: Any, examples: Mapping[str, Any], *, preset: bo
         if not isinstance(value, (list, tuple)) or not value:
             raise bad()
         items = [one(kind[1], v) for v in value]
-        return tuple(items) if all(isinstance(e, tuple) for e in examples.values() if e is not None) else items
+        return (
+            tuple(items)
+            if all(isinstance(e, tuple) for e in examples.values() if e is not None)
+            else items
+        )
     return one(kind, value)

@@ -51,7 +51,8 @@ def depth_colors(n: int) -> list[Any]:
 
 
 def save_figure(fig: Any, stem: str | Path, arrays: Mapping[str, Any]) -> list[Path]:
-    """Save ``fig`` as ``stem.png`` and ``stem.svg`` and the arrays it was drawn from as ``stem.npz``.
+    """Save ``fig`` as ``stem.png`` and ``stem.svg`` and the arrays it was drawn from
+    as ``stem.npz``.
 
     ``arrays`` must be non-empty: every figure in the book is reproducible from saved numbers.
     Returns the three paths.

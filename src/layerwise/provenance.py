@@ -80,7 +80,9 @@ def _imports(name: str, path: Path, tracked: frozenset[str]) -> tuple[tuple[str,
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 if node.level - 1 >= len(package) or not package:
-                    raise ImportError(f"{path}: relative import beyond the top-level package (line {node.lineno})")
+                    raise ImportError(
+                        f"{path}: relative import beyond the top-level package (line {node.lineno})"
+                    )
                 base = package[: len(package) - (node.level - 1)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
@@ -94,7 +96,11 @@ def _imports(name: str, path: Path, tracked: frozenset[str]) -> tuple[tuple[str,
             fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             if fname == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
                 target = node.args[0].value
-                if isinstance(target, str) and not target.startswith(".") and _top(target) in tracked:
+                if (
+                    isinstance(target, str)
+                    and not target.startswith(".")
+                    and _top(target) in tracked
+                ):
                     found.append((target, True))
     return tuple(found)
 
@@ -112,16 +118,22 @@ def _closure(module: str, root: Path | None) -> tuple[tuple[str, Path], ...]:
         if name in seen:
             continue
         if name == module and root is None and loaded and loaded.endswith(".py"):
-            path: Path | None = Path(loaded).resolve()  # the file it was imported from (a script's too)
+            path: Path | None = Path(
+                loaded
+            ).resolve()  # the file it was imported from (a script's too)
         else:
             path = _module_file(name, roots)
         if path is None:
             if required:
-                raise ModuleNotFoundError(f"no source file for module {name!r} under {roots[_top(name)]}")
+                raise ModuleNotFoundError(
+                    f"no source file for module {name!r} under {roots[_top(name)]}"
+                )
             continue  # ``from m import x`` where ``x`` is a name defined in ``m``
         seen[name] = path
         parts = name.split(".")
-        todo += [(".".join(parts[:i]), True) for i in range(1, len(parts))]  # parent packages run first
+        todo += [
+            (".".join(parts[:i]), True) for i in range(1, len(parts))
+        ]  # parent packages run first
         todo += _imports(name, path, tracked)
     return tuple(sorted(seen.items()))
 
@@ -132,14 +144,18 @@ def module_closure(module: str, root: str | os.PathLike[str] | None = None) -> t
 
     ``root`` is the directory holding ``module``'s top-level package (default: where Python imports
     it from); raises ``ModuleNotFoundError`` when an import of a tracked package has no source."""
-    return tuple(name for name, _ in _closure(module, None if root is None else Path(root).resolve()))
+    return tuple(
+        name for name, _ in _closure(module, None if root is None else Path(root).resolve())
+    )
 
 
 @lru_cache(maxsize=None)
 def _fingerprint(module: str, root: Path | None) -> str:
     h = hashlib.sha256()
     for name, path in _closure(module, root):
-        text = path.read_bytes().replace(b"\r\n", b"\n")  # the same checkout on any OS: the same key
+        text = path.read_bytes().replace(
+            b"\r\n", b"\n"
+        )  # the same checkout on any OS: the same key
         h.update(name.encode() + b"\0" + hashlib.sha256(text).digest())
     return h.hexdigest()
 
@@ -151,7 +167,8 @@ def code_fingerprint(module: str, root: str | os.PathLike[str] | None = None) ->
 
 
 def fingerprint_of(modules: str | Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """Fingerprint and hashed modules of the code of several modules (the union of their closures)."""
+    """Fingerprint and hashed modules of the code of several modules (the union of
+    their closures)."""
     names = [modules] if isinstance(modules, str) else sorted(set(modules))
     if not names:
         raise ValueError("fingerprint_of needs at least one module name")
@@ -195,5 +212,13 @@ def clear_cache() -> None:
     _fingerprint.cache_clear()
 
 
-__all__: Sequence[str] = ("PACKAGE", "PACKAGE_ROOT", "all_modules", "clear_cache", "code_fingerprint", "fingerprint_of",
-                          "function_fingerprint", "module_closure")
+__all__: Sequence[str] = (
+    "PACKAGE",
+    "PACKAGE_ROOT",
+    "all_modules",
+    "clear_cache",
+    "code_fingerprint",
+    "fingerprint_of",
+    "function_fingerprint",
+    "module_closure",
+)

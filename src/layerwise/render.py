@@ -70,15 +70,27 @@ def _prepare(root: Path) -> None:
     document of the table of contents present, MathJax in the static folder."""
     write_dashboard(root)
     write_summary(root)
-    missing = [e for e in toc_files(root) if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))]
+    missing = [
+        e
+        for e in toc_files(root)
+        if not (root / e).exists() and not any((root / e).parent.glob((root / e).name + ".*"))
+    ]
     if missing:
-        raise ChapterFailed(f"the table of contents names files that do not exist yet: {missing}; run `make book` first")
+        raise ChapterFailed(
+            f"the table of contents names files that do not exist yet: {missing}; "
+            "run `make book` first"
+        )
     install_mathjax(root)
 
 
 def _jupyter_book(root: Path, builder: str, *flags: str) -> subprocess.CompletedProcess:
     jb = Path(sys.executable).parent / "jupyter-book"
-    return subprocess.run([str(jb), "build", str(root), "--builder", builder, *flags], cwd=root, capture_output=True, text=True)
+    return subprocess.run(
+        [str(jb), "build", str(root), "--builder", builder, *flags],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
 
 
 def build_html(root: Path | None = None) -> Path:
@@ -88,23 +100,34 @@ def build_html(root: Path | None = None) -> Path:
     proc = _jupyter_book(root, "html", "--warningiserror", "--nitpick", "--keep-going")
     sys.stdout.write(proc.stdout[-4000:])
     if proc.returncode != 0:
-        raise ChapterFailed(f"jupyter-book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}")
+        raise ChapterFailed(
+            f"jupyter-book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
+        )
     return root / "_build" / "html"
 
 
 def build_pdf(root: Path | None = None) -> Path:
     """The whole book as one PDF, offline: Sphinx's ``singlehtml`` build printed by headless
-    Chromium (math typeset by the local MathJax, figures included) to ``_build/pdf/layerwise.pdf``."""
+    Chromium (math typeset by the local MathJax, figures included)
+    to ``_build/pdf/layerwise.pdf``."""
     root = root or repo_root()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    chromium = (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
     if chromium is None:
-        raise ChapterFailed("make pdf needs headless Chromium: `make browser` installs Debian's chromium")
+        raise ChapterFailed(
+            "make pdf needs headless Chromium: `make browser` installs Debian's chromium"
+        )
     _prepare(root)
     proc = _jupyter_book(root, "singlehtml")
     single = root / "_build" / "singlehtml"
     page = single / f"{toc_files(root)[0]}.html"
     if proc.returncode != 0 or not page.exists():
-        raise ChapterFailed(f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
+        raise ChapterFailed(
+            f"singlehtml build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
+        )
     # Sphinx writes the single page where the root document lives (book/) but links its assets from
     # the build's root: the page is printed from the root, where those links resolve.
     index = single / "layerwise-print.html"
@@ -112,10 +135,23 @@ def build_pdf(root: Path | None = None) -> Path:
     out = root / "_build" / "pdf" / "layerwise.pdf"
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={profile}", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=60000",
-               "--no-pdf-header-footer", f"--print-to-pdf={out}", index.as_uri()]
+        cmd = [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--run-all-compositor-stages-before-draw",
+            "--virtual-time-budget=60000",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={out}",
+            index.as_uri(),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if not out.exists() or out.stat().st_size < 10_000:
         raise ChapterFailed(f"Chromium did not print the book to {out}:\n{proc.stderr[-3000:]}")

@@ -43,9 +43,13 @@ def parse_seeds(text: str) -> list[int]:
             else:
                 out.add(int(part))
         except ValueError:
-            raise ParameterError(f"seeds={text!r} is not allowed; expected seeds like '0-19' or '0,3,5-7'") from None
+            raise ParameterError(
+                f"seeds={text!r} is not allowed; expected seeds like '0-19' or '0,3,5-7'"
+            ) from None
     if not out or min(out) < 0:
-        raise ParameterError(f"seeds={text!r} is not allowed; expected non-negative seeds like '0-19'")
+        raise ParameterError(
+            f"seeds={text!r} is not allowed; expected non-negative seeds like '0-19'"
+        )
     return sorted(out)
 
 
@@ -85,8 +89,8 @@ def run_all(
 ) -> Path:
     """Run the chapters once per (kernel set, seed) and write the table; returns its folder.
 
-    A chapter whose ledger (or crash) is already recorded for a run in ``out`` is not run again, so an
-    interrupted sweep resumes, and chapters can be added to a sweep later."""
+    A chapter whose ledger (or crash) is already recorded for a run in ``out`` is not run again,
+    so an interrupted sweep resumes, and chapters can be added to a sweep later."""
     from .paths import repo_root, results_root
     from .runner import ChapterFailed, run_chapter, select
 
@@ -103,9 +107,14 @@ def run_all(
         for kernel in kernels:
             run_dir = out / run_label(kernel, seed)
             crashes_file = run_dir / "crashes.json"
-            crashes: dict[str, str] = json.loads(crashes_file.read_text()) if crashes_file.exists() else {}
-            pending = {k: nb for k, nb in todo.items()
-                       if nb.stem not in crashes and not (run_dir / scale / f"{nb.stem}.json").exists()}
+            crashes: dict[str, str] = (
+                json.loads(crashes_file.read_text()) if crashes_file.exists() else {}
+            )
+            pending = {
+                k: nb
+                for k, nb in todo.items()
+                if nb.stem not in crashes and not (run_dir / scale / f"{nb.stem}.json").exists()
+            }
             if not pending and crashes_file.exists():
                 continue
             run_dir.mkdir(parents=True, exist_ok=True)
@@ -115,14 +124,26 @@ def run_all(
             with _environment(LAYERWISE_RESULTS=str(run_dir), ATEN_CPU_CAPABILITY=KERNELS[kernel]):
                 for key, nb in pending.items():
                     try:
-                        run_chapter(key, nb, scale=scale, seed=seed, device="cpu", root=root,
-                                    executed_dir=run_dir / "executed")
+                        run_chapter(
+                            key,
+                            nb,
+                            scale=scale,
+                            seed=seed,
+                            device="cpu",
+                            root=root,
+                            executed_dir=run_dir / "executed",
+                        )
                     except ChapterFailed as exc:
                         crashes[nb.stem] = str(exc)[-2000:]
-                    crashes_file.write_text(json.dumps(crashes, indent=1))  # a chapter at a time: resumable
+                    crashes_file.write_text(
+                        json.dumps(crashes, indent=1)
+                    )  # a chapter at a time: resumable
             crashes_file.write_text(json.dumps(crashes, indent=1))
-            print(f"[layerwise] robustness {run_label(kernel, seed)}: {len(pending)} chapters in "
-                  f"{time.perf_counter() - t0:.0f} s, {len(crashes)} crashed", flush=True)
+            print(
+                f"[layerwise] robustness {run_label(kernel, seed)}: {len(pending)} chapters in "
+                f"{time.perf_counter() - t0:.0f} s, {len(crashes)} crashed",
+                flush=True,
+            )
     runs = load_runs(out, scale)
     table = tabulate(runs)
     (out / "table.json").write_text(json.dumps(table, indent=1))
@@ -135,23 +156,43 @@ def _commit(root: Path) -> str:
     import subprocess
 
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def load_runs(out: Path, scale: str) -> dict[str, dict[str, Any]]:
-    """Every run folder under ``out``: ``{label: {"claims": {chapter: [claim records]}, "crashes": {…}}}``."""
+    """Every run folder under ``out``:
+    ``{label: {"claims": {chapter: [claim records]}, "crashes": {…}}}``."""
     runs: dict[str, dict[str, Any]] = {}
     for run_dir in sorted(p for p in Path(out).iterdir() if (p / "crashes.json").exists()):
-        claims = {f.stem: json.loads(f.read_text()).get("claims", []) for f in sorted((run_dir / scale).glob("*.json"))}
-        lines = (run_dir / "commits.txt").read_text().splitlines() if (run_dir / "commits.txt").exists() else []
-        runs[run_dir.name] = {"claims": claims, "crashes": json.loads((run_dir / "crashes.json").read_text()),
-                              "commits": sorted({ln.split()[0] for ln in lines if ln.strip()})}
+        claims = {
+            f.stem: json.loads(f.read_text()).get("claims", [])
+            for f in sorted((run_dir / scale).glob("*.json"))
+        }
+        lines = (
+            (run_dir / "commits.txt").read_text().splitlines()
+            if (run_dir / "commits.txt").exists()
+            else []
+        )
+        runs[run_dir.name] = {
+            "claims": claims,
+            "crashes": json.loads((run_dir / "crashes.json").read_text()),
+            "commits": sorted({ln.split()[0] for ln in lines if ln.strip()}),
+        }
     return runs
 
 
@@ -170,54 +211,99 @@ def tabulate(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             if chapter in run.get("crashes", {}):
                 continue
             for c in claims:
-                row = rows.setdefault(f"{chapter}/{c['id']}", {"kind": c.get("kind", "checks"), "counts": {},
-                                                                 "failed_in": [], "seen_in": []})
+                row = rows.setdefault(
+                    f"{chapter}/{c['id']}",
+                    {"kind": c.get("kind", "checks"), "counts": {}, "failed_in": [], "seen_in": []},
+                )
                 row["counts"][c["status"]] = row["counts"].get(c["status"], 0) + 1
                 row["seen_in"].append(label)
                 if c["status"] == "fail":
                     row["failed_in"].append(label)
     for key, row in rows.items():
         chapter = key.split("/", 1)[0]
-        expected = [lb for lb in labels if chapter in runs[lb]["claims"] and chapter not in runs[lb].get("crashes", {})]
+        expected = [
+            lb
+            for lb in labels
+            if chapter in runs[lb]["claims"] and chapter not in runs[lb].get("crashes", {})
+        ]
         row["missing_in"] = [lb for lb in expected if lb not in row["seen_in"]]
         del row["seen_in"]
     flagged = sorted(k for k, r in rows.items() if r["failed_in"] or r["missing_in"])
-    flips = sorted(k for k, r in rows.items() if r["counts"].get("pass") and r["counts"].get("fail"))
-    totals = {s: sum(r["counts"].get(s, 0) for r in rows.values()) for s in ("pass", "fail", "inconclusive", "skipped")}
+    flips = sorted(
+        k for k, r in rows.items() if r["counts"].get("pass") and r["counts"].get("fail")
+    )
+    totals = {
+        s: sum(r["counts"].get(s, 0) for r in rows.values())
+        for s in ("pass", "fail", "inconclusive", "skipped")
+    }
     varying = sorted(k for k, r in rows.items() if len(r["counts"]) > 1)
     commits = sorted({c for run in runs.values() for c in run.get("commits", [])})
-    return {"runs": labels, "commits": commits, "claims": rows, "flagged": flagged, "flips": flips, "varying": varying,
-            "crashes": crashes, "totals": totals}
+    return {
+        "runs": labels,
+        "commits": commits,
+        "claims": rows,
+        "flagged": flagged,
+        "flips": flips,
+        "varying": varying,
+        "crashes": crashes,
+        "totals": totals,
+    }
 
 
 def summary_line(table: Mapping[str, Any]) -> str:
     """One sentence: runs, claims, and what failed, flipped or crashed."""
     n_runs, n_claims = len(table["runs"]), len(table["claims"])
     crashed = sum(len(v) for v in table["crashes"].values())
-    return (f"{n_runs} runs, {n_claims} claims: {len(table['flagged'])} failed in some run, "
-            f"{len(table['flips'])} flipped between pass and fail, {len(table['varying'])} changed outcome at all; "
-            f"{crashed} chapter runs crashed.")
+    return (
+        f"{n_runs} runs, {n_claims} claims: {len(table['flagged'])} failed in some run, "
+        f"{len(table['flips'])} flipped between pass and fail, {len(table['varying'])} changed "
+        "outcome at all; "
+        f"{crashed} chapter runs crashed."
+    )
 
 
 def table_markdown(table: Mapping[str, Any]) -> str:
     """The table as Markdown: the summary, then one row per claim whose outcome varied or failed."""
-    lines = ["# Robustness of the scorecard", "", summary_line(table), "", "Runs: " + ", ".join(table["runs"]),
-             "", "Code: " + (", ".join(table.get("commits", [])) or "unknown"), ""]
+    lines = [
+        "# Robustness of the scorecard",
+        "",
+        summary_line(table),
+        "",
+        "Runs: " + ", ".join(table["runs"]),
+        "",
+        "Code: " + (", ".join(table.get("commits", [])) or "unknown"),
+        "",
+    ]
     if table["crashes"]:
-        lines += ["## Crashes", ""] + [f"- {ch}: {', '.join(v)}" for ch, v in sorted(table["crashes"].items())] + [""]
+        lines += (
+            ["## Crashes", ""]
+            + [f"- {ch}: {', '.join(v)}" for ch, v in sorted(table["crashes"].items())]
+            + [""]
+        )
     shown = sorted(set(table["varying"]) | set(table["flagged"]))
-    lines += ["## Claims whose outcome varied or failed", "",
-              "| claim | kind | pass | fail | inconclusive | skipped | failed in | flag |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "## Claims whose outcome varied or failed",
+        "",
+        "| claim | kind | pass | fail | inconclusive | skipped | failed in | flag |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for key in shown:
         r = table["claims"][key]
         flag = "flip" if key in table["flips"] else ("fail" if key in table["flagged"] else "")
         failed = ", ".join(r["failed_in"][:6]) + (" …" if len(r["failed_in"]) > 6 else "")
-        lines.append(f"| {key} | {r['kind']} | " + " | ".join(str(r["counts"].get(s, 0)) for s in
-                                                           ("pass", "fail", "inconclusive", "skipped"))
-                     + f" | {failed} | {flag} |")
+        lines.append(
+            f"| {key} | {r['kind']} | "
+            + " | ".join(
+                str(r["counts"].get(s, 0)) for s in ("pass", "fail", "inconclusive", "skipped")
+            )
+            + f" | {failed} | {flag} |"
+        )
     if not shown:
         lines.append("| (none) | | | | | | | |")
-    lines += ["", "Every other claim had the same outcome in every run (totals over all runs: "
-              + ", ".join(f"{v} {k}" for k, v in table["totals"].items()) + ")."]
+    lines += [
+        "",
+        "Every other claim had the same outcome in every run (totals over all runs: "
+        + ", ".join(f"{v} {k}" for k, v in table["totals"].items())
+        + ").",
+    ]
     return "\n".join(lines) + "\n"

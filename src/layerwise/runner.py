@@ -28,7 +28,8 @@ from .paths import repo_root, results_root
 #: Per-chapter time limits in seconds by scale (SPEC budgets with margin); ``paper`` is unbounded.
 TIMEOUTS = {"ci": 600, "default": 1800, "paper": None}
 
-#: Exit status of the child process when a cell raised (its first stderr line then starts ``CELL\t``).
+#: Exit status of the child process when a cell raised (its first stderr line then
+# starts ``CELL\t``).
 CELL_FAILED = 3
 
 
@@ -46,7 +47,8 @@ def chapters(root: Path | None = None) -> dict[str, Path]:
 
 
 def select(requested: list[str] | None, root: Path | None = None) -> dict[str, Path]:
-    """The chapters named by number (``7``, ``07``) or full name; all when ``requested`` is empty."""
+    """The chapters named by number (``7``, ``07``) or full name; all when ``requested`` is
+    empty."""
     avail = chapters(root)
     if not requested:
         return avail
@@ -55,27 +57,34 @@ def select(requested: list[str] | None, root: Path | None = None) -> dict[str, P
         key = r.split("_")[0].zfill(2) if r.split("_")[0].isdigit() else r
         if key not in avail:
             raise ParameterError(
-                f"chapter={r!r} is not allowed; choose one of: {', '.join(f'{k} ({v.stem})' for k, v in avail.items())}"
+                f"chapter={r!r} is not allowed; choose one of: "
+                f"{', '.join(f'{k} ({v.stem})' for k, v in avail.items())}"
             )
         out[key] = avail[key]
     return out
 
 
 def parse_overrides(items: list[str] | None) -> dict[str, Any]:
-    """``["width=2000", "phi='tanh'"]`` → ``{"width": 2000, "phi": "tanh"}`` (Python literals, else strings)."""
+    """``["width=2000", "phi='tanh'"]`` → ``{"width": 2000, "phi": "tanh"}`` (Python literals,
+    else strings)."""
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, raw = item.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ParameterError(f"override {item!r} is malformed; expected NAME=VALUE, e.g. width=2000")
+            raise ParameterError(
+                f"override {item!r} is malformed; expected NAME=VALUE, e.g. width=2000"
+            )
         try:
             value = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             value = raw.strip()
         if key in out and out[key] != value:
-            raise ParameterError(f"override {key!r} is given twice ({key}={out[key]!r} and {key}={value!r}); "
-                                 "give it once")
+            raise ParameterError(
+                f"override {key!r} is given twice ({key}={out[key]!r} and "
+                f"{key}={value!r}); "
+                "give it once"
+            )
         out[key] = value
     return out
 
@@ -86,23 +95,31 @@ def status_counts(results: dict[str, Any]) -> dict[str, int]:
 
 
 #: Parameters set by the command line's own options, not by ``-p NAME=VALUE``.
-RESERVED = {"scale": "--scale (make: SCALE=)", "seed": "--seed (make: SEED=)", "device": "--device (make: DEVICE=)"}
+RESERVED = {
+    "scale": "--scale (make: SCALE=)",
+    "seed": "--seed (make: SEED=)",
+    "device": "--device (make: DEVICE=)",
+}
 
 
 def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     """The gate before papermill: raise :class:`ParameterError` unless every override names a
-    variable of the notebook's parameters cell (not ``scale``/``seed``/``device``, which have their own
-    options) and has the type of its default there, or, where that is ``None``, of its value at every
-    scale (:func:`notebook_presets`, :func:`layerwise.params.check_like`).  Returns the overrides
-    normalised (ints given for floats become floats)."""
+    variable of the notebook's parameters cell (not ``scale``/``seed``/``device``, which have
+    their own options) and has the type of its default there, or, where that is ``None``, of its
+    value at every scale (:func:`notebook_presets`, :func:`layerwise.params.check_like`).  Returns
+    the overrides normalised (ints given for floats become floats)."""
     allowed = notebook_parameters(nb_path)
     reserved = sorted(set(overrides) & set(RESERVED))
     if reserved:
-        raise ParameterError(f"chapter {nb_path.stem}: {reserved[0]} is not a chapter parameter; "
-                             f"set it with {RESERVED[reserved[0]]}")
+        raise ParameterError(
+            f"chapter {nb_path.stem}: {reserved[0]} is not a chapter parameter; "
+            f"set it with {RESERVED[reserved[0]]}"
+        )
     unknown = sorted(set(overrides) - set(allowed))
     if unknown:
-        raise ParameterError(f"chapter {nb_path.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
+        raise ParameterError(
+            f"chapter {nb_path.stem}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}"
+        )
     if not overrides:
         return {}
     defaults = notebook_defaults(nb_path)
@@ -113,7 +130,9 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
             if defaults.get(name) is not None:
                 out[name] = check_like(name, value, {"default": defaults[name]}, preset=False)
             else:
-                out[name] = check_like(name, value, {s: row[name] for s, row in presets.items() if name in row})
+                out[name] = check_like(
+                    name, value, {s: row[name] for s, row in presets.items() if name in row}
+                )
         except ParameterError as exc:
             raise ParameterError(f"chapter {nb_path.stem}: {exc}") from None
     return out
@@ -134,7 +153,8 @@ def _inspect(nb_path: Path) -> dict[str, Any]:
 
 
 def notebook_defaults(nb_path: Path) -> dict[str, Any]:
-    """``{name: default}`` of the notebook's parameters cell (``None`` where it is not a literal)."""
+    """``{name: default}`` of the notebook's parameters cell (``None`` where it is not
+    a literal)."""
     out = {}
     for name, p in _inspect(nb_path).items():
         try:
@@ -148,9 +168,15 @@ class _NotStatic(Exception):
     """An expression that :func:`_static` does not evaluate."""
 
 
-_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-           ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-           ast.Pow: lambda a, b: a**b}
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
 
 
 def _static(node: ast.AST, env: dict[str, Any]) -> Any:
@@ -165,16 +191,28 @@ def _static(node: ast.AST, env: dict[str, Any]) -> Any:
         return {_static(k, env): _static(v, env) for k, v in zip(node.keys, node.values)}
     if isinstance(node, ast.Name) and node.id in env:
         return env[node.id]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
-            and not node.args and all(k.arg for k in node.keywords)):
-        return {k.arg: _static(k.value, env) for k in node.keywords}
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+    ):
+        out: dict[str, Any] = {}
+        for k in node.keywords:  # dict(a=1, **SHARED): a ``**`` keyword merges a static dict
+            value = _static(k.value, env)
+            if k.arg is None and not isinstance(value, dict):
+                raise _NotStatic
+            out.update(value if k.arg is None else {k.arg: value})
+        return out
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _static(node.operand, env)
         return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         a, b = _static(node.left, env), _static(node.right, env)
         try:
-            if isinstance(node.op, (ast.Pow, ast.Mult)) and abs(b) > (64 if isinstance(node.op, ast.Pow) else 10**4):
+            if isinstance(node.op, (ast.Pow, ast.Mult)) and abs(b) > (
+                64 if isinstance(node.op, ast.Pow) else 10**4
+            ):
                 raise _NotStatic  # no huge numbers or lists from a notebook's source
             return _BINOPS[type(node.op)](a, b)
         except (TypeError, ArithmeticError, ValueError):
@@ -185,8 +223,8 @@ def _static(node: ast.AST, env: dict[str, Any]) -> Any:
 def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
     """The chapter's scale table ``{scale: {name: value}}``, read from the notebook's code without
     running it: the first argument of its ``resolve_from(TABLE, scale, globals())`` call, evaluated
-    from the top-level assignments before it (literals, names, arithmetic, ``dict(...)``).  ``{}`` when
-    the table cannot be read that way."""
+    from the top-level assignments before it (literals, names,
+    arithmetic, ``dict(...)``).  ``{}`` when the table cannot be read that way."""
     cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
     env: dict[str, Any] = {}
     for cell in cells:
@@ -202,12 +240,22 @@ def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
             for node in ast.walk(stmt):
                 func = getattr(node, "func", None)
                 called = (getattr(func, "id", None), getattr(func, "attr", None))
-                if isinstance(node, ast.Call) and "resolve_from" in called and node.args and isinstance(
-                        node.args[0], ast.Name):
+                if (
+                    isinstance(node, ast.Call)
+                    and "resolve_from" in called
+                    and node.args
+                    and isinstance(node.args[0], ast.Name)
+                ):
                     table = env.get(node.args[0].id)
-                    ok = isinstance(table, dict) and all(isinstance(r, dict) for r in table.values())
+                    ok = isinstance(table, dict) and all(
+                        isinstance(r, dict) for r in table.values()
+                    )
                     return table if ok else {}
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
                 name = stmt.targets[0].id
                 try:
                     env[name] = _static(stmt.value, env)
@@ -229,8 +277,12 @@ def check_pairs(root: Path | None = None) -> list[str]:
             continue
         a = jupytext.read(py)
         b = jupytext.read(ipynb)
-        src_a = [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in a.cells]
-        src_b = [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in b.cells]
+        src_a = [
+            (c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in a.cells
+        ]
+        src_b = [
+            (c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in b.cells
+        ]
         if src_a != src_b:
             bad.append(f"{py.name} and {ipynb.name} differ: run `jupytext --sync {py}`")
         elif b.metadata.get("kernelspec", {}).get("name") != "python3":
@@ -247,7 +299,13 @@ class _Progress:
     left on a terminal, a line per block otherwise."""
 
     def __init__(self, path: Path, chapter: str):
-        self.path, self.chapter, self.pos, self.bar, self.tty = path, chapter, 0, None, sys.stderr.isatty()
+        self.path, self.chapter, self.pos, self.bar, self.tty = (
+            path,
+            chapter,
+            0,
+            None,
+            sys.stderr.isatty(),
+        )
         self.t0 = 0.0
 
     def poll(self) -> None:
@@ -271,7 +329,13 @@ class _Progress:
             if self.tty:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=n, desc=f"[layerwise]   {name}", unit="block", file=sys.stderr, leave=False)
+                self.bar = tqdm(
+                    total=n,
+                    desc=f"[layerwise]   {name}",
+                    unit="block",
+                    file=sys.stderr,
+                    leave=False,
+                )
             else:
                 print(f"[layerwise]   {name}: {n} simulation block(s)", file=sys.stderr, flush=True)
         elif event == "block":
@@ -280,11 +344,22 @@ class _Progress:
             else:
                 el = time.perf_counter() - self.t0
                 left = el / n * (self.total - n)
-                print(f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ {left:.0f} s left", file=sys.stderr, flush=True)
+                print(
+                    f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ "
+                    f"{left:.0f} s left",
+                    file=sys.stderr,
+                    flush=True,
+                )
         elif event == "end":
-            if self.bar is None and self.t0 is not None:  # off a terminal: one line with the run's wall time
-                print(f"[layerwise]   {name}: {n} block(s) done in {time.perf_counter() - self.t0:.0f} s",
-                      file=sys.stderr, flush=True)
+            if (
+                self.bar is None and self.t0 is not None
+            ):  # off a terminal: one line with the run's wall time
+                print(
+                    f"[layerwise]   {name}: {n} block(s) done in "
+                    f"{time.perf_counter() - self.t0:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             self.close()
 
     def close(self) -> None:
@@ -301,7 +376,15 @@ def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
     from papermill.exceptions import PapermillExecutionError
 
     try:
-        pm.execute_notebook(nb, out, parameters=params, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False)
+        pm.execute_notebook(
+            nb,
+            out,
+            parameters=params,
+            cwd=cwd,
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+        )
     except PapermillExecutionError as e:
         print("CELL", e.exec_count, e.ename, e.evalue, sep="\t", file=sys.stderr)
         print("\n".join(e.traceback), file=sys.stderr)
@@ -329,7 +412,8 @@ def run_chapter(
     ``$LAYERWISE_RESULTS`` (default ``results/``); simulation blocks are reported on stderr.  The
     executed copy is then shaped for the page (:func:`layerwise.pages.decorate`).  ``executor`` and
     ``scheduler`` (validated by the caller, :func:`layerwise.executor.check_executor`) become the
-    kernel's ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER``; left out, the caller's are inherited."""
+    kernel's ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER``; left out, the caller's are
+    inherited."""
     from .pages import decorate
 
     root = root or repo_root()
@@ -340,8 +424,12 @@ def run_chapter(
     results_dir = results_root(root)
     with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
         progress_file = Path(tmp) / "progress"
-        env = {**os.environ, "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0",
-               "LAYERWISE_PROGRESS": str(progress_file)}
+        env = {
+            **os.environ,
+            "LAYERWISE_RESULTS": str(results_dir),
+            "PYTHONHASHSEED": "0",
+            "LAYERWISE_PROGRESS": str(progress_file),
+        }
         if executor is not None:
             env["LAYERWISE_EXECUTOR"] = executor
             if scheduler:
@@ -353,14 +441,23 @@ def run_chapter(
         errlog = Path(tmp) / "stderr"
         progress = _Progress(progress_file, nb.stem)
         with open(errlog, "w") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "layerwise.runner", arg], env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "layerwise.runner", arg],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                text=True,
+            )
             try:
                 while proc.poll() is None:
                     progress.poll()
                     if timeout is not None and time.time() - started > timeout:
                         proc.kill()
                         proc.wait()
-                        raise ChapterFailed(f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s")
+                        raise ChapterFailed(
+                            f"chapter {nb.stem} at scale {scale} exceeded its time "
+                            f"limit of {timeout:.0f} s"
+                        )
                     time.sleep(0.25)
             except KeyboardInterrupt:
                 proc.kill()
@@ -374,17 +471,22 @@ def run_chapter(
         head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")
         where = f" in cell {head.split(chr(9))[1]}" if head else ""
         if head:
-            detail = detail[detail.index(head):]
+            detail = detail[detail.index(head) :]
         raise ChapterFailed(
-            f"chapter {nb.stem} failed at scale {scale}{where} (executed copy: {out}):\n{detail[-6000:]}"
+            f"chapter {nb.stem} failed at scale {scale}{where} (executed copy: "
+            f"{out}):\n{detail[-6000:]}"
         )
     results = results_dir / scale / f"{nb.stem}.json"
     if not results.exists() or results.stat().st_mtime < started - 1:
-        raise ChapterFailed(f"chapter {nb.stem} ran but did not write {results} (missing ch.finish()?)")
+        raise ChapterFailed(
+            f"chapter {nb.stem} ran but did not write {results} (missing ch.finish()?)"
+        )
     decorate(out, results, scale)
     return out
 
 
-if __name__ == "__main__":  # the child process of run_chapter: python -m layerwise.runner '{"nb": …}'
+if (
+    __name__ == "__main__"
+):  # the child process of run_chapter: python -m layerwise.runner '{"nb": …}'
     a = json.loads(sys.argv[1])
     sys.exit(execute(a["nb"], a["out"], a["params"], a["cwd"]))

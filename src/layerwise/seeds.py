@@ -17,7 +17,8 @@ import numpy as np
 
 
 def stream(seed: int, *keys: Any) -> np.random.Generator:
-    """The numpy generator of ``seed`` for ``keys`` (Python ints as they are, other keys by CRC-32)."""
+    """The numpy generator of ``seed`` for ``keys`` (Python ints as they are, other keys
+    by CRC-32)."""
     words = [int(seed)] + [k if isinstance(k, int) else zlib.crc32(str(k).encode()) for k in keys]
     return np.random.default_rng(words)
 

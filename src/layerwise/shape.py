@@ -14,7 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 KINDS = ("claims", "figures", "glue", "parameters", "imports", "computation")
-MAX_CELL_LINES = 25  # the longest code cell a chapter may have (issue #16: "no code cell over ~25 lines")
+MAX_CELL_LINES = (
+    25  # the longest code cell a chapter may have (issue #16: "no code cell over ~25 lines")
+)
 
 
 def _called(node: ast.AST) -> str | None:
@@ -40,8 +42,11 @@ def statement_kind(node: ast.stmt) -> str:
         return "imports"
     if isinstance(node, ast.Assign):
         text = ast.unparse(node.value)
-        if any(isinstance(t, ast.Name) and t.id == "SCALES" for t in node.targets) or "resolve_from(" in text or \
-                text.startswith("Chapter("):
+        if (
+            any(isinstance(t, ast.Name) and t.id == "SCALES" for t in node.targets)
+            or "resolve_from(" in text
+            or text.startswith("Chapter(")
+        ):
             return "parameters"
     return "computation"
 
@@ -49,7 +54,8 @@ def statement_kind(node: ast.stmt) -> str:
 def _block_shape(body: list[ast.stmt], start: int, out: Counter) -> None:
     """Add the lines ``start``… of the statements ``body`` to ``out`` by kind. A loop or ``if`` is
     split: its header lines are computation, its body is counted statement by statement (a loop
-    of claims counts as claims); so is a function the chapter defines (one that records claims). Comment lines count with the statement that follows them."""
+    of claims counts as claims); so is a function the chapter defines (one that
+    records claims). Comment lines count with the statement that follows them."""
     for node in body:
         end = node.end_lineno or node.lineno
         blocks = [b for b in (getattr(node, "body", None), getattr(node, "orelse", None)) if b]
@@ -87,15 +93,26 @@ def claim_declarations(source: str) -> dict[str, float]:
     ``why=`` text (``why_chars``, f-strings as written)."""
     calls, lines, whys = 0, 0, []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "claim":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "claim"
+        ):
             calls += 1
             lines += (node.end_lineno or node.lineno) - node.lineno + 1
             for kw in node.keywords:
                 if kw.arg == "why":
                     v = kw.value
-                    whys.append(len(v.value) if isinstance(v, ast.Constant) and isinstance(v.value, str)
-                                else len(ast.unparse(v)))
-    return {"claim_calls": calls, "claim_lines": lines, "why_chars": sum(whys) / len(whys) if whys else 0.0}
+                    whys.append(
+                        len(v.value)
+                        if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                        else len(ast.unparse(v))
+                    )
+    return {
+        "claim_calls": calls,
+        "claim_lines": lines,
+        "why_chars": sum(whys) / len(whys) if whys else 0.0,
+    }
 
 
 def notebook_shape(path: Path) -> dict[str, int]:
@@ -109,7 +126,9 @@ def notebook_shape(path: Path) -> dict[str, int]:
     code = [c.source for c in cells]
     total: Counter = Counter()
     for cell in cells:
-        if "parameters" in cell.metadata.get("tags", []):  # papermill's cell: parameters, whatever it holds
+        if "parameters" in cell.metadata.get(
+            "tags", []
+        ):  # papermill's cell: parameters, whatever it holds
             total["parameters"] += len(cell.source.splitlines())
         else:
             total.update(cell_shape(cell.source))
@@ -123,10 +142,17 @@ def notebook_shape(path: Path) -> dict[str, int]:
             continue
         decl.update({k: d[k] for k in ("claim_calls", "claim_lines")})
         whys += [d["why_chars"]] * d["claim_calls"]
-    return {**{k: int(total[k]) for k in KINDS}, "cells": len(code), "code": sum(sizes), "longest": max(sizes, default=0),
-            "claim_calls": int(decl["claim_calls"]),
-            "lines_per_claim": round(decl["claim_lines"] / decl["claim_calls"], 1) if decl["claim_calls"] else 0.0,
-            "why_chars": round(sum(whys) / len(whys)) if whys else 0}
+    return {
+        **{k: int(total[k]) for k in KINDS},
+        "cells": len(code),
+        "code": sum(sizes),
+        "longest": max(sizes, default=0),
+        "claim_calls": int(decl["claim_calls"]),
+        "lines_per_claim": round(decl["claim_lines"] / decl["claim_calls"], 1)
+        if decl["claim_calls"]
+        else 0.0,
+        "why_chars": round(sum(whys) / len(whys)) if whys else 0,
+    }
 
 
 def package_sentences(results: Path) -> int | str:
@@ -145,6 +171,11 @@ def shape_table(root: Path, scale: str = "ci") -> list[dict[str, object]]:
     ``pkg_sentences`` from the chapter's last run at ``scale`` (:func:`package_sentences`)."""
     from .paths import results_root
 
-    return [{"chapter": p.stem, **notebook_shape(p),
-             "pkg_sentences": package_sentences(results_root(root) / scale / f"{p.stem}.json")}
-            for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))]
+    return [
+        {
+            "chapter": p.stem,
+            **notebook_shape(p),
+            "pkg_sentences": package_sentences(results_root(root) / scale / f"{p.stem}.json"),
+        }
+        for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))
+    ]

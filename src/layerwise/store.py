@@ -6,14 +6,15 @@ is the SHA-256 of the canonical JSON of ``{name, config, code_version}``: the fu
 :mod:`layerwise.provenance` (the source of the called module and of every ``layerwise`` module it
 imports), recorded in ``meta.json`` with the list of modules hashed — *not* the device or the
 book's prose, so a rebuild after a prose edit re-uses the entry and a result computed elsewhere (a
-GPU) can be dropped in.  ``meta.json`` is written last and records the SHA-256 of ``arrays.npz``; an entry
-whose metadata is missing, unreadable, for another key, or whose arrays do not match the checksum
-is reported and recomputed, never used.  Long runs are split into blocks, each its own entry, so
-an interrupted run resumes losing at most the unfinished block.
+GPU) can be dropped in.  ``meta.json`` is written last and records
+the SHA-256 of ``arrays.npz``; an entry whose metadata is missing, unreadable, for another key, or
+whose arrays do not match the checksum is reported and recomputed, never used.  Long runs are split
+into blocks, each its own entry, so an interrupted run resumes losing at most the unfinished block.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -88,10 +89,8 @@ def versions() -> dict[str, str]:
 
     out = {"layerwise": __version__, "python": platform.python_version(), "numpy": np.__version__}
     for mod in ("torch", "scipy"):
-        try:
+        with contextlib.suppress(ImportError):  # both are hard dependencies
             out[mod] = __import__(mod).__version__
-        except ImportError:  # pragma: no cover - both are hard dependencies
-            pass
     out["machine"] = f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores"
     return out
 
@@ -144,7 +143,8 @@ class ResultsStore:
             except Exception as exc:  # checksum matched yet unreadable: still corrupt
                 problem = f"arrays unreadable ({exc})"
         warnings.warn(
-            f"results store: entry {name}/{key[:12]} is corrupt or partial ({problem}); recomputing",
+            f"results store: entry {name}/{key[:12]} is corrupt or partial ({problem}); "
+            "recomputing",
             stacklevel=3,
         )
         self.events.append(("corrupt", name, key))
@@ -216,8 +216,9 @@ class ResultsStore:
         code_modules: Sequence[str] = (),
         device: str = "cpu",
     ) -> Entry:
-        """Load the entry for ``config`` or run ``compute()`` and store its arrays (``code_modules``,
-        the modules whose source ``code_version`` fingerprints, only goes into the metadata)."""
+        """Load the entry for ``config`` or run ``compute()`` and store its
+        arrays (``code_modules``, the modules whose source ``code_version`` fingerprints, only goes
+        into the metadata)."""
         entry = self.load(name, config, code_version)
         if entry is not None:
             return entry
@@ -225,8 +226,15 @@ class ResultsStore:
         t0 = time.perf_counter()
         arrays = compute()
         wall = time.perf_counter() - t0
-        return self.save(name, config, code_version, arrays, device=device, wall_time_s=wall,
-                         code_modules=list(code_modules))
+        return self.save(
+            name,
+            config,
+            code_version,
+            arrays,
+            device=device,
+            wall_time_s=wall,
+            code_modules=list(code_modules),
+        )
 
     def get_or_compute_blocks(
         self,
@@ -250,12 +258,13 @@ class ResultsStore:
         in ``shared`` (e.g. the layer index of each record) are the same in every block: they are
         checked to be identical and kept once instead of concatenated.
 
-        ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the blocks here,
-        one after the other; a ``distributed.Client`` (or a function returning one, called only when a
-        block is missing: a fully cached run connects to nothing) gets every block not yet in the store as a task
-        (``compute_block`` travels with it, pickled; ``code`` names the modules whose source the
-        worker must share with this process, default the whole package) and each block is stored as
-        it arrives.  Either way the blocks are assembled in order, so the result is the same.
+        ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the blocks
+        here, one after the other; a ``distributed.Client`` (or a function returning one, called
+        only when a block is missing: a fully cached run connects to nothing) gets every block not
+        yet in the store as a task (``compute_block`` travels with it, pickled; ``code`` names the
+        modules whose source the worker must share with this process, default the whole package) and
+        each block is stored as it arrives.  Either way the blocks are assembled in order, so the
+        result is the same.
         """
         n_blocks = check_positive_int("n_blocks", n_blocks)
         full_cfg = {**config, "n_blocks": n_blocks}
@@ -264,10 +273,27 @@ class ResultsStore:
             return entry
         self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
         if executor is not None:
-            blocks = self._blocks_on(executor, name, config, n_blocks, compute_block, code_version=code_version,
-                                     code_modules=code_modules, device=device, progress=progress, code=code)
-            return self._assemble(name, full_cfg, blocks, code_version=code_version, code_modules=code_modules,
-                                  device=device, shared=shared)
+            blocks = self._blocks_on(
+                executor,
+                name,
+                config,
+                n_blocks,
+                compute_block,
+                code_version=code_version,
+                code_modules=code_modules,
+                device=device,
+                progress=progress,
+                code=code,
+            )
+            return self._assemble(
+                name,
+                full_cfg,
+                blocks,
+                code_version=code_version,
+                code_modules=code_modules,
+                device=device,
+                shared=shared,
+            )
         blocks: list[Entry] = []
         it = range(n_blocks)
         if progress:
@@ -290,8 +316,15 @@ class ResultsStore:
                 )
             )
         report.write("end", name, n_blocks)
-        return self._assemble(name, full_cfg, blocks, code_version=code_version, code_modules=code_modules,
-                              device=device, shared=shared)
+        return self._assemble(
+            name,
+            full_cfg,
+            blocks,
+            code_version=code_version,
+            code_modules=code_modules,
+            device=device,
+            shared=shared,
+        )
 
     def _blocks_on(
         self,
@@ -338,8 +371,16 @@ class ResultsStore:
                 expected = ex.client_fingerprint(code)
                 run = uuid.uuid4().hex[:8]
                 futures = {
-                    client.submit(ex.run_unit, compute_block, i, code, expected, pure=False, retries=2,
-                                  key=f"{name}.block-{i}-{run}"): i
+                    client.submit(
+                        ex.run_unit,
+                        compute_block,
+                        i,
+                        code,
+                        expected,
+                        pure=False,
+                        retries=2,
+                        key=f"{name}.block-{i}-{run}",
+                    ): i
                     for i in todo
                 }
                 pending = as_completed(list(futures), loop=client.loop)
@@ -349,10 +390,23 @@ class ResultsStore:
                         arrays, info = fut.result()
                         fut.release()
                         cfg_i = {**config, "block": i}
-                        self.events.append(("miss", f"{name}.block", config_key(f"{name}.block", cfg_i, code_version)))
-                        done[i] = self.save(f"{name}.block", cfg_i, code_version, arrays, device=device,
-                                            wall_time_s=info["wall_time_s"], worker=info["worker"],
-                                            code_modules=list(code_modules))
+                        self.events.append(
+                            (
+                                "miss",
+                                f"{name}.block",
+                                config_key(f"{name}.block", cfg_i, code_version),
+                            )
+                        )
+                        done[i] = self.save(
+                            f"{name}.block",
+                            cfg_i,
+                            code_version,
+                            arrays,
+                            device=device,
+                            wall_time_s=info["wall_time_s"],
+                            worker=info["worker"],
+                            code_modules=list(code_modules),
+                        )
                         if len(done) < n_blocks:
                             report.write("block", name, len(done))
                         if bar is not None:
@@ -377,18 +431,31 @@ class ResultsStore:
         device: str,
         shared: tuple[str, ...],
     ) -> Entry:
-        """Concatenate ``blocks`` (in order) on axis 0, arrays in ``shared`` kept once, and store it."""
+        """Concatenate ``blocks`` (in order) on axis 0, arrays in ``shared`` kept once, and store
+        it."""
         keys = blocks[0].arrays.keys()
         missing = [k for k in shared if k not in keys]
         if missing:
-            raise ParameterError(f"shared={missing} are not arrays of the blocks; they have: {sorted(keys)}")
+            raise ParameterError(
+                f"shared={missing} are not arrays of the blocks; they have: {sorted(keys)}"
+            )
         for k in shared:
             if not all(np.array_equal(b.arrays[k], blocks[0].arrays[k]) for b in blocks):
                 raise ValueError(f"array {k!r} declared shared differs between blocks of {name}")
-        arrays = {k: blocks[0].arrays[k] if k in shared else np.concatenate([b.arrays[k] for b in blocks], axis=0) for k in keys}
+        arrays = {
+            k: blocks[0].arrays[k]
+            if k in shared
+            else np.concatenate([b.arrays[k] for b in blocks], axis=0)
+            for k in keys
+        }
         wall = sum(float(b.meta.get("wall_time_s", 0.0)) for b in blocks)
         devices = sorted({str(b.meta.get("device", device)) for b in blocks})
         return self.save(
-            name, full_cfg, code_version, arrays, device=",".join(devices), wall_time_s=wall,
+            name,
+            full_cfg,
+            code_version,
+            arrays,
+            device=",".join(devices),
+            wall_time_s=wall,
             code_modules=list(code_modules),
         )

@@ -28,15 +28,23 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "list":
         for d in _entries(root):
             m = json.loads((d / "meta.json").read_text())
-            print(f"{m['name']:<50} {m['key'][:12]}  {m.get('device', '?'):<6} {m.get('wall_time_s', 0):9.1f} s  {m['created']}")
+            print(
+                f"{m['name']:<50} {m['key'][:12]}  {m.get('device', '?'):<6} "
+                f"{m.get('wall_time_s', 0):9.1f} s  {m['created']}"
+            )
         return 0
     src = root if a.cmd == "verify" else a.source
     if not src.is_dir():
-        print(f"error: source={src} is not a results-store folder (expected <name>/<key>/meta.json)", file=sys.stderr)
+        print(
+            f"error: source={src} is not a results-store folder (expected <name>/<key>/meta.json)",
+            file=sys.stderr,
+        )
         return 2
     bad = 0
     for d in _entries(src):
-        problem = ResultsStore._validate(d, json.loads((d / "meta.json").read_text()).get("key", ""))
+        problem = ResultsStore._validate(
+            d, json.loads((d / "meta.json").read_text()).get("key", "")
+        )
         if problem is not None or d.name != json.loads((d / "meta.json").read_text()).get("key"):
             print(f"corrupt: {d} ({problem or 'folder name is not its key'})", file=sys.stderr)
             bad += 1

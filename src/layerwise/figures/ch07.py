@@ -21,17 +21,22 @@ def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
 
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for (sw, cv), color in zip(curves.items(), sns.color_palette()):
-        axes[0].plot(q, cv["V"], color=color, label=fr"$\sigma_w={sw}$, $q^*={cv['q_star']:.2f}$")
+        axes[0].plot(q, cv["V"], color=color, label=rf"$\sigma_w={sw}$, $q^*={cv['q_star']:.2f}$")
         axes[0].plot(cv["q_star"], cv["q_star"], "o", color=color)
         for it in cv["iterates"]:
             axes[1].plot(np.arange(len(it)), it, "-o", ms=3, color=color, alpha=0.8)
     axes[0].plot(q, q, "k--", lw=1, label="identity")
-    axes[0].set(xlabel=r"$q^{l-1}$", ylabel=r"$q^l = \mathcal{V}(q^{l-1})$", title=r"length map, "
-                                                                                   r"$\sigma_b = "
-                                                                                   r"0.3$")
+    axes[0].set(
+        xlabel=r"$q^{l-1}$",
+        ylabel=r"$q^l = \mathcal{V}(q^{l-1})$",
+        title=r"length map, "
+        r"$\sigma_b = "
+        r"0.3$",
+    )
     axes[0].legend()
-    axes[1].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several "
-                                                                        "$q^0$")
+    axes[1].set(
+        xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$"
+    )
     fig.tight_layout()
     return fig
 
@@ -54,17 +59,29 @@ def maps_vs_networks(
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.8))
     for k, color in enumerate(sns.color_palette(n_colors=len(labels))):
         axes[0].plot(layers, q_map[k], color=color, lw=1)
-        axes[0].errorbar(layers, q_mean[k], yerr=2 * q_se[k], fmt="o", ms=3, color=color, label=labels[k])
+        axes[0].errorbar(
+            layers, q_mean[k], yerr=2 * q_se[k], fmt="o", ms=3, color=color, label=labels[k]
+        )
         axes[1].plot(layers, c_map[k], color=color, lw=1)
         axes[1].errorbar(layers, c_mean[k], yerr=2 * c_se[k], fmt="o", ms=3, color=color)
     axes[0].set(xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="length")
     axes[1].set(xlabel="layer $l$", ylabel="$c^l$", title="correlation")
-    fig.legend(*axes[0].get_legend_handles_labels(), ncol=3, loc="lower center", bbox_to_anchor=(0.5, -0.02))
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        ncol=3,
+        loc="lower center",
+        bbox_to_anchor=(0.5, -0.02),
+    )
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
-def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Mapping[float, float], c_star: Mapping[float, float]) -> Any:
+def correlation_map(
+    c: np.ndarray,
+    curves: Mapping[float, np.ndarray],
+    chi1: Mapping[float, float],
+    c_star: Mapping[float, float],
+) -> Any:
     """The correlation map ``curves[σ_w]`` on ``c`` with its stable fixed point c* (dot), the
     identity dashed; the legend gives χ₁ and c* per σ_w."""
     import matplotlib.pyplot as plt
@@ -72,8 +89,13 @@ def correlation_map(c: np.ndarray, curves: Mapping[float, np.ndarray], chi1: Map
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for (sw, C), color in zip(curves.items(), sns.color_palette()):
-        ax.plot(c, C, color=color, label=fr"$\sigma_w={sw}$: $\chi_1={chi1[sw]:.3f}$, "
-                                         fr"$c^*={c_star[sw]:.3f}$")
+        ax.plot(
+            c,
+            C,
+            color=color,
+            label=rf"$\sigma_w={sw}$: $\chi_1={chi1[sw]:.3f}$, "
+            rf"$c^*={c_star[sw]:.3f}$",
+        )
         ax.plot(c_star[sw], c_star[sw], "o", color=color)
     ax.plot(c, c, "k--", lw=1)
     ax.set(xlabel="$c^{l-1}$", ylabel="$c^l$", title=r"correlation map, $\sigma_b=0.3$")
@@ -88,9 +110,26 @@ def phase_diagram(pdg: Mapping[str, np.ndarray], settings: Sequence[tuple[float,
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    im = ax.pcolormesh(pdg["sigma_w2"], pdg["sigma_b2"], np.log(pdg["chi1"]), cmap="vlag", vmin=-1, vmax=1, shading="auto")
-    ax.contour(pdg["sigma_w2"], pdg["sigma_b2"], pdg["chi1"], levels=[1.0], colors="k", linewidths=1)
-    ax.plot(pdg["critical_sigma_w2"][::4], pdg["sigma_b2_line"][::4], "o", color="k", ms=3, label=r"root of $\chi_1 = 1$")
+    im = ax.pcolormesh(
+        pdg["sigma_w2"],
+        pdg["sigma_b2"],
+        np.log(pdg["chi1"]),
+        cmap="vlag",
+        vmin=-1,
+        vmax=1,
+        shading="auto",
+    )
+    ax.contour(
+        pdg["sigma_w2"], pdg["sigma_b2"], pdg["chi1"], levels=[1.0], colors="k", linewidths=1
+    )
+    ax.plot(
+        pdg["critical_sigma_w2"][::4],
+        pdg["sigma_b2_line"][::4],
+        "o",
+        color="k",
+        ms=3,
+        label=r"root of $\chi_1 = 1$",
+    )
     for sw2, sb2 in settings:
         ax.plot(sw2, sb2, "*", ms=10, color="gold", mec="k")
     fig.colorbar(im, ax=ax, label=r"$\ln \chi_1$")
@@ -112,8 +151,10 @@ def circle_pca(runs: Mapping[float, Mapping[str, np.ndarray]], layers: Sequence[
             pr = r[f"proj_{l}"]
             ax.scatter(pr[:, 0], pr[:, 1], pr[:, 2], c=r["theta"], cmap="twilight", s=4)
             ax.plot(*np.vstack([pr, pr[:1]]).T[:3], lw=0.5, color="0.3")
-            ax.set_title(fr"$\sigma_w={sw}$, layer {l}")
-            ax.set_xticks([]); ax.set_yticks([]); ax.set_zticks([])  # noqa: E702
+            ax.set_title(rf"$\sigma_w={sw}$, layer {l}")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_zticks([])  # noqa: E702
     return fig
 
 
@@ -133,21 +174,39 @@ def circle_length(
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     for sw, color in zip(length_tangent, sns.color_palette()):
         lt, lc = length_tangent[sw], length_chord[sw]
-        axes[0].plot(layers, lt.mean(0), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$ exact "
-                                                                        r"(tangent)")
-        axes[0].plot(layers, lc.mean(0), ":", color=color, label=fr"$\sigma_w={sw}$ polygon")
+        axes[0].plot(
+            layers,
+            lt.mean(0),
+            "-o",
+            ms=3,
+            color=color,
+            label=rf"$\sigma_w={sw}$ exact "
+            r"(tangent)",
+        )
+        axes[0].plot(layers, lc.mean(0), ":", color=color, label=rf"$\sigma_w={sw}$ polygon")
         axes[0].plot(layers, lt.mean(0)[0] * np.sqrt(chi1[sw]) ** layers, "--", lw=1, color=color)
         pv = pca_var[sw].mean(0)
-        axes[1].plot(layers, pv[:, :2].sum(1), "-o", ms=3, color=color, label=fr"$\sigma_w={sw}$")
-    axes[0].set(yscale="log", xlabel="layer $l$", ylabel="length of the curve", title="length vs depth")
+        axes[1].plot(layers, pv[:, :2].sum(1), "-o", ms=3, color=color, label=rf"$\sigma_w={sw}$")
+    axes[0].set(
+        yscale="log", xlabel="layer $l$", ylabel="length of the curve", title="length vs depth"
+    )
     axes[0].legend()
-    axes[1].set(xlabel="layer $l$", ylabel="variance in top 2 PCs", ylim=(0, 1.02), title="how flat the curve stays")
+    axes[1].set(
+        xlabel="layer $l$",
+        ylabel="variance in top 2 PCs",
+        ylim=(0, 1.02),
+        title="how flat the curve stays",
+    )
     axes[1].legend()
     fig.tight_layout()
     return fig
 
 
-def depth_scale_sweep(curves: Sequence[Mapping[str, np.ndarray]], sweep: Mapping[str, np.ndarray], rates: Mapping[str, np.ndarray]) -> Any:
+def depth_scale_sweep(
+    curves: Sequence[Mapping[str, np.ndarray]],
+    sweep: Mapping[str, np.ndarray],
+    rates: Mapping[str, np.ndarray],
+) -> Any:
     """Depth scales measured on networks across the transition (Schoenholz et al. 2017, Figs. 2–3),
     one row per σ_b². Left: ξ_c and |ξ_∇| (lines, log scale) and the networks' 1/|rate| (dots);
     right: the rates 1/ξ_c and 1/ξ_∇ themselves (lines) against the measured ones (± 2 s.e.).
@@ -170,15 +229,35 @@ def depth_scale_sweep(curves: Sequence[Mapping[str, np.ndarray]], sweep: Mapping
         ax_r.plot(x, r_g, color=col_g, ls="--", label=r"$1/\xi_\nabla = -\ln\chi_1$")
         for key, color, mk in (("rate_c", col_c, "o"), ("rate_grad", col_g, "s")):
             m, se = rates[key][i], rates[key + "_se"][i]
-            ax_r.errorbar(sw, m, yerr=2 * se, fmt=mk, ms=3.5, color=color, mfc="white" if mk == "s" else color)
-            ok = np.abs(m) > 2 * se  # a depth is drawn where the measured rate is resolved from zero
-            ax_l.plot(sw[ok], 1 / np.abs(m[ok]), mk, ms=3.5, color=color, mfc="white" if mk == "s" else color)
+            ax_r.errorbar(
+                sw, m, yerr=2 * se, fmt=mk, ms=3.5, color=color, mfc="white" if mk == "s" else color
+            )
+            ok = (
+                np.abs(m) > 2 * se
+            )  # a depth is drawn where the measured rate is resolved from zero
+            ax_l.plot(
+                sw[ok],
+                1 / np.abs(m[ok]),
+                mk,
+                ms=3.5,
+                color=color,
+                mfc="white" if mk == "s" else color,
+            )
         for ax in (ax_l, ax_r):
             ax.axvline(float(cv["critical"]), color="0.5", ls=":", lw=1)
         ax_r.axhline(0, color="0.7", lw=0.8)
-        ax_l.set(yscale="log", ylim=(0.8, 400), xlabel=r"$\sigma_w^2$", ylabel="depth scale "
-                                                                               "(layers)", title=fr"$\sigma_b^2 = {sb2:g}$")
-        ax_r.set(xlabel=r"$\sigma_w^2$", ylabel="decay rate per layer", title=fr"rates, $\sigma_b^2 = {sb2:g}$")
+        ax_l.set(
+            yscale="log",
+            ylim=(0.8, 400),
+            xlabel=r"$\sigma_w^2$",
+            ylabel="depth scale (layers)",
+            title=rf"$\sigma_b^2 = {sb2:g}$",
+        )
+        ax_r.set(
+            xlabel=r"$\sigma_w^2$",
+            ylabel="decay rate per layer",
+            title=rf"rates, $\sigma_b^2 = {sb2:g}$",
+        )
     axes[0, 0].legend(loc="upper right")
     axes[0, 1].legend(loc="lower left")
     fig.tight_layout()
@@ -201,14 +280,26 @@ def trainability(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    im = ax.pcolormesh(sigma_w2, depths, accuracy.T, cmap="rocket", vmin=0.1, vmax=1, shading="nearest")
+    im = ax.pcolormesh(
+        sigma_w2, depths, accuracy.T, cmap="rocket", vmin=0.1, vmax=1, shading="nearest"
+    )
     ax.plot(sw_fine, 6 * xi_fine, color="w", ls="--", label=r"$6\,\xi_c$ (Schoenholz et al.)")
     if k_found is not None:
-        ax.plot(sw_fine, k_found * xi_fine, color="cyan", label=fr"${k_found:.1f}\,\xi_c$ (fitted "
-                                                                r"here)")
+        ax.plot(
+            sw_fine,
+            k_found * xi_fine,
+            color="cyan",
+            label=rf"${k_found:.1f}\,\xi_c$ (fitted "
+            r"here)",
+        )
     ax.plot(sigma_w2[l_max > 0], l_max[l_max > 0], "o", color="cyan", ms=4)
-    ax.set(yscale="log", ylim=(depths[0] * 0.8, depths[-1] * 1.25), xlabel=r"$\sigma_w^2$", ylabel="depth $L$",
-           title=f"training accuracy after {steps} SGD steps")
+    ax.set(
+        yscale="log",
+        ylim=(depths[0] * 0.8, depths[-1] * 1.25),
+        xlabel=r"$\sigma_w^2$",
+        ylabel="depth $L$",
+        title=f"training accuracy after {steps} SGD steps",
+    )
     fig.colorbar(im, ax=ax, label="training accuracy")
     ax.legend(loc="upper right")
     return fig

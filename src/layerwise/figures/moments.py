@@ -12,7 +12,9 @@ import numpy as np
 from ..labatie import GAUSS_ABS_MEAN, GAUSS_KURTOSIS
 
 
-def plot_band(ax: Any, d: np.ndarray, arr: np.ndarray, label: str, color: Any = None, log: bool = False) -> None:
+def plot_band(
+    ax: Any, d: np.ndarray, arr: np.ndarray, label: str, color: Any = None, log: bool = False
+) -> None:
     """Centre (mean, or geometric mean when ``log``) and 10–90 % band over networks of ``arr``
     (networks × records) against the record depths ``d``."""
     m = np.exp(np.mean(np.log(arr), 0)) if log else arr.mean(0)
@@ -26,10 +28,12 @@ REFERENCE_STYLE = dict(ls="--", lw=1.2)
 same quantity, over a light grey 10–90 % band."""
 
 
-def plot_reference(ax: Any, ref: Mapping[str, Any] | None, key: str, color: Any = "0.25",
-                   label: str | None = None) -> None:
-    """The authors' published curve ``ref[key]`` = (centre, 10 % quantile, 90 % quantile) — quantiles may be
-    ``None`` — at the depths ``ref["depth"]``, dashed in ``color`` over a light grey 10–90 % band."""
+def plot_reference(
+    ax: Any, ref: Mapping[str, Any] | None, key: str, color: Any = "0.25", label: str | None = None
+) -> None:
+    """The authors' published curve ``ref[key]`` = (centre, 10 % quantile, 90 % quantile) —
+    quantiles may be ``None`` — at the depths ``ref["depth"]``, dashed in ``color`` over a light
+    grey 10–90 % band."""
     if ref is None or key not in ref:
         return
     centre, lo, hi = ref[key]
@@ -38,8 +42,15 @@ def plot_reference(ax: Any, ref: Mapping[str, Any] | None, key: str, color: Any 
     ax.plot(ref["depth"], centre, label=label, color=color, **REFERENCE_STYLE)
 
 
-def plot_increment_panel(ax: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], key: str, label: str, ylabel: str,
-                         reference: Mapping[str, Any] | None = None) -> None:
+def plot_increment_panel(
+    ax: Any,
+    d: np.ndarray,
+    Q: Mapping[str, np.ndarray],
+    key: str,
+    label: str,
+    ylabel: str,
+    reference: Mapping[str, Any] | None = None,
+) -> None:
     """Panel (a) of Labatie's Figs. 4–5: the increment ``Q[key]`` of χ (per layer or unit) and
     its BN and activation factors ``Q["dbn"]``, ``Q["dphi"]``, against the neutral value 1."""
     plot_band(ax, d, Q[key], label, "C0")
@@ -52,8 +63,14 @@ def plot_increment_panel(ax: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], ke
     ax.legend()
 
 
-def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str, np.ndarray], kurt_label: str,
-                       reference: Mapping[str, Any] | None = None) -> None:
+def plot_signal_panels(
+    ax_reff: Any,
+    ax_kurt: Any,
+    d: np.ndarray,
+    Q: Mapping[str, np.ndarray],
+    kurt_label: str,
+    reference: Mapping[str, Any] | None = None,
+) -> None:
     """Panels (c) and (d) of Labatie's Figs. 4–5: effective ranks of signal and noise; kurtosis
     and ν₁(|y|)/√ν₂ of the normalised pre-activation, with their Gaussian values dotted."""
     plot_band(ax_reff, d, Q["reff_x"], r"signal $r_\mathrm{eff}(x^l)$", "C0")
@@ -79,16 +96,26 @@ def plot_signal_panels(ax_reff: Any, ax_kurt: Any, d: np.ndarray, Q: Mapping[str
     ax_kurt.set_ylabel(r"kurtosis $\mu_4$", color="C0")
 
 
-def four_panels(d: np.ndarray, Q: Mapping[str, np.ndarray], *, increment: str, increment_label: str,
-                increment_ylabel: str, kurt_label: str, xlabel: str, title: str,
-                chi_lines: list[tuple[np.ndarray, str, dict[str, Any]]] = (), log_x: bool = False,
-                reference: Mapping[str, Any] | None = None) -> Any:
+def four_panels(
+    d: np.ndarray,
+    Q: Mapping[str, np.ndarray],
+    *,
+    increment: str,
+    increment_label: str,
+    increment_ylabel: str,
+    kurt_label: str,
+    xlabel: str,
+    title: str,
+    chi_lines: list[tuple[np.ndarray, str, dict[str, Any]]] = (),
+    log_x: bool = False,
+    reference: Mapping[str, Any] | None = None,
+) -> Any:
     """The layout of Labatie's Figs. 4 and 5 (a–d): (a) the increment ``Q[increment]`` of χ with its
     BN and activation factors; (b) χˡ (geometric mean and band) on a log axis with the extra curves
     ``chi_lines`` — (values at ``d``, matplotlib format, keyword arguments) —; (c) effective ranks
-    of signal and noise; (d) kurtosis and ν₁(|y|) of the BN output.  ``reference`` (optional) holds the
-    authors' published curves drawn over ours (see :func:`plot_reference`; keys ``depth``, ``dbn``,
-    ``dphi``, ``chi``, ``reff_x``, ``reff_dx``, ``kurt_z``, ``nu1_z``)."""
+    of signal and noise; (d) kurtosis and ν₁(|y|) of the BN output.  ``reference`` (optional) holds
+    the authors' published curves drawn over ours (see :func:`plot_reference`; keys ``depth``,
+    ``dbn``, ``dphi``, ``chi``, ``reff_x``, ``reff_dx``, ``kurt_z``, ``nu1_z``)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(2, 2, figsize=(7.5, 5.6))

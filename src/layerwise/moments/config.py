@@ -23,7 +23,6 @@ from ..params import (
     check_positive_int,
 )
 
-
 ARCHS: tuple[str, ...] = ("vanilla", "bn_ff", "bn_res")
 BOUNDARIES: tuple[str, ...] = ("periodic", "zero_padding", "symmetric")
 BUILTIN_DATASETS: tuple[str, ...] = ("patches", "digits", "gaussian")
@@ -67,15 +66,18 @@ LOCATION_NAMES: dict[str, dict[str, str]] = {
 """Each location of each architecture, in words (``LOCATIONS[arch]`` gives their order)."""
 
 
-
 def _check_dataset(dataset: Any) -> str:
     if not isinstance(dataset, str):
-        raise ParameterError(f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, cifar10:DIR, mnist:DIR")
+        raise ParameterError(
+            f"dataset={dataset!r} is not allowed; choose one of: patches, digits, "
+            "gaussian, cifar10:DIR, mnist:DIR"
+        )
     kind, sep, arg = dataset.partition(":")
     if (kind in BUILTIN_DATASETS and not sep) or (kind in ("cifar10", "mnist") and arg):
         return dataset
     raise ParameterError(
-        f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, cifar10:DIR, mnist:DIR"
+        f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, "
+        "cifar10:DIR, mnist:DIR"
     )
 
 
@@ -91,14 +93,14 @@ class MomentsConfig:
     M = 2·B signal and noise rows of one network and W (K × N) i.i.d. N(0, σ²):
 
     * ``"explicit"``: draw W (K·N numbers) and multiply;
-    * ``"projected"``: for every dense layer with M < min(K, N), factor Xᵀ = Q R (Householder QR, R with
-      a non-negative diagonal) and set Z = Rᵀ G with G (M × N) i.i.d. N(0, σ²).  Qᵀ W is (M × N)
-      i.i.d. N(0, σ²) for any orthonormal Q independent of W, so Z = X (Q G) has exactly the law
-      of X W given X; the weights of every layer are fresh, so the joint law of all recorded
-      moments is unchanged.  The realised map Q G is linear and shared by signal and noise rows,
-      so the noise is still the exact first-order derivative of the sampled network.  M·N random
-      numbers and ≈ 2·M²·(K + N) flops instead of K·N numbers and 2·M·K·N flops.  Layers with
-      M ≥ min(K, N) are drawn explicitly.
+    * ``"projected"``: for every dense layer with M < min(K, N), factor Xᵀ = Q
+      R (Householder QR, R with a non-negative diagonal) and set Z = Rᵀ G with G (M × N)
+      i.i.d. N(0, σ²).  Qᵀ W is (M × N) i.i.d. N(0, σ²) for any orthonormal Q independent of W, so
+      Z = X (Q G) has exactly the law of X W given X; the weights of every layer are fresh, so the
+      joint law of all recorded moments is unchanged.  The realised map Q G is linear and shared by
+      signal and noise rows, so the noise is still the exact first-order derivative of the sampled
+      network.  M·N random numbers and ≈ 2·M²·(K + N) flops instead of K·N numbers
+      and 2·M·K·N flops.  Layers with M ≥ min(K, N) are drawn explicitly.
 
     Default (``"auto"``): on CPU ``"projected"`` for fully-connected nets with 2·batch < width, else
     ``"explicit"``; on CUDA always ``"explicit"`` (the GPU's small QR factorisations cost more
@@ -153,7 +155,9 @@ class MomentsConfig:
         check_positive_int("width", self.width)
         check_positive_int("batch", self.batch)
         if self.batch < 2:
-            raise ParameterError(f"batch={self.batch} must be >= 2 (moments are centred over the batch)")
+            raise ParameterError(
+                f"batch={self.batch} must be >= 2 (moments are centred over the batch)"
+            )
         check_positive_int("depth", self.depth)
         check_positive_int("res_depth", self.res_depth)
         check_choice("boundary", self.boundary, BOUNDARIES)
@@ -165,7 +169,11 @@ class MomentsConfig:
         if self.records > self.depth:
             raise ParameterError(f"records={self.records} must be <= depth={self.depth}")
         check_divisible("depth", self.depth, "records", self.records)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, (int, np.integer))
+            or self.seed < 0
+        ):
             raise ParameterError(f"seed={self.seed!r} must be a non-negative integer")
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
@@ -176,23 +184,29 @@ class MomentsConfig:
             locs = self.reff_locations
             if isinstance(locs, str) or not all(isinstance(loc, str) for loc in locs):
                 raise ParameterError(
-                    f"reff_locations={locs!r} must be None or a tuple of locations of arch={self.arch!r}: "
+                    f"reff_locations={locs!r} must be None or a tuple of locations of "
+                    f"arch={self.arch!r}: "
                     f"{', '.join(LOCATIONS[self.arch])}"
                 )
             for loc in locs:
                 check_choice("reff_locations", loc, LOCATIONS[self.arch])
-            # canonical form (order of the architecture, no repeats): equal configs, equal cache keys
-            object.__setattr__(self, "reff_locations", tuple(l for l in LOCATIONS[self.arch] if l in locs))
+            # canonical form (order of the architecture, no repeats): equal configs, equal
+            # cache keys
+            object.__setattr__(
+                self, "reff_locations", tuple(l for l in LOCATIONS[self.arch] if l in locs)
+            )
         check_choice("sampling", self.sampling, SAMPLINGS)
         check_choice("conv", self.conv, CONV_ALGORITHMS)
         if self.conv == "fft" and (k == 1 or self.boundary != "periodic"):
             raise ParameterError(
-                f"conv='fft' is only for convolutional nets with boundary='periodic', not kernel_size={k}, "
+                "conv='fft' is only for convolutional nets with boundary='periodic', not "
+                f"kernel_size={k}, "
                 f"boundary={self.boundary!r}; use conv='direct' or 'auto'"
             )
         if self.sampling == "projected" and k != 1:
             raise ParameterError(
-                f"sampling='projected' is only for fully-connected nets (kernel_size=1), not kernel_size={k}; "
+                "sampling='projected' is only for fully-connected nets (kernel_size=1), not "
+                f"kernel_size={k}; "
                 "use sampling='explicit'"
             )
 
@@ -229,10 +243,11 @@ class MomentsConfig:
 
     @property
     def sampling_used(self) -> str:
-        """The sampling actually used: ``"auto"`` resolves to ``"projected"`` for fully-connected nets
-        with 2·batch < width on CPU and to ``"explicit"`` otherwise (always on CUDA). The field keeps
-        what was asked for, so ``dataclasses.replace(cfg, kernel_size=3)`` re-resolves instead of
-        inheriting a choice made for another architecture or device."""
+        """The sampling actually used: ``"auto"`` resolves
+        to ``"projected"`` for fully-connected nets with 2·batch < width on CPU and
+        to ``"explicit"`` otherwise (always on CUDA). The field keeps what was asked for,
+        so ``dataclasses.replace(cfg, kernel_size=3)`` re-resolves instead of inheriting a choice
+        made for another architecture or device."""
         if self.sampling != "auto":
             return self.sampling
         dense_wide = self.kernel_size == 1 and 2 * self.batch < self.width

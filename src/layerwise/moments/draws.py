@@ -21,7 +21,9 @@ from .config import MomentsConfig
 
 def network_seed(seed: int, net: int, stream: int = 0) -> int:
     """63-bit seed of stream ``stream`` of network ``net`` (independent of blocking)."""
-    state = np.random.SeedSequence([int(seed), int(net), int(stream), 0x4C57]).generate_state(2, np.uint64)
+    state = np.random.SeedSequence([int(seed), int(net), int(stream), 0x4C57]).generate_state(
+        2, np.uint64
+    )
     return int((int(state[0]) << 1 ^ int(state[1])) & ((1 << 63) - 1))
 
 
@@ -44,13 +46,15 @@ def _projects(cfg: MomentsConfig, fan_in: int) -> bool:
     return cfg.sampling_used == "projected" and 2 * cfg.batch < min(fan_in, cfg.width)
 
 
-def weight_shapes(cfg: MomentsConfig, img_shape: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
+def weight_shapes(
+    cfg: MomentsConfig, img_shape: Sequence[int]
+) -> list[tuple[tuple[int, ...], float]]:
     """(shape, std) of each random tensor a network draws, in drawing order.
 
     Dense weights are ``(fan_in, fan_out)`` and act as ``x @ W``; convolution weights are
     ``(out, in, k, k)`` (PyTorch layout).  First layer std 1/√fan_in, then He std √(2/fan_in).
-    A projected dense layer (``cfg.sampling_used == "projected"`` and 2·batch < min(fan_in, width)) draws
-    G of shape ``(2·batch, fan_out)`` instead, with the same std.
+    A projected dense layer (``cfg.sampling_used == "projected"`` and 2·batch < min(fan_in, width))
+    draws G of shape ``(2·batch, fan_out)`` instead, with the same std.
     """
     n, k = cfg.width, cfg.kernel_size
     c = img_shape[0]
@@ -70,7 +74,9 @@ def _generator(cfg_device: str, seed: int) -> torch.Generator:
     return g
 
 
-def network_inputs(cfg: MomentsConfig, net: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def network_inputs(
+    cfg: MomentsConfig, net: int, device: str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Input x⁰ (standardised images) and noise dx⁰ ~ N(0, 1) of network ``net`` (float32)."""
     x0 = torch.from_numpy(network_images(cfg, net)).to(device)
     g = _generator(device, network_seed(cfg.seed, net, 0))
@@ -79,7 +85,8 @@ def network_inputs(cfg: MomentsConfig, net: int, device: str = "cpu") -> tuple[t
 
 
 def network_weights(cfg: MomentsConfig, net: int, device: str = "cpu") -> list[torch.Tensor]:
-    """All weights of network ``net`` exactly as :func:`simulate` draws them (for tests/brute force).
+    """All weights of network ``net`` exactly as :func:`simulate` draws them
+    (for tests/brute force).
 
     The generator of stream 0 first draws dx⁰ (see :func:`network_inputs`), then the weights
     in order, each with ``Tensor.normal_(0, std)``.  For projected dense layers these are the
@@ -88,4 +95,7 @@ def network_weights(cfg: MomentsConfig, net: int, device: str = "cpu") -> list[t
     x0 = network_images(cfg, net)
     g = _generator(device, network_seed(cfg.seed, net, 0))
     torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
-    return [torch.empty(s, device=device).normal_(0.0, std, generator=g) for s, std in weight_shapes(cfg, x0.shape[1:])]
+    return [
+        torch.empty(s, device=device).normal_(0.0, std, generator=g)
+        for s, std in weight_shapes(cfg, x0.shape[1:])
+    ]

@@ -38,10 +38,14 @@ def pad_boundary(x: torch.Tensor, p: int, boundary: str) -> torch.Tensor:
         return F.pad(x, (p, p, p, p))
     if boundary == "symmetric":
         if p > x.shape[-1] or p > x.shape[-2]:
-            raise ParameterError(f"kernel_size is too large for symmetric padding of a {tuple(x.shape[-2:])} map")
+            raise ParameterError(
+                f"kernel_size is too large for symmetric padding of a {tuple(x.shape[-2:])} map"
+            )
         x = torch.cat([x[..., :p].flip(-1), x, x[..., -p:].flip(-1)], dim=-1)
         return torch.cat([x[..., :p, :].flip(-2), x, x[..., -p:, :].flip(-2)], dim=-2)
-    raise ParameterError(f"boundary={boundary!r} is not allowed; choose one of: {', '.join(BOUNDARIES)}")
+    raise ParameterError(
+        f"boundary={boundary!r} is not allowed; choose one of: {', '.join(BOUNDARIES)}"
+    )
 
 
 WeightFn = Callable[[int, int, tuple[int, ...], float], torch.Tensor]
@@ -62,7 +66,6 @@ def _pad_axis(x: torch.Tensor, p: int, boundary: str, axis: int) -> torch.Tensor
     return torch.cat([lo, x, hi], dim=axis)
 
 
-
 class _Block:
     """S networks propagated together, in one channels-last layout for dense and conv nets.
 
@@ -75,8 +78,14 @@ class _Block:
     The stored noise times ``exp(logscale)`` is the true first-order noise.
     """
 
-    def __init__(self, cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
-                 inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None):
+    def __init__(
+        self,
+        cfg: MomentsConfig,
+        nets: Sequence[int],
+        device: str,
+        weight_fn: WeightFn | None,
+        inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None,
+    ):
         self.cfg, self.nets, self.device = cfg, list(nets), device
         self.S, self.B, self.N = len(nets), cfg.batch, cfg.width
         self.dense = cfg.kernel_size == 1
@@ -84,7 +93,9 @@ class _Block:
         xs, dxs, self.gens = [], [], []
         for net in self.nets:
             g = _generator(device, network_seed(cfg.seed, net, 0))
-            if inputs is not None:  # the network's own weights still follow (same stream as without hook)
+            if (
+                inputs is not None
+            ):  # the network's own weights still follow (same stream as without hook)
                 x0, dx0 = inputs(net)
                 x0, dx0 = x0.to(device, torch.float32), dx0.to(device, torch.float32)
                 torch.empty(x0.shape, device=device).normal_(0.0, 1.0, generator=g)
@@ -98,15 +109,20 @@ class _Block:
         self.shapes = weight_shapes(cfg, self.img_shape)
         self.layer = 0  # index into self.shapes of the next weight to draw
         # χ normalisation √(μ₂(dx⁰)/μ₂(x⁰)) per network, float64, with the input in the network's
-        # own feature layout: channels × positions for conv nets, the D = C·H·W inputs for dense nets
+        # own feature layout: channels × positions for conv nets, the D = C·H·W inputs for
+        # dense nets
         chi0 = []
         for x0, dx0 in zip(xs, dxs):
             if self.dense:
                 x0, dx0 = x0.reshape(self.B, -1), dx0.reshape(self.B, -1)
-            # only μ₂(x⁰) and μ₂(dx⁰), centred per channel (per input for dense nets: their channels),
-            # in float32 with pairwise sums (a float64 copy of the input cost a third of a small net)
+            # only μ₂(x⁰) and μ₂(dx⁰), centred per channel (per input for dense nets:
+            # their channels), in float32 with pairwise sums (a float64 copy of the input cost a
+            # third of a small net)
             axes = (0,) if self.dense else (0, 2, 3)
-            mu2 = float(torch.linalg.vector_norm(x0 - x0.mean(dim=axes, keepdim=True))) ** 2 / x0.numel()
+            mu2 = (
+                float(torch.linalg.vector_norm(x0 - x0.mean(dim=axes, keepdim=True))) ** 2
+                / x0.numel()
+            )
             mu2n = float(torch.linalg.vector_norm(dx0)) ** 2 / dx0.numel()
             chi0.append(math.sqrt(mu2n / mu2))
         self.chi0 = torch.tensor(chi0, dtype=torch.float64, device=device)
@@ -179,17 +195,24 @@ class _Block:
         z = zs[0].unsqueeze(0) if S == 1 else torch.stack(zs)
         self.hw = (ho, wo)
         self.BP = rows
-        if self.cfg.conv_used == "fft":  # rows (signal|noise, h, w, b) for the layers in the Fourier domain
+        if (
+            self.cfg.conv_used == "fft"
+        ):  # rows (signal|noise, h, w, b) for the layers in the Fourier domain
             return z.view(S, 2, B, ho, wo, -1).permute(0, 1, 3, 4, 2, 5).reshape(S, 2 * rows, -1)
         return z.reshape(S, 2 * rows, -1)
 
     def _fft_setup(self, c: int, n_out: int) -> None:
-        """Real DFT matrices and buffers of :meth:`fft_conv` (once per block: maps keep their size)."""
+        """Real DFT matrices and buffers of :meth:`fft_conv` (once per block: maps keep
+        their size)."""
         h, wd, k, B = *self.hw, self.cfg.kernel_size, self.B
         wh = wd // 2 + 1
         dev, f64 = self.device, torch.float64
-        tw = 2 * math.pi * torch.outer(torch.arange(wh, dtype=f64), torch.arange(wd, dtype=f64)) / wd  # (f₂, w)
-        th = 2 * math.pi * torch.outer(torch.arange(h, dtype=f64), torch.arange(h, dtype=f64)) / h  # (f₁, h)
+        tw = (
+            2 * math.pi * torch.outer(torch.arange(wh, dtype=f64), torch.arange(wd, dtype=f64)) / wd
+        )  # (f₂, w)
+        th = (
+            2 * math.pi * torch.outer(torch.arange(h, dtype=f64), torch.arange(h, dtype=f64)) / h
+        )  # (f₁, h)
         ch, sh = torch.cos(th), torch.sin(th)
         # A: real DFT along w, rows (ri, f₂): Re = Σ x cos, Im = −Σ x sin
         fa = torch.cat([torch.cos(tw), -torch.sin(tw)])
@@ -199,36 +222,52 @@ class _Block:
         fb = torch.stack([torch.stack([ch, sh], -1), torch.stack([-sh, ch], -1)])  # (ro, f₁, h, ri)
         # B⁻¹: inverse complex DFT along f₁, input rows (ro, f₁), output rows (ri, h):
         # Re V = Σ (c·Re Z − s·Im Z), Im V = Σ (s·Re Z + c·Im Z)
-        ib = torch.stack([torch.stack([ch.T, -sh.T], 1), torch.stack([sh.T, ch.T], 1)])  # (ri, h, ro, f₁)
+        ib = torch.stack(
+            [torch.stack([ch.T, -sh.T], 1), torch.stack([sh.T, ch.T], 1)]
+        )  # (ri, h, ro, f₁)
         # A⁻¹: inverse real DFT along f₂ (Hermitian weights α = 1 at f₂ = 0, W/2, else 2; 1/(HW)),
         # input rows (f₂, ri): z = Σ α(Re V cos − Im V sin)/(HW)
         alpha = torch.full((wh,), 2.0, dtype=f64)
         alpha[0] = 1.0
         if wd % 2 == 0:
             alpha[-1] = 1.0
-        ia = torch.stack([torch.cos(tw).T, -torch.sin(tw).T], -1) * (alpha / (h * wd)).view(1, wh, 1)  # (w, f₂, ri)
+        ia = torch.stack([torch.cos(tw).T, -torch.sin(tw).T], -1) * (alpha / (h * wd)).view(
+            1, wh, 1
+        )  # (w, f₂, ri)
         # taps: W_f = Σ_(a,b) w[:, :, a, b]·exp(iφ₁(f₁, a))·exp(iφ₂(f₂, b)), φ₁ = 2πf₁(a−p)/H,
         # φ₂ = 2πf₂(b−p)/W — separable: per column f₂, U_a = Σ_b exp(iφ₂)·w[:, :, a, b] (rows
-        # (ri, a), 2k of them), then for each f₁ the rows (Re, Im, Re + Im) of W_f = Σ_a exp(iφ₁)·U_a:
-        # Re = Σ_a (cos φ₁ Re U_a − sin φ₁ Im U_a), Im = Σ_a (sin φ₁ Re U_a + cos φ₁ Im U_a)
+        # (ri, a), 2k of them), then for each f₁ the rows (Re, Im, Re + Im)
+        # of W_f = Σ_a exp(iφ₁)·U_a: Re = Σ_a (cos φ₁ Re U_a − sin φ₁ Im U_a), Im = Σ_a (sin φ₁ Re
+        # U_a + cos φ₁ Im U_a)
         off = torch.arange(k, dtype=f64) - k // 2
         p1 = 2 * math.pi * torch.outer(torch.arange(h, dtype=f64), off) / h  # (f₁, a)
         p2 = 2 * math.pi * torch.outer(torch.arange(wh, dtype=f64), off) / wd  # (f₂, b)
         c1, s1 = torch.cos(p1), torch.sin(p1)
-        taps1 = torch.stack([torch.cat([c1, -s1], 1), torch.cat([s1, c1], 1), torch.cat([c1 + s1, c1 - s1], 1)])
-        taps2 = torch.zeros(wh, 2, k, k, k, dtype=f64)  # (f₂, ri, a, a', b): δ(a, a')·(cos | sin) φ₂(f₂, b)
+        taps1 = torch.stack(
+            [torch.cat([c1, -s1], 1), torch.cat([s1, c1], 1), torch.cat([c1 + s1, c1 - s1], 1)]
+        )
+        taps2 = torch.zeros(
+            wh, 2, k, k, k, dtype=f64
+        )  # (f₂, ri, a, a', b): δ(a, a')·(cos | sin) φ₂(f₂, b)
         for a in range(k):
             taps2[:, 0, a, a] = torch.cos(p2)
             taps2[:, 1, a, a] = torch.sin(p2)
         f32 = dict(dtype=torch.float32, device=dev)
         self._fft = dict(
-            a=fa.to(**f32), b=fb.reshape(2 * h, 2 * h).to(**f32), ib=ib.reshape(2 * h, 2 * h).to(**f32),
-            ia=ia.reshape(wd, 2 * wh).to(**f32), taps1=taps1.to(**f32),  # (3, f₁, 2k)
-            taps2=taps2.reshape(wh, 2 * k, k * k).to(**f32), u=torch.empty((2 * k, c * n_out), **f32),
+            a=fa.to(**f32),
+            b=fb.reshape(2 * h, 2 * h).to(**f32),
+            ib=ib.reshape(2 * h, 2 * h).to(**f32),
+            ia=ia.reshape(wd, 2 * wh).to(**f32),
+            taps1=taps1.to(**f32),  # (3, f₁, 2k)
+            taps2=taps2.reshape(wh, 2 * k, k * k).to(**f32),
+            u=torch.empty((2 * k, c * n_out), **f32),
             self_conj=[0] + ([wd // 2] if wd % 2 == 0 and wd > 1 else []),
-            y=torch.empty((2, h, 2, wh, B * c), **f32), x=torch.empty((wh, 2, h, 2 * B, c), **f32),
-            zf=torch.empty((wh, 2, h, 2 * B, n_out), **f32), v=torch.empty((wh, 2, h, 2 * B * n_out), **f32),
-            wf=torch.empty((3 * 8 * c * n_out,), **f32), t1=torch.empty((8, 2 * B, n_out), **f32),
+            y=torch.empty((2, h, 2, wh, B * c), **f32),
+            x=torch.empty((wh, 2, h, 2 * B, c), **f32),
+            zf=torch.empty((wh, 2, h, 2 * B, n_out), **f32),
+            v=torch.empty((wh, 2, h, 2 * B * n_out), **f32),
+            wf=torch.empty((3 * 8 * c * n_out,), **f32),
+            t1=torch.empty((8, 2 * B, n_out), **f32),
             xs=torch.empty((8, 2 * B, c), **f32),
         )
 
@@ -293,7 +332,9 @@ class _Block:
         return out.view(S, 2 * h * wd * B, n_out)
 
     # ---------------- per-channel steps
-    def batchnorm(self, t: torch.Tensor, inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def batchnorm(
+        self, t: torch.Tensor, inplace: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """BN with the batch's statistics on the signal; the noise is only rescaled (SPEC §2).
 
         y = (z − m_c)·(v_c + ε)^(−1/2), dy = dz·(v_c + ε)^(−1/2).  Returns the new tensor (``t``
@@ -316,7 +357,8 @@ class _Block:
         z = t[:, : self.BP]
         mask = torch.gt(z, 0, out=torch.empty_like(z))  # a float 0/1 mask: no bool→float conversion
         t[:, self.BP :].mul_(mask)
-        z.relu_()  # measured 3× faster than multiplying both halves by a bool mask, 7× than masked_fill_
+        # measured 3× faster than multiplying both halves by a bool mask, 7× than masked_fill_
+        z.relu_()
         return t
 
     def renormalise(self, t: torch.Tensor) -> torch.Tensor:
@@ -331,21 +373,33 @@ class _Block:
         """Signal and (stored) noise as (S, M, N) feature matrices, M = B·positions (views)."""
         return t[:, : self.BP], t[:, self.BP :]
 
-    def moments(self, t: torch.Tensor, grams: dict[str, torch.Tensor] | None = None, *, reff: bool = True
-                ) -> dict[str, torch.Tensor]:
+    def moments(
+        self, t: torch.Tensor, grams: dict[str, torch.Tensor] | None = None, *, reff: bool = True
+    ) -> dict[str, torch.Tensor]:
         """Moments of the block's state; ``grams`` as in :func:`feature_moments`; ``reff=False``
         leaves the effective ranks out (NaN) at this location."""
         x, dx = self.features(t)
-        out = feature_moments(x, dx, reff_signal=reff and self.cfg.reff_signal,
-                              reff_noise=reff and self.cfg.reff_noise, grams=grams)
+        out = feature_moments(
+            x,
+            dx,
+            reff_signal=reff and self.cfg.reff_signal,
+            reff_noise=reff and self.cfg.reff_noise,
+            grams=grams,
+        )
         out["mu2_noise"] = out["mu2_noise"] * torch.exp(2.0 * self.logscale)
         out["chi"] = torch.sqrt(out["mu2_noise"] / out["mu2_signal"]) / self.chi0
         return out
 
 
-def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: WeightFn | None,
-              inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None, observer: Observer | None,
-              after_layer: Callable[[], None] | None = None) -> dict[str, np.ndarray]:
+def propagate(
+    cfg: MomentsConfig,
+    nets: Sequence[int],
+    device: str,
+    weight_fn: WeightFn | None,
+    inputs: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None,
+    observer: Observer | None,
+    after_layer: Callable[[], None] | None = None,
+) -> dict[str, np.ndarray]:
     """Propagate the networks ``nets`` as one block through ``cfg.depth`` layers (residual units);
     returns their records, ``<moment>_<loc>`` float64 arrays of shape (len(nets), R).
 
@@ -361,11 +415,17 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
     rec: dict[str, list[torch.Tensor]] = {f"{m}_{loc}": [] for m in MOMENTS for loc in locs}
     interval = cfg.interval
 
-    def record(depth: int, loc: str, t: torch.Tensor, cached: dict[str, torch.Tensor] | None = None,
-               grams: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    def record(
+        depth: int,
+        loc: str,
+        t: torch.Tensor,
+        cached: dict[str, torch.Tensor] | None = None,
+        grams: dict[str, torch.Tensor] | None = None,
+    ) -> dict[str, torch.Tensor]:
         reff = cfg.reff_at(loc)
         if cached is not None and reff != cfg.reff_at(locs[-1]):
-            cached = None  # the previous output's moments lack (or carry) r_eff that this location wants (not)
+            # the previous output's moments lack (or carry) r_eff that this location wants (not)
+            cached = None
         mom = cached if cached is not None else blk.moments(t, grams, reff=reff)
         for m in MOMENTS:
             rec[f"{m}_{loc}"].append(mom[m])
@@ -384,8 +444,9 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
             if on:
                 record(d, "loc1", t, cached)
             t = blk.linear(t)
-            # channel-side Gram matrices (M > N) of z give those of y = BN(z) as D·G·D, D = 1/√(v+ε):
-            # y_c = z_c·D and dy = dz·D exactly (sample-side ones, M < N, have no such relation)
+            # channel-side Gram matrices (M > N) of z give those of
+            # y = BN(z) as D·G·D, D = 1/√(v+ε): y_c = z_c·D and dy = dz·D exactly (sample-side ones,
+            # M < N, have no such relation)
             grams = {} if (on and cfg.arch == "bn_ff" and blk.BP > blk.N) else None
             if on:
                 record(d, "loc2", t, grams=grams)
@@ -414,7 +475,9 @@ def propagate(cfg: MomentsConfig, nets: Sequence[int], device: str, weight_fn: W
                 h = blk.linear(h)
                 if on and j == 0:
                     record(d, "loc4", h)
-            t = blk.renormalise(h.add_(t))  # h is the branch's fresh output: x_u = x + h in its buffer
+            t = blk.renormalise(
+                h.add_(t)
+            )  # h is the branch's fresh output: x_u = x + h in its buffer
             if on:
                 last = (d, record(d, "loc5", t))
         if after_layer is not None:

@@ -42,8 +42,11 @@ LAMBDA_MAX_RTOL = 1e-6
 rounding, ≈ √M·2⁻²⁴ relative per entry for M summed products)."""
 
 
-def lambda_max_certified(g: torch.Tensor, rtol: float = LAMBDA_MAX_RTOL, squarings: int = 12) -> torch.Tensor:
-    """λ_max of each symmetric positive semi-definite matrix of a batch (S, n, n), certified, float64.
+def lambda_max_certified(
+    g: torch.Tensor, rtol: float = LAMBDA_MAX_RTOL, squarings: int = 12
+) -> torch.Tensor:
+    """λ_max of each symmetric positive semi-definite matrix of a
+    batch (S, n, n), certified, float64.
 
     Only the lower triangle of ``g`` is read (as ``eigvalsh(UPLO="L")`` does).  Three steps, all
     matrix products and one Cholesky factorisation — what a GPU does well, unlike the small
@@ -95,6 +98,7 @@ def lambda_max(g: torch.Tensor) -> torch.Tensor:
         return lambda_max_certified(g)
     return torch.linalg.eigvalsh(g)[:, -1].double()
 
+
 def projection_factor(x: torch.Tensor) -> torch.Tensor:
     """R of Xᵀ = Q R for a batch X (S, M, K), M ≤ K: (S, M, M) upper triangular, diagonal ≥ 0.
 
@@ -107,4 +111,3 @@ def projection_factor(x: torch.Tensor) -> torch.Tensor:
     d = torch.diagonal(r, dim1=1, dim2=2)
     sign = torch.where(d < 0, -1.0, 1.0).to(r.dtype)
     return r * sign.unsqueeze(2)
-

@@ -50,7 +50,9 @@ class HeapGuard:
 
     SLACK = 512 << 20
 
-    def __init__(self, trim: Callable[[int], Any] | None, rss: Callable[[], int | None] = resident_bytes):
+    def __init__(
+        self, trim: Callable[[int], Any] | None, rss: Callable[[], int | None] = resident_bytes
+    ):
         self._trim, self._rss = trim, rss
         self.limit: int | None = None
         self.trims = 0
@@ -200,8 +202,11 @@ def simulate(
                 guard = stack.enter_context(reuse_freed_memory())
             else:  # deterministic cuDNN without TF32 (float32 means float32 here: TF32's 10-bit
                 # mantissa would be a 1e-3 error per convolution); no heap to guard
-                stack.enter_context(torch.backends.cudnn.flags(
-                    enabled=True, benchmark=False, deterministic=True, allow_tf32=False))
+                stack.enter_context(
+                    torch.backends.cudnn.flags(
+                        enabled=True, benchmark=False, deterministic=True, allow_tf32=False
+                    )
+                )
                 guard = HeapGuard(None)
             if nw == 1:
                 results = [job(b0) for b0 in starts]
@@ -216,7 +221,6 @@ def simulate(
     if bar is not None:
         bar.close()
     return {"depth": out_depth, **out}
-
 
 
 def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:

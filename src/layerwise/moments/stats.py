@@ -56,12 +56,21 @@ def feature_moments(
     if x is not None:
         s, m, n = x.shape
         cnt = float(m * n)
-        # centre per channel first (no ν₂ − m² cancellation: vanilla nets' signal is nearly constant)
+        # centre per channel first (no ν₂ − m² cancellation: vanilla nets' signal is
+        # nearly constant)
         xc = x - x.mean(dim=1, keepdim=True)
         dims = (1, 2)
         # (measured: ‖·‖₁ and ‖·‖₄ reductions are 2–25× slower than abs().sum() and ‖x_c²‖₂)
         sq = xc * xc
-        st = torch.stack([x.abs().sum(dim=dims), norm(x, 2, dim=dims), norm(xc, 2, dim=dims), norm(sq, 2, dim=dims)], 1)
+        st = torch.stack(
+            [
+                x.abs().sum(dim=dims),
+                norm(x, 2, dim=dims),
+                norm(xc, 2, dim=dims),
+                norm(sq, 2, dim=dims),
+            ],
+            1,
+        )
         st = st.double()
         out["nu1_abs_signal"] = st[:, 0] / cnt
         out["nu2_signal"] = st[:, 1] ** 2 / cnt
@@ -72,7 +81,9 @@ def feature_moments(
             gl.append(_given(grams, "reff_signal", xc))
             names.append(("reff_signal", n * mu2 * m))  # Tr(X_cᵀX_c) = Σ x_c², free
         else:
-            out["reff_signal"] = torch.full((x.shape[0],), float("nan"), dtype=torch.float64, device=x.device)
+            out["reff_signal"] = torch.full(
+                (x.shape[0],), float("nan"), dtype=torch.float64, device=x.device
+            )
     if dx is not None:
         s, m, n = dx.shape
         mu2n = norm(dx, 2, dim=(1, 2)).double() ** 2 / float(m * n)
@@ -81,7 +92,9 @@ def feature_moments(
             gl.append(_given(grams, "reff_noise", dx))
             names.append(("reff_noise", n * mu2n * m))
         else:
-            out["reff_noise"] = torch.full((dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device)
+            out["reff_noise"] = torch.full(
+                (dx.shape[0],), float("nan"), dtype=torch.float64, device=dx.device
+            )
     if gl:
         lam = linalg.lambda_max(gl[0] if len(gl) == 1 else torch.cat(gl))
         for i, (name, trace) in enumerate(names):
@@ -93,7 +106,9 @@ def _to_features(x: np.ndarray | torch.Tensor) -> torch.Tensor:
     """(B, C, *spatial) or (B, C) → (1, B·positions, C) float64 tensor."""
     t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x).double()
     if t.ndim < 2:
-        raise ParameterError(f"tensor of shape {tuple(t.shape)} must be (batch, channels, *spatial)")
+        raise ParameterError(
+            f"tensor of shape {tuple(t.shape)} must be (batch, channels, *spatial)"
+        )
     c = t.shape[1]
     return t.reshape(t.shape[0], c, -1).permute(0, 2, 1).reshape(1, -1, c)
 
@@ -112,10 +127,14 @@ def tensor_moments(
     ``x0, dx0`` also given, ``chi`` = √(μ₂(dx)/μ₂(x)) / √(μ₂(dx⁰)/μ₂(x⁰)) (Labatie Eq. 3).
     Computed in float64 (this is the slow, plain reference used by tests and chapters).
     """
-    f = feature_moments(_to_features(x), None if dx is None else _to_features(dx), reff_signal=reff, reff_noise=reff)
+    f = feature_moments(
+        _to_features(x), None if dx is None else _to_features(dx), reff_signal=reff, reff_noise=reff
+    )
     out = {k: float(v[0]) for k, v in f.items()}
     if dx is not None and x0 is not None and dx0 is not None:
-        m0 = feature_moments(_to_features(x0), _to_features(dx0), reff_signal=False, reff_noise=False)
+        m0 = feature_moments(
+            _to_features(x0), _to_features(dx0), reff_signal=False, reff_noise=False
+        )
         chi0 = math.sqrt(float(m0["mu2_noise"][0]) / float(m0["mu2_signal"][0]))
         out["chi"] = math.sqrt(out["mu2_noise"] / out["mu2_signal"]) / chi0
     return out

@@ -22,7 +22,14 @@ from ..meanfield import (
     q_star,
 )
 from ..params import ParameterError, check_nonnegative, check_positive, check_positive_int
-from ..stats import Estimate, estimate, interval_estimate, linear_fit, max_deviation_interval, mean_se
+from ..stats import (
+    Estimate,
+    estimate,
+    interval_estimate,
+    linear_fit,
+    max_deviation_interval,
+    mean_se,
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,9 +64,13 @@ def train_depth_grid(
 
     sig = np.asarray(sigma_w2s, dtype=float)
     if sig.ndim != 1 or len(sig) == 0 or np.any(sig <= 0):
-        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive "
-                             "numbers")
-    depth, width, steps, batch = (check_positive_int(k, v) for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch)))
+        raise ParameterError(
+            f"sigma_w2s={sigma_w2s!r} must be a non-empty 1-D array of positive numbers"
+        )
+    depth, width, steps, batch = (
+        check_positive_int(k, v)
+        for k, v in (("depth", depth), ("width", width), ("steps", steps), ("batch", batch))
+    )
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
     from ..networks import forward, init_mlp, train
@@ -70,9 +81,17 @@ def train_depth_grid(
     K, d_in, n_cls = len(sig), X.shape[1], int(Y.max()) + 1
     # K stacked networks, one per σ_w²; draws: hidden weights, hidden biases, read-out (no bias),
     # each weight drawn as (fan_in, fan_out) for the batched products h W
-    params = init_mlp([d_in, *[width] * depth, n_cls], generator=g, sigma_w2=sig, bias="hidden",
-                      bias_std=np.sqrt(sigma_b2), n_nets=K, order="weights_first", fan_in_first=True,
-                      dtype=torch.float32)
+    params = init_mlp(
+        [d_in, *[width] * depth, n_cls],
+        generator=g,
+        sigma_w2=sig,
+        bias="hidden",
+        bias_std=np.sqrt(sigma_b2),
+        n_nets=K,
+        order="weights_first",
+        fan_in_first=True,
+        dtype=torch.float32,
+    )
     params = {k: v.to(device) for k, v in params.items()}
 
     def accuracy():
@@ -81,12 +100,28 @@ def train_depth_grid(
 
     def loss(idx):  # one mean cross-entropy per network, (K,)
         logits = forward(params, X[idx], "tanh")  # (K, batch, classes)
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none").reshape(K, -1).mean(1)
+        return (
+            torch.nn.functional.cross_entropy(
+                logits.reshape(-1, n_cls), Y[idx].repeat(K), reduction="none"
+            )
+            .reshape(K, -1)
+            .mean(1)
+        )
 
     acc0 = accuracy()
     # the K networks are independent: the gradient of the summed loss is each one's own
-    losses = train(params, loss, lr=lr, optimizer="sgd", sampling="replacement", steps=steps, n=len(X),
-                   batch=batch, generator=g, device=device)
+    losses = train(
+        params,
+        loss,
+        lr=lr,
+        optimizer="sgd",
+        sampling="replacement",
+        steps=steps,
+        n=len(X),
+        batch=batch,
+        generator=g,
+        device=device,
+    )
     return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
 
 
@@ -94,7 +129,12 @@ def train_depth_grid(
 # Chapter 7's studies: what the chapter derives from the maps and the simulations
 # ----------------------------------------------------------------------------------------------
 def length_map_convergence(
-    sigma_ws: tuple[float, ...], sigma_b2: float, q_grid: np.ndarray, starts: np.ndarray, n_layers: int, rel_tol: float = 1e-2
+    sigma_ws: tuple[float, ...],
+    sigma_b2: float,
+    q_grid: np.ndarray,
+    starts: np.ndarray,
+    n_layers: int,
+    rel_tol: float = 1e-2,
 ) -> dict[float, dict[str, Any]]:
     """For each σ_w (not squared) of ``sigma_ws``: the length map V on ``q_grid``, its fixed
     point q*, the iterates [q^0..q^L] from each of ``starts`` (rows) and, per start, the first layer
@@ -105,14 +145,21 @@ def length_map_convergence(
     for sw in sigma_ws:
         qs = q_star(sw**2, sigma_b2)
         it = np.array([iterate_length_map(q0, n_layers, sw**2, sigma_b2) for q0 in starts])
-        out[sw] = dict(V=np.array([length_map(q, sw**2, sigma_b2) for q in q_grid]), q_star=qs, iterates=it,
-                       layers=[int(np.argmax(np.abs(row - qs) / qs < rel_tol)) for row in it])
+        out[sw] = dict(
+            V=np.array([length_map(q, sw**2, sigma_b2) for q in q_grid]),
+            q_star=qs,
+            iterates=it,
+            layers=[int(np.argmax(np.abs(row - qs) / qs < rel_tol)) for row in it],
+        )
     return out
 
 
-def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndarray, np.ndarray]],
-                     confidence: float = 0.99,
-                     alternative: list[tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, Any]:
+def maps_vs_networks(
+    sims: list[dict[str, np.ndarray]],
+    maps: list[tuple[np.ndarray, np.ndarray]],
+    confidence: float = 0.99,
+    alternative: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> dict[str, Any]:
     """Networks against the maps, layer by layer, over a family of settings.
 
     ``sims[k]``: :func:`simulate_pairs`'s ``q`` (nets, L+1, 2) and ``c`` (nets, L+1); ``maps[k]``:
@@ -123,9 +170,10 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
     absolute for c — with its simultaneous interval (:func:`max_deviation_interval`, Bonferroni over
     the ``m`` comparisons, Student t with n_nets − 1 d.o.f.): ``dev_q``, ``interval_q``, ``dev_c``,
     ``interval_c``, ``m``, ``dof``, and the same as Estimates ``dev_q_est``, ``dev_c_est``. With
-    ``alternative`` (other maps' (q^l, c^l) per setting, e.g. those of a linear network), the largest
-    deviation the networks would show if they followed it: ``alt_dev_q``, ``alt_dev_c``. Layer 0 is the input, exact by construction, and is left out of
-    the family."""
+    ``alternative`` (other maps' (q^l, c^l) per setting, e.g. those of a
+    linear network), the largest deviation the networks would show if they
+    followed it: ``alt_dev_q``, ``alt_dev_c``. Layer 0 is the input, exact by construction, and is
+    left out of the family."""
 
     out: dict[str, Any] = {k: [] for k in ("q_mean", "q_se", "c_mean", "c_se", "rows")}
     fam_q, fam_c = [], []
@@ -134,22 +182,33 @@ def maps_vs_networks(sims: list[dict[str, np.ndarray]], maps: list[tuple[np.ndar
         cm, cse = mean_se(s["c"])
         fam_q.append((qm[1:], qse[1:], qt[1:]))
         fam_c.append((cm[1:], cse[1:], ct[1:]))
-        out["rows"].append({"max |q − map|/map": np.max(np.abs(qm - qt) / qt),
-                            "largest s.e. (q, relative)": np.max(qse / qt),
-                            "max |c − map|": np.max(np.abs(cm - ct)),
-                            "largest s.e. (c)": np.max(cse)})
+        out["rows"].append(
+            {
+                "max |q − map|/map": np.max(np.abs(qm - qt) / qt),
+                "largest s.e. (q, relative)": np.max(qse / qt),
+                "max |c − map|": np.max(np.abs(cm - ct)),
+                "largest s.e. (c)": np.max(cse),
+            }
+        )
         for k, v in zip(("q_mean", "q_se", "c_mean", "c_se"), (qm, qse, cm, cse)):
             out[k].append(v)
     dof = sims[0]["c"].shape[0] - 1
-    out["dev_q"], out["interval_q"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_q)), dof=dof,
-                                                             confidence=confidence, relative=True)
-    out["dev_c"], out["interval_c"] = max_deviation_interval(*(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence)
+    out["dev_q"], out["interval_q"] = max_deviation_interval(
+        *(np.concatenate(v) for v in zip(*fam_q)), dof=dof, confidence=confidence, relative=True
+    )
+    out["dev_c"], out["interval_c"] = max_deviation_interval(
+        *(np.concatenate(v) for v in zip(*fam_c)), dof=dof, confidence=confidence
+    )
     out["m"], out["dof"] = sum(len(f[0]) for f in fam_q), dof
     if alternative is not None:
-        out["alt_dev_q"] = max(float(np.max(np.abs(qa[1:] - qt[1:]) / qt[1:]))
-                               for (qa, _), (qt, _) in zip(alternative, maps, strict=True))
-        out["alt_dev_c"] = max(float(np.max(np.abs(ca[1:] - ct[1:])))
-                               for (_, ca), (_, ct) in zip(alternative, maps, strict=True))
+        out["alt_dev_q"] = max(
+            float(np.max(np.abs(qa[1:] - qt[1:]) / qt[1:]))
+            for (qa, _), (qt, _) in zip(alternative, maps, strict=True)
+        )
+        out["alt_dev_c"] = max(
+            float(np.max(np.abs(ca[1:] - ct[1:])))
+            for (_, ca), (_, ct) in zip(alternative, maps, strict=True)
+        )
     n_nets = dof + 1
     out["dev_q_est"] = interval_estimate(out["dev_q"], *out["interval_q"], n=n_nets)
     out["dev_c_est"] = interval_estimate(out["dev_c"], *out["interval_c"], n=n_nets)
@@ -179,9 +238,17 @@ def circle_growth(length_tangent: np.ndarray, chi_1: float) -> dict[str, Any]:
     layers = np.arange(lt.shape[1])
     slopes = estimate([linear_fit(layers[1:], np.log(v[1:]))["slope"] for v in lt])
     decades = estimate(np.log10(lt[:, -1] / lt[:, 0]))
-    return dict(chi1=chi_1, predicted=0.5 * np.log(chi_1), measured=slopes.mean, se=slopes.se,
-                dof=slopes.dof, decades=decades.mean, decades_se=decades.se,
-                slope_est=slopes, decades_est=decades)
+    return dict(
+        chi1=chi_1,
+        predicted=0.5 * np.log(chi_1),
+        measured=slopes.mean,
+        se=slopes.se,
+        dof=slopes.dof,
+        decades=decades.mean,
+        decades_se=decades.se,
+        slope_est=slopes,
+        decades_est=decades,
+    )
 
 
 def circle_ensemble(
@@ -203,11 +270,29 @@ def circle_ensemble(
     (nets, L+1), ``pca_var`` (min(n_pca, nets), L+1, 3), ``theta`` and the projections."""
     if len(seeds) == 0:
         raise ParameterError("circle_ensemble needs at least one seed")
-    runs = [circle_experiment(sigma_w2=sigma_w2, sigma_b2=sigma_b2, width=width, n_layers=n_layers, n_points=n_points, seed=seed,
-                              record_layers=record_layers if k == 0 else (), device=device, pca=k < n_pca)
-            for k, seed in enumerate(seeds)]
-    out = {k: np.array([r[k] for r in runs if k in r]) for k in ("length_tangent", "length_chord", "q", "pca_var")}
-    return out | {"theta": runs[0]["theta"]} | {f"proj_{l}": runs[0][f"proj_{l}"] for l in record_layers}
+    runs = [
+        circle_experiment(
+            sigma_w2=sigma_w2,
+            sigma_b2=sigma_b2,
+            width=width,
+            n_layers=n_layers,
+            n_points=n_points,
+            seed=seed,
+            record_layers=record_layers if k == 0 else (),
+            device=device,
+            pca=k < n_pca,
+        )
+        for k, seed in enumerate(seeds)
+    ]
+    out = {
+        k: np.array([r[k] for r in runs if k in r])
+        for k in ("length_tangent", "length_chord", "q", "pca_var")
+    }
+    return (
+        out
+        | {"theta": runs[0]["theta"]}
+        | {f"proj_{l}": runs[0][f"proj_{l}"] for l in record_layers}
+    )
 
 
 def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
@@ -216,8 +301,11 @@ def depth_scale_curve(sigma_b2: float, n: int) -> dict[str, np.ndarray]:
     σ_w² at this σ_b² (``critical``)."""
     sw2 = np.linspace(1.0, 4.0, check_positive_int("n", n))
     rows = [depth_scales(a, sigma_b2) for a in sw2]
-    return {"sigma_w2": sw2, **{k: np.array([r[k] for r in rows]) for k in ("xi_q", "xi_c", "chi1", "c_star", "chi_c")},
-            "critical": np.array(critical_sigma_w2(sigma_b2))}
+    return {
+        "sigma_w2": sw2,
+        **{k: np.array([r[k] for r in rows]) for k in ("xi_q", "xi_c", "chi1", "c_star", "chi_c")},
+        "critical": np.array(critical_sigma_w2(sigma_b2)),
+    }
 
 
 def standardised_digits() -> tuple[np.ndarray, np.ndarray]:
@@ -251,18 +339,33 @@ def trainability_grid(
     (replicates, σ_w², depth), ``sigma_w2`` and ``depths``."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
-        raise ParameterError("seeds must be (replicates, depths) with one seed per depth: got "
-                             f"shape {seeds.shape} "
-                             f"for {len(depths)} depths")
+        raise ParameterError(
+            "seeds must be (replicates, depths) with one seed per depth: got "
+            f"shape {seeds.shape} "
+            f"for {len(depths)} depths"
+        )
     acc = np.empty((seeds.shape[0], len(sigma_w2s), len(depths)))
     for r, row in enumerate(seeds):
         for j, (L, seed) in enumerate(zip(depths, row)):
-            acc[r, :, j] = train_depth_grid(x, y, sigma_w2s=sigma_w2s, depth=L, sigma_b2=sigma_b2, width=width, steps=steps,
-                                            lr=lr, batch=batch, seed=int(seed), device=device)["accuracy"]
+            acc[r, :, j] = train_depth_grid(
+                x,
+                y,
+                sigma_w2s=sigma_w2s,
+                depth=L,
+                sigma_b2=sigma_b2,
+                width=width,
+                steps=steps,
+                lr=lr,
+                batch=batch,
+                seed=int(seed),
+                device=device,
+            )["accuracy"]
     return {"accuracy": acc, "sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
 
 
-def trainable_depth(accuracy: Any, depths: Any, threshold: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def trainable_depth(
+    accuracy: Any, depths: Any, threshold: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
     """The depth L₅₀ at which training accuracy falls through ``threshold``, per row of ``accuracy``
     (…, depths): the row's least-squares non-increasing fit in log L (isotonic regression, so a
     lucky deep network or an unlucky shallow one cannot make the boundary jump), interpolated
@@ -274,12 +377,14 @@ def trainable_depth(accuracy: Any, depths: Any, threshold: float = 0.5) -> tuple
 
     depths = np.asarray(depths, dtype=float)
     if depths.ndim != 1 or len(depths) < 2 or np.any(np.diff(depths) <= 0) or depths[0] <= 0:
-        raise ParameterError(f"depths={depths.tolist()!r} must be at least two increasing positive "
-                             "depths")
+        raise ParameterError(
+            f"depths={depths.tolist()!r} must be at least two increasing positive depths"
+        )
     acc = np.asarray(accuracy, dtype=float)
     if acc.shape[-1] != len(depths):
-        raise ParameterError(f"accuracy has {acc.shape[-1]} depths on its last axis, depths has "
-                             f"{len(depths)}")
+        raise ParameterError(
+            f"accuracy has {acc.shape[-1]} depths on its last axis, depths has {len(depths)}"
+        )
     log_l = np.log(depths)
     flat = acc.reshape(-1, len(depths))
     out, cens = np.empty(len(flat)), np.zeros(len(flat), dtype=int)
@@ -303,16 +408,24 @@ def peak_location(values: Any, grid: Any, censored: Any | None = None) -> float:
     lies beyond what was measured)."""
     v, g = np.asarray(values, dtype=float), np.asarray(grid, dtype=float)
     k = int(np.argmax(v))
-    if k in (0, len(v) - 1) or np.sum(v == v[k]) > 1 or (censored is not None and np.asarray(censored)[k] != 0):
+    if (
+        k in (0, len(v) - 1)
+        or np.sum(v == v[k]) > 1
+        or (censored is not None and np.asarray(censored)[k] != 0)
+    ):
         return float("nan")
-    y0, y1, y2 = v[k - 1:k + 2]
+    y0, y1, y2 = v[k - 1 : k + 2]
     curvature = y0 - 2 * y1 + y2
     offset = 0.5 * (y0 - y2) / curvature if curvature < 0 else 0.0
     return float(g[k] + float(np.clip(offset, -1.0, 1.0)) * (g[k + 1] - g[k]))
 
 
 def trainability_boundary(
-    accuracy: np.ndarray, sigma_w2: np.ndarray, depths: np.ndarray, sigma_b2: float, threshold: float = 0.5
+    accuracy: np.ndarray,
+    sigma_w2: np.ndarray,
+    depths: np.ndarray,
+    sigma_b2: float,
+    threshold: float = 0.5,
 ) -> dict[str, Any]:
     """The trainability boundary of a replicated :func:`trainability_grid` (accuracy (replicates,
     σ_w², depths)) against ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
@@ -344,8 +457,19 @@ def trainability_boundary(
     def est(x: np.ndarray) -> Any:
         return estimate(x) if len(x) >= 2 and np.all(np.isfinite(x)) else None
 
-    return dict(xi_c=xi, log_l50=log_l50, censored=cens, l50=np.exp(log_l50.mean(0)), inside=np.all(cens == 0, axis=0),
-                peak=peak, slope=slope, k=k, peak_est=est(peak), slope_est=est(slope), k_est=est(k))
+    return dict(
+        xi_c=xi,
+        log_l50=log_l50,
+        censored=cens,
+        l50=np.exp(log_l50.mean(0)),
+        inside=np.all(cens == 0, axis=0),
+        peak=peak,
+        slope=slope,
+        k=k,
+        peak_est=est(peak),
+        slope_est=est(slope),
+        k_est=est(k),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -393,12 +517,18 @@ def depth_scale_sweep(
     sw2 = np.asarray(sigma_w2s, dtype=float).ravel()
     sb2 = np.asarray(sigma_b2s, dtype=float).ravel()
     if sw2.size == 0 or np.any(sw2 <= 0):
-        raise ParameterError(f"sigma_w2s={sigma_w2s!r} must be a non-empty list of positive "
-                             "numbers")
+        raise ParameterError(
+            f"sigma_w2s={sigma_w2s!r} must be a non-empty list of positive numbers"
+        )
     if sb2.size == 0 or np.any(sb2 <= 0):
-        raise ParameterError(f"sigma_b2s={sigma_b2s!r} must be a non-empty list of positive "
-                             "numbers (σ_b² = 0 has q* = 0 in the ordered phase)")
-    width, n_layers, n_nets = (check_positive_int(k, v) for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets)))
+        raise ParameterError(
+            f"sigma_b2s={sigma_b2s!r} must be a non-empty list of positive "
+            "numbers (σ_b² = 0 has q* = 0 in the ordered phase)"
+        )
+    width, n_layers, n_nets = (
+        check_positive_int(k, v)
+        for k, v in (("width", width), ("n_layers", n_layers), ("n_nets", n_nets))
+    )
     if not 0 < delta < 1 or not 0 < ordered_gap < 1:
         raise ParameterError(f"delta={delta} and ordered_gap={ordered_gap} must lie in (0, 1)")
     B, W, N = len(sb2), len(sw2), width
@@ -465,7 +595,9 @@ def _log_slope(layers: np.ndarray, values: np.ndarray) -> float:
     return float(np.polyfit(layers, np.log(np.abs(values)), 1)[0])
 
 
-def _map_until(c0: float, c_star: float, floor: float, n_layers: int, sigma_w2: float, sigma_b2: float) -> np.ndarray:
+def _map_until(
+    c0: float, c_star: float, floor: float, n_layers: int, sigma_w2: float, sigma_b2: float
+) -> np.ndarray:
     """[c^0, …] under the correlation map, stopped (padded with c*) once |c^l − c*| < ``floor``."""
     q = q_star(sigma_w2, sigma_b2)
     out = [float(c0)]
@@ -474,7 +606,9 @@ def _map_until(c0: float, c_star: float, floor: float, n_layers: int, sigma_w2: 
     return np.array(out + [c_star] * (n_layers + 1 - len(out)))
 
 
-def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 200, seed: int = 0) -> dict[str, Any]:
+def sweep_rates(
+    sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 200, seed: int = 0
+) -> dict[str, Any]:
     """Decay rates 1/ξ measured on the networks of :func:`depth_scale_sweep`, per setting (B, W),
     against the mean-field rates (Schoenholz et al. 2017, Eqs. 9 and 14), and where they peak.
 
@@ -520,7 +654,9 @@ def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 2
             s0, s1 = sweep["starts"][i, j]
             if chaotic[i, j]:
                 se = mean_se(c[i, j, :, 0] - c[i, j, :, 1])[1]
-                floor = n_se * float(np.min(se[1:])) / 2  # each map's deviation from c* is about half the difference
+                floor = (
+                    n_se * float(np.min(se[1:])) / 2
+                )  # each map's deviation from c* is about half the difference
                 maps = [_map_until(s, cs, floor, L1 - 1, a, b) for s in (s0, s1)]
                 w = layers[1:][np.abs(maps[0][1:] - maps[1][1:]) > n_se * se[1:]]
                 wins[i, j] = [w, w]
@@ -552,16 +688,39 @@ def sweep_rates(sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 2
 
     pc, pg = (np.array([peak(b[k]) for b in boots]) for k in (0, 1))
     ci = lambda p: np.quantile(p, [0.005, 0.995], axis=0, method="inverted_cdf").T  # noqa: E731
-    return dict(rate_c=rate_c, rate_c_se=jk(rate_c_loo), rate_c_loo=rate_c_loo, rate_c_map=rate_c_map,
-                rate_c_theory=-np.log(sweep["chi_c"]), rate_grad=rate_grad, rate_grad_se=jk(rate_grad_loo), rate_grad_loo=rate_grad_loo,
-                rate_grad_theory=-np.log(sweep["chi1"]), window=window, dof=n - 1,
-                rate_q_theory=np.array([[1.0 / depth_scales(float(a), float(b))["xi_q"] for a in sw2]
-                                        for b in sweep["sigma_b2"]]),
-                peak_c=peak(rate_c), peak_c_interval=ci(pc), peak_grad=peak(rate_grad), peak_grad_interval=ci(pg))
+    return dict(
+        rate_c=rate_c,
+        rate_c_se=jk(rate_c_loo),
+        rate_c_loo=rate_c_loo,
+        rate_c_map=rate_c_map,
+        rate_c_theory=-np.log(sweep["chi_c"]),
+        rate_grad=rate_grad,
+        rate_grad_se=jk(rate_grad_loo),
+        rate_grad_loo=rate_grad_loo,
+        rate_grad_theory=-np.log(sweep["chi1"]),
+        window=window,
+        dof=n - 1,
+        rate_q_theory=np.array(
+            [
+                [1.0 / depth_scales(float(a), float(b))["xi_q"] for a in sw2]
+                for b in sweep["sigma_b2"]
+            ]
+        ),
+        peak_c=peak(rate_c),
+        peak_c_interval=ci(pc),
+        peak_grad=peak(rate_grad),
+        peak_grad_interval=ci(pg),
+    )
 
 
-def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, se: np.ndarray,
-                    keep: np.ndarray, alternative: np.ndarray | None = None) -> dict[str, Any]:
+def mean_rate_ratio(
+    measured: np.ndarray,
+    theory: np.ndarray,
+    loo: np.ndarray,
+    se: np.ndarray,
+    keep: np.ndarray,
+    alternative: np.ndarray | None = None,
+) -> dict[str, Any]:
     """Precision-weighted mean of measured/theory rates over the settings ``keep``, i.e. of
     ξ_theory/ξ_measured, with weights (theory/se)² fixed by the full sample, and its jackknife
     standard error from the leave-one-network-out rates ``loo`` (…, n): ``est``, an
@@ -571,7 +730,10 @@ def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, s
     keep = np.asarray(keep, bool) & np.isfinite(measured) & (np.asarray(se) > 0)
     n_nets = np.asarray(loo).shape[-1]
     if not keep.any():
-        return {"est": Estimate(float("nan"), float("nan"), n_nets - 1, 0), "alternative": float("nan")}
+        return {
+            "est": Estimate(float("nan"), float("nan"), n_nets - 1, 0),
+            "alternative": float("nan"),
+        }
     w = (theory[keep] / se[keep]) ** 2
     w = w / w.sum()
     full = float(w @ (measured[keep] / theory[keep]))
@@ -581,8 +743,9 @@ def mean_rate_ratio(measured: np.ndarray, theory: np.ndarray, loo: np.ndarray, s
     return {"est": Estimate(full, se_jack, n_nets - 1, int(keep.sum())), "alternative": alt}
 
 
-def sweep_rate_ratios(R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int,
-                      map_bias: float = 0.05) -> tuple[dict[str, dict[str, Any]], float]:
+def sweep_rate_ratios(
+    R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int, map_bias: float = 0.05
+) -> tuple[dict[str, dict[str, Any]], float]:
     """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14),
     for the settings the sweep resolves: a depth scale at most a third of the ``n_layers``
     recorded, and for correlations a fitting window whose bias on the map's own iterates is at most
@@ -601,14 +764,16 @@ def sweep_rate_ratios(R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: 
     resolved_c = (1 / R["rate_c_theory"] <= n_layers / 3) & (bias <= map_bias)
     resolved_g = np.abs(1 / R["rate_grad_theory"]) <= n_layers / 3
     if not resolved_c.any():
-        raise ParameterError(f"no correlation setting is resolved with n_layers={n_layers}: "
-                             "record more layers")
+        raise ParameterError(
+            f"no correlation setting is resolved with n_layers={n_layers}: record more layers"
+        )
     c = (R["rate_c"], R["rate_c_theory"], R["rate_c_loo"], R["rate_c_se"])
     grad = (R["rate_grad"], R["rate_grad_theory"], R["rate_grad_loo"], R["rate_grad_se"])
     ratios = {
         "ordered": mean_rate_ratio(*c, resolved_c & (phase == "ordered"), R["rate_q_theory"]),
-        "chaotic": mean_rate_ratio(*c, resolved_c & (phase == "chaotic"),
-                                   np.abs(R["rate_grad_theory"])),
+        "chaotic": mean_rate_ratio(
+            *c, resolved_c & (phase == "chaotic"), np.abs(R["rate_grad_theory"])
+        ),
         "grad": mean_rate_ratio(*grad, resolved_g, np.zeros_like(R["rate_grad_theory"])),
     }
     return ratios, float(np.max(bias[resolved_c]))
