@@ -1414,3 +1414,26 @@ def test_cuda_lambda_max_is_certified_against_float64_eigvalsh() -> None:
     ref = np.linalg.eigvalsh(g.numpy())[:, -1]
     got = lambda_max(g.float().cuda()).cpu().numpy()  # from the float32 Gram, as in the engine
     np.testing.assert_allclose(got, ref, rtol=LAMBDA_MAX_RTOL + 1e-6)
+
+
+def test_lambda_max_falls_back_to_float64_when_the_float32_solver_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # MKL's float32 eigen-solver can fail to converge on a finite Gram matrix with many zero rows
+    # (met at Chapter 3's default scale on an AVX-512 CPU); lambda_max then solves in float64
+    from layerwise.moments import linalg
+
+    x = torch.randn(2, 40, 6, dtype=torch.float32, generator=torch.Generator().manual_seed(0))
+    x[:, :, :3] = 0.0  # dead units: zero rows and columns of the Gram matrix
+    g = linalg._gram(x)
+    exact = torch.linalg.eigvalsh(g.double())[:, -1]
+    solver = torch.linalg.eigvalsh
+
+    def float32_fails(a: torch.Tensor) -> torch.Tensor:
+        if a.dtype == torch.float32:
+            raise torch.linalg.LinAlgError("linalg.eigh: The algorithm failed to converge")
+        return solver(a)
+
+    monkeypatch.setattr(torch.linalg, "eigvalsh", float32_fails)
+    got = linalg.lambda_max(g)
+    assert got.dtype == torch.float64 and torch.equal(got, exact)

@@ -96,7 +96,13 @@ def lambda_max(g: torch.Tensor) -> torch.Tensor:
     """
     if g.device.type == "cuda":
         return lambda_max_certified(g)
-    return torch.linalg.eigvalsh(g)[:, -1].double()
+    try:
+        return torch.linalg.eigvalsh(g)[:, -1].double()
+    except torch.linalg.LinAlgError:
+        # MKL's float32 solver can fail to converge on a finite Gram matrix with many zero rows
+        # (dead units: a repeated zero eigenvalue) — met by Chapter 3's convolutional vanilla
+        # nets at the default scale on an AVX-512 CPU; the float64 solver converges there
+        return torch.linalg.eigvalsh(g.double())[:, -1]
 
 
 def projection_factor(x: torch.Tensor) -> torch.Tensor:
