@@ -92,7 +92,7 @@ SCALES = {
                fn3_samples=20_000, cap_side=4, cap_m=16, cap_draws=6, cap_samples=20_000,
                emp_sizes=[300, 1000, 3000, 10000], emp_reps=4, smooth_qs=6, smooth_samples=20_000),
     "default": dict(nu_samples=200_000, nu_n=64, nu_m=16, fixed_sides=[3, 4, 6, 8, 11, 16],
-                    fixed_m=4, fixed_draws=16, fixed_samples=20_000, heat_samples=200_000,
+                    fixed_m=4, fixed_draws=24, fixed_samples=20_000, heat_samples=200_000,
                     fn3_ns=[8, 16, 32, 64, 128, 256], fn3_samples=100_000, cap_side=4, cap_m=16,
                     cap_draws=10, cap_samples=50_000,
                     emp_sizes=[300, 1000, 3000, 10000, 30000, 100000], emp_reps=12,

@@ -177,3 +177,26 @@ def test_a_function_of_a_test_file_or_typed_in_a_kernel_is_fingerprinted():
         and modules2[0].endswith("draw (source)")
         and set(pv.all_modules()) <= set(modules2)
     )
+
+
+def test_git_commit_names_the_head_and_flags_uncommitted_code(tmp_path: Path):
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    assert pv.git_commit(tmp_path) == "unknown"  # not a checkout
+    git("init", "-q")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
+    head = git("rev-parse", "HEAD")
+    assert pv.git_commit(tmp_path) == head
+    assert pv.git_commit(tmp_path, short=True) == git("rev-parse", "--short", "HEAD")
+    (tmp_path / "notes.txt").write_text("untracked, outside the code\n")
+    assert pv.git_commit(tmp_path) == head
+    (tmp_path / "src" / "a.py").write_text("x = 2\n")
+    assert pv.git_commit(tmp_path) == head + "+uncommitted changes"

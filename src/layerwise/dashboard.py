@@ -17,7 +17,6 @@ from __future__ import annotations
 import html
 import json
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from .claims import KINDS, LABELS, fmt, summary_of, tally, tally_outcomes, undiscriminated
 from .params import SCALES, ParameterError, check_scale
 from .paths import repo_root, results_root
+from .provenance import git_commit
 
 EVIDENCE_DIR = "evidence"
 SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
@@ -117,26 +117,13 @@ def save_evidence(
             png = src.parent / rel
             if png.exists():
                 shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = bool(
-            subprocess.run(
-                ["git", "status", "--porcelain", "--", "src", "notebooks"],
-                cwd=root,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-        )
-    except (OSError, subprocess.CalledProcessError):
-        commit, dirty = "unknown", False
+    commit = git_commit(root)
     meta = {
         "scale": scale,
         "device": device,
         "machine": first.get("versions", {}).get("machine", "?"),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "git_commit": commit + ("+uncommitted changes" if dirty else ""),
+        "git_commit": commit,
         "versions": first.get("versions", {}),
         "command": command or f"make book SCALE={scale}",
         "chapters": [f.stem for f in files],

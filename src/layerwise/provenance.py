@@ -222,3 +222,24 @@ __all__: Sequence[str] = (
     "function_fingerprint",
     "module_closure",
 )
+
+
+def git_commit(
+    root: Path, *, short: bool = False, paths: Sequence[str] = ("src", "notebooks")
+) -> str:
+    """The checkout's commit at ``root`` (``short``: abbreviated), with ``+uncommitted changes``
+    when tracked files under ``paths`` differ from it (the code that computes results), or
+    ``unknown`` outside a git checkout — what evidence and robustness runs record."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    try:
+        head = git("rev-parse", *(["--short"] if short else []), "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *paths)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+uncommitted changes" if dirty else "")

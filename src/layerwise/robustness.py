@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .params import ParameterError, check_choice, check_scale
+from .provenance import git_commit
 
 #: Kernel sets: name → the value of ``ATEN_CPU_CAPABILITY`` (None: the machine's own choice).
 KERNELS: dict[str, str | None] = {"native": None, "avx2": "avx2"}
@@ -119,7 +120,8 @@ def run_all(
                 continue
             run_dir.mkdir(parents=True, exist_ok=True)
             with open(run_dir / "commits.txt", "a") as f:  # which code ran which chapters
-                f.write(f"{_commit(root)} {' '.join(nb.stem[:2] for nb in pending.values())}\n")
+                numbers = " ".join(nb.stem[:2] for nb in pending.values())
+                f.write(f"{git_commit(root, short=True)} {numbers}\n")
             t0 = time.perf_counter()
             with _environment(LAYERWISE_RESULTS=str(run_dir), ATEN_CPU_CAPABILITY=KERNELS[kernel]):
                 for key, nb in pending.items():
@@ -149,29 +151,6 @@ def run_all(
     (out / "table.json").write_text(json.dumps(table, indent=1))
     (out / "table.md").write_text(table_markdown(table))
     return out
-
-
-def _commit(root: Path) -> str:
-    """The checkout's commit (with '+dirty' for uncommitted changes), or 'unknown'."""
-    import subprocess
-
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def load_runs(out: Path, scale: str) -> dict[str, dict[str, Any]]:
