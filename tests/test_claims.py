@@ -730,3 +730,18 @@ def test_replicates_to_decide_is_the_smallest_sample_that_decides(gap, n, se):
     assert k > n and quantile(0.99, k - 1) * sd / math.sqrt(k) < gap <= quantile(
         0.99, k - 2
     ) * sd / math.sqrt(k - 1)
+
+
+def test_a_claim_graded_from_a_larger_scale_shows_what_this_scale_would_need():
+    def claim(scale: str, min_scale: str):
+        return Ledger(scale).claim("p", "s", kind="predicts", measured=1.05, se=0.04, dof=3,
+                                   reference=1.0, comparison="ge", why="w", source="s",
+                                   min_scale=min_scale)
+
+    skipped, graded = claim("default", "paper"), claim("default", "default")
+    assert skipped.status == "skipped" and graded.status == "inconclusive"
+    assert skipped.replicates_to_decide() == graded.replicates_to_decide() > 4
+    passing = Ledger("default").claim("q", "s", kind="predicts", measured=2.0, se=0.04, dof=3,
+                                      reference=1.0, comparison="ge", why="w", source="s",
+                                      min_scale="paper")
+    assert passing.status == "skipped" and passing.replicates_to_decide() is None

@@ -302,9 +302,12 @@ class Claim:
         """For an inconclusive claim whose uncertainty is a standard error of a mean over
         n = dof + 1 replicates: the n′ at which the same mean and spread (se·√(n/n′)) would put the
         whole t interval on one side of the nearest edge of the accepted set — the sample size
-        that would decide it (None otherwise, or when the mean sits on an edge)."""
+        that would decide it (None otherwise, or when the mean sits on an edge). A claim skipped
+        at this scale (graded from a larger one) gets it too when its numbers here, graded as if
+        it were not skipped, are inconclusive: what this scale would need to decide it."""
+        outcome = self.evaluate() if self.status == "skipped" else self.status
         if (
-            self.status != "inconclusive"
+            outcome != "inconclusive"
             or self.se is None
             or self.dof is None
             or not isinstance(self.measured, float)
