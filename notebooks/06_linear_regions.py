@@ -73,7 +73,7 @@ SCALES = {
                     n_train_seeds=10, grid_sizes=[12, 36, 108, 324, 972]),
     "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200,
                   n_check_nets=1000, epochs=100, **TRAINING,
-                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=8,
+                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=64,
                   grid_sizes=[12, 36, 108, 324, 972, 2916]),
 }
 params = resolve_from(SCALES, scale, globals())
@@ -401,6 +401,10 @@ grows, setting = training["grows"], f"{first_prep} inputs, lr {first_lr:g}"
 ratio = "(final / initial, mean over runs)"
 wide = f"{runs} leave the interval wider than the window"
 trained = dict(kind="reproduces", min_scale="default")  # too short to decide at ci
+# the default's runs per setting leave these intervals wider than their window or bound (the
+# scorecard shows how many runs would decide them): graded from the paper scale
+PAPER_ONLY = dict(kind="reproduces", min_scale="paper",
+                  note="graded from the paper scale, whose runs per setting can decide it")
 rise = dict(reference=1.0, tol=0.0, comparison="ge",
             alternative=(1.0, "no change: the untrained count"))
 ch.claim("train_grows", f"Training with true labels ({setting}, Adam) increases the count {ratio}",
@@ -409,7 +413,7 @@ ch.claim("train_grows", f"Training with true labels ({setting}, Adam) increases 
          caveat=f"the mean ratio is {format_value(grows.mean)} over {runs}, with every "
                 "preprocessing and learning rate tried; see 'Through training' and 'What we found'")
 ch.claim("train_modest", f"Training with true labels ({setting}) changes the count modestly "
-         f"{ratio}", measured=grows, **trained, reference=(0.5, 3.0), comparison="between",
+         f"{ratio}", measured=grows, **PAPER_ONLY, reference=(0.5, 3.0), comparison="between",
          why="'modest' is declared as within a factor 2–3 either way of the initial count",
          alternative=(training["alt"]["count"], "growth to Montúfar et al.'s maximum"), caveat=wide,
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5 and §5; Montúfar et al. 2014, Thm. 4")
@@ -425,7 +429,7 @@ ch.claim("train_lines_modest", f"After training ({setting}), boundary crossings 
 if (other_lr := training["grows_lr"]) is not None:
     ch.claim("train_grows_lr", f"Training at another learning rate (lr {params['lrs'][1]:g}, "
              f"{first_prep} inputs, true labels) increases the count slightly {ratio}",
-             measured=other_lr, **trained, **rise, why="the slides state a direction: a rise",
+             measured=other_lr, **PAPER_ONLY, **rise, why="the slides state a direction: a rise",
              caveat=f"the mean ratio is {format_value(other_lr.mean)} over {runs}",
              source="Daróczy, slides §3 ('Varying the learning rate yields slight increase'); "
                     "Hanin & Rolnick 2019 (NeurIPS), §4")
