@@ -70,7 +70,7 @@ SCALES = {
                grid_sizes=[12, 36, 108, 324]),
     "default": dict(neurons=[48, 96, 192], depths=[1, 2, 3, 4, 6], n_nets=8, n_line_nets=80,
                     n_check_nets=800, epochs=20, **TRAINING, label_noise=[0.0, 1.0],
-                    n_train_seeds=10, grid_sizes=[12, 36, 108, 324, 972]),
+                    n_train_seeds=12, grid_sizes=[12, 36, 108, 324, 972]),
     "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200,
                   n_check_nets=1000, epochs=100, **TRAINING,
                   label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=64,
