@@ -96,7 +96,7 @@ SCALES = {
                     n_train=500, train_steps=2000, lr=1e-2, target_loss=1e-3,
                     alphas=[0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], lanczos_iter=30,
                     sharp_draws=32, sharp_sigma=0.05, kfac_n=300, kfac_units=6, kfac_seeds=6,
-                    rand_fractions=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], rand_seeds=5, rand_hidden=64,
+                    rand_fractions=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], rand_seeds=8, rand_hidden=64,
                     rand_steps=4000, rand_budget=500, tangent_pairs=16),
     "paper": dict(fr_depths=[1, 2, 3, 4, 5, 6], fr_widths=[8, 32, 64, 128], fr_n=128, hidden=64,
                   n_train=1500, train_steps=5000, lr=1e-2, target_loss=1e-3,
