@@ -51,7 +51,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from layerwise import labatie
+from layerwise import labatie, stats
 from layerwise.chapter import Chapter
 from layerwise.figures import ch05 as figures
 from layerwise.moments import MomentsConfig
@@ -347,7 +347,7 @@ ch.figure(figures.resnet_vs_ff(ff_depth, ff_chi, ff_arrays["reff_signal_loc4"], 
               "both.")
 
 # %% tags=["remove-cell"]
-ff_reff = study.over_networks(ff_arrays["reff_signal_loc4"][:, -1])
+ff_reff = stats.estimate_or_point(ff_arrays["reff_signal_loc4"][:, -1])
 ch.glue("ff_r2", ff_r2["r2_linear_in_l"], digits=4)
 ch.glue("ff_r2_log", ff_r2["r2_linear_in_log_l"], digits=4)
 ch.glue_all({"ff_reff_x": ff_reff})

@@ -205,34 +205,6 @@ def test_bn_res_panels_locations():
     assert np.allclose(Qg["nu1_z"], labatie.GAUSS_ABS_MEAN, atol=0.003)
 
 
-def _bn_ff_arrays(log10_rates, depth, *, end=None):
-    """Engine-like arrays of BN feedforward nets whose log10 χ grows by ``log10_rates`` (one per
-    network)
-    per layer, 2:1 between the BN and ReLU steps; ``end``: overrides of the last record (panel name
-    → values)."""
-    r = np.asarray(log10_rates, float)[:, None]
-    chi4 = 10 ** (r * depth[None, :])
-    ones = np.ones_like(chi4)
-    A = {
-        "chi_loc1": chi4 / 10**r,
-        "chi_loc3": chi4 / 10 ** (r / 3),
-        "chi_loc4": chi4,
-        "reff_signal_loc4": 3.0 * ones,
-        "reff_noise_loc4": 2.0 * ones,
-        "mu4_signal_loc3": 3.0 * ones,
-        "mu2_signal_loc3": ones.copy(),
-        "nu1_abs_signal_loc3": 0.7 * ones,
-        "nu2_signal_loc3": ones.copy(),
-    }
-    name = {"kurt_z": "mu4_signal_loc3", "reff_x": "reff_signal_loc4", "reff_dx": "reff_noise_loc4"}
-    for k, v in (end or {}).items():
-        if k == "log10_chi":
-            A["chi_loc4"][:, -1] = 10.0 ** np.asarray(v)
-        else:
-            A[name[k]][:, -1] = v
-    return A
-
-
 def test_growth_law_r2_tells_an_exponential_from_a_power_law():
     depth = np.arange(0, 201, 8, dtype=float)
     rng = np.random.default_rng(0)

@@ -8,7 +8,7 @@ from scipy import stats as sps
 
 from layerwise import stats
 from layerwise.params import ParameterError
-from layerwise.stats import estimate, mean_se, mean_se_dof
+from layerwise.stats import estimate, estimate_or_point, mean_se
 
 
 def test_estimate_is_mean_standard_error_and_n_minus_one_dof():
@@ -16,8 +16,8 @@ def test_estimate_is_mean_standard_error_and_n_minus_one_dof():
     e = estimate(x)
     s = np.sqrt(((x - 3.5) ** 2).sum() / 3)
     assert (e.mean, e.dof, e.n) == (3.5, 3, 4) and e.se == pytest.approx(s / 2)
-    assert mean_se_dof(x) == (e.mean, e.se, 3)
-    assert mean_se_dof([2.5]) == (2.5, None, None)
+    assert estimate_or_point(x) == e
+    assert estimate_or_point([2.5]) == (2.5, None, None, 1, None)  # one replicate: a point
     with pytest.raises(ParameterError):
         estimate([1.0])
     m, se = mean_se(np.stack([x, 2 * x]), axis=1)

@@ -65,12 +65,6 @@ def test_monotone_trend_slope_and_significance():
     assert t["slope"] == pytest.approx(1.0) and t["z"] > 10
 
 
-def test_over_networks_is_the_estimate_and_one_network_a_point():
-    assert ch04.over_networks([1.0, 2.0, 3.0]) == stats.estimate([1.0, 2.0, 3.0])
-    one = ch04.over_networks([4.0])
-    assert one.mean == 4.0 and one.se is None and one.dof is None and one.n == 1
-
-
 def test_exp_rate_table_recovers_rates():
     d = np.arange(1.0, 41.0)
     runs = {}

@@ -88,14 +88,11 @@ def exact(value: float) -> Estimate:
     return Estimate(float(value))
 
 
-def mean_se_dof(x: Any) -> tuple[float, float | None, int | None]:
-    """``(mean, se, dof)`` of independent replicates for a claim's ``measured``/``se``/``dof``; a
-    single replicate has no standard error: ``(value, None, None)`` (graded as a point)."""
+def estimate_or_point(x: Any) -> Estimate:
+    """The :class:`Estimate` of independent replicates ``x`` (:func:`estimate`: mean, SE, n − 1
+    d.o.f.); a single replicate has no standard error: its value, graded as a point (``n`` = 1)."""
     x = np.asarray(x, dtype=float).ravel()
-    if x.size < 2:
-        return float(x.mean()), None, None
-    e = estimate(x)
-    return e.mean, e.se, e.dof
+    return estimate(x) if x.size > 1 else Estimate(float(x.mean()), n=int(x.size))
 
 
 def t_quantile(confidence: float, dof: float | None = None) -> float:

@@ -19,20 +19,13 @@ from ..labatie import bn_ff_panels, exp_fit
 from ..params import ParameterError
 from ..stats import (
     Estimate,
-    estimate,
+    estimate_or_point,
     linear_fit,
     rank_correlation,
     relative_spread,
     spearman_by_column,
     summary,
 )
-
-
-def over_networks(x: Any) -> Estimate:
-    """The mean of one value per network with its standard error and n − 1 d.o.f.
-    (:func:`layerwise.stats.estimate`); one network has none: its value, graded as a point."""
-    x = np.asarray(x, dtype=float).ravel()
-    return estimate(x) if x.size > 1 else Estimate(float(x.mean()), n=int(x.size))
 
 
 def _networks(panels: Iterable[Mapping[str, np.ndarray]]) -> int:
@@ -80,7 +73,7 @@ def versus(ours: Any, reference: tuple[float, float]) -> Estimate:
     x = np.asarray(ours, dtype=float).ravel()
     if x.size == 0:
         raise ParameterError("ours must hold at least one network's value")
-    e = over_networks(x)
+    e = estimate_or_point(x)
     return Estimate(e.mean, math.hypot(e.se or 0.0, reference[1]), e.dof, e.n)
 
 
@@ -128,17 +121,17 @@ def fig4_conv_summary(
     return {
         "late_lmin": late_lmin,
         "early_lmax": early_lmax,
-        "dchi": over_networks(panels["dchi"][:, d >= l_min].mean(1)),
-        "log10_chi_end": over_networks(np.log10(panels["chi"][:, -1])),
-        "late_gap": over_networks((panels["dbn"] - panels["dphi"])[:, win].mean(1)),
-        "early_gap": over_networks((panels["dphi"] - panels["dbn"])[:, early].mean(1)),
-        "reff_ratio": over_networks(ours["reff_dx"] / ours["reff_x"]),
-        "dbn_late": over_networks(panels["dbn"][:, win].mean(1)),
-        "dphi_late": over_networks(panels["dphi"][:, win].mean(1)),
+        "dchi": estimate_or_point(panels["dchi"][:, d >= l_min].mean(1)),
+        "log10_chi_end": estimate_or_point(np.log10(panels["chi"][:, -1])),
+        "late_gap": estimate_or_point((panels["dbn"] - panels["dphi"])[:, win].mean(1)),
+        "early_gap": estimate_or_point((panels["dphi"] - panels["dbn"])[:, early].mean(1)),
+        "reff_ratio": estimate_or_point(ours["reff_dx"] / ours["reff_x"]),
+        "dbn_late": estimate_or_point(panels["dbn"][:, win].mean(1)),
+        "dphi_late": estimate_or_point(panels["dphi"][:, win].mean(1)),
         "log10_dchi": versus(ours["log10_dchi"], theirs["log10_dchi"]),
         "dchi_late": versus(10 ** ours["log10_dchi"], (10**m, 10**m * math.log(10) * s)),
         "levels": {k: versus(ours[k], theirs[k]) for k in published.FIG4_LATE},
-        "ours_levels": {k: over_networks(ours[k]) for k in published.FIG4_LATE},
+        "ours_levels": {k: estimate_or_point(ours[k]) for k in published.FIG4_LATE},
         "authors": {
             "levels": {k: theirs[k][0] for k in published.FIG4_LATE},
             "log10_dchi": float(m),
@@ -174,9 +167,9 @@ def bn_ff_fc_findings(depth: Any, panels: Mapping[str, np.ndarray], l_min: float
     return {
         "n": int(panels["chi"].shape[0]),
         "increments": {
-            k: over_networks(panels[k][:, late].mean(axis=1)) for k in ("dchi", "dbn", "dphi")
+            k: estimate_or_point(panels[k][:, late].mean(axis=1)) for k in ("dchi", "dbn", "dphi")
         },
-        "log10chi": over_networks(np.log10(panels["chi"][:, -1])),
+        "log10chi": estimate_or_point(np.log10(panels["chi"][:, -1])),
     }
 
 
@@ -187,11 +180,11 @@ def last_layer_findings(panels: Mapping[str, np.ndarray]) -> dict[str, Estimate]
     (panels of :func:`~layerwise.labatie.bn_ff_panels`)."""
     last = {k: panels[k][:, -1] for k in ("reff_x", "reff_dx", "kurt_z", "nu1_z")}
     return {
-        "reff_x": over_networks(last["reff_x"]),
-        "reff_dx": over_networks(last["reff_dx"]),
-        "reff_gap": over_networks(last["reff_x"] - last["reff_dx"]),
-        "kurtosis": over_networks(last["kurt_z"]),
-        "nu1": over_networks(last["nu1_z"]),
+        "reff_x": estimate_or_point(last["reff_x"]),
+        "reff_dx": estimate_or_point(last["reff_dx"]),
+        "reff_gap": estimate_or_point(last["reff_x"] - last["reff_dx"]),
+        "kurtosis": estimate_or_point(last["kurt_z"]),
+        "nu1": estimate_or_point(last["nu1_z"]),
     }
 
 
@@ -221,7 +214,7 @@ def dbn_conditioning(
     return {
         "arrays": {"reff_in": rin, "dbn": dbn, "depth": d[late], "within": within},
         "rho": Estimate(rho, rho_se, n - 1, n),
-        "rho_within": over_networks(within),
+        "rho_within": estimate_or_point(within),
     }
 
 
@@ -342,7 +335,7 @@ def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) 
         "slope": {
             k: Estimate(t["slope"], t["slope_se"], n - 1, n) for k, t in findings["trend"].items()
         },
-        "large_batch_gap": over_networks(
+        "large_batch_gap": estimate_or_point(
             panels[b_max]["reff_dx"][:, -1] - panels[b_max]["reff_x"][:, -1]
         ),
     }

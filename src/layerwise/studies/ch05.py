@@ -14,14 +14,7 @@ import pandas as pd
 
 from ..labatie import power_fit, power_overlay, r2_bootstrap, r2_pair, tau_prediction
 from ..params import check_positive_int
-from ..stats import Estimate, estimate, exact, interval_estimate, summary
-
-
-def over_networks(x: Any) -> Estimate:
-    """The mean of one value per network with its standard error and n − 1 d.o.f.
-    (:func:`layerwise.stats.estimate`); one network has none: its value, graded as a point."""
-    x = np.asarray(x, dtype=float).ravel()
-    return estimate(x) if x.size > 1 else Estimate(float(x.mean()), n=int(x.size))
+from ..stats import Estimate, estimate, estimate_or_point, exact, interval_estimate, summary
 
 
 def fig5_summary(
@@ -47,10 +40,10 @@ def fig5_summary(
         ),
         "r2": r2_pair(d, np.log(panels["chi"]).mean(0), l_min=l_min),
         "tau_distance": abs(fit["tau"] - tau) / float(np.hypot(fit["se_tau"], tau_se)),
-        "dff": over_networks(panels["dff"][:, sel].mean(1)),
-        "reff_x": over_networks(panels["reff_x"][:, -1]),
-        "reff_dx": over_networks(panels["reff_dx"][:, -1]),
-        "kurtosis": over_networks(panels["kurt_z"][:, -1]),
+        "dff": estimate_or_point(panels["dff"][:, sel].mean(1)),
+        "reff_x": estimate_or_point(panels["reff_x"][:, -1]),
+        "reff_dx": estimate_or_point(panels["reff_dx"][:, -1]),
+        "kurtosis": estimate_or_point(panels["kurt_z"][:, -1]),
     }
 
 
