@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from layerwise import gaussian, meanfield, stats
-from layerwise.chapter import Chapter
+from layerwise.chapter import Chapter, format_value
 from layerwise.figures import ch07 as figures
 from layerwise.params import resolve_from
 from layerwise.studies import ch07 as study
@@ -751,6 +751,8 @@ for key, e in (("train_peak", train_peak), ("train_slope", train_slope), ("train
         ch.glue(key, "not identified")
     else:
         ch.glue(key, e.mean, se=e.se, digits=2)
+ch.glue("train_peak_at", "at no σ_w² that this scale identifies" if np.isnan(train_peak.mean)
+        else f"at σ_w² = {format_value(train_peak.mean, se=train_peak.se, digits=2)}")
 ch.glue("train_crit", crit_train, digits=3)
 ch.glue("train_replicates", params["train_replicates"])
 ch.glue("train_slope_verdict", ch.verdict(
@@ -785,7 +787,7 @@ ch.glue("train_slope_verdict", ch.verdict(
 #   {glue}`xi_sweep_verdict`. The measured depth scales peak at the transition:
 #   {glue}`peak_verdict`.
 # - **Trainability.** Over {glue}`train_replicates` independent trainings per cell, the trainable
-#   depth peaks at $\sigma_w^2$ = {glue}`train_peak` against the transition at
+#   depth peaks {glue}`train_peak_at` against the transition at
 #   {glue}`train_crit`; the boundary sits at {glue}`train_k` $\xi_c$, below the ≈ 6 $\xi_c$ of
 #   Schoenholz et al.'s long training, and with a log-log slope of {glue}`train_slope` it
 #   {glue}`train_slope_verdict`.
