@@ -233,21 +233,16 @@ MAPS_SCALE = dict(min_scale="paper", note="graded from the paper scale: at defau
                   "simultaneous interval reaches beyond the margin")
 
 # %%
-ch.claim("length_map_matches_networks",
-         "The mean q^l of random tanh nets agrees with the length map to within 5 % at every "
-         "layer of every setting (largest relative deviation over layers and settings).",
-         kind="predicts", measured=deviation_q, reference=0.0, tol=MARGIN_Q, comparison="le",
-         why=f"{BONFERRONI}; margin 5 %: an order of magnitude above the O(1/N) finite-width bias "
-             f"of the mean (≲ 1/N = {100 / params['width']:.2g} % at N = {params['width']})",
-         source="Poole et al. 2016, Eq. 3 (length map)", caveat=TOO_FEW, **MAPS_SCALE,
-         alternative=(agreement["alt_dev_q"], "the length map of a linear network"))
-ch.claim("correlation_map_matches_networks",
-         "The mean c^l of random tanh nets agrees with the correlation map to within 0.05 at "
-         "every layer of every setting (largest absolute deviation over layers and settings).",
-         kind="predicts", measured=deviation_c, reference=0.0, tol=MARGIN_C, comparison="le",
-         why=f"{BONFERRONI}; margin 0.05: an order of magnitude above the O(1/N) bias",
-         source="Poole et al. 2016, Eq. 5 (correlation map)", caveat=TOO_FEW, **MAPS_SCALE,
-         alternative=(agreement["alt_dev_c"], "the correlation map of a linear network"))
+for name, symbol, eq, deviation, margin, shown, measure in (
+        ("length", "q^l", "Eq. 3", deviation_q, MARGIN_Q, "5 %", "relative"),
+        ("correlation", "c^l", "Eq. 5", deviation_c, MARGIN_C, "0.05", "absolute")):
+    ch.claim(f"{name}_map_matches_networks", f"The mean {symbol} of random tanh nets agrees with "
+             f"the {name} map to within {shown} at every layer of every setting (largest "
+             f"{measure} deviation over layers and settings).", kind="predicts",
+             measured=deviation, reference=0.0, tol=margin, comparison="le", **MAPS_SCALE,
+             why=f"{BONFERRONI}; margin {shown}: ten times the O(1/N) finite-width bias",
+             source=f"Poole et al. 2016, {eq} ({name} map)", caveat=TOO_FEW,
+             alternative=(agreement[f"alt_dev_{symbol[0]}"], f"the {name} map of a linear network"))
 ch.glue("maps_verdict", ch.verdict(
     ["length_map_matches_networks", "correlation_map_matches_networks"],
     "both intervals lie inside the margins, so the maps describe the networks at every layer "
@@ -300,14 +295,11 @@ summary.rename(columns={"q_star": "q*", "chi1": "χ₁", "c_star": "c*", "chi_c"
 # %%
 for sw in SIGMA_WS:
     ch.glue(f"chi1_sw{str(sw).replace('.', '')}", float(summary.loc[sw, "chi1"]))
-ch.claim("phases_of_circle_settings",
-         "σ_w = 1.3 is in the ordered phase (χ₁ < 1) and σ_w = 2.5, 4.0 in the chaotic phase "
-         "(χ₁ > 1), σ_b = 0.3.",
-         kind="reproduces", comparison="true",
-         measured=bool(summary.loc[1.3, "chi1"] < 1 < summary.loc[2.5, "chi1"]
-                       < summary.loc[4.0, "chi1"]),
-         why="quadrature accurate to 1e-12 (tests/test_meanfield.py); the smallest |χ₁ − 1| is "
-             f"{np.min(np.abs(summary['chi1'] - 1)):.3f}",
+chi1 = summary["chi1"]
+ch.claim("phases_of_circle_settings", "σ_w = 1.3 is in the ordered phase (χ₁ < 1) and σ_w = 2.5, "
+         "4.0 in the chaotic phase (χ₁ > 1), σ_b = 0.3.", kind="reproduces", comparison="true",
+         measured=bool(chi1[1.3] < 1 < chi1[2.5] < chi1[4.0]),
+         why=f"quadrature to 1e-12; the smallest |χ₁ − 1| is {np.min(np.abs(chi1 - 1)):.3f}",
          source="Poole et al. 2016, Figs. 3–4 (σ_w = 1.3 ordered, 2.5 and 4.0 chaotic)")
 # %% [markdown]
 # For the circle experiment's settings, $\chi_1$ = {glue}`chi1_sw13`, {glue}`chi1_sw25` and
