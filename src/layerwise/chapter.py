@@ -5,8 +5,9 @@ A notebook does::
     ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=P)
     arrays = ch.cached_call(study.circle_ensemble, width=..., seed=ch.torch_seed("circle"))
     ch.figure(fig, "circle_pca", "Poole et al., Fig. 3 ...", arrays={...})
-    ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=..., why=...,
-    source=...) ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
+    ch.claim("q_star", "...", kind="predicts", measured=..., reference=..., tol=...,
+             why=..., source=...)
+    ch.glue("q_star", value, se=se)   # a measured number for the prose: {glue}`q_star`
     ch.finish()   # scorecard + results/<scale>/<chapter>.json
 """
 
@@ -188,9 +189,8 @@ class Chapter:
         self.figures: list[str] = []
         self.figure_meta: list[dict[str, str]] = []
         self.glued: dict[str, str] = {}
-        self.package_sentences: list[
-            str
-        ] = []  # glue_all names whose value is a sentence (issue #26)
+        # glue_all names whose value is a sentence (issue #26)
+        self.package_sentences: list[str] = []
         self._t0 = time.perf_counter()
         set_style()
         if name in ONE_TORCH_THREAD:
@@ -287,9 +287,8 @@ class Chapter:
             device=self.device,
             progress=True,
             shared=shared,
-            executor=None
-            if settings()[0] == "local"
-            else resolve_executor,  # connected only if a block is missing
+            # connected only if a block is missing
+            executor=None if settings()[0] == "local" else resolve_executor,
             code=code,
         )
         return entry.arrays
@@ -392,9 +391,8 @@ class Chapter:
         from layerwise.stats import Estimate
 
         for name, value in values.items():
-            if (
-                isinstance(value, str) and len(value.split()) >= 4
-            ):  # a sentence worded by package code
+            # a sentence worded by package code
+            if isinstance(value, str) and len(value.split()) >= 4:
                 self.package_sentences.append(name)
             if isinstance(value, Estimate):
                 self.glue(name, value.mean, se=value.se, digits=digits)
