@@ -12,10 +12,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..plotting import CMAP, depth_colors
+from ..studies.ch08 import KFAC_STATES, PROTOCOL_NAMES
 
 #: float64 machine epsilon; exact zeros are drawn at ε/10 on log axes.
 EPS = float(np.finfo(np.float64).eps)
-KFAC_STATES = ("init", "trained")
 
 
 def fisher_rao_identity(
@@ -271,9 +271,6 @@ def label_randomisation(
     return fig
 
 
-PROTOCOL_LABELS = {"budget": "fixed budget", "loss": "fixed loss"}
-
-
 def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
     """The two Fisher–Rao norms / γ (top), the training loss at which each run was read off and the
     loss-normalised norms ‖θ‖_fr / ((L+1)·R·γ) = M/γ (bottom) against the fraction of random labels,
@@ -298,10 +295,10 @@ def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
             label=label,
         )
 
-    for c, q in zip(colors, PROTOCOL_LABELS, strict=False):
+    for c, q in zip(colors, PROTOCOL_NAMES, strict=False):
         for ax, lab in ((axes[0], "model"), (axes[1], "empirical")):
-            curve(ax, RD[f"{q}_fisher_rao_{lab}"] / RD[f"{q}_margin"], "o-", c, PROTOCOL_LABELS[q])
-        curve(axes[2], RD[f"{q}_final_loss"], "o-", c, PROTOCOL_LABELS[q])
+            curve(ax, RD[f"{q}_fisher_rao_{lab}"] / RD[f"{q}_margin"], "o-", c, PROTOCOL_NAMES[q])
+        curve(axes[2], RD[f"{q}_final_loss"], "o-", c, PROTOCOL_NAMES[q])
         for lab, fmt in (("model", "o-"), ("empirical", "s--")):
             curve(
                 axes[3],
