@@ -738,7 +738,7 @@ ch.claim("short_training_gives_smaller_multiple",
          source="Schoenholz et al. 2017, §5 (L ≈ 6 ξ_c)")
 
 # %%
-for key, e in (("train_peak", train_peak), ("train_slope", train_slope), ("train_k", train_k)):
+for key, e in (("train_slope", train_slope), ("train_k", train_k)):
     if np.isnan(e.mean):
         ch.glue(key, "not identified")
     else:
