@@ -11,16 +11,13 @@ import pytest
 from layerwise import labatie, published
 from layerwise.params import ParameterError
 
-SHARED = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "reference"
-    / "labatie2019_published_arrays.json"
-)
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 
-def test_ten_experiments_with_their_configurations():
-    assert len(published.experiments()) == 10
+def test_twelve_experiments_with_their_configurations():
+    assert len(published.experiments()) == 12
+    assert published.config("bn_ff_fc_64")["batch_size"] == 64
+    assert published.config("bn_res_fc")["architecture"] == "bn_res"
     c = published.config("bn_ff_mnist")
     assert (c["kernel_size"], c["num_channels"], c["batch_size"], c["boundary"], c["dataset"]) == (
         3,
@@ -38,11 +35,10 @@ def test_ten_experiments_with_their_configurations():
 @pytest.mark.skipif(
     not SHARED.exists(), reason="the shared reference folder is not on this machine"
 )
-def test_vendored_copy_is_the_shared_reference():
-    vendored = json.loads(
-        (Path(published.__file__).parent / "reference_data" / published.FILE).read_text()
-    )
-    assert vendored == json.loads(SHARED.read_text())
+@pytest.mark.parametrize("name", sorted(published.FILES))
+def test_vendored_copy_is_the_shared_reference(name):
+    vendored = json.loads((Path(published.__file__).parent / "reference_data" / name).read_text())
+    assert vendored == json.loads((SHARED / name).read_text())
 
 
 def test_moment_statistics_are_consistent():
@@ -83,12 +79,17 @@ def test_fig4_numbers_the_paper_states():
 
 def test_fc_batch_study_trends():
     s = published.bn_ff_fc_batch_study()
-    assert s["B"] == [128.0, 256.0, 512.0]
-    assert np.all(np.diff(s["reff_x"]) < 0) and np.all(np.diff(s["reff_dx"]) > 0)
+    assert s["B"] == [64.0, 128.0, 256.0, 512.0]
+    # from B = 64 on: fatter tails, a better-conditioned noise and a smaller χ as B grows
+    assert np.all(np.diff(s["reff_dx"]) > 0)
     assert np.all(np.diff(s["kurtosis"]) > 0) and np.all(np.diff(s["log10_chi"]) < 0)
-    assert s["reff_x"][0] == pytest.approx(4.574, abs=1e-3) and s["reff_dx"][-1] == pytest.approx(
+    # the signal's r_eff falls from B = 128 on (the batch-size study's three batches)
+    assert np.all(np.diff(s["reff_x"][1:]) < 0)
+    assert s["reff_x"][1] == pytest.approx(4.574, abs=1e-3) and s["reff_dx"][-1] == pytest.approx(
         17.018, abs=1e-3
     )
+    # the authors' B = 64 nets end at log10 χ ≈ 17.99 (the and Fig. 4's fc level)
+    assert s["log10_chi"][0] == pytest.approx(17.988, abs=1e-3)
 
 
 def test_bad_names_are_refused_with_the_allowed_values():

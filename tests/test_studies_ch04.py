@@ -352,7 +352,7 @@ def test_fig4_conv_summary_of_reduced_nets_and_one_network_as_a_point():
 def test_fc_batch_table_is_the_authors_study_by_batch_size():
     T = ch04.fc_batch_table(200)
     authors = published.bn_ff_fc_batch_study(200)
-    assert list(T.index) == [128, 256, 512] and T.index.name == "B"
+    assert list(T.index) == [64, 128, 256, 512] and T.index.name == "B"
     assert list(T.columns) == ["r_eff(x)", "r_eff(dx)", "kurtosis μ₄", "log₁₀ χ"]
     for k, title in zip(("reff_x", "reff_dx", "kurtosis", "log10_chi"), T.columns, strict=True):
         assert np.allclose(T[title], authors[k])

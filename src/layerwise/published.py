@@ -1,10 +1,11 @@
 """The authors' published moment arrays of Labatie (ICML 2019), the reference Chapters 3–5 are
 graded against.
 
-One reader of ``reference_data/labatie2019_published_arrays.json`` (provenance and the MIT licence
-of the authors' repository in ``reference_data/NOTICE.md``): ten experiments of
+One reader of ``reference_data/labatie2019_published_arrays.json`` and
+``reference_data/labatie2019_published_arrays_fc.json`` (provenance and the MIT licence of the
+authors' repository in ``reference_data/NOTICE.md``): twelve experiments of
 github.com/alabatie/moments-dnns (commit 351be490), each with its configuration, its recorded depths
-and, per moment array, statistics over the authors' networks at every recorded depth.  The file's
+and, per moment array, statistics over the authors' networks at every recorded depth.  Each file's
 checksum is verified on first use, so a reader knows the numbers are the vendored ones.
 """
 
@@ -22,10 +23,19 @@ import numpy as np
 
 from .params import ParameterError
 
-FILE = "labatie2019_published_arrays.json"
-SHA256 = "464ded5029121ce8d383ba280c55874c7948c8d87118477f2ff2fe1051b8579b"
+FILES: dict[str, str] = {
+    "labatie2019_published_arrays.json": (
+        "464ded5029121ce8d383ba280c55874c7948c8d87118477f2ff2fe1051b8579b"
+    ),
+    "labatie2019_published_arrays_fc.json": (
+        "624c32d37c1ce3a1b4cc235619915e097402c9d4651243c50b7b5f6329f83834"
+    ),
+}
+"""The vendored files and their SHA-256: the first holds ten experiments (conv vanilla, conv BN
+feedforward variants, the fully-connected batch study at B = 128–512), the second the
+fully-connected BN nets at B = 64 (``bn_ff_fc_64``, ``bn_res_fc``)."""
 SOURCE = "github.com/alabatie/moments-dnns (npz/, commit 351be490; MIT licence, © Antoine Labatie)"
-FC_BATCHES: tuple[int, ...] = (128, 256, 512)
+FC_BATCHES: tuple[int, ...] = (64, 128, 256, 512)
 """Batch sizes of the authors' fully-connected BN feedforward study (experiments
 ``bn_ff_fc_<B>``)."""
 
@@ -73,16 +83,27 @@ class Published:
         return float(self.mean[i]), float(self.std[i]) / math.sqrt(self.n)
 
 
-@lru_cache(maxsize=1)
-def _raw() -> dict[str, Any]:
-    data = resources.files("layerwise").joinpath("reference_data", FILE).read_bytes()
+def _read(name: str, sha256: str) -> dict[str, Any]:
+    data = resources.files("layerwise").joinpath("reference_data", name).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256:
+    if digest != sha256:
         raise RuntimeError(
-            f"{FILE}: checksum {digest} differs from the vendored {SHA256}; "
+            f"{name}: checksum {digest} differs from the vendored {sha256}; "
             "the reference data changed"
         )
     return json.loads(data)
+
+
+@lru_cache(maxsize=1)
+def _raw() -> dict[str, Any]:
+    """The experiments of every vendored file, in the files' order (names are unique)."""
+    exps: dict[str, Any] = {}
+    for name, sha in FILES.items():
+        for key, value in _read(name, sha)["experiments"].items():
+            if key in exps:
+                raise RuntimeError(f"{name}: experiment {key!r} is also in another vendored file")
+            exps[key] = value
+    return {"experiments": exps}
 
 
 def experiments() -> tuple[str, ...]:
@@ -161,7 +182,7 @@ def bn_ff_fc_batch_study(depth: int = 200) -> dict[str, list[float]]:
     """The authors' fully-connected batch-size study (width 512, CIFAR-10, 200 networks per B) at
     ``depth``.
 
-    ``{"B": [128, 256, 512], "reff_x": [...], "reff_dx": [...], "kurtosis": [...], "log10_chi":
+    ``{"B": [64, 128, 256, 512], "reff_x": [...], "reff_dx": [...], "kurtosis": [...], "log10_chi":
     [...]}``:
     means over networks (Labatie 2019, App. A; experiments ``bn_ff_fc_<B>``).
     """
