@@ -280,12 +280,12 @@ def test_late_ours_recovers_known_levels_and_rate():
 
 
 def test_versus_combines_both_standard_errors():
-    v = ch04.versus([1.0, 2.0, 3.0], (2.5, 0.3))
+    v = stats.versus_reference([1.0, 2.0, 3.0], (2.5, 0.3))
     assert v.mean == 2.0 and v.dof == 2
     assert v.se == pytest.approx(math.hypot(1.0 / math.sqrt(3), 0.3))
-    assert ch04.versus([4.0], (2.5, 0.3)).se == pytest.approx(0.3)
+    assert stats.versus_reference([4.0], (2.5, 0.3)).se == pytest.approx(0.3)
     with pytest.raises(ParameterError, match="ours"):
-        ch04.versus([], (1.0, 0.1))
+        stats.versus_reference([], (1.0, 0.1))
 
 
 def _conv_summary(n=5, max_depth=200):

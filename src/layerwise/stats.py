@@ -95,6 +95,20 @@ def estimate_or_point(x: Any) -> Estimate:
     return estimate(x) if x.size > 1 else Estimate(float(x.mean()), n=int(x.size))
 
 
+def versus_reference(ours: Any, reference: tuple[float, float]) -> Estimate:
+    """Our per-network values against a published ``reference`` = (mean, SE) over another set of
+    networks (the authors'): our mean with the combined standard error √(SE_ours² + SE_ref²) of
+    the difference and the degrees of freedom of ours (n − 1: fewer than Welch–Satterthwaite would
+    give, so the t interval errs wide), for a claim whose ``reference`` is the published mean.
+    One network of ours has no SE: then only the reference's error counts and the interval is
+    normal (``dof`` None)."""
+    x = np.asarray(ours, dtype=float).ravel()
+    if x.size == 0:
+        raise ParameterError("ours must hold at least one network's value")
+    e = estimate_or_point(x)
+    return Estimate(e.mean, math.hypot(e.se or 0.0, reference[1]), e.dof, e.n)
+
+
 def t_quantile(confidence: float, dof: float | None = None) -> float:
     """Two-sided critical value of a ``confidence`` interval: the (1 + c)/2 quantile of Student's
     t with ``dof`` degrees of freedom (of the normal law when ``dof`` is None)."""

@@ -25,6 +25,7 @@ from ..stats import (
     relative_spread,
     spearman_by_column,
     summary,
+    versus_reference,
 )
 
 
@@ -62,19 +63,6 @@ def late_ours(
     lc = np.log10(np.asarray(arrays["chi_loc4"], dtype=float))
     out["log10_dchi"] = (lc[:, j] - lc[:, i]) / float(depth[j] - depth[i])
     return out
-
-
-def versus(ours: Any, reference: tuple[float, float]) -> Estimate:
-    """Our per-network values against an authors' (mean, SE): our mean with the combined standard
-    error √(SE_ours² + SE_authors²) of the difference and the degrees of freedom of ours (n − 1:
-    fewer than Welch–Satterthwaite would give, so the t interval errs wide), for a claim whose
-    ``reference`` is the authors' mean.  One network of ours has no SE: then only the authors'
-    counts and the interval is normal (``dof`` None)."""
-    x = np.asarray(ours, dtype=float).ravel()
-    if x.size == 0:
-        raise ParameterError("ours must hold at least one network's value")
-    e = estimate_or_point(x)
-    return Estimate(e.mean, math.hypot(e.se or 0.0, reference[1]), e.dof, e.n)
 
 
 def fig4_conv_summary(
@@ -128,9 +116,9 @@ def fig4_conv_summary(
         "reff_ratio": estimate_or_point(ours["reff_dx"] / ours["reff_x"]),
         "dbn_late": estimate_or_point(panels["dbn"][:, win].mean(1)),
         "dphi_late": estimate_or_point(panels["dphi"][:, win].mean(1)),
-        "log10_dchi": versus(ours["log10_dchi"], theirs["log10_dchi"]),
-        "dchi_late": versus(10 ** ours["log10_dchi"], (10**m, 10**m * math.log(10) * s)),
-        "levels": {k: versus(ours[k], theirs[k]) for k in published.FIG4_LATE},
+        "log10_dchi": versus_reference(ours["log10_dchi"], theirs["log10_dchi"]),
+        "dchi_late": versus_reference(10 ** ours["log10_dchi"], (10**m, 10**m * math.log(10) * s)),
+        "levels": {k: versus_reference(ours[k], theirs[k]) for k in published.FIG4_LATE},
         "ours_levels": {k: estimate_or_point(ours[k]) for k in published.FIG4_LATE},
         "authors": {
             "levels": {k: theirs[k][0] for k in published.FIG4_LATE},
