@@ -42,7 +42,7 @@ def _bn_ff_arrays(log10_rates, depth, *, end=None):
     return A
 
 
-RECORDS = np.arange(2, 201, 2)   # every other layer up to the paper's depth
+RECORDS = np.arange(2, 201, 2)  # every other layer up to the paper's depth
 
 
 def _synthetic_bn_ff(n=5, depth=RECORDS, rate=0.06, seed=0):
@@ -356,3 +356,113 @@ def test_fc_batch_table_is_the_authors_study_by_batch_size():
     assert list(T.columns) == ["r_eff(x)", "r_eff(dx)", "kurtosis μ₄", "log₁₀ χ"]
     for k, title in zip(("reff_x", "reff_dx", "kurtosis", "log10_chi"), T.columns, strict=True):
         assert np.allclose(T[title], authors[k])
+
+
+# ----------------------------------------------------------------------------------------------
+# Like with like: the authors' fully-connected nets (issue #28)
+# ----------------------------------------------------------------------------------------------
+def test_nearest_half_gap_and_the_published_batch():
+    levels = {64: 10.0, 128: 4.0, 256: 3.0, 512: 2.5}
+    assert ch04.nearest_half_gap(levels, 64) == pytest.approx(3.0)
+    assert ch04.nearest_half_gap(levels, 128) == pytest.approx(0.5)
+    assert ch04.nearest_half_gap(levels, 512) == pytest.approx(0.25)
+    with pytest.raises(ParameterError, match="key=32"):
+        ch04.nearest_half_gap(levels, 32)
+    assert [ch04.published_batch(b) for b in (16, 32, 64, 100, 300, 4096)] == [
+        64,
+        64,
+        64,
+        128,
+        256,
+        512,
+    ]
+
+
+def _authors_fc_arrays(experiment, shift=0.0, n=4, seed=0):
+    """Networks whose log10 χ (loc4) is the authors' mean curve plus ``shift`` and a per-network
+    constant of mean zero: their mean growth over any window is the authors' exactly."""
+    c = published.moment(experiment, "chi_loc4")
+    noise = np.random.default_rng(seed).normal(size=(n, 1))
+    noise -= noise.mean()
+    lc = c.mean_log10[None, :] + shift + 0.05 * noise
+    ones = np.ones_like(lc)
+    return c.depth, {
+        "chi_loc4": 10**lc,
+        "reff_signal_loc4": ones,
+        "reff_noise_loc4": ones,
+        "mu4_signal_loc3": ones,
+        "nu1_abs_signal_loc3": ones,
+    }
+
+
+def test_fc_rate_versus_authors_recovers_their_rate_and_an_offset():
+    depth, arrays = _authors_fc_arrays("bn_ff_fc_64", shift=0.2)
+    r = ch04.fc_rate_versus_authors(depth, arrays, batch=64, l_min=10, l_max=200)
+    c = published.moment("bn_ff_fc_64", "chi_loc4")
+    rate = (c.mean_log10[c.index(200)] - c.mean_log10[c.index(10)]) / 190
+    assert r["batch"] == 64 and r["rate"].mean == pytest.approx(rate, rel=1e-9)
+    assert r["end_offset"].mean == pytest.approx(0.2, abs=1e-9)
+    # the margin: half the relative gap to the nearest other batch's rate (B = 128 here)
+    rates = {
+        b: published.late_published(f"bn_ff_fc_{b}", 10, 200)["log10_dchi"][0]
+        for b in published.FC_BATCHES
+    }
+    assert r["neighbour"] == 128
+    assert r["margin"] == pytest.approx(abs(rates[64] - rates[128]) / 2 / rates[64])
+    # a batch of 32 is compared with the nearest published one
+    assert ch04.fc_rate_versus_authors(depth, arrays, batch=32, l_min=10, l_max=200)["batch"] == 64
+
+
+def _authors_batch_table(n_se=1e-6, **shift):
+    rows = []
+    for b in published.FC_BATCHES:
+        e = published.bn_ff_endpoints(f"bn_ff_fc_{b}", 200)
+        row = {"B": b}
+        for k in ch04.BATCH_ENDPOINTS:
+            row[k] = e[k][0] + shift.get(f"{k}_{b}", 0.0)
+            row[f"se_{k}"] = n_se
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_batch_levels_versus_authors_in_units_of_the_half_gap():
+    same = ch04.batch_levels_versus_authors(_authors_batch_table(), n=200)
+    for k in ch04.BATCH_ENDPOINTS:
+        assert same[k]["deviation"].mean == pytest.approx(0.0, abs=1e-9)
+        assert same[k]["batches"] == list(published.FC_BATCHES)
+    # moving the kurtosis at B = 128 by exactly its half-gap gives a deviation of exactly 1
+    kurt = {
+        b: published.bn_ff_endpoints(f"bn_ff_fc_{b}", 200)["kurtosis"][0]
+        for b in published.FC_BATCHES
+    }
+    half = ch04.nearest_half_gap(kurt, 128)
+    moved = ch04.batch_levels_versus_authors(_authors_batch_table(kurtosis_128=half), n=200)
+    assert moved["kurtosis"]["deviation"].mean == pytest.approx(1.0)
+    lo, hi = moved["kurtosis"]["deviation"].interval
+    # the simultaneous interval: ± t(1 − 0.01/8, 199) × (the authors' SE at B = 128) / half-gap
+    se_128 = published.bn_ff_endpoints("bn_ff_fc_128", 200)["kurtosis"][1]
+    width = sps.t.isf(0.01 / 8, 199) * math.hypot(se_128, 1e-6) / half
+    assert (lo, hi) == pytest.approx((1.0 - width, 1.0 + width))
+    # the no-batch-effect alternative: the B = 64 level at every batch, by hand
+    expect = max(abs(kurt[64] - kurt[b]) / ch04.nearest_half_gap(kurt, b) for b in kurt)
+    assert same["kurtosis"]["no_batch_effect"] == pytest.approx(expect)
+    assert expect > 1.0  # the alternative is ruled out by the claim's margin
+    with pytest.raises(ParameterError, match="none of the batches"):
+        ch04.batch_levels_versus_authors(
+            pd.DataFrame(
+                {"B": [8], **{c: [1.0] for k in ch04.BATCH_ENDPOINTS for c in (k, f"se_{k}")}}
+            ),
+            n=4,
+        )
+
+
+def test_input_offset_table_separates_the_early_offset_from_the_growth():
+    depth, arrays = _authors_fc_arrays("bn_ff_fc_64", shift=0.3)
+    panels = {"chi": arrays["chi_loc4"]}
+    t = ch04.input_offset_table({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=12, l_end=200)
+    assert list(t.index) == ["patches", "authors (CIFAR-10)"]
+    assert t.loc["patches", "offset at l = 12"] == pytest.approx(0.3)
+    assert t.loc["patches", "offset at l = 200"] == pytest.approx(0.3)
+    assert t.loc["patches", "growth"] == pytest.approx(t.loc["authors (CIFAR-10)", "growth"])
+    with pytest.raises(ParameterError, match="depth=11"):
+        ch04.input_offset_table({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=11, l_end=200)

@@ -20,7 +20,9 @@ from ..params import ParameterError
 from ..stats import (
     Estimate,
     estimate_or_point,
+    interval_estimate,
     linear_fit,
+    max_deviation_interval,
     rank_correlation,
     relative_spread,
     spearman_by_column,
@@ -327,6 +329,138 @@ def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) 
             panels[b_max]["reff_dx"][:, -1] - panels[b_max]["reff_x"][:, -1]
         ),
     }
+
+
+def nearest_half_gap(levels: Mapping[int, float], key: int) -> float:
+    """Half the distance from ``levels[key]`` to the nearest other value of ``levels``: how far a
+    level may stray before it lies nearer another batch's level than its own."""
+    if key not in levels or len(levels) < 2:
+        raise ParameterError(
+            f"key={key!r} must be one of at least two levels; got {sorted(levels)}"
+        )
+    gap = min(abs(levels[key] - v) for k, v in levels.items() if k != key)
+    if not gap > 0:
+        raise ParameterError(f"the level at {key} equals another level: no gap")
+    return 0.5 * gap
+
+
+def published_batch(batch: int) -> int:
+    """The batch size of the authors' fully-connected study nearest to ``batch`` (in log₂)."""
+    return min(published.FC_BATCHES, key=lambda b: (abs(math.log2(b / batch)), b))
+
+
+def fc_rate_versus_authors(
+    depth: Any, arrays: Mapping[str, np.ndarray], *, batch: int, l_min: int, l_max: int
+) -> dict[str, Any]:
+    """Our fully-connected BN nets' growth of log₁₀ χ per layer over the records
+    ``l_min ≤ l ≤ l_max`` (:func:`late_ours`) against the authors' fully-connected nets at the
+    published batch nearest to ``batch`` (:func:`published_batch`; Labatie 2019, App. A,
+    ``bn_ff_fc_<B>``): ``rate`` our mean with the combined error
+    (:func:`layerwise.stats.versus_reference`), ``authors`` theirs, ``batch`` the authors' batch,
+    ``by_batch`` their rate at every published batch and ``margin`` the relative half-gap to the
+    nearest other batch's rate (:func:`nearest_half_gap`), with that batch (``neighbour``) and its
+    rate (``neighbour_rate``); ``end_offset`` our mean log₁₀ χ at the last record ≤ ``l_max`` minus
+    theirs (``authors_end``), with the combined error."""
+    ours = late_ours(depth, arrays, l_min, l_max)["log10_dchi"]
+    d = np.asarray(depth)
+    end = np.log10(np.asarray(arrays["chi_loc4"], dtype=float)[:, d <= l_max][:, -1])
+    theirs = {
+        b: published.late_published(f"bn_ff_fc_{b}", l_min, l_max)["log10_dchi"]
+        for b in published.FC_BATCHES
+    }
+    ref = published_batch(batch)
+    by_batch = {b: v[0] for b, v in theirs.items()}
+    neighbour = min(
+        (b for b in by_batch if b != ref), key=lambda b: abs(by_batch[b] - by_batch[ref])
+    )
+    c = published.moment(f"bn_ff_fc_{ref}", "chi_loc4")
+    m_end, se_end = c.mean_se(int(d[d <= l_max][-1]), log10=True)
+    e = versus_reference(end, (m_end, se_end))
+    return {
+        "rate": versus_reference(ours, theirs[ref]),
+        "end_offset": Estimate(e.mean - m_end, e.se, e.dof, e.n),
+        "authors_end": m_end,
+        "authors": by_batch[ref],
+        "batch": ref,
+        "by_batch": by_batch,
+        "margin": nearest_half_gap(by_batch, ref) / abs(by_batch[ref]),
+        "neighbour": neighbour,
+        "neighbour_rate": by_batch[neighbour],
+    }
+
+
+def batch_levels_versus_authors(
+    table: pd.DataFrame, n: int, depth: int = 200, confidence: float = 0.99
+) -> dict[str, dict[str, Any]]:
+    """The batch-size study's levels (:func:`batch_endpoints`, ``n`` networks per batch) against
+    the authors' fully-connected nets at the same batch sizes (Labatie 2019, App. A,
+    ``bn_ff_fc_<B>`` at l = ``depth``), for each quantity of :data:`BATCH_ENDPOINTS`.
+
+    At each batch B both have published: the deviation d_B = (ours_B − authors_B) / h_B in units
+    of the half-gap h_B from the authors' level at B to their nearest level at another batch
+    (:func:`nearest_half_gap`: |d_B| < 1 means ours lies nearer the authors' level at its own
+    batch than at any other), with the error √(SE_ours² + SE_authors²)/h_B. ``deviation`` is
+    max_B |d_B| with its simultaneous interval (:func:`layerwise.stats.max_deviation_interval`,
+    Bonferroni over the batches, networks − 1 d.o.f.); ``no_batch_effect`` the same maximum for
+    levels that do not depend on the batch (our level at the smallest batch, at every batch);
+    ``d`` and ``batches`` the per-batch deviations."""
+    rows = table[table["B"].isin(published.FC_BATCHES)].sort_values("B")
+    if len(rows) < 1:
+        raise ParameterError(
+            f"none of the batches {list(table['B'])} is published; "
+            f"the authors' are {list(published.FC_BATCHES)}"
+        )
+    authors = {b: published.bn_ff_endpoints(f"bn_ff_fc_{b}", depth) for b in published.FC_BATCHES}
+    batches = [int(b) for b in rows["B"]]
+    out: dict[str, dict[str, Any]] = {}
+    for k in BATCH_ENDPOINTS:
+        levels = {b: authors[b][k][0] for b in published.FC_BATCHES}
+        half = np.array([nearest_half_gap(levels, b) for b in batches])
+        ref = np.array([levels[b] for b in batches])
+        ours, se = rows[k].to_numpy(float), rows[f"se_{k}"].to_numpy(float)
+        se = np.hypot(se, [authors[b][k][1] for b in batches]) / half
+        d = (ours - ref) / half
+        dev, (lo, hi) = max_deviation_interval(
+            d, se, np.zeros_like(d), dof=max(n - 1, 1), confidence=confidence
+        )
+        out[k] = {
+            "deviation": interval_estimate(dev, lo, hi, n=n),
+            "no_batch_effect": float(np.max(np.abs(ours[0] - ref) / half)),
+            "d": d,
+            "batches": batches,
+        }
+    return out
+
+
+def input_offset_table(
+    runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]],
+    experiment: str,
+    l_early: int,
+    l_end: int,
+) -> pd.DataFrame:
+    """Where the inputs' offset in χ comes from: per data set (``runs`` maps it to ``(depth,
+    panels)``, :func:`~layerwise.labatie.bn_ff_panels`) the mean over networks of log₁₀ χ at the
+    records ``l_early`` and ``l_end`` and of the growth between them, with the authors'
+    ``experiment`` (their CIFAR-10 nets, means of log₁₀ χ after the ReLU) as the last row, and
+    each row's offset from the authors at both depths."""
+    c = published.moment(experiment, "chi_loc4")
+    ia, ja = c.index(l_early), c.index(l_end)
+    rows = [("authors (CIFAR-10)", float(c.mean_log10[ia]), float(c.mean_log10[ja]))]
+    for ds, (d, Q) in runs.items():
+        d = list(np.asarray(d))
+        if l_early not in d or l_end not in d:
+            raise ParameterError(f"l_early={l_early} and l_end={l_end} must be records of {ds}")
+        lc = np.log10(Q["chi"])
+        rows.insert(
+            -1, (ds, float(lc[:, d.index(l_early)].mean()), float(lc[:, d.index(l_end)].mean()))
+        )
+    t = pd.DataFrame(rows, columns=["data", f"log₁₀ χ at l = {l_early}", f"log₁₀ χ at l = {l_end}"])
+    t = t.set_index("data")
+    early, end = t.columns
+    t["growth"] = t[end] - t[early]
+    t[f"offset at l = {l_early}"] = t[early] - t.loc["authors (CIFAR-10)", early]
+    t[f"offset at l = {l_end}"] = t[end] - t.loc["authors (CIFAR-10)", end]
+    return t
 
 
 def fc_batch_table(depth: int = 200) -> pd.DataFrame:
