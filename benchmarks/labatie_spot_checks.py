@@ -7,14 +7,14 @@ that the book shows come from chapter runs, tracked as ``evidence/`` with ``make
 
 * ``conv_width``: log10 χ²⁰⁰ (mean ± s.e. over networks) of vanilla 3×3 periodic conv nets at
   widths 128, 256, 512 (B = 64) and of BN feedforward conv nets at width 512 — Chapter 3's
-  ``conv_chi_slow`` (paper, Fig. 3: χ²⁰⁰ between 1 and 10) and Chapter 4's ``chi_200_range``
+  ``conv_chi_slow`` (paper, Fig. 3: χ²⁰⁰ between 1 and 10) and Chapter 4's ``conv_chi_200_range``
   (Fig. 4(b): 10¹³–10¹⁸, the paper's nets being convolutional);
 * ``tau``: the free log-log exponent of χ^l against Eq. 15's τ = ((E δχ)^{2·res_depth} − 1)/2
   (``labatie.power_fit`` / ``labatie.tau_prediction``) over several windows of units, for
   fully-connected BN ResNets 8× deeper than the paper's (4 000 units) and for convolutional ones at
   the paper's settings (width 512, B = 64, 500 units) — Chapter 5 reports the free exponent next to
   Eq. 15 and grades the paper's overlay (``eq15_overlay``); with each row the kurtosis μ₄/μ₂² after
-  the first BN of the last unit (Chapter 5's ``kurtosis_paper_level``, Fig. 5(d)).
+  the first BN of the last unit (Fig. 5(d)).
 
     python benchmarks/labatie_spot_checks.py [--device auto] [--only conv_width tau] [--out FILE]
 
