@@ -612,3 +612,15 @@ def test_linear_maps_are_the_closed_form_recursion_even_where_lengths_explode():
     np.testing.assert_allclose(q, qq, rtol=1e-15)
     np.testing.assert_allclose(c, cc, rtol=1e-15)
     assert q[-1] > 1e15  # lengths a quadrature in √q could not integrate
+
+
+def test_poole_circle_settings_lie_in_the_phases_the_paper_names():
+    """Poole et al. 2016 (Figs. 3–4) run their circle experiment at σ_b = 0.3 with σ_w = 1.3
+    (ordered) and σ_w = 2.5, 4.0 (chaotic): χ₁ at the length fixed point says so, with a margin
+    far above the quadrature's error (a check, not a claim: the book's Chapter 7 only quotes it)."""
+    chi = {sw: mf.chi1(sw**2, 0.3**2) for sw in (1.3, 2.5, 4.0)}
+    assert chi[1.3] < 1 < chi[2.5] < chi[4.0]
+    assert min(abs(c - 1) for c in chi.values()) > 0.05
+    # and the boundary between them lies where the critical line says, at this bias
+    crit = mf.critical_sigma_w2(0.3**2)
+    assert 1.3**2 < crit < 2.5**2
