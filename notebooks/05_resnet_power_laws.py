@@ -26,7 +26,9 @@
 # exponent fixed by the feedforward increment inside the units, τ = ((E δχ)^{2·res_depth} − 1)/2
 # (Eq. 15) — the ResNet's evolution is the logarithmic version of the feedforward one. And the
 # signal stays healthy: many directions, a distribution close to Gaussian. This chapter
-# reproduces the paper's Fig. 5 and its overlay of Eq. 15 on the measured χ.
+# reproduces the paper's Fig. 5 and its overlay of Eq. 15 on the measured χ, and grades its
+# fully-connected ResNets against the authors' own fully-connected ResNets of the same width, batch
+# and depth.
 
 # %% tags=["parameters", "remove-cell"]
 scale = "ci"          # ci | default | paper
@@ -78,7 +80,7 @@ L_MIN = max(2, L // 10)   # power-law fits start after the input-dependent trans
 base = MomentsConfig(arch="bn_res", kernel_size=1, width=params["width"], batch=params["batch"],
                      depth=L, res_depth=RD, dataset="patches", n_sims=params["n_nets"],
                      records=params["records"], seed=seed, device=ch.device,
-                     reff_locations=("loc5",))   # r_eff only where the chapter reads it
+                     reff_locations=("loc3",))   # r_eff where Fig. 5(c) reads it
 
 
 def run(name, cfg):
@@ -90,10 +92,11 @@ def run(name, cfg):
 #: (centre of the dotted curve, axis calibrated on its grid lines: 29 px per unit of μ₄, so ±0.05
 #: per 1.5 px).
 FIG5D_MU4 = {10: 3.57, 20: 3.60, 50: 3.67, 100: 3.73, 200: 3.81, 300: 3.87, 400: 3.91, 500: 3.96}
-#: Read-off margin of FIG5D_MU4 (line centre ±0.05, calibration and digitisation).
-MU4_READOFF = 0.1
 #: Fig. 5(b): the overlay coincides with χ within a line width, ≤ 8 % of χ from l = 50.
 OVERLAY_MARGIN = 0.10
+#: The exponent's margin against the authors' nets (5 %): see the claim's `why`.
+TAU_MARGIN = 0.05
+CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
 
 # %% [markdown]
 # ## Set-up
@@ -103,19 +106,26 @@ OVERLAY_MARGIN = 0.10
 # is a pre-activation unit {cite:p}`he2016identity`: $h \leftarrow x$, then `res_depth` times
 # $h \leftarrow W\,\mathrm{relu}(\mathrm{BN}(h))$, and $x' = x + h$ (noise likewise, to first
 # order). Moments are taken at the unit input (loc1), after the first BN (loc2), after the first
-# ReLU (loc3), after the first weights (loc4) and after the addition (loc5). The *feedforward
+# ReLU (loc3), after the first weights (loc4) and after the addition (loc5) — the authors'
+# locations (their `models.py`); as in their Fig. 5, χ is read after the addition, the effective
+# ranks after the first ReLU and the kurtosis after the first BN. The *feedforward
 # increment* of one layer inside a unit is $\delta\chi = \chi(\text{loc4})/\chi(\text{loc1})$: the
 # same BN → ReLU → weights step as a layer of {doc}`04_bn_exploding_sensitivity`, seen from its
 # pre-activation side.
 #
-# **Reduced at this scale:** the paper's nets are convolutional (3×3, width 512, B = 64, 500 units
-# of 2 layers, 1000 networks); the fully-connected nets run at width {glue}`res_width`, batch
-# {glue}`res_batch` and {glue}`res_units` units (the paper's 512, 64 and 500 at `default` scale),
-# the convolutional variant at the reduced size in its caption. Every error below is a standard
-# error over independent random networks.
+# The paper's Fig. 5 shows convolutional nets (3×3, width 512, B = 64, 500 units of 2 layers, 1000
+# networks, CIFAR-10). The authors also published the same experiment with *fully-connected* nets
+# (width 512, B = 64, 500 units of 2 layers, 200 networks, CIFAR-10; array `bn_res_fc` of their
+# repository): the reference our fully-connected nets are graded against. Ours run at width
+# {glue}`res_width`, batch {glue}`res_batch` and {glue}`res_units` units (the authors' 512, 64 and
+# 500 from the `default` scale on) on photo patches, as CIFAR-10 is not available offline; the
+# convolutional variant is {glue}`conv_size_words`. Every error below is a standard error over
+# independent random networks.
 
 # %% tags=["remove-cell"]
 ch.glue_all({"res_width": params["width"], "res_batch": params["batch"], "res_units": L})
+ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUCED else
+        "at the paper's width and batch")
 
 # %% [markdown]
 # ## The power law and Eq. 15
@@ -140,15 +150,19 @@ fc_depth, fc_arrays = run("fig5_fc", base)
 fc_panels = labatie.bn_res_panels(fc_arrays)
 fig5 = study.fig5_summary(fc_depth, fc_panels, RD, L_MIN, seed=seed)
 overlay = fig5["overlay"]
+like = study.matches_authors(params)   # then the authors' fully-connected nets are drawn too
 fig = figures.fig5(fc_depth, fc_panels, f"BN ResNet, fully-connected, N = {params['width']}, "
-                   f"B = {params['batch']}, {RD} layers per unit", fig5["power_fit"], overlay)
+                   f"B = {params['batch']}, {RD} layers per unit", fig5["power_fit"], overlay,
+                   reference=study.authors_fig5_reference() if like else None)
 ch.figure(fig, "fig5_fc",
           "Increments, power-law growth, conditioning and tails in fully-connected BN ResNets "
           f"(Labatie, Fig. 5 (a–d), fully-connected variant), {fc_panels['chi'].shape[0]} "
           "networks: (a) increments of χ inside the first layer of each unit; (b) χˡ on log-log "
           "axes with the free power-law fit (dashed) and c·l^τ with τ from Eq. 15 and a fitted "
-          "constant (dotted), as in the paper's panel; (c) effective ranks; (d) kurtosis and "
-          "ν₁(|y|) after the first BN.",
+          "constant (dotted), as in the paper's panel; (c) effective ranks after the first ReLU; "
+          "(d) kurtosis and ν₁(|y|) after the first BN."
+          + (" Dashed over grey 10–90 % bands: the authors' fully-connected nets (same N, B and "
+             "depth, CIFAR-10, 200 networks)." if like else ""),
           arrays={"depth": fc_depth, **fc_panels, "overlay_depth": overlay["depth"],
                   "overlay_rel_dev": overlay["rel_dev"]},
           alt="Four panels against the residual unit for fully-connected BN ResNets: increments of "
@@ -224,59 +238,168 @@ for end, row in [("first", 0), ("last", -1)]:
                  f"win_fit_{end}": (windows["free τ"].iloc[row], windows["s.e. (free)"].iloc[row])})
 
 # %% [markdown]
+# ## Against the authors' fully-connected ResNets, input by input
+#
+# The authors' fully-connected ResNets have our width, batch and depth but are fed CIFAR-10; ours
+# are fed photo patches (32 × 32 crops of two photographs, so that a batch is nearly rank one) and,
+# to measure what the input does rather than guess it, handwritten digits and i.i.d. Gaussian
+# images ({numref}`fig-05-datasets`). The table sets each quantity next to the authors' value: the
+# feedforward increment inside the units and the exponent of χ over units
+# {glue}`res_lmin`–{glue}`res_units` (the slope of log χ between the two ends, computed the same
+# way for both), and at unit {glue}`res_units` log₁₀ χ, the effective ranks after the first ReLU
+# and the kurtosis after the first BN; standard errors are over networks (the authors' error of
+# the exponent is an upper bound: their file has no covariances between units).
+# {glue}`authors_scale_words`
+#
+# The **exponent** barely depends on the input: τ = {glue}`tau_patches` (patches),
+# {glue}`tau_digits` (digits) and {glue}`tau_gaussian` (Gaussian), against the authors'
+# {glue}`tau_authors`; ours minus theirs is {glue}`tau_offset`, the trace of a feedforward
+# increment inside the units that differs from theirs by {glue}`dff_gap` ({glue}`dff_patches`
+# against {glue}`dff_authors`; τ grows as the fourth power of it). {glue}`tau_verdict` The
+# **levels** do depend on it. At the last unit, log₁₀ χ is {glue}`lchi_patches`,
+# {glue}`lchi_digits` and {glue}`lchi_gaussian` (the authors':
+# {glue}`lchi_authors`); r_eff(x) is {glue}`reffx_patches`, {glue}`reffx_digits` and
+# {glue}`reffx_gaussian` (the authors': {glue}`reffx_authors`); μ₄ is {glue}`mu4_patches`,
+# {glue}`mu4_digits` and {glue}`mu4_gaussian` (the authors': {glue}`mu4_authors`).
+# {glue}`bracket_verdict` The exponent is set by the increment inside the units, which forgets the
+# input; the levels carry the first units' transient (the curves of {numref}`fig-05-datasets` are
+# parallel but offset), where a badly conditioned input batch raises χ (the paper's App. A makes
+# the same remark about CIFAR-10's three channels). So the levels are graded against the authors'
+# nets — for our photo patches {glue}`level_verdict` — but a disagreement there measures our
+# input, not the theory.
+
+# %%
+data_arrays = {"patches": (fc_depth, fc_arrays),
+               **{ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=params["data_nets"]))
+                  for ds in ["digits", "gaussian"]}}
+data_runs = {ds: (d, labatie.bn_res_panels(A)) for ds, (d, A) in data_arrays.items()}
+ch.figure(figures.datasets(data_runs), "datasets",
+          "χˡ of BN ResNets fed photo patches, digits or i.i.d. Gaussian images (the authors "
+          "use CIFAR-10).",
+          arrays={f"{ds}_chi": data_runs[ds][1]["chi"].mean(0) for ds in data_runs},
+          alt="Geometric mean of χ against the residual unit on log-log axes for photo patches, "
+              "digits and Gaussian images.")
+authors = study.authors_fc(L_MIN, L)
+values = {ds: study.fc_values(d, A, L_MIN, L) for ds, (d, A) in data_arrays.items()}
+ROWS = {"dff": "δχ inside the units", "tau": f"τ over units {L_MIN}–{L}",
+        "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"r_eff(x) at unit {L}",
+        "reff_dx": f"r_eff(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
+table = study.authors_table(values, authors, "authors (CIFAR-10)").rename(index=ROWS)
+table.style.format(precision=3, na_rep="–")
+
+# %% tags=["remove-cell"]
+wide_batch = 4 * params["batch"]   # the batch alternative of the exponent, and the kurtosis table
+b4_depth, b4_arrays = run(f"kurtosis_patches_b{wide_batch}", replace(
+    base, batch=wide_batch, n_sims=params["data_nets"], reff_signal=False, reff_noise=False))
+tau_4b = stats.estimate(study.fc_values(b4_depth, b4_arrays, L_MIN, L)["tau"])
+versus = study.versus_authors(values["patches"], authors)
+drift = abs(windows["Eq. 15 τ"].iloc[-1] / windows["Eq. 15 τ"].iloc[0] - 1)
+spread = np.ptp([values[ds]["tau"].mean() for ds in values]) / authors["tau"][0]
+mu4_conv = float(np.interp(L, list(FIG5D_MU4), list(FIG5D_MU4.values())))
+SRC_FC = "Labatie 2019, §7 and Fig. 5; the authors' fully-connected arrays (bn_res_fc)"
+WITH_AUTHORS = "the error combines ours with the authors' (200 networks)"
+ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} agrees with the "
+         "authors' fully-connected nets within 5 %", kind="reproduces", measured=versus["tau"],
+         reference=authors["tau"][0], tol=TAU_MARGIN, comparison="rel",
+         alternative=(tau_4b.mean, f"the same nets at batch {wide_batch}"),
+         why=f"5 %: Eq. 15's exponent moves by {100 * drift:.0f} % from the first to the last "
+             f"window of units, so an exponent is not defined more finely at {L} units; our three "
+             f"inputs move it by {100 * spread:.1f} %; {WITH_AUTHORS} (theirs bounded)",
+         source=SRC_FC, min_scale="default",
+         note="the authors' configuration (N = 512, B = 64, 500 units of 2 layers) from the "
+              "default scale on; their input is CIFAR-10, ours photo patches")
+
+# %% tags=["remove-cell"]
+ALT_LEVEL = {"reff_x": (authors["reff_dx"][0], "a signal as well conditioned as the noise "
+                        "(the authors' r_eff(dx))"),
+             "kurtosis": (mu4_conv, "Fig. 5(d)'s convolutional level at that unit")}
+for key, words in [("reff_x", "the signal's effective rank after the first ReLU"),
+                   ("kurtosis", "the kurtosis after the first BN")]:
+    band = authors["band"][key]
+    ch.claim(f"{key}_matches_authors", f"{words} at unit {L} agrees with the authors' "
+             f"fully-connected nets within their spread of single networks (±{100 * band:.0f} %)",
+             kind="reproduces", measured=versus[key], reference=authors[key][0], tol=band,
+             comparison="rel", alternative=ALT_LEVEL[key], source=SRC_FC, min_scale="default",
+             why="the half-width of the authors' 10–90 % band of single networks at that unit, "
+                 f"relative to their mean; {WITH_AUTHORS}",
+             caveat="the authors feed CIFAR-10, we feed photo patches: the table shows how far "
+                    "the input moves this level")
+
+# %% tags=["remove-cell"]
+lchi_diff = study.input_difference(values["patches"]["log10_chi"],
+                                   values["gaussian"]["log10_chi"])
+ch.glue("chi_ratio_data", float(10 ** lchi_diff.mean), digits=2)
+ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i.d. Gaussian "
+         "images: log ratio > 0", kind="checks", measured=lchi_diff, reference=0.0, tol=0.0,
+         comparison="ge", alternative=(0.0, "no effect of the input on χ"),
+         why="a direction; both runs' errors combined", min_scale="default",
+         source="ours: SPEC §1 Data (χ at unit 500 ≈ 2.5× larger with patches, conv); Labatie "
+                "2019 App. A")
+
+# %% tags=["remove-cell"]
+for key, short in {"tau": "tau", "log10_chi": "lchi", "reff_x": "reffx", "kurtosis": "mu4"}.items():
+    ch.glue_all({**{f"{short}_{ds}": stats.estimate_or_point(values[ds][key]) for ds in values},
+                 f"{short}_authors": authors[key]})
+outside = [ROWS[k] for k, inside in study.between_inputs(
+    values, authors, ["log10_chi", "reff_x", "kurtosis"]).items() if not inside]
+ch.glue("bracket_verdict", "" if not study.matches_authors(params) else "For each of these levels "
+        "the authors' CIFAR-10 value lies between the means of two of our inputs." if not outside
+        else f"The authors' value lies outside the range of our inputs' means for "
+        f"{', '.join(outside)}.")
+ch.glue("authors_scale_words", "" if study.matches_authors(params) else "At this scale our nets "
+        "are smaller than the authors', so the comparisons are graded from the `default` scale on.")
+
+# %% tags=["remove-cell"]
+offset = versus["tau"]
+ch.glue_all({"dff_patches": stats.estimate(values["patches"]["dff"]),
+             "dff_authors": authors["dff"][0]}, digits=4)
+ch.glue("dff_gap", f"{100 * (values['patches']['dff'].mean() / authors['dff'][0] - 1):+.2f} %")
+ch.glue_all({"tau_offset": stats.Estimate(offset.mean - authors["tau"][0], offset.se, offset.dof,
+                                          offset.n)})
+ch.glue("tau_verdict", ch.verdict(
+    ["tau_matches_authors"], "The two agree within the 5 % margin.",
+    "The two differ beyond the 5 % margin.",
+    "The comparison with the 5 % margin is not decided at this scale."))
+ch.glue("level_verdict", ch.verdict(
+    ["reff_x_matches_authors", "kurtosis_matches_authors"],
+    "they agree with the authors' within their spread of single networks",
+    "they differ from the authors' beyond their spread of single networks",
+    "they are not decided at this scale"))
+
+# %% [markdown]
 # ## No pathology: many directions, close to Gaussian
 #
 # The paper's §7 contrasts the ResNet's signal with the feedforward net's: "(i) many directions of
 # signal variance preserved" — in its Fig. 5(c) $r_\mathrm{eff}(x^l)$ stays near 15 while
-# $r_\mathrm{eff}(dx^l)$ is near
-# 300, against r_eff(x) ≈ 2 in the convolutional feedforward nets of its Fig. 4(c) — and
-# "(ii) close to Gaussian data distribution, as indicated e.g. by μ₄ close to the Gaussian kurtosis
-# of 3". Its Fig. 5(d) puts "close" concretely: μ₄ rises slowly from about 3.6 to about 4.0 over
-# 500 units, against about 10² in the feedforward nets.
+# $r_\mathrm{eff}(dx^l)$ is near 300, against r_eff(x) ≈ 2 in the convolutional feedforward nets
+# of its Fig. 4(c) — and "(ii) close to Gaussian data distribution, as indicated e.g. by μ₄ close
+# to the Gaussian kurtosis of 3". In our fully-connected ResNets, at unit {glue}`res_units` the
+# signal keeps r_eff(x) = {glue}`res_reff_x` directions after the first ReLU (the noise:
+# {glue}`res_reff_dx`; in a fully-connected net both are at most B = {glue}`res_batch`), and the
+# kurtosis after the first BN is {glue}`res_kurt`.
 #
-# In our fully-connected ResNets, at unit {glue}`res_units` the signal keeps
-# r_eff(x) = {glue}`res_reff_x` directions (the noise: {glue}`res_reff_dx`), and the kurtosis after
-# the first BN is {glue}`res_kurt`, against {glue}`fig5d_ref` read off the paper's Fig. 5(d) at that
-# unit. The comparison with the paper's level needs the paper's batch: in a fully-connected net the
-# kurtosis of a channel is estimated from the B inputs alone, and even for Gaussian data that
-# estimate is biased low, to 3(B − 1)/(B + 1) — {glue}`gauss_bias` at this batch. It is therefore
-# graded at `default` scale (B = 64, bias 2.91). The table below separates the data and the batch:
-# the same ResNets fed i.i.d. Gaussian images, and photo patches with a four times larger batch.
-
-# %% tags=["remove-cell"]
-mu4_paper = float(np.interp(L, list(FIG5D_MU4), list(FIG5D_MU4.values())))
-gaussian_bias = 3 * (params["batch"] - 1) / (params["batch"] + 1)
-ch.glue_all({"res_reff_x": fig5["reff_x"], "res_reff_dx": fig5["reff_dx"],
-             "res_kurt": fig5["kurtosis"], "fig5d_ref": mu4_paper, "gauss_bias": gaussian_bias})
-
-# %% tags=["remove-cell"]
-kurtosis = fig5["kurtosis"]
-ch.claim("kurtosis_paper_level", f"the kurtosis of the BN output at unit {L} matches the paper's "
-         f"Fig. 5(d) level at that unit (≈ {mu4_paper:.2f})", kind="reproduces",
-         measured=kurtosis, reference=mu4_paper, tol=MU4_READOFF, comparison="abs",
-         alternative=(gaussian_bias, "Gaussian data (kurtosis 3, estimated from B inputs)"),
-         why="the read-off precision of Fig. 5(d)'s dotted curve; graded from the paper's B = 64 "
-             "on, as B inputs per channel bias a Gaussian's kurtosis to 3(B − 1)/(B + 1)",
-         source="Labatie 2019, §7 (ii) and Fig. 5(d)", min_scale="paper",
-         note="graded from the paper scale: the default's networks leave the interval wider "
-              "than the read-off margin",
-         caveat="our photo batches are nearly rank one, and a fully-connected channel is sampled "
-                "at B points only (the paper's at B × 16 × 16); the table below shows how data "
-                "and batch move the kurtosis")
+# **What Fig. 5(d) shows and what it does not.** Fig. 5(d) plots *convolutional* nets on CIFAR-10:
+# μ₄ rises slowly from about 3.6 to about 4.0 over 500 units ({glue}`fig5d_ref` at unit
+# {glue}`res_units`, read off the figure), against about 10² in the feedforward nets of its
+# Fig. 4(d). It establishes that skip connections keep the tails close to Gaussian in those nets.
+# It does not fix a level for fully-connected nets, nor one that holds for every input: the
+# authors' own fully-connected CIFAR-10 nets at our N, B and depth end at {glue}`mu4_authors`, and
+# ours at {glue}`mu4_patches` (patches), {glue}`mu4_digits` (digits) and {glue}`mu4_gaussian`
+# (Gaussian) — the comparison we can grade is the fully-connected one above, and the level it
+# compares depends on the input. The table separates the input and the batch: a fully-connected
+# channel's kurtosis is estimated from the B inputs alone, and even for Gaussian data that estimate
+# is biased low, to 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch.
 
 # %%
-kurtosis_runs = [(label, b, run(f"kurtosis_{ds}_b{b}",
-                                replace(base, dataset=ds, batch=b, n_sims=params["data_nets"],
-                                        records=params["records"], reff_signal=False,
-                                        reff_noise=False))[1])
-                 for label, ds, b in [("photo patches", "patches", params["batch"]),
-                                      ("i.i.d. Gaussian", "gaussian", params["batch"]),
-                                      ("photo patches", "patches", 4 * params["batch"])]]
-kurtosis_table = study.kurtosis_table(kurtosis_runs)
+kurtosis_table = study.kurtosis_table(
+    [("photo patches", params["batch"], fc_arrays),
+     ("i.i.d. Gaussian", params["batch"], data_arrays["gaussian"][1]),
+     ("photo patches", wide_batch, b4_arrays),
+     ("digits", params["batch"], data_arrays["digits"][1])])
 kurtosis_table.style.format(precision=3)
 
 # %% tags=["remove-cell"]
-kurt = study.kurtosis_findings(kurtosis_table)   # the three kurtoses and what separates them
+kurt = study.kurtosis_findings(kurtosis_table)   # the kurtoses and what separates them
 
 
 def resolved(difference):
@@ -285,8 +408,10 @@ def resolved(difference):
     return low > 0 or high < 0
 
 
-ch.glue_all({"kurt_patches": kurt["patches"], "kurt_gauss": kurt["gaussian"],
-             "kurt_patches_4b": kurt["patches_4b"], "batch_4b": 4 * params["batch"]})
+ch.glue_all({"res_reff_x": fig5["reff_x"], "res_reff_dx": fig5["reff_dx"],
+             "res_kurt": fig5["kurtosis"], "fig5d_ref": mu4_conv,
+             "gauss_bias": 3 * (params["batch"] - 1) / (params["batch"] + 1),
+             "kurt_patches_4b": kurt["patches_4b"], "batch_4b": wide_batch})
 ch.glue("kurt_data_verdict", "The input changes it beyond its statistical error."
         if resolved(kurt["by_input"]) else
         "Patches and Gaussian images cannot be told apart at this scale.")
@@ -294,14 +419,15 @@ ch.glue("kurt_batch_verdict", "The larger batch changes it beyond its statistica
         if resolved(kurt["by_batch"]) else
         "The larger batch does not change it beyond its statistical error here.")
 ch.glue("kurt_ff_verdict", "All stay an order of magnitude below the ≈ 10² of the paper's "
-        "feedforward nets (its Fig. 4(d))." if kurt["largest"] < 10 else
+        "convolutional feedforward nets (its Fig. 4(d))." if kurt["largest"] < 10 else
         "The largest approaches the fat tails of the paper's feedforward nets (its Fig. 4(d)).")
 
 # %% [markdown]
-# With {glue}`res_batch` inputs per batch the kurtosis is {glue}`kurt_patches` for photo patches and
-# {glue}`kurt_gauss` for i.i.d. Gaussian images; with {glue}`batch_4b` patches per batch it is
-# {glue}`kurt_patches_4b`. {glue}`kurt_data_verdict` {glue}`kurt_batch_verdict`
+# From photo patches to Gaussian images at B = {glue}`res_batch` the kurtosis goes from
+# {glue}`mu4_patches` to {glue}`mu4_gaussian`. {glue}`kurt_data_verdict` With {glue}`batch_4b`
+# patches per batch it is {glue}`kurt_patches_4b`. {glue}`kurt_batch_verdict`
 # {glue}`kurt_ff_verdict`
+
 
 # %% [markdown]
 # ## ResNet against feedforward: logarithmic against exponential
@@ -362,10 +488,11 @@ ch.claim("ff_exponential_res_power", "feedforward: log χ linear in l (R² ≥ 0
 # %% tags=["remove-cell"]
 ch.claim("reff_resnet_large", f"the ResNet signal keeps several directions: r_eff(x^{L}) ≥ 3",
          kind="reproduces", measured=fig5["reff_x"], reference=3.0, tol=0.0, comparison="ge",
-         alternative=(ff_reff.mean, "the BN feedforward nets, same N and B"),
+         alternative=(2.0, "the collapsed signal of the paper's BN feedforward nets (its Fig. "
+                           "4(c): r_eff ≈ 2)"),
          why="3: against the collapse of vanilla nets (Chapter 3) and the r_eff ≈ 2 of the paper's "
              "BN feedforward nets; r_eff ≤ B in fully-connected nets, whose feedforward nets at "
-             "small B do not collapse either, so here the claim does not exclude them",
+             f"small B do not collapse (r_eff = {ff_reff.mean:.1f} here): it does not exclude them",
          source="Labatie 2019, §7 (i) and Fig. 5(c)")
 
 # %% tags=["remove-cell"]
@@ -380,44 +507,14 @@ ch.claim("power_not_exponential", "a power law describes χ better than an expon
          comparison="ge", alternative=(ff_fits["diff"].mean, FF_ALTERNATIVE),
          why="the two fits on the same data", source="Labatie 2019, Theorem 4 / Eq. 15")
 
-# %% [markdown]
-# ## Does the data set matter?
-#
-# Per-unit rates should barely depend on the input; the early growth of χ does, because a nearly
-# rank-one input batch (photo patches) is at first badly conditioned
-# ({cite:t}`labatie2019characterizing`, App. A, makes the same
-# remark about CIFAR-10's three channels). {numref}`fig-05-datasets` compares the three inputs; at
-# the last unit, χ with photo patches is {glue}`chi_ratio_data` times χ with i.i.d. Gaussian images.
-
-# %%
-data_runs = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=params["data_nets"]))
-             for ds in ["patches", "digits", "gaussian"]}
-data_runs = {ds: (depth, labatie.bn_res_panels(arrays))
-             for ds, (depth, arrays) in data_runs.items()}
-data_table = study.power_rate_table(data_runs, RD, l_min=L_MIN)
-ch.figure(figures.datasets(data_runs), "datasets",
-          "χˡ of BN ResNets fed photo patches, digits or i.i.d. Gaussian images (the paper uses "
-          "CIFAR-10).",
-          arrays={f"{ds}_chi": data_runs[ds][1]["chi"].mean(0) for ds in data_runs},
-          alt="Geometric mean of χ against the residual unit on log-log axes for photo patches, "
-              "digits and Gaussian images.")
-data_table.style.format(precision=3)
-
-# %% tags=["remove-cell"]
-log_ratio = study.log_chi_ratio(data_table, "patches", "gaussian", n=params["data_nets"])
-ch.glue("chi_ratio_data", float(np.exp(log_ratio.mean)), digits=2)
-ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i.d. Gaussian "
-         "images: log ratio > 0", kind="checks", measured=log_ratio, reference=0.0, tol=0.0,
-         comparison="ge", why="a direction", min_scale="default",
-         source="ours: SPEC §1 Data (χ at unit 500 ≈ 2.5× larger with patches, conv); Labatie "
-                "2019 App. A")
 
 # %% [markdown]
-# ## The convolutional variant
+# ## The convolutional variant (reduced)
 #
 # {numref}`fig-05-fig5-conv` repeats Fig. 5 with 3×3 periodic convolutions, the paper's
-# architecture, at a width and batch reduced for the CPU. Its Eq. 15 overlay deviates from χ by at
-# most {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`.
+# architecture. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates from χ by at most
+# {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
+# r_eff(dx) = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
 
 # %%
 conv_depth, conv_arrays = run("fig5_conv", replace(
@@ -430,22 +527,34 @@ conv_fit = labatie.power_fit(conv_depth, conv_panels["chi"], l_min=conv_lmin)
 conv_overlay = labatie.power_overlay(conv_depth, conv_panels["chi"],
                                      conv_panels["dff"][:, conv_depth >= conv_lmin], RD,
                                      l_min=conv_lmin, seed=seed)
+reduced = "reduced, " if CONV_REDUCED else ""
 fig = figures.fig5(conv_depth, conv_panels,
-                   f"BN ResNet, conv 3×3 periodic, N = {params['conv_width']}, "
+                   f"BN ResNet, conv 3×3 periodic, {reduced}N = {params['conv_width']}, "
                    f"B = {params['conv_batch']}", conv_fit, conv_overlay)
 ch.figure(fig, "fig5_conv",
           "Increments, power-law growth, conditioning and tails in convolutional (3×3 periodic) BN "
-          f"ResNets (Labatie, Fig. 5 (a–d)), reduced to N = {params['conv_width']}, B = "
+          f"ResNets (Labatie, Fig. 5 (a–d)), {reduced}N = {params['conv_width']}, B = "
           f"{params['conv_batch']}, {params['conv_depth']} units, {conv_panels['chi'].shape[0]} "
-          "network(s).",
+          "network(s)" + (" — an illustration, not the paper's nets (N = 512, B = 64)."
+                          if CONV_REDUCED else "."),
           arrays={"depth": conv_depth, **conv_panels},
-          alt="The four panels of the paper's Fig. 5 for reduced convolutional BN ResNets: "
+          alt="The four panels of the paper's Fig. 5 for convolutional BN ResNets: "
               "increments, power-law growth of χ with the Eq. 15 overlay, effective ranks, "
               "kurtosis and mean absolute value.")
 
 # %% tags=["remove-cell"]
 ch.glue("conv_lmin", conv_lmin)
 ch.glue("conv_overlay_dev", f"{100 * conv_overlay['max_dev']:.1f} %")
+ch.glue_all({"conv_reff_dx": stats.estimate_or_point(conv_panels["reff_dx"][:, -1]),
+             "conv_kurt": stats.estimate_or_point(conv_panels["kurt_z"][:, -1])})
+ch.glue("conv_reduced_words", (
+    f"Here it is reduced to N = {params['conv_width']} channels and B = {params['conv_batch']} "
+    "images, an illustration only: a paper-width convolutional ResNet (N = 512, B = 64, 500 units "
+    "of 2 layers) costs minutes per network on a CPU, beyond the budget of this scale; at the "
+    f"reduced width the noise's effective rank cannot exceed N = {params['conv_width']} (the "
+    "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
+    "claim is graded at the `paper` scale only.") if CONV_REDUCED else
+    "It runs at the paper's width and batch.")
 ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 15 and a fitted "
          "constant describes χ^l within 10 %", kind="reproduces",
          measured=study.overlay_deviation(conv_overlay, conv_panels["chi"].shape[0]),
@@ -453,8 +562,10 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 1
          alternative=(conv_overlay["exp_max_dev"], EXPONENTIAL),
          why="the read-off margin of the fully-connected nets",
          source="Labatie 2019, §7 and Fig. 5(b)", min_scale="paper",
-         note="graded from the paper scale: the default's reduced convolutional nets leave the "
-              "bootstrap interval wider than the 10 % margin")
+         note="graded at the paper scale only: below it the convolutional nets are reduced "
+              "(N = 32, B = 8 at default) because a paper-width one costs minutes per network on "
+              "a CPU; the reduced width caps r_eff(dx) at N and leaves the nets outside the "
+              "paper's regime")
 
 # %% [markdown]
 # ## What we found
@@ -467,12 +578,19 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 1
 #   {glue}`overlay_max_dev`, against the 10 % that the paper's figure can certify. The free
 #   exponent, τ_fit = {glue}`tau_fit`, is {glue}`tau_distance` combined standard errors from the
 #   Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
-# - **Graded at `default` scale only:** the kurtosis level of Fig. 5(d) (here {glue}`res_kurt`
-#   against {glue}`fig5d_ref`), which a fully-connected net can only show at the paper's batch, and
-#   the convolutional overlay.
+# - **Against the authors' fully-connected ResNets** (same N, B and depth, CIFAR-10): the exponent
+#   of χ, {glue}`tau_patches` against {glue}`tau_authors`, barely depends on the input.
+#   {glue}`tau_verdict` The levels — χ, r_eff(x), μ₄ — depend on the input.
+#   {glue}`bracket_verdict` Graded for our photo patches, {glue}`level_verdict`: the claims
+#   compare our input with theirs as much as our nets with theirs.
+# - **Fig. 5(d)'s kurtosis** is a property of convolutional nets on CIFAR-10; it is not graded
+#   against our fully-connected nets, whose μ₄ ({glue}`mu4_patches` on patches,
+#   {glue}`mu4_gaussian` on Gaussian images) is compared with the authors' fully-connected value
+#   ({glue}`mu4_authors`) instead.
 # - **Differs from the paper's narrative, for a known reason:** the feedforward signal of our
 #   fully-connected nets is not collapsed at small batch (r_eff ≤ B), so the ResNet/feedforward
 #   contrast in conditioning is smaller than in the paper's convolutional nets.
+# - **Not graded below the `paper` scale:** the convolutional variant, reduced for the CPU.
 
 # %% [markdown]
 # ## Scorecard

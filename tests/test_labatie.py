@@ -190,6 +190,8 @@ def test_bn_res_panels_locations():
     assert np.allclose(Q["dbn"] * Q["dphi"], A["chi_loc3"] / A["chi_loc1"])
     assert np.allclose(Q["dff"], A["chi_loc4"] / A["chi_loc1"])
     assert Q["chi"] is A["chi_loc5"] and Q["chi_in"].shape == (5, 1)
+    # Fig. 5(c): the ranks after the unit's first ReLU (loc3), not after the addition
+    assert Q["reff_x"] is A["reff_signal_loc3"] and Q["reff_dx"] is A["reff_noise_loc3"]
     assert np.array_equal(Q["kurt_z"], A["mu4_signal_loc2"] / A["mu2_signal_loc2"] ** 2)
     # Gaussian values: μ₄/μ₂² = 3 and ν₁/√ν₂ = √(2/π) for a standard normal sample
     g = np.random.default_rng(1).standard_normal(400_000)

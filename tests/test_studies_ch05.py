@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from layerwise import published
+from layerwise.params import ParameterError
 from layerwise.studies import ch05
 
 
@@ -26,25 +28,6 @@ def test_exponent_windows_exact_power_law():
         L * delta ** (2 * L - 1) * np.std([-0.01, 0.01, -0.02, 0.02], ddof=1) / 2
     )  # delta method, √4 = 2
     assert np.allclose(T["s.e. (Eq. 15)"], se) and np.allclose(T["difference / combined s.e."], 0.0)
-
-
-def test_power_rate_table_exact_power_law():
-    delta, L = 1.05, 2
-    tau = (delta ** (2 * L) - 1) / 2
-    d = np.arange(1, 51).astype(float)
-    Q = {
-        "chi": np.tile(d**tau, (3, 1)),
-        "dff": np.full((3, 50), delta),
-        "reff_x": np.full((3, 50), 7.0),
-    }
-    T = ch05.power_rate_table({"g": (d, Q)}, L, l_min=5)
-    assert T.loc["g", "free τ"] == pytest.approx(tau) and T.loc["g", "Eq. 15 τ"] == pytest.approx(
-        tau
-    )
-    assert (
-        T.loc["g", "log χ^L"] == pytest.approx(tau * math.log(50))
-        and T.loc["g", "r_eff(x^L)"] == 7.0
-    )
 
 
 def test_kurtosis_table_values_and_gaussian_bias():
@@ -89,14 +72,6 @@ def test_kurtosis_findings_estimate_the_differences_with_their_t_interval():
     assert G["by_input"].dof == 2 and G["by_input"].bounds()[0] < 0 < G["by_input"].bounds()[1]
 
 
-def test_log_chi_ratio_combines_the_two_errors():
-    T = pd.DataFrame(
-        {"log χ^L": [2.0, 1.5], "s.e. (log χ^L)": [0.3, 0.4]}, index=["patches", "gaussian"]
-    )
-    r = ch05.log_chi_ratio(T, "patches", "gaussian", n=5)
-    assert r.mean == pytest.approx(0.5) and r.se == pytest.approx(0.5) and r.dof == 4
-
-
 def test_fig5_summary_of_an_exact_power_law():
     delta, L = 1.05, 2
     tau = (delta ** (2 * L) - 1) / 2
@@ -122,12 +97,103 @@ def test_overlay_deviation_and_growth_law_fits_carry_the_bootstrap_interval():
     overlay = {"max_dev": 0.07, "interval": (0.03, 0.12)}
     e = ch05.overlay_deviation(overlay, 5)
     assert e.mean == 0.07 and e.interval == (0.03, 0.12) and e.se is None and e.n == 5
-    assert ch05.overlay_deviation(overlay, 1).interval is None   # one network: a point
+    assert ch05.overlay_deviation(overlay, 1).interval is None  # one network: a point
     d = np.arange(1, 41).astype(float)
     rng = np.random.default_rng(2)
-    chi = np.exp(0.1 * d[None, :] + 0.01 * rng.standard_normal((6, 40)))   # exponential growth
+    chi = np.exp(0.1 * d[None, :] + 0.01 * rng.standard_normal((6, 40)))  # exponential growth
     fits = ch05.growth_law_fits(d, chi, 5, seed=0)
     assert fits["r2_l"].mean == pytest.approx(1.0, abs=1e-3) and fits["diff"].mean < 0
     low, high = fits["r2_log"].interval
     assert low <= fits["r2_log"].mean <= high
     assert ch05.growth_law_fits(d, chi[:1], 5)["r2_l"].interval is None
+
+
+def _engine(tau=0.6, n=5, units=(5, 10, 50, 100), seed=3):
+    """Synthetic BN ResNet engine arrays: χ(loc5) = c·l^τ per network, known ratios and levels."""
+    rng = np.random.default_rng(seed)
+    d = np.asarray(units)
+    c = rng.uniform(1, 2, (n, 1))
+    chi5 = c * d[None, :].astype(float) ** tau
+    chi1 = rng.uniform(1, 3, (n, d.size))
+    return d, {
+        "chi_loc5": chi5,
+        "chi_loc1": chi1,
+        "chi_loc4": 1.25 * chi1,
+        "reff_signal_loc3": np.full((n, d.size), 11.0),
+        "reff_noise_loc3": np.full((n, d.size), 17.0),
+        "reff_signal_loc5": np.full((n, d.size), np.nan),
+        "reff_noise_loc5": np.full((n, d.size), np.nan),
+        "mu4_signal_loc2": np.full((n, d.size), 12.0),
+        "mu2_signal_loc2": np.full((n, d.size), 2.0),
+        "nu1_abs_signal_loc2": np.ones((n, d.size)),
+        "nu2_signal_loc2": np.ones((n, d.size)),
+        "chi_loc2": chi1,
+        "chi_loc3": chi1,
+    }
+
+
+def test_fc_values_of_an_exact_power_law():
+    d, A = _engine(tau=0.6)
+    v = ch05.fc_values(d, A, 10, 100)
+    assert np.allclose(v["tau"], 0.6) and np.allclose(v["dff"], 1.25)
+    assert np.allclose(v["log10_chi"], np.log10(A["chi_loc5"][:, -1]))
+    assert np.allclose(v["reff_x"], 11.0) and np.allclose(v["reff_dx"], 17.0)
+    assert np.allclose(v["kurtosis"], 3.0)  # 12 / 2²
+    with pytest.raises(ParameterError, match="unit=20"):
+        ch05.fc_values(d, A, 20, 100)
+
+
+def test_authors_fc_against_the_published_arrays():
+    a = ch05.authors_fc(50, 500)
+    c5 = published.moment("bn_res_fc", "chi_loc5")
+    lo, hi = c5.mean_se(50, log10=True), c5.mean_se(500, log10=True)
+    # one decade: the exponent is the rise of E log10 χ, and its SE bound is at least each end's SE
+    assert a["tau"][0] == pytest.approx(hi[0] - lo[0])
+    assert a["tau"][1] >= max(lo[1], hi[1]) and a["tau"][1] <= lo[1] + hi[1] + 1e-12
+    assert a["log10_chi"] == hi
+    mu4 = published.moment("bn_res_fc", "mu4_signal_loc2")
+    k = mu4.index(500)
+    assert a["kurtosis"] == mu4.mean_se(500)
+    assert a["band"]["kurtosis"] == pytest.approx((mu4.q90[k] - mu4.q10[k]) / 2 / mu4.mean[k])
+    assert 1.0 < a["dff"][0] < 1.5 and math.isnan(a["dff"][1])
+
+
+def test_versus_authors_combines_both_errors_and_skips_keys_without_one():
+    ours = {"tau": np.array([0.6, 0.7, 0.8]), "dff": np.array([1.2, 1.3, 1.4])}
+    authors = {"tau": (0.65, 0.04), "dff": (1.25, math.nan)}
+    v = ch05.versus_authors(ours, authors)
+    assert set(v) == {"tau"}
+    assert v["tau"].mean == pytest.approx(0.7)
+    assert v["tau"].se == pytest.approx(math.hypot(0.1 / math.sqrt(3), 0.04)) and v["tau"].dof == 2
+
+
+def test_input_difference_between_inputs_and_the_authors_configuration():
+    e = ch05.input_difference([1.0, 2.0, 3.0, 4.0], [0.0, 1.0])
+    assert e.mean == pytest.approx(2.0) and e.dof == 1  # 2.5 − 0.5, d.o.f. of the smaller run
+    se_a, se_b = np.std([1, 2, 3, 4], ddof=1) / 2, np.std([0, 1], ddof=1) / math.sqrt(2)
+    assert e.se == pytest.approx(math.hypot(se_a, se_b))
+    runs = {"a": {"k": np.array([1.0, 1.2])}, "b": {"k": np.array([3.0, 3.2])}}
+    assert ch05.between_inputs(runs, {"k": (2.0, 0.1)}, ["k"]) == {"k": True}
+    assert ch05.between_inputs(runs, {"k": (3.5, 0.1)}, ["k"]) == {"k": False}
+    assert ch05.matches_authors(dict(width=512, batch=64, depth=500, res_depth=2))
+    assert not ch05.matches_authors(dict(width=64, batch=16, depth=100, res_depth=2))
+
+
+def test_authors_table_layout():
+    ours = {"x": {"tau": np.array([0.6, 0.8]), "kurtosis": np.array([3.0, 3.2])}}
+    T = ch05.authors_table(ours, {"tau": (0.63, 0.01), "kurtosis": (3.4, 0.02)}, "them")
+    assert T.loc["tau", ("x (2)", "mean")] == pytest.approx(0.7)
+    assert T.loc["kurtosis", ("them (200)", "s.e.")] == 0.02
+    assert list(T.index) == ["tau", "kurtosis"]
+
+
+def test_authors_fig5_reference_layout():
+    R = ch05.authors_fig5_reference()
+    n = R["depth"].size
+    assert R["depth"][0] == 5 and R["depth"][-1] == 500
+    for key in ("dbn", "chi", "reff_x", "reff_dx", "kurt_z", "nu1_z"):
+        centre, lo, hi = R[key]
+        assert centre.shape == (n,)
+        if lo is not None:
+            assert np.all(lo <= centre + 1e-9) and np.all(centre <= hi + 1e-9)
+    assert R["kurt_z"][0][-1] == published.moment("bn_res_fc", "mu4_signal_loc2").mean[-1]

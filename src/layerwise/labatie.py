@@ -591,11 +591,13 @@ def bn_ff_panels(A: Mapping[str, np.ndarray], depth: Any = None) -> dict[str, np
 def bn_res_panels(A: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per-network curves of Labatie's Fig. 5 from the engine arrays of a batch-normalised
     pre-activation ResNet (``arch="bn_res"``; loc1 unit input, loc2 first BN, loc3 first ReLU,
-    loc4 first weights, loc5 after the addition).
+    loc4 first weights, loc5 after the addition — the authors' locations, their ``models.py``).
 
     ``dff`` = χ(loc4)/χ(loc1), the feedforward increment of one layer inside the unit, = ``dbn`` ·
     ``dphi`` · (weights step); ``chi`` = χ(loc5); ``chi_in`` = χ(loc1) at the first record;
-    effective ranks after the addition; kurtosis and ν₁(|y|)/√ν₂ after the first BN.
+    effective ranks after the first ReLU of the unit (loc3, where Fig. 5(c) reads them and the
+    only location where the authors' code computes them); kurtosis and ν₁(|y|)/√ν₂ after the
+    first BN (loc2, Fig. 5(d)).
     """
     return {
         "dff": A["chi_loc4"] / A["chi_loc1"],
@@ -603,8 +605,8 @@ def bn_res_panels(A: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         "dphi": A["chi_loc3"] / A["chi_loc2"],
         "chi": A["chi_loc5"],
         "chi_in": A["chi_loc1"][:, :1],
-        "reff_x": A["reff_signal_loc5"],
-        "reff_dx": A["reff_noise_loc5"],
+        "reff_x": A["reff_signal_loc3"],
+        "reff_dx": A["reff_noise_loc3"],
         "kurt_z": A["mu4_signal_loc2"] / A["mu2_signal_loc2"] ** 2,
         "nu1_z": A["nu1_abs_signal_loc2"] / np.sqrt(A["nu2_signal_loc2"]),
     }

@@ -16,12 +16,15 @@ def fig5(
     title: str,
     pfit: Mapping[str, Any] | None = None,
     overlay: Mapping[str, Any] | None = None,
+    reference: Mapping[str, Any] | None = None,
 ) -> Any:
     """Labatie's Fig. 5 (a–d): (a) increments of χ inside the first layer of each unit; (b) χˡ on
     log-log axes with the free power-law fit ``pfit`` (:func:`layerwise.labatie.power_fit`, dashed)
     and the Eq. 15 overlay ``overlay`` (:func:`layerwise.labatie.power_overlay`, dotted);
     (c) effective ranks; (d) kurtosis and ν₁(|y|) after the first BN. ``Q`` holds the panels of
-    :func:`layerwise.labatie.bn_res_panels` at the units ``d``."""
+    :func:`layerwise.labatie.bn_res_panels` (ranks after the first ReLU, as in the paper) at the
+    units ``d``; ``reference`` (optional) the authors' curves drawn dashed over ours
+    (:func:`layerwise.studies.ch05.authors_fig5_reference`)."""
     lines = []
     if pfit is not None:
         lines.append(
@@ -35,7 +38,7 @@ def fig5(
                 dict(lw=1.5, label="Eq. 15 exponent"),
             )
         )
-    return P.four_panels(
+    fig = P.four_panels(
         d,
         Q,
         increment="dff",
@@ -46,7 +49,13 @@ def fig5(
         title=title,
         chi_lines=lines,
         log_x=True,
+        reference=reference,
     )
+    if reference is not None:
+        # four_panels puts μ₄ on a log axis (Fig. 4's tails reach 10²); a ResNet's spans less than
+        # one unit, where a log axis has no labelled tick
+        fig.axes[3].set_yscale("linear")
+    return fig
 
 
 def resnet_vs_ff(

@@ -1,20 +1,162 @@
 """Chapter 5's study (Labatie 2019, §7: batch-normalised ResNets): what the chapter derives from the
 moments engine's runs with the science of :mod:`layerwise.labatie` — the power law of χ and the
 Eq. 15 exponent, the exponents over windows of units, the last unit's conditioning and tails, the
-kurtosis against data and batch, ResNets against feedforward nets and the data sets.  Numbers,
-arrays and estimates only: the chapter words its conclusions."""
+kurtosis against data and batch, ResNets against feedforward nets and the data sets, and our
+fully-connected nets against the authors' (``bn_res_fc`` of :mod:`layerwise.published`: width 512,
+B = 64, CIFAR-10, 500 units of 2 layers, 200 networks).  Numbers, arrays and estimates only: the
+chapter words its conclusions."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..labatie import power_fit, power_overlay, r2_bootstrap, r2_pair, tau_prediction
-from ..params import check_positive_int
-from ..stats import Estimate, estimate, estimate_or_point, exact, interval_estimate, summary
+from .. import published
+from ..labatie import (
+    power_fit,
+    power_overlay,
+    r2_bootstrap,
+    r2_pair,
+    tau_prediction,
+)
+from ..params import ParameterError, check_positive_int
+from ..stats import (
+    Estimate,
+    estimate,
+    estimate_or_point,
+    exact,
+    interval_estimate,
+    versus_reference,
+)
+
+AUTHORS_FC = "bn_res_fc"
+"""The authors' fully-connected BN ResNets (:mod:`layerwise.published`)."""
+FC_LEVELS: dict[str, str] = {
+    "reff_x": "reff_signal_loc3",
+    "reff_dx": "reff_noise_loc3",
+    "kurtosis": "mu4_signal_loc2",
+}
+"""Levels of Labatie's Fig. 5 (c, d) at one unit: our key → the engine's and the authors' array.
+The authors' ResNet locations are ours (their ``models.py``): loc1 unit input → BN → loc2 → ReLU →
+loc3 → weights → loc4 → … → loc5 after the addition; Fig. 5(c) plots r_eff at loc3 (the only
+location where their code computes it), Fig. 5(d) μ₄ at loc2."""
+
+
+def authors_fig5_reference() -> dict[str, Any]:
+    """The authors' fully-connected curves of Labatie's Fig. 5 (:data:`AUTHORS_FC`) in the layout of
+    :func:`layerwise.figures.moments.four_panels` (key → (centre, 10 % quantile, 90 % quantile)):
+    ``dbn`` = 10^(E log10 χ(loc2) − E log10 χ(loc1)) (no band: the file has no per-network
+    ratios), ``chi`` after the addition as geometric mean with its band, r_eff of signal and noise
+    after the first ReLU, the kurtosis ``kurt_z`` and ``nu1_z`` after the first BN as means with
+    their bands.  (The file has no χ after the first ReLU, so no ``dphi``.)"""
+    c1, c2, c5 = (published.moment(AUTHORS_FC, f"chi_loc{k}") for k in (1, 2, 5))
+    out: dict[str, Any] = {
+        "depth": c1.depth,
+        "dbn": (10 ** (c2.mean_log10 - c1.mean_log10), None, None),
+        "chi": (10**c5.mean_log10, c5.q10, c5.q90),
+    }
+    for key, name in [*FC_LEVELS.items(), ("nu1_z", "nu1_abs_signal_loc2")]:
+        m = published.moment(AUTHORS_FC, name)
+        out["kurt_z" if key == "kurtosis" else key] = (m.mean, m.q10, m.q90)
+    return out
+
+
+def _at(depth: np.ndarray, unit: int, what: str) -> int:
+    hits = np.flatnonzero(np.asarray(depth) == unit)
+    if hits.size != 1:
+        raise ParameterError(f"unit={unit!r} is not a record of {what}; records: {depth[0]}…")
+    return int(hits[0])
+
+
+def fc_values(
+    depth: Any, arrays: Mapping[str, np.ndarray], l_min: int, l_max: int
+) -> dict[str, np.ndarray]:
+    """Per-network values of BN ResNet engine ``arrays`` (networks × records at units ``depth``)
+    compared with the authors': the exponent over units ``l_min``–``l_max`` as the slope between
+    the two ends, ``tau`` = log10(χ^{l_max}/χ^{l_min}) / log10(l_max/l_min) (χ after the addition,
+    loc5); ``log10_chi`` = log10 χ^{l_max}; ``dff`` = 10^(mean over the window's records of
+    log10 χ(loc4)/χ(loc1)), the feedforward increment inside the units; and at ``l_max`` the
+    levels of :data:`FC_LEVELS` (the kurtosis as μ₄/μ₂²)."""
+    d = np.asarray(depth)
+    i, j = _at(d, l_min, "our run"), _at(d, l_max, "our run")
+    lc = np.log10(arrays["chi_loc5"])
+    window = (d >= l_min) & (d <= l_max)
+    ratio = np.log10(arrays["chi_loc4"][:, window] / arrays["chi_loc1"][:, window])
+    return {
+        "dff": 10 ** ratio.mean(1),
+        "tau": (lc[:, j] - lc[:, i]) / math.log10(l_max / l_min),
+        "log10_chi": lc[:, j],
+        "reff_x": arrays["reff_signal_loc3"][:, j],
+        "reff_dx": arrays["reff_noise_loc3"][:, j],
+        "kurtosis": arrays["mu4_signal_loc2"][:, j] / arrays["mu2_signal_loc2"][:, j] ** 2,
+    }
+
+
+def authors_fc(l_min: int, l_max: int) -> dict[str, Any]:
+    """The statistics of :func:`fc_values` for the authors' ``bn_res_fc`` nets, each (mean, SE) over
+    their networks, and ``band``: the half-width of their 10–90 % band of single networks relative
+    to the mean, for each level of :data:`FC_LEVELS`.
+
+    The mean over networks of ``tau`` and ``log10_chi`` is exact (the file holds E log10 χ per
+    unit); the file has no covariance between units, so the SE of ``tau`` is bounded above as in
+    :func:`layerwise.published.late_published` (std of a difference ≤ sum of the stds).  ``dff``
+    is 10^(window mean of E log10 χ(loc4) − E log10 χ(loc1)), without SE (NaN): the file has no
+    per-network ratios."""
+    c1, c4, c5 = (published.moment(AUTHORS_FC, f"chi_loc{k}") for k in (1, 4, 5))
+    i, j = c5.index(l_min), c5.index(l_max)
+    span = math.log10(l_max / l_min)
+    window = (c5.depth >= l_min) & (c5.depth <= l_max)
+    out: dict[str, Any] = {
+        "dff": (float(10 ** (c4.mean_log10 - c1.mean_log10)[window].mean()), math.nan),
+        "tau": (
+            float(c5.mean_log10[j] - c5.mean_log10[i]) / span,
+            float(c5.std_log10[j] + c5.std_log10[i]) / span / math.sqrt(c5.n),
+        ),
+        "log10_chi": c5.mean_se(l_max, log10=True),
+        "band": {},
+    }
+    for key, name in FC_LEVELS.items():
+        m = published.moment(AUTHORS_FC, name)
+        out[key] = m.mean_se(l_max)
+        k = m.index(l_max)
+        out["band"][key] = float((m.q90[k] - m.q10[k]) / 2 / m.mean[k])
+    return out
+
+
+def versus_authors(
+    ours: Mapping[str, np.ndarray], authors: Mapping[str, Any]
+) -> dict[str, Estimate]:
+    """Our per-network values (:func:`fc_values`) against the authors' (:func:`authors_fc`): for
+    every key with an authors' SE, :func:`~layerwise.stats.versus_reference` (our mean, the
+    combined SE of the difference, our d.o.f.)."""
+    return {
+        k: versus_reference(v, authors[k])
+        for k, v in ours.items()
+        if k in authors and math.isfinite(authors[k][1])
+    }
+
+
+def authors_table(
+    runs: Mapping[str, Mapping[str, np.ndarray]], authors: Mapping[str, Any], label: str
+) -> pd.DataFrame:
+    """One row per quantity of :func:`fc_values`, two columns (mean, s.e.) per input of ``runs``
+    (input → per-network values) and for the authors' nets (``label``); each column group is
+    named ``"<input> (<networks>)"``."""
+    cols: dict[tuple[str, str], list[float]] = {}
+    keys = list(next(iter(runs.values())))
+    for name, values in runs.items():
+        es = [estimate_or_point(values[k]) for k in keys]
+        head = f"{name} ({es[0].n})"
+        cols[(head, "mean")] = [e.mean for e in es]
+        cols[(head, "s.e.")] = [math.nan if e.se is None else e.se for e in es]
+    head = f"{label} ({published.moment(AUTHORS_FC, 'chi_loc5').n})"
+    cols[(head, "mean")] = [authors[k][0] for k in keys]
+    cols[(head, "s.e.")] = [authors[k][1] for k in keys]
+    return pd.DataFrame(cols, index=keys)
 
 
 def fig5_summary(
@@ -63,8 +205,10 @@ def growth_law_fits(depth: Any, chi: Any, l_min: float, *, seed: int = 0) -> dic
     boot = r2_bootstrap(depth, chi, l_min=l_min, seed=seed)
     n = int(np.asarray(chi).shape[0])
     pairs = (("r2_l", "ci_l"), ("r2_log", "ci_log"), ("diff", "ci_diff"))
-    return {k: exact(boot[k]) if boot[ci] is None else interval_estimate(boot[k], *boot[ci], n=n)
-            for k, ci in pairs}
+    return {
+        k: exact(boot[k]) if boot[ci] is None else interval_estimate(boot[k], *boot[ci], n=n)
+        for k, ci in pairs
+    }
 
 
 def exponent_windows(
@@ -99,44 +243,37 @@ def exponent_windows(
     return pd.DataFrame(rows).set_index("units")
 
 
-def power_rate_table(
-    runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], res_depth: int, l_min: float
-) -> pd.DataFrame:
-    """One row per data set of BN ResNets: the free exponent (:func:`~layerwise.labatie.power_fit`)
-    and the Eq. 15 exponent (:func:`~layerwise.labatie.tau_prediction`) over units ≥ ``l_min``,
-    and log χ and r_eff(x) at the last record (means over networks, log χ with its error). ``runs``
-    maps a data set to ``(depth, panels)`` with panels from
-    :func:`~layerwise.labatie.bn_res_panels`. Returns a DataFrame indexed by ``data``."""
-    rows = []
-    for ds, (d, Q) in runs.items():
-        p = power_fit(d, Q["chi"], l_min=l_min)
-        t, tse = tau_prediction(Q["dff"][:, np.asarray(d) >= l_min], res_depth)
-        c = summary(np.log(Q["chi"][:, -1]))
-        rows.append(
-            {
-                "data": ds,
-                "free τ": p["tau"],
-                "s.e. (free)": p["se_tau"],
-                "Eq. 15 τ": t,
-                "s.e. (Eq. 15)": tse,
-                "log χ^L": c["mean"],
-                "s.e. (log χ^L)": c["se"],
-                "r_eff(x^L)": summary(Q["reff_x"][:, -1])["mean"],
-            }
-        )
-    return pd.DataFrame(rows).set_index("data")
+def input_difference(a: Any, b: Any) -> Estimate:
+    """Mean of per-network values ``a`` minus mean of ``b`` (two independent runs) with the combined
+    standard error and the d.o.f. of the smaller run (n − 1: the t interval errs wide)."""
+    ea, eb = estimate(a), estimate(b)
+    n = min(ea.n, eb.n)
+    return Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), n - 1, n)
 
 
-def log_chi_ratio(
-    table: pd.DataFrame, numerator: str = "patches", denominator: str = "gaussian", *, n: int
-) -> Estimate:
-    """log(χ^L of ``numerator`` / χ^L of ``denominator``) from :func:`power_rate_table`, with the
-    combined standard error of the two means and ``n`` − 1 d.o.f. (``n`` networks per data set)."""
-    diff = table.loc[numerator, "log χ^L"] - table.loc[denominator, "log χ^L"]
-    se = float(
-        np.hypot(table.loc[numerator, "s.e. (log χ^L)"], table.loc[denominator, "s.e. (log χ^L)"])
-    )
-    return Estimate(float(diff), se, n - 1, n)
+def between_inputs(
+    runs: Mapping[str, Mapping[str, np.ndarray]], authors: Mapping[str, Any], keys: Iterable[str]
+) -> dict[str, bool]:
+    """For each of ``keys``: whether the authors' mean (:func:`authors_fc`) lies within the range
+    of our inputs' means (``runs``: input → per-network values of :func:`fc_values`)."""
+    out = {}
+    for k in keys:
+        means = [float(np.mean(v[k])) for v in runs.values()]
+        out[k] = min(means) <= authors[k][0] <= max(means)
+    return out
+
+
+def matches_authors(params: Mapping[str, Any]) -> bool:
+    """Whether ``params`` (``width``, ``batch``, ``depth``, ``res_depth``) are the configuration of
+    the authors' fully-connected ResNets (:data:`AUTHORS_FC`)."""
+    c = published.config(AUTHORS_FC)
+    want = {
+        "width": c["num_channels"],
+        "batch": c["batch_size"],
+        "depth": c["total_depth"],
+        "res_depth": c["res_depth"],
+    }
+    return all(params[k] == v for k, v in want.items())
 
 
 def kurtosis_table(entries: Iterable[tuple[str, int, Mapping[str, np.ndarray]]]) -> pd.DataFrame:
