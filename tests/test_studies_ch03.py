@@ -208,3 +208,103 @@ def test_ks_versus_published_accepts_the_same_law_and_rejects_a_shifted_one():
     )
     with pytest.raises(ParameterError, match="percentiles"):
         published.published_cdf([0.0], pct[::-1])
+
+
+def test_sensitivity_study_falls_back_to_loc3_when_loc1_ranks_were_not_recorded():
+    n, L = 3, 16
+    d = np.arange(2, L + 1, 2)
+    chi = np.cumprod(np.full((n, d.size), 1.01), axis=1)
+    A = {
+        "chi_loc1": chi / 1.01,
+        "chi_loc3": chi,
+        "reff_signal_loc1": np.full((n, d.size), np.nan),  # r_eff named only at loc3
+        "reff_signal_loc3": np.tile(np.linspace(3.0, 1.1, d.size), (n, 1)),
+    }
+    assert ch03.sensitivity_study(d, A, L)["reff_first"].mean == pytest.approx(3.0)
+
+
+def test_ks_critical_is_the_tabulated_two_sample_constant():
+    # c(α = 0.01) = 1.628 in the classical two-sample tables
+    assert ch03.ks_critical(100, 100) == pytest.approx(1.628 * math.sqrt(2 / 100), rel=1e-3)
+    assert ch03.ks_critical(32, 10**12) == pytest.approx(1.628 / math.sqrt(32), rel=1e-3)
+    with pytest.raises(ParameterError):
+        ch03.ks_critical(0, 10)
+
+
+def test_published_ks_distance_of_two_shifted_gaussians():
+    p = np.arange(1, 100) / 100
+    a, b = sps.norm.ppf(p), sps.norm.ppf(p, loc=0.8)
+    exact = 2 * sps.norm.cdf(0.4) - 1  # sup |Φ(x) − Φ(x − δ)| at x = δ/2
+    assert ch03.published_ks_distance(a, b) == pytest.approx(exact, abs=0.01)
+    assert ch03.published_ks_distance(b, a) == ch03.published_ks_distance(a, b)
+    assert ch03.published_ks_distance(a, a) == 0.0
+
+
+def test_log_spread_versus_published_covers_and_rejects():
+    rng = np.random.default_rng(3)
+    n, m = 40, 10000
+    hits, means = 0, []
+    for i in range(300):
+        e = ch03.log_spread_versus_published(rng.normal(1.0, 2.0, n), 2.0, m, seed=i)
+        assert e.dof == n - 1 and e.n == n
+        assert e.se >= math.sqrt(1 / (2 * (n - 1)) + 1 / (2 * (m - 1))) - 1e-12
+        lo, hi = stats.t_interval(e.mean, e.se, e.dof)
+        hits += lo <= 0.0 <= hi
+        means.append(e.mean)
+    assert hits / 300 >= 0.97  # a 99 % interval
+    assert abs(np.mean(means)) < 0.03  # ln s is nearly unbiased for ln σ
+    # twice the reference spread: ln 2 away, outside the interval
+    e = ch03.log_spread_versus_published(rng.normal(0.0, 4.0, 400), 2.0, m)
+    assert e.mean == pytest.approx(math.log(2.0), abs=4 * e.se)
+    assert stats.t_interval(e.mean, e.se, e.dof)[0] > 0
+    # heavy tails (Laplace, excess kurtosis 3): the bootstrap SE exceeds the Gaussian one
+    e = ch03.log_spread_versus_published(rng.laplace(0.0, 1.0, 400), math.sqrt(2), m)
+    assert e.se > 1.3 * math.sqrt(1 / (2 * 399) + 1 / (2 * (m - 1)))
+    with pytest.raises(ParameterError):
+        ch03.log_spread_versus_published([1.0, 2.0], 1.0, m)
+
+
+def test_spread_separation_is_the_log_ratio_over_its_standard_error():
+    assert ch03.spread_separation(41, 41, 2.0, 1.0) == pytest.approx(
+        math.log(2) / math.sqrt(1 / 40)
+    )
+    assert ch03.spread_separation(41, 41, 1.0, 2.0) == ch03.spread_separation(41, 41, 2.0, 1.0)
+    with pytest.raises(ParameterError):
+        ch03.spread_separation(41, 41, 0.0, 1.0)
+
+
+def test_fig2_spread_reads_the_authors_two_widths():
+    rng = np.random.default_rng(6)
+    nu2, mu2 = _random_walk(30, 200, 0.04, rng), _random_walk(30, 200, 0.01, rng)
+    G = ch03.vanilla_log_moments(np.arange(1, 201), _engine_arrays(nu2, mu2, rng), 200)
+    S = ch03.fig2_spread(G, seed=1)
+    assert S["n"] == 30 and S["m"] == 10000
+    w128 = published.moment("vanilla_histo", "mu2_noise_loc3")
+    w512 = published.moment("vanilla_histo_512", "mu2_noise_loc3")
+    r = S["mu2dx"]
+    np.testing.assert_allclose(r["w128"], w128.std_log10 * math.log(10))
+    np.testing.assert_allclose(r["w512"], w512.std_log10 * math.log(10))
+    np.testing.assert_allclose(r["ours"], G["logs"]["mu2dx"][:, [49, 99, 149, 199]].std(0, ddof=1))
+    assert r["alternative"] == pytest.approx(math.log(r["w512"][-1] / r["w128"][-1]))
+    assert r["distance"] == -r["alternative"] > 0.6  # a 4× width halves the spread
+    est = ch03.log_spread_versus_published(G["logs"]["mu2dx"][:, -1], r["w128"][-1], 10000, seed=1)
+    assert r["estimate"] == est
+    assert r["ks_widths"] == ch03.published_ks_distance(
+        w128.percentiles_ln[-1], w512.percentiles_ln[-1]
+    )
+
+
+def test_networks_to_decide_is_the_smallest_deciding_sample():
+    e = stats.Estimate(0.3, 0.15, 3, 4)
+    k = ch03.networks_to_decide(e, 0.0)
+    sd = 0.15 * 2
+
+    def hw(j):
+        return sps.t.ppf(0.995, j - 1) * sd / math.sqrt(j)
+
+    assert hw(k) < 0.3 <= hw(k - 1)
+    assert ch03.networks_to_decide(e, 0.3) is None
+    assert ch03.networks_to_decide(stats.Estimate(0.3), 0.0) is None
+    # a bracket: the nearer edge decides (0.3 from 0, 0.7 from 1)
+    assert ch03.networks_to_decide(e, (0.0, 1.0)) == k
+    assert ch03.networks_to_decide(e, (-1.0, 1.0)) < k

@@ -208,3 +208,24 @@ def log_moment_cdfs(
     axes[0].legend(title="ours solid, authors dashed")
     fig.tight_layout()
     return fig
+
+
+def log_moment_spreads(quarters: Sequence[int], spread: Mapping[str, Mapping[str, Any]]) -> Figure:
+    """The spread over networks (standard deviation) of the log-moments of signal (left) and noise
+    (right) against depth: ours with ±2 SE bars against the authors' widths 128 and 512
+    (``spread`` of :func:`layerwise.studies.ch03.fig2_spread`)."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    q = np.asarray(quarters)
+    for ax, (key, lab) in zip(axes, LOG_MOMENTS, strict=False):
+        r = spread[key]
+        ax.plot(q, r["w128"], "o--", color="C0", label="authors, N = 128")
+        ax.plot(q, r["w512"], "s:", color="C2", label="authors, N = 512")
+        ax.errorbar(q, r["ours"], yerr=2 * r["ours_se"], fmt="k^-", capsize=3, label="ours")
+        ax.set_xlabel("depth l")
+        ax.set_ylabel("SD over networks")
+        ax.set_title(lab)
+        ax.set_ylim(bottom=0)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig

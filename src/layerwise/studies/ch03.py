@@ -1,8 +1,9 @@
 """Chapter 3's study (Labatie 2019, §5: vanilla nets): what the chapter derives from the moments
 engine's runs with the science of :mod:`layerwise.labatie` — the log-moments of Fig. 2 (Gaussian
 fits, drift, diffusion, conservation of the expectation, log-normal balance), the distributions of
-the paper's convolutional nets against the authors' published percentiles, the diffusion against
-the width, the increments and effective ranks of Fig. 3, co-activation and the data sets.
+the paper's convolutional nets against the authors' published percentiles and spreads (widths 128
+and 512), the diffusion against the width, the increments and effective ranks of Fig. 3,
+co-activation and the data sets.
 Numbers, arrays and estimates only: the chapter words its conclusions."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..labatie import (
 from ..params import ParameterError
 from ..stats import (
     Estimate,
+    bootstrap,
     estimate,
     interval_estimate,
     ks_gaussian_interval,
@@ -33,6 +35,7 @@ from ..stats import (
     log_mean_exp,
     ratio_of_means,
     skewness_se,
+    t_quantile,
 )
 
 #: The two log-moments of Fig. 2: key → the engine's arrays at the layer input (loc1) and output.
@@ -92,8 +95,10 @@ def vanilla_log_moments(
         "n": n,
         "fits": {k: [gaussian_fit(a[:, i]) for i in qi] for k, a in logs.items()},
         "ks": ks,
-        "ks_last": {k: interval_estimate(r[-1]["ks"], r[-1]["lo"], r[-1]["hi"], n=r[-1]["n"])
-                    for k, r in ks.items()},
+        "ks_last": {
+            k: interval_estimate(r[-1]["ks"], r[-1]["lo"], r[-1]["hi"], n=r[-1]["n"])
+            for k, r in ks.items()
+        },
         "drift_diffusion": dd,
         "drift": {k: over_networks(r["drift"], r["se_drift"]) for k, r in dd.items()},
         "diffusion": {k: over_networks(r["diffusion"], r["se_diffusion"]) for k, r in dd.items()},
@@ -161,8 +166,25 @@ def ks_versus_published(
     cdf = published.published_cdf(x, percentiles)
     i = np.arange(1, n + 1)
     ks = float(max(np.max(i / n - cdf), np.max(cdf - (i - 1) / n)))
-    crit = math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+    crit = ks_critical(n, m, alpha)
     return {"ks": ks, "critical": crit + published.PERCENTILE_GRID_ERROR, "n": n, "m": m}
+
+
+def ks_critical(n: int, m: int, alpha: float = 0.01) -> float:
+    """The asymptotic two-sample Kolmogorov–Smirnov critical value at level ``alpha`` for samples
+    of ``n`` and ``m``: √(−ln(α/2)/2)·√((n + m)/(n m))."""
+    if n < 1 or m < 1 or not 0 < alpha < 1:
+        raise ParameterError(f"need n, m >= 1 and 0 < alpha < 1, got n={n}, m={m}, alpha={alpha}")
+    return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+
+
+def published_ks_distance(percentiles_a: Any, percentiles_b: Any) -> float:
+    """Kolmogorov–Smirnov distance sup |F_a − F_b| between two of the authors' distributions, each
+    rebuilt from its percentiles 1…99 (:func:`layerwise.published.published_cdf`): both are
+    piecewise linear, so the supremum is attained at one of their breakpoints."""
+    a, b = np.asarray(percentiles_a, dtype=float), np.asarray(percentiles_b, dtype=float)
+    x = np.concatenate([a, b])
+    return float(np.max(np.abs(published.published_cdf(x, a) - published.published_cdf(x, b))))
 
 
 def fig2_versus_authors(study: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,6 +207,94 @@ def fig2_versus_authors(study: Mapping[str, Any]) -> dict[str, Any]:
         "ks": {k: ks_versus_published(ours[k][:, -1], authors[k][-1], n_authors) for k in authors},
         "infinite_width": {k: max(f, 1 - f) for k, f in at_zero.items()},
     }
+
+
+def log_spread_versus_published(
+    values: Any, reference_sd: float, n_reference: int, *, seed: int = 0
+) -> Estimate:
+    """The spread of our ``values`` (one per network) against a published standard deviation
+    ``reference_sd`` over the authors' ``n_reference`` networks, as ln(s/σ_ref) with s the sample
+    standard deviation (ddof = 1).  Its standard error combines both sample sizes: ours is the
+    larger of a bootstrap over the networks (400 resamples) and the Gaussian-sample value
+    1/√(2(n − 1)) (so a light-tailed sample cannot make it look surer than a Gaussian one), theirs
+    1/√(2(m − 1)); n − 1 degrees of freedom (ours, the smaller sample)."""
+    x = np.asarray(values, dtype=float).ravel()
+    n, m = x.size, int(n_reference)
+    if n < 3 or m < 3:
+        raise ParameterError(f"need at least 3 networks on each side, got n={n}, n_reference={m}")
+    if not (np.all(np.isfinite(x)) and reference_sd > 0):
+        raise ParameterError("values must be finite and reference_sd > 0")
+    s, se_boot = bootstrap(lambda a: np.log(np.std(a, ddof=1)), [x], seed=seed)
+    se_ours = max(float(se_boot), 1 / math.sqrt(2 * (n - 1)))
+    se = math.hypot(se_ours, 1 / math.sqrt(2 * (m - 1)))
+    return Estimate(float(s) - math.log(reference_sd), se, n - 1, n)
+
+
+def spread_separation(n: int, n_reference: int, sd_a: float, sd_b: float) -> float:
+    """How many standard errors of ln(s/σ_ref) (Gaussian samples of ``n`` networks against
+    ``n_reference``) separate two spreads ``sd_a`` and ``sd_b``: |ln(sd_a/sd_b)| over
+    √(1/(2(n − 1)) + 1/(2(m − 1)))."""
+    if n < 2 or n_reference < 2 or not (sd_a > 0 and sd_b > 0):
+        raise ParameterError("need n, n_reference >= 2 and positive spreads")
+    se = math.sqrt(1 / (2 * (n - 1)) + 1 / (2 * (n_reference - 1)))
+    return abs(math.log(sd_a / sd_b)) / se
+
+
+def fig2_spread(study: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
+    """The spread over networks of Fig. 2's log-moments (``study`` of :func:`vanilla_log_moments`
+    on the paper's convolutional nets of width 128) against the authors' two published widths:
+    their standard deviation over networks of log10 at each depth (``vanilla_histo``, width 128,
+    and ``vanilla_histo_512``, width 512; 10 000 networks each), in natural-log units.  Per key
+    of :data:`LOG_MOMENTS`: ``ours``, ``w128``, ``w512`` (SDs at the quarters; ``ours_se`` the
+    Gaussian-sample standard error of ours, s/√(2(n − 1))), ``estimate``
+    (:func:`log_spread_versus_published` at l = L against width 128), ``alternative``
+    ln(σ₅₁₂/σ₁₂₈) at l = L (≈ −ln 2: σ ∝ 1/√N), ``distance`` its size, ``separation``
+    (:func:`spread_separation` of the two widths at our ``n``) and
+    ``ks_widths``, the KS distance between the authors' two widths at l = L
+    (:func:`published_ks_distance`); ``n``, ``m`` the sample sizes."""
+    quarters, n = study["quarters"], int(study["n"])
+    ln10 = math.log(10.0)
+    out: dict[str, Any] = {"n": n}
+    for k, (_, moment) in LOG_MOMENTS.items():
+        w128 = published.moment("vanilla_histo", moment)
+        w512 = published.moment("vanilla_histo_512", moment)
+        i = [w128.index(q) for q in quarters]
+        j = [w512.index(q) for q in quarters]
+        s128, s512 = w128.std_log10[i] * ln10, w512.std_log10[j] * ln10
+        ours = study["logs"][k][:, study["qi"]]
+        alt = math.log(s512[-1] / s128[-1])
+        out["m"] = w128.n
+        out[k] = {
+            "ours": np.std(ours, axis=0, ddof=1),
+            "ours_se": np.std(ours, axis=0, ddof=1) / math.sqrt(2 * (n - 1)),
+            "w128": s128,
+            "w512": s512,
+            "estimate": log_spread_versus_published(ours[:, -1], s128[-1], w128.n, seed=seed),
+            "alternative": alt,
+            "distance": abs(alt),
+            "separation": spread_separation(n, w128.n, s128[-1], s512[-1]),
+            "ks_widths": published_ks_distance(
+                w128.percentiles_ln[i[-1]], w512.percentiles_ln[j[-1]]
+            ),
+        }
+    return out
+
+
+def networks_to_decide(e: Estimate, edges: Any, confidence: float = 0.99) -> int | None:
+    """The number of networks k at which a mean ``e`` over n networks, with the same mean and
+    spread (se·√n), would put its whole t interval (``confidence``, k − 1 d.o.f.) on one side of
+    the nearest of ``edges`` (one value, or the ends of a bracket): the smallest k with
+    t·sd/√k < |mean − edge| (None without an SE, or with the mean on an edge)."""
+    near = [abs(e.mean - float(x)) for x in np.atleast_1d(edges) if math.isfinite(float(x))]
+    if e.se is None or e.n is None or not e.se > 0 or not near or min(near) == 0:
+        return None
+    sd, gap = e.se * math.sqrt(e.n), min(near)
+    k = 2
+    while t_quantile(confidence, k - 1) * sd / math.sqrt(k) >= gap:
+        k += 1
+        if k > 10**7:
+            return None
+    return k
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,14 +346,16 @@ def sensitivity_study(
     records), and estimates over networks of the mean increment over layers ≤ 10 (``early``) and
     over the last quarter l > 3L/4 (``late``), of the paired ``drop`` (late − 1) − (early − 1)/2
     (≤ 0 when the excess at least halves), of r_eff(x^L) (``reff``), of r_eff at the first record
-    (``reff_first``: x⁰ when loc1 was recorded, else the first record's output) and of log10 χ^L
-    (``log10chi``); ``n`` networks."""
+    (``reff_first``: x⁰ when r_eff was recorded at loc1, else the first record's output) and of
+    log10 χ^L (``log10chi``); ``n`` networks."""
     d = np.asarray(depth)
     chi = arrays["chi_loc3"]
     dchi = layer_increments(arrays["chi_loc1"][:, :1], chi, d)
     early = dchi[:, d <= 10].mean(axis=1)
     late = dchi[:, d > 3 * n_layers // 4].mean(axis=1)
-    first = _first_recorded(arrays.get("reff_signal_loc1", arrays["reff_signal_loc3"]))
+    loc1 = arrays.get("reff_signal_loc1")
+    recorded_x0 = loc1 is not None and np.isfinite(loc1).all(axis=0).any()
+    first = _first_recorded(loc1 if recorded_x0 else arrays["reff_signal_loc3"])
     return {
         "dchi": dchi,
         "n": int(dchi.shape[0]),
