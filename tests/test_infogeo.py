@@ -397,3 +397,87 @@ def test_fisher_rao_factors_two_classes_closed_form():
     assert fac["M_model"] == pytest.approx(
         np.sqrt(np.mean(q * (1 - q) * s**2) / np.mean(1 - q)), rel=1e-12
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# K-FAC's inverse against the exact damped inverse (Martens & Grosse 2015, §§4–6)
+# ----------------------------------------------------------------------------------------------
+def _small_net(seed=0, widths=(5, 4, 3, 3), n=40):
+    p = nw.init_mlp(list(widths), seed=seed, dtype=torch.float64)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(n, widths[0], generator=g, dtype=torch.float64)
+    y = torch.randint(0, widths[-1], (n,), generator=g).numpy()
+    return p, x, y
+
+
+def test_fisher_scores_and_loss_gradient_against_autograd():
+    p, x, y = _small_net()
+    stats = ig.layer_statistics(p, x)
+    U = ig.fisher_scores(stats)
+    F = U.T @ U / x.shape[0]
+    # the diagonal blocks are exact_fisher_block's, the (1, 2) block too
+    s1, s2 = 5 * 4, 4 * 3
+    assert torch.allclose(F[:s1, :s1], ig.exact_fisher_block(stats, 1))
+    assert torch.allclose(F[:s1, s1 : s1 + s2], ig.exact_fisher_block(stats, 1, 2))
+    # the loss gradient is autograd's gradient of the mean cross-entropy (bias-free weights)
+    params = {k: v.clone().requires_grad_(True) for k, v in p.items()}
+    loss = ig.loss_fn(params, x, ig.one_hot(y, 3, torch.float64))
+    loss.backward()
+    auto = torch.cat([params[f"W{l}"].grad.reshape(-1) for l in (1, 2, 3)])
+    assert torch.allclose(ig.loss_gradient(stats, y), auto, atol=1e-12)
+    with pytest.raises(ParameterError, match="one label per input"):
+        ig.loss_gradient(stats, y[:-1])
+
+
+def test_block_shares_closed_form():
+    M = torch.ones(6, 6, dtype=torch.float64)
+    s = ig.block_shares(M, [2, 2, 2])
+    # 9 blocks of 4 entries each: 6 off-diagonal, 2 of them between layers 1 and 3
+    assert s["off_diagonal"] == pytest.approx(6 / 9) and s["off_tridiagonal"] == pytest.approx(
+        2 / 9
+    )
+    assert ig.block_shares(torch.eye(6, dtype=torch.float64), [2, 2, 2])["off_diagonal"] == 0.0
+    with pytest.raises(ParameterError, match="sizes"):
+        ig.block_shares(M, [2, 2])
+
+
+def test_natural_gradient_comparison_against_direct_solves():
+    p, x, y = _small_net(seed=3)
+    r = ig.natural_gradient_comparison(p, x, y, dampings=[1e-2, 1.0], structure_damping=1e-2)
+    stats = ig.layer_statistics(p, x)
+    U = ig.fisher_scores(stats)
+    F = U.T @ U / x.shape[0]
+    g = ig.loss_gradient(stats, y)
+    P = F.shape[0]
+    sizes = [20, 12, 9]
+    edges = np.cumsum([0, *sizes])
+
+    def cos(u, v):
+        return float(u @ v / (u.norm() * v.norm()))
+
+    for k, d in enumerate([1e-2, 1.0]):
+        lam = d * float(torch.trace(F)) / P
+        assert r["lambda"][k] == pytest.approx(lam)
+        exact = torch.linalg.solve(F + lam * torch.eye(P, dtype=F.dtype), g)
+        kfac, blocks = torch.empty_like(g), torch.empty_like(g)
+        for l in range(3):
+            sl = slice(int(edges[l]), int(edges[l + 1]))
+            G, A = ig.kfac_factors(stats, l + 1)
+            eye = torch.eye(sizes[l], dtype=F.dtype)
+            kfac[sl] = torch.linalg.solve(torch.kron(G, A) + lam * eye, g[sl])
+            blocks[sl] = torch.linalg.solve(F[sl, sl] + lam * eye, g[sl])
+        assert r["cos_kfac"][k] == pytest.approx(cos(kfac, exact), abs=1e-9)
+        assert r["cos_blocks"][k] == pytest.approx(cos(blocks, exact), abs=1e-9)
+        assert r["cos_diagonal"][k] == pytest.approx(
+            cos(g / (torch.diagonal(F) + lam), exact), abs=1e-9
+        )
+        assert r["cos_gradient"][k] == pytest.approx(cos(g, exact), abs=1e-9)
+    inv = torch.linalg.inv(F + r["lambda"][0] * torch.eye(P, dtype=F.dtype))
+    shares = ig.block_shares(inv, sizes)
+    assert float(r["inverse_off_diagonal"]) == pytest.approx(shares["off_diagonal"], rel=1e-8)
+    # a huge damping makes every preconditioner a multiple of the identity: all cosines → 1
+    big = ig.natural_gradient_comparison(p, x, y, dampings=[1e8], structure_damping=1.0)
+    for key in ("cos_kfac", "cos_blocks", "cos_diagonal", "cos_gradient"):
+        assert big[key][0] == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(ParameterError, match="dampings"):
+        ig.natural_gradient_comparison(p, x, y, dampings=[0.0], structure_damping=1.0)

@@ -469,3 +469,36 @@ def test_kfac_findings_reads_margins_errors_and_the_dominant_part():
         study.kfac_findings(
             {**KS, "gap": np.array([0.1]), "cross_share": {t: np.array([0.9]) for t in err}}
         )
+
+
+def _ng_run(block_init, block_trained, cost_init, cost_trained):
+    """A synthetic natural_gradient_study result with chosen structure ratios and costs."""
+    r = {}
+    for t, b, c in (("init", block_init, cost_init), ("trained", block_trained, cost_trained)):
+        r.update(
+            {
+                f"{t}_fisher_off_diagonal": np.asarray(0.5),
+                f"{t}_inverse_off_diagonal": np.asarray(0.5 * b),
+                f"{t}_fisher_off_tridiagonal": np.asarray(0.1),  # far share of F's: 0.2
+                f"{t}_inverse_off_tridiagonal": np.asarray(0.5 * b * 0.1),  # of the inverse's: 0.1
+                f"{t}_cos_kfac": np.array([0.1, 0.2]),
+                f"{t}_cos_blocks": np.array([0.1, 0.2 + c]),
+                f"{t}_cos_diagonal": np.array([0.3, 0.3]),
+                f"{t}_cos_gradient": np.array([0.4, 0.4]),
+            }
+        )
+    return r
+
+
+def test_natural_gradient_summary_takes_the_worse_state_per_net():
+    runs = [_ng_run(0.2, 0.4, 0.5, 0.3), _ng_run(0.3, 0.1, 0.2, 0.6)]
+    s = study.natural_gradient_summary(runs, at=1)
+    # per net the larger ratio (worse for "nearer block-diagonal"): 0.4 and 0.3
+    assert s["inverse_block"].mean == pytest.approx(0.35) and s["inverse_block"].n == 2
+    # far share of the inverse's off-diagonal norm 0.1 against F's 0.2, in every state
+    assert s["inverse_tridiagonal"].mean == pytest.approx(0.5)
+    # per net the smaller direction cost: 0.3 and 0.2
+    assert s["factorisation_cost"].mean == pytest.approx(0.25)
+    assert s["cos"]["trained"]["gradient"].shape == (2, 2)
+    with pytest.raises(ParameterError, match=">= 2 nets"):
+        study.natural_gradient_summary(runs[:1], at=0)

@@ -783,6 +783,142 @@ def kfac_analysis(
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+def fisher_scores(stats: dict[str, Any], units: int | None = None) -> torch.Tensor:
+    """The Fisher's square root U (n·C × P) with F = UᵀU/n: row (x, k) holds √p_k(x) times the
+    score vec(g_l aᵀ_{l−1}) of every layer l in turn (each (d_l, d_{l−1}) row-major, the layout of
+    :func:`exact_fisher_block`); with ``units``, only the weights between the first ``units``
+    inputs and outputs of each layer."""
+    p = stats["p"]
+    N, C = p.shape
+    cols = []
+    for a, g in zip(stats["a"], stats["g"]):
+        if units is not None:
+            a, g = a[:, :units], g[:, :, :units]
+        u = g[:, :, :, None] * a[:, None, None, :]
+        cols.append((u * p.sqrt()[:, :, None, None]).reshape(N * C, -1))
+    return torch.cat(cols, 1)
+
+
+def loss_gradient(stats: dict[str, Any], y: Any) -> torch.Tensor:
+    """The gradient of the mean cross-entropy over the inputs with labels ``y``, in the layout of
+    :func:`fisher_scores`: layer l's block is mean_x g_l(x, y(x)) a_{l−1}(x)ᵀ (g_l with target
+    class k is ∂ℓ(f, k)/∂s_l, :func:`layer_statistics`)."""
+    y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+    n = stats["p"].shape[0]
+    if y.shape != (n,):
+        raise ParameterError(f"y must hold one label per input ({n}), got shape {tuple(y.shape)}")
+    rows = torch.arange(n)
+    parts = [
+        (g[rows, y][:, :, None] * a[:, None, :]).mean(0).reshape(-1)
+        for a, g in zip(stats["a"], stats["g"])
+    ]
+    return torch.cat(parts)
+
+
+def _cosine(u: torch.Tensor, v: torch.Tensor) -> float:
+    return float(u @ v / (u.norm() * v.norm()))
+
+
+def block_shares(M: torch.Tensor, sizes: Sequence[int]) -> dict[str, float]:
+    """Shares of ‖M‖_F² in the blocks of a layer partition (``sizes``): ``off_diagonal`` (blocks
+    between different layers, what a block-diagonal approximation drops) and ``off_tridiagonal``
+    (blocks between layers two or more apart, what a block-tridiagonal one drops)."""
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    if edges[-1] != M.shape[0] or M.shape[0] != M.shape[1]:
+        raise ParameterError(f"sizes={list(sizes)} do not partition a {tuple(M.shape)} matrix")
+    sq = M**2
+    total = float(sq.sum())
+    off = far = 0.0
+    for i in range(len(sizes)):
+        for j in range(len(sizes)):
+            if i != j:
+                b = float(sq[edges[i] : edges[i + 1], edges[j] : edges[j + 1]].sum())
+                off += b
+                far += b if abs(i - j) >= 2 else 0.0
+    return {"off_diagonal": off / total, "off_tridiagonal": far / total}
+
+
+def natural_gradient_comparison(
+    params: Params,
+    x: torch.Tensor,
+    y: Any,
+    *,
+    dampings: Sequence[float],
+    structure_damping: float,
+    activation: str = "relu",
+) -> dict[str, np.ndarray]:
+    """How well K-FAC's damped inverse stands in for the exact one (Martens & Grosse 2015, §§4–6).
+
+    With F the exact Fisher of all layers (cross-layer blocks included), λ = δ · tr(F)/P for each
+    relative damping δ of ``dampings`` (Tikhonov damping in units of the mean eigenvalue) and ∇L
+    the loss gradient on (``x``, ``y``), the exact damped natural gradient is d = (F + λI)⁻¹∇L.
+    Against it, per damping, the cosine of: ``cos_kfac`` — K-FAC, ⊕_l (G_l ⊗ A_{l−1} + λI)⁻¹∇L_l;
+    ``cos_blocks`` — the exact diagonal blocks inverted alone, ⊕_l (F_ll + λI)⁻¹∇L_l (what
+    dropping the blocks between layers costs, without the Kronecker factorisation);
+    ``cos_diagonal`` — (diag F + λ)⁻¹∇L; ``cos_gradient`` — ∇L itself (no preconditioner). The
+    exact and block solves go through Cholesky factors of the damped matrices (positive definite
+    for λ > 0); K-FAC's through the eigen-decompositions of G_l and A_{l−1} (a Kronecker
+    product's eigenvectors are the products of its factors'). Structure at δ =
+    ``structure_damping`` (:func:`block_shares`): ``fisher_off_diagonal``/
+    ``fisher_off_tridiagonal`` of F and ``inverse_off_diagonal``/``inverse_off_tridiagonal`` of
+    (F + λI)⁻¹; ``lambda`` the absolute dampings."""
+    dampings = [check_positive("dampings", d) for d in dampings]
+    check_positive("structure_damping", structure_damping)
+    if not dampings:
+        raise ParameterError("dampings must hold at least one relative damping")
+    stats = layer_statistics(params, x, activation)
+    U = fisher_scores(stats)
+    F = U.T @ U / stats["p"].shape[0]
+    P = F.shape[0]
+    scale = float(torch.trace(F)) / P
+    g = loss_gradient(stats, y)
+    eye = torch.eye(P, dtype=F.dtype)
+    sizes = [int(a.shape[1] * gg.shape[2]) for a, gg in zip(stats["a"], stats["g"])]
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    layers = []
+    for l in range(len(sizes)):
+        sl = slice(int(edges[l]), int(edges[l + 1]))
+        G, A = kfac_factors(stats, l + 1)
+        (wg, qg), (wa, qa) = (torch.linalg.eigh(M) for M in (G, A))
+        V = g[sl].reshape(G.shape[0], A.shape[0])
+        layers.append((sl, wg, qg, wa, qa, qg.T @ V @ qa))
+    out: dict[str, list[float]] = {
+        k: [] for k in ("cos_kfac", "cos_blocks", "cos_diagonal", "cos_gradient", "lambda")
+    }
+    inv = None
+    for d in dampings:
+        lam = d * scale
+        chol = torch.linalg.cholesky(F + lam * eye)
+        exact = torch.cholesky_solve(g[:, None], chol)[:, 0]
+        if d == structure_damping:
+            inv = torch.cholesky_inverse(chol)
+        kfac, blocks = torch.empty_like(g), torch.empty_like(g)
+        for sl, wg, qg, wa, qa, vt in layers:
+            # (G ⊗ A + λI)⁻¹ vec(V) = vec(Q_G [(Q_Gᵀ V Q_A) ⊘ (λ_G λ_Aᵀ + λ)] Q_Aᵀ)
+            kfac[sl] = (qg @ (vt / (wg[:, None] * wa[None, :] + lam)) @ qa.T).reshape(-1)
+            block = torch.linalg.cholesky(F[sl, sl] + lam * eye[sl, sl])
+            blocks[sl] = torch.cholesky_solve(g[sl, None], block)[:, 0]
+        diagonal = g / (torch.diagonal(F) + lam)
+        for key, v in (
+            ("cos_kfac", kfac),
+            ("cos_blocks", blocks),
+            ("cos_diagonal", diagonal),
+            ("cos_gradient", g),
+        ):
+            out[key].append(_cosine(v, exact))
+        out["lambda"].append(lam)
+    if inv is None:
+        inv = torch.cholesky_inverse(torch.linalg.cholesky(F + structure_damping * scale * eye))
+    fs, js = block_shares(F, sizes), block_shares(inv, sizes)
+    return {
+        **{k: np.asarray(v) for k, v in out.items()},
+        "fisher_off_diagonal": np.asarray(fs["off_diagonal"]),
+        "fisher_off_tridiagonal": np.asarray(fs["off_tridiagonal"]),
+        "inverse_off_diagonal": np.asarray(js["off_diagonal"]),
+        "inverse_off_tridiagonal": np.asarray(js["off_tridiagonal"]),
+    }
+
+
 def fisher_subset(
     params: Params, x: torch.Tensor, units: int, activation: str = "relu"
 ) -> dict[str, np.ndarray]:
@@ -791,18 +927,12 @@ def fisher_subset(
     outputs of every layer (what Martens & Grosse's Fig. 2 shows for a few middle layers)."""
     units = check_positive_int("units", units)
     stats = layer_statistics(params, x, activation)
-    n = n_weight_layers(params)
-    p = stats["p"]
-    N, C = p.shape
-    cols, kblocks = [], []
-    for l in range(1, n + 1):
-        a, g = stats["a"][l - 1][:, :units], stats["g"][l - 1][:, :, :units]
-        u = g[:, :, :, None] * a[:, None, None, :]
-        cols.append((u * p.sqrt()[:, :, None, None]).reshape(N * C, -1))
+    kblocks = []
+    for l in range(1, n_weight_layers(params) + 1):
         G, A = kfac_factors(stats, l)
         kblocks.append(torch.kron(G[:units, :units], A[:units, :units]))
-    U = torch.cat(cols, 1)
-    F = U.T @ U / N
+    U = fisher_scores(stats, units)
+    F = U.T @ U / stats["p"].shape[0]
     K = torch.block_diag(*kblocks)
     sizes = np.array([b.shape[0] for b in kblocks])
     return {"exact": F.numpy(), "kfac": K.numpy(), "block_sizes": sizes}

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..plotting import CMAP, depth_colors
-from ..studies.ch08 import KFAC_STATES, PROTOCOL_NAMES
+from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS, PROTOCOL_NAMES
 
 #: float64 machine epsilon; exact zeros are drawn at ε/10 on log axes.
 EPS = float(np.finfo(np.float64).eps)
@@ -346,4 +346,41 @@ def tangent_sensitivity(same: Any, different: Any) -> Figure:
         ylim=(-0.5, 1.5),
     )
     fig.tight_layout()
+    return fig
+
+
+NATURAL_GRADIENT_LABELS = {
+    "kfac": "K-FAC",
+    "blocks": "exact diagonal blocks",
+    "diagonal": "diagonal",
+    "gradient": "gradient (no preconditioner)",
+}
+
+
+def natural_gradient(
+    cos: Mapping[str, Mapping[str, np.ndarray]], dampings: Sequence[float]
+) -> Figure:
+    """Cosine with the exact damped natural gradient against the relative damping, one panel per
+    state of :data:`~layerwise.studies.ch08.KFAC_STATES`: ``cos[state][name]`` (nets, dampings)
+    for each of :data:`~layerwise.studies.ch08.NATURAL_GRADIENTS`, mean ± sd over nets."""
+    fig, axes = plt.subplots(1, len(KFAC_STATES), figsize=(7.5, 4.2), sharey=True)
+    for ax, state in zip(axes, KFAC_STATES):
+        for name in NATURAL_GRADIENTS:
+            c = np.asarray(cos[state][name])
+            ax.errorbar(
+                dampings,
+                c.mean(0),
+                yerr=c.std(0, ddof=1),
+                marker="o",
+                capsize=3,
+                label=NATURAL_GRADIENT_LABELS[name],
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("relative damping δ")
+        ax.set_title("He initialisation" if state == "init" else "after training")
+        ax.axhline(1.0, color="0.6", lw=0.8, ls=":")
+    axes[0].set_ylabel("cosine with (F + λI)⁻¹∇L")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.2, 1, 1))   # the legend below the panels, off the data
     return fig

@@ -28,6 +28,7 @@ from ..infogeo import (
     hessian_top_eigenvalue,
     kfac_analysis,
     loss_fn,
+    natural_gradient_comparison,
     one_hot,
     randomize_labels,
     sharpness_draws,
@@ -469,6 +470,81 @@ def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
         "within_mean": {t: float(within[t].mean()) for t in S},
         "glue": glue,
         "glue_3": {"kfac_trace_worst": Estimate(KS["trace_worst"], KS["trace_worst_se"])},
+    }
+
+
+NATURAL_GRADIENTS = ("kfac", "blocks", "diagonal", "gradient")
+"""The approximate natural gradients of :func:`~layerwise.infogeo.natural_gradient_comparison`."""
+
+
+def natural_gradient_study(
+    trained: Params,
+    init_seed: int,
+    x: torch.Tensor,
+    y: np.ndarray,
+    *,
+    dampings: Sequence[float],
+    structure_damping: float,
+) -> dict[str, np.ndarray]:
+    """:func:`~layerwise.infogeo.natural_gradient_comparison` of a trained network (``trained_…``)
+    and of its He initialisation from ``init_seed`` (``init_…``), on (``x``, ``y``)."""
+    widths = [trained["W1"].shape[1]] + [
+        trained[f"W{l}"].shape[0] for l in range(1, n_weight_layers(trained) + 1)
+    ]
+    out = {}
+    for tag, p in (("init", init_mlp(widths, seed=init_seed)), ("trained", trained)):
+        r = natural_gradient_comparison(
+            p, x, y, dampings=dampings, structure_damping=structure_damping
+        )
+        out.update({f"{tag}_{k}": v for k, v in r.items()})
+    return out
+
+
+def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) -> dict[str, Any]:
+    """:func:`natural_gradient_study` over (≥ 2) nets. ``cos[state][name]``: (nets, dampings)
+    cosines with the exact damped natural gradient of each of :data:`NATURAL_GRADIENTS`; as
+    :class:`Estimate` s over nets, with the worse of the two states per net: ``inverse_block``
+    = inverse_off_diagonal / fisher_off_diagonal (how much nearer block-diagonal the damped
+    inverse is than F; Martens & Grosse 2015, §4), ``inverse_tridiagonal`` = the share of the far
+    blocks in the off-diagonal norm, inverse over F (nearer block-tridiagonal), and
+    ``factorisation_cost`` = cos_blocks − cos_kfac at the damping index ``at`` (the direction lost
+    to the Kronecker factorisation beyond what dropping the blocks between layers loses); and the
+    per-state means ``shares[state]`` of the four structure shares."""
+    if len(runs) < 2:
+        raise ParameterError(f"natural_gradient_summary needs >= 2 nets, got {len(runs)}")
+    S = KFAC_STATES
+
+    def per_net(f: Callable[[Mapping[str, np.ndarray], str], float], worst: Callable) -> Estimate:
+        return estimate([worst(f(r, t) for t in S) for r in runs])
+
+    def block(r: Mapping[str, np.ndarray], t: str) -> float:
+        return float(r[f"{t}_inverse_off_diagonal"] / r[f"{t}_fisher_off_diagonal"])
+
+    def tridiagonal(r: Mapping[str, np.ndarray], t: str) -> float:
+        inv = r[f"{t}_inverse_off_tridiagonal"] / r[f"{t}_inverse_off_diagonal"]
+        fis = r[f"{t}_fisher_off_tridiagonal"] / r[f"{t}_fisher_off_diagonal"]
+        return float(inv / fis)
+
+    def cost(r: Mapping[str, np.ndarray], t: str) -> float:
+        return float(r[f"{t}_cos_blocks"][at] - r[f"{t}_cos_kfac"][at])
+
+    shares = (
+        "fisher_off_diagonal",
+        "fisher_off_tridiagonal",
+        "inverse_off_diagonal",
+        "inverse_off_tridiagonal",
+    )
+    return {
+        "cos": {
+            t: {k: np.array([r[f"{t}_cos_{k}"] for r in runs]) for k in NATURAL_GRADIENTS}
+            for t in S
+        },
+        "inverse_block": per_net(block, max),
+        "inverse_tridiagonal": per_net(tridiagonal, max),
+        "factorisation_cost": per_net(cost, min),
+        "shares": {
+            t: {k: float(np.mean([r[f"{t}_{k}"] for r in runs])) for k in shares} for t in S
+        },
     }
 
 
