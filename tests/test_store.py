@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from layerwise.params import ParameterError
-from layerwise.store import ResultsStore, config_key
+from layerwise.store import ResultsStore, block_config, config_key
 
 
 def counting(value=1.0):
@@ -116,6 +116,28 @@ def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path
     assert done == [0, 1, 2, 3, 4]  # blocks 0-2 came from disk
     np.testing.assert_array_equal(e.arrays["rows"][:, 0], np.repeat(np.arange(5.0), 2))
     assert store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1").cached
+
+
+def test_a_different_split_never_reads_another_splits_blocks(tmp_path):
+    """Block i of a split into 2 is not block i of a split into 4, even with a ``block`` field of
+    the caller's own in the key (Chapter.simulate_moments keeps its block size there)."""
+    store = ResultsStore(tmp_path)
+    total = 8
+
+    def split(n_blocks):
+        size = total // n_blocks
+        return lambda i: {"rows": np.arange(i * size, (i + 1) * size, dtype=float)}
+
+    for n_blocks in (2, 4, 2):
+        e = store.get_or_compute_blocks(
+            "mc", {"n": total, "block": 99}, n_blocks, split(n_blocks), code_version="1"
+        )
+        np.testing.assert_array_equal(e.arrays["rows"], np.arange(total, dtype=float))
+    assert store.get_or_compute_blocks("mc", {"n": total}, 4, split(4), code_version="1").arrays[
+        "rows"
+    ].shape == (total,)
+    with pytest.raises(ParameterError, match="block_index"):
+        block_config({"block_index": 1}, 2, 0)
 
 
 def test_shared_block_arrays_are_kept_once_and_must_agree(tmp_path):

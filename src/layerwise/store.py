@@ -52,6 +52,19 @@ def _canonical(obj: Any) -> Any:
     raise TypeError(f"configuration value {obj!r} of type {type(obj).__name__} is not JSON-able")
 
 
+def block_config(config: Mapping[str, Any], n_blocks: int, index: int) -> dict[str, Any]:
+    """The store key of block ``index`` of ``n_blocks`` of a run keyed by ``config``: the run's
+    key plus the block's place in the split. Both are needed: what block i holds depends on how
+    the work was split (block i of 2 is not block i of 4), and ``config`` may hold a field of its
+    own named ``block`` (the block size of :meth:`layerwise.chapter.Chapter.simulate_moments`)
+    that the index must not overwrite."""
+    if "block_index" in config or "n_blocks" in config:
+        raise ParameterError(
+            "config must not hold 'block_index' or 'n_blocks': the store adds them"
+        )
+    return {**config, "n_blocks": n_blocks, "block_index": index}
+
+
 class ProgressFile:
     """Progress of block runs for whoever executes the notebook (the book runner's terminal).
 
@@ -253,10 +266,12 @@ class ResultsStore:
     ) -> Entry:
         """Compute ``n_blocks`` independent blocks (each cached) and concatenate them on axis 0.
 
-        Block ``i`` is keyed by ``config`` plus ``block=i`` so an interrupted run resumes from
-        the blocks already on disk; the assembled result is cached as its own entry. Arrays named
-        in ``shared`` (e.g. the layer index of each record) are the same in every block: they are
-        checked to be identical and kept once instead of concatenated.
+        Block ``i`` is keyed by ``config`` plus its place in the split (:func:`block_config`:
+        ``n_blocks`` and ``block_index=i``), so an interrupted run resumes from the blocks already
+        on disk and a different split never reads another split's blocks; the assembled result
+        is cached as its own entry. Arrays named in ``shared`` (e.g. the layer index of each
+        record) are the same in every block: they are checked to be identical and kept once
+        instead of concatenated.
 
         ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the blocks
         here, one after the other; a ``distributed.Client`` (or a function returning one, called
@@ -308,7 +323,7 @@ class ResultsStore:
             blocks.append(
                 self.get_or_compute(
                     f"{name}.block",
-                    {**config, "block": i},
+                    block_config(config, n_blocks, i),
                     lambda i=i: compute_block(i),
                     code_version=code_version,
                     code_modules=code_modules,
@@ -352,7 +367,7 @@ class ResultsStore:
         done: dict[int, Entry] = {}
         todo: list[int] = []
         for i in range(n_blocks):
-            e = self.load(f"{name}.block", {**config, "block": i}, code_version)
+            e = self.load(f"{name}.block", block_config(config, n_blocks, i), code_version)
             if e is None:
                 todo.append(i)
             else:
@@ -389,7 +404,7 @@ class ResultsStore:
                         i = futures.pop(fut)
                         arrays, info = fut.result()
                         fut.release()
-                        cfg_i = {**config, "block": i}
+                        cfg_i = block_config(config, n_blocks, i)
                         self.events.append(
                             (
                                 "miss",
