@@ -70,6 +70,7 @@ _POS_INT = (
     "kfac_n",
     "kfac_units",
     "kfac_seeds",
+    "ng_nets",
     "rand_seeds",
     "rand_hidden",
     "rand_steps",
@@ -78,7 +79,7 @@ _POS_INT = (
 )
 _POS_INT_LISTS = ("fr_depths", "fr_widths")
 #: parameters that count independent nets, over which a standard error needs at least two
-_REPLICATES = ("kfac_seeds", "rand_seeds")
+_REPLICATES = ("kfac_seeds", "ng_nets", "rand_seeds")
 
 
 def check_params(P: dict[str, Any]) -> dict[str, Any]:
