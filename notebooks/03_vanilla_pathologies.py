@@ -638,6 +638,8 @@ ch.glue_all({f"conv_{k}_nets": "many more" if v is None else f"about {v}"
              for k, v in need.items()})
 ch.glue("conv_excess_late", late.mean - 1, digits=2)
 ch.glue("conv_chi_sd", log10chi_conv.se * np.sqrt(log10chi_conv.n), digits=2)
+
+# %% tags=["remove-cell"]
 fig3_increment_claims(
     "conv", fig3_conv, min_scale="default", bound_min_scale="paper",
     bound_note=f"graded from the paper scale: the last quarter's δχ exceeds 1 by "
