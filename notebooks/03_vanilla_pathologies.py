@@ -575,9 +575,10 @@ def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_sca
 
 # %%
 fig3_increment_claims("fc", fig3_fc)
-fig3_shape_claims("fc", fig3_fc, chi_note="log10 χ^L spreads by several tenths across networks, so "
-                                          "a handful of networks cannot place its mean inside the "
-                                          "bracket")
+# assigned: a cell ending in a value would print it
+fc_log10chi = fig3_shape_claims("fc", fig3_fc, chi_note="log10 χ^L spreads by several tenths "
+                                "across networks, so a handful of networks cannot place its mean "
+                                "inside the bracket")
 
 # %% [markdown]
 # ### The paper's convolutional nets

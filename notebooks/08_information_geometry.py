@@ -475,13 +475,15 @@ else:
 # than F and closer still to block-tridiagonal (their §4). We build the whole Fisher (all three
 # layers, cross-layer blocks included) of the same nets, damp it as every practical natural
 # gradient does, F + λI with λ = δ · tr(F)/P (δ relative to the mean eigenvalue), and measure two
-# things at δ = {glue}`ng_structure_damping`: how much of ‖(F + λI)⁻¹‖_F² lies outside the
-# diagonal blocks, against the same share of F; and how much of the off-diagonal part lies in the
-# blocks between layers 1 and 3, which a block-tridiagonal inverse drops. Then the direction: the
-# cosine between the exact damped natural gradient (F + λI)⁻¹∇L on the training inputs and four
-# stand-ins — K-FAC's ⊕_l (G_l ⊗ A_{l−1} + λI)⁻¹∇L_l, the exact diagonal blocks inverted alone
-# (what dropping the cross-layer blocks costs without the Kronecker factorisation), the diagonal
-# (diag F + λ)⁻¹∇L, and the gradient itself.
+# things at δ = {glue}`ng_structure_damping`: how much of $\|(F + \lambda I)^{-1}\|_F^2$ lies
+# outside the diagonal blocks, against the same share of F; and how much of the off-diagonal part
+# lies in the blocks between layers 1 and 3, which a block-tridiagonal inverse drops. Then the
+# direction: the cosine between the exact damped natural gradient $(F + \lambda I)^{-1}\nabla L$
+# on the training inputs and four stand-ins — K-FAC's
+# $\bigoplus_l (G_l \otimes A_{l-1} + \lambda I)^{-1}\nabla_l L$, the exact diagonal blocks
+# inverted alone, $\bigoplus_l (F_{ll} + \lambda I)^{-1}\nabla_l L$ (what dropping the
+# cross-layer blocks costs without the Kronecker factorisation), the diagonal
+# $(\mathrm{diag}\,F + \lambda)^{-1}\nabla L$, and the gradient itself.
 #
 # The damped inverse keeps a share {glue}`ng_inv_off_init` of its norm outside the diagonal
 # blocks at initialisation and {glue}`ng_inv_off_trained` after training, against
@@ -555,7 +557,7 @@ ch.glue("ng_structure_verdict", ch.verdict(
 ch.glue("ng_direction_verdict", ch.verdict(
     ["kfac_direction_lost_to_the_factorisation"],
     "the direction K-FAC loses against the exact damped natural gradient is lost to the Kronecker "
-    "factorisation, not to the blocks between layers it drops (the table above gives the "
+    "factorisation, not to the blocks between layers it drops (the table below gives the "
     "cosines of all four).",
     "the exact diagonal blocks do not point nearer the exact natural gradient than K-FAC.",
     "whether the direction is lost to the factorisation or to the dropped blocks is not resolved "
