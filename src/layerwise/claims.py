@@ -103,6 +103,42 @@ def quantile(confidence: float, dof: float | None = None) -> float:
     return t_quantile(confidence, dof)
 
 
+def replicates_to_decide(
+    mean: float,
+    se: float | None,
+    n: int | None,
+    edges: Iterable[float],
+    confidence: float = 0.99,
+    *,
+    start: int | None = None,
+) -> int | None:
+    """The smallest number of replicates k ≥ ``start`` (default ``n``, at least 2) at which a mean
+    over ``n`` replicates with the same value and spread (se·√n) would put its whole t interval
+    (``confidence``, k − 1 d.o.f.) on one side of the nearest finite of ``edges``: the smallest k
+    with t·sd/√k < |mean − edge| (t·sd/√k falls with k, so a bisection finds it). None without a
+    standard error, with the mean on an edge, or beyond 10⁹ replicates."""
+    near = [abs(mean - float(e)) for e in edges if math.isfinite(float(e))]
+    if se is None or n is None or not se > 0 or not near or not min(near) > 0:
+        return None
+    sd, gap = se * math.sqrt(n), min(near)
+
+    def decides(k: int) -> bool:
+        return quantile(confidence, k - 1) * sd / math.sqrt(k) < gap
+
+    lo = max(int(n if start is None else start), 2)
+    if decides(lo):
+        return lo
+    hi = lo + 1  # decides(lo) is false
+    while not decides(hi):
+        lo, hi = hi, hi * 2
+        if hi > 10**9:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decides(mid) else (mid, hi)
+    return hi
+
+
 def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[float, float]:
     """The interval A of values that satisfy the rule (``-inf``/``inf`` for one-sided rules)."""
     t = tol or 0.0
@@ -313,25 +349,11 @@ class Claim:
             or not isinstance(self.measured, float)
         ):
             return None
-        a, b = accepted_set(self.comparison, self.reference, self.tolerance)
-        m, n = self.measured, self.dof + 1
-        gap = min(abs(m - e) for e in (a, b) if math.isfinite(e))
-        if not gap > 0 or not self.se > 0:
-            return None
-        sd = self.se * math.sqrt(n)
-
-        def decides(k: int) -> bool:
-            return quantile(self.confidence, k - 1) * sd / math.sqrt(k) < gap
-
-        lo, hi = max(int(n), 1), max(int(n) + 1, 2)  # decides(lo) is false (inconclusive now)
-        while not decides(hi):
-            lo, hi = hi, hi * 2
-            if hi > 10**9:
-                return None
-        while hi - lo > 1:  # the smallest k that decides: t(k − 1)·sd/√k falls with k
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if decides(mid) else (mid, hi)
-        return hi
+        edges = accepted_set(self.comparison, self.reference, self.tolerance)
+        # inconclusive now: n itself does not decide, so the search starts above it
+        return replicates_to_decide(
+            self.measured, self.se, int(self.dof) + 1, edges, self.confidence
+        )
 
     def rule(self) -> str:
         """The rule in words, with the reference and margin filled in."""
@@ -682,7 +704,7 @@ def scorecard_html(
         parts.append(
             f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
             f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>'
+            f"<tbody>{''.join(body)}</tbody></table>"
         )
     return '<div class="lw-card">' + "".join(parts) + "</div>"
 

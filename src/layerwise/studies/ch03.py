@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import published
+from ..claims import replicates_to_decide
 from ..labatie import (
     drift_diffusion,
     gaussian_fit,
@@ -35,7 +36,6 @@ from ..stats import (
     log_mean_exp,
     ratio_of_means,
     skewness_se,
-    t_quantile,
 )
 
 #: The two log-moments of Fig. 2: key → the engine's arrays at the layer input (loc1) and output.
@@ -262,11 +262,12 @@ def fig2_spread(study: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
         j = [w512.index(q) for q in quarters]
         s128, s512 = w128.std_log10[i] * ln10, w512.std_log10[j] * ln10
         ours = study["logs"][k][:, study["qi"]]
+        sd = np.std(ours, axis=0, ddof=1)
         alt = math.log(s512[-1] / s128[-1])
         out["m"] = w128.n
         out[k] = {
-            "ours": np.std(ours, axis=0, ddof=1),
-            "ours_se": np.std(ours, axis=0, ddof=1) / math.sqrt(2 * (n - 1)),
+            "ours": sd,
+            "ours_se": sd / math.sqrt(2 * (n - 1)),
             "w128": s128,
             "w512": s512,
             "estimate": log_spread_versus_published(ours[:, -1], s128[-1], w128.n, seed=seed),
@@ -281,20 +282,13 @@ def fig2_spread(study: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
 
 
 def networks_to_decide(e: Estimate, edges: Any, confidence: float = 0.99) -> int | None:
-    """The number of networks k at which a mean ``e`` over n networks, with the same mean and
-    spread (se·√n), would put its whole t interval (``confidence``, k − 1 d.o.f.) on one side of
-    the nearest of ``edges`` (one value, or the ends of a bracket): the smallest k with
-    t·sd/√k < |mean − edge| (None without an SE, or with the mean on an edge)."""
-    near = [abs(e.mean - float(x)) for x in np.atleast_1d(edges) if math.isfinite(float(x))]
-    if e.se is None or e.n is None or not e.se > 0 or not near or min(near) == 0:
-        return None
-    sd, gap = e.se * math.sqrt(e.n), min(near)
-    k = 2
-    while t_quantile(confidence, k - 1) * sd / math.sqrt(k) >= gap:
-        k += 1
-        if k > 10**7:
-            return None
-    return k
+    """The number of networks k ≥ 2 at which a mean ``e`` over n networks, with the same mean and
+    spread, would put its whole t interval on one side of the nearest of ``edges`` (one value, or
+    the ends of a bracket): :func:`layerwise.claims.replicates_to_decide`, the scorecard's own
+    count, searched from 2 networks up."""
+    return replicates_to_decide(
+        e.mean, e.se, e.n, np.atleast_1d(edges).astype(float), confidence, start=2
+    )
 
 
 # ----------------------------------------------------------------------------------------------
