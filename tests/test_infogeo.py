@@ -164,6 +164,25 @@ def test_hessian_lanczos_matches_dense_and_transforms():
     assert torch.allclose(Hq, H / t[:, None] / t[None, :], rtol=1e-9, atol=1e-12)
 
 
+def test_top_hessian_eigenvalue_scales_as_alpha_squared_at_both_ends():
+    # Dinh et al. 2017, §4: λ_max(T_α θ) = λ_max(T⁻¹HT⁻¹) → α² λ_max(H₂₂) for α → ∞ and
+    # α⁻² λ_max(H₁₁) for α → 0, so its log-log slope tends to ±2 (formerly Chapter 8's claims
+    # hessian_slope_{large,small}_alpha, which held by construction); through Lanczos on the
+    # transformed net, against the dense limit
+    x, y = data(n=16, d=5, c=3, seed=2)
+    p = nw.init_mlp([5, 4, 3], seed=7)
+    yoh = ig.one_hot(y, 3)
+    n = nw.flatten(p).numel()
+
+    def lam(a):
+        return ig.hessian_top_eigenvalue(ig.alpha_scale(p, a), x, yoh, n_iter=n)
+
+    for lo, hi, slope in ((1e3, 1e4, 2.0), (1e-4, 1e-3, -2.0)):
+        assert np.log(lam(hi) / lam(lo)) / np.log(hi / lo) == pytest.approx(slope, abs=1e-3)
+    # a limit, not an identity: one decade from α = 1 the slope is not yet 2
+    assert abs(np.log(lam(10.0) / lam(1.0)) / np.log(10.0) - 2.0) > 1e-3
+
+
 def test_multiplicative_noise_sharpness_is_invariant():
     x, y = data()
     p = nw.init_mlp([7, 8, 8, 4], seed=6)
