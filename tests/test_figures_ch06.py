@@ -223,3 +223,20 @@ def test_counts_training():
         for (x, y, _), v in zip(data, curves, strict=True):  # each curve: the mean over runs
             assert np.array_equal(x, epoch) and np.allclose(y, v.mean(0))
     narrow(fig)
+
+
+def test_counts_by_step():
+    steps = np.array([0, 1, 10, 100])
+    mean = np.array([[0.0, 0.1, -0.2, -0.5], [0.0, 0.05, 0.0, 0.3]])
+    se = np.full_like(mean, 0.05)
+    fig = figures.counts_by_step(
+        [("a", steps, mean, se, ["x", "y"]), ("b", steps[:3], mean[:1, :3], se[:1, :3], ["z"])]
+    )
+    left, right = fig.axes
+    assert left.get_xscale() == "log" and len(left.get_legend().get_texts()) == 2
+    # step 0 (log-ratio 0 by definition) is left out; the curves are the means after it
+    line = left.get_lines()[0]
+    np.testing.assert_allclose(line.get_xdata(), steps[1:])
+    np.testing.assert_allclose(line.get_ydata(), mean[0, 1:])
+    assert right.get_title() == "b"
+    narrow(fig)

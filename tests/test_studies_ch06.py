@@ -23,6 +23,13 @@ CH6 = dict(
     n_check_nets=4,
     preprocessings=["raw", "pixel"],
     lrs=[1e-3],
+    step_nets=2,
+    steps=[1, 10],
+    early_step=10,
+    n_held=5,
+    ladder=["8:20:0", "28:20:1"],
+    ladder_nets=2,
+    ladder_steps=[5],
 )
 
 
@@ -48,6 +55,14 @@ def test_check_chapter_params():
         (dict(label_noise=[0.5, 1.0]), "start with 0"),
         (dict(neurons=[24, 24]), "distinct"),
         (dict(n_line_nets=0), "n_line_nets"),
+        (dict(steps=[10, 1]), "increasing"),
+        (dict(early_step=3), "early_step"),
+        (dict(ladder=["8:5000:0"]), "ladder rung"),
+        (dict(ladder=["16:20:0"]), "ladder rung"),
+        (dict(ladder=["mnist:/nonexistent"]), "MNIST folder"),
+        (dict(ladder=[]), "ladder"),
+        (dict(ladder_nets=0), "ladder_nets"),
+        (dict(n_held=1797), "n_held"),
     ]:
         with pytest.raises(ParameterError, match=match):
             study.check_chapter_params({**CH6, **bad})
@@ -481,3 +496,167 @@ def test_sensitivity_summary():
                 "mc_sq": np.ones(2),
             }
         )
+
+
+# --- training step by step, the ladder --------------------------------------------------------
+def test_upsampled_digits():
+    x8, y8 = study.upsampled_digits(8)
+    raw, y = study.digits_inputs("raw")
+    np.testing.assert_array_equal(x8, raw)
+    np.testing.assert_array_equal(y8, y)
+    x28, _ = study.upsampled_digits(28)
+    assert x28.shape == (1797, 784) and x28.min() >= 0 and x28.max() <= 1 + 1e-6
+    # bilinear resampling keeps a blank border blank and the ink where it was (row sums' mass
+    # centre within a pixel of the original's, in units of the original pixel)
+    im8, im28 = raw[0].reshape(8, 8), x28[0].reshape(28, 28)
+    c8 = (im8.sum(1) * np.arange(8)).sum() / im8.sum()
+    c28 = (im28.sum(1) * (np.arange(28) + 0.5) * 8 / 28 - 0.5).sum() / im28.sum()
+    assert abs(c8 - c28) < 0.5
+
+
+def test_shifted_copies_against_a_loop():
+    rng = np.random.default_rng(3)
+    X, y = rng.random((4, 25)), np.arange(4)
+    Xs, ys = study.shifted_copies(X, y, 1)
+    assert Xs.shape == (36, 25) and list(ys) == list(range(4)) * 9
+    np.testing.assert_array_equal(Xs[:4], X)  # the unshifted copy first
+    expected = set()
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            for im in X.reshape(4, 5, 5):
+                out = np.zeros((5, 5))
+                for i in range(5):
+                    for j in range(5):
+                        if 0 <= i + dx < 5 and 0 <= j + dy < 5:
+                            out[i, j] = im[i + dx, j + dy]
+                expected.add(out.tobytes())
+    assert {row.reshape(5, 5).tobytes() for row in Xs} == expected
+    for bad in (-1, 3):
+        with pytest.raises(ParameterError, match="shift"):
+            study.shifted_copies(X, y, bad)
+
+
+def test_parse_rung_and_off_data_points():
+    assert study.parse_rung("28:1797:2") == ("digits", 28, 1797, 2)
+    for bad in ("28:1797", "9:100:0", "8:2:0", "8:100:5", "a:b:c"):
+        with pytest.raises(ParameterError, match="ladder rung"):
+            study.parse_rung(bad)
+    rng = np.random.default_rng(0)
+    X = rng.random((7, 5))
+    off = study.off_data_points(X, 40, rng)
+    assert off.shape == (40, 5)
+    for j in range(5):  # every coordinate drawn from its own column
+        assert set(off[:, j]) <= set(X[:, j])
+    assert not any((off == row).all(1).any() for row in X) or len(X) ** 5 < 40
+
+
+def _blobs(n=60, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    return rng.standard_normal((n, d)) * 0.3 + np.eye(3, d)[y] * 3, y
+
+
+def test_train_step_counts_init_and_independence():
+    X, y = _blobs()
+    rng = np.random.default_rng(1)
+    pts = np.stack(
+        [np.stack([X[rng.choice(60, 3, replace=False)] for _ in range(2)]) for _ in range(2)]
+    )  # (nets=2, slices=2, 3, d)
+    run = study.train_step_counts(X, y, [8, 8], slice_points=pts, steps=[2, 5], seed=9, batch=10)
+    assert list(run["steps"]) == [0, 2, 5] and run["count"].shape == (2, 2, 3)
+    seeds = np.random.default_rng(9).integers(2**31, size=3)[1:]  # after the batch order's
+    for k in range(2):  # step 0: the He networks drawn from the seed, counted directly
+        net = regions.he_mlp(6, [8, 8], 3, seed=int(seeds[k]))
+        for s in range(2):
+            assert run["count"][k, s, 0] == regions.count_regions(
+                net, regions.plane_through(pts[k, s])
+            )
+    # Adam acts per coordinate: within the first pass, network 0 trains as if it were alone
+    alone = study.train_step_counts(
+        X, y, [8, 8], slice_points=pts[:1], steps=[2, 5], seed=9, batch=10
+    )
+    np.testing.assert_array_equal(alone["count"][0], run["count"][0])
+
+
+def test_train_step_counts_learns_and_refuses_bad_points():
+    X, y = _blobs(seed=2)
+    pts = X[None, None, :3]
+    run = study.train_step_counts(
+        X, y, [16, 16], slice_points=pts, steps=[200], seed=0, batch=20, lr=1e-2
+    )
+    assert run["acc"][0] == 1.0  # three well-separated blobs are fitted
+    with pytest.raises(ParameterError, match="slice_points"):
+        study.train_step_counts(X, y, [4], slice_points=X[:3], steps=[1], seed=0)
+
+
+def test_step_experiment_slices():
+    run = study.step_experiment([6, 6], n_nets=2, steps=[1], n_held=50, seed=4)
+    X, _ = study.upsampled_digits(8)
+    held = set(run["held"].tolist())
+    assert len(held) == 50 and run["count"].shape == (2, 3, 2)
+    rows = {x.tobytes(): i for i, x in enumerate(X)}
+    for k in range(2):
+        train_rows = [rows[p.tobytes()] for p in run["points"][k, 0]]
+        held_rows = [rows[p.tobytes()] for p in run["points"][k, 1]]
+        assert not held & set(train_rows) and set(held_rows) <= held
+        assert all(p.tobytes() not in rows for p in run["points"][k, 2])  # off the data
+
+
+def _write_idx(folder, images, labels):
+    for name, arr, magic in (
+        ("train-images-idx3-ubyte", images, 2051),
+        ("train-labels-idx1-ubyte", labels, 2049),
+    ):
+        head = magic.to_bytes(4, "big") + b"".join(int(d).to_bytes(4, "big") for d in arr.shape)
+        (folder / name).write_bytes(head + arr.astype(np.uint8).tobytes())
+
+
+def test_ladder_experiment_layout_with_an_mnist_rung(tmp_path):
+    rng = np.random.default_rng(0)
+    _write_idx(tmp_path, rng.integers(0, 256, (12, 28, 28)), np.arange(12) % 10)
+    rungs = ["8:20:0", "8:20:1", f"mnist:{tmp_path}"]
+    out = study.ladder_experiment([5], rungs=rungs, n_nets=2, steps=[1, 3], seed=0, batch=4)
+    assert out["count"].shape == (3, 2, 3) and list(out["n_train"]) == [20, 180, 12]
+    assert list(out["steps"]) == [0, 1, 3] and out["acc"].shape == (3, 2)
+
+
+def test_log_ratio_summary_and_signs():
+    count = np.array([[[10, 20, 5], [10, 10, 10], [20, 40, 20]]])  # (1 group, 3 nets, T=3)
+    out = study.log_ratio_summary(count, np.array([0, 1, 2]))
+    lr = np.log([[1, 2, 0.5], [1, 1, 1], [1, 2, 1]])
+    np.testing.assert_allclose(out["mean"][0], lr.mean(0))
+    np.testing.assert_allclose(out["se"][0], lr.std(0, ddof=1) / np.sqrt(3))
+    e = out["at"][0][1]
+    assert e.mean == pytest.approx(lr[:, 1].mean()) and e.dof == 2
+    with pytest.raises(ParameterError, match="count"):
+        study.log_ratio_summary(count[0], np.array([0, 1, 2]))
+    assert study.sign_of(Estimate(1.0, 0.1, 10, 11)) == 1
+    assert study.sign_of(Estimate(-1.0, 0.1, 10, 11)) == -1
+    assert study.sign_of(Estimate(0.1, 1.0, 10, 11)) == 0
+    assert study.sign_of(Estimate(-0.2, n=1)) == -1
+
+
+def test_step_and_ladder_summaries():
+    steps = np.array([0, 10, 100])
+    count = np.array(
+        [[[10, 12, 5], [10, 11, 4], [10, 9, 20]], [[10, 13, 6], [10, 12, 5], [10, 10, 30]]]
+    )  # (nets, slices, T)
+    s = study.step_summary({"steps": steps, "count": count, "acc": np.array([0.9, 1.0])}, 10)
+    assert s["early"][0].mean == pytest.approx(np.log([1.2, 1.3]).mean())
+    per_net = np.log(count[:, :, 1] / count[:, :, 0]).mean(1)  # each network's slices averaged
+    assert s["early_all"].mean == pytest.approx(per_net.mean())
+    assert s["early_all"].se == pytest.approx(per_net.std(ddof=1) / np.sqrt(2))
+    assert s["late"][2].mean == pytest.approx(np.log([2.0, 3.0]).mean())
+    assert s["ratio_late"][0] == pytest.approx(np.exp(np.log([0.5, 0.6]).mean()))
+    assert s["peak_step"] == 10 and s["acc"] == 0.9 and s["n_nets"] == 2
+    with pytest.raises(ParameterError, match="early_step"):
+        study.step_summary({"steps": steps, "count": count, "acc": np.ones(2)}, 3)
+    lad = {
+        "steps": steps,
+        "count": np.moveaxis(count, 1, 0),
+        "acc": np.ones((3, 2)),
+        "n_train": np.array([5, 6, 7]),
+    }
+    r = study.ladder_summary(lad)
+    assert len(r["late"]) == 3 and r["n_nets"] == 2 and list(r["n_train"]) == [5, 6, 7]
+    np.testing.assert_allclose(r["low"], r["mean"].min(1))

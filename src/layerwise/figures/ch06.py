@@ -203,3 +203,22 @@ def counts_training(epoch: np.ndarray, ratio: dict[str, np.ndarray], preprocessi
         (f"along lines, {p0} inputs, lr {lr0:g}", "ratio to init",
          {"boundary crossings": ratio["crossings"][0, 0],
           "distance to boundary": ratio["dist"][0, 0]})])
+
+
+def counts_by_step(panels: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray,
+                                          Sequence[str]]]) -> Any:
+    """1×2: mean ± SE log-ratio log(count_t / count_0) against the training step (log axis,
+    step 0 left out), one curve per group: each panel is ``(title, steps (T,), mean (G, T),
+    se (G, T), labels (G,))`` (:func:`layerwise.studies.ch06.log_ratio_summary`)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.5, 3.6), sharey=True, squeeze=False)
+    for ax, (title, steps, mean, se, labels) in zip(axes[0], panels, strict=True):
+        s = np.asarray(steps)[1:]
+        for g, label in enumerate(labels):
+            ax.errorbar(s, mean[g, 1:], yerr=se[g, 1:], marker="o", ms=3, capsize=2, label=label)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("training step (Adam)")
+        ax.set_title(title)
+        ax.legend(loc="lower left")
+    axes[0, 0].set_ylabel("log(regions / at init)")
+    return fig

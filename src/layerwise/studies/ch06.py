@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data import digits
+from ..data import check_source, digits, load_mnist
 from ..networks import forward as net_forward
 from ..networks import from_pairs, train
 from ..networks import tangent_sensitivity as net_tangent_sensitivity
@@ -169,7 +169,9 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     """Validate Chapter 6's parameters before any work: ``neurons`` (≥ 2 distinct) divisible by
     every ``depths``, positive ``n_nets``/``n_line_nets``/``n_check_nets``/``epochs``/
     ``n_train_seeds``, non-empty ``label_noise`` (fractions, the first 0), ``preprocessings``
-    (of :data:`PREPROCESSINGS`), ``lrs`` (positive) and ``grid_sizes`` (positive integers).
+    (of :data:`PREPROCESSINGS`), ``lrs`` (positive), ``grid_sizes`` (positive integers), the
+    step-by-step run's ``step_nets``, ``steps`` (increasing), ``early_step`` (one of them) and
+    ``n_held``, and the ladder's rungs (:func:`parse_rung`), ``ladder_nets`` and ``ladder_steps``.
     Returns the architectures compared at initialisation (:func:`architectures`)."""
     archs = architectures(params["neurons"], params["depths"])
     for name in ("n_nets", "epochs", "n_train_seeds", "n_line_nets", "n_check_nets"):
@@ -192,6 +194,22 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     if params["label_noise"][0] != 0:
         raise ParameterError("label_noise must start with 0.0 (the true labels, paired with the "
                              "noisy runs)")
+    for name in ("step_nets", "ladder_nets", "n_held"):
+        check_positive_int(name, params[name])
+    for name in ("steps", "ladder_steps"):
+        values = [check_positive_int(name, v) for v in params[name]]
+        if not values or values != sorted(set(values)):
+            raise ParameterError(f"{name}={params[name]!r} must be a non-empty increasing list of "
+                                 "positive steps")
+    if params["early_step"] not in params["steps"]:
+        raise ParameterError(f"early_step={params['early_step']!r} must be one of steps="
+                             f"{params['steps']!r}")
+    if not 3 <= params["n_held"] <= 1797 - 3:
+        raise ParameterError(f"n_held={params['n_held']!r} must be in 3..1794")
+    if not params["ladder"]:
+        raise ParameterError("ladder must hold at least one rung 'side:n:shift' or 'mnist:DIR'")
+    for rung in params["ladder"]:
+        parse_rung(rung)
     return archs
 
 
@@ -613,3 +631,247 @@ def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
             "mc": estimate(sens["mc_sq"])}
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# Training, step by step: counts on slices through training, held-out and off-data points, and
+# the ladder on data-set size and input dimension
+# --------------------------------------------------------------------------------------------
+SLICES = ("train", "held_out", "off_data")
+
+
+def upsampled_digits(side: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits with raw pixels in [0, 1] (:func:`digits_inputs`), bilinearly resampled
+    to ``side`` × ``side`` (side 8: the originals) and flattened, and their labels; side 28 gives
+    MNIST's 784 inputs."""
+    side = check_positive_int("side", side)
+    x, y = digits()
+    if side == 8:
+        return x.reshape(len(x), -1).astype(np.float64), y
+    t = torch.nn.functional.interpolate(torch.as_tensor(x), size=(side, side), mode="bilinear",
+                                        align_corners=False)
+    return t.reshape(len(x), -1).double().numpy(), y
+
+
+def shifted_copies(X: np.ndarray, y: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every square image (rows of X, flattened) translated by each (dx, dy) with |dx|, |dy| ≤
+    ``shift`` pixels, the vacated pixels set to zero: (2·shift + 1)² copies, the unshifted one
+    first, and their labels."""
+    shift = int(shift)
+    side = int(round(np.sqrt(X.shape[1])))
+    if shift < 0 or side * side != X.shape[1] or 2 * shift >= side:
+        raise ParameterError(f"shift={shift!r} must be in 0..{(side - 1) // 2} for square images "
+                             f"of {X.shape[1]} pixels")
+    im = np.pad(X.reshape(-1, side, side), ((0, 0), (shift, shift), (shift, shift)))
+    moves = sorted(((dx, dy) for dx in range(-shift, shift + 1)
+                    for dy in range(-shift, shift + 1)), key=lambda m: (m != (0, 0), m))
+    out = [im[:, shift + dx: shift + dx + side, shift + dy: shift + dy + side] for dx, dy in moves]
+    return np.concatenate(out).reshape(-1, side * side), np.tile(y, len(moves))
+
+
+def parse_rung(spec: str) -> tuple[str, int, int, int]:
+    """A rung of the training ladder: ``"side:n:shift"``, the digits resampled to side × side
+    (:func:`upsampled_digits`, side 8 or 28), the first ``n`` of a fixed random order of the
+    1 797, each with its (2·shift + 1)² translations (:func:`shifted_copies`); or ``"mnist:DIR"``,
+    the 60 000 MNIST training images read from IDX files in DIR (:func:`layerwise.data.load_mnist`).
+    Returns (source, side, n, shift), n = 0 meaning the whole MNIST training set."""
+    spec = str(spec)
+    if spec.startswith("mnist:"):
+        check_source(spec)
+        return spec, 28, 0, 0
+    parts = spec.split(":")
+    try:
+        side, n, shift = (int(p) for p in parts)
+    except ValueError:
+        side = n = shift = -1
+    if len(parts) != 3 or side not in (8, 28) or not 3 <= n <= 1797 or not 0 <= shift <= 3:
+        raise ParameterError(f"ladder rung {spec!r} must be 'side:n:shift' with side 8 or 28, "
+                             "3 <= n <= 1797 and 0 <= shift <= 3, or 'mnist:DIR'")
+    return "digits", side, n, shift
+
+
+def off_data_points(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` inputs off the data: each coordinate drawn independently from its values over the
+    rows of X (the pixels' marginals kept, the images' structure destroyed)."""
+    n = check_positive_int("n", n)
+    return X[rng.integers(len(X), size=(n, X.shape[1])), np.arange(X.shape[1])]
+
+
+def _stacked_he(d_in: int, widths: Sequence[int], d_out: int, seeds: Sequence[int],
+                bias_var: float) -> dict[str, torch.Tensor]:
+    nets = [he_mlp(d_in, widths, d_out, seed=int(s), bias_var=bias_var) for s in seeds]
+    return {k: torch.stack([net[k] for net in nets]) for k in nets[0]}
+
+
+def train_step_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *,
+                      slice_points: np.ndarray, steps: Sequence[int], seed: int,
+                      lr: float = 1e-3, batch: int = 64,
+                      bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """K = len(slice_points) He-initialised ReLU MLPs (:func:`he_mlp`, ``widths`` hidden, one
+    output per class) trained at once and independently with Adam (Kingma & Ba 2015, per
+    coordinate, so the networks do not interact) on the mean cross-entropy of mini-batches of
+    ``batch`` rows of (X, y), each network on its own fresh random permutation per pass; the
+    activation regions of network k on the planes through each triple ``slice_points[k, s]``
+    (:func:`plane_through`, shape (K, S, 3, d)) are counted after every step in ``steps``
+    (step 0, the initialisation, is always counted).  Returns ``steps`` (T,), ``count``
+    (K, S, T) and the final training accuracy ``acc`` (K,)."""
+    pts = np.asarray(slice_points, dtype=np.float64)
+    if pts.ndim != 4 or pts.shape[2:] != (3, X.shape[1]):
+        raise ParameterError(f"slice_points must have shape (nets, slices, 3, {X.shape[1]}), "
+                             f"got {pts.shape}")
+    ck = np.unique(np.concatenate([[0], [check_positive_int("steps", s) for s in steps]]))
+    batch, lr = check_positive_int("batch", batch), check_positive("lr", lr)
+    K, n_cls = len(pts), int(y.max()) + 1
+    rng = np.random.default_rng(seed)  # the batch order's seed, then one per network
+    gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    net = _stacked_he(X.shape[1], widths, n_cls, rng.integers(2**31, size=K), bias_var)
+    planes = [[plane_through(p) for p in row] for row in pts]
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)
+    counts = np.zeros((K, pts.shape[1], len(ck)), dtype=np.int64)
+
+    def record(t: int) -> None:
+        layers = [(net[f"W{l}"].detach().double().numpy(), net[f"b{l}"].detach().double().numpy())
+                  for l in range(1, len(widths) + 2)]
+        for k in range(K):
+            w = [(W[k], b[k]) for W, b in layers]
+            counts[k, :, t] = [count_regions(w, p) for p in planes[k]]
+
+    tensors = list(net.values())
+    for p in tensors:
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(tensors, lr=lr)
+    perm, pos = None, len(X)
+    record(0)
+    for t in range(1, int(ck[-1]) + 1):
+        if pos + batch > len(X):  # a fresh permutation per network and pass
+            perm, pos = torch.argsort(torch.rand(K, len(X), generator=gen), dim=1), 0
+        idx = perm[:, pos: pos + batch]
+        pos += batch
+        out = net_forward(net, Xt[idx])  # (K, batch, classes)
+        loss = torch.nn.functional.cross_entropy(out.reshape(-1, n_cls), yt[idx].reshape(-1),
+                                                 reduction="sum") / batch
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if t in ck:
+            record(int(np.searchsorted(ck, t)))
+    with torch.no_grad():
+        acc = (net_forward(net, Xt).argmax(-1) == yt).double().mean(1).numpy()
+    return {"steps": ck, "count": counts, "acc": acc}
+
+
+def step_experiment(widths: Sequence[int], *, n_nets: int, steps: Sequence[int], n_held: int,
+                    seed: int, lr: float = 1e-3, batch: int = 64) -> dict[str, np.ndarray]:
+    """:func:`train_step_counts` on the raw 8 × 8 digits less ``n_held`` held-out ones (a random
+    split), ``n_nets`` networks, each counted on three slices (:data:`SLICES`): through three of
+    its training digits, three held-out digits and three off-data points
+    (:func:`off_data_points` of the training digits).  Returns ``steps``, ``count``
+    (nets, 3, T), ``acc`` (nets,), the slices' ``points`` (nets, 3, 3, 64) and the indices of
+    the ``held`` digits."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    X, y = upsampled_digits(8)
+    n_held = check_positive_int("n_held", n_held)
+    if not 3 <= n_held <= len(X) - 3:
+        raise ParameterError(f"n_held={n_held} must leave at least 3 digits on each side")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(X))
+    held, kept = order[:n_held], order[n_held:]
+    off = off_data_points(X[kept], 3 * n_nets, rng).reshape(n_nets, 3, -1)
+    pts = np.stack([np.stack([X[rng.choice(kept, 3, replace=False)],
+                              X[rng.choice(held, 3, replace=False)], off[k]])
+                    for k in range(n_nets)])
+    run = train_step_counts(X[kept], y[kept], widths, slice_points=pts, steps=steps,
+                            seed=int(rng.integers(2**31)), lr=lr, batch=batch)
+    return {**run, "points": pts, "held": np.sort(held)}
+
+
+def ladder_experiment(widths: Sequence[int], *, rungs: Sequence[str], n_nets: int,
+                      steps: Sequence[int], seed: int, lr: float = 1e-3,
+                      batch: int = 64) -> dict[str, np.ndarray]:
+    """:func:`train_step_counts` on every rung of the ladder (:func:`parse_rung`: input side,
+    number of digits, translations, or MNIST), ``n_nets`` networks per rung, each counted on the
+    plane through three of the rung's untranslated training images.  Returns ``steps``, ``count``
+    (rungs, nets, T), ``acc`` (rungs, nets) and ``n_train`` (rungs,), the training-set sizes."""
+    parsed = [parse_rung(r) for r in rungs]
+    n_nets = check_positive_int("n_nets", n_nets)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(1797)
+    out: dict[str, list] = {"count": [], "acc": [], "n_train": []}
+    for source, side, n, shift in parsed:
+        if source == "digits":
+            X, y = upsampled_digits(side)
+            X, y = X[order[:n]], y[order[:n]]
+        else:
+            X, y = load_mnist(source.partition(":")[2])
+            X, n = X.reshape(len(X), -1).astype(np.float64), len(X)
+        pts = np.stack([X[rng.choice(n, 3, replace=False)][None] for _ in range(n_nets)])
+        Xs, ys = shifted_copies(X, y, shift)
+        run = train_step_counts(Xs, ys, widths, slice_points=pts, steps=steps,
+                                seed=int(rng.integers(2**31)), lr=lr, batch=batch)
+        out["count"].append(run["count"][:, 0])
+        out["acc"].append(run["acc"])
+        out["n_train"].append(len(Xs))
+        out["steps"] = run["steps"]
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def log_ratio_summary(count: np.ndarray, steps: np.ndarray) -> dict[str, Any]:
+    """Log-ratios log(count_t / count_0) of region counts ``count`` (groups, nets, T) at the
+    checkpoints ``steps`` (T,): ``log_ratio`` (groups, nets, T), their ``mean`` and standard
+    error ``se`` over the networks (groups, T), and ``at`` (groups, T), an Estimate of the mean
+    (:func:`ratio_estimate`) per group and checkpoint."""
+    c = np.asarray(count, dtype=float)
+    if c.ndim != 3 or c.shape[-1] != len(steps) or np.any(c[..., 0] <= 0):
+        raise ParameterError(f"count must be (groups, nets, {len(steps)}) with positive initial "
+                             f"counts, got shape {c.shape}")
+    lr = np.log(c / c[..., :1])
+    mean, se = count_summary(np.moveaxis(lr, -1, -2))
+    at = [[ratio_estimate(lr[g, :, t]) for t in range(lr.shape[-1])] for g in range(len(lr))]
+    return {"log_ratio": lr, "mean": mean, "se": se, "at": at}
+
+
+def sign_of(e: Estimate, confidence: float = 0.99) -> int:
+    """+1 when the whole ``confidence`` interval of ``e`` lies above 0, −1 below, 0 otherwise
+    (a single value without a standard error is its own sign)."""
+    lo, hi = e.bounds(confidence) if e.se is not None and e.se > 0 else (e.mean, e.mean)
+    return 1 if lo > 0 else -1 if hi < 0 else 0
+
+
+def step_summary(run: Mapping[str, np.ndarray], early_step: int) -> dict[str, Any]:
+    """What Chapter 6 reads off :func:`step_experiment`: the log-ratios per slice
+    (:func:`log_ratio_summary`, groups = :data:`SLICES`), their Estimates at ``early_step``
+    (``early``) and at the last checkpoint (``late``), one per slice, the Estimate over networks
+    of each network's log-ratio at ``early_step`` averaged over its slices (``early_all``: the
+    slices of one network are independent draws, so their mean varies less), the count ratios
+    they stand for (``ratio_early``, ``ratio_late``: exp of the mean), the checkpoint where the
+    mean log-ratio through training digits peaks (``peak_step``), the smallest final training
+    accuracy (``acc``) and the number of networks (``n_nets``)."""
+    steps = np.asarray(run["steps"])
+    if early_step not in steps:
+        raise ParameterError(f"early_step={early_step} is not a checkpoint; choose one of "
+                             f"{[int(s) for s in steps]}")
+    t = list(steps).index(early_step)
+    summary = log_ratio_summary(np.moveaxis(run["count"], 1, 0), steps)
+    early, late = [row[t] for row in summary["at"]], [row[-1] for row in summary["at"]]
+    return {**summary, "steps": steps, "early": early, "late": late,
+            "early_all": ratio_estimate(summary["log_ratio"][:, :, t].mean(0)),
+            "ratio_early": [float(np.exp(e.mean)) for e in early],
+            "ratio_late": [float(np.exp(e.mean)) for e in late],
+            "peak_step": int(steps[np.argmax(summary["mean"][0])]),
+            "acc": float(np.min(run["acc"])), "n_nets": int(run["count"].shape[0])}
+
+
+def ladder_summary(ladder: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """What Chapter 6 reads off :func:`ladder_experiment`: the log-ratios per rung
+    (:func:`log_ratio_summary`), their Estimates at the last checkpoint (``late``) and the count
+    ratios they stand for (``ratio_late``, exp of the mean), the sign each
+    decides at 99 % (``sign``, :func:`sign_of`), the lowest point of each rung's mean curve
+    (``low``), the training-set sizes ``n_train``, the smallest final training accuracy per rung
+    (``acc``) and the networks per rung (``n_nets``)."""
+    summary = log_ratio_summary(ladder["count"], np.asarray(ladder["steps"]))
+    late = [row[-1] for row in summary["at"]]
+    return {**summary, "steps": np.asarray(ladder["steps"]), "late": late,
+            "ratio_late": [float(np.exp(e.mean)) for e in late],
+            "sign": [sign_of(e) for e in late], "low": summary["mean"].min(1),
+            "n_train": np.asarray(ladder["n_train"]), "acc": np.asarray(ladder["acc"]).min(1),
+            "n_nets": int(ladder["count"].shape[1])}
