@@ -370,3 +370,55 @@ def test_a_scheduler_address_is_connected_to(client):
     assert remote.submit(
         ex.client_fingerprint, "layerwise.moments", pure=False
     ).result() == ex.client_fingerprint("layerwise.moments")
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 7's trainability cells through the same seam (Chapter.cached_units)
+# ----------------------------------------------------------------------------------------------
+def _train_args() -> dict:
+    from layerwise.studies import ch07
+
+    x, y = ch07.standardised_digits()
+    return dict(
+        x=x[:120],
+        y=y[:120],
+        sigma_w2s=np.array([1.0, 2.5]),
+        depths=(2, 3),
+        seeds=np.array([[5, 6], [7, 8]]),
+        sigma_b2=0.05,
+        width=8,
+        steps=4,
+        early_steps=2,
+        lr=0.01,
+        batch=16,
+    )
+
+
+def test_trainability_units_locally_and_on_dask_equal_the_direct_grid(
+    tmp_path, monkeypatch, on_dask
+):
+    from layerwise.studies import ch07
+
+    args = _train_args()
+    direct = ch07.trainability_grid(**args)
+    runs = {}
+    for kind in ("local", "dask"):
+        with monkeypatch.context() as m:
+            m.setenv(ex.ENV_EXECUTOR, kind)
+            ch = _chapter(tmp_path / kind)
+            cells = ch.cached_units(ch07.trainability_cell, 4, **args)
+            runs[kind] = ch07.assemble_trainability(cells, args["sigma_w2s"], args["depths"])
+            again = _chapter(tmp_path / kind).cached_units(ch07.trainability_cell, 4, **args)
+            assert all(np.array_equal(again[k], cells[k]) for k in cells)
+    for run in runs.values():
+        for k in ("accuracy", "accuracy_early"):
+            assert run[k].shape == (2, 2, 2)
+            np.testing.assert_array_equal(run[k], direct[k])
+
+
+def test_cached_units_refuses_a_function_workers_cannot_import(tmp_path):
+    def local_unit(i: int) -> dict:
+        return {"v": np.array([i])}
+
+    with pytest.raises(ParameterError, match="func="):
+        _chapter(tmp_path).cached_units(local_unit, 2)

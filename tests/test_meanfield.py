@@ -171,6 +171,26 @@ def test_training_learns_and_is_deterministic():
     assert a["loss"].shape == (150, 2) and a["loss"][-20:].mean() < a["loss"][:20].mean()
 
 
+def test_training_checkpoint_changes_nothing_that_follows():
+    # plain SGD has no state and batches are drawn step by step: stopping at a checkpoint to
+    # measure must leave the final trainings bit-identical, and the checkpoint must equal a
+    # training that stops there
+    x, y = _digits_unit()
+    kw = dict(
+        sigma_w2s=np.array([1.0, 2.5]), depth=3, sigma_b2=0.05, width=16, lr=0.05, batch=32, seed=11
+    )
+    whole = study.train_depth_grid(x, y, steps=40, **kw)
+    split = study.train_depth_grid(x, y, steps=40, early_steps=15, **kw)
+    short = study.train_depth_grid(x, y, steps=15, **kw)
+    np.testing.assert_array_equal(split["accuracy"], whole["accuracy"])
+    np.testing.assert_array_equal(split["loss"], whole["loss"])
+    np.testing.assert_array_equal(split["accuracy_early"], short["accuracy"])
+    assert "accuracy_early" not in whole
+    for bad in (0, 40, 41, 2.5):
+        with pytest.raises(ParameterError, match="early_steps"):
+            study.train_depth_grid(x, y, steps=40, early_steps=bad, **kw)
+
+
 def test_training_bad_input():
     x, y = _digits_unit()
     for kw in (
@@ -204,6 +224,7 @@ def _pair_tanh_adaptive(q, c):
     integrated by nested adaptive quadrature — independent of the module's rule."""
     a, b = np.sqrt((1 + c) / 2), np.sqrt((1 - c) / 2)
     s = np.sqrt(q)
+
     def inner(x):
         return gauss_quad(lambda y: np.tanh(s * (a * x + b * y)) * np.tanh(s * (a * x - b * y)))
 
@@ -446,6 +467,28 @@ def test_trainability_boundary_gives_replicate_estimates():
         study.trainability_boundary(reps[0], sw2, depths, 0.05)
 
 
+def test_boundary_shift_against_hand_built_boundaries():
+    depths = np.array([4.0, 8.0, 16.0, 32.0])
+
+    # accuracy falling linearly in log2 L: crosses 0.5 at log2 L = b exactly
+    def grid(bounds):
+        return np.array(
+            [[[0.5 + 0.1 * (b - k) for k in (2, 3, 4, 5)] for b in row] for row in bounds]
+        )
+
+    early = grid([[3.0, 4.0, 6.0], [2.5, 3.5, 6.0]])  # third σ_w²: censored (above the grid)
+    late = grid([[3.5, 4.2, 6.5], [3.0, 4.5, 6.5]])
+    r = study.boundary_shift(early, late, depths)
+    np.testing.assert_allclose(r["shift"], np.log(2) * np.array([0.35, 0.75]), rtol=1e-12)
+    assert list(r["pairs"]) == [2, 2]
+    assert r["shift_est"].n == 2 and r["shift_est"].mean == pytest.approx(np.log(2) * 0.55)
+    # no shift when nothing changes; None with one replicate; bad shapes refused
+    assert study.boundary_shift(early, early, depths)["shift_est"].mean == 0.0
+    assert study.boundary_shift(early[:1], late[:1], depths)["shift_est"] is None
+    with pytest.raises(ParameterError, match="accuracy_early"):
+        study.boundary_shift(early[0], late[0], depths)
+
+
 def test_trainability_grid_is_one_training_per_replicate_and_depth():
     x, y = study.standardised_digits()
     x, y = x[:200], y[:200]
@@ -456,6 +499,11 @@ def test_trainability_grid_is_one_training_per_replicate_and_depth():
     assert r["accuracy"].shape == (2, 2, 2) and list(r["depths"]) == [2, 3]
     one = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
     np.testing.assert_array_equal(r["accuracy"][1, :, 1], one["accuracy"])
+    early = study.trainability_grid(
+        x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6]], early_steps=1, **kw
+    )
+    np.testing.assert_array_equal(early["accuracy"][0], r["accuracy"][0])
+    assert early["accuracy_early"].shape == (1, 2, 2)
     with pytest.raises(ParameterError):
         study.trainability_grid(x, y, sigma_w2s=np.array([1.0]), depths=(2, 3), seeds=[[5]], **kw)
 

@@ -14,6 +14,7 @@ A notebook does::
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import time
@@ -292,6 +293,40 @@ class Chapter:
             code=code,
         )
         return entry.arrays
+
+    def cached_units(
+        self,
+        func: Callable[..., Mapping[str, Any]],
+        n_units: int,
+        /,
+        *,
+        name: str | None = None,
+        shared: tuple[str, ...] = (),
+        **kwargs: Any,
+    ) -> ArrayDict:
+        """``func(i, **kwargs)`` for the independent units ``i = 0 … n_units − 1``, each stored
+        as it is computed and concatenated on axis 0 (:meth:`cached_blocks`: a run resumes from
+        the units already stored, and runs them on a Dask cluster when the executor says so).
+        Keyed like :meth:`cached_call` — the function, every argument, the chapter seed and the
+        source of the function's module and what it imports. ``func`` must be a module-level
+        function (it travels to workers with its arguments)."""
+        if func.__module__ == "__main__" or "<locals>" in func.__qualname__:
+            raise ParameterError(
+                f"func={func.__qualname__!r} must be a function defined at the top of a "
+                "layerwise module, so that workers can import it"
+            )
+        config = {
+            "function": f"{func.__module__}.{func.__qualname__}",
+            "args": {k: _key_value(v) for k, v in kwargs.items()},
+        }
+        return self.cached_blocks(
+            name or func.__name__,
+            config,
+            n_units,
+            functools.partial(func, **kwargs),
+            code=func.__module__,
+            shared=shared,
+        )
 
     def simulate_moments(
         self,

@@ -21,6 +21,7 @@ from ..meanfield import (
     length_map,
     q_star,
 )
+from ..networks import one_torch_thread
 from ..params import ParameterError, check_nonnegative, check_positive, check_positive_int
 from ..stats import (
     Estimate,
@@ -35,6 +36,19 @@ from ..stats import (
 # ----------------------------------------------------------------------------------------------
 # Trainability against the correlation depth scale (Schoenholz et al. 2017, §5 and Fig. 5)
 # ----------------------------------------------------------------------------------------------
+def check_checkpoint(early_steps: Any, steps: int, name: str = "early_steps") -> None:
+    """Refuse a checkpoint that is not None or an integer strictly between 0 and ``steps``."""
+    if early_steps is not None and not (
+        isinstance(early_steps, int | np.integer)
+        and not isinstance(early_steps, bool)
+        and 0 < early_steps < steps
+    ):
+        raise ParameterError(
+            f"{name}={early_steps!r} must be None or an integer with 0 < {name} < steps = {steps}"
+        )
+
+
+@one_torch_thread()
 def train_depth_grid(
     x: np.ndarray,
     y: np.ndarray,
@@ -47,12 +61,17 @@ def train_depth_grid(
     lr: float,
     batch: int,
     seed: int,
+    early_steps: int | None = None,
     device: str = "cpu",
 ) -> dict[str, np.ndarray]:
     """Train one deep tanh network per σ_w² (all at once, one batched product per layer) with
     plain minibatch SGD on cross-entropy, from the random initialisation of Chapter 7
     (W ~ N(0, σ_w²/fan_in), b ~ N(0, σ_b²), linear read-out), and return the training accuracy on
-    the whole set after ``steps`` steps, plus the accuracy at initialisation.
+    the whole set after ``steps`` steps, plus the accuracy at initialisation and, with
+    ``early_steps`` (< ``steps``), the accuracy of the same trainings at that checkpoint
+    (``accuracy_early``: plain SGD keeps no state and the mini-batches are drawn step by step from
+    one generator, so stopping to measure changes nothing that follows). Runs on one torch
+    thread (:func:`layerwise.networks.one_torch_thread`).
 
     Built by :func:`layerwise.networks.init_mlp` (stacked networks) and trained by
     :func:`layerwise.networks.train` (mini-batches drawn with replacement).
@@ -73,6 +92,7 @@ def train_depth_grid(
     )
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
+    check_checkpoint(early_steps, steps)
     from ..networks import forward, init_mlp, train
 
     g = torch.Generator().manual_seed(int(seed))
@@ -109,20 +129,31 @@ def train_depth_grid(
         )
 
     acc0 = accuracy()
+    out: dict[str, np.ndarray] = {"accuracy_init": acc0}
     # the K networks are independent: the gradient of the summed loss is each one's own
-    losses = train(
-        params,
-        loss,
-        lr=lr,
-        optimizer="sgd",
-        sampling="replacement",
-        steps=steps,
-        n=len(X),
-        batch=batch,
-        generator=g,
-        device=device,
-    )
-    return {"accuracy": accuracy(), "accuracy_init": acc0, "loss": losses}
+    losses = []
+    for stage, stage_steps in (
+        ("accuracy_early", early_steps),
+        ("accuracy", steps - (early_steps or 0)),
+    ):
+        if not stage_steps:
+            continue
+        losses.append(
+            train(
+                params,
+                loss,
+                lr=lr,
+                optimizer="sgd",
+                sampling="replacement",
+                steps=stage_steps,
+                n=len(X),
+                batch=batch,
+                generator=g,
+                device=device,
+            )
+        )
+        out[stage] = accuracy()
+    return out | {"loss": np.concatenate(losses)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -319,6 +350,48 @@ def standardised_digits() -> tuple[np.ndarray, np.ndarray]:
     return x / np.sqrt((x**2).mean(1, keepdims=True)), y
 
 
+def trainability_cell(
+    index: int,
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma_w2s: np.ndarray,
+    depths: tuple[int, ...],
+    seeds: Any,
+    **train: Any,
+) -> dict[str, np.ndarray]:
+    """One independent unit of :func:`trainability_grid`: the training of replicate
+    ``index // len(depths)`` at depth ``depths[index % len(depths)]`` (all σ_w² at once, seed
+    ``seeds[r][j]``), as arrays (1, σ_w²) — ``accuracy`` and, with ``early_steps`` in ``train``,
+    ``accuracy_early``. ``train``: the other arguments of :func:`train_depth_grid`."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
+        raise ParameterError(
+            f"seeds must be (replicates, depths) with one seed per depth: got shape {seeds.shape} "
+            f"for {len(depths)} depths"
+        )
+    r, j = divmod(int(index), len(depths))
+    if not 0 <= r < len(seeds):
+        raise ParameterError(f"index={index} must lie in [0, {seeds.size})")
+    run = train_depth_grid(
+        x, y, sigma_w2s=sigma_w2s, depth=int(depths[j]), seed=int(seeds[r, j]), **train
+    )
+    return {k: run[k][None] for k in ("accuracy", "accuracy_early") if k in run}
+
+
+def assemble_trainability(
+    cells: Mapping[str, np.ndarray], sigma_w2s: Any, depths: tuple[int, ...]
+) -> dict[str, np.ndarray]:
+    """The units of :func:`trainability_cell` (concatenated on axis 0, replicate-major) as
+    :func:`trainability_grid` returns them: accuracies (replicates, σ_w², depths)."""
+    out = {
+        k: np.asarray(v).reshape(-1, len(depths), len(sigma_w2s)).transpose(0, 2, 1)
+        for k, v in cells.items()
+        if k in ("accuracy", "accuracy_early")
+    }
+    return out | {"sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
+
+
 def trainability_grid(
     x: np.ndarray,
     y: np.ndarray,
@@ -326,41 +399,21 @@ def trainability_grid(
     sigma_w2s: np.ndarray,
     depths: tuple[int, ...],
     seeds: Any,
-    sigma_b2: float,
-    width: int,
-    steps: int,
-    lr: float,
-    batch: int,
-    device: str = "cpu",
+    **train: Any,
 ) -> dict[str, np.ndarray]:
     """Training accuracy over a (σ_w², depth) grid (Schoenholz et al. 2017, Fig. 5), replicated:
     ``seeds`` is (replicates, depths) — one independent :func:`train_depth_grid` (all σ_w² at once)
-    per replicate and depth, with ``seeds[r][j]`` for ``depths[j]``. Returns ``accuracy``
-    (replicates, σ_w², depth), ``sigma_w2`` and ``depths``."""
-    seeds = np.asarray(seeds, dtype=np.int64)
-    if seeds.ndim != 2 or seeds.shape[1] != len(depths) or seeds.shape[0] < 1:
-        raise ParameterError(
-            "seeds must be (replicates, depths) with one seed per depth: got "
-            f"shape {seeds.shape} "
-            f"for {len(depths)} depths"
-        )
-    acc = np.empty((seeds.shape[0], len(sigma_w2s), len(depths)))
-    for r, row in enumerate(seeds):
-        for j, (L, seed) in enumerate(zip(depths, row)):
-            acc[r, :, j] = train_depth_grid(
-                x,
-                y,
-                sigma_w2s=sigma_w2s,
-                depth=L,
-                sigma_b2=sigma_b2,
-                width=width,
-                steps=steps,
-                lr=lr,
-                batch=batch,
-                seed=int(seed),
-                device=device,
-            )["accuracy"]
-    return {"accuracy": acc, "sigma_w2": np.asarray(sigma_w2s), "depths": np.array(depths)}
+    per replicate and depth (:func:`trainability_cell`), with ``seeds[r][j]`` for ``depths[j]``.
+    Returns ``accuracy`` (replicates, σ_w², depth), ``sigma_w2`` and ``depths``; with
+    ``early_steps`` in ``train`` (the other arguments of :func:`train_depth_grid`), also
+    ``accuracy_early``, the same trainings' accuracy at that checkpoint."""
+    n = np.asarray(seeds).size
+    cells = [
+        trainability_cell(i, x, y, sigma_w2s=sigma_w2s, depths=depths, seeds=seeds, **train)
+        for i in range(n if n else 1)
+    ]
+    joined = {k: np.concatenate([c[k] for c in cells]) for k in cells[0]}
+    return assemble_trainability(joined, sigma_w2s, depths)
 
 
 def trainable_depth(
@@ -470,6 +523,33 @@ def trainability_boundary(
         slope_est=est(slope),
         k_est=est(k),
     )
+
+
+def boundary_shift(
+    accuracy_early: Any, accuracy: Any, depths: Any, threshold: float = 0.5
+) -> dict[str, Any]:
+    """How far the trainability boundary moves between two checkpoints of the same trainings
+    (accuracy (replicates, σ_w², depths) at each): per replicate, the mean over σ_w² of
+    log L₅₀(later) − log L₅₀(earlier) (:func:`trainable_depth`), over the σ_w² where neither
+    boundary is censored (its true value would lie beyond the grid). Returns ``shift`` per
+    replicate (NaN where no σ_w² qualifies), ``pairs`` (how many σ_w² entered each) and
+    ``shift_est``, an :class:`~layerwise.stats.Estimate` over replicates (None unless every
+    replicate gives a value and there are at least two). Schoenholz et al. 2017, §5: the
+    trainable depth is a multiple of ξ_c that grows with training time."""
+    early, late = np.asarray(accuracy_early, dtype=float), np.asarray(accuracy, dtype=float)
+    if early.shape != late.shape or early.ndim != 3:
+        raise ParameterError(
+            "accuracy_early and accuracy must both be (replicates, σ_w², depths): got shapes "
+            f"{early.shape} and {late.shape}"
+        )
+    log_early, cens_early = trainable_depth(early, depths, threshold)
+    log_late, cens_late = trainable_depth(late, depths, threshold)
+    inside = (cens_early == 0) & (cens_late == 0)
+    pairs = inside.sum(1)
+    diff = np.where(inside, log_late - log_early, 0.0)
+    shift = np.where(pairs > 0, diff.sum(1) / np.maximum(pairs, 1), np.nan)
+    ok = len(shift) >= 2 and np.all(np.isfinite(shift))
+    return {"shift": shift, "pairs": pairs, "shift_est": estimate(shift) if ok else None}
 
 
 # ----------------------------------------------------------------------------------------------
