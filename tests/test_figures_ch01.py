@@ -105,7 +105,6 @@ def test_intermediate_capacities_distance_curves_and_bars():
         "emp": emp,
         "exact": emp.copy(),
         "eq25": curve[:, :, 0],
-        "nu_hat": np.full((2, 1, 2), 0.5),
     }
     fig = F.intermediate_capacities(res, [["relu", None]], ["iid", "patches"], [0.5])
     assert_fits_column(fig)
@@ -178,3 +177,28 @@ def test_fixed_layer_deviation_takes_the_deviation_fits_as_they_come():
         [ln for ln in right.lines if ln.get_marker() == "o"][0].get_ydata(), [0.22, 0.16, 0.08]
     )
     plt.close(fig)
+
+
+def test_pair_law_scatter_and_scores():
+    law = np.array([0.3, 0.5, 0.7])
+    pairs = {"iid": (law, law + 0.01), "patches": (law, np.array([0.1, 0.6, 1.2]))}
+    ratios = {"iid": {0.5: (0.01, 0.005), 0.0: (0.02, 0.01)}, "patches": {0.5: (0.3, 0.02)}}
+    fig = F.pair_law(pairs, ratios)
+    assert_fits_column(fig)
+    left, right = fig.axes
+    np.testing.assert_allclose(left.lines[1].get_ydata(), [0.1, 0.6, 1.2])
+    ident = [ln for ln in left.lines if ln.get_linestyle() == "--"][0]
+    np.testing.assert_allclose(ident.get_xdata(), ident.get_ydata())
+    iid = [ln for ln in right.lines if ln.get_marker() == "o"][0]
+    np.testing.assert_allclose(iid.get_xdata(), [0.0, 0.5])  # sorted by ν
+    np.testing.assert_allclose(iid.get_ydata(), [0.02, 0.01])
+
+
+def test_width_gap_means_on_log_axes():
+    ns = np.array([16.0, 64.0, 256.0])
+    gaps = {"relu": np.array([[0.3, 0.5], [0.3, 0.3], [0.2, 0.4]])}
+    fig = F.width_gap(ns, gaps)
+    assert_fits_column(fig)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.4, 0.3, 0.3])

@@ -255,3 +255,95 @@ def test_appendix_a_redundancy_counts_hold_for_every_draw(seed):
         4,
     )
     assert red["linear_true"] == 8 * 4 + 4 - 8  # the linear model only sees the n-vector PA
+
+
+@pytest.mark.parametrize("name,slope", [("relu", None), ("leaky_relu", 0.1), ("abs", None)])
+def test_pair_law_is_the_orthant_moment_and_a_monte_carlo(name, slope):
+    rhos = np.array([-0.9, -0.3, 0.0, 0.5, 0.99])
+    law = lay.pair_law(rhos, name, slope)
+    al, be = cap.eta_levels(name, slope)
+    assert np.allclose(law, [lay.orthant_moments(float(r), al, be)[0] for r in rhos], atol=1e-14)
+    assert lay.pair_law(0.0, name, slope) == pytest.approx(cap.nu_closed_form(name, slope))
+    rng = np.random.default_rng(3)
+    u = rng.standard_normal((400_000, 2))
+    for r in (-0.6, 0.7):
+        z2 = r * u[:, 0] + math.sqrt(1 - r * r) * u[:, 1]
+        e = cap.eta(name, u[:, 0], slope=slope) * cap.eta(name, z2, slope=slope)
+        assert abs(e.mean() - lay.pair_law(r, name, slope)) < 4 * e.std() / math.sqrt(len(e))
+    with pytest.raises(ParameterError, match="rho"):
+        lay.pair_law(1.5, name, slope)
+
+
+@pytest.mark.parametrize("n", [4, 16, 64])
+def test_pair_law_spread_against_random_unit_vectors(n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((200_000, n))
+    b = rng.standard_normal((200_000, n))
+    rho = np.sum(a * b, 1) / np.sqrt(np.sum(a * a, 1) * np.sum(b * b, 1))
+    dev2 = (lay.pair_law(rho, "relu") - 0.5) ** 2
+    se = dev2.std() / math.sqrt(len(dev2))
+    assert abs(dev2.mean() - lay.pair_law_spread(n, "relu")) < 4 * se
+    # large n: E[arcsin² ρ] → E[ρ²] = 1/n
+    assert lay.pair_law_spread(4096, "abs") == pytest.approx((2 / math.pi) ** 2 / 4096, rel=2e-3)
+
+
+def test_pair_correlations_of_identity_inputs_are_the_column_gram():
+    P = cap.random_unit_columns(10, 4, np.random.default_rng(0))
+    assert np.allclose(lay.pair_correlations(np.eye(10), P), P.T @ P)
+    S = cap.banded_covariance(10, 0.5)
+    C = P.T @ S @ P
+    assert lay.pair_correlations(S, P)[0, 1] == pytest.approx(
+        C[0, 1] / math.sqrt(C[0, 0] * C[1, 1])
+    )
+
+
+@pytest.mark.parametrize(
+    "name,slope", [("linear", None), ("relu", None), ("leaky_relu", 0.2), ("abs", None)]
+)
+def test_capacity_matrix_without_forming_the_augmented_covariance(name, slope):
+    rng = np.random.default_rng(5)
+    n, m, p = 7, 4, 3
+    G = rng.standard_normal((n, 2 * n))
+    S = G @ G.T / (2 * n)  # Wishart Σ
+    P = cap.random_unit_columns(n, m, rng)
+    J = rng.standard_normal((m, p))
+    St = lay.gaussian_augmented_covariance(S, P, name, slope)
+    K = lay.gaussian_capacity_matrix(S, P, J, name, slope)
+    assert np.allclose(K, St @ cap.augment_P(P) @ J, atol=1e-12)
+    assert np.allclose(lay.capacities_from_matrix(K, n, m), lay.augmented_capacities(St, P, J))
+    nus = [0.0, 0.3, 1.0]
+    assert np.allclose(
+        lay.eq14_capacity_curve(S, P, J, nus),
+        lay.interpolation_capacities(S, P, J, nus),
+        atol=1e-12,
+    )
+
+
+def test_tree_jacobians_finite_differences_and_appendix_a_totals():
+    rng = np.random.default_rng(0)
+    J = lay.tree_jacobians("tanh", fan_in=2, levels=3, n_inputs=50, rng=rng)
+    assert J["true"].shape == (50, 14) and int(J["hidden"]) == 6
+    # finite differences of the true tanh tree, rebuilt by hand at the same weights
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(14) / math.sqrt(2)
+    Y = rng.standard_normal((50, 8))
+
+    def phi(w):
+        h1 = np.tanh((Y.reshape(50, 4, 2) * w[:8].reshape(4, 2)).sum(-1))
+        h2 = np.tanh((h1.reshape(50, 2, 2) * w[8:12].reshape(2, 2)).sum(-1))
+        return (h2 * w[12:]).sum(-1)
+
+    eps = 1e-6
+    fd = np.stack([(phi(w + eps * e) - phi(w - eps * e)) / (2 * eps) for e in np.eye(14)], 1)
+    assert np.allclose(fd, J["true"], atol=1e-7)
+    for name, slope in [("linear", None), ("leaky_relu", 0.2), ("abs", None)]:
+        Jt = lay.tree_jacobians(
+            name, fan_in=2, levels=3, n_inputs=200, rng=np.random.default_rng(1), slope=slope
+        )
+        assert np.array_equal(Jt["true"], Jt["augmented"])  # f′ = η (Eq. 37)
+        assert lay.redundant_directions(Jt["true"])[0] == 6  # one scale per hidden unit
+    Jt = lay.tree_jacobians("tanh", fan_in=2, levels=3, n_inputs=200, rng=np.random.default_rng(1))
+    assert lay.redundant_directions(Jt["true"])[0] == 0
+    assert lay.redundant_directions(Jt["augmented"])[0] == 6
+    with pytest.raises(ParameterError, match="fan_in"):
+        lay.tree_jacobians("relu", fan_in=1, levels=3, n_inputs=10, rng=rng)

@@ -154,24 +154,22 @@ def test_capacity_gap_and_prose_numbers_closed_forms():
     dist = {"d_eq14": d14, "d_exact": np.ones((2, 2, draws)), "span": np.full((2, 2, draws), 2.0)}
     g = study.capacity_gap(dist, 0, 1)
     assert (g.mean, g.dof) == (pytest.approx(3.0), 2) and g.se == pytest.approx(1 / math.sqrt(3))
+    # a curve κ(ν) on 5 grid points that runs ¼ of its length between ν = 0 and ½ (index 2)
     curve = np.zeros((2, draws, 5, n))
+    curve[:, :, :, 0] = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
     res = {
-        "nu_hat": np.arange(2 * 2 * draws, dtype=float).reshape(2, 2, draws),
+        "nus": np.linspace(0.0, 1.0, 5),
         "curve": curve,
-        "eq25": np.full((2, draws, n), 0.5),
-    }  # ‖(½,½,½,½)‖ = 1 from the ν = 0 end
+        "emp": np.zeros((2, 2, draws, n)),
+        "eq25": np.zeros((2, draws, n)),
+    }
+    res["eq25"][..., 1] = 0.5  # ‖(0, ½, 0, 0)‖ = ½ from the ν = 0 end
     out = study.capacity_prose_numbers(res, dist, ["iid", "patches"], ["relu", "leaky"])
-    nuhat = out["nuhat_patches_relu"]
-    assert (nuhat.mean, nuhat.se, nuhat.dof) == (
-        pytest.approx(7.0),
-        pytest.approx(1 / math.sqrt(3)),
-        2,
-    )
     assert out["d14_iid_leaky"] == Estimate(pytest.approx(2.0))  # mean of (3, 4, 5)/2, exact
     assert out["dex_iid_relu"] == Estimate(pytest.approx(0.5))
-    assert out["eq25_patch_gap"] == Estimate(pytest.approx(0.5))
-    excess = study.nu_hat_excess(res, 1, 0, 0.5)  # ν̂ (6, 7, 8) − ½
-    assert (excess.mean, excess.se, excess.dof) == (pytest.approx(6.5), nuhat.se, 2)
+    assert out["dlin_patches_relu"] == Estimate(pytest.approx(2.0))  # ‖κ(1)‖ = 4, span 2
+    assert out["arc_half_iid"] == Estimate(pytest.approx(0.25))
+    assert out["eq25_patch_gap"] == Estimate(pytest.approx(0.25))
     with pytest.raises(ParameterError, match="inputs"):
         study.capacity_prose_numbers(res, dist, ["iid"], ["relu", "leaky"])
 
@@ -190,3 +188,86 @@ def test_redundancy_counts_of_appendix_a():
     assert study.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
     with pytest.raises(ParameterError, match="tanh"):
         study.redundancy_counts(table[:4], cases[:4], 4)
+
+
+def test_paired_ratio_closed_form_and_delta_method():
+    b = np.array([1.0, 2.0, 3.0, 4.0])
+    r = study.paired_ratio(3 * b, b)
+    assert (r.mean, r.se, r.dof, r.n) == (pytest.approx(3.0), pytest.approx(0.0), 3, 4)
+    rng = np.random.default_rng(0)
+    a, b = 2 + rng.standard_normal(20000), 4 + rng.standard_normal(20000)
+    r = study.paired_ratio(a, b)  # independent: SE ≈ R·√(1/4 + 1/16)/√N
+    assert r.mean == pytest.approx(0.5, abs=0.01)
+    assert r.se == pytest.approx(0.5 * math.sqrt(1 / 4 + 1 / 16) / math.sqrt(20000), rel=0.05)
+    with pytest.raises(ParameterError, match="paired"):
+        study.paired_ratio(a[:3], b[:4])
+
+
+def _fake_fix(ratios, law, nu_shift=0.0):
+    ratios = np.asarray(ratios, float)
+    return {
+        "ns": np.array([16.0, 64.0]),
+        "ratios_0": ratios + nu_shift,
+        "law_0": np.asarray(law, float),
+        "noise_0": np.zeros(ratios.shape[:2]),
+    }
+
+
+def test_law_summary_is_zero_on_the_law_and_one_at_the_idealisation():
+    rng = np.random.default_rng(1)
+    law = 0.5 + 0.1 * rng.standard_normal((2, 5, 6))
+    cases = [["relu", None]]
+    on_law = study.law_summary(_fake_fix(law, law), cases, [0])
+    assert on_law["0"].mean == pytest.approx(0.0) and on_law["pooled"].mean == pytest.approx(0.0)
+    # ratios at ν + the deviation the law predicts with the opposite sign: residual 4× ideal
+    flipped = study.law_summary(_fake_fix(1.0 - law, law), cases, [0])
+    assert flipped["0"].mean == pytest.approx(4.0)
+    # ratios exactly ν: the law's residual equals the idealisation's deviation of the law itself
+    ideal = study.law_residuals(_fake_fix(np.full_like(law, 0.5), law), 0, 0.5)
+    assert np.allclose(ideal["ideal"], 0.0)
+
+
+def test_spread_against_exact_is_one_for_ratios_with_the_exact_spread():
+    cases = [["relu", None]]
+    ns = [16, 64]
+    sd = [
+        math.sqrt(lay_spread) for lay_spread in (study.layer.pair_law_spread(n, "relu") for n in ns)
+    ]
+    # six pairs at ν ± sd: mean square sd² exactly
+    r = np.stack([np.tile(0.5 + s * np.array([1, -1, 1, -1, 1, -1.0]), (5, 1)) for s in sd])
+    e = study.spread_against_exact(_fake_fix(r, r), cases, 0)
+    assert e.mean == pytest.approx(1.0) and e.n == 10
+    assert study.spread_against_exact(_fake_fix(r, r), cases, 0, n_min=32).n == 5
+
+
+def test_capacity_gap_vs_width_is_zero_for_a_linear_layer_and_positive_for_relu():
+    out = study.capacity_gap_vs_width(
+        cases=[["linear", None], ["relu", None]], ns=[9, 16], m=4, p=3, draws=2, seed=0
+    )
+    assert out["gap"].shape == (2, 2, 2)
+    assert np.allclose(out["gap"][0], 0.0, atol=1e-9)  # exact Σ̃ of a linear layer is Eq. 10
+    assert np.all(out["gap"][1] > 1e-3)
+    with pytest.raises(ParameterError, match="m="):
+        study.capacity_gap_vs_width(cases=[["relu", None]], ns=[9], m=1, p=3, draws=2, seed=0)
+
+
+def test_width_trend_recovers_a_known_exponent():
+    ns = np.array([16.0, 64.0, 256.0])
+    rng = np.random.default_rng(2)
+    gap = 0.3 * ns[:, None] ** -0.5 * np.exp(0.01 * rng.standard_normal((3, 8)))
+    t = study.width_trend(gap, ns)
+    assert t["slope"].mean == pytest.approx(-0.5, abs=0.02) and t["slope"].dof == 22
+    assert np.allclose(t["mean"], gap.mean(1))
+
+
+def test_appendix_a_trees_and_their_summary():
+    cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
+    table = study.appendix_a_trees(
+        cases=cases, architectures=[[2, 2], [3, 2]], n_inputs=200, seed=0
+    )["table"]
+    assert table[:, 0, 0].tolist() == [6, 12] and table[:, 0, 1].tolist() == [2, 3]
+    s = study.tree_summary(table, cases)
+    assert s["expected"] == [4, 9]
+    assert s["leaky_relu_true"] == s["leaky_relu_aug"] == s["abs_true"] == [4, 9]
+    assert s["tanh_true"] == [6, 12] and s["tanh_aug"] == [4, 9]
+    assert (s["pl_match"], s["pl_cases"]) == (6, 6)

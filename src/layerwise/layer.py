@@ -335,3 +335,168 @@ def redundant_directions(J: np.ndarray, rtol: float = 1e-9) -> tuple[int, np.nda
     s = np.linalg.svd(np.asarray(J, float), compute_uv=False)
     rank = int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
     return J.shape[1] - rank, s
+
+
+# ------------------------------------------------------------------------------------------------
+# The per-pair law of a fixed layer, and capacities without forming Σ̃
+# ------------------------------------------------------------------------------------------------
+def pair_correlations(Sigma: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """ρ_ij = p_iᵀΣp_j / √(p_iᵀΣp_i · p_jᵀΣp_j), the correlations of a fixed layer's
+    pre-activations z = PᵀY for inputs of covariance Σ (m × m)."""
+    P = np.asarray(P, float)
+    C = P.T @ np.asarray(Sigma, float) @ P
+    s = np.sqrt(np.diag(C))
+    return np.clip(C / np.outer(s, s), -1.0, 1.0)
+
+
+def pair_law(rho: np.ndarray, name: str, slope: float | None = None) -> np.ndarray:
+    """E[η_iη_j] = ν + (β−α)² arcsin ρ_ij / (2π) for (z_i, z_j) bivariate normal of correlation
+    ρ_ij and η of Donier's Eq. 12 (ν = (α+β)²/4, Eq. 13, at ρ = 0)."""
+    capacity.check_activation(name, ("linear", "leaky_relu", "relu", "abs"))
+    al, be = capacity.eta_levels(name, slope)
+    rho = np.asarray(rho, float)
+    if np.any(np.abs(rho) > 1.0):
+        raise ParameterError("rho must lie in [-1, 1]")
+    return (al + be) ** 2 / 4.0 + (be - al) ** 2 * np.arcsin(rho) / (2.0 * math.pi)
+
+
+def pair_law_spread(n: int, name: str, slope: float | None = None) -> float:
+    """E_P[(E[η_iη_j] − ν)²] over two independent columns uniform on the unit sphere of ℝⁿ
+    (ρ = p_iᵀp_j, density ∝ (1−ρ²)^((n−3)/2)): ((β−α)²/2π)² E[arcsin² ρ], by quadrature — the
+    spread of a fixed layer's block ratios around Eq. 13's ν for i.i.d. Gaussian inputs."""
+    from scipy import integrate, special
+
+    n = check_positive_int("n", n)
+    if n < 2:
+        raise ParameterError(f"n={n} must be >= 2")
+    al, be = capacity.eta_levels(name, slope)
+    k = (n - 3) / 2.0
+    norm = special.beta(0.5, (n - 1) / 2.0)  # ∫(1−ρ²)^k dρ over [−1, 1]
+    val, _ = integrate.quad(
+        lambda r: np.arcsin(r) ** 2 * (1 - r * r) ** k,
+        -1.0,
+        1.0,
+        epsabs=1e-13,
+        epsrel=1e-11,
+        limit=200,
+    )
+    return ((be - al) ** 2 / (2.0 * math.pi)) ** 2 * val / norm
+
+
+def gaussian_capacity_matrix(
+    Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, name: str, slope: float | None = None
+) -> np.ndarray:
+    """Σ̃P̃J of the fixed layer P for Y ~ N(0, Σ) [Eqs. 6, 9, 12] without forming Σ̃ (nm × p):
+    block i is Σ_j Σ̃_ij p_j J_j, with Σ̃_ii p_i = Σp_i and, for i ≠ j, Σ̃_ij p_j = ΣP₂C⁻¹(M∘ssᵀ)e₂
+    (:func:`gaussian_block` applied to p_j: its E[ηη](Σ − BCBᵀ) part vanishes on p_j), every pair
+    at once."""
+    capacity.check_activation(name, ("linear", "leaky_relu", "relu", "abs"))
+    al, be = capacity.eta_levels(name, slope)
+    Sigma, P, J = (np.asarray(a, float) for a in (Sigma, P, J))
+    n, m = P.shape
+    SP = Sigma @ P
+    C = P.T @ SP
+    d = np.diag(C)
+    s = np.sqrt(d)
+    rho = np.clip(C / np.outer(s, s), -1.0, 1.0)
+    # orthant moments of :func:`orthant_moments`, for every pair (i, j) at once
+    a = np.arcsin(rho) / (2 * math.pi)
+    r = np.sqrt(np.maximum(1.0 - rho * rho, 0.0)) / (2 * math.pi)
+    p_same = 0.25 + a
+    x_same, c_same = p_same + rho * r, rho * p_same + r
+    same, diff = al * al + be * be, 2 * al * be
+    x = same * x_same + diff * (0.5 - x_same)
+    c = same * c_same + diff * (rho / 2 - c_same)
+    # (M∘ssᵀ)e₂ = (c s_i s_j, x s_j²), then C₂⁻¹ of the pair in closed form
+    v1, v2 = c * np.outer(s, s), x * d[None, :]
+    det = np.outer(d, d) - C * C
+    np.fill_diagonal(det, 1.0)
+    coef_i = (d[None, :] * v1 - C * v2) / det
+    coef_j = (d[:, None] * v2 - C * v1) / det
+    # cols[i, j] = Σ̃_ij p_j = Σp_i·coef_i + Σp_j·coef_j (i ≠ j); Σp_i on the diagonal
+    np.fill_diagonal(coef_i, 1.0)
+    np.fill_diagonal(coef_j, 0.0)
+    K = np.einsum("ni,ij,jp->inp", SP, coef_i, J) + np.einsum("nj,ij,jp->inp", SP, coef_j, J)
+    return K.reshape(m * n, J.shape[1])
+
+
+def eq14_capacity_curve(
+    Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, nus: Sequence[float]
+) -> np.ndarray:
+    """κ of Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ at every ν of ``nus`` (len(nus), n), block by block
+    (Σ̃P̃J = ν·(1 ⊗ ΣPJ) + (1−ν)·blocks Σp_iJ_i), without forming any nm × nm matrix."""
+    Sigma, P, J = (np.asarray(a, float) for a in (Sigma, P, J))
+    n, m = P.shape
+    SP = Sigma @ P
+    full = np.tile(SP @ J, (m, 1))
+    diag = (SP.T[:, :, None] * J[:, None, :]).reshape(m * n, J.shape[1])
+    out = []
+    for v in nus:
+        Q = capacity.orthonormal_basis(float(v) * full + (1.0 - float(v)) * diag)
+        out.append(capacity.capacity(Q).reshape(m, n).sum(0))
+    return np.array(out)
+
+
+def capacities_from_matrix(K: np.ndarray, n: int, m: int) -> np.ndarray:
+    """κ_i [Eq. 23] from a capacity matrix K̃ (nm × p): an orthonormal basis of its columns (Eq. 21),
+    squared rows summed over the m blocks of input i."""
+    return capacity.capacity(capacity.orthonormal_basis(np.asarray(K, float))).reshape(m, n).sum(0)
+
+
+def tree_jacobians(
+    name: str,
+    *,
+    fan_in: int,
+    levels: int,
+    n_inputs: int,
+    rng: np.random.Generator,
+    slope: float | None = None,
+) -> dict[str, np.ndarray]:
+    """Jacobians in all parameters of a hierarchical (tree) network — Donier's Appendix A check on
+    "a few handpicked hierarchical architectures": n = fan_in^levels inputs; level l has
+    n/fan_in^l units, each reading its own fan_in units of level l − 1 (a Wavenet-like tree, no
+    weight sharing), activation f on every level but the last (one linear output).
+
+    ``true``: ∂φ/∂W with f' (autograd); ``augmented``: Eqs. 5–6 applied to every layer, η frozen at
+    its value (f(z) = η(z)·z with η held constant, Eq. 37); rows = ``n_inputs`` inputs
+    Y ~ N(0, I_n). ``hidden``: the number of hidden units (the scale redundancies of a positively
+    homogeneous f)."""
+    import torch
+
+    check_choice("activation", name, JACOBIAN_ACTIVATIONS)
+    fan_in, levels = check_positive_int("fan_in", fan_in), check_positive_int("levels", levels)
+    n_inputs = check_positive_int("n_inputs", n_inputs)
+    if fan_in < 2 or levels < 2:
+        raise ParameterError(f"fan_in={fan_in} and levels={levels} must both be >= 2")
+    n = fan_in**levels
+    units = [n // fan_in**lv for lv in range(1, levels + 1)]
+    shapes = [(u, fan_in) for u in units]
+    sizes = [u * fan_in for u in units]
+    w0 = torch.tensor(rng.standard_normal(sum(sizes)) / math.sqrt(fan_in), dtype=torch.float64)
+    Y = torch.tensor(rng.standard_normal((n_inputs, n)), dtype=torch.float64)
+
+    def act(z: torch.Tensor, frozen: bool) -> torch.Tensor:
+        if name == "tanh":
+            return torch.tanh(z).detach() / z.detach() * z if frozen else torch.tanh(z)
+        e = torch.from_numpy(capacity.eta(name, z.detach().numpy(), slope=slope))
+        return e * z  # η piecewise constant: the same function and derivative, frozen or not
+
+    def forward(w: torch.Tensor, frozen: bool) -> torch.Tensor:
+        h, start = Y, 0
+        for lv, ((u, f), size) in enumerate(zip(shapes, sizes, strict=True)):
+            W = w[start : start + size].reshape(u, f)
+            start += size
+            z = (h.reshape(n_inputs, u, f) * W).sum(-1)
+            h = z if lv == levels - 1 else act(z, frozen)
+        return h[:, 0]
+
+    def jac(frozen: bool) -> np.ndarray:
+        return torch.autograd.functional.jacobian(
+            lambda w: forward(w, frozen), w0, vectorize=True
+        ).numpy()
+
+    return {
+        "true": jac(False),
+        "augmented": jac(True),
+        "hidden": np.array(sum(units[:-1])),
+    }

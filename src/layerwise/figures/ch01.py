@@ -20,7 +20,7 @@ def nu_scale(
     13), Eq. 13 (column 4), and for each entry of ``fixed`` (label → (cases, layers·pairs)
     off-diagonal ratios of fixed layers) their mean with the ± 1 SD spread over layers and unit
     pairs."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig, ax = plt.subplots(figsize=(5.0, 3.8))
     x = np.arange(len(cases))
     fixed = fixed or {}
     off = np.linspace(-0.22, 0.22, len(fixed) + 1)
@@ -145,9 +145,8 @@ def intermediate_capacities(
     nu_eq13: Sequence[float],
 ) -> Any:
     """Left: distance ‖κ_Eq14(ν) − κ_emp‖ against ν (mean over layers) for each input kind and
-    activation, the effective ν̂ (its minimum, mean ± SD over layers) as a marker and Eq. 13's ν as
-    a dotted line. Right: κ_i of the first i.i.d. ReLU layer: Eq. 18 (ν = 1), Eq. 14 at Eq. 13's ν,
-    exact fixed layer, empirical, Eq. 25 (ν = 0)."""
+    activation, and Eq. 13's ν as a dotted line. Right: κ_i of the first i.i.d. ReLU layer: Eq. 18
+    (ν = 1), Eq. 14 at Eq. 13's ν, exact fixed layer, empirical, Eq. 25 (ν = 0)."""
     nus, curve, emp = res["nus"], res["curve"], res["emp"]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     ax = axes[0]
@@ -158,18 +157,10 @@ def intermediate_capacities(
             )  # (draws, grid) → grid
             col, ls = f"C{c}", "-" if a == 0 else "--"
             ax.plot(nus, d, color=col, ls=ls, lw=1.2, label=f"{activation_label(*case)}, {inp}")
-            nh = res["nu_hat"][a, c]
-            ax.errorbar(
-                [nh.mean()],
-                [np.interp(nh.mean(), nus, d)],
-                xerr=[nh.std()],
-                fmt="o",
-                color=col,
-                capsize=3,
-            )
     for c, v in enumerate(nu_eq13):
         ax.axvline(v, color=f"C{c}", ls=":", lw=1)
-    ax.set_xlabel("ν in Eq. 14"), ax.set_ylabel("‖κ_Eq14(ν) − κ_emp‖₂"), ax.legend()
+    ax.set_xlabel("ν in Eq. 14"), ax.set_ylabel("‖κ_Eq14(ν) − κ_emp‖₂")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ax = axes[1]
     n = emp.shape[-1]
     i13 = int(np.argmin(np.abs(nus - nu_eq13[0])))
@@ -184,8 +175,9 @@ def intermediate_capacities(
     for k, (label, v) in enumerate(bars):
         ax.bar(np.arange(n) + (k - 2) * w, v, w, label=label, color=f"C{k}")
     top = max(float(np.max(v)) for _, v in bars)
-    ax.set_ylim(0, 1.6 * top), ax.set_xticks(np.arange(0, n, max(1, n // 8)))
-    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend(ncol=2, loc="upper center")
+    ax.set_ylim(0, 1.15 * top), ax.set_xticks(np.arange(0, n, max(1, n // 8)))
+    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i")
+    ax.legend(ncol=2, loc="upper center", bbox_to_anchor=(0.4, -0.2))
     return fig
 
 
@@ -269,4 +261,54 @@ def smooth_nu(
     )
     ax.set_ylim(0, 1.05)
     ax.legend()
+    return fig
+
+
+def pair_law(
+    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    ratios: Mapping[str, Mapping[float, tuple[float, float]]],
+) -> Any:
+    """Left: measured block ratios r_ij against the arcsin law E[η_iη_j] for every layer and pair
+    (``pairs``: input label → (law, r)), with the identity. Right: the law's residual mean square
+    over the idealisation's against ν (``ratios``: input label → {ν: (ratio, se)}), ± 3 SE."""
+    fig, axes = plt.subplots(1, 2, figsize=(6.9, 3.6))
+    ax = axes[0]
+    for k, (label, (law, r)) in enumerate(pairs.items()):
+        ax.plot(law, r, ".", ms=3, alpha=0.5, color=f"C{k}", label=label)
+    lo = min(float(np.min(v)) for pr in pairs.values() for v in pr)
+    hi = max(float(np.max(v)) for pr in pairs.values() for v in pr)
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="r = law")
+    ax.set_xlabel("law ν + (β−α)² arcsin ρ_ij / 2π"), ax.set_ylabel("measured r_ij")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.8))
+    ax = axes[1]
+    for k, (label, d) in enumerate(ratios.items()):
+        nus = np.array(sorted(d))
+        v = np.array([d[x] for x in nus])
+        ax.errorbar(nus, v[:, 0], yerr=3 * v[:, 1], fmt="o-", color=f"C{k}", capsize=3, label=label)
+    ax.axhline(1.0, color="0.5", ls=":", lw=1, label="idealisation (every pair = ν)")
+    ax.set_xlabel("ν of Eq. 13"), ax.set_ylabel("residual, law / ideal")
+    ax.set_ylim(-0.05, 1.6), ax.legend(loc="upper left")
+    return fig
+
+
+def width_gap(ns: np.ndarray, gaps: Mapping[str, np.ndarray]) -> Any:
+    """Intermediate-ν gap ‖κ_exact − κ_Eq14(ν)‖/span of fixed layers against the input dimension n
+    (``gaps``: activation label → (len(ns), draws)), mean ± SD over layers, log-log axes."""
+    fig, ax = plt.subplots(figsize=(5.0, 3.8))
+    for k, (label, g) in enumerate(gaps.items()):
+        g = np.asarray(g)
+        ax.errorbar(
+            ns * (1 + 0.03 * (k - 2)),
+            g.mean(1),
+            yerr=g.std(1),
+            fmt="o-",
+            capsize=3,
+            color=f"C{k}",
+            label=label,
+        )
+    ax.plot(ns, 0.3 * np.sqrt(ns[0] / ns), "k:", lw=1, label="∝ n^(−1/2)")
+    ax.set_xscale("log"), ax.set_yscale("log")
+    ax.set_xticks(ns, [f"{int(v)}" for v in ns]), ax.minorticks_off()
+    ax.set_xlabel("input dimension n"), ax.set_ylabel("gap / span")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig

@@ -7,6 +7,7 @@ conclusions."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,16 +67,19 @@ def fixed_layer_ratios(
     iu = np.triu_indices(m, 1)
     out: dict[str, np.ndarray] = {"ns": np.array([s * s for s in sides], float)}
     R = np.zeros((len(cases), len(sides), draws, len(iu[0])))
+    LAW = np.zeros_like(R)
     D = np.zeros((len(cases), len(sides), draws))
     NZ = np.zeros((len(cases), len(sides), draws))
     for a, side in enumerate(sides):
         Y = layer.layer_inputs(inputs, side, n_samples, seed + 7919 * side)
         q = layer.gram_quadratic_forms(Y)
+        Sigma = Y.T @ Y / len(Y) if inputs == "patches" else np.eye(side * side)
         for d in range(draws):
             P = capacity.random_unit_columns(
                 side * side, m, stream(seed, "fixed_P", inputs, side, d)
             )
             Z = Y @ P
+            rho = layer.pair_correlations(Sigma, P)[iu]
             for k, (name, slope) in enumerate(cases):
                 E = capacity.eta(
                     name, Z, slope=slope, unit_seed=(np.arange(m) + 1000 * (d + 1))[None, :]
@@ -84,9 +88,74 @@ def fixed_layer_ratios(
                 r = br["r"]
                 R[k, a, d], D[k, a, d] = r[iu], np.diag(r).mean()
                 NZ[k, a, d] = np.mean(br["se"][iu] ** 2)
+                LAW[k, a, d] = case_law(rho, name, slope)
     for k in range(len(cases)):
         out[f"ratios_{k}"], out[f"diag_{k}"], out[f"noise_{k}"] = R[k], D[k], NZ[k]
+        out[f"law_{k}"] = LAW[k]
     return out
+
+
+def case_law(rho: np.ndarray, name: str, slope: float | None = None) -> np.ndarray:
+    """E[η_iη_j] for pre-activation correlations ``rho``: :func:`layerwise.layer.pair_law` (the
+    arcsin law of Donier's Eq. 12 activations), 0 for the pseudo-random activation (Eq. 11)."""
+    if name == "pseudo_random":
+        return np.zeros_like(np.asarray(rho, float))
+    return layer.pair_law(rho, name, slope)
+
+
+def paired_ratio(a: np.ndarray, b: np.ndarray) -> Estimate:
+    """mean(a)/mean(b) of paired replicates (a_k, b_k) with the delta-method standard error
+    sd(a − R·b)/(√K·mean b), K − 1 d.o.f."""
+    a, b = (np.asarray(v, dtype=np.float64).ravel() for v in (a, b))
+    if a.size != b.size or a.size < 2:
+        raise ParameterError(f"a and b must be paired samples of size >= 2, got {a.size}, {b.size}")
+    mb = float(b.mean())
+    if mb == 0:
+        raise ParameterError("b must not have mean 0")
+    r = float(a.mean()) / mb
+    se = float(np.std(a - r * b, ddof=1)) / (math.sqrt(a.size) * abs(mb))
+    return Estimate(r, se, a.size - 1, a.size)
+
+
+def law_residuals(fix: Mapping[str, np.ndarray], k: int, nu: float) -> dict[str, np.ndarray]:
+    """Per layer (len(sides)·draws,) of a :func:`fixed_layer_ratios` run, case k: ``law``, the mean
+    square over unit pairs of r_ij − E[η_iη_j] (the arcsin law), and ``ideal``, of r_ij − ``nu``
+    (Eq. 13's idealisation: every pair = ν), each less the ratios' sampling noise floor."""
+    r, law, noise = (np.asarray(fix[f"{key}_{k}"]) for key in ("ratios", "law", "noise"))
+    return {
+        "law": (np.mean((r - law) ** 2, axis=-1) - noise).ravel(),
+        "ideal": (np.mean((r - nu) ** 2, axis=-1) - noise).ravel(),
+    }
+
+
+def law_summary(
+    fix: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]], indices: Sequence[int]
+) -> dict[str, Estimate]:
+    """How much of a fixed layer's departure from Eq. 14 the arcsin law leaves: per case k of
+    ``indices`` (key ``str(k)``) and pooled over them (``pooled``: the cases' mean squares summed
+    per layer), the :func:`paired_ratio` over layers of the law's residual mean square to the
+    idealisation's (0: the law explains every pair; 1: it does no better than ν)."""
+    per = {k: law_residuals(fix, k, capacity.nu_closed_form(*cases[k])) for k in indices}
+    out = {str(k): paired_ratio(v["law"], v["ideal"]) for k, v in per.items()}
+    out["pooled"] = paired_ratio(
+        sum(v["law"] for v in per.values()), sum(v["ideal"] for v in per.values())
+    )
+    return out
+
+
+def spread_against_exact(
+    fix: Mapping[str, np.ndarray], cases: Sequence[Sequence[Any]], k: int, n_min: float = 1.0
+) -> Estimate:
+    """Each layer's mean square of r_ij − ν (noise floor subtracted) over its exact expectation for
+    columns uniform on the sphere and i.i.d. Gaussian inputs
+    (:func:`layerwise.layer.pair_law_spread` at its n), estimated over the layers with n ≥
+    ``n_min``: 1 when the spread across layers is the arcsin law's, 0 when every pair sits at ν."""
+    ns = np.asarray(fix["ns"], float)
+    use = ns >= n_min
+    ideal = law_residuals(fix, k, capacity.nu_closed_form(*cases[k]))["ideal"]
+    ideal = ideal.reshape(len(ns), -1)[use]
+    exact_ms = np.array([layer.pair_law_spread(int(n), *cases[k]) for n in ns[use]])
+    return estimate((ideal / exact_ms[:, None]).ravel())
 
 
 def ratios_at(fix: Mapping[str, np.ndarray], n_cases: int, index: int) -> np.ndarray:
@@ -265,14 +334,13 @@ def intermediate_capacities(
     ``emp`` from the empirical Σ̃ of ``n_samples`` inputs; ``exact`` from the exact Gaussian Σ̃ of
     the layer with the inputs' covariance (:func:`layerwise.layer.gaussian_augmented_covariance`);
     ``curve`` the Eq. 14 interpolation on a grid of ν (``nus``), whose ends are Eq. 18 (ν = 1)
-    and, for Σ = I, Eq. 25 (ν = 0); ``eq25`` = (P∘P)κ^φ.  Arrays indexed [input, case, draw, ...];
-    ``nu_hat`` the :func:`layerwise.layer.effective_nu` of ``emp``."""
+    and, for Σ = I, Eq. 25 (ν = 0); ``eq25`` = (P∘P)κ^φ.  Arrays indexed [input, case, draw,
+    ...]."""
     nus = np.linspace(0.0, 1.0, n_grid)
     n = side * side
     I_, C_, D_ = len(inputs), len(cases), check_positive_int("draws", draws)
     emp, exact_ = np.zeros((I_, C_, D_, n)), np.zeros((I_, C_, D_, n))
     curve, eq25 = np.zeros((I_, D_, n_grid, n)), np.zeros((I_, D_, n))
-    nu_hat = np.zeros((I_, C_, D_))
     for a, kind in enumerate(inputs):
         Y = layer.layer_inputs(kind, side, n_samples, seed + 104729 + 17 * a)
         Sigma = Y.T @ Y / len(Y) if kind == "patches" else np.eye(n)
@@ -289,8 +357,7 @@ def intermediate_capacities(
                 )
                 St = layer.gaussian_augmented_covariance(Sigma, P, name, slope)
                 exact_[a, c, d] = layer.augmented_capacities(St, P, J)
-                nu_hat[a, c, d] = layer.effective_nu(emp[a, c, d], curve[a, d], nus)
-    return {"nus": nus, "emp": emp, "exact": exact_, "curve": curve, "eq25": eq25, "nu_hat": nu_hat}
+    return {"nus": nus, "emp": emp, "exact": exact_, "curve": curve, "eq25": eq25}
 
 
 def capacity_distances(
@@ -319,15 +386,6 @@ def capacity_gap(dist: Mapping[str, np.ndarray], input_index: int, case_index: i
     )
 
 
-def nu_hat_excess(
-    res: Mapping[str, np.ndarray], input_index: int, case_index: int, nu: float
-) -> Estimate:
-    """The effective ν̂ of :func:`intermediate_capacities` minus ``nu`` (Eq. 13's), estimated over
-    the layers (mean, SE, layers − 1 d.o.f.): > 0 when the layers decouple less than Eq. 13 says."""
-    e = estimate(np.asarray(res["nu_hat"])[input_index, case_index])
-    return e._replace(mean=e.mean - nu)
-
-
 def capacity_prose_numbers(
     res: Mapping[str, np.ndarray],
     dist: Mapping[str, np.ndarray],
@@ -335,23 +393,75 @@ def capacity_prose_numbers(
     tags: Sequence[str],
 ) -> dict[str, Estimate]:
     """Estimates of :func:`intermediate_capacities` for the prose, per input kind and case tag:
-    ``nuhat_<kind>_<tag>`` the effective ν̂ over layers; ``d14_…`` and ``dex_…`` the mean distance
-    of the empirical capacities to Eq. 14 at Eq. 13's ν and to the exact Σ̃, in units of the span
-    between the limits; ``eq25_patch_gap`` (for the second input kind): the mean distance of the
-    ν = 0 end of Eq. 14 to (P∘P)κ^φ (Eq. 25) in those units (the last three without SE)."""
+    ``d14_<kind>_<tag>``, ``dex_…`` and ``dlin_…`` the mean distance of the empirical capacities to
+    Eq. 14 at Eq. 13's ν, to the exact Σ̃'s and to the linear limit (Eq. 18), in units of the span
+    between the limits; per input kind ``arc_half_<kind>``, the mean fraction of the length of the
+    curve κ(ν) run between ν = 0 and ½; ``eq25_patch_gap`` (for the second input kind): the mean
+    distance of the ν = 0 end of Eq. 14 to (P∘P)κ^φ (Eq. 25) in span units (all without SE)."""
     if len(inputs) < 2:
         raise ParameterError(
             f"inputs={list(inputs)!r} must name two input kinds (i.i.d. and patches)"
         )
     out: dict[str, Estimate] = {}
+    nus, curve, emp = (np.asarray(res[k]) for k in ("nus", "curve", "emp"))
+    half = int(np.argmin(np.abs(nus - 0.5)))
     for a, kind in enumerate(inputs):
+        span = dist["span"][a, 0]
         for c, tag in enumerate(tags):
-            out[f"nuhat_{kind}_{tag}"] = estimate(np.asarray(res["nu_hat"])[a, c])
             out[f"d14_{kind}_{tag}"] = exact(np.mean(dist["d_eq14"][a, c] / dist["span"][a, c]))
             out[f"dex_{kind}_{tag}"] = exact(np.mean(dist["d_exact"][a, c] / dist["span"][a, c]))
+            dlin = np.linalg.norm(emp[a, c] - curve[a][:, -1], axis=-1)
+            out[f"dlin_{kind}_{tag}"] = exact(np.mean(dlin / span))
+        seg = np.linalg.norm(np.diff(curve[a], axis=1), axis=-1)  # (draws, grid − 1)
+        out[f"arc_half_{kind}"] = exact(np.mean(seg[:, :half].sum(1) / seg.sum(1)))
     ends = np.asarray(res["eq25"])[1] - np.asarray(res["curve"])[1][:, 0]
     out["eq25_patch_gap"] = exact(np.mean(np.linalg.norm(ends, axis=-1) / dist["span"][1, 0]))
     return out
+
+
+def capacity_gap_vs_width(
+    *, cases: Sequence[Sequence[Any]], ns: Sequence[int], m: int, p: int, draws: int, seed: int
+) -> dict[str, np.ndarray]:
+    """The intermediate-ν gap of fixed layers against the input dimension n: for every n and draw
+    d, a layer P (n × m unit columns) and J ∈ ℝ^{m×p} (stream ("width_layer", n, d)), i.i.d.
+    Gaussian inputs (Σ = I), and per case the distance ‖κ_exact − κ_Eq14(ν)‖ between the capacities
+    of the layer's exact Σ̃ (:func:`layerwise.layer.gaussian_capacity_matrix`) and of Eq. 14 at
+    Eq. 13's ν, in units of the span ‖κ(ν=1) − κ(ν=0)‖ between the two limits (Eqs. 18, 25).
+
+    Returns ``ns`` and ``gap`` (cases, len(ns), draws)."""
+    m, p, draws = (check_positive_int(k, v) for k, v in (("m", m), ("p", p), ("draws", draws)))
+    if m < 2:
+        raise ParameterError(f"m={m} must be >= 2")
+    gap = np.zeros((len(cases), len(ns), draws))
+    for a, n in enumerate(ns):
+        n = check_positive_int("ns", n)
+        eye = np.eye(n)
+        for d in range(draws):
+            rng = stream(seed, "width_layer", n, d)
+            P = capacity.random_unit_columns(n, m, rng)
+            J = rng.standard_normal((m, p))
+            ends = layer.eq14_capacity_curve(eye, P, J, [0.0, 1.0])
+            span = float(np.linalg.norm(ends[1] - ends[0]))
+            for c, (name, slope) in enumerate(cases):
+                nu = capacity.nu_closed_form(name, slope)
+                k14 = layer.eq14_capacity_curve(eye, P, J, [nu])[0]
+                K = layer.gaussian_capacity_matrix(eye, P, J, name, slope)
+                gap[c, a, d] = np.linalg.norm(layer.capacities_from_matrix(K, n, m) - k14) / span
+    return {"ns": np.array(ns, float), "gap": gap}
+
+
+def width_trend(gap: np.ndarray, ns: np.ndarray) -> dict[str, Any]:
+    """Log-log least-squares fit of a (len(ns), draws) gap on n over every layer
+    (:func:`layerwise.stats.linear_fit`): ``slope`` as an Estimate (points − 2 d.o.f.), ``fit``,
+    and ``mean`` (len(ns),), the gap's mean over draws."""
+    gap, ns = np.asarray(gap, float), np.asarray(ns, float)
+    fit = linear_fit(np.repeat(np.log(ns), gap.shape[1]), np.log(gap).ravel())
+    dof = int(gap.size - 2)
+    return {
+        "fit": fit,
+        "slope": Estimate(fit["slope"], fit["slope_se"], dof, gap.size),
+        "mean": gap.mean(1),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -455,6 +565,59 @@ def redundancy_counts(table: np.ndarray, cases: Sequence[Sequence[Any]], m: int)
     }
     for name, r in red.items():
         out[f"{name}_true"], out[f"{name}_aug"] = int(r[0]), int(r[1])
+    return out
+
+
+def appendix_a_trees(
+    *,
+    cases: Sequence[Sequence[Any]],
+    architectures: Sequence[Sequence[int]],
+    n_inputs: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Donier's Appendix A check on hierarchical architectures: for every (fan_in, levels) of
+    ``architectures`` and every case, :func:`layerwise.layer.tree_jacobians` (stream ("tree", a,
+    k)) and the total capacity each Jacobian gives — its numerical rank, the number of independent
+    parameters (:func:`layerwise.layer.redundant_directions`).
+
+    Returns ``table`` (architectures, cases, 4): parameters, hidden units, total capacity from the
+    true Jacobian, and from the augmented one (η frozen, Eqs. 5–6 on every layer)."""
+    n_inputs = check_positive_int("n_inputs", n_inputs)
+    table = np.zeros((len(architectures), len(cases), 4), dtype=np.int64)
+    for a, (fan_in, levels) in enumerate(architectures):
+        for k, (name, slope) in enumerate(cases):
+            J = layer.tree_jacobians(
+                name,
+                fan_in=fan_in,
+                levels=levels,
+                n_inputs=n_inputs,
+                rng=stream(seed, "tree", a, k),
+                slope=slope,
+            )
+            n_par = J["true"].shape[1]
+            red_t = layer.redundant_directions(J["true"])[0]
+            red_a = layer.redundant_directions(J["augmented"])[0]
+            table[a, k] = [n_par, int(J["hidden"]), n_par - red_t, n_par - red_a]
+    return {"table": table}
+
+
+def tree_summary(table: np.ndarray, cases: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Columns of an :func:`appendix_a_trees` table per architecture: ``params``, ``hidden``,
+    ``expected`` (parameters − hidden units: one scale redundancy per hidden unit), per case name
+    ``<name>_true`` and ``<name>_aug`` (the two totals), and ``pl_match`` / ``pl_cases``: how many
+    (architecture, ReLU-type case) pairs have equal totals, out of how many."""
+    t = np.asarray(table)
+    names = [c[0] for c in cases]
+    out: dict[str, Any] = {
+        "params": t[:, 0, 0].tolist(),
+        "hidden": t[:, 0, 1].tolist(),
+        "expected": (t[:, 0, 0] - t[:, 0, 1]).tolist(),
+    }
+    for k, name in enumerate(names):
+        out[f"{name}_true"], out[f"{name}_aug"] = t[:, k, 2].tolist(), t[:, k, 3].tolist()
+    pl = [k for k, name in enumerate(names) if name in ("relu", "leaky_relu", "abs")]
+    out["pl_match"] = int(np.sum(t[:, pl, 2] == t[:, pl, 3]))
+    out["pl_cases"] = int(t.shape[0] * len(pl))
     return out
 
 
