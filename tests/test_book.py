@@ -473,6 +473,35 @@ def browser():
 
 
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome:", "chrome-extension:", "devtools:")
+#: WCAG contrast of every text-bearing element of the scorecards, the dashboard and the landing
+#: totals against its effective background (the colours as rendered, alpha composited up the
+#: ancestors): the elements under 4.5:1, as [element, colour, background, ratio, text].
+LOW_CONTRAST_JS = r"""
+function rgba(c) { const m = (c.match(/[\d.]+/g) || []).map(Number);
+  return [m[0] || 0, m[1] || 0, m[2] || 0, m.length > 3 ? m[3] : 1]; }
+function lum(c) { const v = c.slice(0, 3).map(x => { x /= 255;
+  return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+  return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; }
+function over(top, base) { const a = top[3];
+  return [0, 1, 2].map(i => top[i] * a + base[i] * (1 - a)).concat([1]); }
+function background(e) { const layers = [];
+  for (; e; e = e.parentElement) { const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+  let base = layers.length && layers[layers.length - 1][3] >= 1 ? layers.pop() : [255, 255, 255, 1];
+  while (layers.length) base = over(layers.pop(), base);
+  return base; }
+const low = [];
+for (const e of document.querySelectorAll('.lw-card *, table.lw-dash *, article table *')) {
+  if (!e.getClientRects().length) continue;
+  if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+  const b = background(e), f = over(rgba(getComputedStyle(e).color), b);
+  const l1 = lum(f), l2 = lum(b), r = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+  if (r < 4.5) low.push([e.tagName + '.' + e.className, getComputedStyle(e).color,
+                         b.map(Math.round).join(','), +r.toFixed(2),
+                         e.textContent.trim().slice(0, 30)]);
+}
+return low;
+"""
 
 
 @pytest.mark.slow
@@ -559,6 +588,21 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
         assert "Scorecard" in browser.execute_script(
             "return Array.from(document.querySelectorAll('h2')).map(h => h.innerText).join('|')"
         )
+    # no stray text/plain output or stream is shown (reprs, prints)
+    plain = browser.execute_script(
+        "return Array.from(document.querySelectorAll('div.cell_output .text_plain, "
+        "div.cell_output .output.stream')).filter(e => e.getClientRects().length)"
+        ".map(e => e.innerText.slice(0, 60))"
+    )
+    assert plain == [], f"{page}: plain-text outputs shown: {plain[:3]}"
+    # every scorecard, dashboard and table element reads at ≥ 4.5:1 in light and in dark mode
+    for mode in ("light", "dark"):
+        browser.execute_script(
+            f"document.documentElement.setAttribute('data-theme', '{mode}');"
+            f"document.documentElement.setAttribute('data-mode', '{mode}');"
+        )
+        low = browser.execute_script(LOW_CONTRAST_JS)
+        assert low == [], f"{page}: {len(low)} elements under 4.5:1 in {mode} mode: {low[:4]}"
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => "
         "a.href)"
@@ -575,3 +619,20 @@ def test_the_whole_book_prints_to_a_pdf(ci_book):
     pdf = ROOT / "_build" / "pdf" / "layerwise.pdf"
     assert pdf.exists() and pdf.stat().st_size > 500_000
     assert book.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards
+
+
+def test_progress_lines_show_the_cluster_counts_of_a_dask_run(tmp_path, capsys):
+    """``units`` reports of a Dask block run (done / running / queued, time left) replace the
+    runner's own estimate in the next block line; a malformed one is skipped."""
+    from layerwise.executor import unit_counts
+    from layerwise.runner import _Progress
+
+    c = unit_counts(4, 1, 0, {"w": 1}, {"w": 1}, finished_here=1, elapsed_s=5)
+    f = tmp_path / "progress"
+    f.write_text(
+        f"start\t04.conv\t4\nunits\t04.conv\t{c.encode()}\nunits\t04.conv\t1 2\nblock\t04.conv\t1\n"
+    )
+    _Progress(f, "04_demo").poll()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1].startswith("[layerwise]   conv: block 2/4, ")
+    assert lines[1].endswith("done 1/4 · running 1 · queued 2 · ≈ 15 s left") and len(lines) == 2

@@ -240,8 +240,7 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     assert weak > 0 and f"{weak} not discriminating" in cell
     assert (
         f"reproduces {whole['reproduces']['pass'] - weak}/"
-        f"{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}"
-        in cell
+        f"{sum(whole['reproduces'].values()) - whole['reproduces']['skipped']}" in cell
     )
     assert f"<b>{cell}</b>" in text
     assert '<a href="chapters/01_first.html#claim-r1">paper value</a>' in text
@@ -267,6 +266,27 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     assert "This build shows the chapters executed at scale `ci`" in text
     assert ":link: chapters/01_first" in text and ":img-top: _generated/thumbs/01_first.png" in text
     assert summary_of(claims, None) in text
+    # the book's totals, counted here by hand from the records: one row per kind present
+    rows = {r.split("|")[1].strip(): r for r in text.splitlines() if r.startswith("| ")}
+    for kind, name in dashboard.TOTAL_ROWS.items():
+        mine = [c for c in claims if c.get("kind", "checks") == kind]
+        if not mine:
+            assert name not in rows
+            continue
+        cells = [x.strip() for x in rows[name].split("|")[2:-1]]
+        good = sum(
+            c["status"] == "pass" and (kind == "checks" or c.get("discriminates")) for c in mine
+        )
+        weak = sum(c["status"] == "pass" for c in mine) - good
+        assert cells == [
+            str(len(mine)),
+            str(good),
+            str(weak) if weak else "—",
+            *(
+                str(sum(c["status"] == s for c in mine))
+                for s in ("fail", "inconclusive", "skipped")
+            ),
+        ]
     assert "02_second" not in text  # not executed: no card
     assert (root / "book" / "_generated" / "thumbs" / "01_first.png").exists()
 
@@ -294,8 +314,7 @@ def test_figure_directive_is_a_numbered_glue_figure():
 
     md = pages.figure_directive("fig-42-rise", "  Rise.  It is straight.\n", "A `line`\n  rises.")
     assert (
-        md
-        == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\n"
+        md == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\n"
         "Rise.  It is straight.\n```"
     )
 

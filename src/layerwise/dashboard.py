@@ -207,7 +207,7 @@ def write_dashboard(root: Path | None = None) -> Path:
         "## Summary",
         "",
         f'<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>',
+        f"<tbody>{''.join(rows)}</tbody></table>",
         "",
     ]
     evid = [r for r in runs if r["where"] != "build"]
@@ -247,7 +247,7 @@ def write_dashboard(root: Path | None = None) -> Path:
             )
         lines += [
             f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>',
+            f"<tbody>{''.join(body)}</tbody></table>",
             "",
         ]
     out = root / "book" / "dashboard.md"
@@ -264,6 +264,31 @@ def executed_scale(nb: Path) -> str | None:
         return None
 
 
+#: How the landing page's totals name each kind of claim and its passes.
+TOTAL_ROWS = {"reproduces": "Paper results", "predicts": "Predictions", "checks": "Checks"}
+
+
+def totals_table(claims: list[dict[str, Any]]) -> str:
+    """The book's totals per kind of claim, as a markdown table: claims, passes that rule out a
+    named alternative (the reproductions and confirmations that count), passes that rule out
+    none, failures, inconclusive ones and those a larger scale decides."""
+    t, weak = tally(claims), undiscriminated(claims)
+    head = (
+        "| | claims | reproduced / confirmed / hold | not discriminating | failed | inconclusive "
+        "| need a larger scale |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+    )
+    rows = []
+    for kind in KINDS:
+        n = sum(t[kind].values())
+        if not n:
+            continue
+        rows.append(
+            f"| {TOTAL_ROWS[kind]} | {n} | {t[kind]['pass'] - weak[kind]} | {weak[kind] or '—'} | "
+            f"{t[kind]['fail']} | {t[kind]['inconclusive']} | {t[kind]['skipped']} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
 def write_summary(root: Path | None = None) -> Path:
     """Write ``book/_generated/summary.md``: one card per chapter in table-of-contents order,
     with its first figure as a thumbnail and its scorecard's one-line summary at the scale this
@@ -272,7 +297,7 @@ def write_summary(root: Path | None = None) -> Path:
     gen = root / "book" / "_generated"
     (gen / "thumbs").mkdir(parents=True, exist_ok=True)
     titles = chapter_titles(root)
-    scales_shown, cards = set(), []
+    scales_shown, cards, every_claim = set(), [], []
     for ch, title in titles.items():
         nb = root / "book" / "chapters" / f"{ch}.ipynb"
         scale = executed_scale(nb) if nb.exists() else None
@@ -281,6 +306,7 @@ def write_summary(root: Path | None = None) -> Path:
             continue
         scales_shown.add(scale)
         data = json.loads(res.read_text())
+        every_claim += data["claims"]
         line = summary_of(data["claims"], None)
         img = ""
         if data.get("figures"):
@@ -300,7 +326,11 @@ def write_summary(root: Path | None = None) -> Path:
             f"This build shows the chapters executed at scale {shown}; the {{doc}}`dashboard` has "
             "every run, "
             "including tracked evidence at other scales.\n\n"
-            "::::{grid} 1 2 2 2\n:gutter: 2\n\n" + "\n".join(cards) + "::::\n"
+            f"**The whole book.** {summary_of(every_claim, None)}\n\n"
+            + totals_table(every_claim)
+            + "\n::::{grid} 1 2 2 2\n:gutter: 2\n\n"
+            + "\n".join(cards)
+            + "::::\n"
         )
     out = gen / "summary.md"
     out.write_text(text)
