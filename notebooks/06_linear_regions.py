@@ -71,31 +71,31 @@ from layerwise.params import resolve_from
 from layerwise.studies import ch06 as study
 
 # %%
-TRAINING = dict(preprocessings=["raw", "centred", "pixel"], lrs=[1e-3, 1e-4])
-RUNGS = ["8:1797:0", "8:1797:1", "28:1797:0", "28:1797:2"]  # side:digits:shift
-STEPS = dict(early_step=10, n_held=297)
+TRAINING = dict(preprocessings=["raw", "centred", "pixel"], lrs=[1e-3, 1e-4], early_step=10,
+                n_held=297)
+RUNGS = ["8:1797:0", "8:1797:1"]  # side:n:shift, the 64-input rungs (paper adds 784-input ones)
 SCALES = {
     "ci": dict(neurons=[24, 48, 96], depths=[1, 2, 3, 6], n_nets=3, n_line_nets=20,
                n_check_nets=200, epochs=4, **TRAINING, label_noise=[0.0, 1.0], n_train_seeds=1,
-               grid_sizes=[12, 36, 108, 324], **STEPS, step_nets=4, steps=[3, 10, 30, 100],
-               ladder=RUNGS[:2], ladder_nets=2, ladder_steps=[10, 100]),
+               grid_sizes=[12, 36, 108, 324], step_nets=4, steps=[3, 10, 30, 100],
+               ladder=RUNGS, ladder_nets=2, ladder_steps=[10, 100]),
     "default": dict(neurons=[48, 96, 192], depths=[1, 2, 3, 4, 6], n_nets=8, n_line_nets=80,
                     n_check_nets=800, epochs=20, **TRAINING, label_noise=[0.0, 1.0],
-                    n_train_seeds=12, grid_sizes=[12, 36, 108, 324, 972], **STEPS,
-                    step_nets=20, steps=[3, 10, 30, 100, 300, 1000], ladder=RUNGS[:2],
-                    ladder_nets=4, ladder_steps=[10, 100, 1000, 2000]),
+                    n_train_seeds=12, grid_sizes=[12, 36, 108, 324, 972], step_nets=20,
+                    steps=[3, 10, 30, 100, 300, 1000], ladder=RUNGS, ladder_nets=4,
+                    ladder_steps=[10, 100, 1000, 2000]),
     "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200,
-                  n_check_nets=1000, epochs=100, **TRAINING,
-                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], n_train_seeds=64,
-                  grid_sizes=[12, 36, 108, 324, 972, 2916], **STEPS, step_nets=48,
-                  steps=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000], ladder=RUNGS,
-                  ladder_nets=24, ladder_steps=[10, 100, 1000, 3000, 9375, 18750]),
+                  n_check_nets=1000, epochs=100, **TRAINING, n_train_seeds=64,
+                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                  grid_sizes=[12, 36, 108, 324, 972, 2916], step_nets=48, ladder_nets=24,
+                  steps=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000],
+                  ladder_steps=[10, 100, 1000, 3000, 9375, 18750],
+                  ladder=RUNGS + ["28:1797:0", "28:1797:2"]),
 }
 params = resolve_from(SCALES, scale, globals())
 study.check_chapter_params(params)  # divisibility, fractions, sizes: before any work
 ch = Chapter("06_linear_regions", scale=scale, seed=seed, device=device, params=params)
 inputs, labels = study.standardized_digits()
-SHOWN = [[96], [32, 32, 32], [16] * 6]  # architectures drawn in the first figure
 
 
 # %% [markdown]
@@ -119,6 +119,7 @@ SHOWN = [[96], [32, 32, 32], [16] * 6]  # architectures drawn in the first figur
 # must creep up to the exact count as it refines.
 
 # %%
+SHOWN = [[96], [32, 32, 32], [16] * 6]  # architectures drawn in the first figure
 shown_triple = ch.rng("show").choice(len(inputs), 3, replace=False)
 shown = ch.cached_call(study.slice_demo, points=inputs[shown_triple], archs=SHOWN,
                        grid_sizes=params["grid_sizes"],
