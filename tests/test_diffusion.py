@@ -208,3 +208,61 @@ def test_residual_step_makes_a_step_of_one_over_l():
         assert s * s / (1 + s * s) == pytest.approx(tau / L, rel=1e-12)
     with pytest.raises(ParameterError, match="depth"):
         C.residual_step(4.0, 4)
+
+
+def _chain_inputs(act, seed=0, samples=6000, widths=(4, 3)):
+    rng = np.random.default_rng(seed)
+    net = C.chain_network(
+        n=4, widths=list(widths), activation=act, samples=samples, rng=rng
+    )
+    J = rng.standard_normal((widths[-1], 2))
+    return net, J
+
+
+def test_chain_capacities_one_layer_equal_the_chapter_1_estimator():
+    from layerwise.capacity import empirical_augmented_capacities
+
+    net, J = _chain_inputs("relu", widths=(3,))
+    direct = C.chain_capacities(net["Y"], net["etas"], net["Ps"], J)
+    ch1 = empirical_augmented_capacities(net["Y"], net["etas"][0], net["Ps"][0], J)
+    np.testing.assert_allclose(direct, ch1, rtol=1e-9, atol=1e-12)
+
+
+def test_chain_capacities_of_exactly_decoupled_units_are_the_capacity_network():
+    # η_l independent of everything with E[η_a η_b] = δ_ab exactly over the sample: every ±1
+    # sign pattern once per input row of an orthonormal design, so the empirical Σ̃ is block
+    # diagonal and Eq. 28 holds to round-off
+    from itertools import product
+
+    from layerwise.capacity import feature_capacities, random_unit_columns, stochastic_matrix
+
+    rng = np.random.default_rng(1)
+    n, widths = 2, [2, 2]
+    signs = np.array(list(product([-1.0, 1.0], repeat=4)))  # (16, 4): all patterns
+    Ybase = np.array([[1.0, 1.0], [1.0, -1.0]])
+    Y = np.repeat(Ybase, len(signs), 0)
+    E = np.tile(signs, (2, 1))
+    Ps = [random_unit_columns(n, widths[0], rng), random_unit_columns(widths[0], widths[1], rng)]
+    J = rng.standard_normal((2, 1))
+    kappa = C.chain_capacities(Y, [E[:, :2], E[:, 2:]], Ps, J)
+    pred = stochastic_matrix(Ps[0]) @ stochastic_matrix(Ps[1]) @ feature_capacities(J)
+    np.testing.assert_allclose(kappa, pred, atol=1e-12)
+
+
+def test_chain_capacities_conserve_the_rank_and_refuse_mismatched_layers():
+    net, J = _chain_inputs("pseudo_random")
+    kappa = C.chain_capacities(net["Y"], net["etas"], net["Ps"], J)
+    assert kappa.sum() == pytest.approx(2.0)  # the rank of K̃: the read-out's 2 outputs
+    with pytest.raises(ParameterError, match="one per layer"):
+        C.chain_capacities(net["Y"], net["etas"][:1], net["Ps"], J)
+
+
+def test_chain_network_linear_units_and_refusal():
+    net, _ = _chain_inputs("linear", samples=10)
+    assert all(np.all(E == 1.0) for E in net["etas"])
+    assert [P.shape for P in net["Ps"]] == [(4, 4), (4, 3)]
+    np.testing.assert_allclose(np.linalg.norm(net["Ps"][1], axis=0), 1.0)
+    with pytest.raises(ParameterError):
+        C.chain_network(
+            n=4, widths=[2], activation="swish", samples=5, rng=np.random.default_rng(0)
+        )

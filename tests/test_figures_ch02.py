@@ -29,7 +29,9 @@ def test_residual_diffusion_profiles_and_moments():
     np.testing.assert_allclose(left.lines[5].get_ydata(), diffusion.heat_kernel(xf, 0, 2.0, 1.0))
     lines = {ln.get_label(): ln for ln in right.lines}
     np.testing.assert_allclose(lines["second moment"].get_ydata(), m2.mean(0))
-    np.testing.assert_allclose(lines["2𝒟t, Eq. 34"].get_ydata(), 4.0 * np.arange(L + 1) / L)
+    np.testing.assert_allclose(
+        lines[r"$2\mathcal{D}t$, Eq. 34"].get_ydata(), 4.0 * np.arange(L + 1) / L
+    )
     np.testing.assert_allclose(lines["mean position"].get_ydata(), mu.mean(0))
 
 
@@ -146,3 +148,38 @@ def test_t_collapse_variance_in_t_and_capacity_line():
         right.lines[2].get_ydata(),
         diffusion.heat_kernel(right.lines[2].get_xdata(), 0, tau / 3, 1.0),
     )
+
+
+def test_differential_layers_two_panels_with_predictions():
+    t = np.linspace(0, 1, 11)
+    rng = np.random.default_rng(2)
+    S = {"t": t, "drift": 1.0, "diffusion": 1.0, "sde_total": 3.0}
+    for name in ("fixed", "mirrored"):
+        S[f"{name}_var"] = 2 * t + 0.01 * rng.random((5, 11))
+        S[f"{name}_mu"] = t + 0.01 * rng.random((5, 11))
+    fig = F.differential_layers(S)
+    assert_fits_column(fig)
+    left, right = fig.axes
+    lines = {ln.get_label(): ln for ln in left.lines}
+    np.testing.assert_allclose(lines[r"$2\mathcal{D}t$"].get_ydata(), 2 * t)
+    np.testing.assert_allclose(lines[r"$\Sigma_k c_k\,t$"].get_ydata(), 3 * t)
+    np.testing.assert_allclose(lines["fixed kernel"].get_ydata(), S["fixed_var"].mean(0))
+    right_lines = {ln.get_label(): ln for ln in right.lines}
+    np.testing.assert_allclose(right_lines["vt"].get_ydata(), t)
+    np.testing.assert_allclose(right_lines["mirrored kernel"].get_ydata(), S["mirrored_mu"].mean(0))
+
+
+def test_chain_capacities_one_panel_per_depth():
+    rng = np.random.default_rng(3)
+    T = {
+        "two_pred": rng.random((2, 4)),
+        "relu_two_kappa": rng.random((2, 4)),
+        "three_pred": rng.random((2, 4)),
+        "relu_three_kappa": rng.random((2, 4)),
+    }
+    fig = F.chain_capacities(T, {"two": [4, 4], "three": [3, 3, 3]})
+    assert_fits_column(fig)
+    assert len(fig.axes) == 2
+    pts = fig.axes[0].lines[0]
+    np.testing.assert_array_equal(pts.get_xdata(), T["two_pred"].ravel())
+    np.testing.assert_array_equal(pts.get_ydata(), T["relu_two_kappa"].ravel())

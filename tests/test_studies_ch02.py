@@ -238,3 +238,93 @@ def test_residual_diffusion_summary_per_network_distance_to_eq34():
     assert S["l1_per_net"] == pytest.approx(
         S["l1"], rel=1e-12
     )  # identical networks: the walk itself
+
+
+def test_harmonic_mean_rate_against_quadrature():
+    from scipy import integrate
+
+    inv, _ = integrate.quad(lambda a: 1 / a / 20.0, 10.0, 30.0)
+    assert study.harmonic_mean_rate(10.0, 30.0) == pytest.approx(1 / inv, rel=1e-10)
+    assert study.harmonic_mean_rate(5.0, 5.0) == 5.0
+    with pytest.raises(ParameterError):
+        study.harmonic_mean_rate(0.0, 1.0)
+
+
+def test_sampled_walk_summary_of_exact_and_shifted_walks():
+    ring, L, D = 101, 40, 3.0
+    walk = _walk(ring, L, D)
+    S = study.sampled_walk_summary(np.stack([walk] * 3), D, 2.0, 4.0, 0.99)
+    assert S["m2_ratio"].mean == pytest.approx(1.0, abs=1e-12)
+    assert S["drift"].mean == pytest.approx(0.0, abs=1e-12)
+    assert S["drift_rms_alt"] == pytest.approx(2.0 / math.sqrt(6) / math.sqrt(6.0))
+    shifted = np.stack([np.roll(walk, s, axis=-1) for s in (1, -1, 1, -1)])
+    T = study.sampled_walk_summary(shifted, D, 2.0, 4.0, 0.99)
+    assert T["drift"].mean == pytest.approx(0.0, abs=1e-12)
+    assert T["drift_rms"].mean == pytest.approx(1 / math.sqrt(6.0), rel=1e-9)  # |μ| = 1 site
+    assert T["m2_ratio"].mean == pytest.approx((6.0 + 1.0) / 6.0, rel=1e-9)
+
+
+def test_differential_summary_reads_moments_of_gaussian_profiles():
+    x = np.arange(31)
+
+    def gauss(mu, var):
+        return diffusion.heat_kernel(x, 15 + mu, var / 2, 1.0)
+
+    times = np.linspace(0, 1, 3)
+    fixed = np.array([[gauss(t * 2.0, 4.0 * t + 1e-9) for t in times]] * 2)
+    mirrored = np.array([[gauss(0.0, 4.0 * t + 1e-9) for t in times]] * 2)
+    taps = (1.0, 5.0, 3.0)  # v = 2, 𝒟 = 2
+    S = study.differential_summary({"fixed": fixed, "mirrored": mirrored}, taps)
+    assert S["var_ratio"].mean == pytest.approx(1.0, rel=1e-6)
+    assert S["drift_ratio"].mean == pytest.approx(1.0, rel=1e-6)
+    assert S["mirror_drift"].mean == pytest.approx(0.0, abs=1e-9)
+    assert S["var_alt"] == pytest.approx(9.0 / 4.0)
+    np.testing.assert_allclose(S["t"], times)
+    with pytest.raises(ParameterError, match="asymmetric"):
+        study.differential_summary({"fixed": fixed, "mirrored": mirrored}, (1.0, 1.0, 1.0))
+
+
+def test_differential_runs_refuses_steps_off_the_grid():
+    with pytest.raises(ParameterError, match="multiple of 10"):
+        study.differential_runs(ring=9, taps2=(1, 1, 1), steps=15, paths=2, groups=2, seed=0)
+
+
+def test_own_capacity_ratio_is_one_when_gradients_equal_the_capacity_network():
+    rng = np.random.default_rng(0)
+    pred = rng.random((4, 16)) + np.exp(-((np.arange(16) - 8.0) ** 2))
+    assert study.own_capacity_ratio(pred, pred).mean == pytest.approx(1.0)
+    assert study.own_capacity_ratio(np.roll(pred, 0, -1) * 3.0, pred).mean == pytest.approx(1.0)
+
+
+def test_residual_diffusion_profiles_equal_the_dense_capacity_network():
+    from layerwise.seeds import stream
+
+    ring, L, lo, hi = 17, 12, 0.2, 0.6
+    R = study.residual_diffusion_profiles(ring=ring, layers=L, a_lo=lo, a_hi=hi, envs=2, seed=5)
+    for e in range(2):
+        r = stream(5, "env", e)
+        Ds = [
+            diffusion.residual_layer(ring, 1 / L, r.uniform(lo, hi, ring), r.uniform(lo, hi, ring))
+            for _ in range(L)
+        ]
+        dense = diffusion.capacity_network(Ds, np.eye(ring)[ring // 2])
+        np.testing.assert_allclose(R["profiles"][e], dense, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ParameterError):
+        study.residual_diffusion_profiles(ring=ring, layers=2, a_lo=lo, a_hi=2.0, envs=1, seed=0)
+
+
+def test_chain_table_same_weights_across_activations_and_departure():
+    T = study.chain_capacity_table(
+        n=4,
+        widths={"two": [4, 3]},
+        activations=["pseudo_random", "linear"],
+        samples=3000,
+        nets=2,
+        readout=2,
+        seed=0,
+    )
+    assert T["pseudo_random_two_kappa"].shape == (2, 4) and T["two_pred"].shape == (2, 4)
+    np.testing.assert_allclose(T["two_pred"].sum(1), 2.0)  # column-stochastic chain of κ^φ
+    d = study.chain_departure(T, "pseudo_random", "two")
+    expect = np.abs(T["pseudo_random_two_kappa"] - T["two_pred"]).sum(1) / 2.0
+    assert d.mean == pytest.approx(expect.mean())

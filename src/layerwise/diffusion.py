@@ -5,7 +5,9 @@ What is implemented, with the paper's equation numbers:
 
 * the capacity network κ⁰ = D_1⋯D_L κ^L [Eqs. 27–28]; its residual limit D = I + εΔ with a local
   generator Δ, the drift v and diffusion 𝒟 of the continuum limit and the Gaussian heat kernel
-  [Eqs. 29–34]; the straight-path weight w_max = Π_l (D_l)_ii [Eqs. 35–36];
+  [Eqs. 29–34]; the straight-path weight w_max = Π_l (D_l)_ii [Eqs. 35–36]; the input capacities
+  of a real multi-layer network from its empirical augmented covariance (Eq. 23 through all
+  layers), to set against D_1⋯D_L κ^L [Eq. 28];
 * random deep 1-D convolutional networks (torch) whose mean squared input-gradient is compared
   with the capacity network (Luo et al. 2016), and gradient correlations at nearby inputs for
   plain vs residual networks (Balduzzi et al. 2017).
@@ -24,7 +26,14 @@ import torch
 import torch.nn.functional as F
 from scipy import integrate
 
-from .capacity import pseudo_random_sign
+from .capacity import (
+    capacity,
+    check_activation,
+    eta,
+    orthonormal_basis,
+    pseudo_random_sign,
+    random_unit_columns,
+)
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 
 
@@ -327,6 +336,7 @@ def walk_excess_kurtosis(p_step: float, steps: int) -> float:
 def edgeworth_l1(gamma2: float, gamma1: float = 0.0) -> float:
     """L1 size E|γ₁He₃(u)/6 + γ₂He₄(u)/24|, u ~ N(0, 1), of the leading Edgeworth correction to a
     Gaussian (skewness γ₁, excess kurtosis γ₂); |γ₂|·E|He₄|/24 for a symmetric walk."""
+
     def f(u: float) -> float:
         return abs(gamma1 * (u**3 - 3 * u) / 6 + gamma2 * (u**4 - 6 * u**2 + 3) / 24) * math.exp(
             -u * u / 2
@@ -401,3 +411,47 @@ def residual_layer_profiles(
             acc += torch.stack([(g * g).sum(1).mean(0) for g in gs]).detach()
         out[i] = (acc / nb).cpu().numpy()
     return out
+
+
+def chain_capacities(
+    Y: np.ndarray, etas: Sequence[np.ndarray], Ps: Sequence[np.ndarray], J: np.ndarray
+) -> np.ndarray:
+    """Input capacities κ_i of an L-layer network φ(Y) = η_L ⊙ P_Lᵀ(⋯ η_1 ⊙ P_1ᵀY) from the
+    *empirical* augmented covariance: Eq. 23 taken through every layer at once.
+
+    The augmented input has one block per path of units, Ỹ = η_L ⊗ ⋯ ⊗ η_1 ⊗ Y, and
+    Ỹᵀ P̃ = φ(Y)ᵀ, so K̃ = Σ̃ P̃ J = mean_s Ỹ_s (φ(Y_s)ᵀJ) [Eq. 9]; K̃ is orthonormalised and κ_i sums
+    its squared rows of coordinate i over the blocks. For pseudo-random units, i.i.d. inputs and
+    unit columns this is D₁⋯D_L κ^φ [Eq. 28]. ``Y`` (N, n); ``etas[l]`` (N, m_l) evaluated on the
+    layer's pre-activations; ``Ps[l]`` (m_{l−1}, m_l); ``J`` = ∂A/∂W (m_L, p)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if len(etas) != len(Ps) or not Ps:
+        raise ParameterError(f"etas ({len(etas)}) and Ps ({len(Ps)}) must be one per layer, >= 1")
+    N, n = Y.shape
+    phi, T = Y, Y
+    for E, P in zip(etas, Ps, strict=True):
+        E = np.asarray(E, dtype=np.float64)
+        phi = E * (phi @ np.asarray(P, dtype=np.float64))
+        T = (E[:, :, None] * T[:, None, :]).reshape(N, -1)
+    Kt = T.T @ (phi @ np.asarray(J, dtype=np.float64)) / N
+    Q = orthonormal_basis(Kt)
+    return capacity(Q).reshape(-1, n).sum(0)
+
+
+def chain_network(
+    *, n: int, widths: Sequence[int], activation: str, samples: int, rng: np.random.Generator
+) -> dict[str, Any]:
+    """One random network for :func:`chain_capacities`: columns uniform on the unit sphere,
+    inputs Y ~ N(0, I_n), η of ``activation`` (normalised, Eq. 12; one pseudo-random function per
+    unit), all drawn from ``rng``. Returns ``Y``, ``etas``, ``Ps``."""
+    check_activation(activation)
+    dims = [check_positive_int("n", n)] + [check_positive_int("widths", w) for w in widths]
+    Ps = [random_unit_columns(a, b, rng) for a, b in zip(dims[:-1], dims[1:], strict=True)]
+    Y = rng.standard_normal((check_positive_int("samples", samples), n))
+    x, etas = Y, []
+    for l, P in enumerate(Ps):
+        z = x @ P
+        seeds = rng.integers(1 << 30) + 1000 * l + np.arange(P.shape[1])
+        etas.append(eta(activation, z, unit_seed=seeds))
+        x = etas[-1] * z
+    return {"Y": Y, "etas": etas, "Ps": Ps}

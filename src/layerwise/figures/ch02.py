@@ -47,7 +47,7 @@ def residual_diffusion(
         k_layers, m2_mean - 3 * m2_se, m2_mean + 3 * m2_se, alpha=0.3, label="mean ± 3 SE"
     )
     ax.plot(k_layers, m2_mean, label="second moment")
-    ax.plot(k_layers, 2 * diffusion * k_layers / L, "k--", lw=1, label="2𝒟t, Eq. 34")
+    ax.plot(k_layers, 2 * diffusion * k_layers / L, "k--", lw=1, label=r"$2\mathcal{D}t$, Eq. 34")
     ax.plot(k_layers, mu.mean(0), label="mean position")
     ax.set_xlabel("layers traversed L − l"), ax.set_ylabel("sites²  /  sites"), ax.legend()
     return fig
@@ -250,4 +250,49 @@ def t_collapse(tc: Mapping[str, np.ndarray], depths: Sequence[int], tau: float) 
         axes[1].set_ylabel("normalised mean squared gradient"),
     )
     axes[1].legend()
+    return fig
+
+
+def differential_layers(summary: Mapping[str, Any]) -> Any:
+    """Left: variance of the mean squared sensitivity profile of the forward SDE against t (mean ±
+    3 SE over groups of paths), fixed and randomly mirrored kernels, against 2𝒟t (Eqs. 46–47) and
+    the whole SDE coefficient Σc_k·t. Right: the mean position against vt and 0."""
+    t = summary["t"]
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    for name, c in zip(("fixed", "mirrored"), ("C0", "C1"), strict=True):
+        for ax, key in zip(axes, ("var", "mu"), strict=True):
+            m, se = mean_se(summary[f"{name}_{key}"])
+            ax.fill_between(t, m - 3 * se, m + 3 * se, color=c, alpha=0.3)
+            ax.plot(t, m, "o-", ms=3, color=c, label=f"{name} kernel")
+    axes[0].plot(t, 2 * summary["diffusion"] * t, "k--", lw=1, label=r"$2\mathcal{D}t$")
+    axes[0].plot(t, summary["sde_total"] * t, "k:", lw=1, label=r"$\Sigma_k c_k\,t$")
+    axes[1].plot(t, summary["drift"] * t, "k--", lw=1, label="vt")
+    axes[1].axhline(0.0, color="k", lw=0.6)
+    axes[0].set_ylabel("variance (sites²)")
+    axes[1].set_ylabel("mean position (sites)")
+    for ax in axes:
+        ax.set_xlabel("t = (L − l)/L")
+        ax.legend(loc="upper left")
+    return fig
+
+
+def chain_capacities(table: Mapping[str, np.ndarray], widths: Mapping[str, Any]) -> Any:
+    """Per depth (one panel each): the directly computed input capacities of every network and
+    activation (``{act}_{name}_kappa``) against the capacity network's (``{name}_pred``), with
+    the diagonal."""
+    fig, axes = plt.subplots(1, len(widths), figsize=(7.5, 3.4))
+    markers = {"pseudo_random": "o", "relu": "s", "linear": "^"}
+    for ax, name in zip(np.atleast_1d(axes), widths, strict=True):
+        pred = table[f"{name}_pred"]
+        for act, mk in markers.items():
+            key = f"{act}_{name}_kappa"
+            if key in table:
+                label = act.replace("_", "-")
+                ax.plot(pred.ravel(), table[key].ravel(), mk, ms=3, alpha=0.6, label=label)
+        top = max(float(pred.max()), max(float(table[k].max()) for k in table if name in k))
+        ax.plot([0, top], [0, top], "k-", lw=0.8)
+        ax.set_xlabel(r"$D_1\cdots D_L\,\kappa^\phi$")
+        ax.set_title(f"{len(widths[name])} layers")
+    np.atleast_1d(axes)[0].set_ylabel(r"input capacity $\kappa_i$")
+    np.atleast_1d(axes)[0].legend(loc="upper left")
     return fig

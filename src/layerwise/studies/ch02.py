@@ -14,10 +14,13 @@ from typing import Any
 import numpy as np
 from scipy.linalg import expm
 
-from ..capacity import stochastic_matrix
+from ..capacity import feature_capacities, stochastic_matrix
+from ..differential import differential_coefficients, differential_sensitivities, profile_moments
 from ..diffusion import (
     ARCHS,
     capacity_network,
+    chain_capacities,
+    chain_network,
     circular_moments,
     conv_net_gradients,
     edgeworth_l1,
@@ -51,17 +54,25 @@ def residual_diffusion_profiles(
 ) -> dict[str, np.ndarray]:
     """Capacity profiles of a Dirac at the centre of a ring of ``ring`` units through ``layers``
     random residual layers D_l = I + Δ_l/L (:func:`layerwise.diffusion.residual_layer`, a, b ~
-    U(a_lo, a_hi) per layer and position, stream ("env", e)). Returns ``profiles`` (envs,
-    layers + 1, ring) in float32."""
+    U(a_lo, a_hi) per layer and position, stream ("env", e)), all networks at once. Returns
+    ``profiles`` (envs, layers + 1, ring) in float32."""
+    ring, layers, envs = (
+        check_positive_int(k, v) for k, v in (("ring", ring), ("layers", layers), ("envs", envs))
+    )
     eps = 1.0 / layers
+    residual_layer(ring, eps, a_hi, a_hi)  # refuses a negative diagonal, 1 − 2ε·a_hi < 0
+    # the draws of residual_layer's a, b per layer, in the same order: (envs, layers, 2, ring)
+    ab = np.stack(
+        [stream(seed, "env", e).uniform(a_lo, a_hi, (layers, 2, ring)) for e in range(envs)]
+    )
     prof = np.zeros((envs, layers + 1, ring))
-    for e in range(envs):
-        r = stream(seed, "env", e)
-        Dl = [
-            residual_layer(ring, eps, r.uniform(a_lo, a_hi, ring), r.uniform(a_lo, a_hi, ring))
-            for _ in range(layers)
-        ]
-        prof[e] = capacity_network(Dl, np.eye(ring)[ring // 2])
+    k = np.zeros((envs, ring))
+    k[:, ring // 2] = 1.0
+    prof[:, 0] = k
+    for i, l in enumerate(range(layers - 1, -1, -1)):  # κ^{l−1} = (I + εΔ_l)κ^l, top layer first
+        a, b = ab[:, l, 0], ab[:, l, 1]
+        k = k + eps * (np.roll(a * k, -1, 1) + np.roll(b * k, 1, 1) - (a + b) * k)
+        prof[:, i + 1] = k
     return {"profiles": prof.astype(np.float32)}
 
 
@@ -414,3 +425,189 @@ def welch_difference(a: Sequence[float], b: Sequence[float]) -> Estimate:
         (va + vb) ** 2 / (va**2 / ea.dof + vb**2 / eb.dof),
         ea.n + eb.n,
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# The sampled networks against the walk (Eqs. 33–34)
+# ------------------------------------------------------------------------------------------------
+def harmonic_mean_rate(a_lo: float, a_hi: float) -> float:
+    """Harmonic mean (a_hi − a_lo)/ln(a_hi/a_lo) of a rate uniform on [a_lo, a_hi]: the diffusion
+    constant of a *static* one-dimensional random environment (rates frozen across layers), the
+    alternative to Eq. 33's arithmetic mean 𝒟 = E[a] for layers redrawn at every depth."""
+    a_lo, a_hi = check_positive("a_lo", a_lo), check_positive("a_hi", a_hi)
+    if a_hi <= a_lo:
+        return a_lo
+    return (a_hi - a_lo) / math.log(a_hi / a_lo)
+
+
+def sampled_walk_summary(
+    profiles: np.ndarray, diffusion: float, a_lo: float, a_hi: float, confidence: float
+) -> dict[str, Any]:
+    """The sampled random networks (profiles (envs, L + 1, ring) of
+    :func:`residual_diffusion_profiles`) against Eqs. 33–34 at t = 1, one value per network:
+
+    * ``m2_ratio``: Estimate of the second moment about the source over 2𝒟 (Eq. 34's variance);
+      ``m2_alt``: the harmonic-mean ratio :func:`harmonic_mean_rate`/𝒟 of a static environment;
+    * ``drift``: Estimate of the final mean position (sites), 0 by symmetry (Eq. 33);
+    * ``drift_rms``: root mean square of the final mean position over the width √(2𝒟), with the
+      ``confidence`` interval from the t interval of the mean of squares; ``drift_rms_alt``: the
+      same for identical layers of one (a, b) draw (Eq. 32's drift b − a, rms (a_hi − a_lo)/√6).
+    """
+    diffusion = check_positive("diffusion", diffusion)
+    envs, L1, ring = profiles.shape
+    _, mu, var = circular_moments(profiles[:, -1], ring // 2)
+    width = math.sqrt(2 * diffusion)
+    sq = estimate(mu**2)
+    lo, hi = sq.bounds(confidence)
+    rms = math.sqrt(sq.mean)
+    return {
+        "m2_ratio": estimate((var + mu**2) / (2 * diffusion)),
+        "m2_alt": harmonic_mean_rate(a_lo, a_hi) / diffusion,
+        "drift": estimate(mu),
+        "drift_rms": interval_estimate(
+            rms / width, math.sqrt(max(lo, 0.0)) / width, math.sqrt(hi) / width, n=envs
+        ),
+        "drift_rms_alt": (a_hi - a_lo) / math.sqrt(6.0) / width,
+    }
+
+
+def erf_pseudo_random(
+    *,
+    depth: int,
+    channels: int,
+    length: int,
+    inputs: int,
+    nets: int,
+    res_scale: float,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.diffusion.conv_net_gradients` of residual nets with pseudo-random units at
+    one depth (torch seed of stream ("erf_pr", depth)): the test of whether the ReLU nets' ERF
+    departs from the capacity network because ReLU units are not fully decoupling. Returns ``g2``
+    (nets, length) and ``pred``."""
+    r = conv_net_gradients(
+        arch="residual",
+        activation="pseudo_random",
+        depth=depth,
+        channels=channels,
+        length=length,
+        n_inputs=inputs,
+        n_nets=nets,
+        seed=stream_seed(seed, "erf_pr", depth),
+        res_scale=res_scale,
+        device=device,
+    )
+    return {"g2": r["g2"], "pred": r["pred"]}
+
+
+def erf_variances(g2: np.ndarray) -> np.ndarray:
+    """Circular variance of each network's mean-squared-gradient profile (nets, length), centred
+    at length // 2."""
+    return circular_moments(np.asarray(g2, float), np.shape(g2)[-1] // 2)[2]
+
+
+# ------------------------------------------------------------------------------------------------
+# Differential layers (§3.3 and Appendix B of the longer version)
+# ------------------------------------------------------------------------------------------------
+def differential_runs(
+    *, ring: int, taps2: Sequence[float], steps: int, paths: int, groups: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`layerwise.differential.differential_sensitivities` of the forward SDE (Gaussian
+    increments, recorded every steps // 10 steps) with a fixed kernel (``fixed``, stream
+    ("differential", "fixed")) and with a kernel mirrored at random in each step (``mirrored``,
+    Eq. 47). ``steps`` must be a multiple of 10 (the records are at t = 0, 0.1, …, 1)."""
+    if check_positive_int("steps", steps) % 10:
+        raise ParameterError(f"steps={steps} must be a multiple of 10")
+    every = steps // 10
+    return {
+        name: differential_sensitivities(
+            ring=ring,
+            taps2=taps2,
+            steps=steps,
+            paths=paths,
+            groups=groups,
+            record_every=every,
+            mirror=name == "mirrored",
+            seed=stream_seed(seed, "differential", name),
+        )
+        for name in ("fixed", "mirrored")
+    }
+
+
+def differential_summary(runs: Mapping[str, np.ndarray], taps2: Sequence[float]) -> dict[str, Any]:
+    """What the chapter grades from :func:`differential_runs`, one value per group of paths:
+
+    * ``var_ratio``: Estimate of the variance of the fixed-kernel profile at t = 1 over 2𝒟 (Eqs.
+      46–47 with 𝒟 of :func:`layerwise.differential.differential_coefficients`); ``var_alt`` the
+      ratio Σ_k c_k/(c_{−1} + c_{+1}) if the SDE's whole diffusion coefficient spread capacity;
+    * ``drift_ratio``: Estimate of the fixed kernel's mean position at t = 1 over v (Eq. 46);
+    * ``mirror_drift``: the mirrored kernels' mean position over v (Eq. 47: 0);
+    * ``t`` and per run ``{name}_var``/``{name}_mu`` (groups, times) for the figure."""
+    coef = differential_coefficients(taps2)
+    v, diff = coef["drift"], coef["diffusion"]
+    if v == 0:
+        raise ParameterError(f"taps2={taps2!r} must be asymmetric (c_-1 != c_+1) to grade a drift")
+    out: dict[str, Any] = dict(coef)
+    for name, prof in runs.items():
+        mu, var = profile_moments(prof)
+        out[f"{name}_mu"], out[f"{name}_var"] = mu, var
+    out["t"] = np.linspace(0.0, 1.0, out["fixed_var"].shape[1])
+    out["var_ratio"] = estimate(out["fixed_var"][:, -1] / (2 * diff))
+    out["var_alt"] = coef["sde_total"] / (2 * diff)
+    out["drift_ratio"] = estimate(out["fixed_mu"][:, -1] / v)
+    out["mirror_drift"] = estimate(out["mirrored_mu"][:, -1] / v)
+    out["mirror_var_ratio"] = estimate(out["mirrored_var"][:, -1] / (2 * diff))
+    return out
+
+
+def own_capacity_ratio(g2: np.ndarray, pred: np.ndarray) -> Estimate:
+    """Per network, the ERF variance (:func:`erf_variances` of ``g2``) over the variance of that
+    network's own capacity network D₁⋯D_L(a∘a) (``pred``, Eq. 28), estimated over the networks:
+    1 in expectation over inputs for pseudo-random units."""
+    return estimate(erf_variances(g2) / erf_variances(pred))
+
+
+# ------------------------------------------------------------------------------------------------
+# Capacity through real layers (Eq. 28 on 2–3-layer networks)
+# ------------------------------------------------------------------------------------------------
+def chain_capacity_table(
+    *,
+    n: int,
+    widths: Mapping[str, Sequence[int]],
+    activations: Sequence[str],
+    samples: int,
+    nets: int,
+    readout: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Input capacities of random multi-layer networks (:func:`layerwise.diffusion.chain_network`,
+    stream ("chain", name, i) — the same weights, inputs and read-out J (m_L × ``readout``,
+    Gaussian) for every activation) from their empirical augmented covariance
+    (:func:`layerwise.diffusion.chain_capacities`), and the capacity network D₁⋯D_L κ^φ of the same
+    weights [Eq. 28]. ``widths`` maps a name to the layer widths. Returns ``{act}_{name}_kappa``
+    and ``{name}_pred``, each (nets, n)."""
+    nets = check_positive_int("nets", nets)
+    out: dict[str, list[np.ndarray]] = {}
+    for name, ws in widths.items():
+        for i in range(nets):
+            for act in activations:
+                r = stream(seed, "chain", name, i)
+                net = chain_network(n=n, widths=ws, activation=act, samples=samples, rng=r)
+                J = r.standard_normal((ws[-1], readout))
+                out.setdefault(f"{act}_{name}_kappa", []).append(
+                    chain_capacities(net["Y"], net["etas"], net["Ps"], J)
+                )
+            Ds = [stochastic_matrix(P) for P in net["Ps"]]
+            out.setdefault(f"{name}_pred", []).append(
+                capacity_network(Ds, feature_capacities(J))[-1]
+            )
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def chain_departure(table: Mapping[str, np.ndarray], activation: str, name: str) -> Estimate:
+    """Relative L1 distance Σ_i |κ_i − (D₁⋯D_Lκ^φ)_i| / Σ_i κ^φ between a network's input
+    capacities and its capacity network, estimated over the networks: 0 up to sampling for
+    pseudo-random units (Eq. 28)."""
+    kappa, pred = table[f"{activation}_{name}_kappa"], table[f"{name}_pred"]
+    return estimate(np.abs(kappa - pred).sum(1) / pred.sum(1))
