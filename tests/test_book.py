@@ -473,6 +473,16 @@ def browser():
 
 
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome:", "chrome-extension:", "devtools:")
+#: Elements of the article that reach past the viewport's right edge, outside the containers that
+#: scroll on their own (code, outputs, typeset math, tables with a scroll wrapper).
+WIDER_THAN_VIEWPORT_JS = (
+    "const w = document.documentElement.clientWidth;"
+    "return Array.from(document.querySelectorAll('article *')).filter(e => "
+    "e.getBoundingClientRect().right > w + 1"
+    " && !e.closest('pre, .highlight, .cell_output, mjx-container, .MathJax, "
+    "details:not([open]), .table-wrapper, .pst-scrollable-table-container'))"
+    ".slice(0, 5).map(e => e.tagName + '.' + e.className)"
+)
 #: WCAG contrast of every text-bearing element of the scorecards, the dashboard and the landing
 #: totals against its effective background (the colours as rendered, alpha composited up the
 #: ancestors): the elements under 4.5:1, as [element, colour, background, ratio, text].
@@ -567,14 +577,7 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
         "div.cell_input').length"
     )
     assert open_code == 0, f"{page}: {open_code} code cells shown uncollapsed"
-    wide = browser.execute_script(
-        "const w = document.documentElement.clientWidth;"
-        "return Array.from(document.querySelectorAll('article *')).filter(e => "
-        "e.getBoundingClientRect().right > w + 1"
-        " && !e.closest('pre, .highlight, .cell_output, mjx-container, .MathJax, "
-        "details:not([open]), .table-wrapper, .pst-scrollable-table-container'))"
-        ".slice(0, 5).map(e => e.tagName + '.' + e.className)"
-    )
+    wide = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
     assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
     if page.startswith("book/chapters/"):
         res = json.loads((ROOT / "results" / "ci" / f"{page.split('/')[-1]}.json").read_text())
@@ -603,6 +606,17 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
         )
         low = browser.execute_script(LOW_CONTRAST_JS)
         assert low == [], f"{page}: {len(low)} elements under 4.5:1 in {mode} mode: {low[:4]}"
+    # a phone (390 px wide): nothing widens the page
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+    )
+    try:
+        browser.get(html.as_uri())
+        narrow = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert narrow == [], f"{page}: elements wider than a 390 px phone: {narrow}"
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => "
         "a.href)"
