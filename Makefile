@@ -18,7 +18,7 @@ EXEC := --executor $(EXECUTOR)$(if $(strip $(SCHEDULER)), --scheduler $(strip $(
 SEEDS ?= 0-19
 KERNELS ?= native avx2
 
-.PHONY: help venv book chapters html pdf evidence chapter test unit sync bench browser clean robustness
+.PHONY: help venv book chapters html pdf evidence chapter test unit sync bench bench-dask browser clean robustness
 
 help:
 	@echo "make book [SCALE=ci|default|paper]      set up, execute every chapter, render _build/html"
@@ -30,6 +30,7 @@ help:
 	@echo "make evidence SCALE=default             copy this machine's ledgers at SCALE into the tracked evidence/ folder"
 	@echo "make robustness [SEEDS=0-19] [KERNELS='native avx2'] [SCALE=ci] [CH='06 07']   every claim over seeds x CPU kernel sets"
 	@echo "make bench                              benchmarks -> results/bench/"
+	@echo "make bench-dask [QUICK=1]               Dask overhead here + paper time on 1/8/64 workers -> results/bench/dask.*"
 	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
 	@echo "make clean                              remove build outputs and results (keeps .venv)"
 
@@ -83,6 +84,11 @@ sync: venv
 bench: venv
 	@mkdir -p results/bench
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# the Dask path's overhead on this machine and each chapter's projected paper time on k workers
+bench-dask: venv
+	@mkdir -p results/bench
+	$(PY) benchmarks/bench_dask.py $(if $(QUICK),--quick,)
 
 clean:
 	rm -rf _build book/chapters book/dashboard.md book/_static_mathjax results .pytest_cache

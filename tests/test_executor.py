@@ -422,3 +422,133 @@ def test_cached_units_refuses_a_function_workers_cannot_import(tmp_path):
 
     with pytest.raises(ParameterError, match="func="):
         _chapter(tmp_path).cached_units(local_unit, 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# One LocalCluster for a whole book run; cluster-wide progress of a block run
+# ----------------------------------------------------------------------------------------------
+def _reachable(address: str) -> bool:
+    import socket
+
+    from distributed.comm.addressing import parse_host_port
+
+    host, port = parse_host_port(address.split("://", 1)[1])
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _fake_chapters(tmp_path, monkeypatch, fail_at: str | None = None) -> list[str | None]:
+    """``book.run_chapter`` replaced by one that records the scheduler each chapter gets, checks a
+    cluster with two workers answers there, and writes an empty ledger (or raises at
+    ``fail_at``)."""
+    from layerwise import book
+
+    seen: list[str | None] = []
+
+    def fake(key, nb, *, scale, scheduler=None, executor=None, **kw):
+        seen.append(scheduler)
+        if key == fail_at:
+            raise KeyboardInterrupt
+        with distributed.Client(scheduler, timeout=20, set_as_default=False) as c:
+            assert len(c.nthreads()) == ex.LOCAL_WORKERS and executor == "dask"
+        out = tmp_path / "results" / scale / f"{nb.stem}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"claims": []}))
+        return out
+
+    monkeypatch.setattr(book, "run_chapter", fake)
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv(ex.ENV_SCHEDULER, raising=False)
+    return seen
+
+
+BOOK_ARGS = ["run", "--chapters", "03", "04", "--scale", "ci", "--device", "cpu"]
+
+
+def test_a_book_run_on_dask_shares_one_local_cluster_and_closes_it(tmp_path, monkeypatch, capsys):
+    from layerwise import book
+
+    seen = _fake_chapters(tmp_path, monkeypatch)
+    assert book.main([*BOOK_ARGS, "--executor", "dask"]) == 0
+    assert len(seen) == 2 and seen[0] is not None and seen[0] == seen[1]
+    assert seen[0].startswith("tcp://") and f"LocalCluster for every chapter: {seen[0]}" in (
+        capsys.readouterr().out
+    )
+    assert not _reachable(seen[0])  # closed at the end of the run
+
+
+def test_the_shared_cluster_is_closed_when_the_run_is_interrupted(tmp_path, monkeypatch):
+    from layerwise import book
+
+    seen = _fake_chapters(tmp_path, monkeypatch, fail_at="04")
+    with pytest.raises(KeyboardInterrupt):
+        book.main([*BOOK_ARGS, "--executor", "dask"])
+    assert len(seen) == 2 and seen[0] == seen[1] and not _reachable(seen[0])
+
+
+def test_a_given_scheduler_or_the_local_executor_starts_no_cluster(monkeypatch):
+    def no_cluster(*a, **k):
+        raise AssertionError("a LocalCluster was started")
+
+    monkeypatch.setattr(ex, "local_cluster", no_cluster)
+    with ex.shared_scheduler("dask", "tcp://10.0.0.1:8786") as address:
+        assert address == "tcp://10.0.0.1:8786"
+    with ex.shared_scheduler("local", None) as address:
+        assert address is None
+
+
+def test_unit_counts_follow_the_scheduler_view_and_the_run_rate():
+    # worker a: 3 of our units assigned, 1 thread -> 1 runs; worker b: 1 assigned, 2 threads -> 1
+    c = ex.unit_counts(10, 3, 0, {"a": 3, "b": 1}, {"a": 1, "b": 2}, finished_here=2, elapsed_s=10)
+    assert (c.done, c.running, c.queued, c.failed) == (3, 2, 5, 0)
+    assert c.eta_s == pytest.approx(10 / 2 * 7)  # 5 s per unit, 7 units left
+    # running never exceeds what is left; no unit finished in this run: no time left yet
+    c = ex.unit_counts(4, 3, 0, {"a": 5}, {"a": 4}, finished_here=0, elapsed_s=3)
+    assert (c.running, c.queued, c.eta_s) == (1, 0, None)
+    # a worker unknown to nthreads counts as one thread; failed units are neither running nor queued
+    c = ex.unit_counts(6, 1, 1, {"x": 3}, {}, finished_here=1, elapsed_s=2)
+    assert (c.running, c.queued, c.eta_s) == (1, 3, pytest.approx(8.0))
+    assert ex.UnitCounts.decode(c.encode()) == c
+    assert (
+        ex.UnitCounts.decode(
+            ex.unit_counts(2, 0, 0, {}, {}, finished_here=0, elapsed_s=0).encode()
+        ).eta_s
+        is None
+    )
+    assert ex.format_counts(c) == "done 1/6 · running 1 · queued 3 · failed 1 · ≈ 8 s left"
+    with pytest.raises(ParameterError, match="done \\+ failed <= total"):
+        ex.unit_counts(3, 3, 1, {}, {}, finished_here=0, elapsed_s=0)
+
+
+def test_a_dask_block_run_reports_units_done_running_queued(tmp_path, monkeypatch, on_dask):
+    from layerwise import store as st
+
+    report = tmp_path / "progress"
+    monkeypatch.setenv("LAYERWISE_PROGRESS", str(report))
+    monkeypatch.setattr(st, "CLUSTER_PROGRESS_S", 0.2)
+
+    def slow(i: int) -> dict:
+        import time as t
+
+        t.sleep(0.6)
+        return {"v": np.full(2, i)}
+
+    s = st.ResultsStore(tmp_path / "store")
+    s.get_or_compute(
+        "slow.block", st.block_config({"n": 1}, 6, 0), lambda: slow(0), code_version="t"
+    )  # one unit already stored
+    entry = s.get_or_compute_blocks("slow", {"n": 1}, 6, slow, code_version="t", executor=on_dask)
+    np.testing.assert_array_equal(entry.arrays["v"], np.repeat(np.arange(6), 2))
+    units = [
+        ex.UnitCounts.decode(ln.split("\t")[2])
+        for ln in report.read_text().splitlines()
+        if ln.startswith("units\t")
+    ]
+    assert len(units) >= 3
+    assert all(u.total == 6 and u.done + u.running + u.queued + u.failed == 6 for u in units)
+    assert all(u.done >= 1 for u in units) and all(u.running <= 2 for u in units)
+    assert [u.done for u in units] == sorted(u.done for u in units)
+    assert units[0].queued > 0 and any(u.eta_s is not None for u in units)

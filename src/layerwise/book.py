@@ -7,7 +7,8 @@
     writes the reproduction dashboard and renders ``_build/html`` with ``-W -n --keep-going``;
 ``python -m layerwise book all --scale ci`` does both (``--executor dask [--scheduler
 tcp://host:8786]`` on ``run``/``all`` sends the simulation blocks to a Dask
-cluster, :mod:`layerwise.executor`); ``list`` shows the chapters;
+cluster, :mod:`layerwise.executor`; without ``--scheduler``, one ``LocalCluster`` started here
+serves every chapter of the run and is closed at its end); ``list`` shows the chapters;
 ``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync; ``shape`` counts each
 chapter's code lines by kind (claims, figures, glue, parameters, imports, computation).
 
@@ -23,9 +24,11 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 from .dashboard import save_evidence, write_dashboard
-from .executor import check_executor
+from .executor import check_executor, shared_scheduler
 from .pages import GLUE_PREFIX, decorate, execution_header, figure_directive
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
@@ -286,35 +289,10 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        failures = []
-        for key, nb in todo.items():
-            t0 = time.perf_counter()
-            print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
-            try:
-                run_chapter(
-                    key,
-                    nb,
-                    scale=a.scale,
-                    seed=a.seed,
-                    device=a.device,
-                    overrides=overrides,
-                    timeout=timeout,
-                    root=root,
-                    executor=executor,
-                    scheduler=scheduler,
-                )
-            except ChapterFailed as exc:
-                print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
-                failures.append(nb.stem)
-                continue
-            res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
-            n = status_counts(res)
-            print(
-                f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims "
-                f"passed, {n['fail']} failed, "
-                f"{n['inconclusive']} inconclusive, {n['skipped']} skipped",
-                flush=True,
-            )
+        with shared_scheduler(executor, scheduler) as address:
+            if address is not None and scheduler is None:
+                print(f"[layerwise] one LocalCluster for every chapter: {address}", flush=True)
+            failures = _run_chapters(a, todo, overrides, timeout, root, executor, address)
         if failures:
             print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)
             return 1
@@ -324,6 +302,48 @@ def main(argv: list[str] | None = None) -> int:
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _run_chapters(
+    a: argparse.Namespace,
+    todo: dict[str, Path],
+    overrides: dict[str, Any],
+    timeout: float | None,
+    root: Path,
+    executor: str,
+    scheduler: str | None,
+) -> list[str]:
+    """Run the chapters of ``todo`` one after the other; the names of those that failed."""
+    failures = []
+    for key, nb in todo.items():
+        t0 = time.perf_counter()
+        print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
+        try:
+            run_chapter(
+                key,
+                nb,
+                scale=a.scale,
+                seed=a.seed,
+                device=a.device,
+                overrides=overrides,
+                timeout=timeout,
+                root=root,
+                executor=executor,
+                scheduler=scheduler,
+            )
+        except ChapterFailed as exc:
+            print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
+            failures.append(nb.stem)
+            continue
+        res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
+        n = status_counts(res)
+        print(
+            f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims "
+            f"passed, {n['fail']} failed, "
+            f"{n['inconclusive']} inconclusive, {n['skipped']} skipped",
+            flush=True,
+        )
+    return failures
 
 
 if __name__ == "__main__":

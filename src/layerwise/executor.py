@@ -1,8 +1,9 @@
 """Where the book's heavy units of work run: in this process, or on a Dask
 cluster (SPEC §4, issue #31).
 
-Independent units (today: the moments engine's blocks of networks, Chapters 3–5) go through one
-seam, :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*:
+Independent units (today: the moments engine's blocks of networks, Chapters 3–5, and Chapter 7's
+trainability cells through ``Chapter.cached_units``) go through one seam,
+:meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*:
 
 ``local`` (the default)
     ``None``: the units run one after the other in this process, exactly as before; reading or
@@ -15,21 +16,26 @@ seam, :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an
 
 :func:`resolve_executor` reads ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER`` when not given
 arguments (the book runner sets them for the chapter kernels from ``--executor``/``--scheduler``,
-make from ``EXECUTOR=``/``SCHEDULER=``).  A worker runs a unit through :func:`run_unit`, which first
-compares the fingerprint of the worker's ``layerwise`` source
+make from ``EXECUTOR=``/``SCHEDULER=``; with no scheduler the runner starts one
+:func:`local_cluster` for the whole run, :func:`shared_scheduler`, and gives the chapters its
+address). :func:`unit_counts` turns the scheduler's view into units done / running / queued and the
+time left, shown on the runner's terminal. A worker runs a unit through :func:`run_unit`, which
+first compares the fingerprint of the worker's ``layerwise`` source
 (:func:`layerwise.provenance.fingerprint_of`) with the client's, sent with the task, and refuses to
-compute when they differ (:class:`CodeMismatch`): results keyed on one version of the code are never
-computed by another.
+compute when they differ (:class:`CodeMismatch`): results keyed on one version of the code are
+never computed by another.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import dataclasses
 import os
 import platform
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +50,8 @@ ENV_EXECUTOR = "LAYERWISE_EXECUTOR"
 ENV_SCHEDULER = "LAYERWISE_SCHEDULER"
 #: Seconds to wait for a scheduler before giving up (before any work is submitted).
 CONNECT_TIMEOUT_S = 10.0
+#: Worker processes of the LocalCluster started when no scheduler is given.
+LOCAL_WORKERS = 2
 #: How to install the optional dependency, for error messages.
 INSTALL_HINT = "pip install -e '.[dask]'"
 
@@ -121,20 +129,43 @@ def _probe(address: str, timeout: float) -> None:
         raise ParameterError(f"no Dask scheduler reachable at {address} ({exc}); {how}") from None
 
 
+def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
+    """A new ``distributed.LocalCluster`` on this machine: ``n_workers`` single-threaded worker
+    processes, no dashboard (what ``executor='dask'`` with no scheduler uses)."""
+    import logging
+
+    distributed = require_distributed()
+    return distributed.LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+
+
+@contextlib.contextmanager
+def shared_scheduler(kind: str, scheduler: str | None) -> Iterator[str | None]:
+    """The scheduler address for every chapter of a book run: ``scheduler`` itself when given or
+    when ``kind`` is ``local`` (then ``None``); with ``kind='dask'`` and no address, the address of
+    ONE :func:`local_cluster` started here, which the chapter kernels connect to (instead of each
+    starting its own) and which is closed when the block exits, also on an error or interrupt."""
+    if kind != "dask" or scheduler is not None:
+        yield scheduler
+        return
+    cluster = local_cluster()
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
 def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOUT_S) -> Any:
     """A new ``distributed.Client`` for ``kind='dask'``: to ``scheduler``, or to a new two-process
     ``LocalCluster``.  An unreachable scheduler raises :class:`ParameterError` naming it."""
     distributed = require_distributed()
     if scheduler is None:
-        import logging
-
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        cluster = local_cluster()
         client = distributed.Client(cluster, set_as_default=False)
         client._layerwise_cluster = cluster  # closed with the client
         return client
@@ -193,6 +224,75 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
+@dataclasses.dataclass(frozen=True)
+class UnitCounts:
+    """Where the units of one block run stand across the cluster: ``done`` (stored, including
+    those found in the store), ``running`` (on a worker thread), ``queued`` (waiting for one),
+    ``failed``, of ``total``; ``eta_s`` the time left (``None`` until a unit has finished here)."""
+
+    total: int
+    done: int
+    running: int
+    queued: int
+    failed: int
+    eta_s: float | None
+
+    def encode(self) -> str:
+        """The counts as one field of a progress report: ``total done running queued failed eta``
+        (``eta`` −1 when unknown)."""
+        eta = -1.0 if self.eta_s is None else self.eta_s
+        return f"{self.total} {self.done} {self.running} {self.queued} {self.failed} {eta:.1f}"
+
+    @classmethod
+    def decode(cls, text: str) -> "UnitCounts":
+        """The inverse of :meth:`encode`; ``ValueError`` on anything else."""
+        total, done, running, queued, failed, eta = text.split()
+        e = float(eta)
+        return cls(
+            int(total), int(done), int(running), int(queued), int(failed), None if e < 0 else e
+        )
+
+
+def unit_counts(
+    total: int,
+    done: int,
+    failed: int,
+    processing: Mapping[str, int],
+    nthreads: Mapping[str, int],
+    *,
+    finished_here: int,
+    elapsed_s: float,
+) -> UnitCounts:
+    """Units done / running / queued and the time left, from the scheduler's view.
+
+    ``processing[w]`` is the number of this run's unfinished units the scheduler has assigned to
+    worker ``w`` (``Client.processing()``), ``nthreads[w]`` its threads (``Client.nthreads()``): a
+    worker runs at most ``nthreads[w]`` of them at once, the rest wait in its queue, so
+    ``running = Σ_w min(processing[w], nthreads[w])`` (at most the units not done or failed) and
+    ``queued`` is the remainder.  The time left extrapolates the rate of this run:
+    ``eta = elapsed_s / finished_here × (total − done − failed)``, ``None`` before the first unit
+    finished here (units found in the store say nothing about the rate)."""
+    if min(total, done, failed, finished_here) < 0 or done + failed > total:
+        raise ParameterError(
+            f"counts total={total}, done={done}, failed={failed}, finished_here={finished_here} "
+            "must be non-negative with done + failed <= total"
+        )
+    left = total - done - failed
+    running = min(left, sum(min(int(n), int(nthreads.get(w, 1))) for w, n in processing.items()))
+    eta = None if finished_here == 0 else max(elapsed_s, 0.0) / finished_here * left
+    return UnitCounts(total, done, running, left - running, failed, eta)
+
+
+def format_counts(c: UnitCounts) -> str:
+    """``done 3/10 · running 2 · queued 5 · ≈ 40 s left`` (what the progress bar shows)."""
+    parts = [f"done {c.done}/{c.total}", f"running {c.running}", f"queued {c.queued}"]
+    if c.failed:
+        parts.append(f"failed {c.failed}")
+    if c.eta_s is not None:
+        parts.append(f"≈ {c.eta_s:.0f} s left")
+    return " · ".join(parts)
+
+
 def workers_modules(code: str | Sequence[str] | None) -> str | tuple[str, ...]:
     """The module(s) whose source a unit's result depends on (``None``: the whole package)."""
     return all_modules() if code is None else (code if isinstance(code, str) else tuple(code))
@@ -232,12 +332,17 @@ __all__: Sequence[str] = (
     "CONNECT_TIMEOUT_S",
     "EXECUTORS",
     "CodeMismatch",
+    "UnitCounts",
     "check_executor",
     "client_fingerprint",
     "close_all",
     "connect",
+    "format_counts",
+    "local_cluster",
     "require_distributed",
     "resolve_executor",
     "run_unit",
     "settings",
+    "shared_scheduler",
+    "unit_counts",
 )

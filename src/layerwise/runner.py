@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .claims import tally_outcomes
+from .executor import UnitCounts, format_counts
 from .params import ParameterError, check_like
 from .paths import repo_root, results_root
 
@@ -307,6 +308,7 @@ class _Progress:
             sys.stderr.isatty(),
         )
         self.t0 = 0.0
+        self.units: UnitCounts | None = None
 
     def poll(self) -> None:
         if not self.path.exists():
@@ -318,13 +320,25 @@ class _Progress:
         for line in lines:
             try:
                 event, name, n = line.rstrip("\n").split("\t")
+                value = UnitCounts.decode(n) if event == "units" else int(n)
             except ValueError:
                 continue
-            self._event(event, name.split(".", 1)[-1], int(n))
+            if isinstance(value, UnitCounts):
+                self._units(value)
+            else:
+                self._event(event, name.split(".", 1)[-1], value)
+
+    def _units(self, counts: "UnitCounts") -> None:
+        """A Dask run's units done / running / queued and time left: the bar's postfix on a
+        terminal, else added to the next block line."""
+        self.units = counts
+        if self.bar is not None:
+            self.bar.set_postfix_str(format_counts(counts))
 
     def _event(self, event: str, name: str, n: int) -> None:
         if event == "start":
             self.close()
+            self.units = None
             self.t0, self.total = time.perf_counter(), n
             if self.tty:
                 from tqdm import tqdm
@@ -343,10 +357,11 @@ class _Progress:
                 self.bar.update(n - self.bar.n)
             else:
                 el = time.perf_counter() - self.t0
-                left = el / n * (self.total - n)
+                left = f"≈ {el / n * (self.total - n):.0f} s left"
+                if self.units is not None:  # on a Dask cluster: what the kernel's client sees
+                    left = format_counts(self.units)
                 print(
-                    f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, ≈ "
-                    f"{left:.0f} s left",
+                    f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, {left}",
                     file=sys.stderr,
                     flush=True,
                 )

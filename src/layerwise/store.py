@@ -85,6 +85,71 @@ class ProgressFile:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(f"{event}\t{name}\t{int(n)}\n")
 
+    def write_units(self, name: str, counts: Any) -> None:
+        """``units NAME COUNTS``: where a block run on a Dask cluster stands
+        (:class:`layerwise.executor.UnitCounts`, encoded)."""
+        if self.path:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(f"units\t{name}\t{counts.encode()}\n")
+
+
+#: Seconds between two reports of a Dask block run's units done / running / queued.
+CLUSTER_PROGRESS_S = 2.0
+
+
+def _watch_cluster(
+    client: Any,
+    keys: set[str],
+    total: int,
+    done: Mapping[int, Any],
+    name: str,
+    report: ProgressFile,
+    bar: Any,
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """Report, every :data:`CLUSTER_PROGRESS_S` seconds from a background thread, this run's units
+    done / running / queued and the time left (:func:`layerwise.executor.unit_counts`) to
+    ``report`` and ``bar``; ``done`` is read as it fills.  Returns ``(tick, halt)``: report now
+    (after a unit completes), and stop the thread."""
+    import threading
+
+    from . import executor as ex
+
+    cached, t0, stop = len(done), time.perf_counter(), threading.Event()
+
+    def tick() -> None:
+        mine = {w: sum(k in keys for k in ks) for w, ks in client.processing().items()}
+        n = len(done)
+        c = ex.unit_counts(
+            total,
+            n,
+            0,
+            mine,
+            client.nthreads(),
+            finished_here=n - cached,
+            elapsed_s=time.perf_counter() - t0,
+        )
+        report.write_units(name, c)
+        if bar is not None:
+            bar.set_postfix_str(ex.format_counts(c))
+
+    def safe_tick() -> None:
+        # the cluster gone: the run's own loop reports the error
+        with contextlib.suppress(Exception):
+            tick()
+
+    def loop() -> None:
+        while not stop.wait(CLUSTER_PROGRESS_S):
+            safe_tick()
+
+    thread = threading.Thread(target=loop, name=f"progress-{name}", daemon=True)
+    thread.start()
+
+    def halt() -> None:
+        stop.set()
+        thread.join(timeout=5)
+
+    return safe_tick, halt
+
 
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
     """SHA-256 over the canonical JSON of the entry's name, configuration and code version."""
@@ -399,6 +464,9 @@ class ResultsStore:
                     for i in todo
                 }
                 pending = as_completed(list(futures), loop=client.loop)
+                tick, halt = _watch_cluster(
+                    client, {f.key for f in futures}, n_blocks, done, name, report, bar
+                )
                 try:
                     for fut in pending:
                         i = futures.pop(fut)
@@ -422,11 +490,13 @@ class ResultsStore:
                             worker=info["worker"],
                             code_modules=list(code_modules),
                         )
-                        if len(done) < n_blocks:
-                            report.write("block", name, len(done))
                         if bar is not None:
                             bar.update(1)
+                        if len(done) < n_blocks:
+                            tick()
+                            report.write("block", name, len(done))
                 finally:
+                    halt()
                     if futures:  # an error (or an interrupt): withdraw what is still queued
                         client.cancel(list(futures))
         finally:

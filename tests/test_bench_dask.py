@@ -1,0 +1,38 @@
+"""The projection logic of ``benchmarks/bench_dask.py`` (issue #31): how units of given costs fill
+k workers, and how many engine blocks a chapter's ``paper`` scale table gives."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_dask", ROOT / "benchmarks/bench_dask.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_makespan_of_units_taken_in_order_by_the_first_free_worker(bench):
+    assert bench.makespan([1.0] * 8, 8) == 1.0
+    assert bench.makespan([1.0] * 9, 8) == 2.0  # one unit waits for a second round
+    assert bench.makespan([3.0, 1.0, 1.0, 1.0], 2) == 3.0  # the long unit bounds the time
+    assert bench.makespan([1.0, 1.0, 1.0, 3.0], 2) == 4.0  # ... more so when it comes last
+    assert bench.makespan([2.0, 5.0], 64) == 5.0
+    assert bench.makespan([0.5] * 10, 1) == pytest.approx(5.0)
+
+
+def test_engine_blocks_at_paper_are_counted_from_the_scale_table(bench):
+    # Chapter 4 at paper, blocks of 50: n_nets 200 -> 4, batch_nets 200 at 4 batch sizes -> 16,
+    # conv_nets 1000 -> 20, data_nets 200 -> 4
+    units = bench._engine_units("04_bn_exploding_sensitivity")
+    assert len(units) == 4 + 16 + 20 + 4
+    assert sum(n for n, *_ in units) == 200 + 4 * 200 + 1000 + 200
+    assert sorted({b for _, _, b, _, _ in units}) == [64, 128, 256, 512]
+    assert sum(conv for *_, conv in units) == 20
