@@ -791,7 +791,7 @@ ch.glue("train_replicates", params["train_replicates"])
 
 # %%
 lo, hi = slope_change.bounds(DEFAULT_CONFIDENCE)
-slope_rises = bool(lo > 0)
+slope_moves = int(lo > 0) - int(hi < 0)  # +1 rises, −1 falls, 0 not resolved (or NaN)
 slope_words = ("an amount this scale does not identify" if np.isnan(slope_change.mean) else
                f"{format_value(slope_change.mean, se=slope_change.se, digits=2)} "
                f"({format_value(DEFAULT_CONFIDENCE * 100)} % interval "
@@ -805,9 +805,11 @@ ch.glue("train_slope_verdict", ch.verdict(
     "predicts a slope that rises with training time. Between the checkpoint "
     f"({params['train_early_steps']} steps) and the end of training it changes by "
     f"{slope_words} (paired over the trainings), so "
-    + ("this cause is consistent with what we see" if slope_rises else
-       "this cause is not what flattens the slope here: longer training deepens the boundary "
-       "more far from the transition than near it")
+    + {1: "this cause is consistent with what we see",
+       -1: "this cause is not what flattens the slope here: longer training deepens the "
+           "boundary more far from the transition than near it",
+       0: "this scale cannot tell whether the slope moves with training, and the cause stays "
+          "open"}[slope_moves]
     + "; Schoenholz et al. trained far longer, on MNIST, and whether the slope approaches 1 "
     "with their training stays open here (the paper scale runs 3000 steps)",
     "is not decided at this scale"))
