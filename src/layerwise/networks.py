@@ -20,9 +20,8 @@ each function's contract (the chapters' results are cached by it).
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,20 +48,6 @@ Params = dict[str, torch.Tensor]
 # --------------------------------------------------------------------------------------------
 # Build
 # --------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the body with one intra-op torch thread, restoring the previous count after. Small
-    networks' training is many small products: a second thread mostly spins (on a loaded 2-core
-    machine a default-scale Chapter 7 training took 421 s with two threads, 20 s with one), and a
-    fixed thread count keeps the trained numbers independent of how the book is run."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 def check_widths(widths: Any, *, min_len: int = 2) -> list[int]:
     """Validate a list of layer widths: at least ``min_len`` positive integers.
 

@@ -21,7 +21,6 @@ from ..meanfield import (
     length_map,
     q_star,
 )
-from ..networks import one_torch_thread
 from ..params import ParameterError, check_nonnegative, check_positive, check_positive_int
 from ..stats import (
     Estimate,
@@ -48,7 +47,6 @@ def check_checkpoint(early_steps: Any, steps: int, name: str = "early_steps") ->
         )
 
 
-@one_torch_thread()
 def train_depth_grid(
     x: np.ndarray,
     y: np.ndarray,
@@ -70,8 +68,7 @@ def train_depth_grid(
     the whole set after ``steps`` steps, plus the accuracy at initialisation and, with
     ``early_steps`` (< ``steps``), the accuracy of the same trainings at that checkpoint
     (``accuracy_early``: plain SGD keeps no state and the mini-batches are drawn step by step from
-    one generator, so stopping to measure changes nothing that follows). Runs on one torch
-    thread (:func:`layerwise.networks.one_torch_thread`).
+    one generator, so stopping to measure changes nothing that follows).
 
     Built by :func:`layerwise.networks.init_mlp` (stacked networks) and trained by
     :func:`layerwise.networks.train` (mini-batches drawn with replacement).
