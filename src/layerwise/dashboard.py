@@ -269,23 +269,21 @@ TOTAL_ROWS = {"reproduces": "Paper results", "predicts": "Predictions", "checks"
 
 
 def totals_table(claims: list[dict[str, Any]]) -> str:
-    """The book's totals per kind of claim, as a markdown table: claims, passes that rule out a
-    named alternative (the reproductions and confirmations that count), passes that rule out
-    none, failures, inconclusive ones and those a larger scale decides."""
+    """The book's totals per kind of claim, as a markdown table: claims, passes (and how many of
+    them rule out no named alternative, so are not counted as reproductions or confirmations),
+    failures, inconclusive ones and those a larger scale decides."""
     t, weak = tally(claims), undiscriminated(claims)
     head = (
-        "| | claims | reproduced / confirmed / hold | not discriminating | failed | inconclusive "
-        "| need a larger scale |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        "| | claims | passed | ruling out nothing | failed | inconclusive | larger scale |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
     )
-    rows = []
-    for kind in KINDS:
-        n = sum(t[kind].values())
-        if not n:
-            continue
-        rows.append(
-            f"| {TOTAL_ROWS[kind]} | {n} | {t[kind]['pass'] - weak[kind]} | {weak[kind] or '—'} | "
-            f"{t[kind]['fail']} | {t[kind]['inconclusive']} | {t[kind]['skipped']} |"
-        )
+    rows = [
+        f"| {TOTAL_ROWS[kind]} | {sum(t[kind].values())} | {t[kind]['pass']} | "
+        f"{weak[kind] or '—'} | {t[kind]['fail']} | {t[kind]['inconclusive']} | "
+        f"{t[kind]['skipped']} |"
+        for kind in KINDS
+        if sum(t[kind].values())
+    ]
     return head + "\n".join(rows) + "\n"
 
 
