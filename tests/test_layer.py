@@ -310,11 +310,11 @@ def test_capacity_matrix_without_forming_the_augmented_covariance(name, slope):
     St = lay.gaussian_augmented_covariance(S, P, name, slope)
     K = lay.gaussian_capacity_matrix(S, P, J, name, slope)
     assert np.allclose(K, St @ cap.augment_P(P) @ J, atol=1e-12)
-    assert np.allclose(lay.capacities_from_matrix(K, n, m), lay.augmented_capacities(St, P, J))
+    assert np.allclose(cap.input_capacities(K, n), lay.augmented_capacities(St, P, J))
     nus = [0.0, 0.3, 1.0]
     assert np.allclose(
-        lay.eq14_capacity_curve(S, P, J, nus),
         lay.interpolation_capacities(S, P, J, nus),
+        [lay.augmented_capacities(lay.model_augmented_covariance(S, m, v), P, J) for v in nus],
         atol=1e-12,
     )
 

@@ -473,6 +473,13 @@ def pseudo_random_capacities(P: np.ndarray, kappa_phi: np.ndarray) -> np.ndarray
     return stochastic_matrix(P) @ np.asarray(kappa_phi, dtype=np.float64)
 
 
+def input_capacities(K: np.ndarray, n: int) -> np.ndarray:
+    """κ_i [Eq. 23] of the n inputs from a capacity matrix K̃ (nm × p, or (m_L⋯m_1·n) × p for a
+    chain of layers): an orthonormal basis of its columns (Eq. 21), squared rows summed over the
+    blocks of input i."""
+    return capacity(orthonormal_basis(K)).reshape(-1, n).sum(0)
+
+
 def empirical_augmented_capacities(
     Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndarray
 ) -> np.ndarray:
@@ -488,8 +495,7 @@ def empirical_augmented_capacities(
     m = P.shape[1]
     V = (E * (Y @ P)) @ J  # (N, p)
     Kt = np.einsum("sj,sk,sp->jkp", E, Y, V, optimize=True).reshape(m * n, -1) / N
-    Q = orthonormal_basis(Kt)
-    return capacity(Q).reshape(m, n).sum(0)
+    return input_capacities(Kt, n)
 
 
 def activation_label(name: str, slope: float | None = None) -> str:

@@ -118,6 +118,16 @@ def _key_value(v: Any) -> Any:
     return v
 
 
+def _call_key(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The store key of a call: the function's module and name and every argument
+    (:func:`_key_value`), nested so that an argument named like a key the store adds (``seed``)
+    is not overwritten by it."""
+    return {
+        "function": f"{func.__module__}.{func.__qualname__}",
+        "args": {k: _key_value(v) for k, v in kwargs.items()},
+    }
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -250,14 +260,11 @@ class Chapter:
         (:func:`layerwise.provenance.function_fingerprint`) — no hand-written cache label, config or
         version to keep in step with the call. ``name`` (default: the function's name) only labels
         the entry."""
-        # the arguments are nested: a function argument named like a key the store adds (``seed``)
-        # must not be overwritten by it
-        config = {
-            "function": f"{func.__module__}.{func.__qualname__}",
-            "args": {k: _key_value(v) for k, v in kwargs.items()},
-        }
         return self._cached(
-            name or func.__name__, config, lambda: func(**kwargs), *function_fingerprint(func)
+            name or func.__name__,
+            _call_key(func, kwargs),
+            lambda: func(**kwargs),
+            *function_fingerprint(func),
         )
 
     def cached_blocks(
@@ -315,13 +322,9 @@ class Chapter:
                 f"func={func.__qualname__!r} must be a function defined at the top of a "
                 "layerwise module, so that workers can import it"
             )
-        config = {
-            "function": f"{func.__module__}.{func.__qualname__}",
-            "args": {k: _key_value(v) for k, v in kwargs.items()},
-        }
         return self.cached_blocks(
             name or func.__name__,
-            config,
+            _call_key(func, kwargs),
             n_units,
             functools.partial(func, **kwargs),
             code=func.__module__,

@@ -27,10 +27,9 @@ import torch.nn.functional as F
 from scipy import integrate
 
 from .capacity import (
-    capacity,
     check_activation,
     eta,
-    orthonormal_basis,
+    input_capacities,
     pseudo_random_sign,
     random_unit_columns,
 )
@@ -434,8 +433,7 @@ def chain_capacities(
         phi = E * (phi @ np.asarray(P, dtype=np.float64))
         T = (E[:, :, None] * T[:, None, :]).reshape(N, -1)
     Kt = T.T @ (phi @ np.asarray(J, dtype=np.float64)) / N
-    Q = orthonormal_basis(Kt)
-    return capacity(Q).reshape(-1, n).sum(0)
+    return input_capacities(Kt, n)
 
 
 def chain_network(

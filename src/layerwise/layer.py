@@ -109,11 +109,10 @@ def model_augmented_covariance(Sigma: np.ndarray, m: int, nu: float) -> np.ndarr
 def augmented_capacities(St: np.ndarray, P: np.ndarray, J: np.ndarray) -> np.ndarray:
     """κ_i [Eq. 23] from Σ̃: an orthonormal basis (Euclidean) of col(Σ̃·P̃·J) [Eqs. 9, 21], its
     squared rows summed over the m blocks of input i."""
-    n, m = np.asarray(P).shape
-    Q = capacity.orthonormal_basis(
-        np.asarray(St, float) @ capacity.augment_P(P) @ np.asarray(J, float)
+    n = np.asarray(P).shape[0]
+    return capacity.input_capacities(
+        np.asarray(St, float) @ capacity.augment_P(P) @ np.asarray(J, float), n
     )
-    return capacity.capacity(Q).reshape(m, n).sum(0)
 
 
 def empirical_capacities(Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndarray) -> np.ndarray:
@@ -124,25 +123,23 @@ def empirical_capacities(Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndar
     m = P.shape[1]
     V = (E * (Y @ P)) @ J
     Yt = (E[:, :, None] * Y[:, None, :]).reshape(N, m * n)
-    Q = capacity.orthonormal_basis(Yt.T @ V / N)
-    return capacity.capacity(Q).reshape(m, n).sum(0)
+    return capacity.input_capacities(Yt.T @ V / N, n)
 
 
 def interpolation_capacities(
     Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, nus: Sequence[float]
 ) -> np.ndarray:
-    """κ of Eq. 14's Σ̃ at every ν of ``nus`` (len(nus), n): ν = 1 is Eq. 18, ν = 0 (Σ = I) Eq.
-    25."""
-    P, J, Sigma = (np.asarray(a, float) for a in (P, J, Sigma))
+    """κ of Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ at every ν of ``nus`` (len(nus), n): ν = 1 is Eq. 18,
+    ν = 0 (Σ = I) Eq. 25. Block by block, without forming any nm × nm matrix: Σ̃P̃J = ν·(1 ⊗ ΣPJ)
+    + (1−ν)·(blocks Σp_iJ_i) (Eq. 14 is linear in ν)."""
+    Sigma, P, J = (np.asarray(a, float) for a in (Sigma, P, J))
     n, m = P.shape
-    # Σ̃P̃J = ν·(1 ⊗ ΣPJ) + (1−ν)·(I ⊗ Σ)P̃J, block by block (Eq. 14 is linear in ν)
-    full = np.tile(Sigma @ P @ J, (m, 1))
-    diag = (np.kron(np.eye(m), Sigma) @ capacity.augment_P(P)) @ J
-    out = []
-    for v in nus:
-        Q = capacity.orthonormal_basis(float(v) * full + (1.0 - float(v)) * diag)
-        out.append(capacity.capacity(Q).reshape(m, n).sum(0))
-    return np.array(out)
+    SP = Sigma @ P
+    full = np.tile(SP @ J, (m, 1))
+    diag = (SP.T[:, :, None] * J[:, None, :]).reshape(m * n, J.shape[1])
+    return np.array(
+        [capacity.input_capacities(float(v) * full + (1.0 - float(v)) * diag, n) for v in nus]
+    )
 
 
 def effective_nu(kappa: np.ndarray, curve: np.ndarray, nus: np.ndarray) -> float:
@@ -418,29 +415,6 @@ def gaussian_capacity_matrix(
     np.fill_diagonal(coef_j, 0.0)
     K = np.einsum("ni,ij,jp->inp", SP, coef_i, J) + np.einsum("nj,ij,jp->inp", SP, coef_j, J)
     return K.reshape(m * n, J.shape[1])
-
-
-def eq14_capacity_curve(
-    Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, nus: Sequence[float]
-) -> np.ndarray:
-    """κ of Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ at every ν of ``nus`` (len(nus), n), block by block
-    (Σ̃P̃J = ν·(1 ⊗ ΣPJ) + (1−ν)·blocks Σp_iJ_i), without forming any nm × nm matrix."""
-    Sigma, P, J = (np.asarray(a, float) for a in (Sigma, P, J))
-    n, m = P.shape
-    SP = Sigma @ P
-    full = np.tile(SP @ J, (m, 1))
-    diag = (SP.T[:, :, None] * J[:, None, :]).reshape(m * n, J.shape[1])
-    out = []
-    for v in nus:
-        Q = capacity.orthonormal_basis(float(v) * full + (1.0 - float(v)) * diag)
-        out.append(capacity.capacity(Q).reshape(m, n).sum(0))
-    return np.array(out)
-
-
-def capacities_from_matrix(K: np.ndarray, n: int, m: int) -> np.ndarray:
-    """κ_i [Eq. 23] from a capacity matrix K̃ (nm × p): an orthonormal basis of its columns (Eq. 21),
-    squared rows summed over the m blocks of input i."""
-    return capacity.capacity(capacity.orthonormal_basis(np.asarray(K, float))).reshape(m, n).sum(0)
 
 
 def tree_jacobians(

@@ -440,13 +440,13 @@ def capacity_gap_vs_width(
             rng = stream(seed, "width_layer", n, d)
             P = capacity.random_unit_columns(n, m, rng)
             J = rng.standard_normal((m, p))
-            ends = layer.eq14_capacity_curve(eye, P, J, [0.0, 1.0])
+            ends = layer.interpolation_capacities(eye, P, J, [0.0, 1.0])
             span = float(np.linalg.norm(ends[1] - ends[0]))
             for c, (name, slope) in enumerate(cases):
                 nu = capacity.nu_closed_form(name, slope)
-                k14 = layer.eq14_capacity_curve(eye, P, J, [nu])[0]
+                k14 = layer.interpolation_capacities(eye, P, J, [nu])[0]
                 K = layer.gaussian_capacity_matrix(eye, P, J, name, slope)
-                gap[c, a, d] = np.linalg.norm(layer.capacities_from_matrix(K, n, m) - k14) / span
+                gap[c, a, d] = np.linalg.norm(capacity.input_capacities(K, n) - k14) / span
     return {"ns": np.array(ns, float), "gap": gap}
 
 
