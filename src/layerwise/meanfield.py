@@ -261,6 +261,8 @@ def c_star(sigma_w2: float, sigma_b2: float, phi: str = "tanh") -> float:
     hi = 1.0 - 1e-9
     if g(hi) >= 0:  # pragma: no cover - χ₁ barely above 1: c* indistinguishable from 1
         return 1.0
+    if sigma_b2 == 0.0 and phi in ("tanh", "erf", "linear"):
+        return 0.0  # odd φ, no bias: C(0) = 0 exactly, the stable point of the chaotic phase
     return float(brentq(g, 0.0, hi, xtol=1e-13, maxiter=200))
 
 

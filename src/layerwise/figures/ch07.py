@@ -303,3 +303,48 @@ def trainability(
     fig.colorbar(im, ax=ax, label="training accuracy")
     ax.legend(loc="upper right")
     return fig
+
+
+def authors_figures(
+    differences: Mapping[str, np.ndarray],
+    dots: Mapping[str, np.ndarray],
+    sigma_b: np.ndarray,
+    lines: Mapping[str, np.ndarray],
+) -> Any:
+    """Left and middle: colour entry read in each cell of the authors' panels minus ours
+    (``differences[title]``, 40 × 40, σ_w rows bottom-up, NaN unread); right: the dots of their
+    χ₁ = 1 contour (``dots[panel]``, (σ_b, σ_w) rows) over the curves ``lines[label]`` on
+    ``sigma_b``."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(
+        1, 3, figsize=(7.5, 2.9), gridspec_kw={"width_ratios": [1, 1, 1.15]}, layout="constrained"
+    )
+    edges_b, edges_w = np.linspace(0, 4, 41), np.linspace(1, 5, 41)
+    for ax, (title, diff) in zip(axes[:2], differences.items()):
+        cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="0.75")  # grey: not read
+        im = ax.pcolormesh(edges_b, edges_w, np.ma.masked_invalid(diff), cmap=cmap, vmin=-3, vmax=3)
+        ax.set(xlabel=r"$\sigma_b$", ylabel=r"$\sigma_w$", title=title, xticks=[0, 2, 4])
+    fig.colorbar(
+        im, ax=axes[:2], label="read − ours (colour steps)", ticks=[-3, 0, 3], shrink=0.9, pad=0.03
+    )
+    ax = axes[2]
+    for (label, line), color in zip(lines.items(), ["k", sns.color_palette()[3]]):
+        ax.plot(sigma_b, line, color=color, lw=1.2, label=label)
+    for (panel, pts), marker in zip(dots.items(), ["o", "s"]):
+        ax.plot(
+            pts[:, 0],
+            pts[:, 1],
+            marker,
+            ms=3,
+            mfc="none",
+            label=f"Fig. {panel[3:].upper()}",
+            color=sns.color_palette()[0],
+        )
+    ax.set(
+        xlabel=r"$\sigma_b$", ylabel=r"$\sigma_w$", xlim=(0, 4), ylim=(1, 5), title=r"$\chi_1 = 1$"
+    )
+    ax.legend(loc="upper left")
+    return fig

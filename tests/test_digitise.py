@@ -1,0 +1,122 @@
+"""The figure reader (layerwise.digitise) and the reading of Poole et al.'s figures
+(layerwise.poole2016): checked on pictures drawn from fields we know, not against its own output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from layerwise import digitise, meanfield, poole2016
+from layerwise.params import ParameterError
+
+W, B = np.meshgrid(poole2016.SIGMA_W, poole2016.SIGMA_B, indexing="ij")
+
+
+def test_decode_colours_recovers_table_entries():
+    table = digitise.colour_table("viridis")
+    idx = np.array([[0, 17, 255], [128, 64, 3]])
+    entry, dist = digitise.decode_colours(table[idx], table)
+    assert np.array_equal(entry, idx)
+    assert np.all(dist == 0)
+    with pytest.raises(ParameterError, match="cmap"):
+        digitise.colour_table("no-such-map")
+    with pytest.raises(ParameterError, match="rgb"):
+        digitise.decode_colours(np.zeros((4, 4)), table)
+
+
+@pytest.mark.parametrize("origin,pitch", [(0.3, 2.3), (-0.6, 1.78), (0.0, 2.5)])
+def test_fit_lattice_places_every_pixel_in_its_cell(origin, pitch):
+    n = 30
+    truth = digitise.Lattice(origin, pitch, n)
+    first = int(np.ceil(origin - 0.5)) + 1  # first pixel whose centre is inside
+    last = int(np.floor(origin + n * pitch - 0.5))
+    pixels = np.arange(first, last + 1)
+    cells = truth.cell_of(pixels)
+    change = (np.diff(cells) != 0).astype(float)
+    fitted = digitise.fit_lattice(change, n, 0, last - first)
+    assert np.array_equal(fitted.cell_of(pixels - first), cells)
+
+
+def _fields(shift_b: int = 0) -> dict[str, np.ndarray]:
+    """Two smooth fields on the authors' grid, like q* and χ₁ in range and shape."""
+    b = np.clip(B + 0.1 * shift_b, 0, None)
+    return {"fig1c_qstar": 1.4 * W**2 + b**2, "fig2d_chi1": 2.9 * (W - 0.55 * b - 1) / 4 + 0.05}
+
+
+def test_replica_reads_back_every_cell_and_the_contour():
+    fields = _fields()
+    line = lambda b: 1 + 0.55 * b + (1 - 0.05) * 4 / 2.9  # noqa: E731 - χ₁ = 1 on fig2d_chi1
+    got = poole2016.replica(fields, line)
+    for name in ("fig1c_qstar", "fig2d_chi1"):
+        assert got[name].offset == (0, 0)
+        assert got[name].within == 1.0
+        assert got[name].n_cells > 1400
+    dev = got["dot_deviation"]
+    assert dev.size > 20
+    assert np.all(np.abs(dev) < 2.0)  # pixels: the reading's bias is about one pixel
+
+
+def test_field_agreement_finds_a_figure_drawn_one_column_off():
+    drawn = _fields(shift_b=1)  # cell j shows the field at σ_b = b_j + 0.1
+    images = poole2016.draw_panels(drawn, drawn["fig2d_chi1"])
+    read = poole2016.read_figure(images["fig1"], "fig1c_qstar", 0)
+    values, vmax = _fields()["fig1c_qstar"], float(np.ceil(drawn["fig1c_qstar"].max()))
+    shifted = poole2016.field_agreement(read["entries"], values, vmax)
+    assert shifted.offset == (0, 1) and shifted.within == 1.0
+    as_drawn = poole2016.field_agreement(read["entries"], values, vmax, max_offset=0)
+    assert as_drawn.within < 0.5
+
+
+def test_entry_differences_use_matplotlib_colour_binning():
+    vmax = 3.0
+    k = np.arange(41 * 41).reshape(41, 41) % 256
+    values = (k + 0.5) / 256 * vmax  # the middle of entry k's bin
+    diff = poole2016.entry_differences(k[:40, :40], values, vmax)
+    assert np.all(diff == 0)
+    entries = k[:40, :40].copy()
+    entries[3, 4] = -1  # unread
+    assert np.isnan(poole2016.entry_differences(entries, values, vmax)[3, 4])
+    with pytest.raises(ParameterError, match="entries"):
+        poole2016.entry_differences(k, values, vmax)
+
+
+def test_vendored_reading_is_intact_and_on_the_authors_grid():
+    raw = resources.files("layerwise").joinpath("reference_data", poole2016.FILE).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == poole2016.SHA256
+    data = poole2016.load()
+    assert np.allclose(data["grid"]["sigma_w"], poole2016.SIGMA_W)
+    assert np.allclose(data["grid"]["sigma_b"], poole2016.SIGMA_B)
+    for panel in data["fields"].values():
+        e = np.array(panel["entries"])
+        assert e.shape == (40, 40) and e.min() >= -1 and e.max() <= 255
+        assert (e >= 0).mean() > 0.9
+    for dots in data["contour_dots"].values():
+        d = np.array(dots)
+        assert d.shape[1] == 2 and np.all((d[:, 0] >= 0) & (d[:, 0] <= 4))
+
+
+@pytest.mark.skipif(
+    not os.environ.get("LAYERWISE_DEEPCHAOS_NOTEBOOK"),
+    reason="LAYERWISE_DEEPCHAOS_NOTEBOOK: the authors' notebook, to re-read",
+)
+def test_reading_the_authors_notebook_again_gives_the_vendored_file(tmp_path):
+    out = tmp_path / "figures.json"
+    poole2016.main([os.environ["LAYERWISE_DEEPCHAOS_NOTEBOOK"], str(out)])
+    assert json.loads(out.read_text()) == poole2016.load()
+
+
+def test_notebook_images_refuses_a_missing_file(tmp_path):
+    with pytest.raises(ParameterError, match="notebook"):
+        poole2016.notebook_images(tmp_path / "none.ipynb")
+
+
+def test_c_star_without_bias_is_zero_in_the_chaotic_phase():
+    # odd tanh, σ_b = 0: C(0) = 0 exactly, and the stable point of the chaotic phase
+    assert meanfield.c_star(4.0, 0.0) == 0.0
+    assert meanfield.correlation_map(0.0, 4.0, 0.0) == pytest.approx(0.0, abs=1e-12)
+    assert meanfield.c_star(0.8, 0.0) == 1.0
