@@ -26,7 +26,7 @@ help:
 	@echo "make test                               set up, then unit tests + pair check + chapters at ci + HTML build + browser check"
 	@echo "make chapter CH=07 [SCALE=ci] [P='width=300 n_nets=4']   execute one chapter"
 	@echo "make html                               re-render _build/html from the executed chapters"
-	@echo "make pdf                                the whole book as one PDF: _build/pdf/layerwise.pdf (offline)"
+	@echo "make pdf                                the whole book as one PDF: _build/pdf/layerwise-<scale>.pdf (offline)"
 	@echo "make evidence SCALE=default             copy this machine's ledgers at SCALE into the tracked evidence/ folder"
 	@echo "make robustness [SEEDS=0-19] [KERNELS='native avx2'] [SCALE=ci] [CH='06 07']   every claim over seeds x CPU kernel sets"
 	@echo "make bench                              benchmarks -> results/bench/"

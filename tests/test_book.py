@@ -630,7 +630,8 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
 def test_the_whole_book_prints_to_a_pdf(ci_book):
     p = run_cli("book", "pdf", timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
-    pdf = ROOT / "_build" / "pdf" / "layerwise.pdf"
+    pdf = ROOT / "_build" / "pdf" / "layerwise-ci.pdf"  # named by the scale it prints
+    assert "(the ci build)" in p.stdout
     assert pdf.exists() and pdf.stat().st_size > 500_000
     assert book.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards
 

@@ -346,3 +346,23 @@ def test_header_goes_between_the_introduction_and_the_first_section(tmp_path):
             "## Set-up",
         ]
         assert out.cells[0].source.strip().endswith("Intro.") and len(out.cells) == 4
+
+
+def test_the_pdf_is_named_by_the_scale_of_the_build_it_prints(tmp_path):
+    root = tmp_path / "repo"
+    (root / "book" / "chapters").mkdir(parents=True)
+    (root / "_toc.yml").write_text(
+        "root: book/intro\nchapters:\n- file: book/chapters/01_a\n- file: book/chapters/02_b\n"
+    )
+    assert book.built_scale(root) == "unexecuted"
+    for stem, scale in (("01_a", "default"), ("02_b", "default")):
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["layerwise"] = {"scale": scale}
+        nbformat.write(nb, root / "book" / "chapters" / f"{stem}.ipynb")
+    assert book.built_scale(root) == "default"
+    assert book.pdf_path(root).name == "layerwise-default.pdf"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["layerwise"] = {"scale": "ci"}
+    nbformat.write(nb, root / "book" / "chapters" / "02_b.ipynb")
+    assert book.built_scale(root) == "mixed"  # never printed as if it were one scale
+    assert book.pdf_path(root).name == "layerwise-mixed.pdf"

@@ -32,7 +32,15 @@ from .executor import check_executor, shared_scheduler
 from .pages import GLUE_PREFIX, decorate, execution_header, figure_directive
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
-from .render import build_html, build_pdf, install_mathjax, pdf_pages, toc_files
+from .render import (
+    build_html,
+    build_pdf,
+    built_scale,
+    install_mathjax,
+    pdf_pages,
+    pdf_path,
+    toc_files,
+)
 from .runner import (
     TIMEOUTS,
     ChapterFailed,
@@ -57,6 +65,7 @@ __all__ = [
     "ChapterFailed",
     "build_html",
     "build_pdf",
+    "built_scale",
     "chapters",
     "check_overrides",
     "check_pairs",
@@ -68,6 +77,7 @@ __all__ = [
     "notebook_parameters",
     "parse_overrides",
     "pdf_pages",
+    "pdf_path",
     "run_chapter",
     "select",
     "status_counts",
@@ -151,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("shape", help="each chapter's code lines by kind and its longest code cell")
     sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
     sub.add_parser(
-        "pdf", help="print the whole book to _build/pdf/layerwise.pdf (offline, headless Chromium)"
+        "pdf",
+        help="print the whole book to _build/pdf/layerwise-<scale>.pdf, named by the scale of the "
+        "executed chapters (offline, headless Chromium)",
     )
     rb = sub.add_parser(
         "robustness",
@@ -235,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             print("built", build_html(root))
             return 0
         if a.cmd == "pdf":
-            print("printed", build_pdf(root))
+            print(f"printed {build_pdf(root)} (the {built_scale(root)} build)")
             return 0
         if a.cmd == "robustness":
             from .robustness import parse_seeds, run_all
@@ -298,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if a.cmd == "all":
             print("built", build_html(root))
+            pdf = pdf_path(root)
+            print(f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {pdf}"
+                  + (" (the one there is older than this build)" if pdf.exists() else ""))
         return 0
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .dashboard import write_dashboard, write_summary
+from .dashboard import executed_scale, write_dashboard, write_summary
 from .paths import repo_root
 from .runner import ChapterFailed
 
@@ -106,10 +106,32 @@ def build_html(root: Path | None = None) -> Path:
     return root / "_build" / "html"
 
 
+def built_scale(root: Path | None = None) -> str:
+    """The scale the book's executed chapters were run at: one of the scales, ``mixed`` if they
+    differ, ``unexecuted`` if none records one."""
+    root = root or repo_root()
+    scales = {
+        executed_scale(root / f"{entry}.ipynb")
+        for entry in toc_files(root)
+        if (root / f"{entry}.ipynb").exists()
+    } - {None}
+    if not scales:
+        return "unexecuted"
+    return scales.pop() if len(scales) == 1 else "mixed"
+
+
+def pdf_path(root: Path | None = None, scale: str | None = None) -> Path:
+    """Where the PDF of a build is printed: ``_build/pdf/layerwise-<scale>.pdf``, named by the scale
+    of the build it prints (so a PDF of an earlier build at another scale is never taken for this
+    one)."""
+    root = root or repo_root()
+    return root / "_build" / "pdf" / f"layerwise-{scale or built_scale(root)}.pdf"
+
+
 def build_pdf(root: Path | None = None) -> Path:
     """The whole book as one PDF, offline: Sphinx's ``singlehtml`` build printed by headless
-    Chromium (math typeset by the local MathJax, figures included)
-    to ``_build/pdf/layerwise.pdf``."""
+    Chromium (math typeset by the local MathJax, figures included) to :func:`pdf_path`,
+    ``_build/pdf/layerwise-<scale>.pdf``."""
     root = root or repo_root()
     chromium = (
         shutil.which("chromium")
@@ -132,8 +154,9 @@ def build_pdf(root: Path | None = None) -> Path:
     # the build's root: the page is printed from the root, where those links resolve.
     index = single / "layerwise-print.html"
     index.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
-    out = root / "_build" / "pdf" / "layerwise.pdf"
+    out = pdf_path(root)
     out.parent.mkdir(parents=True, exist_ok=True)
+    (out.parent / "layerwise.pdf").unlink(missing_ok=True)  # the unnamed PDF of older versions
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
             chromium,
