@@ -187,8 +187,12 @@ theory = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2)
 linear = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2, phi="linear")
           for sw, q0, c0 in SETTINGS]
 agreement = study.maps_vs_networks(sims, theory, alternative=linear)
-setting_index = pd.MultiIndex.from_tuples(SETTINGS, names=["σ_w", "q⁰", "c⁰"])
-pd.DataFrame(agreement["rows"], index=setting_index).style.format(precision=4)
+SW, SW2, SB2 = "σ<sub>w</sub>", "σ<sub>w</sub>²", "σ<sub>b</sub>²"  # table headers (HTML)
+setting_index = pd.MultiIndex.from_tuples(SETTINGS, names=[SW, "q⁰", "c⁰"])
+ch.table(pd.DataFrame(agreement["rows"], index=setting_index),
+         f"Random networks against the maps: the largest deviation of the mean over "
+         f"{params['n_nets']} networks from the map over all layers, and the largest standard "
+         "error, per setting.", precision=4)
 
 # %%
 layers = np.arange(params["n_layers"] + 1)
@@ -286,7 +290,7 @@ cgrid = np.linspace(0, 1, 101)
 cmaps = {sw: np.array([meanfield.correlation_map(c, sw**2, SIGMA_B2) for c in cgrid])
          for sw in SIGMA_WS}
 summary = pd.DataFrame({sw: meanfield.depth_scales(sw**2, SIGMA_B2) for sw in SIGMA_WS}).T
-summary.index.name = "σ_w"
+summary.index.name = SW
 fig = figures.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict())
 ch.figure(fig, "correlation_map",
           alt="The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered "
@@ -296,9 +300,11 @@ ch.figure(fig, "correlation_map",
           "fixed point c* < 1.",
           arrays=dict(c=cgrid, **{f"C_sw{sw}": cmaps[sw] for sw in SIGMA_WS},
                       chi1=summary["chi1"].to_numpy(), c_star=summary["c_star"].to_numpy()))
-summary.rename(columns={"q_star": "q*", "chi1": "χ₁", "c_star": "c*", "chi_c": "χ_c",
-                        "length_slope": "V′(q*)", "xi_q": "ξ_q", "xi_c": "ξ_c"}
-               ).style.format(precision=3)
+ch.table(summary.rename(columns={"q_star": "q*", "chi1": "χ₁", "c_star": "c*",
+                                 "chi_c": "χ<sub>c</sub>", "length_slope": "V′(q*)",
+                                 "xi_q": "ξ<sub>q</sub>", "xi_c": "ξ<sub>c</sub>"}),
+         "The circle experiment's settings (σ<sub>b</sub> = 0.3): fixed points, slopes and depth "
+         "scales of the maps.")
 
 # %%
 for sw in SIGMA_WS:
@@ -399,13 +405,13 @@ offsets = {name: anchors[f"ours_{name}"].offset for name in PANELS}
 
 
 def registration_sentence(name, di, dj):
-    steps = [f"{abs(d)} {sym} step{'s' if abs(d) > 1 else ''} ({0.1 * abs(d):.1f}) {way}"
-             for d, sym, way in ((dj, "σ_b", "to the right" if dj > 0 else "to the left"),
-                                 (di, "σ_w", "up" if di > 0 else "down")) if d]
-    where = ", ".join(f"{sym} {'+' if d > 0 else '−'} {0.1 * abs(d):.1f}" if d else sym
-                      for d, sym in ((di, "σ_w"), (dj, "σ_b")))
+    steps = [f"{abs(d)} {axis} step{'s' if abs(d) > 1 else ''} ({0.1 * abs(d):.1f}) {way}"
+             for d, axis, way in ((dj, "bias", "to the right" if dj > 0 else "to the left"),
+                                  (di, "weight", "up" if di > 0 else "down")) if d]
+    where = " and ".join(f"a {axis} scale {0.1 * abs(d):.1f} {'larger' if d > 0 else 'smaller'}"
+                         for d, axis in ((dj, "bias"), (di, "weight")) if d)
     return (f"{PANELS[name][2]} agrees only when each cell is compared with the grid point "
-            f"{' and '.join(steps)} of its own: its colours are the field at ({where}); as drawn, "
+            f"{' and '.join(steps)} of its own: its colours are the field at {where}; as drawn, "
             f"only {100 * as_drawn[name].within:.0f} % of its cells agree. The same code places "
             "the cells of the replica as drawn, so the shift is in the authors' array, not in our "
             "reading: a slip of the picture that changes nothing in the paper's argument, and that "
@@ -525,9 +531,10 @@ ch.figure(fig, "circle_length",
           arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()}
           | {"layers": circle_layers})
 growth_df = pd.DataFrame(growth).T[["chi1", "predicted", "measured", "se"]]
-growth_df.index.name = "σ_w"
+growth_df.index.name = SW
 growth_df.columns = ["χ₁", "½ ln χ₁ (predicted slope)", "measured slope", "s.e. (networks)"]
-growth_df.style.format(precision=4)
+ch.table(growth_df, "Growth of the circle's exact length per layer (natural log): measured on "
+         "networks against half the log of χ₁.", precision=4)
 
 # %% [markdown]
 # The measured growth rate is the least-squares slope of $\ln \ell^l$ against $l$, one slope per
@@ -668,14 +675,18 @@ ch.figure(figures.depth_scale_sweep(curves, sweep, rates), "depth_scale_sweep",
 
 # %%
 phase = np.where(sweep["c_star"] < 1, "chaotic", "ordered")
-pd.DataFrame({"σ_b²": np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])),
-              "σ_w²": np.tile(sweep["sigma_w2"], len(SWEEP_SB2)), "phase": phase.ravel(),
-              "ξ_c": 1 / rates["rate_c_theory"].ravel(), "1/ξ_c": rates["rate_c_theory"].ravel(),
-              "1/ξ same fit on the map": rates["rate_c_map"].ravel(),
-              "1/ξ measured": rates["rate_c"].ravel(), "s.e.": rates["rate_c_se"].ravel(),
-              "1/ξ_∇ = −ln χ₁": rates["rate_grad_theory"].ravel(),
-              "1/ξ_∇ measured": rates["rate_grad"].ravel(), "s.e. ": rates["rate_grad_se"].ravel()}
-             ).set_index(["σ_b²", "σ_w²"]).style.format(precision=3)
+XI_C, XI_G = "ξ<sub>c</sub>", "ξ<sub>∇</sub>"
+sweep_table = pd.DataFrame({
+    SB2: np.repeat(SWEEP_SB2, len(sweep["sigma_w2"])),
+    SW2: np.tile(sweep["sigma_w2"], len(SWEEP_SB2)), "phase": phase.ravel(),
+    XI_C: 1 / rates["rate_c_theory"].ravel(), f"1/{XI_C}": rates["rate_c_theory"].ravel(),
+    "1/ξ same fit on the map": rates["rate_c_map"].ravel(),
+    "1/ξ measured": rates["rate_c"].ravel(), "s.e.": rates["rate_c_se"].ravel(),
+    f"1/{XI_G} = −ln χ₁": rates["rate_grad_theory"].ravel(),
+    f"1/{XI_G} measured": rates["rate_grad"].ravel(), "s.e. ": rates["rate_grad_se"].ravel()})
+ch.table(sweep_table.set_index([SB2, SW2]), "Depth scales across the transition: the theory's "
+         "rates, the same fit applied to the map, and the rates measured on networks (± one "
+         "standard error).")
 
 # %% [markdown]
 # **What is graded.** Where a depth scale is short enough to be seen decaying within the simulated
@@ -824,10 +835,13 @@ ch.figure(fig, "trainability",
           arrays=dict(trainings) | {k: bound[k] for k in ("xi_c", "log_l50", "censored")})
 
 # %%
-pd.DataFrame({"ξ_c": bound["xi_c"], "trainable depth L₅₀": bound["l50"],
-              "L₅₀/ξ_c": bound["l50"] / bound["xi_c"],
-              "censored trainings": (bound["censored"] != 0).sum(0)},
-             index=pd.Index(trainings["sigma_w2"], name="σ_w²")).style.format(precision=2)
+ch.table(pd.DataFrame({"ξ<sub>c</sub>": bound["xi_c"], "trainable depth L₅₀": bound["l50"],
+                       "L₅₀/ξ<sub>c</sub>": bound["l50"] / bound["xi_c"],
+                       "censored trainings": (bound["censored"] != 0).sum(0)},
+                      index=pd.Index(trainings["sigma_w2"], name=SW2)),
+         "Trainable depth per weight variance: L₅₀ (geometric mean over the trainings), its "
+         "ratio to the correlation depth scale, and how many trainings reached the grid's "
+         "deepest depth (censored).", precision=2)
 
 # %% [markdown]
 # Two claims are read off these trainings, each with an interval over the independent

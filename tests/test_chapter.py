@@ -1,3 +1,6 @@
+import pytest
+
+
 def test_join_words_lists_for_prose():
     from layerwise.chapter import join_words
 
@@ -25,3 +28,24 @@ def test_small_tensor_chapters_run_torch_on_one_thread(tmp_path):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_tables_are_numbered_in_order_and_captioned(tmp_path):
+    import pandas as pd
+
+    from layerwise.chapter import Chapter
+    from layerwise.params import ParameterError
+
+    ch = Chapter("07_meanfield_chaos", scale="ci", seed=0, results=tmp_path)
+    df = pd.DataFrame({"χ₁": [0.62, 1.61]}, index=pd.Index([1.3, 10.0], name="σ<sub>w</sub>"))
+    first = ch.table(df, "χ₁ at two weight scales.", precision=2).to_html()
+    second = ch.table(df.assign(x=[None, 1.0]), "A second table.").to_html()
+    assert "<caption>Table 7.1: χ₁ at two weight scales.</caption>" in first
+    assert "Table 7.2: A second table." in second and "–" in second  # missing value shown as –
+    assert "0.62" in first and 'class="lw-table"' in first
+    assert ">1.3<" in first and ">10<" in first and "1.300000" not in first  # labels as written
+    assert "σ<sub>w</sub>" in first  # HTML in labels is kept (subscripts in headers)
+    with pytest.raises(ParameterError, match="DataFrame"):
+        ch.table([[1, 2]], "not a frame")
+    with pytest.raises(ParameterError, match="caption"):
+        ch.table(df, " ")

@@ -169,6 +169,11 @@ def join_words(words: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _label(value: Any) -> Any:
+    """A table's index or column label: floats in their shortest form (``1.3``, ``0.05``)."""
+    return f"{value:g}" if isinstance(value, (float, np.floating)) else value
+
+
 class Chapter:
     """State of one chapter run: scale, seed, device, results store, claims and figures."""
 
@@ -198,6 +203,7 @@ class Chapter:
         self.store = ResultsStore(root / "store" if results is not None else store_root())
         self.ledger = Ledger(self.scale)
         self.figures: list[str] = []
+        self.tables: list[str] = []
         self.figure_meta: list[dict[str, str]] = []
         self.glued: dict[str, str] = {}
         # glue_all names whose value is a sentence (issue #26)
@@ -438,6 +444,36 @@ class Chapter:
                 self.glue(name, value[0], se=value[1], digits=digits)
             else:
                 self.glue(name, value, digits=digits)
+
+    # -- tables ---------------------------------------------------------------------------------
+    def table(
+        self,
+        data: Any,
+        caption: str,
+        *,
+        precision: int = 3,
+        formatter: Any = None,
+        na_rep: str = "–",
+    ) -> Any:
+        """A numbered, captioned table, "Table <chapter>.<k>: caption", numbered in the order the
+        chapter shows its tables (the pages number figures the same way): ``data`` is a pandas
+        DataFrame, shown with ``precision`` decimals (or ``formatter``, as ``Styler.format``
+        takes it) and ``na_rep`` for missing values. Returns the Styler; a cell that ends with it
+        shows the table."""
+        import pandas as pd
+
+        if not isinstance(data, pd.DataFrame):
+            raise ParameterError(
+                f"table data must be a pandas DataFrame, not {type(data).__name__}"
+            )
+        if not caption.strip():
+            raise ParameterError("table caption must say what the table shows")
+        self.tables.append(caption)
+        label = f"Table {self.number}.{len(self.tables)}"
+        styled = data.style.format(formatter, precision=precision, na_rep=na_rep)
+        for axis in (0, 1):  # numeric labels as written (1.3, not 1.300000)
+            styled = styled.format_index(_label, axis=axis)
+        return styled.set_caption(f"{label}: {caption}").set_table_attributes('class="lw-table"')
 
     # -- figures --------------------------------------------------------------------------------
     def figure(
