@@ -133,11 +133,13 @@ qgrid = np.linspace(0, 20, 201)
 starts = np.array([0.1, 1.0, 5.0, 10.0, 20.0])
 length_maps = study.length_map_convergence(SIGMA_WS, SIGMA_B2, qgrid, starts, n_layers=12)
 ch.figure(figures.length_map(qgrid, length_maps), "length_map",
-          alt="Left: the length map V(q) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3, crossing the "
+          alt="Left: the length map V(q) for σw = 1.3, 2.5 and 4 at σb = 0.3, crossing the "
           "identity at its fixed point q*; right: iterates from five starting lengths, all "
           "reaching q* within a few layers.",
-          caption="The length map and its iterates for tanh nets with σ_b = 0.3 (Poole et al. "
-          "2016, Fig. 1, with σ_w = 1.3, 2.5, 4.0): from any starting length the iterates reach "
+          caption="The length map and its iterates for tanh nets with $\\sigma_b$ = 0.3 (Poole "
+                  "et al. "
+          "2016, Fig. 1, with $\\sigma_w$ = 1.3, 2.5, 4.0): from any starting length the "
+          "iterates reach "
           "the fixed point q* within a few layers.",
           arrays=dict(q=qgrid, starts=starts,
                       **{f"V_sw{sw}": length_maps[sw]["V"] for sw in SIGMA_WS},
@@ -153,12 +155,12 @@ corr_layers = float(np.median([meanfield.depth_scales(sw**2, SIGMA_B2)["xi_c"] *
                                for sw in SIGMA_WS]))
 ch.claim("length_map_converges_fast",
          "The length map reaches 1% of q* in a handful of layers "
-         "(median over σ_w ∈ {1.3, 2.5, 4.0}, q⁰ ∈ [0.1, 20]).",
+         "(median over σw ∈ {1.3, 2.5, 4.0}, q⁰ ∈ [0.1, 20]).",
          kind="reproduces", measured=median_layers, reference=4, tol=2,
          why="'often with only four iterations' is a typical count quoted to one digit, not a "
              "bound: the rule accepts 2–6 layers",
-         alternative=(corr_layers, "a convergence as slow as the correlation map's, ξ_c ln 100 "
-                                   "layers (median over the same σ_w)"),
+         alternative=(corr_layers, "a convergence as slow as the correlation map's, ξc ln 100 "
+                                   "layers (median over the same σw)"),
          source="Poole et al. 2016 §2 (papers/003: 'often with only four iterations')")
 # %% [markdown]
 # From five starting lengths between 0.1 and 20 and the three weight scales, the iterates come
@@ -205,7 +207,8 @@ ch.figure(fig, "maps_vs_networks",
           "two input pairs.",
           caption=f"Length and correlation maps (lines) against {params['n_nets']} random tanh "
           f"networks of width {params['width']} per setting (dots: mean ± 2 standard errors), "
-          "σ_b = 0.3 — the empirical check of Poole et al. 2016, Eqs. 3 and 5, layer by layer.",
+          "$\\sigma_b$ = 0.3 — the empirical check of Poole et al. 2016, Eqs. 3 and 5, layer by "
+          "layer.",
           arrays=dict(layers=layers,
                       **{f"q_sim_{i}": s["q"] for i, s in enumerate(sims)},
                       **{f"c_sim_{i}": s["c"] for i, s in enumerate(sims)},
@@ -246,8 +249,8 @@ MAPS_SCALE = dict(min_scale="paper", note="graded from the paper scale: at defau
 
 # %%
 for name, symbol, eq, deviation, margin, shown, measure in (
-        ("length", "q^l", "Eq. 3", deviation_q, MARGIN_Q, "5 %", "relative"),
-        ("correlation", "c^l", "Eq. 5", deviation_c, MARGIN_C, "0.05", "absolute")):
+        ("length", "qˡ", "Eq. 3", deviation_q, MARGIN_Q, "5 %", "relative"),
+        ("correlation", "cˡ", "Eq. 5", deviation_c, MARGIN_C, "0.05", "absolute")):
     ch.claim(f"{name}_map_matches_networks", f"The mean {symbol} of random tanh nets agrees with "
              f"the {name} map to within {shown} at every layer of every setting (largest "
              f"{measure} deviation over layers and settings).", kind="predicts",
@@ -293,10 +296,12 @@ summary = pd.DataFrame({sw: meanfield.depth_scales(sw**2, SIGMA_B2) for sw in SI
 summary.index.name = SW
 fig = figures.correlation_map(cgrid, cmaps, summary["chi1"].to_dict(), summary["c_star"].to_dict())
 ch.figure(fig, "correlation_map",
-          alt="The correlation map c → C(c) for σ_w = 1.3, 2.5 and 4 at σ_b = 0.3: the ordered "
+          alt="The correlation map c → C(c) for σw = 1.3, 2.5 and 4 at σb = 0.3: the ordered "
           "curve touches the identity only at c = 1, the chaotic ones cross it at c* < 1.",
-          caption="The correlation map at the length fixed point for σ_b = 0.3 (Poole et al. 2016, "
-          "Fig. 2): σ_w = 1.3 is ordered (c* = 1), σ_w = 2.5 and 4.0 are chaotic with a stable "
+          caption="The correlation map at the length fixed point for $\\sigma_b$ = 0.3 (Poole "
+                  "et al. 2016, "
+          "Fig. 2): $\\sigma_w$ = 1.3 is ordered (c* = 1), $\\sigma_w$ = 2.5 and 4.0 are "
+          "chaotic with a stable "
           "fixed point c* < 1.",
           arrays=dict(c=cgrid, **{f"C_sw{sw}": cmaps[sw] for sw in SIGMA_WS},
                       chi1=summary["chi1"].to_numpy(), c_star=summary["c_star"].to_numpy()))
@@ -334,11 +339,12 @@ for sw in SIGMA_WS:
 # %%
 phases = ch.cached_call(study.phase_diagram, grid=params["grid"])
 ch.figure(figures.phase_diagram(phases, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]), "phase_diagram",
-          alt="Map of ln χ₁ over σ_w² from 0.5 to 5 and σ_b² from 0 to 1, blue (ordered) left of "
-          "the χ₁ = 1 line and red (chaotic) right of it; the line starts at σ_w² = 1 and bends "
-          "to larger σ_w² as σ_b² grows.",
+          alt="Map of ln χ₁ over σw² from 0.5 to 5 and σb² from 0 to 1, blue (ordered) left of "
+          "the χ₁ = 1 line and red (chaotic) right of it; the line starts at σw² = 1 and bends "
+          "to larger σw² as σb² grows.",
           caption="Phase diagram of random tanh networks (Poole et al. 2016, Fig. 2; Schoenholz et "
-          "al. 2017, Fig. 1): ln χ₁ over (σ_w², σ_b²), the χ₁ = 1 contour (line) and the "
+          "al. 2017, Fig. 1): ln χ₁ over ($\\sigma_w^2$, $\\sigma_b^2$), the χ₁ = 1 contour "
+          "(line) and the "
           "root-finder's critical line (dots); stars mark the circle experiment's settings.",
           arrays=phases)
 
@@ -395,7 +401,7 @@ for name, (key, symbol, fig_name) in PANELS.items():
              source=f"Poole et al. 2016, {fig_name} (authors' notebook output, read by "
                     "layerwise.poole2016)",
              alternative=(alt.within, "the same maps with the figure's axes read as variances "
-                                      "(σ_w², σ_b²), the parametrisation of this chapter"))
+                                      "(σw², σb²), the parametrisation of this chapter"))
 
 # %%
 as_drawn = {name: poole2016.field_agreement(np.array(panel["entries"]), anchors["fields"][name],
@@ -442,7 +448,7 @@ ch.claim("critical_line_matches_poole_fig2",
              "resolution",
          source="Poole et al. 2016, Figs. 2C–D (authors' notebook output, read by "
                 "layerwise.poole2016)",
-         alternative=(alt_shift, "the line with the figure's axes read as variances (σ_w², σ_b²)"))
+         alternative=(alt_shift, "the line with the figure's axes read as variances (σw², σb²)"))
 
 # %%
 sb_line = np.linspace(0.0, 4.0, 81)
@@ -499,12 +505,13 @@ circles = {sw: ch.cached_call(study.circle_ensemble, sigma_w2=sw**2, sigma_b2=SI
                               record_layers=SHOW, n_pca=N_PCA, device=ch.device)
            for sw in SIGMA_WS}
 ch.figure(figures.circle_pca(circles, SHOW), "circle_pca",
-          alt="Three-by-three grid of 3-D projections of the propagated circle: for σ_w = 1.3 a "
-          "smooth loop at every depth, for σ_w = 2.5 and 4 an increasingly tangled curve.",
+          alt="Three-by-three grid of 3-D projections of the propagated circle: for σw = 1.3 a "
+          "smooth loop at every depth, for σw = 2.5 and 4 an increasingly tangled curve.",
           caption="A great circle propagated through random tanh networks of width "
-          f"{params['circle_width']} with σ_b = 0.3, projected on its top three principal "
+          f"{params['circle_width']} with $\\sigma_b$ = 0.3, projected on its top three principal "
           "components at layers 5, 10, 15 (Poole et al. 2016, Fig. 3; colour: angle θ on the input "
-          "circle). Ordered σ_w = 1.3: the circle shrinks and stays simple; chaotic σ_w = 2.5, "
+          "circle). Ordered $\\sigma_w$ = 1.3: the circle shrinks and stays simple; chaotic "
+          "$\\sigma_w$ = 2.5, "
           "4.0: it folds into a space-filling curve.",
           arrays={f"proj_sw{sw}_l{l}": circles[sw][f"proj_{l}"] for sw in SIGMA_WS for l in SHOW}
           | {"theta": circles[1.3]["theta"]})
@@ -519,14 +526,14 @@ fig = figures.circle_length(circle_layers, lengths["length_tangent"], lengths["l
                             {sw: g["chi1"] for sw, g in growth.items()}, lengths["pca_var"])
 ch.figure(fig, "circle_length",
           alt="Left: length of the propagated circle against depth on a log scale, falling for "
-          "σ_w = 1.3 and growing as a straight line for σ_w = 2.5 and 4, on the dashed "
+          "σw = 1.3 and growing as a straight line for σw = 2.5 and 4, on the dashed "
           "predictions; the polygon lengths saturate. Right: the share of variance in two "
           "principal components.",
           caption="Length of the propagated circle against depth (Poole et al. 2016, Fig. 4): "
           "exact length from propagated tangents (solid), polygon through the points (dotted; "
-          "saturates "
-          "when neighbours decorrelate), and the mean-field prediction ℓ⁰·√χ₁^l (dashed). Right: "
-          "fraction of the curve's variance in its top two principal components (mean of the "
+          "saturates when neighbours decorrelate), and the mean-field prediction "
+          "ℓ⁰·$\\sqrt{\\chi_1}^{\\,l}$ (dashed). Right: fraction of the curve's variance in its "
+          "top two principal components (mean of the "
           f"first {N_PCA} networks).",
           arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()}
           | {"layers": circle_layers})
@@ -559,7 +566,7 @@ for sw in SIGMA_WS:
     g = growth[sw]
     phase = "ordered" if g["chi1"] < 1 else "chaotic"
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
-             f"σ_w = {sw} ({phase}): the circle's length changes by √χ₁ per layer "
+             f"σw = {sw} ({phase}): the circle's length changes by √χ₁ per layer "
              "(log-length slope vs ½ ln χ₁).",
              kind="predicts", measured=g["slope_est"], reference=g["predicted"],
              tol=2.0 / params["circle_width"], alternative=(0.0, "a length-preserving map"),
@@ -568,11 +575,11 @@ for sw in SIGMA_WS:
              caveat=f"{params['circle_nets']} networks are too few to resolve the 2/N margin "
              f"(mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁)")
 ch.claim("chaotic_circle_grows_exponentially",
-         "In the chaotic phase (σ_w = 4.0) the circle's exact length grows by orders of magnitude "
+         "In the chaotic phase (σw = 4.0) the circle's exact length grows by orders of magnitude "
          "(at least two decades) over the layers simulated.",
          kind="reproduces", measured=growth[4.0]["decades_est"], reference=2.0, comparison="ge",
          alternative=(0.0, "no growth"),
-         why="log10 ℓ^L/ℓ^0 of the exact (tangent) length per network; 'orders of magnitude' "
+         why="log10 ℓᴸ/ℓ⁰ of the exact (tangent) length per network; 'orders of magnitude' "
              "read as at least two decades",
          source="Poole et al. 2016, Fig. 4 (exponential growth in the chaotic phase)")
 ch.glue("circle_growth_verdict", ch.verdict(["chaotic_circle_grows_exponentially"], "reproduced",
@@ -659,14 +666,15 @@ curves = [xi if sb2 == SB2_XI
 RATE_ARRAYS = ("rate_c", "rate_c_se", "rate_c_map", "rate_c_theory", "rate_grad", "rate_grad_se",
                "rate_grad_theory", "window")
 ch.figure(figures.depth_scale_sweep(curves, sweep, rates), "depth_scale_sweep",
-          alt="Two rows (σ_b² = 0.05 and 0.3) of two panels: left, ξ_c and |ξ_∇| against σ_w² on a "
+          alt="Two rows (σb² = 0.05 and 0.3) of two panels: left, ξc and |ξ∇| against σw² on a "
           "log scale, both peaking at the dotted transition line, with the networks' measured "
-          "depths as dots; right, the decay rates 1/ξ_c and 1/ξ_∇ against σ_w² with the measured "
+          "depths as dots; right, the decay rates 1/ξc and 1/ξ∇ against σw² with the measured "
           "rates and their error bars on the curves.",
           caption="Depth scales of random tanh networks measured on networks across the "
           f"order-to-chaos transition (Schoenholz et al. 2017, Figs. 2–3): {params['sweep_nets']} "
           f"networks of width {params['sweep_width']} and depth {params['sweep_layers']}, one row "
-          "per σ_b². Lines: mean-field ξ_c (solid) and ξ_∇ = −1/ln χ₁ (dashed, its modulus on the "
+          "per $\\sigma_b^2$. Lines: mean-field $\\xi_c$ (solid) and $\\xi_\\nabla$ = −1/ln χ₁ "
+          "(dashed, its modulus on the "
           "left); dots: measured from the decay of correlations (filled) and of back-propagated "
           "gradients (open), ± 2 jackknife s.e. on the right; dotted: χ₁ = 1. On the left a "
           "measured depth is drawn where its rate is resolved from zero.",
@@ -698,8 +706,9 @@ ch.table(sweep_table.set_index([SB2, SW2]), "Depth scales across the transition:
 # margin: that is what "the depth scale agrees" means here; it is twice the largest bias the
 # finite window leaves in the resolved settings, and far above the $O(1/N)$ finite-width change of
 # a per-layer rate. Near the transition the depths exceed the network and cannot be measured;
-# there the claim is where the measured depth scale is largest — the σ_w² of the smallest measured
-# |rate| — against the critical σ_w² of the $\chi_1 = 1$ line, within one step of the sweep, with
+# there the claim is where the measured depth scale is largest — the $\sigma_w^2$ of the smallest
+# measured |rate| — against the critical $\sigma_w^2$ of the $\chi_1 = 1$ line, within one step of
+# the sweep, with
 # a bootstrap interval over networks. At this scale the weighted mean ratio is
 # {glue}`xi_ratio_ordered` in the ordered phase, {glue}`xi_ratio_chaotic` in the chaotic phase and
 # {glue}`xi_ratio_grad` for the gradients; {glue}`xi_sweep_verdict`.
@@ -711,11 +720,11 @@ PHRASES = {"pass": "agree within the 10 % margin", "fail": "disagree beyond the 
 # resolved settings only
 ratios, bias_max = study.sweep_rate_ratios(rates, phase, params["sweep_layers"])
 SWEEP_CLAIMS = (
-    ("ordered", "ordered-phase correlations (ξ_c = ξ_∇ = −1/ln χ₁)", "Eq. 9 and Fig. 2",
-     "correlations decaying at the length map's rate 1/ξ_q"),
-    ("chaotic", "chaotic-phase correlations (ξ_c = −1/ln χ_c at c*)", "Eq. 9 and Fig. 2",
+    ("ordered", "ordered-phase correlations (ξc = ξ∇ = −1/ln χ₁)", "Eq. 9 and Fig. 2",
+     "correlations decaying at the length map's rate 1/ξq"),
+    ("chaotic", "chaotic-phase correlations (ξc = −1/ln χc at c*)", "Eq. 9 and Fig. 2",
      "the depth scale read off χ₁ alone, |ln χ₁|"),
-    ("grad", "back-propagated gradients (ξ_∇ = −1/ln χ₁)", "Eq. 14 and Fig. 3",
+    ("grad", "back-propagated gradients (ξ∇ = −1/ln χ₁)", "Eq. 14 and Fig. 3",
      "gradients that neither vanish nor explode"),
 )
 
@@ -727,7 +736,7 @@ for key, what, eq, alternative in SWEEP_CLAIMS:
     ch.claim(f"depth_scale_networks_{key}",
              f"Measured on networks, the decay rate of {what} equals the mean-field rate "
              "(precision-weighted mean of measured/predicted over the "
-             f"{ratio.n} resolved settings of the sweep, both σ_b², within 10 %).",
+             f"{ratio.n} resolved settings of the sweep, both σb², within 10 %).",
              kind="predicts", reference=1.0, tol=MARGIN_XI, comparison="rel",
              measured=ratio if ratio.n else stats.interval_estimate(np.nan, -np.inf, np.inf),
              alternative=(ratios[key]["alternative"], alternative),
@@ -747,15 +756,15 @@ step = float(sweep["sigma_w2"][1] - sweep["sigma_w2"][0])
 peak_words = []
 for i, sb2 in enumerate(SWEEP_SB2):
     crit, key = meanfield.critical_sigma_w2(sb2), str(sb2).replace(".", "_")
-    for q, label in (("c", "ξ_c (correlations)"), ("grad", "|ξ_∇| (gradients)")):
+    for q, label in (("c", "ξc (correlations)"), ("grad", "|ξ∇| (gradients)")):
         peak = stats.interval_estimate(rates[f"peak_{q}"][i], *rates[f"peak_{q}_interval"][i],
                                        n=params["sweep_nets"])
         ch.claim(f"{'xi_c' if q == 'c' else 'xi_grad'}_peaks_at_transition_sb2_{key}",
-                 f"σ_b² = {sb2}: the depth scale {label} measured on networks is largest at the "
-                 "order-to-chaos transition (σ_w² of the smallest measured |rate| vs the critical "
-                 "σ_w² of χ₁ = 1).",
+                 f"σb² = {sb2}: the depth scale {label} measured on networks is largest at the "
+                 "order-to-chaos transition (σw² of the smallest measured |rate| vs the critical "
+                 "σw² of χ₁ = 1).",
                  kind="reproduces", measured=peak, reference=crit, tol=step,
-                 alternative=(1.0, "σ_w² = 1, the variance-preserving initialisation"),
+                 alternative=(1.0, "σw² = 1, the variance-preserving initialisation"),
                  why="bootstrap over networks (200 resamples); margin one step of the sweep: the "
                      "smallest rate can only sit on a grid point, and both points around the "
                      "transition are equally legitimate",
@@ -763,7 +772,7 @@ for i, sb2 in enumerate(SWEEP_SB2):
                  "of chaos, one of these depth scales diverges')",
                  caveat=f"{params['sweep_nets']} networks: near the transition the measured rates "
                  "are within noise of zero over several grid points")
-        peak_words.append(f"{label} peaks at σ_w² = {peak.mean:.3g} for σ_b² = {sb2} "
+        peak_words.append(f"{label} peaks at σw² = {peak.mean:.3g} for σb² = {sb2} "
                           f"(transition {crit:.3g})")
 ch.glue("peak_verdict", "; ".join(peak_words))
 
@@ -824,14 +833,16 @@ fig = figures.trainability(trainings["sigma_w2"], trainings["depths"],
                            trainings["accuracy"].mean(0), xi["sigma_w2"], xi["xi_c"], bound["l50"],
                            k_mean, params["train_steps"])
 ch.figure(fig, "trainability",
-          alt="Heat map of mean training accuracy over σ_w² and depth, with the trainable depth "
-          "L50 per σ_w² as dots and two multiples of ξ_c as lines.",
+          alt="Heat map of mean training accuracy over σw² and depth, with the trainable depth "
+          "L50 per σw² as dots and two multiples of ξc as lines.",
           caption=f"Training accuracy of tanh networks of width {params['train_width']} on the "
           f"digits after {params['train_steps']} steps of SGD (mean of "
-          f"{params['train_replicates']} independent trainings per cell), over (σ_w², depth), "
-          "σ_b² = 0.05 (the experiment of Schoenholz et al. 2017, Fig. 5, on digits instead of "
+          f"{params['train_replicates']} independent trainings per cell), over ($\\sigma_w^2$, "
+          f"depth), "
+          "$\\sigma_b^2$ = 0.05 (the experiment of Schoenholz et al. 2017, Fig. 5, on digits "
+          "instead of "
           "MNIST). Dots: trainable depth L₅₀ (geometric mean over the trainings); lines: "
-          "multiples of the correlation depth scale ξ_c.",
+          "multiples of the correlation depth scale $\\xi_c$.",
           arrays=dict(trainings) | {k: bound[k] for k in ("xi_c", "log_l50", "censored")})
 
 # %%
@@ -859,13 +870,13 @@ crit_train = meanfield.critical_sigma_w2(TRAIN_SB2)
 NOT_IDENTIFIED = stats.interval_estimate(np.nan, -np.inf, np.inf)
 train_peak, train_slope = (bound[k] or NOT_IDENTIFIED for k in ("peak_est", "slope_est"))
 ch.claim("trainable_depth_peaks_at_criticality",
-         "The trainable depth peaks at the order-to-chaos transition (σ_w² of the peak against the "
-         "critical σ_w²).",
+         "The trainable depth peaks at the order-to-chaos transition (σw² of the peak against the "
+         "critical σw²).",
          kind="reproduces", measured=train_peak, reference=float(crit_train),
          tol=float((crit_train - 1.0) / 2),
-         alternative=(1.0, "σ_w² = 1, the variance-preserving initialisation"),
+         alternative=(1.0, "σw² = 1, the variance-preserving initialisation"),
          why="margin: half the distance to the alternative, so a pass puts the peak nearer the "
-             "transition than σ_w² = 1",
+             "transition than σw² = 1",
          source="Schoenholz et al. 2017, §5 and Fig. 5", min_scale="default",
          note="100 steps at width 32 leave accuracy near 50 % at every depth at ci: the peak is "
               "graded from default on")
@@ -873,11 +884,11 @@ ch.claim("trainable_depth_peaks_at_criticality",
 # %%
 ch.claim("trainable_depth_proportional_to_xi_c",
          "Where the trainability boundary lies inside the depth grid, the trainable depth grows in "
-         "proportion to ξ_c (log-log slope of L₅₀ against ξ_c).",
+         "proportion to ξc (log-log slope of L₅₀ against ξc).",
          kind="reproduces", measured=train_slope, reference=1.0, tol=0.25,
-         alternative=(0.5, "L ∝ √ξ_c, a diffusive depth scale"),
+         alternative=(0.5, "L ∝ √ξc, a diffusive depth scale"),
          why="margin: half the distance to the alternative slope ½", min_scale="default",
-         source="Schoenholz et al. 2017, Fig. 5 (L ∝ ξ_c)")
+         source="Schoenholz et al. 2017, Fig. 5 (L ∝ ξc)")
 
 # %% [markdown]
 # Whether the boundary is a property of the initialisation alone or moves with training is read
@@ -898,7 +909,7 @@ ch.claim("trainable_depth_grows_with_training",
          alternative=(0.0, "a boundary set by the initialisation alone, whatever the training "
                            "time"),
          why="a direction: any deepening rules out the fixed boundary", min_scale="default",
-         source="Schoenholz et al. 2017, §5 (the trainable depth after long training, ≈ 6 ξ_c, "
+         source="Schoenholz et al. 2017, §5 (the trainable depth after long training, ≈ 6 ξc, "
                 "exceeds what short training reaches)")
 
 # %%
@@ -926,8 +937,8 @@ for key, e in (("train_slope", train_slope), ("train_k", train_k)):
         ch.glue(key, "not identified")
     else:
         ch.glue(key, e.mean, se=e.se, digits=2)
-ch.glue("train_peak_at", "at no σ_w² that this scale identifies" if np.isnan(train_peak.mean)
-        else f"at σ_w² = {format_value(train_peak.mean, se=train_peak.se, digits=2)}")
+ch.glue("train_peak_at", "at no σw² that this scale identifies" if np.isnan(train_peak.mean)
+        else f"at σw² = {format_value(train_peak.mean, se=train_peak.se, digits=2)}")
 ch.glue("train_crit", crit_train, digits=3)
 ch.glue("train_replicates", params["train_replicates"])
 
@@ -940,10 +951,10 @@ slope_words = ("an amount this scale does not identify" if np.isnan(slope_change
                f"{format_value(lo, digits=2)} to {format_value(hi, digits=2)})")
 ch.glue("train_slope_verdict", ch.verdict(
     ["trainable_depth_proportional_to_xi_c"],
-    "grows in proportion to ξ_c, as Schoenholz et al. report",
-    "grows more slowly than ξ_c — closer to √ξ_c than to ξ_c: we do not reproduce L ∝ ξ_c "
-    "with this short training. One candidate cause — near the transition, where ξ_c diverges, a "
-    "short training cannot reach depths of a fixed multiple of ξ_c, which flattens the slope — "
+    "grows in proportion to ξc, as Schoenholz et al. report",
+    "grows more slowly than ξc — closer to √ξc than to ξc: we do not reproduce L ∝ ξc "
+    "with this short training. One candidate cause — near the transition, where ξc diverges, a "
+    "short training cannot reach depths of a fixed multiple of ξc, which flattens the slope — "
     "predicts a slope that rises with training time. Between the checkpoint "
     f"({params['train_early_steps']} steps) and the end of training it changes by "
     f"{slope_words} (paired over the trainings), so "
