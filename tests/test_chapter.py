@@ -38,13 +38,14 @@ def test_tables_are_numbered_in_order_and_captioned(tmp_path):
 
     ch = Chapter("07_meanfield_chaos", scale="ci", seed=0, results=tmp_path)
     df = pd.DataFrame({"χ₁": [0.62, 1.61]}, index=pd.Index([1.3, 10.0], name="σ<sub>w</sub>"))
-    first = ch.table(df, "χ₁ at two weight scales.", precision=2).to_html()
-    second = ch.table(df.assign(x=[None, 1.0]), "A second table.").to_html()
+    first = ch.table(df, "χ₁ at two weight scales.", precision=2).data
+    second = ch.table(df.assign(x=[None, 1.0]), "A second table.").data
     assert "<caption>Table 7.1: χ₁ at two weight scales.</caption>" in first
     assert "Table 7.2: A second table." in second and "–" in second  # missing value shown as –
     assert "0.62" in first and 'class="lw-table"' in first
     assert ">1.3<" in first and ">10<" in first and "1.300000" not in first  # labels as written
     assert "σ<sub>w</sub>" in first  # HTML in labels is kept (subscripts in headers)
+    assert first.startswith('<div class="pst-scrollable-table-container">')
     with pytest.raises(ParameterError, match="DataFrame"):
         ch.table([[1, 2]], "not a frame")
     with pytest.raises(ParameterError, match="caption"):

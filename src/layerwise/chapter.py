@@ -458,7 +458,8 @@ class Chapter:
         """A numbered, captioned table, "Table <chapter>.<k>: caption", numbered in the order the
         chapter shows its tables (the pages number figures the same way): ``data`` is a pandas
         DataFrame, shown with ``precision`` decimals (or ``formatter``, as ``Styler.format``
-        takes it) and ``na_rep`` for missing values. Returns the Styler; a cell that ends with it
+        takes it) and ``na_rep`` for missing values. Returns the table as HTML in the theme's scroll
+        container (a wide table scrolls inside the column on a phone); a cell that ends with it
         shows the table."""
         import pandas as pd
 
@@ -473,7 +474,11 @@ class Chapter:
         styled = data.style.format(formatter, precision=precision, na_rep=na_rep)
         for axis in (0, 1):  # numeric labels as written (1.3, not 1.300000)
             styled = styled.format_index(_label, axis=axis)
-        return styled.set_caption(f"{label}: {caption}").set_table_attributes('class="lw-table"')
+        styled = styled.set_caption(f"{label}: {caption}").set_table_attributes('class="lw-table"')
+        from IPython.display import HTML
+
+        # the theme's scroll container: a wide table scrolls inside the column on a phone
+        return HTML(f'<div class="pst-scrollable-table-container">{styled.to_html()}</div>')
 
     # -- figures --------------------------------------------------------------------------------
     def figure(
