@@ -111,7 +111,7 @@ SIGMA_WS = (1.3, 2.5, 4.0)  # … and σ_w ∈ {1.3, 2.5, 4.0}
 # $$
 # q^l = \mathcal V(q^{l-1}) = \sigma_w^2 \int \mathcal Dz\, \phi\!\left(\sqrt{q^{l-1}}\,z\right)^2 +
 # \sigma_b^2, \qquad \mathcal Dz = \frac{e^{-z^2/2}}{\sqrt{2\pi}}\,dz .
-# $$
+# $$ (eq-07-length-map)
 #
 # For tanh, $\mathcal V$ is increasing and bounded by $\sigma_w^2 + \sigma_b^2$, so with
 # $\sigma_b > 0$ it has a single stable fixed point $q^*$. All Gaussian integrals in this chapter
@@ -174,7 +174,8 @@ ch.claim("length_map_converges_fast",
 # We now simulate real networks: `n_nets` independent networks of width `width` for each
 # $\sigma_w$, with two inputs of squared length $q^0 = 0.1$ per unit and correlation $c^0 = 0.2$
 # (far from the fixed point, so the transient is tested too), and record the empirical $q^l$ and
-# $c^l$ at every layer.
+# $c^l$ at every layer, to compare with the maps {eq}`eq-07-length-map` and
+# {eq}`eq-07-correlation-map`.
 
 # %%
 RUNS = [(0.1, 0.2), (10.0, 0.95)]
@@ -274,14 +275,14 @@ ch.glue("maps_verdict", ch.verdict(
 # $$
 # c^l = \frac{1}{q^*}\Big(\sigma_w^2 \int \mathcal Dz_1 \mathcal Dz_2\, \phi(u_1)\phi(u_2) +
 # \sigma_b^2\Big).
-# $$
+# $$ (eq-07-correlation-map)
 #
 # $c = 1$ is always a fixed point; its stability is set by the slope
 #
 # $$
 # \chi_1 = \frac{\partial c^l}{\partial c^{l-1}}\Big|_{c=1} = \sigma_w^2 \int \mathcal Dz\,
 # \phi'\!\left(\sqrt{q^*} z\right)^2 .
-# $$
+# $$ (eq-07-chi1)
 #
 # For $\chi_1 < 1$ (ordered phase) nearby inputs converge; for $\chi_1 > 1$ (chaotic phase)
 # $c = 1$ is unstable and a second fixed point $c^* < 1$ appears. $\chi_1$ is also the mean
@@ -327,7 +328,8 @@ for sw in SIGMA_WS:
 # ## The phase diagram
 #
 # Sweeping $(\sigma_w^2, \sigma_b^2)$ gives the phase diagram of {cite:t}`poole2016exponential`
-# (their Fig. 2; {cite:t}`schoenholz2017deep`, Fig. 1): $\chi_1 = 1$ separates order from chaos.
+# (their Fig. 2; {cite:t}`schoenholz2017deep`, Fig. 1): $\chi_1 = 1$, with $\chi_1$ from
+# {eq}`eq-07-chi1`, separates order from chaos.
 # The line is drawn twice: as a contour of $\chi_1$ on a grid, and point by point with
 # `critical_sigma_w2(σ_b²)`, which solves $\chi_1 = 1$ by Brent's method (tested against an
 # independent root of an independently integrated $\chi_1$). At $\sigma_b = 0$ the transition
@@ -356,7 +358,8 @@ ch.glue("crit_sw2_sb005", meanfield.critical_sigma_w2(0.05), digits=4)
 # paper. {cite:t}`poole2016exponential` print none, but their repository saves the notebook that
 # drew Figs. 1 and 2, with the figures as images. We read three panels back, as one would with a
 # plot digitiser but reproducibly (`layerwise.digitise`, `layerwise.poole2016`; the reading is
-# vendored with its provenance): Fig. 1C, the fixed point $q^*$, and Fig. 2D, $\chi_1$, are colour
+# vendored with its provenance): Fig. 1C, the fixed point $q^*$ of {eq}`eq-07-length-map`, and
+# Fig. 2D, $\chi_1$ of {eq}`eq-07-chi1`, are colour
 # maps over the authors' grid $\sigma_w = 1, 1.1, \dots, 5$, $\sigma_b = 0, 0.1, \dots, 4$ (note:
 # standard deviations, not variances), and Figs. 2C–D draw the line $\chi_1 = 1$ as a dotted
 # contour. A cell's colour gives its value to one step of the colour table (1/256 of the colour
@@ -595,7 +598,7 @@ ch.glue("circle_growth_verdict", ch.verdict(["chaotic_circle_grows_exponentially
 # \phi''(\sqrt{q^*}z)\,\phi(\sqrt{q^*}z)\Big], \qquad
 # \xi_c^{-1} = -\ln\!\Big[\sigma_w^2 \int \mathcal Dz_1\mathcal Dz_2\,
 # \phi'(u_1)\phi'(u_2)\Big]_{c=c^*} ,
-# $$
+# $$ (eq-07-depth-scales)
 #
 # the bracket in $\xi_q$ being the slope $\mathcal V'(q^*)$ (Gaussian integration by parts) and
 # the one in $\xi_c$ the slope $\chi_c$ of the correlation map at its stable fixed point
@@ -612,7 +615,7 @@ ch.glue("circle_growth_verdict", ch.verdict(["chaotic_circle_grows_exponentially
 #
 # $$
 # \xi_\nabla^{-1} = -\ln \chi_1 .
-# $$
+# $$ (eq-07-xi-grad)
 #
 # In the ordered phase $\xi_\nabla = \xi_c$ and gradients vanish toward the input; in the chaotic
 # phase $\xi_\nabla < 0$ and they explode; at the transition both scales diverge — the
@@ -627,7 +630,8 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 # %% [markdown]
 # ### Both depth scales measured on networks, across the transition
 #
-# We now measure $\xi_c$ and $\xi_\nabla$ on simulated networks over a sweep of
+# We now measure $\xi_c$ {eq}`eq-07-depth-scales` and $\xi_\nabla$ {eq}`eq-07-xi-grad` on
+# simulated networks over a sweep of
 # `sweep_points` values of $\sigma_w^2 \in [1, 4]$ at two biases, $\sigma_b^2 = 0.05$ (the
 # value of {cite:t}`schoenholz2017deep`'s depth-scale figures) and $\sigma_b^2 = 0.3$, whose
 # transitions lie far apart — the experiment behind their Figs. 2 and 3. Each of `sweep_nets`
