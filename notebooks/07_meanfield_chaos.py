@@ -161,7 +161,8 @@ ch.claim("length_map_converges_fast",
              "bound: the rule accepts 2–6 layers",
          alternative=(corr_layers, "a convergence as slow as the correlation map's, ξc ln 100 "
                                    "layers (median over the same σw)"),
-         source="Poole et al. 2016 §2 (papers/003: 'often with only four iterations')")
+         source="Poole et al. 2016, §2 ('often with only four iterations', in a reader's summary "
+                "of it)")
 # %% [markdown]
 # From five starting lengths between 0.1 and 20 and the three weight scales, the iterates come
 # within 1 % of $q^*$ after a median of {glue}`median_layers_1pct` layers (at most
