@@ -271,3 +271,38 @@ def test_appendix_a_trees_and_their_summary():
     assert s["leaky_relu_true"] == s["leaky_relu_aug"] == s["abs_true"] == [4, 9]
     assert s["tanh_true"] == [6, 12] and s["tanh_aug"] == [4, 9]
     assert (s["pl_match"], s["pl_cases"]) == (6, 6)
+
+
+def test_nu_units_through_the_chapter_seam_give_the_table(tmp_path):
+    """The units are independent (each its own stream): run through ``Chapter.cached_units`` (here
+    or on a cluster), in any order, they give the rows of the one-call table."""
+    from layerwise import capacity
+    from layerwise.chapter import Chapter
+    from layerwise.seeds import stream
+
+    cases = [["relu", None], ["leaky_relu", 0.2], ["abs", None]]
+    kw = dict(cases=cases, n=16, m=4, n_samples=500, seed=3)
+    table = study.nu_table(**kw)["table"]
+    ch = Chapter("01_layer_decoupling", scale="ci", seed=3, results=tmp_path)
+    via_seam = ch.cached_units(study.nu_table_unit, len(cases), **kw)["table"]
+    assert np.array_equal(via_seam, table)
+    backwards = [study.nu_table_unit(k, **kw)["table"][0] for k in reversed(range(len(cases)))]
+    assert np.array_equal(np.array(backwards[::-1]), table)
+    r = capacity.nu_monte_carlo(
+        "leaky_relu", n=16, m=4, n_samples=500, rng=stream(3, "nu", 1), slope=0.2
+    )  # case 1 by hand
+    assert table[1, 0] == r["nu"] and table[1, 1] == r["se"]
+
+
+def test_smooth_nu_units_assemble_per_name(tmp_path):
+    from layerwise.chapter import Chapter
+
+    qs = np.array([0.1, 1.0])
+    kw = dict(names=["gelu", "tanh"], qs=qs, n=200, m=4, n_samples=400, seed=0)
+    direct = study.smooth_nu_table(**kw)
+    ch = Chapter("01_layer_decoupling", scale="ci", seed=0, results=tmp_path)
+    rows = ch.cached_units(study.smooth_nu_unit, 4, **kw)["rows"]
+    seam = study.assemble_smooth_nu(rows, kw["names"])
+    for name in kw["names"]:
+        assert np.array_equal(seam[name], direct[name])
+        assert np.array_equal(seam[name][:, 0], qs)

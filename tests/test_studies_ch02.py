@@ -328,3 +328,18 @@ def test_chain_table_same_weights_across_activations_and_departure():
     d = study.chain_departure(T, "pseudo_random", "two")
     expect = np.abs(T["pseudo_random_two_kappa"] - T["two_pred"]).sum(1) / 2.0
     assert d.mean == pytest.approx(expect.mean())
+
+
+def test_erf_units_through_the_chapter_seam_give_the_runs(tmp_path):
+    """Chapter 2's gradient runs as independent units through ``Chapter.cached_units``: the
+    assembled runs are those of the one-call study, named by architecture and depth."""
+    from layerwise.chapter import Chapter
+
+    kw = dict(depths=[2, 3], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
+    direct = study.erf_gradients(**kw)
+    ch = Chapter("02_capacity_diffusion", scale="ci", seed=0, results=tmp_path)
+    units = ch.cached_units(study.erf_unit, 4, **kw)
+    seam = study.assemble_erf(units, kw["depths"])
+    assert set(seam) == set(direct)
+    for k in direct:
+        np.testing.assert_array_equal(seam[k], direct[k])

@@ -25,22 +25,32 @@ FOOTNOTE3_COLUMNS: dict[str, list[int]] = {"frobenius": [0, 1, 2, 3], "direction
 # ------------------------------------------------------------------------------------------------
 # The decoupling scale ν (Eqs. 13–15): the idealisation and fixed layers
 # ------------------------------------------------------------------------------------------------
+def nu_table_unit(
+    k: int, *, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Case ``k`` of :func:`nu_table`, one independent unit of work (stream ("nu", k)):
+    ``table`` (1, 5)."""
+    name, slope = cases[k]
+    r = capacity.nu_monte_carlo(
+        name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope
+    )
+    row = [r["nu"], r["se"], r["diag"], r["diag_se"], capacity.nu_closed_form(name, slope)]
+    return {"table": np.array([row])}
+
+
 def nu_table(
     *, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int
 ) -> dict[str, np.ndarray]:
     """:func:`layerwise.capacity.nu_monte_carlo` for every (activation, slope) of ``cases``,
-    stream ("nu", k).
+    stream ("nu", k): the units :func:`nu_table_unit` in order (a chapter submits them through
+    ``Chapter.cached_units``, here or on a cluster, with the same rows).
 
     Returns ``table`` (cases, 5): ν, its SE, the diagonal ratio, its SE, and ν of Eq. 13."""
-    rows = []
-    for k, (name, slope) in enumerate(cases):
-        r = capacity.nu_monte_carlo(
-            name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope
-        )
-        rows.append(
-            [r["nu"], r["se"], r["diag"], r["diag_se"], capacity.nu_closed_form(name, slope)]
-        )
-    return {"table": np.array(rows)}
+    units = [
+        nu_table_unit(k, cases=cases, n=n, m=m, n_samples=n_samples, seed=seed)
+        for k in range(len(cases))
+    ]
+    return {"table": np.concatenate([u["table"] for u in units])}
 
 
 def fixed_layer_ratios(
@@ -624,18 +634,31 @@ def tree_summary(table: np.ndarray, cases: Sequence[Sequence[Any]]) -> dict[str,
 # ------------------------------------------------------------------------------------------------
 # Beyond the paper: ν(f; q) of smooth activations by Monte-Carlo
 # ------------------------------------------------------------------------------------------------
+def smooth_nu_unit(
+    u: int, *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Unit ``u = k · len(qs) + j`` of :func:`smooth_nu_table`: activation ``names[k]`` at
+    ``qs[j]``, stream ("smooth", k, j). Returns ``rows`` (1, 3): q, ν, SE."""
+    k, j = divmod(u, len(qs))
+    q = float(qs[j])
+    r = capacity.nu_monte_carlo(
+        names[k], n=n, m=m, n_samples=n_samples, q=q, rng=stream(seed, "smooth", k, j)
+    )
+    return {"rows": np.array([[q, r["nu"], r["se"]]])}
+
+
+def assemble_smooth_nu(rows: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The (len(names) · len(qs), 3) rows of the :func:`smooth_nu_unit` units, per name."""
+    per = np.asarray(rows).reshape(len(names), -1, 3)
+    return {name: per[k] for k, name in enumerate(names)}
+
+
 def smooth_nu_table(
     *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
 ) -> dict[str, np.ndarray]:
     """:func:`layerwise.capacity.nu_monte_carlo` of smooth activations at pre-activation variances
-    ``qs``, stream ("smooth", k, j). Returns per name an array (len(qs), 3): q, ν, SE."""
-    out = {}
-    for k, name in enumerate(names):
-        rows = []
-        for j, q in enumerate(qs):
-            r = capacity.nu_monte_carlo(
-                name, n=n, m=m, n_samples=n_samples, q=float(q), rng=stream(seed, "smooth", k, j)
-            )
-            rows.append([q, r["nu"], r["se"]])
-        out[name] = np.array(rows)
-    return out
+    ``qs``, stream ("smooth", k, j): the units :func:`smooth_nu_unit` in order. Returns per name
+    an array (len(qs), 3): q, ν, SE."""
+    kw = dict(names=names, qs=qs, n=n, m=m, n_samples=n_samples, seed=seed)
+    rows = [smooth_nu_unit(u, **kw)["rows"] for u in range(len(names) * len(qs))]
+    return assemble_smooth_nu(np.concatenate(rows), names)

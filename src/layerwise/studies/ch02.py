@@ -178,6 +178,49 @@ def convergence_rate(
 # ------------------------------------------------------------------------------------------------
 # The effective receptive field of real networks
 # ------------------------------------------------------------------------------------------------
+def erf_unit(
+    u: int,
+    *,
+    depths: Sequence[int],
+    channels: int,
+    length: int,
+    inputs: int,
+    nets: int,
+    res_scale: float,
+    seed: int,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
+    """Unit ``u = a · len(depths) + i`` of :func:`erf_gradients`: architecture ``ARCHS[a]`` at
+    depth ``depths[i]``, torch seed of stream ("erf", arch, depth). Returns ``g2`` and ``pred``
+    with a leading unit axis of 1."""
+    a, i = divmod(u, len(depths))
+    arch, d = ARCHS[a], depths[i]
+    r = conv_net_gradients(
+        arch=arch,
+        activation="relu",
+        depth=d,
+        channels=channels,
+        length=length,
+        n_inputs=inputs,
+        n_nets=nets,
+        seed=stream_seed(seed, "erf", arch, d),
+        res_scale=res_scale,
+        device=device,
+    )
+    return {"g2": np.asarray(r["g2"])[None], "pred": np.asarray(r["pred"])[None]}
+
+
+def assemble_erf(units: Mapping[str, np.ndarray], depths: Sequence[int]) -> dict[str, np.ndarray]:
+    """The :func:`erf_unit` results (concatenated on the unit axis) under the names
+    ``{arch}_{depth}_g2`` and ``{arch}_{depth}_pred``."""
+    out = {}
+    for u in range(len(ARCHS) * len(depths)):
+        a, i = divmod(u, len(depths))
+        for key in ("g2", "pred"):
+            out[f"{ARCHS[a]}_{depths[i]}_{key}"] = units[key][u]
+    return out
+
+
 def erf_gradients(
     *,
     depths: Sequence[int],
@@ -190,26 +233,20 @@ def erf_gradients(
     device: str = "cpu",
 ) -> dict[str, np.ndarray]:
     """:func:`layerwise.diffusion.conv_net_gradients` of plain and residual ReLU nets at every
-    depth, torch seed of stream ("erf", arch, depth). Returns ``{arch}_{depth}_g2`` and
-    ``{arch}_{depth}_pred``."""
-    out = {}
-    for arch in ARCHS:
-        for d in depths:
-            r = conv_net_gradients(
-                arch=arch,
-                activation="relu",
-                depth=d,
-                channels=channels,
-                length=length,
-                n_inputs=inputs,
-                n_nets=nets,
-                seed=stream_seed(seed, "erf", arch, d),
-                res_scale=res_scale,
-                device=device,
-            )
-            out[f"{arch}_{d}_g2"] = r["g2"]
-            out[f"{arch}_{d}_pred"] = r["pred"]
-    return out
+    depth, torch seed of stream ("erf", arch, depth): the units :func:`erf_unit` in order.
+    Returns ``{arch}_{depth}_g2`` and ``{arch}_{depth}_pred``."""
+    kw = dict(
+        depths=depths,
+        channels=channels,
+        length=length,
+        inputs=inputs,
+        nets=nets,
+        res_scale=res_scale,
+        seed=seed,
+        device=device,
+    )
+    units = [erf_unit(u, **kw) for u in range(len(ARCHS) * len(depths))]
+    return assemble_erf({k: np.concatenate([u[k] for u in units]) for k in ("g2", "pred")}, depths)
 
 
 def erf_width_fit(
