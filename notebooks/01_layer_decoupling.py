@@ -20,8 +20,8 @@
 # {cite:t}`donier2019capacity` asks where a network spends its modelling *capacity*: for a model
 # that is linear in some features, the capacity allocated to a subspace of the inputs is a number
 # between 0 and the number of free parameters, and the total is exactly that number. To carry this
-# notion through a non-linear layer φ(Y) = f(PᵀY), he writes f(z) = η_z·z and moves the
-# non-linearity into an *augmented input* Ỹ = (η₁Y, …, η_mY) ∈ $\mathbb R^{nm}$: the layer becomes
+# notion through a non-linear layer φ(Y) = f(PᵀY), he writes $f(z) = \eta_z z$ and moves the
+# non-linearity into an *augmented input* Ỹ = (η₁Y, …, ηₘY) ∈ $\mathbb R^{nm}$: the layer becomes
 # linear in Ỹ, and capacity analysis applies there, with the augmented covariance Σ̃ = E[ỸỸᵀ] in
 # place of Σ (his Eqs. 4–9).
 #
@@ -33,11 +33,11 @@
 # exact:
 #
 # 1. ν = (α+β)²/4 (Eq. 13) for fixed layers (several draws of P), pair by pair against the law
-#    ν + (β−α)² arcsin ρ_ij/2π of which it is the ρ = 0 value, on i.i.d. Gaussian inputs and on
+#    ν + (β−α)² arcsin ρᵢⱼ/2π of which it is the ρ = 0 value, on i.i.d. Gaussian inputs and on
 #    photo patches, for ReLU, the absolute value and four leaky slopes; the heat-maps of Σ̃ (his
 #    Fig. 3); and how a layer's deviation from Eq. 14 scales with the input dimension n;
 # 2. footnote 3 in two norms: the Frobenius error, which decays like 1/√n, and the error along the
-#    units' own directions p_i, p_j, which does not;
+#    units' own directions pᵢ, pⱼ, which does not;
 # 3. capacities: at intermediate ν (ReLU, leaky ReLU) from the empirical Σ̃, placed between the
 #    linear limit (Eq. 18, ν = 1) and the pseudo-random one (Eq. 25, ν = 0), with Σ = I and Σ ≠ I;
 #    the gap to Eq. 14 against the width n; and Eq. 25 recovered from an empirical Σ̃ of a real
@@ -125,21 +125,23 @@ ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, param
 # ## The decoupling scale ν: the idealisation and a fixed layer
 #
 # For a piecewise-constant η = α·1{z≤0} + β·1{z>0}, normalised so that α² + β² = 2, Donier shows
-# (Eq. 13) that E[η_i² y_k y_l] = E[y_k y_l] and E[η_iη_j y_k y_l] ≈ ν E[y_k y_l], with
-# ν = (α+β)²/4, provided z_i and z_j are independent and symmetric. A leaky ReLU of slope a has
-# ν = (1+a)²/(2(1+a²)), ReLU ½, the absolute value 0. The pseudo-random activation is a fixed ±1
-# function of z, drawn once per unit: an integer hash of z quantised to bins of width 2⁻²⁴, a
-# different hash key per unit — deterministic, yet nowhere continuous.
+# (Eq. 13) that $\mathbb E[\eta_i^2 y_k y_l] = \mathbb E[y_k y_l]$ and
+# $\mathbb E[\eta_i\eta_j y_k y_l] \approx \nu\,\mathbb E[y_k y_l]$, with ν = (α+β)²/4, provided zᵢ
+# and zⱼ are independent and symmetric. A leaky ReLU of slope a has ν = (1+a)²/(2(1+a²)), ReLU ½,
+# the absolute value 0. The pseudo-random activation is a fixed ±1 function of z, drawn once per
+# unit: an integer hash of z quantised to bins of width 2⁻²⁴, a different hash key per unit —
+# deterministic, yet nowhere continuous.
 #
-# **The idealisation (a check of our code).** If a *fresh* P is drawn for every sample, z_i = p_iᵀY
-# is symmetric given Y, η is a fair coin independent of Y, and Eq. 13 holds *exactly*. Its
-# Monte-Carlo can only disagree with the formula through a bug; it is unit-tested
+# **The idealisation (a check of our code).** If a *fresh* P is drawn for every sample,
+# $z_i = p_i^\top Y$ is symmetric given Y, η is a fair coin independent of Y, and Eq. 13 holds
+# *exactly*. Its Monte-Carlo can only disagree with the formula through a bug; it is unit-tested
 # (`tests/test_capacity.py`) and shown below only as a labelled check.
 #
 # **A real layer has one P.** We draw {glue}`fixed_draws` layers P (m = {glue}`fixed_m` unit-norm
 # columns, uniform on the sphere), keep each fixed, and measure on N inputs the least-squares ratio
-# of every off-diagonal block of the empirical Σ̃ to the empirical Σ, r_ij = ⟨Σ̃_ij, Σ⟩/⟨Σ, Σ⟩,
-# which Eq. 14 sets to ν. The inputs are either i.i.d. Gaussian, Y ~ N(0, I_n), or **photo
+# of every off-diagonal block of the empirical Σ̃ to the empirical Σ,
+# $r_{ij} = \langle\tilde\Sigma_{ij}, \Sigma\rangle / \langle\Sigma, \Sigma\rangle$,
+# which Eq. 14 sets to ν. The inputs are either i.i.d. Gaussian, Y ~ N(0, Iₙ), or **photo
 # patches**: grey-level side × side crops of the photographs that ship with scikit-learn and
 # matplotlib, centred per pixel and scaled to unit mean variance — inputs with the strong
 # correlations of natural images. The figure shows n = 64 (8 × 8 patches).
@@ -149,8 +151,8 @@ NU_CASES = [["linear", None], ["leaky_relu", 0.2], ["relu", None], ["abs", None]
             ["pseudo_random", None]]
 # the same fixed layers also carry the other leaky slopes (cases 5, 6, …), for the per-pair law
 ALL_CASES = NU_CASES + [["leaky_relu", a] for a in params["leaky_slopes"] if a != 0.2]
-nu_ideal = ch.cached_call(study.nu_table, cases=NU_CASES, n=params["nu_n"], m=params["nu_m"],
-                          n_samples=params["nu_samples"], seed=ch.seed)["table"]
+nu_ideal = ch.cached_units(study.nu_table_unit, len(NU_CASES), cases=NU_CASES, n=params["nu_n"],
+                           m=params["nu_m"], n_samples=params["nu_samples"], seed=ch.seed)["table"]
 INPUTS = {"iid": "i.i.d. Gaussian inputs", "patches": "photo patches"}
 fixed = {kind: ch.cached_call(study.fixed_layer_ratios, cases=ALL_CASES, inputs=kind,
                               sides=params["fixed_sides"], m=params["fixed_m"],
@@ -185,9 +187,10 @@ for name in ("fixed_draws", "fixed_m"):
 
 # %% [markdown]
 # Averaged over layers, Eq. 15 holds *exactly*, for any inputs: for columns uniform on the sphere,
-# sign(p_iᵀy) is a fair coin for every y, so E_P[η_iη_j | Y] = ν sample by sample and E_P[r_ij | Y]
-# = ν by construction (a unit test in `tests/test_layer.py`, not a claim). The mean ReLU ratio over
-# this run's layers is {glue}`fix64_iid_relu_mean` on i.i.d. inputs and
+# sign(pᵢᵀy) is a fair coin for every y, so $\mathbb E_P[\eta_i\eta_j \mid Y] = \nu$ sample by
+# sample and $\mathbb E_P[r_{ij} \mid Y]$ = ν by construction (a unit test in `tests/test_layer.py`,
+# not a claim). The mean ReLU ratio over this run's layers is {glue}`fix64_iid_relu_mean` on i.i.d.
+# inputs and
 # {glue}`fix64_patches_relu_mean` on photo patches. What Eq. 15 does not give is the ratio of *one*
 # layer. On i.i.d. inputs the fixed layers scatter around ν: at n = 64 the ReLU ratios range from
 # {glue}`fix64_iid_relu_lo` to {glue}`fix64_iid_relu_hi` (SD {glue}`fix64_iid_relu_sd`), and the
@@ -195,27 +198,28 @@ for name in ("fixed_draws", "fixed_m"):
 # patches the scatter is much wider: the ReLU ratios spread from {glue}`fix64_patches_relu_lo` to
 # {glue}`fix64_patches_relu_hi` (SD {glue}`fix64_patches_relu_sd`), so a single layer's ratio says
 # little about ν. The reason is the one Donier's note under Eq. 15 anticipates: his ν assumes
-# independent inputs. A fixed layer's pre-activations z_i, z_j have correlation ρ_ij =
-# p_iᵀΣp_j/√(p_iᵀΣp_i · p_jᵀΣp_j), and conditioning the Gaussian on (z_i, z_j)
-# (`layer.orthant_moments`) gives exactly
+# independent inputs. A fixed layer's pre-activations zᵢ, zⱼ have correlation
+# $\rho_{ij} = p_i^\top\Sigma p_j / \sqrt{p_i^\top\Sigma p_i \cdot p_j^\top\Sigma p_j}$, and
+# conditioning the Gaussian on (zᵢ, zⱼ) (`layer.orthant_moments`) gives exactly
 #
 # $$\mathbb{E}[\eta_i\eta_j] = \nu + \frac{(\beta-\alpha)^2}{2\pi}\arcsin\rho_{ij}.$$
 #
-# For i.i.d. inputs ρ_ij = p_iᵀp_j ~ 1/√n; for natural patches, whose mean brightness carries most
-# of the variance at every patch size, |ρ_ij| stays of order one and so does the deviation.
+# For i.i.d. inputs $\rho_{ij} = p_i^\top p_j \sim 1/\sqrt n$; for natural patches, whose mean
+# brightness carries most of the variance at every patch size, |ρᵢⱼ| stays of order one and so does
+# the deviation.
 #
 # **The law, pair by pair.** This is the paper's result as it applies to one real layer: Eq. 13's
-# ν is the ρ_ij = 0 value of the arcsin law, and Eq. 14 replaces every ρ_ij by 0. We compare each
-# measured r_ij with the law evaluated at that pair's ρ_ij (from Σ = I for i.i.d. inputs, from the
+# ν is the ρᵢⱼ = 0 value of the arcsin law, and Eq. 14 replaces every ρᵢⱼ by 0. We compare each
+# measured rᵢⱼ with the law evaluated at that pair's ρᵢⱼ (from Σ = I for i.i.d. inputs, from the
 # patches' empirical covariance for photo patches), for every layer, pair and n, and for ReLU,
 # the absolute value and the leaky ReLU at slopes a ∈ {glue}`leaky_slopes`. The score is the mean
-# square of r_ij − law over that of r_ij − ν (each less the ratios' sampling noise), over layers:
+# square of rᵢⱼ − law over that of rᵢⱼ − ν (each less the ratios' sampling noise), over layers:
 # 0 when the law accounts for every pair, 1 when it does no better than the idealisation "every
 # pair = ν". For Gaussian inputs the law is exact up to the rank-2 term of footnote 3, an O(1/n)
-# correction to r_ij; photo patches are not Gaussian, so there the law can fail. On i.i.d. inputs
-# we also grade the spread itself: the mean square of r_ij − ν
-# across layers against its exact value ((β−α)²/2π)²·E[arcsin² ρ] for two independent columns
-# uniform on the sphere (density of ρ ∝ (1−ρ²)^((n−3)/2), by quadrature).
+# correction to rᵢⱼ; photo patches are not Gaussian, so there the law can fail. On i.i.d. inputs
+# we also grade the spread itself: the mean square of rᵢⱼ − ν across layers against its exact value
+# ((β−α)²/2π)²·E[arcsin² ρ] for two independent columns uniform on the sphere (density of ρ ∝
+# $(1-\rho^2)^{(n-3)/2}$, by quadrature).
 
 # %%
 LAW_CASES = {2: "relu", **{k: f"leaky_relu_{c[1]}" for k, c in enumerate(ALL_CASES)
@@ -228,8 +232,8 @@ law_scores = {INPUTS[kind]: {capacity.nu_closed_form(*ALL_CASES[k]): (law[kind][
                                                                       law[kind][str(k)].se)
                              for k in LAW_CASES} for kind in INPUTS}
 ch.figure(figures.pair_law(law_pairs, law_scores), "pair_law",
-          "Block ratios of fixed layers pair by pair against the arcsin law E[η_iη_j] = ν + "
-          "(β−α)² arcsin ρ_ij/2π, which Eq. 13 (Donier) sets to ν: ReLU, every layer, pair and n "
+          "Block ratios of fixed layers pair by pair against the arcsin law E[ηᵢηⱼ] = ν + "
+          "(β−α)² arcsin ρᵢⱼ/2π, which Eq. 13 (Donier) sets to ν: ReLU, every layer, pair and n "
           "(left); the law's residual mean square over the idealisation's (every pair = ν) for "
           "each activation, against its ν, ± 3 SE over layers (right).",
           arrays={"law_iid": law_pairs[INPUTS["iid"]][0], "r_iid": law_pairs[INPUTS["iid"]][1],
@@ -240,7 +244,7 @@ ch.figure(figures.pair_law(law_pairs, law_scores), "pair_law",
 
 # %%
 ideal = (1.0, "Eq. 13's idealisation: every pair at ν (the law does no better)")
-ch.claim("fixed_layer_law_iid", "i.i.d. inputs: each fixed layer's block ratios r_ij follow the "
+ch.claim("fixed_layer_law_iid", "i.i.d. inputs: each fixed layer's block ratios rᵢⱼ follow the "
          "arcsin law pair by pair (residual mean square over the idealisation's, pooled over "
          "the activations)", kind="predicts", measured=law["iid"]["pooled"], reference=0.0,
          tol=0.5, comparison="le", alternative=ideal, source="Donier 2019, Eqs. 12–14; law "
@@ -255,7 +259,7 @@ for k, tag in LAW_CASES.items():
              caveat="patches are not Gaussian: the law is exact only for Gaussian inputs",
              min_scale="default", note="a finding where it fails: graded from default on, like "
              "the book's other findings; ci shows the values")
-ch.claim("fixed_layer_spread_iid", "i.i.d. inputs: the mean square of a fixed ReLU layer's r_ij − "
+ch.claim("fixed_layer_spread_iid", "i.i.d. inputs: the mean square of a fixed ReLU layer's rᵢⱼ − "
          "ν across layers equals its exact value ((β−α)²/2π)² E[arcsin² ρ] (ratio, all n)",
          kind="predicts", measured=spread_iid, reference=1.0, tol=0.25, comparison="rel",
          alternative=(0.0, "every pair at ν: no spread beyond sampling noise"),
@@ -299,9 +303,9 @@ ch.glue("law_iid_verdict", ch.verdict(["fixed_layer_law_iid", "fixed_layer_sprea
 # ## The heat-maps of Σ̃ (Donier, Fig. 3) for one fixed layer
 #
 # Donier's Fig. 3 is a schematic. To draw it from data we take one fixed layer (n = 8 inputs, m = 4
-# units, one draw of P) and correlated Gaussian inputs, Σ_kl = 0.6^|k−l|, so that each block shows
-# Σ's banded structure, and accumulate the empirical Σ̃ (32 × 32). Each title gives Eq. 13's ν and
-# the range of the six fitted off-diagonal ratios r_ij — the spread that Eq. 14 ignores.
+# units, one draw of P) and correlated Gaussian inputs, $\Sigma_{kl} = 0.6^{|k-l|}$, so that each
+# block shows Σ's banded structure, and accumulate the empirical Σ̃ (32 × 32). Each title gives Eq.
+# 13's ν and the range of the six fitted off-diagonal ratios rᵢⱼ — the spread that Eq. 14 ignores.
 
 # %%
 heatmaps = ch.cached_call(study.fixed_layer_heatmaps, cases=NU_CASES, n=8, m=4, rho=0.6,
@@ -310,7 +314,8 @@ heat_min = min(float(heatmaps[f"S_{k}"].min()) for k in range(len(NU_CASES)))
 ch.figure(figures.augmented_covariance(heatmaps, NU_CASES, 8, 4), "augmented_covariance",
           "Empirical augmented covariance Σ̃ of one fixed layer (n = 8 inputs, m = 4 units, one "
           "P) for five activations, drawn as Donier's Fig. 3: diagonal blocks ≈ Σ, off-diagonal "
-          f"blocks scattered around νΣ (Eq. 14). Σ_kl = 0.6^|k−l|, {params['heat_samples']:,} "
+          "blocks scattered around νΣ (Eq. 14). Σₖₗ = 0.6 to the power |k−l|, "
+          f"{params['heat_samples']:,} "
           f"samples; colour scale 0 to 1, the few negative entries (down to {heat_min:.2f}) drawn "
           "as 0.",
           arrays={**{f"S_{k}": heatmaps[f"S_{k}"] for k in range(len(NU_CASES))},
@@ -321,11 +326,11 @@ ch.figure(figures.augmented_covariance(heatmaps, NU_CASES, 8, 4), "augmented_cov
 # %% [markdown]
 # ## How a fixed layer approaches Eq. 14 as n grows
 #
-# The deviation of one layer from Eq. 14 is the root-mean-square of r_ij − ν over its unit pairs
+# The deviation of one layer from Eq. 14 is the root-mean-square of rᵢⱼ − ν over its unit pairs
 # (with the sampling noise of the ratios subtracted). For i.i.d. inputs the arcsin term above
-# predicts it: ρ_ij = p_iᵀp_j has variance 1/n, so the RMS is (β−α)²/(2π√n) — decay at the rate
-# $n^{-1/2}$. For photo patches the same formula predicts no decay. We fit the log-log slope over
-# all layers (n ≥ 9, where the O(1/n) terms are small).
+# predicts it: $\rho_{ij} = p_i^\top p_j$ has variance 1/n, so the RMS is (β−α)²/(2π√n) — decay at
+# the rate $n^{-1/2}$. For photo patches the same formula predicts no decay. We fit the log-log
+# slope over all layers (n ≥ 9, where the O(1/n) terms are small).
 
 # %%
 DEV_CASES = {1: "leaky ReLU a=0.2", 2: "relu", 3: "abs"}
@@ -338,7 +343,7 @@ ch.figure(figures.fixed_layer_deviation(ns_fixed, {INPUTS[k]: deviation[k] for k
                                         amplitude),
           "fixed_layer_deviation",
           "Deviation of fixed layers from Eq. 14 against the input dimension n: the RMS over unit "
-          "pairs of r_ij − ν per layer (dots), its mean ± SD over layers (points), for i.i.d. "
+          "pairs of rᵢⱼ − ν per layer (dots), its mean ± SD over layers (points), for i.i.d. "
           "Gaussian inputs (left, with the prediction (β−α)²/(2π√n) from the arcsin term, dashed) "
           f"and photo patches (right); {params['fixed_draws']} layers of m = {params['fixed_m']} "
           "units per n (Donier, Eq. 14 and footnote 3).",
@@ -349,16 +354,16 @@ ch.figure(figures.fixed_layer_deviation(ns_fixed, {INPUTS[k]: deviation[k] for k
 # %%
 rate_iid, rate_patches = (deviation[kind]["relu"]["slope"] for kind in INPUTS)
 ch.claim("fixed_layer_rate_iid", "i.i.d. inputs: the deviation of fixed ReLU layers from Eq. 14 "
-         "(RMS of r_ij − ν) decays like n^(−1/2) (log-log slope, all layers with n ≥ 9)",
+         "(RMS of rᵢⱼ − ν) decays like 1/√n (log-log slope, all layers with n ≥ 9)",
          kind="predicts", measured=rate_iid, reference=-0.5, tol=0.1, comparison="abs",
          why="the arcsin term predicts −½ + O(1/n); ±0.1 excludes no decay (0) and 1/n (−1)",
          source="Donier 2019, Eq. 14 and footnote 3; rate derived in this chapter",
          alternative=(0.0, "no decay with n (as for photo patches)"), caveat="too few layers")
 ch.claim("fixed_layer_rate_patches", "Photo-patch inputs: the same deviation does not decay like "
-         "n^(−1/2): its log-log slope is above −0.25", kind="predicts", measured=rate_patches,
+         "1/√n: its log-log slope is above −0.25", kind="predicts", measured=rate_patches,
          reference=-0.25, tol=0.0, comparison="ge", source="Donier 2019, Eq. 15; derived here",
-         why="|ρ_ij| stays O(1) for natural patches: no decay (0); −0.25 is half-way to −½",
-         alternative=(-0.5, "the i.i.d.-input rate n^(−1/2)"))
+         why="|ρᵢⱼ| stays O(1) for natural patches: no decay (0); −0.25 is half-way to −½",
+         alternative=(-0.5, "the i.i.d.-input rate 1/√n"))
 ch.glue_all({"rate_iid": rate_iid, "rate_patches": rate_patches})
 for kind in INPUTS:
     ch.glue(f"dev_{kind}_last", float(deviation[kind]["relu"]["rms"][-1].mean()), digits=2)
@@ -370,13 +375,13 @@ ch.glue("n_fix_last", int(ns_fixed[-1]))
 # {glue}`dev_iid_last` at n = {glue}`n_fix_last`; for photo patches the slope is
 # {glue}`rate_patches` and the deviation is still {glue}`dev_patches_last` at n =
 # {glue}`n_fix_last`. "Wide layers" make Eq. 14 a good description only for inputs whose directions
-# p_i see nearly uncorrelated projections.
+# pᵢ see nearly uncorrelated projections.
 #
 # ## Footnote 3 in two norms
 #
-# Even with ρ_ij = 0 (orthonormal p_i ⟂ p_j) Eq. 13 is only approximate for a fixed layer: footnote
+# Even with ρᵢⱼ = 0 (orthonormal pᵢ ⟂ pⱼ) Eq. 13 is only approximate for a fixed layer: footnote
 # 3 says it is exact when the y's are independent of the z's. For Gaussian Y the error is exact.
-# Condition Y on (z_i, z_j): Y = p_i z_i + p_j z_j + r with r independent of both. Then, using
+# Condition Y on (zᵢ, zⱼ): $Y = p_i z_i + p_j z_j + r$ with r independent of both. Then, using
 # E[ηz²] = E[η] = (α+β)/2 for z ~ N(0, 1),
 #
 # $$\mathbb{E}[\eta_i\eta_j\,YY^\top] = \nu I + \big(\mathbb{E}[\eta z]\big)^2\,(p_ip_j^\top +
@@ -385,10 +390,11 @@ ch.glue("n_fix_last", int(ns_fixed[-1]))
 #
 # The deviation is a rank-2 matrix of fixed size, and its size depends on the norm:
 #
-# * **Frobenius**, relative to ‖I‖_F = √n: √2(β−α)²/(2π√n), which decays — each of the n² entries is
-#   off by O(1/n);
-# * **along p_j**: E[η_iη_jYYᵀ]p_j = νp_j + (E ηz)² p_i, an error (β−α)²/(2π) —
-#   {glue}`fn3_opnorm_relu` for ReLU against a predicted νp_j of norm ½, {glue}`fn3_opnorm_abs` for
+# * **Frobenius**, relative to $\|I\|_F = \sqrt n$: √2(β−α)²/(2π√n), which decays — each of the n²
+#   entries is off by O(1/n);
+# * **along pⱼ**: $\mathbb E[\eta_i\eta_j YY^\top]p_j = \nu p_j + (\mathbb E\,\eta z)^2 p_i$, an
+#   error (β−α)²/(2π) —
+#   {glue}`fn3_opnorm_relu` for ReLU against a predicted νpⱼ of norm ½, {glue}`fn3_opnorm_abs` for
 #   the absolute value against a predicted 0 — **at every n**. This is also the operator norm of the
 #   deviation.
 #
@@ -403,9 +409,9 @@ footnote3 = ch.cached_call(study.footnote3_two_norms, cases=list(FN3.values()),
                            ns=params["fn3_ns"], n_samples=params["fn3_samples"], seed=ch.seed)
 fn3_rows = [footnote3[f"rows_{k}"] for k in range(len(FN3))]
 ch.figure(figures.footnote3_error(fn3_rows, list(FN3.values())), "footnote3_error",
-          "Error of Eq. 13 for a fixed layer with p_i ⟂ p_j, against the input dimension n, in "
+          "Error of Eq. 13 for a fixed layer with pᵢ ⟂ pⱼ, against the input dimension n, in "
           "two norms (Donier, footnote 3): relative Frobenius error (left; closed form "
-          "√2(β−α)²/(2π√n), decays) and error along p_j (right; closed form (β−α)²/(2π), "
+          "√2(β−α)²/(2π√n), decays) and error along pⱼ (right; closed form (β−α)²/(2π), "
           f"constant); Monte-Carlo ({params['fn3_samples']:,} samples per n) against the exact "
           "Gaussian results (lines).",
           arrays={f"rows_{k}": rows for k, rows in enumerate(fn3_rows)})
@@ -414,7 +420,7 @@ ch.figure(figures.footnote3_error(fn3_rows, list(FN3.values())), "footnote3_erro
 # per case, per norm: the ratio measured/closed form pooled over n
 fn3_pooled = dict(zip(FN3, study.footnote3_pooled(footnote3, len(FN3)), strict=True))
 NORMS = {"frobenius": ("squared Frobenius block error", "2(β−α)⁴/(4π²n)"),
-         "direction": ("squared error along p_j", "(β−α)⁴/(4π²)")}
+         "direction": ("squared error along pⱼ", "(β−α)⁴/(4π²)")}
 for tag, case in FN3.items():
     for norm, (what, form) in NORMS.items():
         ch.claim(f"footnote3_{norm}_{tag}", f"Footnote 3, {capacity.activation_label(*case)}: a "
@@ -432,51 +438,54 @@ for tag in ("relu", "abs"):
 
 # %% [markdown]
 # Pooled over n, the measured squared Frobenius error is {glue}`fn3_ratio_relu` times the closed
-# form for ReLU and {glue}`fn3_ratio_abs` for the absolute value; along p_j the ratios are
+# form for ReLU and {glue}`fn3_ratio_abs` for the absolute value; along pⱼ the ratios are
 # {glue}`fn3_dir_relu` and {glue}`fn3_dir_abs`, with no trend in n. So "the approximation is good
 # for m ≫ 1" (footnote 3) — or for large n — holds in Frobenius norm, i.e. on average over
-# directions, but **not along p_i and p_j**, where the error stays (β−α)²/(2π). Those are exactly
+# directions, but **not along pᵢ and pⱼ**, where the error stays (β−α)²/(2π). Those are exactly
 # the directions the capacity matrix K̃ = Σ̃·P̃·∂A/∂W (Eq. 9) reads: block i of its column j is
-# Σ̃_ij p_j, which Eq. 14 puts at νp_j and the fixed layer at νp_j + (E ηz)² p_i (plus the arcsin
-# term when p_i, p_j are not orthogonal). The capacity formulas built on Eq. 14 are therefore off by
+# Σ̃ᵢⱼ pⱼ, which Eq. 14 puts at νpⱼ and the fixed layer at νpⱼ + (E ηz)² pᵢ (plus the arcsin
+# term when pᵢ, pⱼ are not orthogonal). The capacity formulas built on Eq. 14 are therefore off by
 # an O(1) amount that width does not remove; the next section measures how much. Note also that the
-# error is controlled by the *input* dimension n (each y_k overlaps with z_i by a fraction 1/√n),
+# error is controlled by the *input* dimension n (each yₖ overlaps with zᵢ by a fraction 1/√n),
 # not by the number of units m the footnote mentions.
 #
 # ## Capacities in the augmented space
 #
-# **Definition used here.** For a model linear in its inputs with coefficient map A_W and L2 loss,
+# **Definition used here.** For a model linear in its inputs with coefficient map $A_W$ and L2 loss,
 # the optimality condition is KᵀX = 0 with K = Σ·∂A/∂W (Eq. 9). Only the subspace spanned by K's
 # columns matters for that condition, so we replace K by an orthonormal basis of its column space
 # (Euclidean inner product, from an SVD; rank threshold 10⁻¹⁰ of the largest singular value). The
-# capacity of a subspace with orthonormal basis S is κ(S) = ‖KᵀS‖_F², along the canonical axes κ_i =
-# (KKᵀ)_ii, and the total is the rank of K, the number of independent parameters. **When Σ̃ ≠ I**
-# (correlated inputs, empirical covariances) we use the same rule — the further orthonormalisation
-# that Donier's Eq. 21 calls for: an orthonormal basis, in the Euclidean metric, of
-# col(Σ̃·P̃·∂A/∂W), not a Σ̃-weighted one; κ_i sums the squared rows of input i over the m blocks
+# capacity of a subspace with orthonormal basis S is $\kappa(S) = \|K^\top S\|_F^2$, along the
+# canonical axes κᵢ = (KKᵀ)ᵢᵢ, and the total is the rank of K, the number of independent parameters.
+# **When Σ̃ ≠ I** (correlated inputs, empirical covariances) we use the same rule — the further
+# orthonormalisation that Donier's Eq. 21 calls for: an orthonormal basis, in the Euclidean metric,
+# of col(Σ̃·P̃·∂A/∂W), not a Σ̃-weighted one; κᵢ sums the squared rows of input i over the m blocks
 # (Eq. 23).
 #
 # **The two limits.** With η ≡ 1, Σ̃ = 11ᵀ⊗Σ and K̃ = (K, …, K)/√m, so κ̃(S̃) = κ(S): capacity in
 # the augmented space equals capacity in the input space (Eqs. 16–18). With Σ = I and a fully
-# decoupling activation, Σ̃ = I and κ = (P∘P)κ^φ (Eqs. 22–25), with D = P∘P column-stochastic. Both
-# are identities, unit-tested in `tests/test_capacity.py` (Eq. 18 to 10⁻¹⁰ for random Wishart Σ, P,
-# ∂A/∂W and subspaces; Eq. 25 against a brute-force sum, with the total conserved).
+# decoupling activation, Σ̃ = I and $\kappa = (P\circ P)\kappa^\varphi$ (Eqs. 22–25), with D = P∘P
+# column-stochastic. Both are identities, unit-tested in `tests/test_capacity.py` (Eq. 18 to 10⁻¹⁰
+# for random Wishart Σ, P, ∂A/∂W and subspaces; Eq. 25 against a brute-force sum, with the total
+# conserved).
 #
 # **In between.** Plugging Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ into Eq. 9 interpolates between the two:
 # ν = 1 gives Eq. 18 and, for Σ = I, ν = 0 gives Eq. 25. This is how the paper's decoupling scale
 # places ReLU-type layers between the limits. We test it on fixed layers: n = {glue}`cap_n` inputs,
 # m = {glue}`cap_m` units, p = 5 parameters (A = J·W with a random J ∈ $\mathbb R^{m\times p}$),
 # {glue}`cap_draws` draws of (P, J), ReLU and leaky ReLU (a = 0.2, ν = {glue}`nu_leaky`), i.i.d.
-# Gaussian inputs and photo patches (Σ ≠ I). For each layer we compute the capacities κ_emp from the
-# empirical Σ̃ of {glue}`cap_samples` inputs, the Eq. 14 curve κ(ν) on a grid of ν, and κ_exact from
-# the exact Gaussian Σ̃ of the same fixed layer (the arcsin and rank-2 terms included, with the
-# inputs' covariance; for the patches, a Gaussian with their covariance, which they are not).
+# Gaussian inputs and photo patches (Σ ≠ I). For each layer we compute the capacities
+# $\kappa_\mathrm{emp}$ from the empirical Σ̃ of {glue}`cap_samples` inputs, the Eq. 14 curve κ(ν)
+# on a grid of ν, and $\kappa_\mathrm{exact}$ from the exact Gaussian Σ̃ of the same fixed layer
+# (the arcsin and rank-2 terms included, with the inputs' covariance; for the patches, a Gaussian
+# with their covariance, which they are not).
 #
-# We do not read off an "effective ν̂" (the ν of the point of the curve nearest κ_emp): the curve
-# is far from uniform in ν — on average {glue}`arc_half_iid` of its length (i.i.d. inputs) and
+# We do not read off an "effective ν̂" (the ν of the point of the curve nearest
+# $\kappa_\mathrm{emp}$): the curve is far from uniform in ν — on average {glue}`arc_half_iid` of
+# its length (i.i.d. inputs) and
 # {glue}`arc_half_patches` (patches) is run between ν = 0 and ½, so the ν of the nearest point says
-# more about the parametrisation than about the layer, and κ_emp is not on the curve anyway. We
-# compare distances instead, in units of the span between the two limits.
+# more about the parametrisation than about the layer, and $\kappa_\mathrm{emp}$ is not on the curve
+# anyway. We compare distances instead, in units of the span between the two limits.
 
 # %%
 CAP_CASES = {"relu": ["relu", None], "leaky_relu_0.2": ["leaky_relu", 0.2]}  # tag → case
@@ -506,7 +515,7 @@ for (a, kind), (c, (tag, case)) in itertools.product(enumerate(CAP_INPUTS),
              "are nearer its exact Σ̃'s than Eq. 14's (difference of distances, mean over layers, "
              "> 0)", kind="predicts", measured=study.capacity_gap(distances, a, c),
              reference=0.0, tol=0.0, comparison="ge",
-             why="a sign: footnote 3 along p_i, p_j and the arcsin term change K̃ by O(1)",
+             why="a sign: footnote 3 along pᵢ, pⱼ and the arcsin term change K̃ by O(1)",
              source="Donier 2019, Eqs. 9 and 14; exact fixed-layer Σ̃ derived in this chapter",
              alternative=(0.0, "no effect: Eq. 14 fits as well"), caveat="too few layers")
 
@@ -542,16 +551,17 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # from the capacities of a Gaussian with the patches' covariance {glue}`dex_patches_relu` and
 # {glue}`dex_patches_leaky` — {glue}`cap_patch_verdict`. Eq. 25 also
 # needs Σ = I (Donier's footnote 5): for the patches, the ν = 0 end of Eq. 14 with Eq. 21's
-# orthonormalisation differs from (P∘P)κ^φ by {glue}`eq25_patch_gap` of the span between the limits.
+# orthonormalisation differs from $(P\circ P)\kappa^\varphi$ by {glue}`eq25_patch_gap` of the span
+# between the limits.
 #
 # **The gap against width.** Footnote 3 suggests that Eq. 13 becomes good for wide layers; along
-# p_i and p_j the error of the previous section does not shrink with n. Does the capacity gap?
+# pᵢ and pⱼ the error of the previous section does not shrink with n. Does the capacity gap?
 # Here the capacities of the exact Gaussian Σ̃ of one fixed layer (i.i.d. inputs, no sampling
 # noise) are compared with Eq. 14's at Eq. 13's ν, for n from {glue}`width_n0` to
 # {glue}`width_n1` inputs (m = {glue}`width_m` units, p = 5, {glue}`width_draws` layers per n), for
 # ReLU, every leaky slope and the absolute value. We compute Σ̃P̃J block by block without forming
-# Σ̃: for i ≠ j, Σ̃_ij p_j lies in the span of Σp_i and Σp_j (the E[η_iη_j](Σ − BCBᵀ) part of the
-# exact block vanishes on p_j), so n = 256 costs no more than a few products. We fit the log-log
+# Σ̃: for i ≠ j, Σ̃ᵢⱼ pⱼ lies in the span of Σpᵢ and Σpⱼ (the E[ηᵢηⱼ](Σ − BCBᵀ) part of the
+# exact block vanishes on pⱼ), so n = 256 costs no more than a few products. We fit the log-log
 # slope of the gap (in units of the span) over every layer.
 
 # %%
@@ -565,16 +575,16 @@ ch.figure(figures.width_gap(width["ns"], {capacity.activation_label(*c): g
           "width_gap", "Distance between the capacities of a fixed layer's exact Σ̃ and those of "
           "Eq. 14 at Eq. 13's ν (Donier), in units of the span between the limits Eqs. 18 and 25, "
           f"against the input dimension n (i.i.d. inputs, m = {params['width_m']}, p = 5), mean "
-          f"± SD over {params['width_draws']} layers per n; dotted: the n^(−1/2) decay of "
+          f"± SD over {params['width_draws']} layers per n; dotted: the 1/√n decay of "
           "footnote 3's Frobenius error, for comparison.",
           arrays={"ns": width["ns"], "gap": width["gap"]})
 WIDTH_TAGS = ["relu" if c[0] == "relu" else f"leaky_relu_{c[1]}" for c in WIDTH_CASES[:-1]]
 for c, t, tag in zip(WIDTH_CASES[:-1], trend[:-1], WIDTH_TAGS, strict=True):
     ch.claim(f"capacity_gap_width_{tag}", f"{capacity.activation_label(*c)}, i.i.d. inputs: the "
              "capacity gap between a fixed layer's exact Σ̃ and Eq. 14 does not shrink like "
-             "n^(−1/2) (log-log slope above −¼)", kind="predicts", measured=t["slope"],
+             "1/√n (log-log slope above −¼)", kind="predicts", measured=t["slope"],
              reference=-0.25, tol=0.0, comparison="ge", why="half-way between no decay (0) and "
-             "n^(−1/2)", alternative=(-0.5, "the gap decays like footnote 3's Frobenius error"),
+             "1/√n", alternative=(-0.5, "the gap decays like footnote 3's Frobenius error"),
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
     ch.glue_all({f"width_slope_{tag.replace('.', '')}": t["slope"]}, digits=2)
 
@@ -586,8 +596,8 @@ ch.glue("width_gap_relu_last", float(trend[0]["mean"][-1]), digits=2)
 ch.glue("width_gap_leaky_last", float(trend[-2]["mean"][-1]), digits=2)
 ch.glue("width_leaky_top", WIDTH_CASES[-2][1], digits=2)
 ch.glue("width_verdict", ch.verdict([f"capacity_gap_width_{tag}" for tag in WIDTH_TAGS],
-        "does not shrink like n^(−1/2) for ReLU or any leaky slope",
-        "shrinks like n^(−1/2) for at least one of them",
+        "does not shrink like 1/√n for ReLU or any leaky slope",
+        "shrinks like 1/√n for at least one of them",
         "is not decided for every activation by this run"))
 
 # %% [markdown]
@@ -603,7 +613,7 @@ ch.glue("width_verdict", ch.verdict([f"capacity_gap_width_{tag}" for tag in WIDT
 # **A real pseudo-random activation.** Eq. 25 assumes the idealised Σ̃ = I. To see whether a real,
 # hashed pseudo-random activation gets there, we draw N samples Y ~ N(0, I) (n = 8, m = 16, p = 5),
 # pass them through our η, form the empirical capacity matrix K̃ = Σ̂̃·P̃·J (without storing the
-# 128 × 128 Σ̂̃: its product with P̃ only needs φ(Y) = η ⊙ PᵀY), orthonormalise, and read off κ_i.
+# 128 × 128 Σ̂̃: its product with P̃ only needs φ(Y) = η ⊙ PᵀY), orthonormalise, and read off κᵢ.
 # They sum to p exactly, whatever N (the trace of a rank-p projector), and should converge to Eq. 25
 # at the Monte-Carlo rate $N^{-1/2}$.
 
@@ -616,7 +626,7 @@ sizes, errors = convergence["sizes"], convergence["errors"]
 ch.figure(figures.pseudo_random_capacities(pseudo_random["kappa_eq25"], convergence["k_mean"],
                                            convergence["k_se"], sizes, errors, convergence["fit"]),
           "pseudo_random_capacities", "Capacities of a pseudo-random layer, input-space capacities "
-          "κ = (P∘P)κ^φ of Donier's Eq. 25 against those from an empirical augmented covariance "
+          "κ = (P∘P)κᵠ of Donier's Eq. 25 against those from an empirical augmented covariance "
           "of a hashed pseudo-random activation (left), and the convergence of the latter as the "
           "sample grows (right).",
           arrays={"kappa_eq25": pseudo_random["kappa_eq25"], "kappa_emp": pseudo_random["kappa"],
@@ -628,7 +638,7 @@ kappa_relu = layer.interpolation_capacities(np.eye(8), pseudo_random["P"], pseud
                                             [0.5])[0]
 alternative = float(np.linalg.norm(kappa_relu - pseudo_random["kappa_eq25"]))
 ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,}, the capacities of a real "
-         "pseudo-random activation's empirical Σ̃ agree with (P∘P)κ^φ (distance, mean over "
+         "pseudo-random activation's empirical Σ̃ agree with (P∘P)κᵠ (distance, mean over "
          "replicates)", kind="predicts", measured=convergence["error_last"], reference=0.05,
          tol=0.0, comparison="le", source="Donier 2019, Eq. 25", min_scale="default",
          why="the bar chart's read-off precision: 0.02 per input, 0.05 over 8 inputs (1 % of p)",
@@ -636,7 +646,7 @@ ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,}, the capacities o
          alternative=(alternative, "Eq. 14 at ReLU's ν = ½, same P and J (half decoupling)"))
 
 # %%
-ch.claim("empirical_converges", "The error of the empirical capacities decays like N^(−1/2) "
+ch.claim("empirical_converges", "The error of the empirical capacities decays like 1/√N "
          "(log-log slope over all replicates)", kind="predicts", measured=convergence["slope"],
          reference=-0.5, tol=0.1, comparison="abs",
          why="±0.1 excludes a bias floor (slope 0) and the O(1/N) regime (slope −1)",
@@ -663,9 +673,9 @@ ch.glue_all({"emp_slope": convergence["slope"], "emp_err_last": convergence["err
 #
 # We show this on the Jacobian of φ(Y) = Aᵀf(PᵀY) with respect to all nm + m parameters (P, A), on
 # {glue}`jac_inputs` Gaussian inputs (n = {glue}`jac_n`, m = {glue}`jac_m`): the *true* Jacobian
-# (∂φ/∂p_i = a_i f'(z_i) Y) and the *augmented* one with η frozen (∂φ/∂p_i = a_i η_i Y). The number
+# (∂φ/∂pᵢ = aᵢ f'(zᵢ) Y) and the *augmented* one with η frozen (∂φ/∂pᵢ = aᵢ ηᵢ Y). The number
 # of redundant parameter directions is the number of parameters minus the numerical rank (singular
-# values below 10⁻⁹ of the largest). For ReLU-type units, rescaling p_i by c > 0 and a_i by 1/c
+# values below 10⁻⁹ of the largest). For ReLU-type units, rescaling pᵢ by c > 0 and aᵢ by 1/c
 # leaves φ unchanged: m redundant directions, and both Jacobians coincide. For tanh there is no such
 # symmetry. These are algebraic facts of the construction, not measurements: for ReLU-type f, f′ = η
 # (Eq. 37) makes the two Jacobians the same matrix, and the frozen-η model Aᵀ(η ⊙ PᵀY) is bilinear
@@ -704,9 +714,10 @@ ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS,
 #
 # **The paper's own check.** Donier reports that the formula "retrieve[s] the correct total
 # capacity for a few handpicked hierarchical architectures". We repeat it on trees of the Wavenet
-# kind — n = fan_in^levels inputs, each unit reading its own fan_in units of the level below, one
-# linear output — with fan-in 2 and 3 levels, fan-in 3 and 2 levels, and fan-in 2 and 4 levels: the
-# total capacity is the number of independent parameters, the rank of the Jacobian over
+# kind — n = `fan_in` to the power `levels` inputs, each unit reading its own `fan_in` units of the
+# level below, one linear output — with fan-in 2 and 3 levels, fan-in 3 and 2 levels, and fan-in 2
+# and 4 levels: the total capacity is the number of independent parameters, the rank of the Jacobian
+# over
 # {glue}`tree_inputs` inputs, computed from the true Jacobian and from the augmented one (Eqs. 5–6
 # applied to every layer, η frozen).
 
@@ -752,8 +763,10 @@ for key in ("params", "hidden", "expected", "leaky_relu_true", "abs_true", "relu
 # %%
 q_points, q_fine = np.geomspace(0.01, 10.0, params["smooth_qs"]), np.geomspace(0.01, 1e4, 120)
 nu_quad = {name: capacity.nu_smooth_curve(name, q_fine) for name in capacity.SMOOTH}
-nu_mc = ch.cached_call(study.smooth_nu_table, names=list(capacity.SMOOTH), qs=q_points, n=4000,
-                       m=16, n_samples=params["smooth_samples"], seed=ch.seed)
+nu_mc = study.assemble_smooth_nu(ch.cached_units(
+    study.smooth_nu_unit, len(capacity.SMOOTH) * len(q_points), names=list(capacity.SMOOTH),
+    qs=q_points, n=4000, m=16, n_samples=params["smooth_samples"], seed=ch.seed)["rows"],
+    list(capacity.SMOOTH))
 ch.figure(figures.smooth_nu(q_fine, nu_quad, nu_mc), "smooth_nu",
           "Decoupling scale ν(f; q) of smooth activations against the pre-activation variance q, "
           "beyond the paper: quadrature (lines) and Monte-Carlo ± 3 SE (points, q ≤ 10) — extends "
@@ -795,12 +808,12 @@ ch.glue("fn3_verdict", ch.verdict([f"footnote3_{norm}_{tag}" for tag in FN3 for 
         "departs from a closed form by more than the declared 10 % in at least one case",
         "is consistent with both closed forms, but this run cannot confirm agreement to 10 % in "
         "every case"))
-ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate N^(−1/2) (within the "
-        "declared ±0.1 on the exponent)", "but at a rate different from N^(−1/2)", "(the error "
-        "falls, but this run's replicates cannot pin the exponent to −½ ± 0.1)"))
+ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate 1/√N (within the "
+        "declared ±0.1 on the exponent)", "but at a rate different from 1/√N", "(the error falls, "
+        "but this run's replicates cannot pin the exponent to −½ ± 0.1)"))
 ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the predicted rate "
-        "n^(−1/2)", "decays at a rate other than n^(−1/2)", "decays, but this run does not pin its "
-        "rate to −½ ± 0.1"))
+        "1/√n", "decays at a rate other than 1/√n", "decays, but this run does not pin its rate to "
+        "−½ ± 0.1"))
 
 
 # %% [markdown]
@@ -820,7 +833,7 @@ ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the pred
 # reproductions.
 #
 # *The law of a real layer.* A single layer is not the average over layers. Pair by pair, its block
-# ratios follow E[η_iη_j] = ν + (β−α)² arcsin ρ_ij/2π, of which Eq. 13's ν is the ρ = 0 value: on
+# ratios follow E[ηᵢηⱼ] = ν + (β−α)² arcsin ρᵢⱼ/2π, of which Eq. 13's ν is the ρ = 0 value: on
 # i.i.d. inputs the law {glue}`law_iid_verdict` (residual {glue}`law_iid` of the idealisation's,
 # spread {glue}`spread_iid` of its exact value); on photo patches it leaves
 # {glue}`law_patches_relu` of the idealisation's residual for ReLU and the largest share for
@@ -831,7 +844,7 @@ ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the pred
 # correlations between units' pre-activations, which Eq. 15 assumes away, carry most of it, as the
 # law shows. Even with orthogonal directions,
 # footnote 3's error (whose Monte-Carlo {glue}`fn3_verdict`) decays like 1/√n in Frobenius norm
-# only: along the units' own directions p_i, p_j it stays (β−α)²/(2π) ({glue}`fn3_opnorm_relu` for
+# only: along the units' own directions pᵢ, pⱼ it stays (β−α)²/(2π) ({glue}`fn3_opnorm_relu` for
 # ReLU) at every width. The prose "accurate to O(1/√n) for wide layers" would be true only on
 # average over directions.
 #

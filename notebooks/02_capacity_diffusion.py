@@ -18,13 +18,14 @@
 # # Capacity diffusion through depth
 #
 # {doc}`01_layer_decoupling` showed that a fully decoupling (pseudo-random) layer passes capacity
-# from its outputs to its inputs by a fixed linear rule, κ = (P∘P)κ^φ. {cite:t}`donier2019capacity`
-# (§3–4) chains this rule through a deep network: the capacities of every layer are obtained from
-# those of the layer above by a column-stochastic matrix D_l = P_l∘P_l, so κ⁰ = D₁⋯D_Lκ^L (Eq. 28) —
-# a linear *capacity network* that runs backwards through the layers. In the residual limit
-# D_l = I + εΔ_l with L = 1/ε, this chain becomes a diffusion equation (Eqs. 29–33), and a Dirac
-# placed at the output spreads into a Gaussian whose variance grows linearly with the number of
-# layers traversed (Eq. 34). Donier reads this as the effective receptive field of
+# from its outputs to its inputs by a fixed linear rule, $\kappa = (P\circ P)\kappa^\varphi$.
+# {cite:t}`donier2019capacity` (§3–4) chains this rule through a deep network: the capacities of
+# every layer are obtained from those of the layer above by a column-stochastic matrix Dₗ = Pₗ∘Pₗ,
+# so $\kappa^0 = D_1\cdots D_L\kappa^L$ (Eq. 28) — a linear *capacity network* that runs backwards
+# through the layers. In the residual limit Dₗ = I + εΔₗ with L = 1/ε, this chain becomes a
+# diffusion equation (Eqs. 29–33), and a Dirac placed at the output spreads into a Gaussian whose
+# variance grows linearly with the number of layers traversed (Eq. 34). Donier reads this as the
+# effective receptive field of
 # {cite:t}`luo2016understanding`, and reads the weight of the straight path through the network
 # (Eqs. 35–36) as the shattering of {cite:t}`balduzzi2017shattered`.
 #
@@ -108,11 +109,12 @@ ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, par
 # %% [markdown]
 # ## The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)
 #
-# Whatever the widths, κ⁰ = D₁⋯D_Lκ^L conserves the total capacity, because every D_l is
-# column-stochastic (an identity; the unit tests check it through 20 dense layers of widths 8–40).
+# Whatever the widths, $\kappa^0 = D_1\cdots D_L\kappa^L$ conserves the total capacity, because
+# every Dₗ is column-stochastic (an identity; the unit tests check it through 20 dense layers of
+# widths 8–40).
 #
-# Here: a ring of n units, L = 1/ε layers, D_l = I + εΔ_l with Δ_l local: at every layer and
-# position, column i sends a_{l,i} to i−1 and b_{l,i} to i+1, with a, b i.i.d. uniform on
+# Here: a ring of n units, L = 1/ε layers, Dₗ = I + εΔₗ with Δₗ local: at every layer and
+# position, column i sends $a_{l,i}$ to i−1 and $b_{l,i}$ to i+1, with a, b i.i.d. uniform on
 # [10, 30]. The network is random, layer by layer and position by position, with no preferred
 # direction, so the drift of Eq. 31 should vanish (Eq. 33), and the diffusion constant is
 # 𝒟 = E[a] = 20 in units of "sites² per unit t". (Such a large 𝒟 keeps the Gaussian many sites
@@ -120,7 +122,7 @@ ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, par
 # as in the paper.)
 #
 # Averaged over random networks, the capacity profile is *exactly* the lattice walk
-# (I + εE[Δ])^k δ: each path visits each layer once and layers are independent. Its mean position is
+# (I + εE[Δ])ᵏ δ: each path visits each layer once and layers are independent. Its mean position is
 # therefore exactly 0 and its second moment exactly 2𝒟·k/L after k layers — facts about our
 # construction, unit-tested. What is not exact is Eq. 34 itself: the continuum limit replaces the
 # discrete walk by a Gaussian, and we measure how close the walk after L layers comes to it.
@@ -135,7 +137,7 @@ walk = study.residual_diffusion_summary(profiles, DIFFUSION)
 ch.figure(figures.residual_diffusion(walk["mean_profile"], profiles[0], walk["m2"], walk["mu"],
                                      DIFFUSION, [0.1, 0.25, 0.5, 1.0]), "residual_diffusion",
           f"Capacity of one output unit diffusing through L = {params['res_layers']} random "
-          "residual layers D_l = I + εΔ_l (Donier, Eqs. 29–34): profiles at t = k/L, mean over "
+          "residual layers Dₗ = I + εΔₗ (Donier, Eqs. 29–34): profiles at t = k/L, mean over "
           "networks (dots), one network (thin lines) and the Gaussian of Eq. 34 (black), left; "
           "second moment and mean position against the number of layers traversed, right.",
           arrays={"mean_profile": walk["mean_profile"], "profile_net0": profiles[0],
@@ -157,10 +159,10 @@ ch.claim("sampled_variance_eq34", f"The {params['envs']} sampled random networks
          comparison="abs", source="Donier 2019, Eqs. 33–34",
          why="±0.045, half the distance to the static environment's harmonic-mean 𝒟",
          alternative=(sampled["m2_alt"], "harmonic mean of the rates (a static random medium)"))
-ch.claim("sampled_drift_eq33", "Random D_l: each sampled network's drift is small, rms final mean "
+ch.claim("sampled_drift_eq33", "Random Dₗ: each sampled network's drift is small, rms final mean "
          "position over the width √(2𝒟)", kind="predicts", measured=sampled["drift_rms"],
          reference=0.0, tol=sampled["drift_rms_alt"] / 2, comparison="le",
-         source="Donier 2019, Eq. 33 (v = 0 for random D_l)",
+         source="Donier 2019, Eq. 33 (v = 0 for random Dₗ)",
          why="half the drift of identical layers of one (a, b) draw; interval from the mean of μ²",
          alternative=(sampled["drift_rms_alt"], "identical layers, one draw (Eq. 32, v = b − a)"))
 ch.glue_all({"sampled_m2": sampled["m2_ratio"], "sampled_drift": sampled["drift"],
@@ -187,7 +189,7 @@ ch.glue("diff_envs", params["envs"])
 #
 # ## A drift, and the limit ε → 0 (Eqs. 30–32)
 #
-# Eq. 29 takes all layers equal, D_l = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I +
+# Eq. 29 takes all layers equal, Dₗ = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I +
 # \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one Euler step after another of the Kolmogorov
 # equation π′(t) = Δπ(t) (Eq. 30), whose solution is π(1) = exp(Δ)π(0): as ε → 0 the capacity
 # network should converge to it, at the rate ε of a first-order scheme. For a local,
@@ -196,8 +198,8 @@ ch.glue("diff_envs", params["envs"])
 # its left neighbour and b = 30 to its right one, so v = b − a = 20 sites per unit t and 𝒟 = (a +
 # b)/2 = 20. Everything below is exact arithmetic on the ring (no sampling): the only questions are
 # how fast the limit is reached, and how far the lattice solution exp(Δ)δ is from the Gaussian of
-# Eq. 32. The latter has a size we can predict: exp(Δ)δ is a continuous-time walk with cumulants κ_n
-# = b + (−1)^n a, so its leading departure from a Gaussian is the Edgeworth term of skewness
+# Eq. 32. The latter has a size we can predict: exp(Δ)δ is a continuous-time walk with cumulants κₙ
+# = b + (−1)ⁿ a, so its leading departure from a Gaussian is the Edgeworth term of skewness
 # $v/(2\mathcal D)^{3/2}$ and excess kurtosis 1/(2𝒟).
 
 # %%
@@ -217,8 +219,9 @@ rate_gauss = study.convergence_rate(drift["layers"],
                                     np.abs(drift["profiles"] - drift["gauss"]).sum(1), skip=1)
 no_drift = diffusion.heat_kernel(np.arange(params["ring"]), params["ring"] // 2,
                                  drift["diffusion"], 1.0)
-ch.claim("eq30_first_order", "As ε = 1/L → 0, (I + εΔ)^{1/ε}δ converges to the solution exp(Δ)δ "
-         "of Eq. 30 at rate ε (log-log slope of the L1 distance against L)", kind="checks",
+ch.claim("eq30_first_order", "As ε = 1/L → 0, (I + εΔ) to the power 1/ε, applied to δ, converges "
+                             "to the solution exp(Δ)δ of Eq. 30 at rate ε (log-log slope of the L1 "
+         "distance against L)", kind="checks",
          measured=rate["slope"], reference=-1.0, tol=0.05, comparison="abs",
          why="an explicit Euler scheme, first order in ε; ±0.05 covers the O(ε²) curvature",
          source="Donier 2019, Eqs. 29–30", alternative=(rate_gauss["slope"], "convergence to "
@@ -249,20 +252,20 @@ ch.glue("drift_depth_last", int(drift["layers"][-1]))
 #
 # ## Differential layers: the capacity PDE of a forward SDE (§3.3 and Appendix B)
 #
-# The longer version of the paper (`papers/000_…`, §3.3 and Appendix B) adds a variant of residual
-# layers that applies the non-linearity to the residual only, x_l = x_{l−1} + f(P_lᵀx_{l−1}) — a
+# The longer version of the paper (Donier 2019, longer version, §3.3 and Appendix B) adds a variant
+# of residual layers that applies the non-linearity to the residual only, xₗ = xₗ₋₁ + f(Pₗᵀxₗ₋₁) — a
 # *differential* layer. With pseudo-random units and couplings of order √ε, the network is, as
 # ε → 0, a stochastic differential equation run forwards over the input (its Eq. 36), and its
 # capacity obeys a diffusion PDE like Eq. 31 whose coefficient "can be linked explicitly to the
 # diffusion coefficient of the SDE" (its Eqs. 46–47). The equations themselves are lost in our copy;
 # we reconstruct them from the prose (the docstring of `layerwise.differential` has the
-# derivation). On a ring, unit i reads its input i + k with coupling p_k, k ∈ {−1, 0, +1}:
+# derivation). On a ring, unit i reads its input i + k with coupling pₖ, k ∈ {−1, 0, +1}:
 #
 # $$dx_i = \Big(\sum_k p_k\,x_{i+k}\Big)\,dW_i,\qquad v = p_{+1}^2 - p_{-1}^2,\qquad
 # \mathcal D = \tfrac12\big(p_{-1}^2 + p_{+1}^2\big).$$
 #
-# The SDE's diffusion coefficient (Σ_k p_k x_{i+k})² averages to Σ_k p_k² over i.i.d. unit inputs;
-# the capacity's 𝒟 is half its *neighbour* part only, because the self-coupling p_0 moves no
+# The SDE's diffusion coefficient (Σₖ pₖ xᵢ₊ₖ)² averages to Σₖ pₖ² over i.i.d. unit inputs;
+# the capacity's 𝒟 is half its *neighbour* part only, because the self-coupling p₀ moves no
 # capacity. That is the alternative we rule out: 𝒟 as half the whole coefficient. The drift must go
 # the way capacity flows, from a unit to the inputs it reads (the capacity PDE runs backwards in
 # layers), and vanish when the kernel is mirrored at random from layer to layer (Eq. 47). We
@@ -282,7 +285,7 @@ ch.figure(figures.differential_layers(df), "differential_layers",
           "Differential layers as an SDE: the variance (left) and mean position (right) of the "
           "mean squared sensitivity of one unit at t = 1 to the state at t, fixed and randomly "
           "mirrored kernels (mean ± 3 SE over groups of paths), against the capacity PDE's 2𝒟t "
-          "and vt and the SDE's whole coefficient Σc_k·t (Donier, longer version, §3.3 and "
+          "and vt and the SDE's whole coefficient Σcₖ·t (Donier, longer version, §3.3 and "
           "Appendix B, Eqs. 36 and 46–47, as reconstructed here).",
           arrays={k: df[k] for k in ("t", "fixed_var", "fixed_mu", "mirrored_var",
                                      "mirrored_mu")})
@@ -319,7 +322,7 @@ ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
 # random. The capacity of a differential network is the diffusion of Eq. 31, its 𝒟 read off the
 # forward SDE's neighbour couplings, and its drift runs from a unit to the inputs it reads. Where
 # the drift falls short of v by more than its standard error, a few per cent are the O(ε) of the
-# discrete step (the normalisation 1 + εΣc_k); that the rest comes from the heavy tails of the
+# discrete step (the normalisation 1 + εΣcₖ); that the rest comes from the heavy tails of the
 # squared sensitivities, estimated from a few hundred paths per group, is our guess, not tested.
 #
 # ## The effective receptive field of real networks
@@ -328,20 +331,20 @@ ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
 # squared gradient of that unit with respect to the input, and find it Gaussian with a width growing
 # like √depth. Here: random 1-D convolutional networks on a ring of 64 positions, kernel 3, circular
 # padding, weights N(0, 1/(3C)), activation √2·ReLU (so that α² + β² = 2, Eq. 12), inputs i.i.d.
-# N(0, 1). *Plain*: x_l = f(W_l * x_{l−1}), with a linear last layer (a deep ReLU unit can be dead
+# N(0, 1). *Plain*: xₗ = f(Wₗ * xₗ₋₁), with a linear last layer (a deep ReLU unit can be dead
 # on every input, and its gradient is then zero); *residual* (pre-activation):
-# x_l = x_{l−1} + s·W_l * f(x_{l−1}) with s = 1. The capacity network of these architectures,
+# xₗ = xₗ₋₁ + s·Wₗ * f(xₗ₋₁) with s = 1. The capacity network of these architectures,
 # averaged over weights, is a lattice walk: plain layers spread evenly over the three taps (variance
 # 2/3 per layer), residual layers stay put with probability 1/(1+s²) (variance (2/3)·s²/(1+s²) = 1/3
 # per layer). Both predict a Gaussian of width ∝ √depth.
 
 # %%
 ERF_LENGTH, RES_SCALE = 64, 1.0
-erf = ch.cached_call(study.erf_gradients, depths=params["erf_depths"],
-                     channels=params["erf_channels"], length=ERF_LENGTH,
-                     inputs=params["erf_inputs"],
-
-                     nets=params["erf_nets"], res_scale=RES_SCALE, seed=ch.seed, device=ch.device)
+erf = study.assemble_erf(ch.cached_units(
+    study.erf_unit, len(diffusion.ARCHS) * len(params["erf_depths"]), depths=params["erf_depths"],
+    channels=params["erf_channels"], length=ERF_LENGTH, inputs=params["erf_inputs"],
+    nets=params["erf_nets"], res_scale=RES_SCALE, seed=ch.seed, device=ch.device),
+    params["erf_depths"])
 depths = np.array(params["erf_depths"], float)
 g2 = {a: [erf[f"{a}_{d}_g2"] for d in params["erf_depths"]] for a in diffusion.ARCHS}
 # per architecture: the variances (depths, nets) and the exponent γ of width ∝ depth^γ
@@ -359,10 +362,10 @@ ch.figure(figures.effective_receptive_field(g2, params["erf_depths"], variances,
 
 # %%
 for arch in diffusion.ARCHS:
-    ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depth^γ with γ = ½ "
+    ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depthᵞ with γ = ½ "
              "(fitted exponent)", kind="reproduces", measured=exponents[arch], reference=0.5,
              tol=0.05, comparison="abs", alternative=(1.0, "the theoretical (linear) field"),
-             why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth^0.6",
+             why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth⁰ᐧ⁶",
              source="Luo et al. 2016, §2 (ERF ∝ √depth); Donier 2019, Eq. 34 and §4.1",
              caveat=f"{params['erf_nets']} networks per depth are too few for ±0.05")
     # ERF variance over the capacity network's, at the largest depth
@@ -421,12 +424,12 @@ ch.glue("erf_cause", ch.verdict(["erf_pseudo_random_residual"],
 # The residual networks above have s = 1 whatever their depth, so every layer is a step of order one
 # and the receptive field keeps growing like √L. Eq. 29 is a different limit: L = 1/ε layers that
 # each apply a step of order ε, so that depth plays the role of *time* and the receptive field at
-# layer l depends only on t = (L − l)/L (Eq. 34). A residual layer x_l = x_{l−1} + s·W_l *
-# f(x_{l−1}) has the expected normalised capacity matrix (I + s²E[W∘W])/(1 + s²); choosing s² = τ/(L
+# layer l depends only on t = (L − l)/L (Eq. 34). A residual layer xₗ = xₗ₋₁ + s·Wₗ *
+# f(xₗ₋₁) has the expected normalised capacity matrix (I + s²E[W∘W])/(1 + s²); choosing s² = τ/(L
 # − τ) makes it exactly I + εΔ with ε = 1/L and Δ = τ(E[W∘W]/ΣE[W∘W] − I) of order one. The capacity
 # network then predicts an ERF variance (2/3)·τ·t at every depth: nets of different depths should
 # collapse on one curve in t. We measure the mean squared gradient of one output unit with respect
-# to *every* layer x_l, in nets of depths {glue}`tc_depths` with τ = {glue}`tc_tau`.
+# to *every* layer xₗ, in nets of depths {glue}`tc_depths` with τ = {glue}`tc_tau`.
 
 # %%
 t_collapse = ch.cached_call(study.residual_t_collapse, depths=params["tc_depths"],
@@ -444,7 +447,7 @@ ch.figure(figures.t_collapse(t_collapse, params["tc_depths"], params["tau"]), "t
 
 # %%
 ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L: the input ERF "
-         "width does not grow with depth (width ∝ L^γ, γ = 0): it depends on t only",
+         "width does not grow with depth (width ∝ Lᵞ, γ = 0): it depends on t only",
          kind="reproduces", measured=tc_exponent, reference=0.0, tol=0.1, comparison="abs",
          why="±0.1, a fifth of the fixed-s nets' exponent ½, separates t-only from √depth",
          source="Donier 2019, Eq. 29 (L = 1/ε) and Eq. 34 (t = (L − l)/L)",
@@ -482,9 +485,9 @@ ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 marg
 # (η ∈ {0, √2}, ν = ½) the signs are not independent and the cross terms survive. We test both on
 # the *same* networks (same weights, same inputs): 16 channels, 48 positions, depth `pr_depth`.
 # The claims compare the total squared gradient, Σ over positions and channels, averaged over the
-# inputs, with Σ D₁⋯D_L(a∘a); its standard error comes from the scatter of the per-input totals
-# (i.i.d. over inputs for a fixed network). We declare agreement at 5 %: the size of effect the
-# comparison is about is the factor-of-two departure of ReLU networks.
+# inputs, with Σ $D_1\cdots D_L(a\circ a)$; its standard error comes from the scatter of the
+# per-input totals (i.i.d. over inputs for a fixed network). We declare agreement at 5 %: the size
+# of effect the comparison is about is the factor-of-two departure of ReLU networks.
 
 # %%
 gradients = ch.cached_call(study.pseudo_random_gradients, depth=params["pr_depth"], channels=16,
@@ -493,7 +496,7 @@ gradients = ch.cached_call(study.pseudo_random_gradients, depth=params["pr_depth
 ratios = study.gradient_ratio_summary(gradients)   # (arch, activation) → Estimate per network
 ch.figure(figures.gradients_vs_capacity(gradients, params["pr_depth"]), "gradients_vs_capacity",
           "Mean squared input-gradient of one output unit (Monte-Carlo over inputs) against the "
-          "capacity network D₁⋯D_L(a∘a) of the same network (Donier, Eq. 28 and the closing "
+          "capacity network ∏ₗDₗ (a∘a) of the same network (Donier, Eq. 28 and the closing "
           "remark 'two sides of the same coin'): exact for pseudo-random activations, approximate "
           "for ReLU.",
           arrays={k: gradients[k] for k in gradients if not k.endswith(("batches", "total"))})
@@ -501,7 +504,7 @@ ch.figure(figures.gradients_vs_capacity(gradients, params["pr_depth"]), "gradien
 # %%
 for arch in diffusion.ARCHS:
     ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random units: total mean squared input-"
-             "gradient = Σ D₁⋯D_L(a∘a) of the same network (ratio, pooled over networks)",
+             "gradient = Σ ∏ₗDₗ (a∘a) of the same network (ratio, pooled over networks)",
              kind="predicts", measured=study.pooled_ratio(ratios[(arch, "pseudo_random")]),
              reference=1.0, tol=0.05, comparison="rel", caveat="too few inputs per network",
              why="5 % is small against ReLU's departures (which may cancel when pooled)",
@@ -546,13 +549,13 @@ ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % m
 #
 # Eq. 28 chains the one-layer rule through the layers. For a network of piecewise-linear units the
 # capacity of its inputs can be computed directly, without the chain: the augmented input of
-# Eq. 6 gets one block per path of units, Ỹ = η_L ⊗ ⋯ ⊗ η_1 ⊗ Y, whose empirical covariance gives K̃
-# (Eq. 9) and the input capacities (Eq. 23), all layers at once. We compute them for random
+# Eq. 6 gets one block per path of units, Ỹ = $\eta_L$ ⊗ ⋯ ⊗ η₁ ⊗ Y, whose empirical covariance
+# gives K̃ (Eq. 9) and the input capacities (Eq. 23), all layers at once. We compute them for random
 # networks of 8 inputs with two layers of 8 units and three layers of 5 (columns uniform on the
 # sphere, i.i.d. Gaussian inputs, a linear read-out of 2 outputs), with pseudo-random, ReLU and
-# linear units on the *same* weights and inputs, and set them against D₁⋯D_Lκ^φ. The departure is
-# the L1 distance over the total capacity, per network; {glue}`ch_samples` inputs leave a sampling
-# floor of a few hundredths (the augmented dimension over the number of inputs).
+# linear units on the *same* weights and inputs, and set them against $D_1\cdots D_L\kappa^\varphi$.
+# The departure is the L1 distance over the total capacity, per network; {glue}`ch_samples` inputs
+# leave a sampling floor of a few hundredths (the augmented dimension over the number of inputs).
 
 # %%
 CHAIN_WIDTHS = {"two": [8, 8], "three": [5, 5, 5]}
@@ -565,19 +568,19 @@ departure = {(a, w): study.chain_departure(chain, a, w)
 ch.figure(figures.chain_capacities(chain, CHAIN_WIDTHS), "chain_capacities",
           "Input capacities of random two- and three-layer networks computed directly from their "
           "augmented covariance (dots: pseudo-random, ReLU and linear units, same weights) "
-          "against the capacity network D₁⋯D_Lκ^φ of the same weights (Donier, Eqs. 23 and 28).",
+          "against the capacity network ∏ₗDₗ κᵠ of the same weights (Donier, Eqs. 23 and 28).",
           arrays=chain)
 
 # %%
 for w in CHAIN_WIDTHS:
     ch.claim(f"chain_pseudo_random_{w}", f"{w.capitalize()} pseudo-random layers: the input "
-             "capacities are D₁⋯D_Lκ^φ (L1 departure over total, mean over networks)",
+             "capacities are ∏ₗDₗ κᵠ (L1 departure over total, mean over networks)",
              kind="predicts", measured=departure[("pseudo_random", w)], reference=0.0, tol=0.15,
              comparison="le", source="Donier 2019, Eqs. 27–28 (pseudo-random case)",
              why="0.15: about twice the sampling floor, a third of the linear nets' departure",
              alternative=(departure[("linear", w)].mean, "linear units, same nets"))
     ch.claim(f"chain_relu_departs_{w}", f"{w.capitalize()} ReLU layers: the input capacities "
-             "depart from D₁⋯D_Lκ^φ by more than the same margin", kind="predicts",
+             "depart from ∏ₗDₗ κᵠ by more than the same margin", kind="predicts",
              measured=departure[("relu", w)], reference=0.15, tol=0.0, comparison="ge",
              source="Donier 2019, Eq. 15 and footnote 5 (the chain needs decoupling units)",
              why="the pseudo-random margin",
@@ -594,14 +597,15 @@ ch.glue("ch_samples", params["ch_samples"])
 #
 # ## Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 #
-# Eq. 35 splits κ^l into paths through the capacity network; the heaviest is the straight path, of
-# weight w_max = Π_l (D_l)_ii. For residual layers D_l = I + εΔ_l with Δ of order one and L = 1/ε,
-# w_max ≈ exp(Σ_l ε(Δ_l)_ii) stays of order one however deep the network (Eq. 36); for uniform plain
-# layers of receptive field r, (D_l)_ii = 1/r and w_max = (1/r)^L vanishes exponentially. Here Δ_l
-# has a, b ~ U(0.25, 0.75), so (Δ_l)_ii = −(a+b) has mean −1. The curves start at L = 2: with a
-# single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative diagonal and not be a
-# capacity matrix (`residual_layer` refuses it). Both laws, and the bound |w_max/exp(Σ ε(Δ_l)_ii) −
-# 1| ≤ $e^{2.25/L} - 1$, are exact statements about these products and are unit-tested.
+# Eq. 35 splits κˡ into paths through the capacity network; the heaviest is the straight path, of
+# weight $w_\mathrm{max}$ = Πₗ (Dₗ)ᵢᵢ. For residual layers Dₗ = I + εΔₗ with Δ of order one and L =
+# 1/ε, $w_\mathrm{max}$ ≈ exp(Σₗ ε(Δₗ)ᵢᵢ) stays of order one however deep the network (Eq. 36); for
+# uniform plain layers of receptive field r, (Dₗ)ᵢᵢ = 1/r and $w_\mathrm{max}$ = (1/r)ᴸ vanishes
+# exponentially. Here Δₗ has a, b ~ U(0.25, 0.75), so (Δₗ)ᵢᵢ = −(a+b) has mean −1. The curves start
+# at L = 2: with a single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative
+# diagonal and not be a capacity matrix (`residual_layer` refuses it). Both laws, and the bound
+# |$w_\mathrm{max}$/exp(Σ ε(Δₗ)ᵢᵢ) − 1| ≤ $e^{2.25/L} - 1$, are exact statements about these
+# products and are unit-tested.
 #
 # The companion measurement is {cite:t}`balduzzi2017shattered`'s: the correlation between the
 # input-gradients of a random ReLU network at neighbouring inputs, for plain and residual networks.
@@ -678,9 +682,10 @@ ch.glue("wmax_depth_last", int(path_depths[-1]))
 # the receptive field stops growing with depth (exponent {glue}`tc_gamma`, {glue}`tc_verdict`) and
 # depends on t alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network is
 # a *prediction for pseudo-random units*: for those, the mean squared input-gradient equals
-# D₁⋯D_L(a∘a) per network, not just on average, so "capacities and gradients are two sides of the
-# same coin" is a theorem there, and the totals agree to {glue}`pr_ratio_maxdev` in this run. ReLU
-# units (ν = ½) are not fully decoupling: the total squared gradient of individual networks is
+# $D_1\cdots D_L(a\circ a)$ per network, not just on average, so "capacities and gradients are two
+# sides of the same coin" is a theorem there, and the totals agree to {glue}`pr_ratio_maxdev` in
+# this run. ReLU units (ν = ½) are not fully decoupling: the total squared gradient of individual
+# networks is
 # {glue}`relu_ratio_min` to {glue}`relu_ratio_max` times the capacity network's (in this run
 # {glue}`relu_verdict_found`), although *averaged over networks* the ReLU receptive field keeps the
 # predicted Gaussian shape (its variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain`
@@ -692,7 +697,7 @@ ch.glue("wmax_depth_last", int(path_depths[-1]))
 # exactly.
 #
 # *Shattering.* The straight-path weight is O(1) for residual capacity networks
-# ({glue}`wmax_res_last` at L = {glue}`wmax_depth_last`) and decays as (1/r)^L for plain ones. In
+# ({glue}`wmax_res_last` at L = {glue}`wmax_depth_last`) and decays as (1/r)ᴸ for plain ones. In
 # real ReLU networks without batch normalisation, the gradient correlation at neighbouring inputs at
 # depth {glue}`sh_depth_max` is {glue}`sh_corr_plain` for plain and {glue}`sh_corr_res` for residual
 # networks — the contrast {cite:t}`balduzzi2017shattered` describe ({glue}`sh_verdict`). Without

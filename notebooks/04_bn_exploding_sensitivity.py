@@ -22,14 +22,14 @@
 # {cite:t}`labatie2019characterizing` (§6, Theorem 3) shows that it pays for this with another
 # pathology: the normalised sensitivity χ — how much the network degrades the signal-to-noise
 # ratio of its input — grows *exponentially* with depth. Both steps of a layer contribute: the
-# convolution + batch-norm step (δ_BN χ ≥ 1: normalising each random projection by the signal's
-# variance in that direction up-weights the directions where the signal is weak, which the
-# isotropic noise does not share), and the ReLU (δ_φ χ ≥ 1). Meanwhile the *signal becomes
-# ill-conditioned and fat-tailed while the noise stays well-conditioned*. This chapter runs the
-# paper's convolutional nets at its width and batch (from the `default` scale on) and grades its
-# Fig. 4 against the authors' published arrays; it then shows the same nets fully connected, where
-# a small batch turns the conditioning result round — and why — and the dependence on the batch size
-# (the paper's App. A) against the authors' fully-connected arrays.
+# convolution + batch-norm step ($\delta_\mathrm{BN}\chi$ ≥ 1: normalising each random projection by
+# the signal's variance in that direction up-weights the directions where the signal is weak, which
+# the isotropic noise does not share), and the ReLU ($\delta_\varphi\chi$ ≥ 1). Meanwhile the
+# *signal becomes ill-conditioned and fat-tailed while the noise stays well-conditioned*. This
+# chapter runs the paper's convolutional nets at its width and batch (from the `default` scale on)
+# and grades its Fig. 4 against the authors' published arrays; it then shows the same nets fully
+# connected, where a small batch turns the conditioning result round — and why — and the dependence
+# on the batch size (the paper's App. A) against the authors' fully-connected arrays.
 
 # %% tags=["parameters", "remove-cell"]
 scale = "ci"          # ci | default | paper
@@ -133,11 +133,12 @@ ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth
 # {glue}`conv_dchi_late` per layer over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
 # {glue}`pub_dchi_late` for the authors' networks, and reaches log₁₀ χ = {glue}`conv_log10chi` at
 # the last layer (the authors' variants: {glue}`pub_log10chi_range`). Over the same layers the BN
-# step contributes δ_BN χ = {glue}`conv_dbn_late` and the ReLU step δ_φ χ = {glue}`conv_dphi_late`
-# (authors: {glue}`pub_dbn_late` and {glue}`pub_dphi_late`); over the first layers the order is the
-# reverse (δ_φ χ − δ_BN χ = {glue}`conv_early_gap` over layers ≤ {glue}`early_lmax`): the ReLU
-# step dominates at first and the BN step takes over with depth, the crossing of the paper's
-# Fig. 4(a). {glue}`conv_scale_note`
+# step contributes $\delta_\mathrm{BN}\chi$ = {glue}`conv_dbn_late` and the ReLU step
+# $\delta_\varphi\chi$ = {glue}`conv_dphi_late` (authors: {glue}`pub_dbn_late` and
+# {glue}`pub_dphi_late`); over the first layers the order is the reverse ($\delta_\varphi\chi$ −
+# $\delta_\mathrm{BN}\chi$ = {glue}`conv_early_gap` over layers ≤
+# {glue}`early_lmax`): the ReLU step dominates at first and the BN step takes over with depth, the
+# crossing of the paper's Fig. 4(a). {glue}`conv_scale_note`
 
 # %%
 conv = replace(base, kernel_size=3, width=params["conv_width"], batch=params["conv_batch"],
@@ -161,8 +162,8 @@ ch.figure(fig, "fig4_conv",
           f"feedforward nets, N = {params['conv_width']}, B = {params['conv_batch']}, "
           f"{conv_panels['chi'].shape[0]} networks (mean or geometric mean and 10–90 % band), with "
           "the authors' published curves dashed (MNIST variant, 200 networks; Labatie, Fig. 4): "
-          "(a) increments δχ, δ_BN χ, δ_φ χ per layer; (b) χˡ with the exponential fit; (c) "
-          "effective ranks of signal and noise; (d) kurtosis μ₄ and ν₁(|y|) of the "
+          "(a) increments δχ, δχ (BN step), δχ (ReLU step) per layer; (b) χˡ with the exponential "
+          "fit; (c) effective ranks of signal and noise; (d) kurtosis μ₄ and ν₁(|y|) of the "
           "batch-normalised pre-activations (dotted: Gaussian values 3 and √(2/π)).",
           arrays={"depth": conv_depth, **conv_panels},
           alt="Four panels against depth for convolutional BN feedforward nets, ours solid and the "
@@ -202,13 +203,16 @@ ALT_FC = {"rate": (float(fc_late["log10_dchi"].mean()),
 # %% tags=["remove-cell"]
 WITH_AUTHORS = "the error combines ours with the authors' (bounded from their per-depth spreads)"
 src_pub = ("Labatie 2019, Fig. 4; the authors' published arrays "
-           f"({AUTHORS}: conv 3×3 periodic, N = 512, B = 64, MNIST)")
+           "(conv 3×3 periodic, N = 512, B = 64, MNIST)")
 conv_law = labatie.growth_law_r2(conv_depth, conv_panels["chi"], l_min=L0)   # R² in l and log l
 WHY_BOUND = "the theorem's one-sided bound, for per-network averages over layers"
-POWER_LAW = "a power law χ ∝ l^τ, the ResNets' law (R² in log l)"
+LEVEL_WORDS = {"reff_x": "the effective rank r(xˡ) of the signal after the ReLU",
+               "reff_dx": "the effective rank r(dxˡ) of the noise after the ReLU",
+               "kurtosis": "kurtosis μ₄ of the BN output", "nu1": "ν₁(|yˡ|) of the BN output"}
+POWER_LAW = "a power law χ ∝ (layer l) to a power τ, the ResNets' law (R² in log l)"
 WHY_EXPONENTIAL = ("'exponential': a straight line on the log axis of Fig. 4(b) explains ≥ 99 % of "
                    "the variation of each network's log χ")
-ch.claim("conv_chi_exponential", "log χ^l is linear in l (R² ≥ 0.99, mean over networks)",
+ch.claim("conv_chi_exponential", "log χˡ is linear in l (R² ≥ 0.99, mean over networks)",
          kind="reproduces", measured=conv_law["exponential"], reference=0.99, tol=0.0,
          comparison="ge", alternative=(conv_law["power"].mean, POWER_LAW), why=WHY_EXPONENTIAL,
          source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)", min_scale="default")
@@ -225,19 +229,21 @@ ch.claim("conv_rate_matches_authors", f"the growth of χ per layer over layers {
          why="the authors' three variants (data set, boundary, ε) differ by "
              f"{100 * conv_study['spread']['log10_dchi']:.1f} %; {WITH_AUTHORS}",
          min_scale="default")
-ch.claim("conv_chi_200_range", f"χ^{params['conv_depth']} reaches 10¹³–10¹⁸ (log10 between 13 "
-         "and 18)", kind="reproduces", measured=conv_study["log10_chi_end"],
+ch.claim("conv_chi_200_range", f"χ at layer {params['conv_depth']} reaches 10¹³–10¹⁸ (log10 "
+                               "between 13 and "
+         "18)", kind="reproduces", measured=conv_study["log10_chi_end"],
          reference=(13.0, 18.0), comparison="between", alternative=ALT_FC["chi_end"],
-         why="SPEC §2's bracket around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴); the "
+         why="a bracket around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴ on its log axis); the "
              "authors' conv variants end at 10¹³·¹–10¹³·⁹",
-         source="Labatie 2019, Fig. 4(b); SPEC §2", min_scale="default")
+         source="Labatie 2019, Fig. 4(b)", min_scale="default")
 
 # %% tags=["remove-cell"]
 for gap, window, order, curves in [
-        ("late", f"late in depth the BN step dominates: δ_BN χ − δ_φ χ > 0 over layers {late_lmin}–"
+        ("late", "late in depth the BN step dominates: δχ (BN step) − δχ (ReLU step) > 0 over "
+                 f"layers {late_lmin}–"
                  f"{params['conv_depth']}", "bn_step_dominates_late", "≈ 1.14 against ≈ 1.02"),
-        ("early", "early in depth the ReLU step dominates: δ_φ χ − δ_BN χ > 0 over layers ≤ "
-                  f"{early_lmax}", "relu_step_dominates_early", "≈ 1.2 against ≈ 1.0")]:
+        ("early", "early in depth the ReLU step dominates: δχ (ReLU step) − δχ (BN step) > 0 over "
+                  f"layers ≤ {early_lmax}", "relu_step_dominates_early", "≈ 1.2 against ≈ 1.0")]:
     ch.claim(f"conv_{order}", window, kind="reproduces", measured=conv_study[f"{gap}_gap"],
              reference=0.0, tol=0.0, comparison="ge", alternative=(0.0, "equal BN and ReLU steps"),
              why=f"the order of the two curves of Fig. 4(a) ({curves})",
@@ -257,7 +263,8 @@ for gap, window, order, curves in [
 # values per channel carry the unit variance that BN imposes (Fig. 4(d)).
 #
 # **Our convolutional nets.** Averaged over layers {glue}`late_lmin`–{glue}`conv_depth_p`, the
-# noise keeps r_eff(dx) = {glue}`conv_reff_dx` directions and the signal r_eff(x) =
+# noise keeps $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the signal
+# $r_\mathrm{eff}(x)$ =
 # {glue}`conv_reff_x` (authors: {glue}`pub_reff_dx` and {glue}`pub_reff_x`); the kurtosis of the BN
 # output is {glue}`conv_kurt` and ν₁(|y|) = {glue}`conv_nu1` (authors: {glue}`pub_kurt` and
 # {glue}`pub_nu1`). {glue}`conv_conditioning_verdict` Across the authors' three variants (MNIST,
@@ -266,7 +273,7 @@ for gap, window, order, curves in [
 
 # %% tags=["remove-cell"]
 ch.claim("conv_noise_well_signal_ill_conditioned", "the noise keeps at least ten times as many "
-         f"directions as the signal: r_eff(dx)/r_eff(x) ≥ 10 over layers {late_lmin}–"
+         f"directions as the signal: r(dx)/r(x) ≥ 10 over layers {late_lmin}–"
          f"{params['conv_depth']}", kind="reproduces", measured=conv_study["reff_ratio"],
          reference=10.0, tol=0.0, comparison="ge",
          alternative=(1.0, "signal and noise equally conditioned"),
@@ -294,8 +301,9 @@ ch.glue("conv_conditioning_verdict",
         if ratio_high < 1 else "The two effective ranks cannot be told apart at this scale.")
 
 # %% tags=["remove-cell"]
-ALT_LEVEL = {"reff_dx": (levels["reff_x"].mean, "the signal's own r_eff (ill-conditioned)"),
-             "reff_x": (levels["reff_dx"].mean, "the noise's r_eff (well-conditioned)"),
+ALT_LEVEL = {"reff_dx": (levels["reff_x"].mean, "the signal's own effective rank "
+                                                "(ill-conditioned)"),
+             "reff_x": (levels["reff_dx"].mean, "the noise's effective rank (well-conditioned)"),
              "kurtosis": (labatie.GAUSS_KURTOSIS, "Gaussian tails (kurtosis 3)"),
              "nu1": (labatie.GAUSS_ABS_MEAN, "the Gaussian √(2/π)")}
 # the per-network spread of the kurtosis and of ν₁ needs far more than the default's conv nets
@@ -303,12 +311,12 @@ ALT_LEVEL = {"reff_dx": (levels["reff_x"].mean, "the signal's own r_eff (ill-con
 LEVEL_MIN_SCALE = {"kurtosis": "paper", "nu1": "paper"}
 for key, tol, why in [
         ("reff_dx", 0.10, "10 %: a level read off Fig. 4(c)'s log axis (0.04 decade)"),
-        ("reff_x", 0.10, "10 %, as for r_eff(dx)"),
+        ("reff_x", 0.10, "10 %, as for the noise's effective rank r(dx)"),
         ("kurtosis", 0.25, "25 %: the kurtosis varies by ±30 % between single networks (the "
                            "authors' 10–90 % band) on a log axis spanning five decades (Fig. "
                            "4(d))"),
         ("nu1", 0.10, "10 %, as for the effective ranks")]:
-    ch.claim(f"conv_{key}_matches_authors", f"{published.FIG4_LATE[key][1]} over layers "
+    ch.claim(f"conv_{key}_matches_authors", f"{LEVEL_WORDS[key]} over layers "
              f"{late_lmin}–{params['conv_depth']} agrees with the authors' nets within "
              f"{100 * tol:.0f} %", kind="reproduces", measured=levels[key],
              reference=authors["levels"][key], tol=tol, comparison="rel",
@@ -321,13 +329,12 @@ for key, tol, why in [
 # ## The fully-connected nets: exponential growth of χ
 #
 # {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers
-# l ≥ 10 the mean increments are δχ = {glue}`inc_dchi`, δ_BN χ = {glue}`inc_dbn` and
-# δ_φ χ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 (graded in the scorecard);
-# the paper's convolutional nets
-# settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)), where the ReLU step dominates at
-# first and the BN step takes over with depth. A straight line fitted to log χˡ over
-# l ≥ 10 grows by {glue}`fc_rate` per layer (R² = {glue}`fc_r2`), and the network reaches
-# log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
+# l ≥ 10 the mean increments are δχ = {glue}`inc_dchi`, $\delta_\mathrm{BN}\chi$ = {glue}`inc_dbn`
+# and $\delta_\varphi\chi$ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 (graded in
+# the scorecard); the paper's convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
+# where the ReLU step dominates at first and the BN step takes over with depth. A straight line
+# fitted to log χˡ over l ≥ 10 grows by {glue}`fc_rate` per layer (R² = {glue}`fc_r2`), and the
+# network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
 
 # %%
 fc_panels = labatie.bn_ff_panels(fc_arrays)   # the run of the convolutional section's alternative
@@ -338,10 +345,10 @@ fig = figures.fig4(fc_depth, fc_panels,
 ch.figure(fig, "fig4_fc",
           "Increments, growth, conditioning and tails of χ in fully-connected BN feedforward nets "
           f"(Labatie, Fig. 4 (a–d), fully-connected variant), {fc_panels['chi'].shape[0]} "
-          "networks, mean or geometric mean with 10–90 % band: (a) increments δχ, δ_BN χ, δ_φ χ; "
-          "(b) χˡ on a log axis with the exponential fit; (c) effective ranks of signal and noise; "
-          "(d) kurtosis μ₄ and ν₁(|y|) of the batch-normalised pre-activations (dotted: Gaussian "
-          "values 3 and √(2/π)).",
+          "networks, mean or geometric mean with 10–90 % band: (a) increments δχ, δχ (BN step), δχ "
+          "(ReLU step); (b) χˡ on a log axis with the exponential fit; (c) effective ranks of "
+          "signal and noise; (d) kurtosis μ₄ and ν₁(|y|) of the batch-normalised pre-activations "
+          "(dotted: Gaussian values 3 and √(2/π)).",
           arrays={"depth": fc_depth, **fc_panels},
           alt="Four panels against depth for fully-connected BN feedforward nets: the increments "
               "of χ stay above 1, χ grows as a straight line on a log axis, the effective ranks of "
@@ -355,11 +362,11 @@ ch.glue_all({**{f"inc_{k}": e for k, e in fc["increments"].items()}, "fc_r2": fc
 fc_log10chi = fc["log10chi"]
 ch.glue_all({"fc_rate": (fc_fit["rate"], fc_fit["se_rate"]), "fc_log10chi_l": fc_log10chi})
 fc_law = labatie.growth_law_r2(fc_depth, fc_panels["chi"], l_min=L0)   # R² in l and log l
-ch.claim("chi_exponential", f"log χ^l is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99 "
+ch.claim("chi_exponential", f"log χˡ is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99 "
          "(mean over networks)", kind="reproduces", measured=fc_law["exponential"],
          reference=0.99, tol=0.0, comparison="ge", alternative=(fc_law["power"].mean, POWER_LAW),
          why=WHY_EXPONENTIAL, source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)")
-for k, name in [("dchi", "δχ"), ("dbn", "δ_BN χ"), ("dphi", "δ_φ χ")]:
+for k, name in [("dchi", "δχ"), ("dbn", "δχ (BN step)"), ("dphi", "δχ (ReLU step)")]:
     ch.claim(f"{k}_gt_1", f"{name} ≥ 1: the mean increment over layers ≥ {L0} is at least 1",
              kind="predicts", measured=fc["increments"][k], reference=1.0, tol=0.0,
              comparison="ge", alternative=(1.0, "a step that leaves χ unchanged"),
@@ -382,8 +389,8 @@ ch.claim("fc_rate_matches_authors", f"the growth of log₁₀ χ per layer over 
                                         f"the authors' nets at B = {fc_rate['neighbour']}"),
          why="half the relative gap to the authors' rate at the nearest other batch, so that the "
              "rate identifies the batch; the error combines ours with theirs",
-         source="Labatie 2019, Theorem 3 and App. A; the authors' arrays bn_ff_fc_64 … "
-                "bn_ff_fc_512 (fully-connected, N = 512, CIFAR-10)", min_scale="default")
+         source="Labatie 2019, Theorem 3 and App. A; the authors' fully-connected arrays "
+                "for B = 64 … 512 (N = 512, CIFAR-10)", min_scale="default")
 
 # %% [markdown]
 # The paper's Fig. 4(b) ends near χ²⁰⁰ ≈ 10¹⁴ in its convolutional nets (the bracket 10¹³–10¹⁸ is
@@ -398,22 +405,24 @@ ch.claim("fc_rate_matches_authors", f"the growth of log₁₀ χ per layer over 
 # %% [markdown]
 # ## Fully-connected nets at a small batch read the other way
 #
-# In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`, r_eff(x) =
-# {glue}`reff_x_l` and r_eff(dx) = {glue}`reff_dx_l`: {glue}`reff_order`. The authors' own
-# fully-connected nets at B = {glue}`pub_fc_batch` read the same way (r_eff(x) =
-# {glue}`pub_reff_x_small` and r_eff(dx) = {glue}`pub_reff_dx_small`), and the authors' notebook on
-# fully-connected networks notes that a smaller batch leaves the noise ill-conditioned; the paper's
-# statement is about its convolutional nets. The architecture explains it. In a fully-connected net
-# a channel is sampled only at the B inputs of the batch, so the covariance of the signal (and of
-# the noise) across the N channels has rank at most B and **r_eff ≤ B**; in the paper's
-# convolutional nets each channel is sampled at B × 16 × 16 positions, room for the noise to keep
-# its hundreds of directions. Within the few directions a small batch leaves, batch normalisation's
-# up-weighting of the low-signal directions concentrates the noise, while the batch also caps how
-# fat-tailed and how ill-conditioned the signal can become (App. A). The ordering therefore turns
-# with the batch: the authors' fully-connected arrays at B ≥ 128 show the paper's ordering, with the
-# noise's rank held far below 200, and the batch-size study below compares ours with theirs batch by
-# batch. As for the tails, the kurtosis of the BN output at l = {glue}`fc_depth` is {glue}`kurt_l`
-# and ν₁(|y|)/√ν₂ is {glue}`nu1_l` (Gaussian: 3 and 0.798): {glue}`fat_verdict`
+# In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
+# $r_\mathrm{eff}(x)$ =
+# {glue}`reff_x_l` and $r_\mathrm{eff}(dx)$ = {glue}`reff_dx_l`: {glue}`reff_order`. The authors'
+# own fully-connected nets at B = {glue}`pub_fc_batch` read the same way ($r_\mathrm{eff}(x)$ =
+# {glue}`pub_reff_x_small` and $r_\mathrm{eff}(dx)$ = {glue}`pub_reff_dx_small`), and the authors'
+# notebook on fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
+# the paper's statement is about its convolutional nets. The architecture explains it. In a
+# fully-connected net a channel is sampled only at the B inputs of the batch, so the covariance of
+# the signal (and of the noise) across the N channels has rank at most B and **$r_\mathrm{eff}$ ≤
+# B**; in the paper's convolutional nets each channel is sampled at B × 16 × 16 positions, room for
+# the noise to keep its hundreds of directions. Within the few directions a small batch leaves,
+# batch normalisation's up-weighting of the low-signal directions concentrates the noise, while the
+# batch also caps how fat-tailed and how ill-conditioned the signal can become (App. A). The
+# ordering therefore turns with the batch: the authors' fully-connected arrays at B ≥ 128 show the
+# paper's ordering, with the noise's rank held far below 200, and the batch-size study below
+# compares ours with theirs batch by batch. As for the tails, the kurtosis of the BN output at l =
+# {glue}`fc_depth` is {glue}`kurt_l` and ν₁(|y|)/√ν₂ is {glue}`nu1_l` (Gaussian: 3 and 0.798):
+# {glue}`fat_verdict`
 
 # %% tags=["remove-cell"]
 last = study.last_layer_findings(fc_panels)   # the last record, over networks
@@ -446,7 +455,7 @@ ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10²
         else f"at this batch the tails are not resolved from the Gaussian's {BOUND}")
 
 # %% [markdown]
-# ## δ_BN χ and the conditioning of the signal
+# ## The BN step's increment and the conditioning of the signal
 #
 # The convexity argument behind Theorem 3 predicts that the worse conditioned the incoming signal
 # (the smaller $r_\mathrm{eff}(x^{l-1})$), the larger $\delta_\mathrm{BN}\chi^l$ — the paper's
@@ -461,8 +470,9 @@ ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10²
 conv_conditioning = study.dbn_conditioning(conv_depth, conv_arrays, conv_panels, l_min=L0,
                                            seed=seed)
 ch.glue_all({"conv_rho_pooled": conv_conditioning["rho"]}, digits=2)
-ch.claim("conv_dbn_inverse_conditioning", "in the convolutional nets δ_BN χ^l is inversely "
-         "related to r_eff(x^{l−1}): pooled Spearman ρ < 0", kind="reproduces",
+ch.claim("conv_dbn_inverse_conditioning", "in the convolutional nets the BN step's increment δχˡ "
+                                          "is inversely related to the effective rank r(xˡ⁻¹): "
+         "pooled Spearman ρ < 0", kind="reproduces",
          measured=conv_conditioning["rho"], reference=0.0, tol=0.0, comparison="le",
          alternative=(0.0, "no relation"),
          why="the paper states the sign only; the bootstrap resamples whole networks",
@@ -474,15 +484,16 @@ conditioning = study.dbn_conditioning(fc_depth, fc_arrays, fc_panels, l_min=L0, 
 ch.figure(figures.dbn_vs_conditioning(**conditioning["arrays"]), "dbn_vs_conditioning",
           "Increment of the conv+BN step against the effective rank of the incoming signal (left, "
           "colour: depth) and the rank correlation across networks at each depth (right), testing "
-          "Labatie §6 (ii): δ_BN χ and r_eff(x) are inversely correlated.",
+          "Labatie §6 (ii): the BN step's δχ and the effective rank r(x) are inversely correlated.",
           arrays=conditioning["arrays"],
           alt="Scatter of the conv+BN increment of χ against the incoming signal's effective rank, "
               "and the rank correlation between them across networks at each depth.")
 
 # %% tags=["remove-cell"]
 ch.glue_all({"rho_pooled": conditioning["rho"], "rho_within": conditioning["rho_within"]}, digits=2)
-ch.claim("dbn_inverse_conditioning", "in the fully-connected nets δ_BN χ^l is inversely related "
-         "to r_eff(x^{l−1}): pooled Spearman ρ < 0", kind="reproduces",
+ch.claim("dbn_inverse_conditioning", "in the fully-connected nets the BN step's increment δχˡ is "
+                                     "inversely related to the effective rank r(xˡ⁻¹): pooled "
+         "Spearman ρ < 0", kind="reproduces",
          measured=conditioning["rho"], reference=0.0, tol=0.0, comparison="le",
          alternative=(0.0, "no relation"),
          why="the paper states the sign only; the bootstrap resamples whole networks",
@@ -515,7 +526,11 @@ ch.figure(figures.datasets(data_study["runs"]), "datasets",
           arrays=data_study["arrays"],
           alt="Mean log χ and the signal's effective rank against depth for three inputs: photo "
               "patches, digits and Gaussian images.")
-data_study["table"].style.format(precision=4)
+def typeset(column: str) -> str:   # the study's column names in the page's notation
+    return column.replace("r_eff", "effective rank r").replace("^L", "ᴸ").replace("log10", "log₁₀")
+
+
+data_study["table"].rename(columns=typeset).style.format(precision=4)
 
 # %%
 data_depth = np.asarray(data_runs["patches"][0])
@@ -558,14 +573,15 @@ ch.glue("offset_verdict", ch.verdict(
 # l = 200; `layerwise.published`) make them concrete:
 
 # %%
-study.fc_batch_table(L).style.format(precision=2)
+study.fc_batch_table(L).rename(columns=typeset).style.format(precision=2)
 
 # %% [markdown]
 # A larger batch gives fatter tails, a worse-conditioned signal, a better-conditioned noise and a
-# *smaller* χ (a fatter-tailed BN output makes the ReLU step less harmful, δ_φχ → 1).
+# *smaller* χ (a fatter-tailed BN output makes the ReLU step less harmful, δᵩᵪ → 1).
 # {numref}`fig-04-batch-size` measures the same four quantities in our nets (width
 # {glue}`fc_width`), with the authors' values (width 512) as crosses. Per doubling of B, the
-# kurtosis changes by {glue}`slope_kurtosis`, r_eff(x) by {glue}`slope_reff_x`, r_eff(dx) by
+# kurtosis changes by {glue}`slope_kurtosis`, $r_\mathrm{eff}(x)$ by {glue}`slope_reff_x`,
+# $r_\mathrm{eff}(dx)$ by
 # {glue}`slope_reff_dx` and log₁₀ χ at the last layer by {glue}`slope_log10_chi`. At the smallest
 # batch, B = {glue}`b_small`, the signal has {glue}`ratio_small` times the noise's effective rank;
 # at the largest, B = {glue}`b_large`, {glue}`ratio_large` times: {glue}`flip_verdict`.
@@ -575,7 +591,8 @@ study.fc_batch_table(L).style.format(precision=2)
 # authors' levels at neighbouring batches: nearer than that, our nets at B look like theirs at B
 # and not at another batch. In those units, the largest deviation of ours over the batches is
 # {glue}`bdev_log10_chi` for log₁₀ χ, {glue}`bdev_kurtosis` for the kurtosis, {glue}`bdev_reff_x`
-# for r_eff(x) and {glue}`bdev_reff_dx` for r_eff(dx) — against {glue}`bdev_alt_log10_chi`,
+# for $r_\mathrm{eff}(x)$ and {glue}`bdev_reff_dx` for $r_\mathrm{eff}(dx)$ — against
+# {glue}`bdev_alt_log10_chi`,
 # {glue}`bdev_alt_kurtosis`, {glue}`bdev_alt_reff_x` and {glue}`bdev_alt_reff_dx` if the levels
 # did not depend on the batch. {glue}`batch_unresolved` This is the crossover that reconciles our
 # fully-connected nets with the paper's result: the noise's advantage in conditioning needs
@@ -612,8 +629,9 @@ ch.glue("flip_verdict",
 
 # %% tags=["remove-cell"]
 levels_vs = study.batch_levels_versus_authors(batch["table"], n=params["batch_nets"], depth=L)
-BATCH_NAMES = {"log10_chi": f"log₁₀ χ^{L}", "kurtosis": "the kurtosis of the BN output",
-               "reff_x": f"r_eff(x^{L})", "reff_dx": f"r_eff(dx^{L})"}
+BATCH_NAMES = {"log10_chi": f"log₁₀ χ at layer {L}", "kurtosis": "the kurtosis of the BN output",
+               "reff_x": f"effective rank r(x) at layer {L}",
+               "reff_dx": f"effective rank r(dx) at layer {L}"}
 for k, name in BATCH_NAMES.items():
     ch.glue_all({f"bdev_{k}": levels_vs[k]["deviation"],
                  f"bdev_alt_{k}": levels_vs[k]["no_batch_effect"]}, digits=2)
@@ -624,11 +642,11 @@ for k, name in BATCH_NAMES.items():
                                            "levels that do not depend on the batch"),
              why="half the gap between the authors' levels at neighbouring batches: what a "
                  "batch-size study resolves; errors combine ours with theirs, simultaneous over "
-                 "the batches", source="Labatie 2019, App. A; the authors' arrays bn_ff_fc_64 … "
-                 "bn_ff_fc_512", min_scale="paper" if k == "reff_dx" else "default",
-             note="r_eff(dx) spreads by 30–40 % of its mean between single networks (ours and "
-                  "the authors'), more than the gaps between batches: graded at the paper's "
-                  "200 networks per batch" if k == "reff_dx" else "")
+                 "the batches", source="Labatie 2019, App. A; the authors' fully-connected arrays "
+                 "for B = 64 … 512", min_scale="paper" if k == "reff_dx" else "default",
+             note="the noise's effective rank r(dx) spreads by 30–40 % of its mean between single "
+                  "networks (ours and the authors'), more than the gaps between batches: graded at "
+                  "the paper's 200 networks per batch" if k == "reff_dx" else "")
 
 # %% tags=["remove-cell"]
 by_status = {s: [name for k, name in BATCH_NAMES.items() if ch.status(f"batch_{k}_levels") == s]
@@ -643,13 +661,15 @@ if by_status["skipped"]:
                       "larger scale on.")
 ch.glue("batch_unresolved", " ".join(unresolved))
 ch.claim("fc_large_batch_paper_ordering", "fully-connected nets of the paper's width with a "
-         f"large batch show the paper's ordering: at B = {batch['b_max']}, r_eff(dx^{L}) − "
-         f"r_eff(x^{L}) > 0", kind="predicts", measured=batch["large_batch_gap"], reference=0.0,
+         f"large batch show the paper's ordering: at B = {batch['b_max']}, the effective ranks at "
+         f"layer {L} satisfy r(dx) − r(x) > 0", kind="predicts",
+         measured=batch["large_batch_gap"], reference=0.0,
          tol=0.0, comparison="ge", alternative=(0.0, "equally conditioned signal and noise"),
-         why="a fully-connected channel is sampled at the B inputs only (r_eff ≤ B), so the "
-             "noise's advantage should return as B grows, as in the authors' arrays (B ≥ 128)",
-         source="ours, from Labatie 2019 App. A and the authors' arrays bn_ff_fc_128 … "
-                "bn_ff_fc_512",
+         why="a fully-connected channel is sampled at the B inputs only (effective rank r ≤ B), "
+             "so the noise's advantage should return as B grows, as in the authors' arrays "
+             "(B ≥ 128)",
+         source="ours, from Labatie 2019 App. A and the authors' fully-connected arrays for "
+                "B = 128 … 512",
          min_scale="default",
          note="made for the paper's width N = 512: at ci's N = 128 the difference is negative on "
               "most seeds even at B = N, so the ordering needs a wide layer as well as a large "
@@ -662,18 +682,19 @@ ch.claim("fc_large_batch_paper_ordering", "fully-connected nets of the paper's w
 #   {glue}`conv_batch_p`, {glue}`conv_nets_p` networks): χ grows exponentially (R² =
 #   {glue}`conv_r2`, δχ = {glue}`conv_dchi_late` per layer late in depth against the authors'
 #   {glue}`pub_dchi_late`); the BN and ReLU steps cross as in its panel (a); the noise keeps
-#   r_eff(dx) = {glue}`conv_reff_dx` directions while the signal keeps {glue}`conv_reff_x`; the
-#   kurtosis of the BN output reaches {glue}`conv_kurt`. Which of these agree with the authors'
-#   published arrays within the declared margins, at this scale, is in the scorecard:
+#   $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions while the signal keeps
+#   {glue}`conv_reff_x`; the kurtosis of the BN output reaches {glue}`conv_kurt`. Which of these
+#   agree with the authors' published arrays within the declared margins, at this scale, is in the
+#   scorecard:
 #   {glue}`found_conv`.
 # - **Fully-connected nets** reproduce the exponential growth (R² = {glue}`fc_r2`) with both steps
 #   of a layer increasing χ, the fat tails (kurtosis {glue}`kurt_l`), the inverse relation of
-#   δ_BN χ to the signal's conditioning (ρ = {glue}`rho_pooled`) and a rate that barely depends on
-#   the data (relative spread {glue}`rate_spread`).
+#   $\delta_\mathrm{BN}\chi$ to the signal's conditioning (ρ = {glue}`rho_pooled`) and a rate that
+#   barely depends on the data (relative spread {glue}`rate_spread`).
 # - **Conditioning at a small batch:** at B = {glue}`fc_batch` the fully-connected nets read the
 #   other way ({glue}`reff_order`), as do the authors' own fully-connected nets at that batch,
-#   because a channel sampled at B inputs has r_eff ≤ B; the ordering turns with the batch, level
-#   by level as in the authors' arrays.
+#   because a channel sampled at B inputs has $r_\mathrm{eff}$ ≤ B; the ordering turns with the
+#   batch, level by level as in the authors' arrays.
 # - **Like with like:** the fully-connected nets grow at the authors' rate for the same width and
 #   batch ({glue}`fc_log10_dchi` against {glue}`pub_fc_log10_dchi` decades per layer); their final
 #   χ lies {glue}`fc_end_offset` decades above the authors', an offset our photo patches set over

@@ -22,10 +22,11 @@
 # (§7, Theorem 4) shows that skip connections break this multiplicativity. In a pre-activation
 # residual unit the branch still amplifies χ as a feedforward net would, but its output is
 # *diluted* into the skip path, whose signal variance grows linearly with the number of units:
-# unit l contributes a fraction ~1/l of the signal. The result is a power law, χ^l ∝ l^τ, with an
-# exponent fixed by the feedforward increment inside the units, τ = ((E δχ)^{2·res_depth} − 1)/2
-# (Eq. 15) — the ResNet's evolution is the logarithmic version of the feedforward one. And the
-# signal stays healthy: many directions, a distribution close to Gaussian. This chapter
+# unit l contributes a fraction ~1/l of the signal. The result is a power law,
+# $\chi^l \propto l^\tau$, with an exponent fixed by the feedforward increment inside the units,
+# $\tau = ((\mathbb E\,\delta\chi)^{2d} - 1)/2$ with $d$ = `res_depth` the number of layers per
+# residual unit (Eq. 15) — the ResNet's evolution is the logarithmic version of the feedforward one.
+# And the signal stays healthy: many directions, a distribution close to Gaussian. This chapter
 # reproduces the paper's Fig. 5 and its overlay of Eq. 15 on the measured χ, and grades its
 # fully-connected ResNets against the authors' own fully-connected ResNets of the same width, batch
 # and depth.
@@ -131,19 +132,19 @@ ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUC
 # ## The power law and Eq. 15
 #
 # {numref}`fig-05-fig5-fc` is the paper's Fig. 5 for fully-connected ResNets. The paper's panel (b)
-# overlays l^τ, with τ from Eq. 15 and the feedforward increment "averaged over the whole
-# evolution", on the measured χ^l and concludes that "Eq. (15) very well describes the evolution
+# overlays $l^\tau$, with τ from Eq. 15 and the feedforward increment "averaged over the whole
+# evolution", on the measured χˡ and concludes that "Eq. (15) very well describes the evolution
 # of χ in practice" (§7). Theorem 4 itself bounds χ between two power laws with unspecified
 # constants; it does not claim that a free fit of the exponent equals τ. We therefore grade the
-# overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, c · l^τ with the Eq. 15 exponent
-# τ = {glue}`tau_eq15` and a fitted constant c stays within {glue}`overlay_max_dev` of the
-# geometric mean of χ^l at its worst unit (the paper's overlay coincides within a line width, which
+# overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, $c\,l^\tau$ with the Eq. 15
+# exponent τ = {glue}`tau_eq15` and a fitted constant c stays within {glue}`overlay_max_dev` of the
+# geometric mean of χˡ at its worst unit (the paper's overlay coincides within a line width, which
 # is at most about 8 % of χ from l = 50 on; we declare 10 % as "describes"). {glue}`overlay_verdict`
 #
 # As a measurement, the free log-log exponent fitted network by network over the same units is
-# τ_fit = {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq. 15 value;
-# log χ is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the units is
-# δχ = {glue}`dff_mean` (the paper's Fig. 5(a): about 1.2): the branch alone would explode.
+# $\tau_\mathrm{fit}$ = {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq.
+# 15 value; log χ is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the
+# units is δχ = {glue}`dff_mean` (the paper's Fig. 5(a): about 1.2): the branch alone would explode.
 
 # %%
 fc_depth, fc_arrays = run("fig5_fc", base)
@@ -158,9 +159,9 @@ ch.figure(fig, "fig5_fc",
           "Increments, power-law growth, conditioning and tails in fully-connected BN ResNets "
           f"(Labatie, Fig. 5 (a–d), fully-connected variant), {fc_panels['chi'].shape[0]} "
           "networks: (a) increments of χ inside the first layer of each unit; (b) χˡ on log-log "
-          "axes with the free power-law fit (dashed) and c·l^τ with τ from Eq. 15 and a fitted "
-          "constant (dotted), as in the paper's panel; (c) effective ranks after the first ReLU; "
-          "(d) kurtosis and ν₁(|y|) after the first BN."
+          "axes with the free power-law fit (dashed) and c·l to the power τ, with τ from Eq. 15 "
+          "and a fitted constant (dotted), as in the paper's panel; (c) effective ranks after the "
+          "first ReLU; (d) kurtosis and ν₁(|y|) after the first BN."
           + (" Dashed over grey 10–90 % bands: the authors' fully-connected nets (same N, B and "
              "depth, CIFAR-10, 200 networks)." if like else ""),
           arrays={"depth": fc_depth, **fc_panels, "overlay_depth": overlay["depth"],
@@ -181,9 +182,10 @@ ch.glue("res_r2", fig5["r2"]["r2_linear_in_log_l"], digits=4)
 ch.glue_all({"dff_mean": fig5["dff"]}, digits=4)
 
 # %% tags=["remove-cell"]
-EXPONENTIAL = "the best exponential c·e^(r·l) (the feedforward law)"
-ch.claim("eq15_overlay", f"c·l^τ with τ from Eq. 15 and a fitted constant describes χ^l over units "
-         f"{L_MIN}–{L}: largest relative deviation ≤ 10 %", kind="reproduces",
+EXPONENTIAL = "the best exponential c·exp(r·l) (the feedforward law)"
+ch.claim("eq15_overlay", "c·l to the power τ, with τ from Eq. 15 and a fitted constant, describes "
+                         f"χˡ over units {L_MIN}–{L}: largest relative deviation ≤ 10 "
+         "%", kind="reproduces",
          measured=study.overlay_deviation(overlay, fc_panels["chi"].shape[0]),
          reference=OVERLAY_MARGIN, tol=0.0, comparison="le",
          alternative=(overlay["exp_max_dev"], EXPONENTIAL),
@@ -191,7 +193,7 @@ ch.claim("eq15_overlay", f"c·l^τ with τ from Eq. 15 and a fitted constant des
              "τ, the constant and the curve are refitted in each bootstrap resample",
          source="Labatie 2019, §7 'Experimental verification' and Fig. 5(b)", min_scale="default",
          note="the ci nets (N = 64, B = 16, 100 units) are not in Eq. 15's regime: 60 of them "
-              "deviate by 25 % (15–35 %; τ_Eq.15 = 1.14 ± 0.02, free 1.00 ± 0.01)",
+              "deviate by 25 % (15–35 %; τ of Eq. 15 = 1.14 ± 0.02, free 1.00 ± 0.01)",
          caveat=f"{fc_panels['chi'].shape[0]} networks leave a wide interval, and the increment "
                 f"inside the units still drifts over {L} units (next section)")
 
@@ -258,7 +260,7 @@ for end, row in [("first", 0), ("last", -1)]:
 # against {glue}`dff_authors`; τ grows as the fourth power of it). {glue}`tau_verdict` The
 # **levels** do depend on it. At the last unit, log₁₀ χ is {glue}`lchi_patches`,
 # {glue}`lchi_digits` and {glue}`lchi_gaussian` (the authors':
-# {glue}`lchi_authors`); r_eff(x) is {glue}`reffx_patches`, {glue}`reffx_digits` and
+# {glue}`lchi_authors`); $r_\mathrm{eff}(x)$ is {glue}`reffx_patches`, {glue}`reffx_digits` and
 # {glue}`reffx_gaussian` (the authors': {glue}`reffx_authors`); μ₄ is {glue}`mu4_patches`,
 # {glue}`mu4_digits` and {glue}`mu4_gaussian` (the authors': {glue}`mu4_authors`).
 # {glue}`bracket_verdict` The exponent is set by the increment inside the units, which forgets the
@@ -282,8 +284,8 @@ ch.figure(figures.datasets(data_runs), "datasets",
 authors = study.authors_fc(L_MIN, L)
 values = {ds: study.fc_values(d, A, L_MIN, L) for ds, (d, A) in data_arrays.items()}
 ROWS = {"dff": "δχ inside the units", "tau": f"τ over units {L_MIN}–{L}",
-        "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"r_eff(x) at unit {L}",
-        "reff_dx": f"r_eff(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
+        "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"effective rank r(x) at unit {L}",
+        "reff_dx": f"effective rank r(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
 table = study.authors_table(values, authors, "authors (CIFAR-10)").rename(index=ROWS)
 table.style.format(precision=3, na_rep="–")
 
@@ -296,7 +298,7 @@ versus = study.versus_authors(values["patches"], authors)
 drift = abs(windows["Eq. 15 τ"].iloc[-1] / windows["Eq. 15 τ"].iloc[0] - 1)
 spread = np.ptp([values[ds]["tau"].mean() for ds in values]) / authors["tau"][0]
 mu4_conv = float(np.interp(L, list(FIG5D_MU4), list(FIG5D_MU4.values())))
-SRC_FC = "Labatie 2019, §7 and Fig. 5; the authors' fully-connected arrays (bn_res_fc)"
+SRC_FC = "Labatie 2019, §7 and Fig. 5; the authors' fully-connected ResNet arrays"
 WITH_AUTHORS = "the error combines ours with the authors' (200 networks)"
 ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} agrees with the "
          "authors' fully-connected nets within 5 %", kind="reproduces", measured=versus["tau"],
@@ -311,7 +313,7 @@ ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} ag
 
 # %% tags=["remove-cell"]
 ALT_LEVEL = {"reff_x": (authors["reff_dx"][0], "a signal as well conditioned as the noise "
-                        "(the authors' r_eff(dx))"),
+                        "(the authors' effective rank r(dx))"),
              "kurtosis": (mu4_conv, "Fig. 5(d)'s convolutional level at that unit")}
 for key, words in [("reff_x", "the signal's effective rank after the first ReLU"),
                    ("kurtosis", "the kurtosis after the first BN")]:
@@ -333,8 +335,8 @@ ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i
          "images: log ratio > 0", kind="checks", measured=lchi_diff, reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "no effect of the input on χ"),
          why="a direction; both runs' errors combined", min_scale="default",
-         source="ours: SPEC §1 Data (χ at unit 500 ≈ 2.5× larger with patches, conv); Labatie "
-                "2019 App. A")
+         source="ours: the book's input data, Set-up (χ at unit 500 ≈ 2.5× larger with patches, "
+                "conv); Labatie 2019 App. A")
 
 # %% tags=["remove-cell"]
 for key, short in {"tau": "tau", "log10_chi": "lchi", "reff_x": "reffx", "kurtosis": "mu4"}.items():
@@ -371,10 +373,11 @@ ch.glue("level_verdict", ch.verdict(
 #
 # The paper's §7 contrasts the ResNet's signal with the feedforward net's: "(i) many directions of
 # signal variance preserved" — in its Fig. 5(c) $r_\mathrm{eff}(x^l)$ stays near 15 while
-# $r_\mathrm{eff}(dx^l)$ is near 300, against r_eff(x) ≈ 2 in the convolutional feedforward nets
-# of its Fig. 4(c) — and "(ii) close to Gaussian data distribution, as indicated e.g. by μ₄ close
-# to the Gaussian kurtosis of 3". In our fully-connected ResNets, at unit {glue}`res_units` the
-# signal keeps r_eff(x) = {glue}`res_reff_x` directions after the first ReLU (the noise:
+# $r_\mathrm{eff}(dx^l)$ is near 300, against $r_\mathrm{eff}(x)$ ≈ 2 in the convolutional
+# feedforward nets of its Fig. 4(c) — and "(ii) close to Gaussian data distribution, as indicated
+# e.g. by μ₄ close to the Gaussian kurtosis of 3". In our fully-connected ResNets, at unit
+# {glue}`res_units` the signal keeps $r_\mathrm{eff}(x)$ = {glue}`res_reff_x` directions after the
+# first ReLU (the noise:
 # {glue}`res_reff_dx`; in a fully-connected net both are at most B = {glue}`res_batch`), and the
 # kurtosis after the first BN is {glue}`res_kurt`.
 #
@@ -441,17 +444,17 @@ ch.glue("kurt_ff_verdict", "All stay an order of magnitude below the ≈ 10² of
 # {glue}`ff_r2_log` in log l).
 #
 # **Conditioning: the paper's contrast and ours.** In the paper's convolutional nets the contrast
-# is stark: the BN feedforward signal collapses to r_eff ≈ 2 (its Fig. 4(c)) while the ResNet keeps
-# ≈ 15 (its Fig. 5(c)); in both, the noise stays well-conditioned (≈ 200–300).
+# is stark: the BN feedforward signal collapses to $r_\mathrm{eff}$ ≈ 2 (its Fig. 4(c)) while the
+# ResNet keeps ≈ 15 (its Fig. 5(c)); in both, the noise stays well-conditioned (≈ 200–300).
 # {doc}`04_bn_exploding_sensitivity` reproduces the feedforward half of this contrast in the
 # paper's convolutional nets at its width and batch, against the authors' published arrays. In our
 # fully-connected nets at B = {glue}`res_batch` the ratio of the signal's effective rank in the
 # ResNet to that in the feedforward net is {glue}`reff_ratio` (feedforward: {glue}`ff_reff_x`). As
 # {doc}`04_bn_exploding_sensitivity` shows, a fully-connected net samples each channel at the B
-# inputs only (r_eff ≤ B), and at small batch its feedforward signal does not collapse as far as in
-# the paper's convolutional nets — a property of the fully-connected architecture at small batch,
-# not a contradiction of the paper. We therefore grade only the statement the paper makes about
-# ResNets (several directions preserved) and report the ratio.
+# inputs only ($r_\mathrm{eff}$ ≤ B), and at small batch its feedforward signal does not collapse as
+# far as in the paper's convolutional nets — a property of the fully-connected architecture at small
+# batch, not a contradiction of the paper. We therefore grade only the statement the paper makes
+# about ResNets (several directions preserved) and report the ratio.
 
 # %%
 ff_depth, ff_arrays = run("ff_compare", replace(base, arch="bn_ff", depth=params["ff_depth"],
@@ -486,18 +489,20 @@ ch.claim("ff_exponential_res_power", "feedforward: log χ linear in l (R² ≥ 0
          why="the R² criterion of the ResNet power law", source="Labatie 2019, Theorems 3–4 (§6–7)")
 
 # %% tags=["remove-cell"]
-ch.claim("reff_resnet_large", f"the ResNet signal keeps several directions: r_eff(x^{L}) ≥ 3",
+ch.claim("reff_resnet_large", "the ResNet signal keeps several directions: effective rank r(x) ≥ "
+                              f"3 at unit {L}",
          kind="reproduces", measured=fig5["reff_x"], reference=3.0, tol=0.0, comparison="ge",
          alternative=(2.0, "the collapsed signal of the paper's BN feedforward nets (its Fig. "
-                           "4(c): r_eff ≈ 2)"),
-         why="3: against the collapse of vanilla nets (Chapter 3) and the r_eff ≈ 2 of the paper's "
-             "BN feedforward nets; r_eff ≤ B in fully-connected nets, whose feedforward nets at "
-             f"small B do not collapse (r_eff = {ff_reff.mean:.1f} here): it does not exclude them",
+                           "4(c): effective rank r ≈ 2)"),
+         why="3: against the collapse of vanilla nets (Chapter 3) and the effective rank r ≈ 2 of "
+             "the paper's BN feedforward nets; r ≤ B in fully-connected nets, whose feedforward "
+             f"nets at small B do not collapse (r = {ff_reff.mean:.1f} here): it does not exclude "
+             "them",
          source="Labatie 2019, §7 (i) and Fig. 5(c)")
 
 # %% tags=["remove-cell"]
 FF_ALTERNATIVE = "the BN feedforward nets (exponential growth), same N and B"
-ch.claim("power_law_r2", "log χ^l is linear in log l (R² ≥ 0.99)", kind="reproduces",
+ch.claim("power_law_r2", "log χˡ is linear in log l (R² ≥ 0.99)", kind="reproduces",
          measured=res_fits["r2_log"], reference=0.99, tol=0.0, comparison="ge",
          alternative=(ff_fits["r2_log"].mean, FF_ALTERNATIVE),
          why="'power law': a straight line on log-log axes, for the network-averaged log χ",
@@ -514,7 +519,7 @@ ch.claim("power_not_exponential", "a power law describes χ better than an expon
 # {numref}`fig-05-fig5-conv` repeats Fig. 5 with 3×3 periodic convolutions, the paper's
 # architecture. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates from χ by at most
 # {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
-# r_eff(dx) = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
+# $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
 
 # %%
 conv_depth, conv_arrays = run("fig5_conv", replace(
@@ -555,8 +560,8 @@ ch.glue("conv_reduced_words", (
     "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
     "claim is graded at the `paper` scale only.") if CONV_REDUCED else
     "It runs at the paper's width and batch.")
-ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 15 and a fitted "
-         "constant describes χ^l within 10 %", kind="reproduces",
+ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l to the power τ, with τ from Eq. 15 and a "
+                              "fitted constant describes χˡ within 10 %", kind="reproduces",
          measured=study.overlay_deviation(conv_overlay, conv_panels["chi"].shape[0]),
          reference=OVERLAY_MARGIN, tol=0.0, comparison="le",
          alternative=(conv_overlay["exp_max_dev"], EXPONENTIAL),
@@ -564,8 +569,8 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 1
          source="Labatie 2019, §7 and Fig. 5(b)", min_scale="paper",
          note="graded at the paper scale only: below it the convolutional nets are reduced "
               "(N = 32, B = 8 at default) because a paper-width one costs minutes per network on "
-              "a CPU; the reduced width caps r_eff(dx) at N and leaves the nets outside the "
-              "paper's regime")
+              "a CPU; the reduced width caps the noise's effective rank r(dx) at N and leaves the "
+              "nets outside the paper's regime")
 
 # %% [markdown]
 # ## What we found
@@ -573,14 +578,14 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 1
 # - **Reproduced at this scale:** χ grows as a power law in the number of units (R² =
 #   {glue}`res_r2` in log l) while the same layers without skip connections grow exponentially
 #   (R² = {glue}`ff_r2` in l), with a feedforward increment δχ = {glue}`dff_mean` > 1 inside the
-#   units; the ResNet's signal keeps r_eff(x) = {glue}`res_reff_x` directions.
+#   units; the ResNet's signal keeps $r_\mathrm{eff}(x)$ = {glue}`res_reff_x` directions.
 # - **The paper's Eq. 15 overlay** (its Fig. 5(b)) deviates from our χ by at most
 #   {glue}`overlay_max_dev`, against the 10 % that the paper's figure can certify. The free
-#   exponent, τ_fit = {glue}`tau_fit`, is {glue}`tau_distance` combined standard errors from the
-#   Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
+#   exponent, $\tau_\mathrm{fit}$ = {glue}`tau_fit`, is {glue}`tau_distance` combined standard
+#   errors from the Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
 # - **Against the authors' fully-connected ResNets** (same N, B and depth, CIFAR-10): the exponent
 #   of χ, {glue}`tau_patches` against {glue}`tau_authors`, barely depends on the input.
-#   {glue}`tau_verdict` The levels — χ, r_eff(x), μ₄ — depend on the input.
+#   {glue}`tau_verdict` The levels — χ, $r_\mathrm{eff}(x)$, μ₄ — depend on the input.
 #   {glue}`bracket_verdict` Graded for our photo patches, {glue}`level_verdict`: the claims
 #   compare our input with theirs as much as our nets with theirs.
 # - **Fig. 5(d)'s kurtosis** is a property of convolutional nets on CIFAR-10; it is not graded
@@ -588,8 +593,8 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l^τ with τ from Eq. 1
 #   {glue}`mu4_gaussian` on Gaussian images) is compared with the authors' fully-connected value
 #   ({glue}`mu4_authors`) instead.
 # - **Differs from the paper's narrative, for a known reason:** the feedforward signal of our
-#   fully-connected nets is not collapsed at small batch (r_eff ≤ B), so the ResNet/feedforward
-#   contrast in conditioning is smaller than in the paper's convolutional nets.
+#   fully-connected nets is not collapsed at small batch ($r_\mathrm{eff}$ ≤ B), so the
+#   ResNet/feedforward contrast in conditioning is smaller than in the paper's convolutional nets.
 # - **Not graded below the `paper` scale:** the convolutional variant, reduced for the CPU.
 
 # %% [markdown]

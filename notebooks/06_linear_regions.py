@@ -248,7 +248,7 @@ for d, slope in at_init["slopes"].items():  # least squares of log(count) on log
     ch.claim(f"quadratic_growth_d{d}", f"Depth {d}: regions grow like N² (log–log slope of the "
              f"count against N = {n_list})", kind="reproduces", measured=slope, reference=2.0,
              tol=0.5, comparison="abs", alternative=maximum, caveat=few_nets + narrow,
-             why="±0.5 keeps the slope closer to n_in = 2 than to 1 (lines alone) or 3",
+             why="±0.5 keeps the slope closer to nᵢₙ = 2 than to 1 (lines alone) or 3",
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5, Eq. (5), Fig. 3; Daróczy, slides §3")
 
 # %%
@@ -333,7 +333,7 @@ for d in params["depths"]:
         f"every seed of the book's robustness sweep: graded where every layer has ≥ {MIN_UNITS}"))
     for name, key, law, what in LAWS:
         maximum = ((law * regions.montufar_exponent(n_axis, d, n_in=1),
-                    "exponent of the maximal pieces along a line (Montúfar et al., n_in = 1)")
+                    "exponent of the maximal pieces along a line (Montúfar et al., nᵢₙ = 1)")
                    if d > 1 else (0.0, "no dependence on N"))
         ch.claim(f"{name}_d{d}", f"Depth {d}: {what} (exponent between {n_range})",
                  kind="reproduces", measured=on_lines[key][d], reference=law, tol=0.5,
@@ -355,10 +355,10 @@ for d in params["depths"]:
 # random labels; the slides add that other learning rates give a slight increase too. We train a
 # [32, 32, 32] network on the 1 797 digits (batches of 64, cross-entropy) and follow the count on
 # the plane through three training digits, the boundary crossings of 16 segments between pairs of
-# training digits, and the distance of their end points to the nearest boundary. Earlier versions
-# of this chapter trained only on per-pixel standardised digits and saw the count *fall*. That
-# preprocessing is extreme on these data: pixels that are almost always blank have standard
-# deviations down to {glue}`pixel_sd_min` (of the [0, 1] range), so standardised coordinates reach
+# training digits, and the distance of their end points to the nearest boundary. Per-pixel
+# standardisation, a common default, is extreme on these data: pixels that are almost always blank
+# have standard deviations down to {glue}`pixel_sd_min` (of the [0, 1] range), so standardised
+# coordinates reach
 # {glue}`pixel_max` σ. We therefore compare three preprocessings — raw pixels in [0, 1] (the
 # papers' vectorised MNIST), the mean image subtracted and one global scale (a robust
 # standardisation: coordinates within {glue}`centred_max` σ), and per-pixel standardisation — and
@@ -440,7 +440,7 @@ ch.claim("train_lines_modest", f"After training ({setting}), boundary crossings 
          measured=training["lines"], **trained, reference=(0.5, 2.0), comparison="between",
          why="'linear in the number of neurons, far below exponential' is declared as within a "
              "factor 2 of the initial crossings (≈ Nθ/π)", caveat=wide,
-         alternative=(training["alt"]["lines"], "growth to the maximal boundaries (n_in = 1)"),
+         alternative=(training["alt"]["lines"], "growth to the maximal boundaries (nᵢₙ = 1)"),
          source="Hanin & Rolnick 2019 (ICML), abstract and §3 (experiments during training)")
 if (other_lr := training["grows_lr"]) is not None:
     ch.claim("train_grows_lr", f"Training at another learning rate (lr {params['lrs'][1]:g}, "
@@ -485,8 +485,8 @@ if (memorising := training["memorisation"]) is not None:  # paired: same slice, 
 # marginals, no digit). The networks are trained together but independently (Adam acts
 # coordinate by coordinate; each network has its own initialisation and batch order), and every
 # count is divided by the same network's count on the same slice at initialisation. We average
-# log-ratios, log(count_t / count_0), over networks: a ratio's natural scale, symmetric in rises
-# and falls.
+# log-ratios, $\log(\mathrm{count}_t / \mathrm{count}_0)$, over networks: a ratio's natural scale,
+# symmetric in rises and falls.
 
 # %%
 by_step = ch.cached_call(study.step_experiment, widths=[32, 32, 32], n_nets=params["step_nets"],
@@ -705,8 +705,9 @@ ch.figure(fig, "tangent_sensitivity",
                   "between": sens["between"]})
 
 # %%
-ch.claim("sens_varies", "Sens_tan differs between activation regions (smallest relative "
-         "difference to another checked region, median over the checked regions)",
+ch.claim("sens_varies", "The tangent sensitivity differs between activation regions (smallest "
+                        "relative difference to another checked region, median over the checked "
+         "regions)",
          kind="checks", measured=sensitivity["between"], reference=1e-3, comparison="ge",
          why="without it the lemma would be empty (a Sens constant everywhere); 10⁻³ is declared "
              "as a real difference, ≥ 10⁷ times the rounding level",
@@ -733,8 +734,9 @@ ch.glue_all({"found_pass": len(reproduced["pass"]), "found_skipped": len(reprodu
              "paper_seeds": SCALES["paper"]["n_train_seeds"],
              "paper_ladder_nets": SCALES["paper"]["ladder_nets"],
              "paper_ladder_steps": SCALES["paper"]["ladder_steps"][-1]})
-ch.glue("found_open", join_words([f"{cid} ({status})" for status in ("fail", "inconclusive")
-                                  for cid in reproduced[status]]) or "none")
+ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger.claims
+                                if c.id in reproduced["fail"] + reproduced["inconclusive"])
+        or "none")
 for family in ("quadratic_growth", "density", "line_exponent", "distance_exponent"):  # passes
     ch.glue(f"pass_{family}", len(ch.outcomes(prefix=f"{family}_d")["pass"]))
 suspect = ("In this run the exact counter and the brute-force grids disagree (see the "

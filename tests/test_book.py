@@ -513,6 +513,50 @@ for (const e of document.querySelectorAll('.lw-card *, table.lw-dash *, article 
 return low;
 """
 
+#: Raw sub/superscript notation a reader sees (issue #30): text of the article and of the
+#: sidebars' navigation links, outside code, typeset math and collapsed inputs, where a letter (any
+#: script), ``)``, ``]``, ``‖``, ``|`` or ``∇`` is followed by ``_`` or ``^`` and then a letter, a
+#: digit, ``{`` or ``(`` (``χ^l``, ``δ_BN χ``, ``r_eff(x^{l−1})``): [count, first snippets].  The
+#: same pattern as ``RAW_NOTATION`` in tests/test_notation.py (the sources, without a browser).
+RAW_NOTATION_JS = r"""
+const raw = /[\p{L}\p{M})\]‖|∇][_^][\p{L}\p{N}{(]/gu;
+const skip = 'code, pre, .highlight, mjx-container, .MathJax, script, style, .cell_input';
+const roots = [...document.querySelectorAll('article, .bd-sidebar-primary nav a, '
+                                            + '.bd-sidebar-secondary nav a')];
+const found = [];
+for (const root of roots) {
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement && n.parentElement.closest(skip)) continue;
+    const t = n.textContent;
+    for (const m of t.matchAll(raw))
+      found.push(t.slice(Math.max(m.index - 15, 0), m.index + 15).trim());
+  }
+}
+return [found.length, found.slice(0, 8)];
+"""
+
+
+@pytest.mark.browser
+def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, tmp_path):
+    """RAW_NOTATION_JS can fail: raw forms in prose and in a sidebar link are found, typeset math,
+    code and Unicode scripts are not."""
+    page = tmp_path / "raw.html"
+    page.write_text(
+        '<html><body><div class="bd-sidebar-primary"><nav><a href="#">The δ_BN χ step</a></nav>'
+        "</div><article><p>the sensitivity χ^l grows; r_eff(x^{l−1}) is small</p>"
+        "<code>n_nets</code><pre>x_l = 1</pre><mjx-container>χ_l</mjx-container>"
+        "<p>χᴸ, log₁₀ χᴸ, effective rank r(xˡ⁻¹), a claim such as train_grows</p></article>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    browser.get(page.as_uri())
+    n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
+    assert n_raw == 5, raw
+    assert [any(f in r for r in raw) for f in ("χ^l", "r_eff", "x^{", "δ_BN", "n_grows")] == [
+        True
+    ] * 5, raw
+
 
 @pytest.mark.slow
 @pytest.mark.browser
@@ -579,6 +623,8 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     assert open_code == 0, f"{page}: {open_code} code cells shown uncollapsed"
     wide = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
     assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
+    n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
+    assert n_raw == 0, f"{page}: {n_raw} raw _/^ notation outside math (typeset it): {raw}"
     if page.startswith("book/chapters/"):
         res = json.loads((ROOT / "results" / "ci" / f"{page.split('/')[-1]}.json").read_text())
         plain = (
