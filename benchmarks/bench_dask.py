@@ -250,8 +250,9 @@ def _table(measured: dict, proj: dict, load: tuple) -> str:
     ]
     for name, m in measured.items():
         rows.append(
-            f"| {name} | {m['units']} | {m['local']['wall_s']:.1f} | {m['dask1']['wall_s']:.1f} | "
-            f"{m['dask2']['wall_s']:.1f} | {100 * m['overhead']:+.0f} % "
+            f"| `{name}` | {m['units']} | {m['local']['wall_s']:.1f} | "
+            f"{m['dask1']['wall_s']:.1f} | {m['dask2']['wall_s']:.1f} | "
+            f"{100 * m['overhead']:+.0f} % "
             f"({m['overhead_per_unit_s']:+.2f} s/unit) | {m['start_s']:.1f} |"
         )
     rows += [
@@ -262,7 +263,8 @@ def _table(measured: dict, proj: dict, load: tuple) -> str:
     for name, r in proj.items():
         h = r["hours"]
         rows.append(
-            f"| {name} ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | {h['64']:.2g} |"
+            f"| `{name}` ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | "
+            f"{h['64']:.2g} |"
         )
     rows.append(
         f"\nMeasured on {platform.node()} ({os.cpu_count()} cores, load average "
