@@ -157,7 +157,10 @@ ch.figure(fig, "fig2_log_moments",
                   "log_mu2dx": logs["mu2dx"][:, qi]})
 
 # %%
-study.log_moment_table(fig2)
+ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of the noise over "
+         "the networks of the histograms above, at four depths: mean, variance, skewness and "
+         "excess kurtosis (± standard errors) and the Kolmogorov–Smirnov distance to a Gaussian "
+         "(99 % interval).")
 
 # %% [markdown]
 # The table reports, for each depth, mean ± standard error over networks, the spread (variance),
@@ -310,10 +313,12 @@ ch.figure(figures.log_moment_spreads(fig2_conv["quarters"], spread), "fig2_conv_
               "authors' widths 128 and 512 as dashed and dotted lines.")
 
 # %%
-pd.DataFrame({(name, who): spread[k][col] for k, name in SIGNAL_NOISE
-              for who, col in [("ours", "ours"), ("authors, N = 128", "w128"),
-                               ("authors, N = 512", "w512")]},
-             index=pd.Index(fig2_conv["quarters"], name="l")).round(3)
+ch.table(pd.DataFrame({(name, who): spread[k][col] for k, name in SIGNAL_NOISE
+                       for who, col in [("ours", "ours"), ("authors, N = 128", "w128"),
+                                        ("authors, N = 512", "w512")]},
+                      index=pd.Index(fig2_conv["quarters"], name="l")),
+         "Spread over networks (standard deviation) of the log second moments at four depths l: "
+         "our convolutional nets against the authors' networks at widths 128 and 512.")
 
 # %% tags=["remove-cell"]
 for k, name in SIGNAL_NOISE:
@@ -735,8 +740,12 @@ ch.figure(figures.datasets(data_runs), "datasets",
           arrays={f"{ds}_{k}": data_runs[ds][1][k].mean(0) for ds in data_runs
                   for k in ["chi_loc3", "reff_signal_loc3"]})
 headers = ["effective rank r(x⁰)", f"χ at layer {L}", f"effective rank r(x) at layer {L}"]
-pd.DataFrame({ds: {h: f"{e.mean:.3f} ± {e.se:.3f}" for h, e in zip(headers, row.values())}
-              for ds, row in data_rows.items()}).T.rename_axis("data")
+ch.table(pd.DataFrame({ds: {h: f"{e.mean:.3f} ± {e.se:.3f}"
+                           for h, e in zip(headers, row.values())}
+                      for ds, row in data_rows.items()}).T.rename_axis("data"),
+         "Fully-connected vanilla nets fed three inputs: the effective rank of the input, and χ "
+         "and the signal's effective rank at the last layer (mean ± standard error over "
+         "networks).")
 
 # %%
 input_ratio = study.input_conditioning_ratio(data_runs)

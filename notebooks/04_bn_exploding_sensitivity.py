@@ -530,14 +530,19 @@ def typeset(column: str) -> str:   # the study's column names in the page's nota
     return column.replace("r_eff", "effective rank r").replace("^L", "ᴸ").replace("log10", "log₁₀")
 
 
-data_study["table"].rename(columns=typeset).style.format(precision=4)
+ch.table(data_study["table"].rename(columns=typeset), "BN feedforward nets fed three inputs: "
+         "the exponential growth rate of χ per layer (± standard error over networks) and, at "
+         "the last layer, the mean log₁₀ χ, effective rank of the signal and kurtosis.",
+         precision=4)
 
 # %%
 data_depth = np.asarray(data_runs["patches"][0])
 offset_l_early = int(data_depth[data_depth >= L0][0])   # first record after the transient
 offsets = study.input_offset_table(data_study["runs"], f"bn_ff_fc_{fc_rate['batch']}",
                                    l_early=offset_l_early, l_end=L)
-offsets.style.format(precision=3)
+ch.table(offsets, "Where the inputs' offset in χ comes from: mean log₁₀ χ early and at the last "
+         "layer and the growth between them, per input, against the authors' CIFAR-10 nets (last "
+         "row), with each input's offset from the authors.")
 
 # %% tags=["remove-cell"]
 early_col, end_col = offsets.columns[-2:]
@@ -573,7 +578,9 @@ ch.glue("offset_verdict", ch.verdict(
 # l = 200; `layerwise.published`) make them concrete:
 
 # %%
-study.fc_batch_table(L).rename(columns=typeset).style.format(precision=2)
+ch.table(study.fc_batch_table(L).rename(columns=typeset), f"The authors' fully-connected BN "
+         f"nets (width 512, CIFAR-10) at layer {L}, per batch size B: the quantities the paper "
+         "says a larger batch changes.", precision=2)
 
 # %% [markdown]
 # A larger batch gives fatter tails, a worse-conditioned signal, a better-conditioned noise and a

@@ -231,7 +231,9 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units is at least 1: 
 # %%
 windows = study.exponent_windows(fc_depth, fc_panels["chi"], fc_panels["dff"], RD, L_MIN, L,
                                  n_windows=4)
-windows.style.format(precision=3)
+ch.table(windows, "The power-law exponent of χ fitted freely over successive windows of units, "
+         "against the exponent predicted from the measured increments (Eq. 15), and their "
+         "difference in combined standard errors.")
 
 # %% tags=["remove-cell"]
 for end, row in [("first", 0), ("last", -1)]:
@@ -287,7 +289,9 @@ ROWS = {"dff": "δχ inside the units", "tau": f"τ over units {L_MIN}–{L}",
         "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"effective rank r(x) at unit {L}",
         "reff_dx": f"effective rank r(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
 table = study.authors_table(values, authors, "authors (CIFAR-10)").rename(index=ROWS)
-table.style.format(precision=3, na_rep="–")
+ch.table(table, f"BN ResNets at unit {L}: our fully-connected nets per input against the "
+         "authors' nets on CIFAR-10 (mean and standard error over networks; – where a quantity "
+         "is not in their arrays).")
 
 # %% tags=["remove-cell"]
 wide_batch = 4 * params["batch"]   # the batch alternative of the exponent, and the kurtosis table
@@ -399,7 +403,9 @@ kurtosis_table = study.kurtosis_table(
      ("i.i.d. Gaussian", params["batch"], data_arrays["gaussian"][1]),
      ("photo patches", wide_batch, b4_arrays),
      ("digits", params["batch"], data_arrays["digits"][1])])
-kurtosis_table.style.format(precision=3)
+ch.table(kurtosis_table, "Kurtosis after the first BN of the last unit, per input and batch "
+         "size: mean over networks with its standard error, against the low bias 3(B − 1)/(B + 1) "
+         "of the kurtosis of B Gaussian values.")
 
 # %% tags=["remove-cell"]
 kurt = study.kurtosis_findings(kurtosis_table)   # the kurtoses and what separates them

@@ -160,9 +160,10 @@ fr_rows = study.fisher_rao_table(train_x[:fr_n], train_y[:fr_n], params["fr_dept
 fr_table = pd.DataFrame(fr_rows)
 FR_COLUMNS = {"rel_diff": "identity, relative error", "euler": "Euler residual",
               "euler_weighted": "weighted Euler residual"}
-fr_table.groupby("case")[list(FR_COLUMNS)].agg(["min", "max"]).rename(
-    columns=FR_COLUMNS).rename(index=lambda c: c.replace("_", " ")).rename_axis(
-    "network").style.format("{:.1e}")
+ch.table(fr_table.groupby("case")[list(FR_COLUMNS)].agg(["min", "max"]).rename(
+    columns=FR_COLUMNS).rename(index=lambda c: c.replace("_", " ")).rename_axis("network"),
+    "The Fisher–Rao identity and Euler's relation on each kind of network: smallest and largest "
+    "relative error over the networks checked.", formatter="{:.1e}")
 
 # %%
 fig = figures.fisher_rao_identity(fr_table.case.values, fr_table.identity.values,
@@ -354,9 +355,11 @@ kfac = study.kfac_summary(kfac_runs)
 kfac_found = study.kfac_findings(kfac)
 STATES = study.KFAC_STATES
 errors = {"K-FAC": kfac["err"], "best Kronecker": kfac["best"], "diagonal": kfac["diag"]}
-pd.DataFrame({f"{name}, {t}": error[t].mean(0) for name, error in errors.items() for t in STATES},
-             index=pd.Index([f"layer {i}" for i in range(1, 4)], name="‖F − F̂‖/‖F‖")
-             ).style.format(precision=3)
+ch.table(pd.DataFrame({f"{name}, {t}": error[t].mean(0) for name, error in errors.items()
+                       for t in STATES},
+                      index=pd.Index([f"layer {i}" for i in range(1, 4)], name="‖F − F̂‖/‖F‖")),
+         "Relative error of each approximation of the Fisher's diagonal blocks, per layer, at "
+         "initialisation and after training (mean over networks).")
 
 # %%
 ch.figure(figures.kfac_heatmaps(kfac_runs[0]), "kfac_heatmaps",
@@ -514,9 +517,11 @@ ch.figure(figures.natural_gradient(natgrad["cos"], DAMPINGS), "natural_gradient"
           alt="Two panels of cosine against damping: the exact diagonal blocks stay close to the "
               "exact natural gradient, K-FAC, the diagonal and the plain gradient less so, and all "
               "approach 1 as the damping grows.")
-pd.DataFrame({t: {k: f"{v[:, AT].mean():.3f} ± {v[:, AT].std(ddof=1):.3f}"
-                  for k, v in natgrad["cos"][t].items()} for t in STATES}
-             ).rename_axis(f"cosine at δ = {DAMPINGS[AT]:g} (mean ± sd)")
+ch.table(pd.DataFrame({t: {k: f"{v[:, AT].mean():.3f} ± {v[:, AT].std(ddof=1):.3f}"
+                           for k, v in natgrad["cos"][t].items()} for t in STATES}
+                      ).rename_axis(f"cosine at δ = {DAMPINGS[AT]:g} (mean ± sd)"),
+         "Cosine between each approximate natural-gradient direction and the exact one, at "
+         "initialisation and after training (mean ± standard deviation over networks).")
 
 # %% tags=["remove-cell"]
 M_G = "Martens & Grosse 2015, §4 (the inverse Fisher is nearly block-diagonal, nearer still "
@@ -629,11 +634,16 @@ runs = pd.DataFrame([{"fraction": float(f), "net": s,
                      for f in params["rand_fractions"] for s in range(params["rand_seeds"])])
 rand = study.label_randomisation_summary(runs)
 tables, log_ratio, loss_share = rand["tables"], rand["log_ratio"], rand["loss_share"]
-COLUMNS = ["train_accuracy", "test_accuracy", "final_loss", "margin"]
-pd.concat({study.PROTOCOL_NAMES[q]: tables[q].groupby("fraction")[COLUMNS].mean()
-           for q in infogeo.PROTOCOLS}, names=["protocol", "fraction random"]).style.format(
-    dict(zip(COLUMNS, ["{:.3f}", "{:.3f}", "{:.1e}", "{:.3g}"], strict=True))).format_index(
-    lambda c: c.replace("_", " "), axis=1)
+COLUMNS = {"train_accuracy": "{:.3f}", "test_accuracy": "{:.3f}", "final_loss": "{:.1e}",
+           "margin": "{:.3g}"}
+
+# %%
+ch.table(pd.concat({study.PROTOCOL_NAMES[q]: tables[q].groupby("fraction")[list(COLUMNS)].mean()
+                    for q in infogeo.PROTOCOLS}, names=["protocol", "fraction random"]
+                   ).rename(columns=lambda c: c.replace("_", " ")),
+         "Training with a fraction of random labels, per protocol: accuracies, final loss and "
+         "margin (mean over seeds).",
+         formatter={c.replace("_", " "): f for c, f in COLUMNS.items()})
 
 # %%
 n_rand = params["rand_seeds"]

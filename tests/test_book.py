@@ -551,12 +551,32 @@ def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, 
         encoding="utf-8",
     )
     browser.get(page.as_uri())
+    uncaptioned = browser.execute_script(UNCAPTIONED_TABLES_JS)
+    assert uncaptioned == [], f"{page}: tables without a 'Table N.k:' caption: {uncaptioned}"
+    unlinked = browser.execute_script(UNLINKED_FIGURES_JS)
+    assert unlinked == [], f"{page}: figures not linked to their full-size image: {unlinked}"
     n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
     assert n_raw == 5, raw
     assert [any(f in r for r in raw) for f in ("χ^l", "r_eff", "x^{", "δ_BN", "n_grows")] == [
         True
     ] * 5, raw
 
+
+#: Data tables of the article (cell outputs, not the scorecards or the dashboard) without a
+#: "Table N.k: …" caption (issue #30: numbered, captioned tables; ``Chapter.table``).
+UNCAPTIONED_TABLES_JS = (
+    "return [...document.querySelectorAll('article div.cell_output table')]"
+    ".filter(t => !t.closest('.lw-card, table.lw-dash'))"
+    ".filter(t => !(t.caption && /^Table \\d+\\.\\d+: \\S/.test(t.caption.textContent.trim())))"
+    ".map(t => t.textContent.trim().slice(0, 40))"
+)
+#: Figures whose image is not a link to itself (the full-size image a phone reader opens; at
+#: 390 px a 7.5-inch figure is shown at a quarter of its pixels).
+UNLINKED_FIGURES_JS = (
+    "return [...document.querySelectorAll('article figure img')].filter(i => {"
+    " const a = i.closest('a'); return !a || a.href.split('/').pop() !== "
+    "i.src.split('/').pop(); }).map(i => i.src.split('/').pop())"
+)
 
 @pytest.mark.slow
 @pytest.mark.browser
@@ -623,6 +643,10 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     assert open_code == 0, f"{page}: {open_code} code cells shown uncollapsed"
     wide = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
     assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
+    uncaptioned = browser.execute_script(UNCAPTIONED_TABLES_JS)
+    assert uncaptioned == [], f"{page}: tables without a 'Table N.k:' caption: {uncaptioned}"
+    unlinked = browser.execute_script(UNLINKED_FIGURES_JS)
+    assert unlinked == [], f"{page}: figures not linked to their full-size image: {unlinked}"
     n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
     assert n_raw == 0, f"{page}: {n_raw} raw _/^ notation outside math (typeset it): {raw}"
     if page.startswith("book/chapters/"):
