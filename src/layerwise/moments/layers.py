@@ -48,6 +48,26 @@ def pad_boundary(x: torch.Tensor, p: int, boundary: str) -> torch.Tensor:
     )
 
 
+def column_norms(x: torch.Tensor) -> torch.Tensor:
+    """‖x[s, :, n]‖₂ of a batch x (S, M, N), shape (S, 1, N): what
+    ``torch.linalg.vector_norm(x, 2, dim=1, keepdim=True)`` returns, bit for bit, faster on CPU.
+
+    (BN's per-channel variance, Ioffe & Szegedy 2015 Alg. 1, v_c = ‖z_c − m_c‖²/M.)  On CPU,
+    torch reduces over a non-contiguous axis with its generic kernel: the squares x² summed in
+    float32 one sample after another (row m = 0, 1, …, M − 1, no fused multiply-add), then a
+    float32 square root — ≈ 2–6 ns per element, 20–60 ms per layer of a paper-scale conv net.
+    NumPy's ``add.reduce`` over a non-innermost axis of a C-contiguous float32 array is the same
+    sequential float32 sum, row by row and vectorised across the N columns (≈ 3× faster,
+    measured); the squares are IEEE-rounded products in both.  Used for contiguous float32 CPU
+    tensors with N ≥ 8 (with N = 1 NumPy would sum pairwise); else torch's own call.  Equality
+    with torch's result is unit-tested (``tests/test_moments.py``)."""
+    if x.device.type != "cpu" or x.dtype != torch.float32 or x.ndim != 3 or x.shape[2] < 8:
+        return torch.linalg.vector_norm(x, 2, dim=1, keepdim=True)
+    a = x.contiguous().numpy()
+    acc = np.add.reduce(np.multiply(a, a), axis=1, keepdims=True)
+    return torch.from_numpy(np.sqrt(acc, out=acc))
+
+
 WeightFn = Callable[[int, int, tuple[int, ...], float], torch.Tensor]
 Observer = Callable[[int, str, torch.Tensor, torch.Tensor, torch.Tensor], None]
 
@@ -345,7 +365,7 @@ class _Block:
         z = t[:, :bp]
         m = z.mean(dim=1, keepdim=True)  # (S,1,N); two passes beat var_mean's Welford ~10× on CPU
         zc = z - m
-        v = torch.linalg.vector_norm(zc, 2, dim=1, keepdim=True) ** 2 / bp
+        v = column_norms(zc) ** 2 / bp
         inv = torch.rsqrt(v + self.cfg.epsilon)
         out = t if inplace else torch.empty_like(t)
         torch.mul(zc, inv, out=out[:, :bp])

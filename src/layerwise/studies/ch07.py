@@ -90,7 +90,7 @@ def train_depth_grid(
     check_positive("lr", lr)
     sigma_b2 = check_nonnegative("sigma_b2", sigma_b2)
     check_checkpoint(early_steps, steps)
-    from ..networks import forward, init_mlp, train
+    from ..networks import init_mlp
 
     g = torch.Generator().manual_seed(int(seed))
     X = torch.as_tensor(x, dtype=torch.float32).reshape(len(x), -1).to(device)
@@ -110,6 +110,58 @@ def train_depth_grid(
         dtype=torch.float32,
     )
     params = {k: v.to(device) for k, v in params.items()}
+    # (checkpoint name, steps): the early checkpoint, then the rest of the same trainings
+    stages = [("accuracy_early", early_steps)] if early_steps else []
+    stages.append(("accuracy", steps - (early_steps or 0)))
+    # the K networks are independent (each gets its own gradient, all see the same mini-batches):
+    # on CPU they train in groups, one per torch thread, each group on one intra-op thread —
+    # tiny products (K × 64 × 64) gain little from a second intra-op thread, which spins and
+    # stalls when another process takes a core; the numbers do not depend on the grouping
+    # (products and reductions are per network: tested bit for bit)
+    parts = 1 if str(device) != "cpu" else max(1, min(K, torch.get_num_threads()))
+    if parts == 1:
+        res = [_train_group(params, X, Y, n_cls, g, stages, lr, batch, device)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        bounds = np.linspace(0, K, parts + 1).round().astype(int)
+
+        def group(i: int) -> dict[str, np.ndarray]:
+            lo, hi = int(bounds[i]), int(bounds[i + 1])
+            sub = {k: v[lo:hi].clone() for k, v in params.items()}
+            gi = torch.Generator().set_state(g.get_state())  # the same mini-batches for all
+            prev = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return _train_group(sub, X, Y, n_cls, gi, stages, lr, batch, device)
+            finally:
+                torch.set_num_threads(prev)
+
+        with ThreadPoolExecutor(max_workers=parts) as pool:
+            res = list(pool.map(group, range(parts)))
+    return {k: np.concatenate([r[k] for r in res], axis=-1) for k in res[0]}
+
+
+def _train_group(
+    params: dict[str, Any],
+    X: Any,
+    Y: Any,
+    n_cls: int,
+    g: Any,
+    stages: list[tuple[str, int]],
+    lr: float,
+    batch: int,
+    device: str,
+) -> dict[str, np.ndarray]:
+    """Train a group of stacked tanh networks ``params`` (K' of them) in place with plain SGD on
+    mini-batches of ``batch`` drawn with replacement from generator ``g`` (:func:`train_depth_grid`,
+    Schoenholz et al. 2017 §5): ``accuracy_init`` and one accuracy per stage (name, steps) on the
+    whole set, each (K',), and ``loss`` (steps, K')."""
+    import torch
+
+    from ..networks import forward, train
+
+    K = params["W1"].shape[0]
 
     def accuracy():
         with torch.no_grad():
@@ -125,16 +177,10 @@ def train_depth_grid(
             .mean(1)
         )
 
-    acc0 = accuracy()
-    out: dict[str, np.ndarray] = {"accuracy_init": acc0}
+    out: dict[str, np.ndarray] = {"accuracy_init": accuracy()}
     # the K networks are independent: the gradient of the summed loss is each one's own
     losses = []
-    for stage, stage_steps in (
-        ("accuracy_early", early_steps),
-        ("accuracy", steps - (early_steps or 0)),
-    ):
-        if not stage_steps:
-            continue
+    for stage, stage_steps in stages:
         losses.append(
             train(
                 params,
