@@ -42,7 +42,7 @@ def test_tables_are_numbered_in_order_and_captioned(tmp_path):
     second = ch.table(df.assign(x=[None, 1.0]), "A second table.").data
     assert "<caption>Table 7.1: χ₁ at two weight scales.</caption>" in first
     assert "Table 7.2: A second table." in second and "–" in second  # missing value shown as –
-    assert "0.62" in first and 'class="lw-table"' in first
+    assert "0.62" in first and 'class="lw-table dataframe"' in first
     assert ">1.3<" in first and ">10<" in first and "1.300000" not in first  # labels as written
     assert "σ<sub>w</sub>" in first  # HTML in labels is kept (subscripts in headers)
     assert first.startswith('<div class="pst-scrollable-table-container">')

@@ -474,7 +474,10 @@ class Chapter:
         styled = data.style.format(formatter, precision=precision, na_rep=na_rep)
         for axis in (0, 1):  # numeric labels as written (1.3, not 1.300000)
             styled = styled.format_index(_label, axis=axis)
-        styled = styled.set_caption(f"{label}: {caption}").set_table_attributes('class="lw-table"')
+        # "dataframe": the theme styles it as a pandas table (in dark mode too)
+        styled = styled.set_caption(f"{label}: {caption}").set_table_attributes(
+            'class="lw-table dataframe"'
+        )
         from IPython.display import HTML
 
         # the theme's scroll container: a wide table scrolls inside the column on a phone
