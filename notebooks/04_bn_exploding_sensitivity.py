@@ -483,7 +483,8 @@ ch.claim("conv_dbn_inverse_conditioning", "in the convolutional nets the BN step
 conditioning = study.dbn_conditioning(fc_depth, fc_arrays, fc_panels, l_min=L0, seed=seed)
 ch.figure(figures.dbn_vs_conditioning(**conditioning["arrays"]), "dbn_vs_conditioning",
           "Increment of the conv+BN step against the effective rank of the incoming signal (left, "
-          "colour: depth) and the rank correlation across networks at each depth (right), testing "
+          "colour: layer, see its bar) and the rank correlation across networks at each depth "
+          "(right), testing "
           "Labatie §6 (ii): the BN step's δχ and the effective rank r(x) are inversely correlated.",
           arrays=conditioning["arrays"],
           alt="Scatter of the conv+BN increment of χ against the incoming signal's effective rank, "

@@ -49,7 +49,9 @@ def test_dbn_vs_conditioning_scatter_and_within():
     rin, dbn = rng.uniform(1, 10, (3, 6)), rng.uniform(1, 2, (3, 6))
     depth, within = np.arange(10, 16), rng.uniform(-1, 1, 6)
     fig = figures.dbn_vs_conditioning(rin, dbn, depth, within)
-    assert _width(fig) <= MAX_FIGURE_WIDTH_IN and len(fig.axes) == 2
+    assert _width(fig) <= MAX_FIGURE_WIDTH_IN and len(fig.axes) == 3  # two panels, the colour bar
+    bar = fig.axes[2]
+    assert bar.get_ylabel() == "layer l" and bar.get_ylim() == (10, 15)  # the colour says depth
     pts = fig.axes[0].collections[0].get_offsets()
     assert np.allclose(pts[:, 0], rin.ravel()) and np.allclose(pts[:, 1], dbn.ravel())
     assert np.allclose(fig.axes[1].get_lines()[0].get_ydata(), within)

@@ -52,14 +52,13 @@ def dbn_vs_conditioning(
     reff_in: np.ndarray, dbn: np.ndarray, depth: np.ndarray, within: np.ndarray
 ) -> Any:
     """Left: δ_BN χ against r_eff of the incoming signal for every (network, layer) pair, coloured
-    by depth (``reff_in``, ``dbn`` networks × len(depth)); right: the rank correlation across
-    networks
-    at each depth (``within``). The arguments are the ``arrays`` of
+    by depth with a colour bar (``reff_in``, ``dbn`` networks × len(depth)); right: the rank
+    correlation across networks at each depth (``within``). The arguments are the ``arrays`` of
     :func:`layerwise.labatie.dbn_conditioning`."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
-    axes[0].scatter(
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2), layout="constrained")
+    points = axes[0].scatter(
         reff_in.ravel(),
         dbn.ravel(),
         s=3,
@@ -67,6 +66,10 @@ def dbn_vs_conditioning(
         c=np.broadcast_to(depth, reff_in.shape).ravel(),
         cmap="rocket",
     )
+    bar = fig.colorbar(points, ax=axes[0], pad=0.02)  # the colour's meaning, on the figure itself
+    bar.set_label("layer l")
+    bar.solids.set_alpha(1)
+    fig.get_layout_engine().set(wspace=0.12)  # room between the bar's label and the right panel
     axes[0].set_xscale("log")
     axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
     axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
@@ -74,7 +77,6 @@ def dbn_vs_conditioning(
     axes[1].axhline(0, color="k", lw=0.8)
     axes[1].set_xlabel("layer l")
     axes[1].set_ylabel("Spearman ρ across networks")
-    fig.tight_layout()
     return fig
 
 
