@@ -95,6 +95,9 @@ def test_vendored_reading_is_intact_and_on_the_authors_grid():
         e = np.array(panel["entries"])
         assert e.shape == (40, 40) and e.min() >= -1 and e.max() <= 255
         assert (e >= 0).mean() > 0.9
+    # the colour limits the reading decodes with are the authors' rule applied to the fields
+    fields = poole2016.fields_on_grid()
+    assert {k: poole2016.colour_limit(v) for k, v in fields.items()} == poole2016.VMAX
     for dots in data["contour_dots"].values():
         d = np.array(dots)
         assert d.shape[1] == 2 and np.all((d[:, 0] >= 0) & (d[:, 0] <= 4))

@@ -226,6 +226,12 @@ def line_deviation(
     return np.array([(w - line(b)) / pixel_sigma_w for b, w in dots])
 
 
+def colour_limit(values: np.ndarray) -> float:
+    """The upper colour limit the authors' panels use, ⌈max⌉ (``cornet/viz.sigma_pcolor``; the
+    colour bars' top ticks 38 and 3 of :data:`VMAX`)."""
+    return float(np.ceil(np.nanmax(values)))
+
+
 def draw_panels(fields: dict[str, np.ndarray], contour: np.ndarray) -> dict[str, np.ndarray]:
     """Figures 1 and 2 drawn the way the authors' notebook draws panels C and D
     (``cornet/viz.sigma_pcolor``: ``pcolormesh`` with face-coloured edges, viridis from 0; a dotted
@@ -260,7 +266,7 @@ def draw_panels(fields: dict[str, np.ndarray], contour: np.ndarray) -> dict[str,
             for k, (name, with_contour) in enumerate(panels):
                 plt.subplot(gs[0, 2 + k])
                 values = fields[name]
-                vmax = float(np.ceil(np.nanmax(values)))
+                vmax = colour_limit(values)
                 mesh = plt.pcolormesh(
                     SIGMA_B, SIGMA_W, values[:-1, :-1], cmap="viridis", vmin=0, vmax=vmax
                 )
@@ -292,7 +298,7 @@ def replica(fields: dict[str, np.ndarray], line: Callable[[float], float]) -> di
     c = read_figure(images["fig2"], None, 0)
     x = read_figure(images["fig2"], "fig2d_chi1", 1)
     out: dict[str, Any] = {
-        name: field_agreement(r["entries"], fields[name], float(np.ceil(np.nanmax(fields[name]))))
+        name: field_agreement(r["entries"], fields[name], colour_limit(fields[name]))
         for name, r in (("fig1c_qstar", q), ("fig2d_chi1", x))
     }
     out["dot_deviation"] = np.concatenate(
