@@ -1,6 +1,7 @@
 """The claims ledger: kinds, grading rules, the three outcomes under uncertainty, skips below the
 claim's scale, tallies, the JSON record, glued numbers and numbered figures."""
 
+import html
 import json
 import math
 
@@ -734,14 +735,97 @@ def test_replicates_to_decide_is_the_smallest_sample_that_decides(gap, n, se):
 
 def test_a_claim_graded_from_a_larger_scale_shows_what_this_scale_would_need():
     def claim(scale: str, min_scale: str):
-        return Ledger(scale).claim("p", "s", kind="predicts", measured=1.05, se=0.04, dof=3,
-                                   reference=1.0, comparison="ge", why="w", source="s",
-                                   min_scale=min_scale)
+        return Ledger(scale).claim(
+            "p",
+            "s",
+            kind="predicts",
+            measured=1.05,
+            se=0.04,
+            dof=3,
+            reference=1.0,
+            comparison="ge",
+            why="w",
+            source="s",
+            min_scale=min_scale,
+        )
 
     skipped, graded = claim("default", "paper"), claim("default", "default")
     assert skipped.status == "skipped" and graded.status == "inconclusive"
     assert skipped.replicates_to_decide() == graded.replicates_to_decide() > 4
-    passing = Ledger("default").claim("q", "s", kind="predicts", measured=2.0, se=0.04, dof=3,
-                                      reference=1.0, comparison="ge", why="w", source="s",
-                                      min_scale="paper")
+    passing = Ledger("default").claim(
+        "q",
+        "s",
+        kind="predicts",
+        measured=2.0,
+        se=0.04,
+        dof=3,
+        reference=1.0,
+        comparison="ge",
+        why="w",
+        source="s",
+        min_scale="paper",
+    )
     assert passing.status == "skipped" and passing.replicates_to_decide() is None
+
+
+def test_a_combined_standard_error_is_shown_with_its_two_parts():
+    """A claim measured against a published mean with its SE (stats.versus_reference): the
+    scorecard and the uncertainty words give the combined ± and say which part is whose, so a
+    page that glues our own ± beside it is not contradicted."""
+    from layerwise.stats import estimate, versus_reference
+
+    ours = [90.0, 95.0, 100.0, 85.0]
+    e = versus_reference(ours, (123.0, 2.4))
+    led = Ledger("ci")
+    c = led.claim(
+        "k",
+        "kurtosis agrees",
+        kind="reproduces",
+        measured=e,
+        reference=123.0,
+        tol=30.0,
+        why="w",
+        source="s",
+    )
+    own = estimate(ours).se
+    record = c.to_json()
+    assert record["reference_se"] == 2.4 and record["se"] == pytest.approx(math.hypot(own, 2.4))
+    split = claims.se_split(record)
+    assert split == f"ours {claims.fmt_se(own)} and the authors' 2.4, combined"
+    assert html.escape(split) in led.to_html() and split in c.uncertainty()
+    plain = led.claim(
+        "p",
+        "plain",
+        kind="checks",
+        measured=estimate(ours),
+        reference=90.0,
+        tol=30.0,
+        why="w",
+        source="s",
+    )
+    assert plain.to_json()["reference_se"] is None and claims.se_split(plain.to_json()) == ""
+    with pytest.raises(ParameterError, match="reference_se"):
+        claims.Claim(
+            "x", "s", "checks", 1.0, 1.0, 0.5, "abs", "w", "s", "ci", "ci", se=0.1, reference_se=0.2
+        )
+
+
+def test_a_scorecard_row_keeps_the_source_on_the_line_that_opens_the_rule():
+    """One line per row less: the source is the summary of the folded rule and margin, the claim
+    id inside it (the book's readers cite a claim by its anchor, not by its id)."""
+    led = Ledger("ci")
+    led.claim(
+        "my_claim",
+        "a statement",
+        kind="checks",
+        measured=1.0,
+        reference=1.0,
+        tol=0.1,
+        why="because",
+        source="Paper 2019, Eq. 3",
+    )
+    page = led.to_html()
+    summary = page.split("<summary>")[1].split("</summary>")[0]
+    assert "Paper 2019, Eq. 3" in summary and "my_claim" not in summary
+    assert "Claim <code>my_claim</code>. Rule:" in page.split("</summary>")[1]
+    assert page.count("Paper 2019, Eq. 3") == 1 and 'id="claim-my_claim"' in page

@@ -17,7 +17,7 @@ def test_estimate_is_mean_standard_error_and_n_minus_one_dof():
     s = np.sqrt(((x - 3.5) ** 2).sum() / 3)
     assert (e.mean, e.dof, e.n) == (3.5, 3, 4) and e.se == pytest.approx(s / 2)
     assert estimate_or_point(x) == e
-    assert estimate_or_point([2.5]) == (2.5, None, None, 1, None)  # one replicate: a point
+    assert estimate_or_point([2.5]) == (2.5, None, None, 1, None, None)  # one replicate: a point
     with pytest.raises(ParameterError):
         estimate([1.0])
     m, se = mean_se(np.stack([x, 2 * x]), axis=1)

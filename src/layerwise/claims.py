@@ -208,6 +208,7 @@ class Claim:
     confidence: float = DEFAULT_CONFIDENCE
     note: str = ""
     alternative: tuple[Any, str] | None = None
+    reference_se: float | None = None
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -258,6 +259,13 @@ class Claim:
             raise ParameterError(f"claim {self.id}: se={self.se!r} must be a non-negative number")
         if self.dof is not None and self.se is None:
             raise ParameterError(f"claim {self.id}: dof= qualifies a standard error; give se= too")
+        if self.reference_se is not None and (
+            self.se is None or not 0 <= float(self.reference_se) <= float(self.se)
+        ):
+            raise ParameterError(
+                f"claim {self.id}: reference_se={self.reference_se!r} is the published part of "
+                "se= and must lie between 0 and se"
+            )
         self.confidence = float(self.confidence)
         quantile(self.confidence, self.dof)  # validates confidence and dof
         self.measured, self.reference = _num(self.measured), _num(self.reference)
@@ -372,8 +380,12 @@ class Claim:
 
     def uncertainty(self) -> str:
         """How the interval was formed, in words ('' when the measurement is exact)."""
-        words = interval_words(self.to_json())
-        return f"± {fmt_se(self.se)} SE; {words}" if self.se is not None else words
+        c = self.to_json()
+        words = interval_words(c)
+        if self.se is None:
+            return words
+        split = se_split(c)
+        return f"± {fmt_se(self.se)} SE" + (f" ({split})" if split else "") + f"; {words}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -382,6 +394,7 @@ class Claim:
             "statement": self.statement,
             "measured": self.measured,
             "se": self.se,
+            "reference_se": self.reference_se,
             "dof": self.dof,
             "interval": None if self.interval is None else list(self.interval),
             "confidence": self.confidence if self.interval is not None else None,
@@ -457,12 +470,15 @@ class Ledger:
                     "se and dof; "
                     "give no se=, dof= or interval="
                 )
-            measured, se, dof, interval = (
+            measured, se, dof, interval, reference_se = (
                 measured.mean,
                 measured.se,
                 measured.dof,
                 measured.interval,
+                measured.reference_se,
             )
+        else:
+            reference_se = None
         c = Claim(
             id,
             statement,
@@ -481,6 +497,7 @@ class Ledger:
             confidence=self.confidence if confidence is None else confidence,
             note=note,
             alternative=alternative,
+            reference_se=reference_se,
         )
         if caveat and c.evaluate() != "pass":
             c.note = f"{note} {caveat}" if note else caveat
@@ -643,6 +660,9 @@ def scorecard_html(
             meas = html.escape(fmt(c["measured"]))
             if c.get("se") is not None:
                 meas += f' <span class="lw-se">± {html.escape(fmt_se(c["se"]))}</span>'
+                split = se_split(c)
+                if split:
+                    meas += f'<br><span class="lw-se">({html.escape(split)})</span>'
             elif c.get("interval") is not None:
                 lo, hi = c["interval"]
                 meas += (
@@ -692,10 +712,10 @@ def scorecard_html(
                 f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
                 '<td class="lw-verdict" '
                 f'title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
-                f'<td class="lw-claim">{html.escape(c["statement"])}'
-                f'<br><span class="lw-src">{html.escape(c["source"])}</span>{note}'
-                f"<details><summary><code>{cid}</code> · rule and margin</summary>"
-                f"Rule: {html.escape(c.get('rule', ''))}. "
+                f'<td class="lw-claim">{html.escape(c["statement"])}{note}'
+                f'<details><summary><span class="lw-src">{html.escape(c["source"])}</span>'
+                ' <span class="lw-more">· rule and margin</span></summary>'
+                f"Claim <code>{cid}</code>. Rule: {html.escape(c.get('rule', ''))}. "
                 f"{html.escape(c['justification'])}{level}</details></td>"
                 f'<td class="lw-num">{meas}</td>'
                 f'<td class="lw-num">{html.escape(c.get("rule", ""))}</td></tr>'
@@ -707,6 +727,17 @@ def scorecard_html(
             f"<tbody>{''.join(body)}</tbody></table>"
         )
     return '<div class="lw-card">' + "".join(parts) + "</div>"
+
+
+def se_split(c: Mapping[str, Any]) -> str:
+    """For a claim record whose SE combines ours with a published one (``reference_se``, see
+    :func:`layerwise.stats.versus_reference`): the two parts, √(ours² + theirs²), in words;
+    '' otherwise."""
+    ref, se = c.get("reference_se"), c.get("se")
+    if ref is None or se is None:
+        return ""
+    ours = math.sqrt(max(float(se) ** 2 - float(ref) ** 2, 0.0))
+    return f"ours {fmt_se(ours)} and the authors' {fmt_se(ref)}, combined"
 
 
 def interval_words(c: Mapping[str, Any]) -> str:

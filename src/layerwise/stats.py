@@ -47,13 +47,26 @@ class Estimate(NamedTuple):
     * a value with a confidence ``interval`` (lo, hi) from elsewhere — a bootstrap, a fit's
       profile, an isotonic fit (:func:`interval_estimate`); ``se`` and ``dof`` are then None;
     * an exact value (a quadrature, a closed form): ``se``, ``dof`` and ``interval`` None
-      (:func:`exact`)."""
+      (:func:`exact`).
+
+    ``reference_se`` is set when ``se`` is the standard error of a difference from a published
+    mean (:func:`versus_reference`): the reference's part of it, so that a page can say which
+    ± is ours alone and which combines the authors' error."""
 
     mean: float
     se: float | None = None
     dof: float | None = None
     n: int | None = None
     interval: tuple[float, float] | None = None
+    reference_se: float | None = None
+
+    @property
+    def own_se(self) -> float | None:
+        """The standard error of our mean alone, √(se² − reference_se²) (``se`` when no
+        reference error is folded in)."""
+        if self.se is None or self.reference_se is None:
+            return self.se
+        return math.sqrt(max(self.se**2 - self.reference_se**2, 0.0))
 
     def bounds(self, confidence: float = 0.99) -> tuple[float, float]:
         """The two-sided ``confidence`` interval: ``interval`` if given, else mean ± t·se, else
@@ -106,7 +119,8 @@ def versus_reference(ours: Any, reference: tuple[float, float]) -> Estimate:
     if x.size == 0:
         raise ParameterError("ours must hold at least one network's value")
     e = estimate_or_point(x)
-    return Estimate(e.mean, math.hypot(e.se or 0.0, reference[1]), e.dof, e.n)
+    ref_se = float(reference[1])
+    return Estimate(e.mean, math.hypot(e.se or 0.0, ref_se), e.dof, e.n, reference_se=ref_se)
 
 
 def t_quantile(confidence: float, dof: float | None = None) -> float:
