@@ -130,11 +130,12 @@ ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth
 # {numref}`fig-04-fig4-conv` is the paper's Fig. 4 for our convolutional nets, with the authors'
 # published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over
 # ours. χ grows as a straight line on the log axis (R² = {glue}`conv_r2`) by a factor
-# {glue}`conv_dchi_late` per layer over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
-# {glue}`pub_dchi_late` for the authors' networks, and reaches log₁₀ χ = {glue}`conv_log10chi` at
-# the last layer (the authors' variants: {glue}`pub_log10chi_range`). Over the same layers the BN
-# step contributes $\delta_\mathrm{BN}\chi$ = {glue}`conv_dbn_late` and the ReLU step
-# $\delta_\varphi\chi$ = {glue}`conv_dphi_late` (authors: {glue}`pub_dbn_late` and
+# δχ = {glue}`conv_dchi_late` per layer over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
+# {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
+# decades per layer, with our and the authors' errors combined), and reaches log₁₀ χ =
+# {glue}`conv_log10chi` at the last layer (the authors' variants: {glue}`pub_log10chi_range`).
+# Over the same layers the BN step contributes $\delta_\mathrm{BN}\chi$ = {glue}`conv_dbn_late`
+# and the ReLU step $\delta_\varphi\chi$ = {glue}`conv_dphi_late` (authors: {glue}`pub_dbn_late` and
 # {glue}`pub_dphi_late`); over the first layers the order is the reverse ($\delta_\varphi\chi$ −
 # $\delta_\mathrm{BN}\chi$ = {glue}`conv_early_gap` over layers ≤
 # {glue}`early_lmax`): the ReLU step dominates at first and the BN step takes over with depth, the
@@ -223,15 +224,16 @@ ch.claim("conv_dchi_gt_1", f"the mean increment δχ over layers ≥ {L0} is at 
 
 # %% tags=["remove-cell"]
 ch.claim("conv_rate_matches_authors", f"the growth of χ per layer over layers {late_lmin}–"
-         f"{params['conv_depth']} agrees with the authors' nets: log δχ within 10 % of theirs",
+         f"{params['conv_depth']} agrees with the authors' nets: log₁₀ δχ (decades per layer) "
+         "within 10 % of theirs",
          kind="reproduces", measured=conv_study["log10_dchi"], reference=authors["log10_dchi"],
          tol=0.10, comparison="rel", alternative=ALT_FC["rate"], source=src_pub,
          why="the authors' three variants (data set, boundary, ε) differ by "
              f"{100 * conv_study['spread']['log10_dchi']:.1f} %; {WITH_AUTHORS}",
          min_scale="default")
-ch.claim("conv_chi_200_range", f"χ at layer {params['conv_depth']} reaches 10¹³–10¹⁸ (log10 "
-                               "between 13 and "
-         "18)", kind="reproduces", measured=conv_study["log10_chi_end"],
+ch.claim("conv_chi_200_range", f"χ at layer {params['conv_depth']} reaches 10¹³–10¹⁸ (log₁₀ χ "
+                               "between 13 and 18)", kind="reproduces",
+         measured=conv_study["log10_chi_end"],
          reference=(13.0, 18.0), comparison="between", alternative=ALT_FC["chi_end"],
          why="a bracket around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴ on its log axis); the "
              "authors' conv variants end at 10¹³·¹–10¹³·⁹",
@@ -332,9 +334,9 @@ for key, tol, why in [
 # l ≥ 10 the mean increments are δχ = {glue}`inc_dchi`, $\delta_\mathrm{BN}\chi$ = {glue}`inc_dbn`
 # and $\delta_\varphi\chi$ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 (graded in
 # the scorecard); the paper's convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
-# where the ReLU step dominates at first and the BN step takes over with depth. A straight line
-# fitted to log χˡ over l ≥ 10 grows by {glue}`fc_rate` per layer (R² = {glue}`fc_r2`), and the
-# network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
+# where the ReLU step dominates at first and the BN step takes over with depth. log χˡ lies on a
+# straight line over l ≥ 10 (R² = {glue}`fc_r2`): the growth is exponential, and the network
+# reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
 
 # %%
 fc_panels = labatie.bn_ff_panels(fc_arrays)   # the run of the convolutional section's alternative
@@ -360,7 +362,7 @@ fc = study.bn_ff_fc_findings(fc_depth, fc_panels, l_min=L0)   # layer averages o
 ch.glue_all({**{f"inc_{k}": e for k, e in fc["increments"].items()}, "fc_r2": fc_fit["r2"]},
             digits=4)
 fc_log10chi = fc["log10chi"]
-ch.glue_all({"fc_rate": (fc_fit["rate"], fc_fit["se_rate"]), "fc_log10chi_l": fc_log10chi})
+ch.glue_all({"fc_log10chi_l": fc_log10chi})
 fc_law = labatie.growth_law_r2(fc_depth, fc_panels["chi"], l_min=L0)   # R² in l and log l
 ch.claim("chi_exponential", f"log χˡ is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99 "
          "(mean over networks)", kind="reproduces", measured=fc_law["exponential"],
@@ -382,8 +384,9 @@ ch.glue_all({"pub_fc_batch": fc_rate["batch"], "pub_fc_neighbour": fc_rate["neig
              "fc_rate_margin": f"{100 * fc_rate['margin']:.1f} %",
              "fc_end_offset": fc_rate["end_offset"]})
 ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
-ch.claim("fc_rate_matches_authors", f"the growth of log₁₀ χ per layer over layers {L0}–{L} agrees "
-         f"with the authors' fully-connected nets at B = {fc_rate['batch']}", kind="reproduces",
+ch.claim("fc_rate_matches_authors", f"the growth of χ in decades per layer (log₁₀ δχ) over layers "
+         f"{L0}–{L} agrees with the authors' fully-connected nets at B = {fc_rate['batch']}",
+         kind="reproduces",
          measured=fc_rate["rate"], reference=fc_rate["authors"], tol=fc_rate["margin"],
          comparison="rel", alternative=(fc_rate["neighbour_rate"],
                                         f"the authors' nets at B = {fc_rate['neighbour']}"),
@@ -527,13 +530,10 @@ ch.figure(figures.datasets(data_study["runs"]), "datasets",
           arrays=data_study["arrays"],
           alt="Mean log χ and the signal's effective rank against depth for three inputs: photo "
               "patches, digits and Gaussian images.")
-def typeset(column: str) -> str:   # the study's column names in the page's notation
-    return column.replace("r_eff", "effective rank r").replace("^L", "ᴸ").replace("log10", "log₁₀")
-
-
-ch.table(data_study["table"].rename(columns=typeset), "BN feedforward nets fed three inputs: "
-         "the exponential growth rate of χ per layer (± standard error over networks) and, at "
-         "the last layer, the mean log₁₀ χ, effective rank of the signal and kurtosis.",
+ch.table(data_study["table"], "BN feedforward nets fed three inputs: the growth of χ in decades "
+         "per layer, log₁₀ δχ from a straight line fitted to log χˡ (± standard error over "
+         "networks), and, at the last layer, the mean log₁₀ χ, effective rank of the signal and "
+         "kurtosis.",
          precision=4)
 
 # %%
@@ -579,7 +579,7 @@ ch.glue("offset_verdict", ch.verdict(
 # l = 200; `layerwise.published`) make them concrete:
 
 # %%
-ch.table(study.fc_batch_table(L).rename(columns=typeset), f"The authors' fully-connected BN "
+ch.table(study.fc_batch_table(L), f"The authors' fully-connected BN "
          f"nets (width 512, CIFAR-10) at layer {L}, per batch size B: the quantities the paper "
          "says a larger batch changes.", precision=2)
 
@@ -710,9 +710,22 @@ ch.claim("fc_large_batch_paper_ordering", "fully-connected nets of the paper's w
 
 # %% tags=["remove-cell"]
 conv_outcomes = ch.outcomes(prefix="conv_")   # the paper's results in its convolutional nets
+CONV_WORDS = {"conv_chi_exponential": "exponential growth of χ",
+              "conv_rate_matches_authors": "the authors' growth rate",
+              "conv_chi_200_range": "χ at the last layer in 10¹³–10¹⁸",
+              "conv_bn_step_dominates_late": "the BN step dominating late",
+              "conv_relu_step_dominates_early": "the ReLU step dominating early",
+              "conv_noise_well_signal_ill_conditioned": "noise far better conditioned than signal",
+              "conv_reff_dx_matches_authors": "the authors' r(dx)",
+              "conv_reff_x_matches_authors": "the authors' r(x)",
+              "conv_kurtosis_matches_authors": "the authors' kurtosis",
+              "conv_nu1_matches_authors": "the authors' ν₁(|y|)",
+              "conv_dbn_inverse_conditioning": "a BN step that grows as the signal's rank falls"}
+OUTCOME_WORDS = {"pass": "reproduced", "fail": "failed", "inconclusive": "undecided",
+                 "skipped": "graded from a larger scale on"}
 graded = [i for status, ids in conv_outcomes.items() for i in ids if status != "skipped"]
-ch.glue("found_conv", "; ".join(f"{i} {status}" for status,
-                                ids in conv_outcomes.items() for i in ids)
+ch.glue("found_conv", "; ".join(f"{OUTCOME_WORDS[status]}: {', '.join(CONV_WORDS[i] for i in ids)}"
+                                for status, ids in conv_outcomes.items() if ids)
         if graded else "not graded at this scale (reduced nets), from the default scale on")
 
 # %% [markdown]

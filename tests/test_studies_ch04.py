@@ -77,10 +77,15 @@ def test_exp_rate_table_recovers_rates():
         )
     T = ch04.exp_rate_table(runs, l_min=10)
     assert list(T.index) == ["a", "b"]
-    assert T.loc["a", "rate"] == pytest.approx(0.1) and T.loc["b", "rate"] == pytest.approx(0.2)
-    assert T.loc["a", "± s.e."] == pytest.approx(0.01 / math.sqrt(3))
-    assert T.loc["b", "log10 χ^L"] == pytest.approx(0.2 * 40 / math.log(10))
-    assert T.loc["a", "r_eff(x^L)"] == 2.0 and T.loc["a", "kurtosis at L"] == 5.0
+    rate, se, log10chi, reff, kurt = ch04.RATE_COLUMNS
+    assert list(T.columns) == list(ch04.RATE_COLUMNS)
+    ln10 = math.log(10)  # decades per layer: the natural-log rate over ln 10
+    assert T.loc["a", rate] == pytest.approx(0.1 / ln10) and T.loc["b", rate] == pytest.approx(
+        0.2 / ln10
+    )
+    assert T.loc["a", se] == pytest.approx(0.01 / math.sqrt(3) / ln10)
+    assert T.loc["b", log10chi] == pytest.approx(0.2 * 40 / ln10)
+    assert T.loc["a", reff] == 2.0 and T.loc["a", kurt] == 5.0
 
 
 def test_batch_endpoints_means_and_errors():
@@ -215,12 +220,11 @@ def test_bn_ff_dataset_study_spread_of_known_rates():
         {ds: (depth, _bn_ff_arrays(m + wiggle, depth)) for ds, m in rates.items()}, l_min=10, seed=0
     )
     assert D["spread"].mean == pytest.approx(0.02 / 0.11)  # (max − min)/mean
-    assert np.allclose(
-        D["table"]["rate"], [math.log(10) * m for m in rates.values()]
-    )  # natural log
-    ref = stats.relative_spread(
-        D["table"]["rate"], D["table"]["± s.e."], dof=3, seed=0
-    )  # networks − 1
+    rate, se = ch04.RATE_COLUMNS[:2]
+    assert np.allclose(D["table"][rate], list(rates.values()))  # decades per layer
+    ref = stats.relative_spread(  # the spread of the natural-log rates, networks − 1 d.o.f.
+        D["table"][rate] * math.log(10), D["table"][se] * math.log(10), dof=3, seed=0
+    )
     assert D["spread"].interval[0] < D["spread"].interval[1] and D["spread"] == ref
     assert set(D["arrays"]) == {f"{ds}_{k}" for ds in rates for k in ("chi", "reff_x")}
     assert np.allclose(D["arrays"]["digits_chi"], D["runs"]["digits"][1]["chi"].mean(0))
@@ -283,6 +287,8 @@ def test_versus_combines_both_standard_errors():
     v = stats.versus_reference([1.0, 2.0, 3.0], (2.5, 0.3))
     assert v.mean == 2.0 and v.dof == 2
     assert v.se == pytest.approx(math.hypot(1.0 / math.sqrt(3), 0.3))
+    assert v.reference_se == 0.3 and v.own_se == pytest.approx(1.0 / math.sqrt(3))
+    assert stats.estimate([1.0, 2.0, 3.0]).own_se == pytest.approx(1.0 / math.sqrt(3))
     assert stats.versus_reference([4.0], (2.5, 0.3)).se == pytest.approx(0.3)
     with pytest.raises(ParameterError, match="ours"):
         stats.versus_reference([], (1.0, 0.1))
@@ -353,7 +359,12 @@ def test_fc_batch_table_is_the_authors_study_by_batch_size():
     T = ch04.fc_batch_table(200)
     authors = published.bn_ff_fc_batch_study(200)
     assert list(T.index) == [64, 128, 256, 512] and T.index.name == "B"
-    assert list(T.columns) == ["r_eff(x)", "r_eff(dx)", "kurtosis μ₄", "log₁₀ χ"]
+    assert list(T.columns) == [
+        "effective rank r(x)",
+        "effective rank r(dx)",
+        "kurtosis μ₄",
+        "log₁₀ χ",
+    ]
     for k, title in zip(("reff_x", "reff_dx", "kurtosis", "log10_chi"), T.columns, strict=True):
         assert np.allclose(T[title], authors[k])
 

@@ -197,10 +197,10 @@ def bn_ff_fc_batch_study(depth: int = 200) -> dict[str, list[float]]:
 # Late-depth statistics of the authors' networks (Fig. 4)
 # ---------------------------------------------------------------------------------------------
 FIG4_LATE: dict[str, tuple[str, str]] = {
-    "reff_x": ("reff_signal_loc4", "r_eff(x^l) of the signal after the ReLU"),
-    "reff_dx": ("reff_noise_loc4", "r_eff(dx^l) of the noise after the ReLU"),
+    "reff_x": ("reff_signal_loc4", "effective rank r(xˡ) of the signal after the ReLU"),
+    "reff_dx": ("reff_noise_loc4", "effective rank r(dxˡ) of the noise after the ReLU"),
     "kurtosis": ("mu4_signal_loc3", "kurtosis μ₄ of the BN output"),
-    "nu1": ("nu1_abs_signal_loc3", "ν₁(|y^l|) of the BN output"),
+    "nu1": ("nu1_abs_signal_loc3", "ν₁(|yˡ|) of the BN output"),
 }
 """Level quantities of Labatie's Fig. 4 (c, d): our key → (engine/authors' array, words)."""
 

@@ -211,27 +211,43 @@ def dbn_conditioning(
 # ----------------------------------------------------------------------------------------------
 # Data sets and batch size (Labatie 2019, App. A)
 # ----------------------------------------------------------------------------------------------
+#: The data-set table's columns, named as the page shows them (Labatie 2019, App. A).
+RATE_COLUMNS = (
+    "log₁₀ δχ (decades per layer)",
+    "± s.e.",
+    "log₁₀ χᴸ",
+    "effective rank r(xᴸ)",
+    "kurtosis at L",
+)
+
+
+def _rate_fits(
+    runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float
+) -> dict[str, dict[str, float]]:
+    """:func:`~layerwise.labatie.exp_fit` of log χ over depth ≥ ``l_min`` for each data set."""
+    return {ds: exp_fit(d, Q["chi"], l_min=l_min) for ds, (d, Q) in runs.items()}
+
+
 def exp_rate_table(
     runs: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], l_min: float
 ) -> pd.DataFrame:
-    """One row per data set of BN feedforward nets (Labatie App. A): the exponential rate of χ
-    (:func:`~layerwise.labatie.exp_fit` over depth ≥ ``l_min``) with its error over networks, and
-    the mean over networks of log₁₀ χ, r_eff(x) and the kurtosis at the last record. ``runs`` maps
-    a data set to ``(depth, panels)`` with panels from :func:`~layerwise.labatie.bn_ff_panels`.
-    Returns a DataFrame indexed by ``data``."""
+    """One row per data set of BN feedforward nets (Labatie App. A): the exponential growth of χ
+    in decades per layer, log₁₀ δχ = rate / ln 10 with the natural-log ``rate`` of
+    :func:`~layerwise.labatie.exp_fit` over depth ≥ ``l_min``, with its error over networks, and
+    the mean over networks of log₁₀ χ, the effective rank r(x) and the kurtosis at the last record
+    (columns :data:`RATE_COLUMNS`). ``runs`` maps a data set to ``(depth, panels)`` with panels
+    from :func:`~layerwise.labatie.bn_ff_panels`. Returns a DataFrame indexed by ``data``."""
+    fits = _rate_fits(runs, l_min)
     rows = []
-    for ds, (d, Q) in runs.items():
-        f = exp_fit(d, Q["chi"], l_min=l_min)
-        rows.append(
-            {
-                "data": ds,
-                "rate": f["rate"],
-                "± s.e.": f["se_rate"],
-                "log10 χ^L": summary(np.log10(Q["chi"][:, -1]))["mean"],
-                "r_eff(x^L)": summary(Q["reff_x"][:, -1])["mean"],
-                "kurtosis at L": summary(Q["kurt_z"][:, -1])["mean"],
-            }
+    for ds, (_, Q) in runs.items():
+        values = (
+            fits[ds]["rate"] / math.log(10),
+            fits[ds]["se_rate"] / math.log(10),
+            summary(np.log10(Q["chi"][:, -1]))["mean"],
+            summary(Q["reff_x"][:, -1])["mean"],
+            summary(Q["kurt_z"][:, -1])["mean"],
         )
+        rows.append({"data": ds, **dict(zip(RATE_COLUMNS, values))})
     return pd.DataFrame(rows).set_index("data")
 
 
@@ -241,17 +257,19 @@ def bn_ff_dataset_study(
     """The data sets (Labatie 2019, App. A: 'equivalent behaviour' on MNIST): ``runs`` maps a data
     set to the engine's ``(depth, arrays)`` of equally many networks. Returns ``runs`` with their
     panels (:func:`~layerwise.labatie.bn_ff_panels`), the ``table`` of :func:`exp_rate_table`, the
-    figure's ``arrays`` (mean χ and r_eff(x) per data set) and the relative ``spread`` of the
+    figure's ``arrays`` (mean χ and r(x) per data set) and the relative ``spread`` of the
     exponential rates with its parametric-bootstrap interval
     (:func:`layerwise.stats.relative_spread`, t with networks − 1 d.o.f., ``seed``)."""
     dsq = {ds: (d, bn_ff_panels(A)) for ds, (d, A) in runs.items()}
     n = _networks(Q for _, Q in dsq.values())
-    table = exp_rate_table(dsq, l_min=l_min)
+    fits = _rate_fits(dsq, l_min)
+    rates = pd.Series({ds: f["rate"] for ds, f in fits.items()})
+    ses = pd.Series({ds: f["se_rate"] for ds, f in fits.items()})
     return {
         "runs": dsq,
-        "table": table,
+        "table": exp_rate_table(dsq, l_min=l_min),
         "arrays": {f"{ds}_{k}": dsq[ds][1][k].mean(0) for ds in dsq for k in ("chi", "reff_x")},
-        "spread": relative_spread(table["rate"], table["± s.e."], dof=n - 1, seed=seed),
+        "spread": relative_spread(rates, ses, dof=n - 1, seed=seed),
     }
 
 
@@ -469,8 +487,8 @@ def fc_batch_table(depth: int = 200) -> pd.DataFrame:
     at ``depth`` as a table indexed by the batch size B, one column per quantity (Labatie 2019,
     App. A)."""
     columns = {
-        "reff_x": "r_eff(x)",
-        "reff_dx": "r_eff(dx)",
+        "reff_x": "effective rank r(x)",
+        "reff_dx": "effective rank r(dx)",
         "kurtosis": "kurtosis μ₄",
         "log10_chi": "log₁₀ χ",
     }
