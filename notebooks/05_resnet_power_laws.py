@@ -339,8 +339,8 @@ ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i
          "images: log ratio > 0", kind="checks", measured=lchi_diff, reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "no effect of the input on χ"),
          why="a direction; both runs' errors combined", min_scale="default",
-         source="ours: the book's input data, Set-up (χ at unit 500 ≈ 2.5× larger with patches, "
-                "conv); Labatie 2019 App. A")
+         source="ours: the book's input data (Set-up: photo patches, whose first layers raise "
+                "χ above i.i.d. Gaussian images); Labatie 2019 App. A")
 
 # %% tags=["remove-cell"]
 for key, short in {"tau": "tau", "log10_chi": "lchi", "reff_x": "reffx", "kurtosis": "mu4"}.items():
@@ -470,16 +470,16 @@ ff_chi = ff_arrays["chi_loc4"]
 ff_r2 = labatie.r2_pair(ff_depth, np.log(ff_chi).mean(0), l_min=10)
 ch.figure(figures.resnet_vs_ff(ff_depth, ff_chi, ff_arrays["reff_signal_loc4"], fc_depth,
                                fc_panels["chi"], fc_panels["reff_x"]), "resnet_vs_ff",
-          "Log χ of BN feedforward nets against depth (red, bottom axis) and of BN ResNets against "
-          "log depth (blue, top axis), and the signal's effective rank in both (right): the ResNet "
-          "evolution is the logarithmic version of the feedforward one (Labatie §7).",
+          "Mean log χ of BN feedforward nets against depth (a) and of BN ResNets against the "
+          "residual unit on a log axis (b), and the signal's effective rank in both (c): the "
+          "ResNet evolution is the logarithmic version of the feedforward one (Labatie §7).",
           arrays={"ff_depth": ff_depth, "ff_logchi": np.log(ff_chi).mean(0), "res_depth": fc_depth,
                   "res_logchi": np.log(fc_panels["chi"]).mean(0),
                   "ff_reff": ff_arrays["reff_signal_loc4"].mean(0),
                   "res_reff": fc_panels["reff_x"].mean(0)},
-          alt="Left: mean log χ of feedforward nets against depth and of ResNets against log "
-              "depth, both straight lines. Right: the signal's effective rank against depth in "
-              "both.")
+          alt="Three panels: mean log χ of feedforward nets against depth and of ResNets against "
+              "the residual unit on a log axis, both straight lines; the signal's effective rank "
+              "against depth in both.")
 
 # %% tags=["remove-cell"]
 ff_reff = stats.estimate_or_point(ff_arrays["reff_signal_loc4"][:, -1])

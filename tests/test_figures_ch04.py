@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from layerwise import labatie, published
+from layerwise import labatie, plotting, published
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN
 from layerwise.figures import ch04 as figures
 from layerwise.studies import ch04 as study
@@ -30,8 +30,11 @@ def test_fig4_panels_and_fit_line():
     fig = figures.fig4(d, Q, "title", fit)
     assert _width(fig) <= MAX_FIGURE_WIDTH_IN
     axes = fig.axes
-    assert len(axes) == 5  # 2×2 panels and the twin axis of panel (d)
-    assert [a.get_title(loc="left") for a in axes[:4]] == ["(a)", "(b)", "(c)", "(d)"]
+    assert len(axes) == 4  # 2×2 panels; (d) holds μ₄ and ν₁ on one axis, as in the paper
+    assert [a.get_title(loc="left") for a in axes] == ["(a)", "(b)", "(c)", "(d)"]
+    assert all(plotting.legend_overlap(a) == 0 for a in axes)  # no legend over a curve
+    kurt, nu1 = [ln.get_ydata() for ln in axes[3].get_lines() if len(ln.get_xydata()) > 2][:2]
+    assert np.allclose(kurt, Q["kurt_z"].mean(0)) and np.allclose(nu1, Q["nu1_z"].mean(0))
     # panel (b): the geometric mean of χ and the exponential fit
     lines = {ln.get_label(): ln for ln in axes[1].get_lines()}
     assert np.allclose(lines["geometric mean"].get_ydata(), np.exp(np.log(Q["chi"]).mean(0)))
@@ -98,10 +101,14 @@ def test_fig4_overlays_the_authors_curves_in_every_panel():
         for k, a in zip("abcd", axes[:4], strict=False)
     }
     assert (
-        len(dashed["a"]) == 2 and len(dashed["c"]) == 2 and len(dashed["d"]) == 1
-    )  # δ_BN, δ_φ; r_eff ×2; μ₄
+        len(dashed["a"]) == 2 and len(dashed["c"]) == 2 and len(dashed["d"]) == 2
+    )  # δ_BN, δ_φ; r_eff ×2; μ₄ and ν₁ on one axis
     assert np.allclose(dashed["c"][1].get_ydata(), ref["reff_dx"][0])
-    assert axes[3].get_yscale() == "log"  # the authors' kurtosis ≈ 10² next to the Gaussian 3
+    # panel (d): linear while μ₄ and ν₁ stay within a decade (Fig. 5(d)), logarithmic once the
+    # tails grow to ≈ 10² beside ν₁ < 1 (Fig. 4(d))
+    assert axes[3].get_yscale() == "linear"
+    fat = figures.fig4(d, {**Q, "kurt_z": 100 * Q["kurt_z"]}, "title", reference=ref)
+    assert fat.axes[3].get_yscale() == "log" and plotting.legend_overlap(fat.axes[3]) == 0
 
 
 def test_dbn_vs_conditioning_draws_the_arrays_of_the_summary():
@@ -150,3 +157,20 @@ def test_datasets_draws_the_runs_of_the_study_and_their_saved_means():
         left[1].get_ydata(), np.log10(runs["digits"][1]["chi_loc4"]).mean(0)
     )  # mean log10 χ
     assert np.allclose(fig.axes[1].get_lines()[0].get_ydata(), D["arrays"]["patches_reff_x"])
+
+
+def test_legend_overlap_sees_a_legend_over_a_curve_and_headroom_clears_it():
+    import matplotlib.pyplot as plt
+
+    x = np.linspace(0, 1, 200)
+    for log in (False, True):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot(x, 1 + x * (1 - x) * 4, label="a hump")  # its top runs through the middle
+        ax.plot(x, 1 + 0 * x + 0.5, label="a flat line")
+        if log:
+            ax.set_yscale("log")
+        ax.legend(loc="upper center")
+        assert plotting.legend_overlap(ax) > 0  # the default place covers the hump
+        plotting.legend_in_headroom(ax)
+        assert plotting.legend_overlap(ax) == 0
+        plt.close(fig)

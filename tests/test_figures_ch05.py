@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from layerwise import labatie
+from layerwise import labatie, plotting
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN
 from layerwise.figures import ch05 as figures
 
@@ -27,7 +27,7 @@ def test_fig5_panels_fit_and_overlay():
     fig = figures.fig5(d, Q, "title", pf, ov)
     assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN
     axes = fig.axes
-    assert len(axes) == 5 and [a.get_title(loc="left") for a in axes[:4]] == [
+    assert len(axes) == 4 and [a.get_title(loc="left") for a in axes] == [
         "(a)",
         "(b)",
         "(c)",
@@ -46,19 +46,21 @@ def test_resnet_vs_ff_axes_and_data():
     dF, QF = _panels(R=30, seed=1)
     fig = figures.resnet_vs_ff(dF, QF["chi"], QF["reff_x"], d, Q["chi"], Q["reff_x"])
     assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN
-    assert len(fig.axes) == 3  # two panels and the top (log l) axis of the left one
+    assert len(fig.axes) == 3  # (a) feedforward against l, (b) ResNet against log l, (c) ranks
     ff = fig.axes[0].get_lines()[0]
     assert np.allclose(ff.get_xdata(), dF) and np.allclose(
         ff.get_ydata(), np.log(QF["chi"]).mean(0)
     )
-    top = fig.axes[2].get_lines()[0]
-    assert np.allclose(top.get_xdata(), np.log(d)) and np.allclose(
-        top.get_ydata(), np.log(Q["chi"]).mean(0)
+    res = fig.axes[1].get_lines()[0]
+    assert np.allclose(res.get_xdata(), d) and np.allclose(
+        res.get_ydata(), np.log(Q["chi"]).mean(0)
     )
-    right = fig.axes[1].get_lines()
+    assert fig.axes[0].get_xscale() == "linear" and fig.axes[1].get_xscale() == "log"
+    right = fig.axes[2].get_lines()
     assert np.allclose(right[0].get_ydata(), QF["reff_x"].mean(0)) and np.allclose(
         right[1].get_ydata(), Q["reff_x"].mean(0)
     )
+    assert plotting.legend_overlap(fig.axes[2]) == 0
 
 
 def test_datasets_geometric_means():

@@ -76,3 +76,50 @@ def is_blank(png: str | Path, min_std: float = 0.01) -> bool:
     if img.ndim == 3:
         img = img[..., :3].mean(axis=-1)
     return float(np.std(img)) < min_std
+
+
+def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: Any) -> Any:
+    """A legend in a band of empty space at the top of ``ax``, the way Labatie (2019) lays out
+    Figs. 4–5, so that no curve runs under it: the legend is placed at the top in at most
+    ``ncols`` columns (fewer if it would be wider than the panel), then the y range is extended
+    (in log space on a log axis) so that the top of the panel — the legend's height plus ``pad``
+    of the panel — holds no data."""
+    if not 0 <= pad < 0.5:
+        raise ValueError(f"pad={pad!r} must lie in [0, 0.5)")
+    renderer = ax.figure.canvas.get_renderer()
+    style = dict(loc="upper center", handlelength=1.6, columnspacing=1.0, borderaxespad=0.3)
+    box = ax.get_window_extent(renderer)
+    for n in range(max(ncols, 1), 0, -1):
+        leg = ax.legend(ncols=n, **{**style, **kwargs})
+        ext = leg.get_window_extent(renderer)
+        if ext.width <= box.width or n == 1:
+            break
+    room = min(ext.height / box.height + pad, 0.8)
+    lo, hi = ax.get_ylim()
+    if ax.get_yscale() == "log":
+        a, b = np.log10([lo, hi])
+        ax.set_ylim(lo, 10 ** (a + (b - a) / (1 - room)))
+    else:
+        ax.set_ylim(lo, lo + (hi - lo) / (1 - room))
+    return leg
+
+
+def legend_overlap(ax: Any) -> int:
+    """How many plotted points of ``ax``'s lines (and of its twins') fall inside its legend's
+    box, in display coordinates: 0 when the legend covers no data."""
+    leg = ax.get_legend()
+    if leg is None:
+        return 0
+    fig = ax.figure
+    fig.canvas.draw()
+    box = leg.get_window_extent()
+    n = 0
+    for a in fig.axes:
+        if a.bbox.overlaps(box):
+            for line in a.get_lines():
+                xy = line.get_xydata()
+                if len(xy) > 2:  # reference lines (axhline: 2 points) are not data
+                    x, y = a.transData.transform(xy).T
+                    inside = (box.x0 <= x) & (x <= box.x1) & (box.y0 <= y) & (y <= box.y1)
+                    n += int(inside.sum())
+    return n

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..labatie import GAUSS_ABS_MEAN, GAUSS_KURTOSIS
+from ..plotting import legend_in_headroom
 
 
 def plot_band(
@@ -60,7 +61,7 @@ def plot_increment_panel(
     plot_reference(ax, reference, "dphi", "C2")
     ax.axhline(1, color="k", lw=0.8)
     ax.set_ylabel(ylabel)
-    ax.legend()
+    legend_in_headroom(ax)
 
 
 def plot_signal_panels(
@@ -78,22 +79,22 @@ def plot_signal_panels(
     plot_reference(ax_reff, reference, "reff_x", "C0", "authors (dashed)")
     plot_reference(ax_reff, reference, "reff_dx", "C1")
     ax_reff.set_yscale("log")
-    ax_reff.legend()
+    legend_in_headroom(ax_reff)
     plot_band(ax_kurt, d, Q["kurt_z"], kurt_label, "C0")
     ax_kurt.axhline(GAUSS_KURTOSIS, color="C0", ls=":", lw=1)
     plot_reference(ax_kurt, reference, "kurt_z", "C0")
-    if reference is not None and "kurt_z" in reference:
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
-
+    plot_band(ax_kurt, d, Q["nu1_z"], r"$\nu_1(|y|)/\sqrt{\nu_2}$", "C3")
+    plot_reference(ax_kurt, reference, "nu1_z", "C3")
+    ax_kurt.axhline(GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
+    # one axis for both, as in the paper's Figs. 4(d)/5(d): logarithmic when the tails grow by
+    # more than a decade over the smaller quantity (Fig. 4), linear otherwise (Fig. 5)
+    lo, hi = ax_kurt.dataLim.intervaly
+    if hi > 10 * lo > 0:
         ax_kurt.set_yscale("log")
-        ax_kurt.yaxis.set_major_formatter(ScalarFormatter())
-        ax_kurt.yaxis.set_minor_formatter(NullFormatter())
-    ax2 = ax_kurt.twinx()
-    plot_band(ax2, d, Q["nu1_z"], r"$\nu_1(|y|)/\sqrt{\nu_2}$", "C3")
-    plot_reference(ax2, reference, "nu1_z", "C3")
-    ax2.axhline(GAUSS_ABS_MEAN, color="C3", ls=":", lw=1)
-    ax2.set_ylabel(r"$\nu_1(|y|)$", color="C3")
-    ax_kurt.set_ylabel(r"kurtosis $\mu_4$", color="C0")
+    else:
+        ax_kurt.set_ylim(0, None)
+    ax_kurt.set_ylabel(r"kurtosis $\mu_4$ and $\nu_1(|y|)$")
+    legend_in_headroom(ax_kurt)
 
 
 def four_panels(
@@ -129,7 +130,7 @@ def four_panels(
         axes[1].set_xscale("log")
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\chi^l$")
-    axes[1].legend()
+    legend_in_headroom(axes[1])
     plot_signal_panels(axes[2], axes[3], d, Q, kurt_label, reference)
     for a, letter in zip(axes, "abcd"):
         a.set_xlabel(xlabel)
