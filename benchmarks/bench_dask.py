@@ -6,9 +6,11 @@ folder (nothing is read from a store): locally (``$LAYERWISE_EXECUTOR=local``, o
 as one Dask worker has) and on a ``LocalCluster`` of 1 and of 2 single-threaded worker processes:
 
 * ``ch07_cells``: Chapter 7's trainability cells (``studies.ch07.trainability_cell`` through
-  ``Chapter.cached_units``) at a reduced size (``--quick`` smaller still);
+  ``Chapter.cached_units``) at a reduced size, or with ``--size default`` at the chapter's own
+  default parameters (two depths, two replicates);
 * ``ch04_blocks``: the moments engine's blocks of Chapter 4's ``ci`` base configuration
-  (``Chapter.simulate_moments``), split into blocks of 2 networks.
+  (``Chapter.simulate_moments``) in blocks of 2 networks, or with ``--size default`` two of the
+  default scale's blocks (32 networks of width 512, B = 64, 200 layers each).
 
 Reported per workload: the wall times, the cluster's start-up (apart: starting the worker processes
 and importing torch and the package in each, paid once per book run), and the Dask path's overhead
@@ -22,10 +24,11 @@ underestimates convolutional networks; Chapter 7: σ_w² values · steps · dept
 measured Dask overhead per unit, scheduled greedily in submission order on k workers. These are
 extrapolations from seconds-long runs, to order of magnitude only.
 
-    .venv/bin/python benchmarks/bench_dask.py [--quick]
+    .venv/bin/python benchmarks/bench_dask.py [--size quick|reduced|default] [--device cpu|cuda]
 
-Writes ``results/bench/dask.json``, ``results/bench/dask.png`` and ``results/bench/dask.md`` (the
-README's table).  The machine's load average is recorded: on a shared machine the timings are
+Writes ``results/bench/dask-<size>-<device>.json``, ``.png`` and ``.md`` (the README's table is
+the ``default`` CPU one; a GPU machine gives the GPU workers' row with ``--device cuda``).
+The machine's load average is recorded: on a shared machine the timings are
 noisy.
 """
 
@@ -46,54 +49,79 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 OUT = ROOT / "results" / "bench"
 WORKERS = (1, 8, 64)
+SIZES = ("quick", "reduced", "default")
 
 
-def _ch07(quick: bool) -> tuple[dict, int, list[float]]:
-    """Arguments of Chapter 7's trainability cells at the bench size, their number, and each
-    unit's size (σ_w² · steps · depth · width²)."""
+def _ch07(size: str) -> tuple[dict, int, list[float]]:
+    """Arguments of Chapter 7's trainability cells at the bench ``size`` (``quick``, ``reduced``,
+    or ``default``: the chapter's own default parameters for two depths of its grid and two
+    replicates), their number, and each unit's size (σ_w² · steps · depth · width²)."""
+    from layerwise.runner import notebook_presets, select
     from layerwise.studies import ch07
 
     x, y = ch07.standardised_digits()
-    depths = (4, 8) if quick else (4, 8, 16)
-    args = dict(
-        x=x[:256],
-        y=y[:256],
-        sigma_w2s=np.linspace(1.0, 4.0, 3),
-        depths=depths,
+    if size == "default":
+        p = notebook_presets(select(["07"], ROOT)["07"])["default"]
+        depths = (p["train_depths"][0], p["train_depths"][len(p["train_depths"]) // 2])
+        args = dict(
+            x=x,
+            y=y,
+            sigma_w2s=np.linspace(1.0, 4.0, p["train_sigmas"]),
+            width=p["train_width"],
+            steps=p["train_steps"],
+            early_steps=p["train_early_steps"],
+        )
+    else:
+        quick = size == "quick"
+        depths = (4, 8) if quick else (4, 8, 16)
+        args = dict(
+            x=x[:256],
+            y=y[:256],
+            sigma_w2s=np.linspace(1.0, 4.0, 3),
+            width=32 if quick else 64,
+            steps=20 if quick else 60,
+            early_steps=10 if quick else 15,
+        )
+    args.update(
+        depths=tuple(int(d) for d in depths),
         seeds=np.arange(2 * len(depths)).reshape(2, len(depths)) + 11,
         sigma_b2=0.05,
-        width=32 if quick else 64,
-        steps=20 if quick else 60,
-        early_steps=10 if quick else 15,
         lr=0.01,
         batch=64,
     )
     n = 2 * len(depths)
-    size = [3 * args["steps"] * depths[i % len(depths)] * args["width"] ** 2 for i in range(n)]
-    return args, n, size
+    cost = len(args["sigma_w2s"]) * args["steps"] * args["width"] ** 2
+    return args, n, [cost * depths[i % len(depths)] for i in range(n)]
 
 
-def _ch04_cfg(quick: bool):
+def _ch04_cfg(size: str, device: str = "cpu"):
+    """Chapter 4's fully-connected engine run at the bench ``size``: its ``ci`` configuration
+    (``quick``: half the depth) in blocks of 2 networks, or at ``default`` two of the default
+    scale's blocks of networks (width 512, B = 64, 200 layers). Returns (config, block)."""
     from layerwise.moments import MomentsConfig
     from layerwise.runner import notebook_presets, select
 
-    ci = notebook_presets(select(["04"], ROOT)["04"])["ci"]
-    return MomentsConfig(
+    presets = notebook_presets(select(["04"], ROOT)["04"])
+    p = presets["default" if size == "default" else "ci"]
+    depth = p["depth"] // (2 if size == "quick" else 1)
+    block = p["block"] if size == "default" else 2
+    cfg = MomentsConfig(
         arch="bn_ff",
         kernel_size=1,
-        width=ci["width"],
-        batch=ci["batch"],
-        depth=ci["depth"] // (2 if quick else 1),
+        width=p["width"],
+        batch=p["batch"],
+        depth=depth,
         dataset="patches",
-        n_sims=4 if quick else 8,
-        records=ci["depth"] // (2 if quick else 1),
+        n_sims={"quick": 4, "reduced": 8}.get(size, 2 * block),
+        records=depth,
         seed=0,
-        device="cpu",
+        device=device,
         reff_locations=("loc1", "loc4"),
     )
+    return cfg, block
 
 
-def _run(kind: str, workload: str, quick: bool, client=None) -> dict:
+def _run(kind: str, workload: str, size: str, device: str, client=None) -> dict:
     """One workload through the seam into a fresh results folder; wall time and unit times."""
     from layerwise import executor as ex
     from layerwise.chapter import Chapter
@@ -107,19 +135,19 @@ def _run(kind: str, workload: str, quick: bool, client=None) -> dict:
             "04_bench" if workload == "ch04_blocks" else "07_bench",
             scale="ci",
             seed=0,
-            device="cpu",
+            device=device,
             results=Path(tmp),
         )
         if workload == "ch07_cells":
             from layerwise.studies import ch07
 
-            args, n, _ = _ch07(quick)
+            args, n, _ = _ch07(size)
         t0 = time.perf_counter()
         if workload == "ch07_cells":
-            ch.cached_units(ch07.trainability_cell, n, **args)
+            ch.cached_units(ch07.trainability_cell, n, **args, device=device)
         else:
-            cfg = _ch04_cfg(quick)
-            ch.simulate_moments("bench", cfg, block=2)
+            cfg, block = _ch04_cfg(size, device)
+            ch.simulate_moments("bench", cfg, block=block)
         wall = time.perf_counter() - t0
         units = sorted(
             json.loads(m.read_text()).get("wall_time_s", 0.0)
@@ -183,21 +211,24 @@ def _engine_units(stem: str) -> list[tuple[int, int, int, int, bool]]:
     return out
 
 
-def project(measured: dict, quick: bool) -> dict:
+def project(measured: dict, size_name: str) -> dict:
     """Projected wall time (s) of each chapter's units at ``paper`` on k workers."""
     from layerwise.runner import chapters
 
     names = {k: v.stem for k, v in chapters(ROOT).items()}
-    cfg = _ch04_cfg(quick)
+    cfg, block = _ch04_cfg(size_name)
     eng = measured["ch04_blocks"]
-    per_net = np.median(eng["local"]["unit_s"]) / (2 * cfg.width**2 * cfg.batch * cfg.depth)
-    _, _, size = _ch07(quick)
+    # costs from the local run's wall time over its units' total size (each unit's stored
+    # wall_time_s is not used: units computed together in one group share their time)
+    per_net = eng["local"]["wall_s"] / (cfg.n_sims * cfg.width**2 * cfg.batch * cfg.depth)
+    _, _, size = _ch07(size_name)
     cells = measured["ch07_cells"]
-    per_size = float(np.median(np.array(cells["local"]["unit_s"]) / np.sort(size)))
+    per_size = cells["local"]["wall_s"] / float(np.sum(size))
     out = {}
     for key in ("03", "04", "05"):
         units = _engine_units(names[key])
-        costs = [per_net * n * w**2 * b * d + eng["overhead_per_unit_s"] for n, w, b, d, _ in units]
+        extra = max(eng["overhead_per_unit_s"], 0.0)  # a negative measured overhead is noise
+        costs = [per_net * n * w**2 * b * d + extra for n, w, b, d, _ in units]
         out[names[key]] = {"units": len(units), "kind": "engine blocks", "costs": costs}
     from layerwise.runner import notebook_presets, select
 
@@ -205,7 +236,7 @@ def project(measured: dict, quick: bool) -> dict:
     depths = list(p["train_depths"]) * p["train_replicates"]
     costs = [
         per_size * p["train_sigmas"] * p["train_steps"] * d * p["train_width"] ** 2
-        + cells["overhead_per_unit_s"]
+        + max(cells["overhead_per_unit_s"], 0.0)
         for d in depths
     ]
     out[names["07"]] = {"units": len(costs), "kind": "trainability cells", "costs": costs}
@@ -215,7 +246,7 @@ def project(measured: dict, quick: bool) -> dict:
     return out
 
 
-def _figure(proj: dict, path: Path) -> None:
+def _figure(proj: dict, path: Path, device: str = "cpu") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -234,7 +265,10 @@ def _figure(proj: dict, path: Path) -> None:
     ax.set_yscale("log")
     ax.set_xticks(x, [n[:2] + " " + r["kind"] for n, r in proj.items()], fontsize=10)
     ax.set_ylabel("projected wall time (h)")
-    ax.set_title("paper scale on k CPU workers (extrapolated; loaded 2-core machine)", fontsize=10)
+    ax.set_title(
+        f"paper scale on k {device.upper()} workers (extrapolated from {platform.node()})",
+        fontsize=10,
+    )
     top = max(r["hours"][str(WORKERS[0])] for r in proj.values())
     ax.set_ylim(top=top * 30)  # room for the legend above the bars (log axis)
     ax.legend(fontsize=10, loc="upper left", ncol=3)
@@ -242,22 +276,26 @@ def _figure(proj: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _table(measured: dict, proj: dict, load: tuple) -> str:
+def _table(measured: dict, proj: dict, load: tuple, size: str, device: str) -> str:
     rows = [
-        "| workload | units | local (s) | Dask, 1 worker (s) | Dask, 2 workers (s) | overhead | "
-        "workers' start-up (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"Workloads at size `{size}` on {device.upper()}:",
+        "",
+        "| workload | units | s per unit | local (s) | Dask, 1 worker (s) | Dask, 2 workers (s) | "
+        "overhead | workers' start-up (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, m in measured.items():
         rows.append(
-            f"| `{name}` | {m['units']} | {m['local']['wall_s']:.1f} | "
+            f"| `{name}` | {m['units']} | {m['local']['wall_s'] / m['units']:.2g} | "
+            f"{m['local']['wall_s']:.1f} | "
             f"{m['dask1']['wall_s']:.1f} | {m['dask2']['wall_s']:.1f} | "
             f"{100 * m['overhead']:+.0f} % "
             f"({m['overhead_per_unit_s']:+.2f} s/unit) | {m['start_s']:.1f} |"
         )
     rows += [
         "",
-        "| chapter at `paper` | units | 1 worker (h) | 8 workers (h) | 64 workers (h) |",
+        f"| chapter at `paper`, {device.upper()} workers | units | 1 worker (h) | 8 workers (h) | "
+        "64 workers (h) |",
         "|---|---:|---:|---:|---:|",
     ]
     for name, r in proj.items():
@@ -275,41 +313,56 @@ def _table(measured: dict, proj: dict, load: tuple) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller workloads")
+    ap.add_argument(
+        "--size",
+        choices=SIZES,
+        default="reduced",
+        help="workload size: quick (seconds), reduced (a minute) or default (the default "
+        "scale's own units: two engine blocks of 32 paper-width networks, four trainability "
+        "cells; ≈ 10 minutes on 2 cores)",
+    )
+    ap.add_argument("--quick", action="store_true", help="same as --size quick")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the units run")
     a = ap.parse_args()
+    size = "quick" if a.quick else a.size
     import torch
 
     from layerwise import executor as ex
 
+    if a.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: no CUDA device is visible to torch on this machine")
     torch.set_num_threads(1)  # as one single-threaded Dask worker
     _warm()
     measured = {}
     for workload in ("ch07_cells", "ch04_blocks"):
-        m = {"local": _run("local", workload, a.quick)}
+        m = {"local": _run("local", workload, size, a.device)}
         for n in (1, 2):
             cluster, client, start = _cluster(n)
             try:
-                m[f"dask{n}"] = _run("dask", workload, a.quick, client)
+                m[f"dask{n}"] = _run("dask", workload, size, a.device, client)
             finally:
                 ex._CLIENTS.clear()
                 client.close()
                 cluster.close()
             m["start_s"] = start if n == 1 else m["start_s"]
         m["units"] = len(m["local"]["unit_s"])
+        m["unit_mean_s"] = m["local"]["wall_s"] / m["units"]
         m["overhead"] = m["dask1"]["wall_s"] / m["local"]["wall_s"] - 1
         m["overhead_per_unit_s"] = (m["dask1"]["wall_s"] - m["local"]["wall_s"]) / m["units"]
         measured[workload] = m
         print(workload, {k: v for k, v in m.items() if k not in ("local", "dask1", "dask2")})
-    proj = project(measured, a.quick)
+    proj = project(measured, size)
     load = os.getloadavg()
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "dask.json").write_text(
+    stem = OUT / f"dask-{size}-{a.device}"
+    stem.with_suffix(".json").write_text(
         json.dumps(
             {
                 "machine": platform.node(),
                 "cores": os.cpu_count(),
                 "load_average": load,
-                "quick": a.quick,
+                "size": size,
+                "device": a.device,
                 "measured": measured,
                 "projected_paper": proj,
                 "model": "engine: cost per network x width^2*batch*depth; ch07: per "
@@ -318,9 +371,9 @@ def main() -> int:
             indent=1,
         )
     )
-    _figure(proj, OUT / "dask.png")
-    (OUT / "dask.md").write_text(_table(measured, proj, load))
-    print((OUT / "dask.md").read_text())
+    _figure(proj, stem.with_suffix(".png"), a.device)
+    stem.with_suffix(".md").write_text(_table(measured, proj, load, size, a.device))
+    print(stem.with_suffix(".md").read_text())
     return 0
 
 
