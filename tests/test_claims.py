@@ -829,3 +829,22 @@ def test_a_scorecard_row_keeps_the_source_on_the_line_that_opens_the_rule():
     assert "Paper 2019, Eq. 3" in summary and "my_claim" not in summary
     assert "Claim <code>my_claim</code>. Rule:" in page.split("</summary>")[1]
     assert page.count("Paper 2019, Eq. 3") == 1 and 'id="claim-my_claim"' in page
+
+
+def test_the_ledger_records_data_under_a_figure_legend(tmp_path):
+    """Each figure's record counts the plotted points its legends cover (plotting.legend_overlap),
+    so a legend over the data shows in the ledger; a legend in free space counts 0."""
+    import matplotlib.pyplot as plt
+
+    ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", results=tmp_path)
+    x = np.linspace(0, 1, 101)
+    for name, loc in (("covered", "center"), ("clear", "upper right")):
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot(x, 1.5 + 0 * x, label="flat at one and a half")  # runs through the middle
+        ax.set_ylim(0, 3)  # free space above and below it
+        ax.legend(loc=loc)
+        ch.figure(fig, name, "A flat line.", arrays={"x": x})
+    ch.finish()
+    data = json.loads(ch.results_path.read_text())
+    counts = {f["name"]: f["legend_over_data"] for f in data["figure_labels"]}
+    assert counts["covered"] > 0 and counts["clear"] == 0

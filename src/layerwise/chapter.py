@@ -28,7 +28,7 @@ from . import seeds
 from .claims import Ledger
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import results_root, store_root
-from .plotting import save_figure, set_style
+from .plotting import legends_over_data, save_figure, set_style
 from .provenance import fingerprint_of, function_fingerprint
 from .store import ArrayDict, ResultsStore, versions
 
@@ -204,7 +204,7 @@ class Chapter:
         self.ledger = Ledger(self.scale)
         self.figures: list[str] = []
         self.tables: list[str] = []
-        self.figure_meta: list[dict[str, str]] = []
+        self.figure_meta: list[dict[str, Any]] = []
         self.glued: dict[str, str] = {}
         # glue_all names whose value is a sentence (issue #26)
         self.package_sentences: list[str] = []
@@ -519,6 +519,7 @@ class Chapter:
                 f"{small[:5]} "
                 "(drop explicit small font sizes; the book's style sets ≥ 10 pt)"
             )
+        covered = legends_over_data(fig)  # plotted points under a legend, per axes
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))
         if rel in self.figures:
@@ -528,7 +529,14 @@ class Chapter:
         plt.close(fig)
         alt_text = alt or first_sentence(caption)
         self.figure_meta.append(
-            {"name": name, "label": label, "caption": caption, "alt": alt_text, "path": rel}
+            {
+                "name": name,
+                "label": label,
+                "caption": caption,
+                "alt": alt_text,
+                "path": rel,
+                "legend_over_data": sum(covered.values()),
+            }
         )
         _display_raw(
             {

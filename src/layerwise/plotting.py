@@ -104,14 +104,16 @@ def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: 
     return leg
 
 
-def legend_overlap(ax: Any) -> int:
-    """How many plotted points of ``ax``'s lines (and of its twins') fall inside its legend's
-    box, in display coordinates: 0 when the legend covers no data."""
+def legend_overlap(ax: Any, *, draw: bool = True) -> int:
+    """How many plotted points of the lines of ``ax`` (and of any axes its legend reaches into)
+    fall inside its legend's box, in display coordinates: 0 when the legend covers no data.
+    ``draw=False`` when the figure has just been laid out (:func:`legends_over_data`)."""
     leg = ax.get_legend()
     if leg is None:
         return 0
     fig = ax.figure
-    fig.canvas.draw()
+    if draw:
+        fig.draw_without_rendering()
     box = leg.get_window_extent()
     n = 0
     for a in fig.axes:
@@ -123,3 +125,11 @@ def legend_overlap(ax: Any) -> int:
                     inside = (box.x0 <= x) & (x <= box.x1) & (box.y0 <= y) & (y <= box.y1)
                     n += int(inside.sum())
     return n
+
+
+def legends_over_data(fig: Any) -> dict[int, int]:
+    """For each axes of ``fig`` whose legend covers plotted points, the axes' index and how many
+    (:func:`legend_overlap`); empty when no legend covers data. Lays the figure out once."""
+    fig.draw_without_rendering()
+    counts = {i: legend_overlap(ax, draw=False) for i, ax in enumerate(fig.axes)}
+    return {i: n for i, n in counts.items() if n}
