@@ -21,10 +21,17 @@
 # the signal can no longer shrink to a point or drift in scale as in {doc}`03_vanilla_pathologies`.
 # {cite:t}`labatie2019characterizing` (§6, Theorem 3) shows that it pays for this with another
 # pathology: the normalised sensitivity χ — how much the network degrades the signal-to-noise
-# ratio of its input — grows *exponentially* with depth. Both steps of a layer contribute: the
-# convolution + batch-norm step ($\delta_\mathrm{BN}\chi$ ≥ 1: normalising each random projection by
+# ratio of its input — grows *exponentially* with depth. Both steps of a layer contribute to the
+# increment of χ from one layer to the next,
+#
+# $$
+# \delta\chi^l = \frac{\chi^l}{\chi^{l-1}} = \delta_\mathrm{BN}\chi^l\,\delta_\varphi\chi^l,
+# \qquad \delta_\mathrm{BN}\chi^l \ge 1, \quad \delta_\varphi\chi^l \ge 1 :
+# $$ (eq-04-increments)
+#
+# the convolution + batch-norm step ($\delta_\mathrm{BN}\chi$: normalising each random projection by
 # the signal's variance in that direction up-weights the directions where the signal is weak, which
-# the isotropic noise does not share), and the ReLU ($\delta_\varphi\chi$ ≥ 1). Meanwhile the
+# the isotropic noise does not share), and the ReLU ($\delta_\varphi\chi$). Meanwhile the
 # *signal becomes ill-conditioned and fat-tailed while the noise stays well-conditioned*. This
 # chapter runs the paper's convolutional nets at its width and batch (from the `default` scale on)
 # and grades its Fig. 4 against the authors' published arrays; it then shows the same nets fully
@@ -128,18 +135,18 @@ ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth
 # ## Fig. 4 in the paper's convolutional nets
 #
 # {numref}`fig-04-fig4-conv` is the paper's Fig. 4 for our convolutional nets, with the authors'
-# published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over
-# ours. χ grows as a straight line on the log axis (R² = {glue}`conv_r2`) by a factor
-# δχ = {glue}`conv_dchi_late` per layer over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
-# {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
-# decades per layer, with our and the authors' errors combined), and reaches log₁₀ χ =
-# {glue}`conv_log10chi` at the last layer (the authors' variants: {glue}`pub_log10chi_range`).
-# Over the same layers the BN step contributes $\delta_\mathrm{BN}\chi$ = {glue}`conv_dbn_late`
-# and the ReLU step $\delta_\varphi\chi$ = {glue}`conv_dphi_late` (authors: {glue}`pub_dbn_late` and
-# {glue}`pub_dphi_late`); over the first layers the order is the reverse ($\delta_\varphi\chi$ −
-# $\delta_\mathrm{BN}\chi$ = {glue}`conv_early_gap` over layers ≤
-# {glue}`early_lmax`): the ReLU step dominates at first and the BN step takes over with depth, the
-# crossing of the paper's Fig. 4(a). {glue}`conv_scale_note`
+# published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over ours.
+# χ grows as a straight line on the log axis (R² = {glue}`conv_r2`) by a factor δχ =
+# {glue}`conv_dchi_late` per layer, the increment of {eq}`eq-04-increments`, over layers
+# {glue}`late_lmin`–{glue}`conv_depth_p`, against {glue}`pub_dchi_late` for the authors' networks
+# (the scorecard grades its logarithm, log₁₀ δχ in decades per layer, with our and the authors'
+# errors combined), and reaches log₁₀ χ = {glue}`conv_log10chi` at the last layer (the authors'
+# variants: {glue}`pub_log10chi_range`). Over the same layers the BN step contributes
+# $\delta_\mathrm{BN}\chi$ = {glue}`conv_dbn_late` and the ReLU step $\delta_\varphi\chi$ =
+# {glue}`conv_dphi_late` (authors: {glue}`pub_dbn_late` and {glue}`pub_dphi_late`); over the first
+# layers the order is the reverse ($\delta_\varphi\chi$ − $\delta_\mathrm{BN}\chi$ =
+# {glue}`conv_early_gap` over layers ≤ {glue}`early_lmax`): the ReLU step dominates at first and the
+# BN step takes over with depth, the crossing of the paper's Fig. 4(a). {glue}`conv_scale_note`
 
 # %%
 conv = replace(base, kernel_size=3, width=params["conv_width"], batch=params["conv_batch"],
@@ -330,13 +337,14 @@ for key, tol, why in [
 # %% [markdown]
 # ## The fully-connected nets: exponential growth of χ
 #
-# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers
-# l ≥ 10 the mean increments are δχ = {glue}`inc_dchi`, $\delta_\mathrm{BN}\chi$ = {glue}`inc_dbn`
-# and $\delta_\varphi\chi$ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 (graded in
-# the scorecard); the paper's convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
-# where the ReLU step dominates at first and the BN step takes over with depth. log χˡ lies on a
-# straight line over l ≥ 10 (R² = {glue}`fc_r2`): the growth is exponential, and the network
-# reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l = {glue}`fc_depth`.
+# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers l ≥ 10 the
+# mean increments are δχ = {glue}`inc_dchi`, $\delta_\mathrm{BN}\chi$ = {glue}`inc_dbn` and
+# $\delta_\varphi\chi$ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 by
+# {eq}`eq-04-increments` (graded in the scorecard); the paper's convolutional nets settle near 1.17,
+# 1.14 and 1.02 (its Fig. 4(a)), where the ReLU step dominates at first and the BN step takes over
+# with depth. log χˡ lies on a straight line over l ≥ 10 (R² = {glue}`fc_r2`): the growth is
+# exponential, and the network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l =
+# {glue}`fc_depth`.
 
 # %%
 fc_panels = labatie.bn_ff_panels(fc_arrays)   # the run of the convolutional section's alternative

@@ -22,14 +22,19 @@
 # (§7, Theorem 4) shows that skip connections break this multiplicativity. In a pre-activation
 # residual unit the branch still amplifies χ as a feedforward net would, but its output is
 # *diluted* into the skip path, whose signal variance grows linearly with the number of units:
-# unit l contributes a fraction ~1/l of the signal. The result is a power law,
-# $\chi^l \propto l^\tau$, with an exponent fixed by the feedforward increment inside the units,
-# $\tau = ((\mathbb E\,\delta\chi)^{2d} - 1)/2$ with $d$ = `res_depth` the number of layers per
-# residual unit (Eq. 15) — the ResNet's evolution is the logarithmic version of the feedforward one.
-# And the signal stays healthy: many directions, a distribution close to Gaussian. This chapter
-# reproduces the paper's Fig. 5 and its overlay of Eq. 15 on the measured χ, and grades its
-# fully-connected ResNets against the authors' own fully-connected ResNets of the same width, batch
-# and depth.
+# unit l contributes a fraction ~1/l of the signal. The result is a power law with an exponent
+# fixed by the feedforward increment inside the units,
+#
+# $$
+# \chi^l \propto l^{\tau}, \qquad \tau = \frac{(\mathbb{E}\,\delta\chi)^{2d} - 1}{2},
+# $$ (eq-05-power-law)
+#
+# with $\mathbb{E}\,\delta\chi$ the mean increment of χ per layer inside the units and $d$ the
+# number of layers per residual unit (the paper's Eq. 15) — the ResNet's evolution is the
+# logarithmic version of the feedforward one. And the signal stays healthy: many directions, a
+# distribution close to Gaussian. This chapter reproduces the paper's Fig. 5 and its overlay of Eq.
+# 15 on the measured χ, and grades its fully-connected ResNets against the authors' own
+# fully-connected ResNets of the same width, batch and depth.
 
 # %% tags=["parameters", "remove-cell"]
 scale = "ci"          # ci | default | paper
@@ -132,14 +137,15 @@ ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUC
 # ## The power law and Eq. 15
 #
 # {numref}`fig-05-fig5-fc` is the paper's Fig. 5 for fully-connected ResNets. The paper's panel (b)
-# overlays $l^\tau$, with τ from Eq. 15 and the feedforward increment "averaged over the whole
-# evolution", on the measured χˡ and concludes that "Eq. (15) very well describes the evolution
-# of χ in practice" (§7). Theorem 4 itself bounds χ between two power laws with unspecified
-# constants; it does not claim that a free fit of the exponent equals τ. We therefore grade the
-# overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, $c\,l^\tau$ with the Eq. 15
-# exponent τ = {glue}`tau_eq15` and a fitted constant c stays within {glue}`overlay_max_dev` of the
-# geometric mean of χˡ at its worst unit (the paper's overlay coincides within a line width, which
-# is at most about 8 % of χ from l = 50 on; we declare 10 % as "describes"). {glue}`overlay_verdict`
+# overlays $l^\tau$, with τ from the paper's Eq. 15 (our {eq}`eq-05-power-law`) and the feedforward
+# increment "averaged over the whole evolution", on the measured χˡ and concludes that "Eq. (15)
+# very well describes the evolution of χ in practice" (§7). Theorem 4 itself bounds χ between two
+# power laws with unspecified constants; it does not claim that a free fit of the exponent equals τ.
+# We therefore grade the overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, $c\,l^\tau$
+# with the Eq. 15 exponent τ = {glue}`tau_eq15` and a fitted constant c stays within
+# {glue}`overlay_max_dev` of the geometric mean of χˡ at its worst unit (the paper's overlay
+# coincides within a line width, which is at most about 8 % of χ from l = 50 on; we declare 10 % as
+# "describes"). {glue}`overlay_verdict`
 #
 # As a measurement, the free log-log exponent fitted network by network over the same units is
 # $\tau_\mathrm{fit}$ = {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq.

@@ -174,3 +174,17 @@ def test_legend_overlap_sees_a_legend_over_a_curve_and_headroom_clears_it():
         plotting.legend_in_headroom(ax)
         assert plotting.legend_overlap(ax) == 0
         plt.close(fig)
+
+
+def test_clear_legends_makes_room_after_a_layout_shrinks_the_panel():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 4), layout="none")  # the layout is the test's own
+    x = np.linspace(0, 1, 200)
+    ax.plot(x, 1 - 4 * (x - 0.5) ** 2, label="a hump peaking mid-panel")
+    ax.plot(x, 0 * x, label="a floor")
+    plotting.legend_in_headroom(ax, pad=0.0, ncols=1)
+    fig.subplots_adjust(top=0.45)  # a layout that halves the panel: the legend now covers data
+    assert plotting.legends_over_data(fig)
+    assert plotting.clear_legends(fig) == {} and plotting.legend_overlap(ax) == 0
+    plt.close(fig)

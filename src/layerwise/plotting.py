@@ -83,7 +83,7 @@ def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: 
     Figs. 4–5, so that no curve runs under it: the legend is placed at the top in at most
     ``ncols`` columns (fewer if it would be wider than the panel), then the y range is extended
     (in log space on a log axis) so that the top of the panel — the legend's height plus ``pad``
-    of the panel — holds no data."""
+    of the panel — holds no data. Call :func:`clear_legends` after the figure's layout."""
     if not 0 <= pad < 0.5:
         raise ValueError(f"pad={pad!r} must lie in [0, 0.5)")
     renderer = ax.figure.canvas.get_renderer()
@@ -94,14 +94,33 @@ def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: 
         ext = leg.get_window_extent(renderer)
         if ext.width <= box.width or n == 1:
             break
-    room = min(ext.height / box.height + pad, 0.8)
+    _extend_top(ax, min(ext.height / box.height + pad, 0.8))
+    return leg
+
+
+def _extend_top(ax: Any, frac: float) -> None:
+    """Raise the top of ``ax``'s y range so that the old range fills ``1 − frac`` of it (in log
+    space on a log axis)."""
     lo, hi = ax.get_ylim()
     if ax.get_yscale() == "log":
         a, b = np.log10([lo, hi])
-        ax.set_ylim(lo, 10 ** (a + (b - a) / (1 - room)))
+        ax.set_ylim(lo, 10 ** (a + (b - a) / (1 - frac)))
     else:
-        ax.set_ylim(lo, lo + (hi - lo) / (1 - room))
-    return leg
+        ax.set_ylim(lo, lo + (hi - lo) / (1 - frac))
+
+
+def clear_legends(fig: Any, *, step: float = 0.05, tries: int = 8) -> dict[int, int]:
+    """After the figure's layout: while a legend placed by :func:`legend_in_headroom` still
+    covers plotted points (the layout may have shrunk its panel), raise that panel's top by
+    ``step`` of its range, at most ``tries`` times. Returns what is still covered
+    (:func:`legends_over_data`; empty when every legend is clear)."""
+    for _ in range(tries):
+        covered = legends_over_data(fig)
+        if not covered:
+            return covered
+        for i in covered:
+            _extend_top(fig.axes[i], step)
+    return legends_over_data(fig)
 
 
 def legend_overlap(ax: Any, *, draw: bool = True) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom
 from . import moments as P
 
 
@@ -86,6 +86,7 @@ def resnet_vs_ff(
     axes[2].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
     axes[2].set_title("(c)", loc="left")
     legend_in_headroom(axes[2], ncols=1)
+    clear_legends(fig)
     return fig
 
 

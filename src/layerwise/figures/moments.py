@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..labatie import GAUSS_ABS_MEAN, GAUSS_KURTOSIS
-from ..plotting import legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom
 
 
 def plot_band(
@@ -137,4 +137,5 @@ def four_panels(
         a.set_title(f"({letter})", loc="left")
     fig.suptitle(title)
     fig.tight_layout()
+    clear_legends(fig)
     return fig
