@@ -777,12 +777,13 @@ for i, sb2 in enumerate(SWEEP_SB2):
                  "of chaos, one of these depth scales diverges')",
                  caveat=f"{params['sweep_nets']} networks: near the transition the measured rates "
                  "are within noise of zero over several grid points")
-        peak_words.append(f"{label} peaks at σw² = {peak.mean:.3g} for σb² = {sb2} "
-                          f"(transition {crit:.3g})")
-ch.glue("peak_verdict", "; ".join(peak_words))
+        symbol = r"$\xi_c$ (correlations)" if q == "c" else r"$|\xi_\nabla|$ (gradients)"
+        peak_words.append(rf"{symbol} peaks at $\sigma_w^2$ = {peak.mean:.3g} for $\sigma_b^2$ = "
+                          f"{sb2} (transition {crit:.3g})")
+ch.glue_math("peak_verdict", "; ".join(peak_words))
 
 # %% [markdown]
-# The measured depth scales peak where the theory says: {glue}`peak_verdict`. Both scales
+# The measured depth scales peak where the theory says: {glue:md}`peak_verdict:myst`. Both scales
 # are the same in the ordered phase, as they must be ($\chi_c = \chi_1$ there); in the chaotic phase
 # the correlation depth is longer than the gradient one, because $\chi_c$ is the slope of the
 # correlation map at $c^* < 1$, not at $c = 1$. The largest bias the finite window leaves in a
@@ -942,8 +943,9 @@ for key, e in (("train_slope", train_slope), ("train_k", train_k)):
         ch.glue(key, "not identified")
     else:
         ch.glue(key, e.mean, se=e.se, digits=2)
-ch.glue("train_peak_at", "at no σw² that this scale identifies" if np.isnan(train_peak.mean)
-        else f"at σw² = {format_value(train_peak.mean, se=train_peak.se, digits=2)}")
+ch.glue_math("train_peak_at", r"at no $\sigma_w^2$ that this scale identifies"
+             if np.isnan(train_peak.mean)
+             else rf"at $\sigma_w^2$ = {format_value(train_peak.mean, se=train_peak.se, digits=2)}")
 ch.glue("train_crit", crit_train, digits=3)
 ch.glue("train_replicates", params["train_replicates"])
 
@@ -954,12 +956,13 @@ slope_words = ("an amount this scale does not identify" if np.isnan(slope_change
                f"{format_value(slope_change.mean, se=slope_change.se, digits=2)} "
                f"({format_value(DEFAULT_CONFIDENCE * 100)} % interval "
                f"{format_value(lo, digits=2)} to {format_value(hi, digits=2)})")
-ch.glue("train_slope_verdict", ch.verdict(
+ch.glue_math("train_slope_verdict", ch.verdict(
     ["trainable_depth_proportional_to_xi_c"],
-    "grows in proportion to ξc, as Schoenholz et al. report",
-    "grows more slowly than ξc — closer to √ξc than to ξc: we do not reproduce L ∝ ξc "
-    "with this short training. One candidate cause — near the transition, where ξc diverges, a "
-    "short training cannot reach depths of a fixed multiple of ξc, which flattens the slope — "
+    r"grows in proportion to $\xi_c$, as Schoenholz et al. report",
+    r"grows more slowly than $\xi_c$ — closer to $\sqrt{\xi_c}$ than to $\xi_c$: we do not "
+    r"reproduce $L \propto \xi_c$ with this short training. One candidate cause — near the "
+    r"transition, where $\xi_c$ diverges, a short training cannot reach depths of a fixed "
+    r"multiple of $\xi_c$, which flattens the slope — "
     "predicts a slope that rises with training time. Between the checkpoint "
     f"({params['train_early_steps']} steps) and the end of training it changes by "
     f"{slope_words} (paired over the trainings), so "
@@ -996,11 +999,11 @@ ch.glue("train_slope_verdict", ch.verdict(
 #   at $\sigma_w^2$ = {glue}`crit_sw2_sb005` for $\sigma_b^2 = 0.05$. Measured on networks over
 #   a sweep of $\sigma_w^2$ at two biases (Schoenholz et al.'s Figs. 2–3):
 #   {glue}`xi_sweep_verdict`. The measured depth scales peak at the transition:
-#   {glue}`peak_verdict`.
+#   {glue:md}`peak_verdict:myst`.
 # - **Trainability.** Over {glue}`train_replicates` independent trainings per cell, the trainable
-#   depth peaks {glue}`train_peak_at` against the transition at
+#   depth peaks {glue:md}`train_peak_at:myst` against the transition at
 #   {glue}`train_crit`; with a log-log slope of {glue}`train_slope` it
-#   {glue}`train_slope_verdict`. The boundary sits at {glue}`train_k` $\xi_c$ by our
+#   {glue:md}`train_slope_verdict:myst`. The boundary sits at {glue}`train_k` $\xi_c$ by our
 #   criterion (50 % training accuracy after {glue}`train_steps_n` steps); Schoenholz et al.'s
 #   ≈ 6 $\xi_c$ is after long training by their own criterion, so the two multiples are not
 #   compared as numbers. What can be compared is the direction: training

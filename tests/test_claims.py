@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from layerwise import claims
-from layerwise.chapter import Chapter, first_sentence, format_value
+from layerwise.chapter import GLUE_PREFIX, Chapter, first_sentence, format_value
 from layerwise.claims import Ledger, accepted_set, grade, quantile
 from layerwise.params import ParameterError
 
@@ -848,3 +848,21 @@ def test_the_ledger_records_data_under_a_figure_legend(tmp_path):
     data = json.loads(ch.results_path.read_text())
     counts = {f["name"]: f["legend_over_data"] for f in data["figure_labels"]}
     assert counts["covered"] > 0 and counts["clear"] == 0
+
+
+def test_glue_math_records_markdown_with_balanced_math(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()  # display() needs a shell to publish to
+    ch = Chapter("42_demo", scale="ci", seed=3, device="cpu", results=tmp_path)
+    with capture_output() as out:
+        ch.glue_math("peak", r"peaks at $\sigma_w^2$ = 1.75")
+    bundle = out.outputs[0].data
+    assert bundle[GLUE_PREFIX + "text/markdown"] == r"peaks at $\sigma_w^2$ = 1.75"
+    assert bundle[GLUE_PREFIX + "text/plain"] == r"peaks at \sigma_w^2 = 1.75"
+    assert ch.glued["peak"] == r"peaks at $\sigma_w^2$ = 1.75"
+    with pytest.raises(ParameterError, match="balanced"):
+        ch.glue_math("odd", r"a lone $\xi_c")
+    with pytest.raises(ParameterError, match="used twice"):
+        ch.glue_math("peak", "again")

@@ -428,6 +428,27 @@ class Chapter:
         )
         self.glued[name] = text
 
+    def glue_math(self, name: str, text: str) -> None:
+        """A sentence with inline math (``$\\xi_c$``) for the prose, pasted as MyST markdown with
+        {glue:md}`name:myst` so that its symbols are typeset like the prose around it ({glue}
+        pastes plain text). The page's plain-text fallback drops the ``$`` signs."""
+        if not re.match(r"^[a-z0-9_]+$", name):
+            raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
+        if name in self.glued:
+            raise ParameterError(f"glue name {name!r} is used twice")
+        if not isinstance(text, str) or text.count("$") % 2:
+            raise ParameterError(
+                f"glue_math text for {name!r} must be a string with balanced $…$ math"
+            )
+        _display_raw(
+            {
+                GLUE_PREFIX + "text/markdown": text,
+                GLUE_PREFIX + "text/plain": text.replace("$", ""),
+            },
+            {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
+        )
+        self.glued[name] = text
+
     def glue_all(self, values: Mapping[str, Any], *, digits: int = 3) -> None:
         """:meth:`glue` every ``name: value`` of ``values`` (a topic module's summary of a run).
         A :class:`layerwise.stats.Estimate` or a ``(value, se)`` pair is glued as ``value ± se``;
