@@ -211,6 +211,50 @@ def _engine_units(stem: str) -> list[tuple[int, int, int, int, bool]]:
     return out
 
 
+#: Seconds per network of the moments engine on one NVIDIA H100 (``moments-5``, measured with
+#: ``benchmarks/bench_moments.py --wall-only`` in a development session that was lent a GPU; the
+#: README's "Moments engine" table): (arch, convolutional) → (s, width, batch, layers).
+GPU_PER_NETWORK = {
+    ("vanilla", False): (0.053, 512, 64, 200),
+    ("bn_ff", False): (0.069, 512, 64, 200),
+    ("bn_res", False): (0.24, 512, 64, 1000),
+    ("bn_ff", True): (1.2, 512, 64, 200),
+}
+#: Each engine chapter's architecture and layers per unit of its ``depth`` parameter.
+ENGINE_ARCH = {"03": ("vanilla", 1), "04": ("bn_ff", 1), "05": ("bn_res", 2)}
+
+
+def gpu_network_seconds(chapter: str, width: int, batch: int, depth: int, conv: bool) -> float:
+    """Projected seconds per network on one H100: the measured :data:`GPU_PER_NETWORK` row of the
+    chapter's architecture (convolutional nets: the measured BN feedforward convolutional row,
+    the only one), scaled by width² · batch · layers."""
+    arch, per_unit = ENGINE_ARCH[chapter]
+    s, w0, b0, l0 = GPU_PER_NETWORK[("bn_ff", True) if conv else (arch, False)]
+    return s * (width / w0) ** 2 * (batch / b0) * (depth * per_unit / l0)
+
+
+def project_gpu(measured: dict) -> dict:
+    """Projected wall time of Chapters 3–5's engine blocks at ``paper`` on k GPU workers, from the
+    per-network times measured on one H100 (:func:`gpu_network_seconds`) plus this machine's
+    measured Dask overhead per unit; Chapter 7's trainings were not measured on a GPU."""
+    from layerwise.runner import chapters
+
+    names = {k: v.stem for k, v in chapters(ROOT).items()}
+    extra = max(measured["ch04_blocks"]["overhead_per_unit_s"], 0.0)
+    out = {}
+    for key in ENGINE_ARCH:
+        costs = [
+            n * gpu_network_seconds(key, w, b, d, conv) + extra
+            for n, w, b, d, conv in _engine_units(names[key])
+        ]
+        out[names[key]] = {
+            "units": len(costs),
+            "kind": "engine blocks",
+            "hours": {str(k): makespan(costs, k) / 3600 for k in WORKERS},
+        }
+    return out
+
+
 def project(measured: dict, size_name: str) -> dict:
     """Projected wall time (s) of each chapter's units at ``paper`` on k workers."""
     from layerwise.runner import chapters
@@ -276,7 +320,9 @@ def _figure(proj: dict, path: Path, device: str = "cpu") -> None:
     plt.close(fig)
 
 
-def _table(measured: dict, proj: dict, load: tuple, size: str, device: str) -> str:
+def _table(
+    measured: dict, proj: dict, load: tuple, size: str, device: str, proj_gpu: dict | None = None
+) -> str:
     rows = [
         f"Workloads at size `{size}` on {device.upper()}:",
         "",
@@ -304,6 +350,19 @@ def _table(measured: dict, proj: dict, load: tuple, size: str, device: str) -> s
             f"| `{name}` ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | "
             f"{h['64']:.2g} |"
         )
+    if proj_gpu:
+        rows += [
+            "",
+            "| chapter at `paper`, GPU workers (one H100 each, per-network times measured in a "
+            "development session) | units | 1 worker (h) | 8 workers (h) | 64 workers (h) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for name, r in proj_gpu.items():
+            h = r["hours"]
+            rows.append(
+                f"| `{name}` ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | "
+                f"{h['64']:.2g} |"
+            )
     rows.append(
         f"\nMeasured on {platform.node()} ({os.cpu_count()} cores, load average "
         f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}, shared): noisy, not final."
@@ -352,6 +411,7 @@ def main() -> int:
         measured[workload] = m
         print(workload, {k: v for k, v in m.items() if k not in ("local", "dask1", "dask2")})
     proj = project(measured, size)
+    proj_gpu = project_gpu(measured) if a.device == "cpu" else None
     load = os.getloadavg()
     OUT.mkdir(parents=True, exist_ok=True)
     stem = OUT / f"dask-{size}-{a.device}"
@@ -365,6 +425,7 @@ def main() -> int:
                 "device": a.device,
                 "measured": measured,
                 "projected_paper": proj,
+                "projected_paper_gpu": proj_gpu,
                 "model": "engine: cost per network x width^2*batch*depth; ch07: per "
                 "sigma*steps*depth*width^2; + Dask overhead per unit; greedy in order on k workers",
             },
@@ -372,7 +433,7 @@ def main() -> int:
         )
     )
     _figure(proj, stem.with_suffix(".png"), a.device)
-    stem.with_suffix(".md").write_text(_table(measured, proj, load, size, a.device))
+    stem.with_suffix(".md").write_text(_table(measured, proj, load, size, a.device, proj_gpu))
     print(stem.with_suffix(".md").read_text())
     return 0
 

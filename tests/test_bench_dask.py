@@ -36,3 +36,19 @@ def test_engine_blocks_at_paper_are_counted_from_the_scale_table(bench):
     assert sum(n for n, *_ in units) == 200 + 4 * 200 + 1000 + 200
     assert sorted({b for _, _, b, _, _ in units}) == [64, 128, 256, 512]
     assert sum(conv for *_, conv in units) == 20
+
+
+def test_gpu_projection_returns_the_measured_network_times_at_their_own_size(bench):
+    # the rows measured on one H100 come back at their own configuration ...
+    assert bench.gpu_network_seconds("04", 512, 64, 200, True) == pytest.approx(1.2)
+    assert bench.gpu_network_seconds("04", 512, 64, 200, False) == pytest.approx(0.069)
+    assert bench.gpu_network_seconds("05", 512, 64, 500, False) == pytest.approx(
+        0.24
+    )  # 2 layers/unit
+    assert bench.gpu_network_seconds("03", 512, 64, 200, False) == pytest.approx(0.053)
+    # ... and scale with width² · batch · layers
+    assert bench.gpu_network_seconds("04", 256, 128, 100, False) == pytest.approx(0.069 / 4)
+    # Chapter 4's 1 000 paper conv nets: the README's "≈ 20 minutes on one GPU"
+    conv = [u for u in bench._engine_units("04_bn_exploding_sensitivity") if u[-1]]
+    seconds = sum(n * bench.gpu_network_seconds("04", w, b, d, c) for n, w, b, d, c in conv)
+    assert seconds == pytest.approx(1000 * 1.2)
