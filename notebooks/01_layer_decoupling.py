@@ -20,31 +20,40 @@
 # {cite:t}`donier2019capacity` asks where a network spends its modelling *capacity*: for a model
 # that is linear in some features, the capacity allocated to a subspace of the inputs is a number
 # between 0 and the number of free parameters, and the total is exactly that number. To carry this
-# notion through a non-linear layer φ(Y) = f(PᵀY), he writes $f(z) = \eta_z z$ and moves the
-# non-linearity into an *augmented input* Ỹ = (η₁Y, …, ηₘY) ∈ $\mathbb R^{nm}$: the layer becomes
-# linear in Ỹ, and capacity analysis applies there, with the augmented covariance Σ̃ = E[ỸỸᵀ] in
-# place of Σ (his Eqs. 4–9).
+# notion through a non-linear layer $\varphi(Y) = f(P^\top Y)$, he writes $f(z) = \eta_z z$ and
+# moves the non-linearity into an *augmented input*
+# $\tilde Y = (\eta_1 Y, \dots, \eta_m Y) \in \mathbb R^{nm}$: the layer becomes linear in
+# $\tilde Y$, and capacity analysis applies there, with the augmented covariance
+# $\tilde\Sigma = \mathbb E[\tilde Y\tilde Y^\top]$ in place of $\Sigma$ (his Eqs. 4–9).
 #
 # How far a layer *decouples* its outputs is then measured by a single number, the **decoupling
-# scale** ν: the off-diagonal blocks of Σ̃ are ν times the diagonal ones (Eq. 14). Linear layers
-# (ν = 1) only repeat their input; pseudo-random activations (ν = 0) make the m blocks independent;
-# ReLU sits half-way (Eq. 15). This chapter re-computes Donier's Section 2 and Appendix A **for an
-# actual layer — one projection P, held fixed —** next to the idealisation in which his formulas are
-# exact:
+# scale** $\nu$: the off-diagonal blocks of $\tilde\Sigma$ are $\nu$ times the diagonal ones (his
+# Eq. 14),
 #
-# 1. ν = (α+β)²/4 (Eq. 13) for fixed layers (several draws of P), pair by pair against the law
-#    ν + (β−α)² arcsin ρᵢⱼ/2π of which it is the ρ = 0 value, on i.i.d. Gaussian inputs and on
-#    photo patches, for ReLU, the absolute value and four leaky slopes; the heat-maps of Σ̃ (his
-#    Fig. 3); and how a layer's deviation from Eq. 14 scales with the input dimension n;
-# 2. footnote 3 in two norms: the Frobenius error, which decays like 1/√n, and the error along the
-#    units' own directions pᵢ, pⱼ, which does not;
-# 3. capacities: at intermediate ν (ReLU, leaky ReLU) from the empirical Σ̃, placed between the
-#    linear limit (Eq. 18, ν = 1) and the pseudo-random one (Eq. 25, ν = 0), with Σ = I and Σ ≠ I;
-#    the gap to Eq. 14 against the width n; and Eq. 25 recovered from an empirical Σ̃ of a real
-#    pseudo-random activation;
+# $$
+# \tilde\Sigma \simeq \big(\nu\,\mathbf 1\mathbf 1^\top + (1-\nu)\,I_m\big)\otimes\Sigma .
+# $$ (eq-01-eq14)
+#
+# Linear layers ($\nu = 1$) only repeat their input; pseudo-random activations ($\nu = 0$) make the
+# $m$ blocks independent; ReLU sits half-way (Eq. 15). This chapter re-computes Donier's Section 2
+# and Appendix A **for an actual layer — one projection $P$, held fixed —** next to the idealisation
+# in which his formulas are exact:
+#
+# 1. $\nu = (\alpha+\beta)^2/4$ {eq}`eq-01-nu` for fixed layers (several draws of $P$), pair by pair
+#    against the law {eq}`eq-01-arcsin`, of which it is the $\rho = 0$ value, on i.i.d. Gaussian
+#    inputs and on photo patches, for ReLU, the absolute value and four leaky slopes; the heat-maps
+#    of $\tilde\Sigma$ (his Fig. 3); and how a layer's deviation from {eq}`eq-01-eq14` scales with
+#    the input dimension $n$;
+# 2. footnote 3 in two norms: the Frobenius error, which decays like $1/\sqrt n$, and the error
+#    along the units' own directions $p_i$, $p_j$, which does not;
+# 3. capacities: at intermediate $\nu$ (ReLU, leaky ReLU) from the empirical $\tilde\Sigma$, placed
+#    between the linear limit ($\nu = 1$, his Eq. 18) and the pseudo-random one ($\nu = 0$, his
+#    Eq. 25) of {eq}`eq-01-limits`, with $\Sigma = I$ and $\Sigma \ne I$; the gap to
+#    {eq}`eq-01-eq14` against the width $n$; and Eq. 25 recovered from an empirical $\tilde\Sigma$
+#    of a real pseudo-random activation;
 # 4. Appendix A's claim that only ReLU-type layers have the parameter redundancy the formulas find,
 #    on the Jacobian of a two-layer model and on the paper's own hierarchical architectures;
-# 5. beyond the paper, ν(f; q) for smooth activations (tanh, GELU, SiLU, ELU).
+# 5. beyond the paper, $\nu(f; q)$ for smooth activations (tanh, GELU, SiLU, ELU).
 #
 # The science is in `layerwise.capacity` and `layerwise.layer`, this chapter's runs and summaries in
 # `layerwise.studies.ch01`; this notebook holds parameters, plots, claims and the words. Statements
@@ -122,29 +131,36 @@ ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, param
 
 
 # %% [markdown]
-# ## The decoupling scale ν: the idealisation and a fixed layer
+# ## The decoupling scale: the idealisation and a fixed layer
 #
-# For a piecewise-constant η = α·1{z≤0} + β·1{z>0}, normalised so that α² + β² = 2, Donier shows
-# (Eq. 13) that $\mathbb E[\eta_i^2 y_k y_l] = \mathbb E[y_k y_l]$ and
-# $\mathbb E[\eta_i\eta_j y_k y_l] \approx \nu\,\mathbb E[y_k y_l]$, with ν = (α+β)²/4, provided zᵢ
-# and zⱼ are independent and symmetric. A leaky ReLU of slope a has ν = (1+a)²/(2(1+a²)), ReLU ½,
-# the absolute value 0. The pseudo-random activation is a fixed ±1 function of z, drawn once per
-# unit: an integer hash of z quantised to bins of width 2⁻²⁴, a different hash key per unit —
+# For a piecewise-constant $\eta = \alpha\,\mathbf 1\{z\le 0\} + \beta\,\mathbf 1\{z>0\}$,
+# normalised so that $\alpha^2 + \beta^2 = 2$, Donier shows (his Eq. 13) that, provided $z_i$ and
+# $z_j$ are independent and symmetric,
+#
+# $$
+# \mathbb E[\eta_i^2 y_k y_l] = \mathbb E[y_k y_l], \qquad
+# \mathbb E[\eta_i\eta_j y_k y_l] \approx \nu\,\mathbb E[y_k y_l], \qquad
+# \nu = \frac{(\alpha+\beta)^2}{4} .
+# $$ (eq-01-nu)
+#
+# A leaky ReLU of slope $a$ has $\nu = (1+a)^2/(2(1+a^2))$, ReLU $\nu = \tfrac12$, the absolute
+# value $\nu = 0$. The pseudo-random activation is a fixed ±1 function of $z$, drawn once per
+# unit: an integer hash of $z$ quantised to bins of width $2^{-24}$, a different hash key per unit —
 # deterministic, yet nowhere continuous.
 #
-# **The idealisation (a check of our code).** If a *fresh* P is drawn for every sample,
-# $z_i = p_i^\top Y$ is symmetric given Y, η is a fair coin independent of Y, and Eq. 13 holds
-# *exactly*. Its Monte-Carlo can only disagree with the formula through a bug; it is unit-tested
-# (`tests/test_capacity.py`) and shown below only as a labelled check.
+# **The idealisation (a check of our code).** If a *fresh* $P$ is drawn for every sample,
+# $z_i = p_i^\top Y$ is symmetric given $Y$, $\eta$ is a fair coin independent of $Y$, and
+# {eq}`eq-01-nu` holds *exactly*. Its Monte-Carlo can only disagree with the formula through a bug;
+# it is unit-tested (`tests/test_capacity.py`) and shown below only as a labelled check.
 #
-# **A real layer has one P.** We draw {glue}`fixed_draws` layers P (m = {glue}`fixed_m` unit-norm
-# columns, uniform on the sphere), keep each fixed, and measure on N inputs the least-squares ratio
-# of every off-diagonal block of the empirical Σ̃ to the empirical Σ,
-# $r_{ij} = \langle\tilde\Sigma_{ij}, \Sigma\rangle / \langle\Sigma, \Sigma\rangle$,
-# which Eq. 14 sets to ν. The inputs are either i.i.d. Gaussian, Y ~ N(0, Iₙ), or **photo
-# patches**: grey-level side × side crops of the photographs that ship with scikit-learn and
-# matplotlib, centred per pixel and scaled to unit mean variance — inputs with the strong
-# correlations of natural images. The figure shows n = 64 (8 × 8 patches).
+# **A real layer has one $P$.** We draw {glue}`fixed_draws` layers $P$ ($m$ = {glue}`fixed_m`
+# unit-norm columns, uniform on the sphere), keep each fixed, and measure on $N$ inputs the
+# least-squares ratio of every off-diagonal block of the empirical $\tilde\Sigma$ to the empirical
+# $\Sigma$, $r_{ij} = \langle\tilde\Sigma_{ij}, \Sigma\rangle / \langle\Sigma, \Sigma\rangle$, which
+# {eq}`eq-01-eq14` sets to $\nu$. The inputs are either i.i.d. Gaussian,
+# $Y \sim \mathcal N(0, I_n)$, or **photo patches**: grey-level side × side crops of the photographs
+# that ship with scikit-learn and matplotlib, centred per pixel and scaled to unit mean variance —
+# inputs with the strong correlations of natural images. The figure shows $n = 64$ (8 × 8 patches).
 
 # %%
 NU_CASES = [["linear", None], ["leaky_relu", 0.2], ["relu", None], ["abs", None],
@@ -187,39 +203,43 @@ for name in ("fixed_draws", "fixed_m"):
 
 # %% [markdown]
 # Averaged over layers, Eq. 15 holds *exactly*, for any inputs: for columns uniform on the sphere,
-# sign(pᵢᵀy) is a fair coin for every y, so $\mathbb E_P[\eta_i\eta_j \mid Y] = \nu$ sample by
-# sample and $\mathbb E_P[r_{ij} \mid Y]$ = ν by construction (a unit test in `tests/test_layer.py`,
-# not a claim). The mean ReLU ratio over this run's layers is {glue}`fix64_iid_relu_mean` on i.i.d.
-# inputs and
-# {glue}`fix64_patches_relu_mean` on photo patches. What Eq. 15 does not give is the ratio of *one*
-# layer. On i.i.d. inputs the fixed layers scatter around ν: at n = 64 the ReLU ratios range from
+# $\operatorname{sign}(p_i^\top y)$ is a fair coin for every $y$, so
+# $\mathbb E_P[\eta_i\eta_j \mid Y] = \nu$ sample by sample and $\mathbb E_P[r_{ij} \mid Y] = \nu$
+# by construction (a unit test in `tests/test_layer.py`, not a claim). The mean ReLU ratio over this
+# run's layers is {glue}`fix64_iid_relu_mean` on i.i.d. inputs and {glue}`fix64_patches_relu_mean`
+# on photo patches. What Eq. 15 does not give is the ratio of *one* layer. On i.i.d. inputs the
+# fixed layers scatter around $\nu$: at $n = 64$ the ReLU ratios range from
 # {glue}`fix64_iid_relu_lo` to {glue}`fix64_iid_relu_hi` (SD {glue}`fix64_iid_relu_sd`), and the
 # absolute value's from {glue}`fix64_iid_abs_lo` to {glue}`fix64_iid_abs_hi` around 0. On photo
 # patches the scatter is much wider: the ReLU ratios spread from {glue}`fix64_patches_relu_lo` to
 # {glue}`fix64_patches_relu_hi` (SD {glue}`fix64_patches_relu_sd`), so a single layer's ratio says
-# little about ν. The reason is the one Donier's note under Eq. 15 anticipates: his ν assumes
-# independent inputs. A fixed layer's pre-activations zᵢ, zⱼ have correlation
+# little about $\nu$. The reason is the one Donier's note under Eq. 15 anticipates: his $\nu$
+# assumes independent inputs. A fixed layer's pre-activations $z_i$, $z_j$ have correlation
 # $\rho_{ij} = p_i^\top\Sigma p_j / \sqrt{p_i^\top\Sigma p_i \cdot p_j^\top\Sigma p_j}$, and
-# conditioning the Gaussian on (zᵢ, zⱼ) (`layer.orthant_moments`) gives exactly
+# conditioning the Gaussian on $(z_i, z_j)$ (`layer.orthant_moments`) gives exactly
 #
-# $$\mathbb{E}[\eta_i\eta_j] = \nu + \frac{(\beta-\alpha)^2}{2\pi}\arcsin\rho_{ij}.$$
+# $$
+# \mathbb{E}[\eta_i\eta_j] = \nu + \frac{(\beta-\alpha)^2}{2\pi}\arcsin\rho_{ij} .
+# $$ (eq-01-arcsin)
 #
 # For i.i.d. inputs $\rho_{ij} = p_i^\top p_j \sim 1/\sqrt n$; for natural patches, whose mean
-# brightness carries most of the variance at every patch size, |ρᵢⱼ| stays of order one and so does
-# the deviation.
+# brightness carries most of the variance at every patch size, $|\rho_{ij}|$ stays of order one and
+# so does the deviation.
 #
-# **The law, pair by pair.** This is the paper's result as it applies to one real layer: Eq. 13's
-# ν is the ρᵢⱼ = 0 value of the arcsin law, and Eq. 14 replaces every ρᵢⱼ by 0. We compare each
-# measured rᵢⱼ with the law evaluated at that pair's ρᵢⱼ (from Σ = I for i.i.d. inputs, from the
-# patches' empirical covariance for photo patches), for every layer, pair and n, and for ReLU,
-# the absolute value and the leaky ReLU at slopes a ∈ {glue}`leaky_slopes`. The score is the mean
-# square of rᵢⱼ − law over that of rᵢⱼ − ν (each less the ratios' sampling noise), over layers:
-# 0 when the law accounts for every pair, 1 when it does no better than the idealisation "every
-# pair = ν". For Gaussian inputs the law is exact up to the rank-2 term of footnote 3, an O(1/n)
-# correction to rᵢⱼ; photo patches are not Gaussian, so there the law can fail. On i.i.d. inputs
-# we also grade the spread itself: the mean square of rᵢⱼ − ν across layers against its exact value
-# ((β−α)²/2π)²·E[arcsin² ρ] for two independent columns uniform on the sphere (density of ρ ∝
-# $(1-\rho^2)^{(n-3)/2}$, by quadrature).
+# **The law, pair by pair.** This is the paper's result as it applies to one real layer: the $\nu$
+# of {eq}`eq-01-nu` is the $\rho_{ij} = 0$ value of the arcsin law {eq}`eq-01-arcsin`, and
+# {eq}`eq-01-eq14` replaces every $\rho_{ij}$ by 0. We compare each measured $r_{ij}$ with the law
+# evaluated at that pair's $\rho_{ij}$ (from $\Sigma = I$ for i.i.d. inputs, from the patches'
+# empirical covariance for photo patches), for every layer, pair and $n$, and for ReLU, the absolute
+# value and the leaky ReLU at slopes $a$ = {glue}`leaky_slopes`. The score is the mean
+# square of $r_{ij}$ − law over that of $r_{ij} - \nu$ (each less the ratios' sampling noise), over
+# layers: 0 when the law accounts for every pair, 1 when it does no better than the idealisation
+# "every pair $= \nu$". For Gaussian inputs the law is exact up to the rank-2 term of footnote 3, an
+# $O(1/n)$ correction to $r_{ij}$; photo patches are not Gaussian, so there the law can fail. On
+# i.i.d. inputs we also grade the spread itself: the mean square of $r_{ij} - \nu$ across layers
+# against its exact value $\big((\beta-\alpha)^2/2\pi\big)^2\,\mathbb E[\arcsin^2\rho]$ for two
+# independent columns uniform on the sphere (density of $\rho \propto (1-\rho^2)^{(n-3)/2}$, by
+# quadrature).
 
 # %%
 LAW_CASES = {2: "relu", **{k: f"leaky_relu_{c[1]}" for k, c in enumerate(ALL_CASES)
@@ -271,7 +291,7 @@ ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in params["leaky_slopes"]))
 ch.glue_all({"law_iid": law["iid"]["pooled"], "spread_iid": spread_iid,
              **{f"law_patches_{tag.replace('.', '')}": law["patches"][str(k)]
                 for k, tag in LAW_CASES.items()}},
-            digits=2)
+            digits=4)   # claims' values: the scorecard's four significant digits, same ±
 worst = max(LAW_CASES, key=lambda k: law["patches"][str(k)].mean)
 ch.glue("law_worst", capacity.activation_label(*ALL_CASES[worst]))
 law_out = ch.outcomes("predicts", prefix="fixed_layer_law_patches_")
@@ -289,23 +309,23 @@ ch.glue("law_iid_verdict", ch.verdict(["fixed_layer_law_iid", "fixed_layer_sprea
 # %% [markdown]
 # On i.i.d. inputs the law {glue}`law_iid_verdict`: the residual is {glue}`law_iid` of the
 # idealisation's, and the spread across layers is {glue}`spread_iid` times its exact value. The
-# ν of Eq. 13 is then the centre of a distribution of per-pair ratios, not the ratio of any pair.
-# On photo patches the law does much of the work but not all of it: its residual is
-# {glue}`law_patches_relu` of the idealisation's for ReLU, {glue}`law_patches_abs` for the
-# absolute value and {glue}`law_patches_leaky_relu_001`, {glue}`law_patches_leaky_relu_01`,
+# $\nu$ of {eq}`eq-01-nu` is then the centre of a distribution of per-pair ratios, not the ratio of
+# any pair. On photo patches the law does much of the work but not all of it: its residual is
+# {glue}`law_patches_relu` of the idealisation's for ReLU, {glue}`law_patches_abs` for the absolute
+# value and {glue}`law_patches_leaky_relu_001`, {glue}`law_patches_leaky_relu_01`,
 # {glue}`law_patches_leaky_relu_02` and {glue}`law_patches_leaky_relu_05` for the leaky slopes in
 # that order; the largest share is left for {glue}`law_worst`. The law beats the idealisation by
 # more than half of its residual {glue}`law_patch_fails`; on natural inputs it is an approximation:
-# it assumes Gaussian inputs, and which feature of the patches leaves the rest is not measured
-# here.
+# it assumes Gaussian inputs, and which feature of the patches leaves the rest is not measured here.
 
 # %% [markdown]
-# ## The heat-maps of Σ̃ (Donier, Fig. 3) for one fixed layer
+# ## The heat-maps of the augmented covariance (Donier, Fig. 3) for one fixed layer
 #
-# Donier's Fig. 3 is a schematic. To draw it from data we take one fixed layer (n = 8 inputs, m = 4
-# units, one draw of P) and correlated Gaussian inputs, $\Sigma_{kl} = 0.6^{|k-l|}$, so that each
-# block shows Σ's banded structure, and accumulate the empirical Σ̃ (32 × 32). Each title gives Eq.
-# 13's ν and the range of the six fitted off-diagonal ratios rᵢⱼ — the spread that Eq. 14 ignores.
+# Donier's Fig. 3 is a schematic. To draw it from data we take one fixed layer ($n = 8$ inputs,
+# $m = 4$ units, one draw of $P$) and correlated Gaussian inputs, $\Sigma_{kl} = 0.6^{|k-l|}$, so
+# that each block shows $\Sigma$'s banded structure, and accumulate the empirical $\tilde\Sigma$ (32
+# × 32). Each title gives the $\nu$ of {eq}`eq-01-nu` and the range of the six fitted off-diagonal
+# ratios $r_{ij}$ — the spread that {eq}`eq-01-eq14` ignores.
 
 # %%
 heatmaps = ch.cached_call(study.fixed_layer_heatmaps, cases=NU_CASES, n=8, m=4, rho=0.6,
@@ -324,13 +344,14 @@ ch.figure(figures.augmented_covariance(heatmaps, NU_CASES, 8, 4), "augmented_cov
 
 
 # %% [markdown]
-# ## How a fixed layer approaches Eq. 14 as n grows
+# ## How a fixed layer approaches Eq. 14 as the input dimension grows
 #
-# The deviation of one layer from Eq. 14 is the root-mean-square of rᵢⱼ − ν over its unit pairs
-# (with the sampling noise of the ratios subtracted). For i.i.d. inputs the arcsin term above
-# predicts it: $\rho_{ij} = p_i^\top p_j$ has variance 1/n, so the RMS is (β−α)²/(2π√n) — decay at
-# the rate $n^{-1/2}$. For photo patches the same formula predicts no decay. We fit the log-log
-# slope over all layers (n ≥ 9, where the O(1/n) terms are small).
+# The deviation of one layer from {eq}`eq-01-eq14` is the root-mean-square of $r_{ij} - \nu$ over
+# its unit pairs (with the sampling noise of the ratios subtracted). For i.i.d. inputs the arcsin
+# term above predicts it: $\rho_{ij} = p_i^\top p_j$ has variance $1/n$, so the RMS is
+# $(\beta-\alpha)^2/(2\pi\sqrt n)$ — decay at the rate $n^{-1/2}$. For photo patches the same
+# formula predicts no decay. We fit the log-log slope over all layers ($n \ge 9$, where the $O(1/n)$
+# terms are small).
 
 # %%
 DEV_CASES = {1: "leaky ReLU a=0.2", 2: "relu", 3: "abs"}
@@ -364,43 +385,46 @@ ch.claim("fixed_layer_rate_patches", "Photo-patch inputs: the same deviation doe
          reference=-0.25, tol=0.0, comparison="ge", source="Donier 2019, Eq. 15; derived here",
          why="|ρᵢⱼ| stays O(1) for natural patches: no decay (0); −0.25 is half-way to −½",
          alternative=(-0.5, "the i.i.d.-input rate 1/√n"))
-ch.glue_all({"rate_iid": rate_iid, "rate_patches": rate_patches})
+ch.glue_all({"rate_iid": rate_iid, "rate_patches": rate_patches}, digits=4)
 for kind in INPUTS:
     ch.glue(f"dev_{kind}_last", float(deviation[kind]["relu"]["rms"][-1].mean()), digits=2)
 ch.glue("n_fix_last", int(ns_fixed[-1]))
 
 
 # %% [markdown]
-# For i.i.d. inputs the ReLU deviation falls with slope {glue}`rate_iid` (prediction −½), down to
-# {glue}`dev_iid_last` at n = {glue}`n_fix_last`; for photo patches the slope is
-# {glue}`rate_patches` and the deviation is still {glue}`dev_patches_last` at n =
-# {glue}`n_fix_last`. "Wide layers" make Eq. 14 a good description only for inputs whose directions
-# pᵢ see nearly uncorrelated projections.
+# For i.i.d. inputs the ReLU deviation falls with slope {glue}`rate_iid` (prediction $-\tfrac12$),
+# down to {glue}`dev_iid_last` at $n$ = {glue}`n_fix_last`; for photo patches the slope is
+# {glue}`rate_patches` and the deviation is still {glue}`dev_patches_last` at $n$ =
+# {glue}`n_fix_last`. "Wide layers" make {eq}`eq-01-eq14` a good description only for inputs whose
+# directions $p_i$ see nearly uncorrelated projections.
 #
 # ## Footnote 3 in two norms
 #
-# Even with ρᵢⱼ = 0 (orthonormal pᵢ ⟂ pⱼ) Eq. 13 is only approximate for a fixed layer: footnote
-# 3 says it is exact when the y's are independent of the z's. For Gaussian Y the error is exact.
-# Condition Y on (zᵢ, zⱼ): $Y = p_i z_i + p_j z_j + r$ with r independent of both. Then, using
-# E[ηz²] = E[η] = (α+β)/2 for z ~ N(0, 1),
+# Even with $\rho_{ij} = 0$ (orthonormal $p_i \perp p_j$) {eq}`eq-01-nu` is only approximate for a
+# fixed layer: footnote 3 says it is exact when the $y$'s are independent of the $z$'s. For Gaussian
+# $Y$ the error is exact. Condition $Y$ on $(z_i, z_j)$: $Y = p_i z_i + p_j z_j + r$ with $r$
+# independent of both. Then, using $\mathbb E[\eta z^2] = \mathbb E[\eta] = (\alpha+\beta)/2$ for
+# $z \sim \mathcal N(0, 1)$,
 #
-# $$\mathbb{E}[\eta_i\eta_j\,YY^\top] = \nu I + \big(\mathbb{E}[\eta z]\big)^2\,(p_ip_j^\top +
+# $$
+# \mathbb{E}[\eta_i\eta_j\,YY^\top] = \nu I + \big(\mathbb{E}[\eta z]\big)^2\,(p_ip_j^\top +
 # p_jp_i^\top),
-# \qquad \mathbb{E}[\eta z] = \frac{\beta-\alpha}{\sqrt{2\pi}}.$$
+# \qquad \mathbb{E}[\eta z] = \frac{\beta-\alpha}{\sqrt{2\pi}} .
+# $$ (eq-01-footnote3)
 #
 # The deviation is a rank-2 matrix of fixed size, and its size depends on the norm:
 #
-# * **Frobenius**, relative to $\|I\|_F = \sqrt n$: √2(β−α)²/(2π√n), which decays — each of the n²
-#   entries is off by O(1/n);
-# * **along pⱼ**: $\mathbb E[\eta_i\eta_j YY^\top]p_j = \nu p_j + (\mathbb E\,\eta z)^2 p_i$, an
-#   error (β−α)²/(2π) —
-#   {glue}`fn3_opnorm_relu` for ReLU against a predicted νpⱼ of norm ½, {glue}`fn3_opnorm_abs` for
-#   the absolute value against a predicted 0 — **at every n**. This is also the operator norm of the
-#   deviation.
+# * **Frobenius**, relative to $\|I\|_F = \sqrt n$: $\sqrt2(\beta-\alpha)^2/(2\pi\sqrt n)$, which
+#   decays — each of the $n^2$ entries is off by $O(1/n)$;
+# * **along $p_j$**: $\mathbb E[\eta_i\eta_j YY^\top]p_j = \nu p_j + (\mathbb E\,\eta z)^2 p_i$, an
+#   error $(\beta-\alpha)^2/(2\pi)$ — {glue}`fn3_opnorm_relu` for ReLU against a predicted $\nu p_j$
+#   of norm ½, {glue}`fn3_opnorm_abs` for the absolute value against a predicted 0 —
+#   **at every $n$**. This is also the operator norm of the deviation.
 #
 # We measure both for a fixed layer by Monte-Carlo, subtracting each estimator's own noise floor
-# (Σ var̂/N) so that the squared errors are unbiased, in 10 batches per n; the claims pool the ratio
-# measured/closed form over n (inverse-variance weights, Welch–Satterthwaite degrees of freedom).
+# ($\sum\widehat{\mathrm{var}}/N$) so that the squared errors are unbiased, in 10 batches per $n$;
+# the claims pool the ratio measured/closed form over $n$ (inverse-variance weights,
+# Welch–Satterthwaite degrees of freedom).
 
 # %%
 FN3 = {"relu": ["relu", None], "abs": ["abs", None],   # tag (in claim ids) → (activation, slope)
@@ -432,60 +456,81 @@ for tag, case in FN3.items():
                  alternative=(0.0, "Eq. 13 exact for a fixed layer (footnote 3's idealisation)"))
 for tag in ("relu", "abs"):
     ch.glue_all({f"fn3_ratio_{tag}": fn3_pooled[tag]["frobenius"],
-                 f"fn3_dir_{tag}": fn3_pooled[tag]["direction"]})
+                 f"fn3_dir_{tag}": fn3_pooled[tag]["direction"]}, digits=4)
     ch.glue(f"fn3_opnorm_{tag}", capacity.footnote3_opnorm(tag))
 
 
 # %% [markdown]
-# Pooled over n, the measured squared Frobenius error is {glue}`fn3_ratio_relu` times the closed
-# form for ReLU and {glue}`fn3_ratio_abs` for the absolute value; along pⱼ the ratios are
-# {glue}`fn3_dir_relu` and {glue}`fn3_dir_abs`, with no trend in n. So "the approximation is good
-# for m ≫ 1" (footnote 3) — or for large n — holds in Frobenius norm, i.e. on average over
-# directions, but **not along pᵢ and pⱼ**, where the error stays (β−α)²/(2π). Those are exactly
-# the directions the capacity matrix K̃ = Σ̃·P̃·∂A/∂W (Eq. 9) reads: block i of its column j is
-# Σ̃ᵢⱼ pⱼ, which Eq. 14 puts at νpⱼ and the fixed layer at νpⱼ + (E ηz)² pᵢ (plus the arcsin
-# term when pᵢ, pⱼ are not orthogonal). The capacity formulas built on Eq. 14 are therefore off by
-# an O(1) amount that width does not remove; the next section measures how much. Note also that the
-# error is controlled by the *input* dimension n (each yₖ overlaps with zᵢ by a fraction 1/√n),
-# not by the number of units m the footnote mentions.
+# Pooled over $n$, the measured squared Frobenius error is {glue}`fn3_ratio_relu` times the closed
+# form for ReLU and {glue}`fn3_ratio_abs` for the absolute value; along $p_j$ the ratios are
+# {glue}`fn3_dir_relu` and {glue}`fn3_dir_abs`, with no trend in $n$. So "the approximation is good
+# for $m \gg 1$" (footnote 3) — or for large $n$ — holds in Frobenius norm, i.e. on average over
+# directions, but **not along $p_i$ and $p_j$**, where the error stays $(\beta-\alpha)^2/(2\pi)$
+# {eq}`eq-01-footnote3`. Those are exactly the directions the capacity matrix
+# $\tilde K = \tilde\Sigma\tilde P\,\partial A/\partial W$ {eq}`eq-01-capacity` reads: block $i$ of
+# its column $j$ is $\tilde\Sigma_{ij} p_j$, which {eq}`eq-01-eq14` puts at $\nu p_j$ and the fixed
+# layer at $\nu p_j + (\mathbb E\,\eta z)^2 p_i$ (plus the arcsin term when $p_i$, $p_j$ are not
+# orthogonal). The capacity formulas built on {eq}`eq-01-eq14` are therefore off by an $O(1)$ amount
+# that width does not remove; the next section measures how much. Note also that the error is
+# controlled by the *input* dimension $n$ (each $y_k$ overlaps with $z_i$ by a fraction
+# $1/\sqrt n$), not by the number of units $m$ the footnote mentions.
 #
 # ## Capacities in the augmented space
 #
 # **Definition used here.** For a model linear in its inputs with coefficient map $A_W$ and L2 loss,
-# the optimality condition is KᵀX = 0 with K = Σ·∂A/∂W (Eq. 9). Only the subspace spanned by K's
-# columns matters for that condition, so we replace K by an orthonormal basis of its column space
-# (Euclidean inner product, from an SVD; rank threshold 10⁻¹⁰ of the largest singular value). The
-# capacity of a subspace with orthonormal basis S is $\kappa(S) = \|K^\top S\|_F^2$, along the
-# canonical axes κᵢ = (KKᵀ)ᵢᵢ, and the total is the rank of K, the number of independent parameters.
-# **When Σ̃ ≠ I** (correlated inputs, empirical covariances) we use the same rule — the further
-# orthonormalisation that Donier's Eq. 21 calls for: an orthonormal basis, in the Euclidean metric,
-# of col(Σ̃·P̃·∂A/∂W), not a Σ̃-weighted one; κᵢ sums the squared rows of input i over the m blocks
+# the optimality condition is $K^\top X = 0$ with $K = \Sigma\,\partial A/\partial W$ (his Eq. 9).
+# Only the subspace spanned by $K$'s columns matters for that condition, so we replace $K$ by an
+# orthonormal basis of its column space (Euclidean inner product, from an SVD; rank threshold
+# $10^{-10}$ of the largest singular value). The capacity of a subspace with orthonormal basis $S$,
+# and along the canonical axes, is
+#
+# $$
+# \kappa(S) = \|K^\top S\|_F^2, \qquad \kappa_i = (KK^\top)_{ii},
+# \qquad K = \Sigma\,\frac{\partial A}{\partial W} ,
+# $$ (eq-01-capacity)
+#
+# and the total is the rank of $K$, the number of independent parameters.
+# **When $\tilde\Sigma \ne I$** (correlated inputs, empirical covariances) we use the same rule —
+# the further orthonormalisation that Donier's Eq. 21 calls for: an orthonormal basis, in the
+# Euclidean metric, of $\operatorname{col}(\tilde\Sigma\tilde P\,\partial A/\partial W)$, not a
+# $\tilde\Sigma$-weighted one; $\kappa_i$ sums the squared rows of input $i$ over the $m$ blocks
 # (Eq. 23).
 #
-# **The two limits.** With η ≡ 1, Σ̃ = 11ᵀ⊗Σ and K̃ = (K, …, K)/√m, so κ̃(S̃) = κ(S): capacity in
-# the augmented space equals capacity in the input space (Eqs. 16–18). With Σ = I and a fully
-# decoupling activation, Σ̃ = I and $\kappa = (P\circ P)\kappa^\varphi$ (Eqs. 22–25), with D = P∘P
-# column-stochastic. Both are identities, unit-tested in `tests/test_capacity.py` (Eq. 18 to 10⁻¹⁰
-# for random Wishart Σ, P, ∂A/∂W and subspaces; Eq. 25 against a brute-force sum, with the total
+# **The two limits.** With $\eta \equiv 1$, $\tilde\Sigma = \mathbf 1\mathbf 1^\top\otimes\Sigma$
+# and $\tilde K = (K, \dots, K)/\sqrt m$, so capacity in the augmented space equals capacity in the
+# input space (his Eqs. 16–18); with $\Sigma = I$ and a fully decoupling activation,
+# $\tilde\Sigma = I$ and the capacities of the inputs are those of the outputs mixed by
+# $D = P\circ P$ (his Eqs. 22–25):
+#
+# $$
+# \tilde\kappa(\tilde S) = \kappa(S) \quad (\nu = 1), \qquad \kappa = (P\circ P)\,\kappa^\varphi
+# \quad (\nu = 0,\ \Sigma = I),
+# $$ (eq-01-limits)
+#
+# with $D = P\circ P$ column-stochastic. Both are identities, unit-tested in
+# `tests/test_capacity.py` (Eq. 18 to $10^{-10}$ for random Wishart $\Sigma$, $P$,
+# $\partial A/\partial W$ and subspaces; Eq. 25 against a brute-force sum, with the total
 # conserved).
 #
-# **In between.** Plugging Eq. 14's Σ̃ = (ν11ᵀ + (1−ν)I)⊗Σ into Eq. 9 interpolates between the two:
-# ν = 1 gives Eq. 18 and, for Σ = I, ν = 0 gives Eq. 25. This is how the paper's decoupling scale
-# places ReLU-type layers between the limits. We test it on fixed layers: n = {glue}`cap_n` inputs,
-# m = {glue}`cap_m` units, p = 5 parameters (A = J·W with a random J ∈ $\mathbb R^{m\times p}$),
-# {glue}`cap_draws` draws of (P, J), ReLU and leaky ReLU (a = 0.2, ν = {glue}`nu_leaky`), i.i.d.
-# Gaussian inputs and photo patches (Σ ≠ I). For each layer we compute the capacities
-# $\kappa_\mathrm{emp}$ from the empirical Σ̃ of {glue}`cap_samples` inputs, the Eq. 14 curve κ(ν)
-# on a grid of ν, and $\kappa_\mathrm{exact}$ from the exact Gaussian Σ̃ of the same fixed layer
-# (the arcsin and rank-2 terms included, with the inputs' covariance; for the patches, a Gaussian
-# with their covariance, which they are not).
+# **In between.** Plugging the $\tilde\Sigma$ of {eq}`eq-01-eq14` into {eq}`eq-01-capacity`
+# interpolates between the two limits {eq}`eq-01-limits`: $\nu = 1$ gives Eq. 18 and, for
+# $\Sigma = I$, $\nu = 0$ gives Eq. 25. This is how the paper's decoupling scale places ReLU-type
+# layers between the limits. We test it on fixed layers: $n$ = {glue}`cap_n` inputs, $m$ =
+# {glue}`cap_m` units, $p = 5$ parameters ($A = JW$ with a random $J \in \mathbb R^{m\times p}$),
+# {glue}`cap_draws` draws of $(P, J)$, ReLU and leaky ReLU ($a = 0.2$, $\nu$ = {glue}`nu_leaky`),
+# i.i.d. Gaussian inputs and photo patches ($\Sigma \ne I$). For each layer we compute the
+# capacities $\kappa_\mathrm{emp}$ from the empirical $\tilde\Sigma$ of {glue}`cap_samples` inputs,
+# the curve $\kappa(\nu)$ of {eq}`eq-01-eq14` on a grid of $\nu$, and $\kappa_\mathrm{exact}$ from
+# the exact Gaussian $\tilde\Sigma$ of the same fixed layer (the arcsin and rank-2 terms included,
+# with the inputs' covariance; for the patches, a Gaussian with their covariance, which they are
+# not).
 #
-# We do not read off an "effective ν̂" (the ν of the point of the curve nearest
-# $\kappa_\mathrm{emp}$): the curve is far from uniform in ν — on average {glue}`arc_half_iid` of
-# its length (i.i.d. inputs) and
-# {glue}`arc_half_patches` (patches) is run between ν = 0 and ½, so the ν of the nearest point says
-# more about the parametrisation than about the layer, and $\kappa_\mathrm{emp}$ is not on the curve
-# anyway. We compare distances instead, in units of the span between the two limits.
+# We do not read off an "effective $\hat\nu$" (the $\nu$ of the point of the curve nearest
+# $\kappa_\mathrm{emp}$): the curve is far from uniform in $\nu$ — on average {glue}`arc_half_iid`
+# of its length (i.i.d. inputs) and {glue}`arc_half_patches` (patches) is run between $\nu = 0$ and
+# $\nu = \tfrac12$, so the $\nu$ of the nearest point says more about the parametrisation than about
+# the layer, and $\kappa_\mathrm{emp}$ is not on the curve anyway. We compare distances instead, in
+# units of the span between the two limits.
 
 # %%
 CAP_CASES = {"relu": ["relu", None], "leaky_relu_0.2": ["leaky_relu", 0.2]}  # tag → case
@@ -540,29 +585,31 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # %% [markdown]
 # **What the capacities show.** Measured in units of the distance between the two limits, the
 # empirical capacities of i.i.d. layers sit {glue}`d14_iid_relu` (ReLU) and {glue}`d14_iid_leaky`
-# (leaky ReLU, ν = {glue}`nu_leaky`) from Eq. 14 at Eq. 13's ν, against {glue}`dex_iid_relu` and
-# {glue}`dex_iid_leaky` (sampling noise) from the exact fixed-layer Σ̃: they are
-# {glue}`cap_gap_verdict`. That gap is the O(1) rank-2 and arcsin terms of the previous sections
-# acting on K̃; the next subsection asks whether width removes it.
+# (leaky ReLU, $\nu$ = {glue}`nu_leaky`) from {eq}`eq-01-eq14` at the $\nu$ of {eq}`eq-01-nu`,
+# against {glue}`dex_iid_relu` and {glue}`dex_iid_leaky` (sampling noise) from the exact fixed-layer
+# $\tilde\Sigma$: they are {glue}`cap_gap_verdict`. That gap is the $O(1)$ rank-2 and arcsin terms
+# of the previous sections acting on $\tilde K$; the next subsection asks whether width removes it.
 #
-# With **photo patches** (Σ ≠ I) the capacities are far from everything Eq. 14 offers: from Eq. 14
-# at Eq. 13's ν they sit {glue}`d14_patches_relu` (ReLU) and {glue}`d14_patches_leaky` (leaky ReLU)
-# of a span, from the linear limit {glue}`dlin_patches_relu` and {glue}`dlin_patches_leaky`, and
-# from the capacities of a Gaussian with the patches' covariance {glue}`dex_patches_relu` and
-# {glue}`dex_patches_leaky` — {glue}`cap_patch_verdict`. Eq. 25 also
-# needs Σ = I (Donier's footnote 5): for the patches, the ν = 0 end of Eq. 14 with Eq. 21's
-# orthonormalisation differs from $(P\circ P)\kappa^\varphi$ by {glue}`eq25_patch_gap` of the span
-# between the limits.
+# With **photo patches** ($\Sigma \ne I$) the capacities are far from everything {eq}`eq-01-eq14`
+# offers: from {eq}`eq-01-eq14` at the $\nu$ of {eq}`eq-01-nu` they sit {glue}`d14_patches_relu`
+# (ReLU) and {glue}`d14_patches_leaky` (leaky ReLU) of a span, from the linear limit
+# {glue}`dlin_patches_relu` and {glue}`dlin_patches_leaky`, and from the capacities of a Gaussian
+# with the patches' covariance {glue}`dex_patches_relu` and {glue}`dex_patches_leaky` —
+# {glue}`cap_patch_verdict`. Eq. 25 also needs $\Sigma = I$ (Donier's footnote 5): for the patches,
+# the $\nu = 0$ end of {eq}`eq-01-eq14` with Eq. 21's orthonormalisation differs from
+# $(P\circ P)\kappa^\varphi$ by {glue}`eq25_patch_gap` of the span between the limits.
 #
-# **The gap against width.** Footnote 3 suggests that Eq. 13 becomes good for wide layers; along
-# pᵢ and pⱼ the error of the previous section does not shrink with n. Does the capacity gap?
-# Here the capacities of the exact Gaussian Σ̃ of one fixed layer (i.i.d. inputs, no sampling
-# noise) are compared with Eq. 14's at Eq. 13's ν, for n from {glue}`width_n0` to
-# {glue}`width_n1` inputs (m = {glue}`width_m` units, p = 5, {glue}`width_draws` layers per n), for
-# ReLU, every leaky slope and the absolute value. We compute Σ̃P̃J block by block without forming
-# Σ̃: for i ≠ j, Σ̃ᵢⱼ pⱼ lies in the span of Σpᵢ and Σpⱼ (the E[ηᵢηⱼ](Σ − BCBᵀ) part of the
-# exact block vanishes on pⱼ), so n = 256 costs no more than a few products. We fit the log-log
-# slope of the gap (in units of the span) over every layer.
+# **The gap against width.** Footnote 3 suggests that {eq}`eq-01-nu` becomes good for wide layers;
+# along $p_i$ and $p_j$ the error of the previous section does not shrink with $n$. Does the
+# capacity gap? Here the capacities of the exact Gaussian $\tilde\Sigma$ of one fixed layer (i.i.d.
+# inputs, no sampling noise) are compared with those of {eq}`eq-01-eq14` at the $\nu$ of
+# {eq}`eq-01-nu`, for $n$ from {glue}`width_n0` to {glue}`width_n1` inputs ($m$ = {glue}`width_m`
+# units, $p = 5$, {glue}`width_draws` layers per $n$), for ReLU, every leaky slope and the absolute
+# value. We compute $\tilde\Sigma\tilde PJ$ block by block without forming $\tilde\Sigma$: for
+# $i \ne j$, $\tilde\Sigma_{ij} p_j$ lies in the span of $\Sigma p_i$ and $\Sigma p_j$ (the
+# $\mathbb E[\eta_i\eta_j](\Sigma - BCB^\top)$ part of the exact block vanishes on $p_j$), so
+# $n = 256$ costs no more than a few products. We fit the log-log slope of the gap (in units of the
+# span) over every layer.
 
 # %%
 WIDTH_CASES = ([["relu", None]] + [["leaky_relu", a] for a in sorted(params["leaky_slopes"])]
@@ -586,12 +633,12 @@ for c, t, tag in zip(WIDTH_CASES[:-1], trend[:-1], WIDTH_TAGS, strict=True):
              reference=-0.25, tol=0.0, comparison="ge", why="half-way between no decay (0) and "
              "1/√n", alternative=(-0.5, "the gap decays like footnote 3's Frobenius error"),
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
-    ch.glue_all({f"width_slope_{tag.replace('.', '')}": t["slope"]}, digits=2)
+    ch.glue_all({f"width_slope_{tag.replace('.', '')}": t["slope"]}, digits=4)
 
 # %%
 ch.glue_all({"width_n0": int(width["ns"][0]), "width_n1": int(width["ns"][-1]),
              "width_m": params["width_m"], "width_draws": params["width_draws"],
-             "width_slope_abs": trend[-1]["slope"]}, digits=2)
+             "width_slope_abs": trend[-1]["slope"]}, digits=4)
 ch.glue("width_gap_relu_last", float(trend[0]["mean"][-1]), digits=2)
 ch.glue("width_gap_leaky_last", float(trend[-2]["mean"][-1]), digits=2)
 ch.glue("width_leaky_top", WIDTH_CASES[-2][1], digits=2)
@@ -603,18 +650,20 @@ ch.glue("width_verdict", ch.verdict([f"capacity_gap_width_{tag}" for tag in WIDT
 # %% [markdown]
 # The gap {glue}`width_verdict`: its fitted slope is {glue}`width_slope_relu` for ReLU and
 # {glue}`width_slope_leaky_relu_001`, {glue}`width_slope_leaky_relu_01`,
-# {glue}`width_slope_leaky_relu_02` and {glue}`width_slope_leaky_relu_05` for the leaky slopes;
-# at n = {glue}`width_n1` the gap is {glue}`width_gap_relu_last` of the span for ReLU and
-# {glue}`width_gap_leaky_last` at slope {glue}`width_leaky_top` (the activation nearest linear).
-# For the absolute value the slope is {glue}`width_slope_abs` (shown, not graded: its ν = 0 is the
+# {glue}`width_slope_leaky_relu_02` and {glue}`width_slope_leaky_relu_05` for the leaky slopes; at
+# $n$ = {glue}`width_n1` the gap is {glue}`width_gap_relu_last` of the span for ReLU and
+# {glue}`width_gap_leaky_last` at slope {glue}`width_leaky_top` (the activation nearest linear). For
+# the absolute value the slope is {glue}`width_slope_abs` (shown, not graded: its $\nu = 0$ is the
 # pseudo-random end, whose capacities the next section grades against a real activation).
 
 # %% [markdown]
-# **A real pseudo-random activation.** Eq. 25 assumes the idealised Σ̃ = I. To see whether a real,
-# hashed pseudo-random activation gets there, we draw N samples Y ~ N(0, I) (n = 8, m = 16, p = 5),
-# pass them through our η, form the empirical capacity matrix K̃ = Σ̂̃·P̃·J (without storing the
-# 128 × 128 Σ̂̃: its product with P̃ only needs φ(Y) = η ⊙ PᵀY), orthonormalise, and read off κᵢ.
-# They sum to p exactly, whatever N (the trace of a rank-p projector), and should converge to Eq. 25
+# **A real pseudo-random activation.** Eq. 25 {eq}`eq-01-limits` assumes the idealised
+# $\tilde\Sigma = I$. To see whether a real, hashed pseudo-random activation gets there, we draw $N$
+# samples $Y \sim \mathcal N(0, I)$ ($n = 8$, $m = 16$, $p = 5$), pass them through our $\eta$, form
+# the empirical capacity matrix $\tilde K = \hat{\tilde\Sigma}\tilde PJ$ (without storing the
+# 128 × 128 $\hat{\tilde\Sigma}$: its product with $\tilde P$ only needs
+# $\varphi(Y) = \eta\odot P^\top Y$), orthonormalise, and read off $\kappa_i$. They sum to $p$
+# exactly, whatever $N$ (the trace of a rank-p projector), and should converge to Eq. 25
 # at the Monte-Carlo rate $N^{-1/2}$.
 
 # %%
@@ -654,33 +703,41 @@ ch.claim("empirical_converges", "The error of the empirical capacities decays li
          alternative=(0.0, "a bias floor: no convergence to Eq. 25"),
          caveat="too few replicates (the default scale, 12 up to N = 100,000, is meant to pin it)")
 ch.glue_all({"emp_slope": convergence["slope"], "emp_err_last": convergence["error_last"],
-             "emp_n_last": int(sizes[-1])})
+             "emp_n_last": int(sizes[-1])}, digits=4)
 
 
 # %% [markdown]
 # The distance to Eq. 25 falls with the sample size with a fitted log-log slope of
-# {glue}`emp_slope`; at N = {glue}`emp_n_last` it is {glue}`emp_err_last` (Euclidean norm over the
+# {glue}`emp_slope`; at $N$ = {glue}`emp_n_last` it is {glue}`emp_err_last` (Euclidean norm over the
 # 8 inputs, mean over replicates).
 #
 # ## Appendix A: which layers have the redundancy the formulas find?
 #
-# So far only the last layer A was learned. Donier's Appendix A asks what happens when P is learned
-# too, and argues that the augmented-space formulas (Eqs. 5–6 applied to the lower layer, with η
-# treated as fixed) are right only for piecewise-linear, positively homogeneous activations, where
-# f'(z) = η(z) (his Eq. 37): there "one expects some parameter redundancy across layers as the
+# So far only the last layer $A$ was learned. Donier's Appendix A asks what happens when $P$ is
+# learned too, and argues that the augmented-space formulas (Eqs. 5–6 applied to the lower layer,
+# with $\eta$ treated as fixed) are right only for piecewise-linear, positively homogeneous
+# activations, where
+#
+# $$
+# f'(z) = \eta(z)
+# $$ (eq-01-eq37)
+#
+# (his Eq. 37): there "one expects some parameter redundancy across layers as the
 # scales of successive layers compensate each other — which is exactly what is found", while for
 # sigmoid or tanh "the equations would find some redundancy when there is in fact none".
 #
-# We show this on the Jacobian of φ(Y) = Aᵀf(PᵀY) with respect to all nm + m parameters (P, A), on
-# {glue}`jac_inputs` Gaussian inputs (n = {glue}`jac_n`, m = {glue}`jac_m`): the *true* Jacobian
-# (∂φ/∂pᵢ = aᵢ f'(zᵢ) Y) and the *augmented* one with η frozen (∂φ/∂pᵢ = aᵢ ηᵢ Y). The number
-# of redundant parameter directions is the number of parameters minus the numerical rank (singular
-# values below 10⁻⁹ of the largest). For ReLU-type units, rescaling pᵢ by c > 0 and aᵢ by 1/c
-# leaves φ unchanged: m redundant directions, and both Jacobians coincide. For tanh there is no such
-# symmetry. These are algebraic facts of the construction, not measurements: for ReLU-type f, f′ = η
-# (Eq. 37) makes the two Jacobians the same matrix, and the frozen-η model Aᵀ(η ⊙ PᵀY) is bilinear
-# in (P, A) whatever f is, so it always has the m scale directions. They are unit tests
-# (`tests/test_layer.py`, for several draws), shown here, not graded as reproductions.
+# We show this on the Jacobian of $\varphi(Y) = A^\top f(P^\top Y)$ with respect to all $nm + m$
+# parameters $(P, A)$, on {glue}`jac_inputs` Gaussian inputs ($n$ = {glue}`jac_n`, $m$ =
+# {glue}`jac_m`): the *true* Jacobian ($\partial\varphi/\partial p_i = a_i f'(z_i) Y$) and the
+# *augmented* one with $\eta$ frozen ($\partial\varphi/\partial p_i = a_i \eta_i Y$). The number of
+# redundant parameter directions is the number of parameters minus the numerical rank (singular
+# values below $10^{-9}$ of the largest). For ReLU-type units, rescaling $p_i$ by $c > 0$ and $a_i$
+# by $1/c$ leaves $\varphi$ unchanged: $m$ redundant directions, and both Jacobians coincide. For
+# tanh there is no such symmetry. These are algebraic facts of the construction, not measurements:
+# for ReLU-type $f$, {eq}`eq-01-eq37` makes the two Jacobians the same matrix, and the frozen-$\eta$
+# model $A^\top(\eta\odot P^\top Y)$ is bilinear in $(P, A)$ whatever $f$ is, so it always has the
+# $m$ scale directions. They are unit tests (`tests/test_layer.py`, for several draws), shown here,
+# not graded as reproductions.
 
 # %%
 JAC_CASES = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
@@ -708,18 +765,17 @@ ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS,
 # %% [markdown]
 # The ReLU Jacobian has {glue}`jac_relu` redundant directions (true and augmented alike), the linear
 # model {glue}`jac_linear` (it only depends on the n-vector PA); the true tanh Jacobian has
-# {glue}`jac_tanh_true` and its frozen-η version {glue}`jac_tanh_aug`: Appendix A's diagnosis, which
-# follows from Eq. 37 alone — applied to lower layers, the augmented-space formulas see the
-# redundancy of a homogeneous activation correctly and invent one for tanh.
+# {glue}`jac_tanh_true` and its frozen-$\eta$ version {glue}`jac_tanh_aug`: Appendix A's diagnosis,
+# which follows from {eq}`eq-01-eq37` alone — applied to lower layers, the augmented-space formulas
+# see the redundancy of a homogeneous activation correctly and invent one for tanh.
 #
-# **The paper's own check.** Donier reports that the formula "retrieve[s] the correct total
-# capacity for a few handpicked hierarchical architectures". We repeat it on trees of the Wavenet
-# kind — n = `fan_in` to the power `levels` inputs, each unit reading its own `fan_in` units of the
-# level below, one linear output — with fan-in 2 and 3 levels, fan-in 3 and 2 levels, and fan-in 2
-# and 4 levels: the total capacity is the number of independent parameters, the rank of the Jacobian
-# over
+# **The paper's own check.** Donier reports that the formula "retrieve[s] the correct total capacity
+# for a few handpicked hierarchical architectures". We repeat it on trees of the Wavenet kind — $n$
+# = `fan_in` to the power `levels` inputs, each unit reading its own `fan_in` units of the level
+# below, one linear output — with fan-in 2 and 3 levels, fan-in 3 and 2 levels, and fan-in 2 and 4
+# levels: the total capacity is the number of independent parameters, the rank of the Jacobian over
 # {glue}`tree_inputs` inputs, computed from the true Jacobian and from the augmented one (Eqs. 5–6
-# applied to every layer, η frozen).
+# applied to every layer, $\eta$ frozen).
 
 # %%
 TREES, TREE_INPUTS = [[2, 3], [3, 2], [2, 4]], 400
@@ -740,25 +796,32 @@ for key in ("params", "hidden", "expected", "leaky_relu_true", "abs_true", "relu
 # {glue}`tree_abs_true` for the absolute value and {glue}`tree_relu_true` for ReLU (a unit that is
 # dead on every input hides its weights from both Jacobians alike). For tanh the true totals are
 # {glue}`tree_tanh_true` and the formula's {glue}`tree_tanh_aug`. So the paper's check is
-# reproduced, and it is an identity: with f′ = η
-# (Eq. 37) the augmented Jacobian *is* the true one, so it cannot come out otherwise for ReLU-type
-# units (unit-tested in `tests/test_layer.py`); what it shows is only that the formula cannot be
-# extended to smooth activations.
+# reproduced, and it is an identity: with {eq}`eq-01-eq37` the augmented Jacobian *is* the true one,
+# so it cannot come out otherwise for ReLU-type units (unit-tested in `tests/test_layer.py`); what
+# it shows is only that the formula cannot be extended to smooth activations.
 
 # %% [markdown]
 # ## Beyond the paper: the decoupling scale of smooth activations
 #
-# Eq. 13 only covers piecewise-constant η. The natural extension, which reduces to it for such η,
-# is ν(f; q) = (E η)² / E[η²] with z ~ N(0, q): the ratio of off-diagonal to diagonal blocks when η
-# is independent of the y's. For smooth f, η = f(z)/z is a smooth function and ν depends on the
-# pre-activation scale q. We compute it by quadrature — composite Gauss–Legendre on each half-line,
-# on panels graded geometrically away from 0, so that both the unit-width features of η (the peak of
-# tanh z / z, ELU's kink at 0) and a Gaussian of any width are resolved — for tanh (η = tanh z / z),
-# GELU (η = Φ(z)), SiLU (η = σ(z)) and ELU. The unit tests check it against adaptive quadrature and,
-# for tanh at q = 100 and 10⁴, against a 4-million-sample Monte-Carlo; for GELU against the closed
-# form ν = π/(π + 2 arcsin(q/(1+q))), which follows from E Φ(z) = ½ and E Φ(z)² = ¼ +
-# arcsin(q/(1+q))/(2π). The points are the Monte-Carlo estimator of the first section (a layer of
-# n = 4000 inputs, whose O(1/n) bias for smooth η is far below the standard errors), for q ≤ 10.
+# {eq}`eq-01-nu` only covers piecewise-constant $\eta$. The natural extension, which reduces to it
+# for such $\eta$, is
+#
+# $$
+# \nu(f; q) = \frac{(\mathbb E\,\eta)^2}{\mathbb E[\eta^2]}, \qquad z \sim \mathcal N(0, q) ,
+# $$ (eq-01-nu-smooth)
+#
+# the ratio of off-diagonal to diagonal blocks when $\eta$ is independent of the $y$'s. For smooth
+# $f$, $\eta = f(z)/z$ is a smooth function and $\nu$ depends on the pre-activation scale $q$. We
+# compute it by quadrature — composite Gauss–Legendre on each half-line, on panels graded
+# geometrically away from 0, so that both the unit-width features of $\eta$ (the peak of
+# $\tanh z / z$, ELU's kink at 0) and a Gaussian of any width are resolved — for tanh
+# ($\eta = \tanh z / z$), GELU ($\eta = \Phi(z)$), SiLU ($\eta = \sigma(z)$) and ELU. The unit tests
+# check it against adaptive quadrature and, for tanh at $q = 100$ and $10^4$, against a
+# 4-million-sample Monte-Carlo; for GELU against the closed form
+# $\nu = \pi/\big(\pi + 2\arcsin(q/(1+q))\big)$, which follows from $\mathbb E\,\Phi(z) = \tfrac12$
+# and $\mathbb E\,\Phi(z)^2 = \tfrac14 + \arcsin(q/(1+q))/(2\pi)$. The points are the Monte-Carlo
+# estimator of the first section (a layer of $n = 4000$ inputs, whose $O(1/n)$ bias for smooth
+# $\eta$ is far below the standard errors), for $q \le 10$.
 
 # %%
 q_points, q_fine = np.geomspace(0.01, 10.0, params["smooth_qs"]), np.geomspace(0.01, 1e4, 120)
@@ -779,28 +842,29 @@ for name, q, tag in (("tanh", 10.0, "10"), ("tanh", 100.0, "100"), ("tanh", 1e4,
 ch.glue("tanh_q_half", float(f"{capacity.q_at_nu('tanh', 0.5):.2g}"), digits=3)
 
 # %% [markdown]
-# **What it predicts.** At small q every smooth activation is nearly linear around 0, η ≈ η(0) is
-# almost constant, and ν → 1: a layer of tanh, GELU, SiLU or ELU units driven by small
-# pre-activations does *not* decouple — capacity analysis reduces to the linear case. As q grows,
-# GELU and SiLU approach their piecewise-linear limit, ReLU, and ν decreases towards ½; ELU, whose
-# negative branch saturates at −1 (η ~ 1/|z| on the left), also tends to ½ but more slowly
-# ({glue}`elu_nu_q1e4` at q = 10⁴). For GELU the curve is exact in closed form. tanh saturates on
-# *both* sides, η ~ 1/|z|, so its ν has no ReLU plateau and keeps falling with q — slowly
-# ({glue}`tanh_nu_q10` at q = 10, {glue}`tanh_nu_q100` at q = 100, {glue}`tanh_nu_q1e4` at
-# q = 10⁴) — towards 0, roughly like (log q)²/√q: beyond q ≈ {glue}`tanh_q_half` a tanh layer
-# looks, on this scale, like a stronger decoupler than ReLU.
+# **What it predicts.** At small $q$ every smooth activation is nearly linear around 0,
+# $\eta \approx \eta(0)$ is almost constant, and $\nu \to 1$: a layer of tanh, GELU, SiLU or ELU
+# units driven by small pre-activations does *not* decouple — capacity analysis reduces to the
+# linear case. As $q$ grows, GELU and SiLU approach their piecewise-linear limit, ReLU, and $\nu$
+# decreases towards ½; ELU, whose negative branch saturates at −1 ($\eta \sim 1/|z|$ on the left),
+# also tends to ½ but more slowly ({glue}`elu_nu_q1e4` at $q = 10^4$). For GELU the curve is exact
+# in closed form. tanh saturates on *both* sides, $\eta \sim 1/|z|$, so its $\nu$ has no ReLU
+# plateau and keeps falling with $q$ — slowly ({glue}`tanh_nu_q10` at $q = 10$, {glue}`tanh_nu_q100`
+# at $q = 100$, {glue}`tanh_nu_q1e4` at $q = 10^4$) — towards 0, roughly like $(\log q)^2/\sqrt q$:
+# beyond $q \approx$ {glue}`tanh_q_half` a tanh layer looks, on this scale, like a stronger
+# decoupler than ReLU.
 #
 # **Where the paper warns.** Donier's Appendix A gives two reasons why this extension may not carry
-# capacity the way it does for ReLU-type units. First, for a general non-linearity η depends on Y
-# itself, so separating the augmented space into independent blocks is only approximate — our
+# capacity the way it does for ReLU-type units. First, for a general non-linearity $\eta$ depends on
+# $Y$ itself, so separating the augmented space into independent blocks is only approximate — our
 # Monte-Carlo agrees with the quadrature precisely because it averages over random directions, which
-# removes that dependence. Second, when the layer's own weights are trained, η changes with them,
-# and only for piecewise-linear, positively homogeneous f (f(y) = f'(y)·y with f' piecewise
-# constant) does an infinitesimal change of the weights leave η unchanged — and, as the Jacobian
-# test above confirmed, the formulas then invent parameter redundancy for tanh. So read the tanh
-# curve as a statement about the covariance structure of Σ̃, not as a validated capacity propagation
-# rule: the small-ν regime of a saturated tanh layer is exactly where the framework is expected to
-# break.
+# removes that dependence. Second, when the layer's own weights are trained, $\eta$ changes with
+# them, and only for piecewise-linear, positively homogeneous $f$ ($f(y) = f'(y)\,y$ with $f'$
+# piecewise constant) does an infinitesimal change of the weights leave $\eta$ unchanged — and, as
+# the Jacobian test above confirmed, the formulas then invent parameter redundancy for tanh. So read
+# the tanh curve as a statement about the covariance structure of $\tilde\Sigma$, not as a validated
+# capacity propagation rule: the small-$\nu$ regime of a saturated tanh layer is exactly where the
+# framework is expected to break.
 
 # %%
 ch.glue("fn3_verdict", ch.verdict([f"footnote3_{norm}_{tag}" for tag in FN3 for norm in NORMS],
@@ -820,44 +884,46 @@ ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the pred
 # ## What we found
 #
 # *What holds by construction.* On average over fixed layers with columns uniform on the sphere, the
-# off-diagonal blocks of Σ̃ are exactly ν times Σ with Eq. 13's ν, for any inputs (Eq. 15; the mean
-# ReLU ratio at n = 64 is {glue}`fix64_iid_relu_mean` on i.i.d. inputs,
-# {glue}`fix64_patches_relu_mean` on photo patches). Appendix A's diagnosis is an algebraic
-# consequence of Eq. 37: ReLU-type layers have one redundant scale per unit, which the
-# augmented-space formulas find ({glue}`jac_relu` directions for m = {glue}`jac_m`), while for tanh
-# the formulas find {glue}`jac_tanh_aug` redundant directions where the true Jacobian has
-# {glue}`jac_tanh_true`; the paper's own check — the total capacity of hand-picked hierarchical
-# architectures — comes out right for ReLU-type units ({glue}`tree_pl_match` of
-# {glue}`tree_pl_cases` cases) because, with f′ = η, the augmented Jacobian is the true one. These,
-# and the idealised Monte-Carlo of Eq. 13 (a fresh P per sample), are unit tests of our code, not
-# reproductions.
+# off-diagonal blocks of $\tilde\Sigma$ are exactly $\nu$ times $\Sigma$ with the $\nu$ of
+# {eq}`eq-01-nu`, for any inputs (Eq. 15; the mean ReLU ratio at $n = 64$ is
+# {glue}`fix64_iid_relu_mean` on i.i.d. inputs, {glue}`fix64_patches_relu_mean` on photo patches).
+# Appendix A's diagnosis is an algebraic consequence of {eq}`eq-01-eq37`: ReLU-type layers have one
+# redundant scale per unit, which the augmented-space formulas find ({glue}`jac_relu` directions for
+# $m$ = {glue}`jac_m`), while for tanh the formulas find {glue}`jac_tanh_aug` redundant directions
+# where the true Jacobian has {glue}`jac_tanh_true`; the paper's own check — the total capacity of
+# hand-picked hierarchical architectures — comes out right for ReLU-type units
+# ({glue}`tree_pl_match` of {glue}`tree_pl_cases` cases) because, with $f' = \eta$, the augmented
+# Jacobian is the true one. These, and the idealised Monte-Carlo of {eq}`eq-01-nu` (a fresh $P$ per
+# sample), are unit tests of our code, not reproductions.
 #
 # *The law of a real layer.* A single layer is not the average over layers. Pair by pair, its block
-# ratios follow E[ηᵢηⱼ] = ν + (β−α)² arcsin ρᵢⱼ/2π, of which Eq. 13's ν is the ρ = 0 value: on
-# i.i.d. inputs the law {glue}`law_iid_verdict` (residual {glue}`law_iid` of the idealisation's,
-# spread {glue}`spread_iid` of its exact value); on photo patches it leaves
+# ratios follow the arcsin law {eq}`eq-01-arcsin`, of which the $\nu$ of {eq}`eq-01-nu` is the
+# $\rho = 0$ value: on i.i.d. inputs the law {glue}`law_iid_verdict` (residual {glue}`law_iid` of
+# the idealisation's, spread {glue}`spread_iid` of its exact value); on photo patches it leaves
 # {glue}`law_patches_relu` of the idealisation's residual for ReLU and the largest share for
 # {glue}`law_worst` — a Gaussian law applied to non-Gaussian inputs; it beats the idealisation by
-# more than half {glue}`law_patch_fails`. The scatter around ν, for i.i.d. inputs,
+# more than half {glue}`law_patch_fails`. The scatter around $\nu$, for i.i.d. inputs,
 # {glue}`rate_verdict` (fitted slope {glue}`rate_iid`), but for photo patches barely decays at all
-# (slope {glue}`rate_patches`; still {glue}`dev_patches_last` at n = {glue}`n_fix_last`) — the
+# (slope {glue}`rate_patches`; still {glue}`dev_patches_last` at $n$ = {glue}`n_fix_last`) — the
 # correlations between units' pre-activations, which Eq. 15 assumes away, carry most of it, as the
-# law shows. Even with orthogonal directions,
-# footnote 3's error (whose Monte-Carlo {glue}`fn3_verdict`) decays like 1/√n in Frobenius norm
-# only: along the units' own directions pᵢ, pⱼ it stays (β−α)²/(2π) ({glue}`fn3_opnorm_relu` for
-# ReLU) at every width. The prose "accurate to O(1/√n) for wide layers" would be true only on
-# average over directions.
+# law shows. Even with orthogonal directions, footnote 3's error (whose Monte-Carlo
+# {glue}`fn3_verdict`) decays like $1/\sqrt n$ in Frobenius norm only: along the units' own
+# directions $p_i$, $p_j$ it stays $(\beta-\alpha)^2/(2\pi)$ ({glue}`fn3_opnorm_relu` for ReLU) at
+# every width. The prose "accurate to $O(1/\sqrt n)$ for wide layers" would be true only on average
+# over directions.
 #
-# *Capacities at intermediate ν.* For i.i.d. inputs each fixed layer's capacities are
-# {glue}`cap_gap_verdict`, and the gap between the exact fixed-layer capacities and Eq. 14's
-# {glue}`width_verdict` (ReLU slope {glue}`width_slope_relu`, n = {glue}`width_n0` to
-# {glue}`width_n1`). For photo patches (Σ ≠ I) the capacities sit {glue}`d14_patches_relu` of a
-# span from Eq. 14 (ReLU), and Eq. 25 no longer holds at ν = 0 (footnote 5). The
-# empirical Σ̃ of a real, hashed pseudo-random activation converges to Eq. 25 {glue}`emp_verdict`
+# *Capacities at intermediate $\nu$.* For i.i.d. inputs each fixed layer's capacities are
+# {glue}`cap_gap_verdict`, and the gap between the exact fixed-layer capacities and those of
+# {eq}`eq-01-eq14` {glue}`width_verdict` (ReLU slope {glue}`width_slope_relu`, $n$ =
+# {glue}`width_n0` to {glue}`width_n1`). For photo patches ($\Sigma \ne I$) the capacities sit
+# {glue}`d14_patches_relu` of a span from {eq}`eq-01-eq14` (ReLU), and Eq. 25 no longer holds at
+# $\nu = 0$ (footnote 5). The empirical $\tilde\Sigma$ of a real, hashed pseudo-random activation
+# converges to Eq. 25 {glue}`emp_verdict`
 # (fitted slope {glue}`emp_slope`). {doc}`02_capacity_diffusion` chains this rule through depth.
 #
-# *Smooth activations* (beyond the paper): ν(f; q) runs from 1 at small pre-activation scale to the
-# ReLU value ½ for GELU, SiLU and ELU, and towards 0 for tanh ({glue}`tanh_nu_q1e4` at q = 10⁴).
+# *Smooth activations* (beyond the paper): $\nu(f; q)$ {eq}`eq-01-nu-smooth` runs from 1 at small
+# pre-activation scale to the ReLU value ½ for GELU, SiLU and ELU, and towards 0 for tanh
+# ({glue}`tanh_nu_q1e4` at $q = 10^4$).
 #
 # ## Scorecard
 

@@ -20,24 +20,31 @@
 # {doc}`01_layer_decoupling` showed that a fully decoupling (pseudo-random) layer passes capacity
 # from its outputs to its inputs by a fixed linear rule, $\kappa = (P\circ P)\kappa^\varphi$.
 # {cite:t}`donier2019capacity` (§3–4) chains this rule through a deep network: the capacities of
-# every layer are obtained from those of the layer above by a column-stochastic matrix Dₗ = Pₗ∘Pₗ,
-# so $\kappa^0 = D_1\cdots D_L\kappa^L$ (Eq. 28) — a linear *capacity network* that runs backwards
-# through the layers. In the residual limit Dₗ = I + εΔₗ with L = 1/ε, this chain becomes a
-# diffusion equation (Eqs. 29–33), and a Dirac placed at the output spreads into a Gaussian whose
-# variance grows linearly with the number of layers traversed (Eq. 34). Donier reads this as the
+# every layer are obtained from those of the layer above by a column-stochastic matrix
+# $D_l = P_l\circ P_l$ (his Eqs. 27–28),
+#
+# $$
+# \kappa^{l-1} = D_l\,\kappa^l, \qquad \kappa^0 = D_1\cdots D_L\,\kappa^L ,
+# $$ (eq-02-chain)
+#
+# a linear *capacity network* that runs backwards through the layers. In the residual limit
+# $D_l = I + \varepsilon\Delta_l$ with $L = 1/\varepsilon$, this chain becomes a diffusion equation
+# (his Eqs. 29–33), and a Dirac placed at the output spreads into a Gaussian whose variance grows
+# linearly with the number of layers traversed {eq}`eq-02-dirac`. Donier reads this as the
 # effective receptive field of
 # {cite:t}`luo2016understanding`, and reads the weight of the straight path through the network
 # (Eqs. 35–36) as the shattering of {cite:t}`balduzzi2017shattered`.
 #
 # This chapter re-computes the capacity network and its diffusion limit — with random layers, with a
-# drift (Eq. 32), and as ε → 0 (Eq. 30) — then tests the two readings against *real* random
-# convolutional networks in torch: residual networks whose per-layer step scales as 1/L, as in the
-# paper's limit, whose receptive field depends only on t = (L − l)/L; the mean squared
-# input-gradient of one output unit against the capacity network (exactly, for pseudo-random
-# activations; approximately, for ReLU), the √depth growth of the receptive field, and the
-# correlation of input-gradients at nearby inputs, plain vs residual. Identities (conservation of
-# the total capacity, the straight-path weight of uniform layers, the exact moments of the
-# network-averaged walk) are unit tests in `tests/test_diffusion.py`, not claims.
+# drift {eq}`eq-02-drift`, and as $\varepsilon \to 0$ {eq}`eq-02-kolmogorov` — then tests the two
+# readings against *real* random convolutional networks in torch: residual networks whose per-layer
+# step scales as $1/L$, as in the paper's limit, whose receptive field depends only on
+# $t = (L - l)/L$; the mean squared input-gradient of one output unit against the capacity network
+# (exactly, for pseudo-random activations; approximately, for ReLU), the $\sqrt{\text{depth}}$
+# growth of the receptive field, and the correlation of input-gradients at nearby inputs, plain vs
+# residual. Identities (conservation of the total capacity, the straight-path weight of uniform
+# layers, the exact moments of the network-averaged walk) are unit tests in
+# `tests/test_diffusion.py`, not claims.
 #
 # ## Set-up
 #
@@ -109,23 +116,31 @@ ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, par
 # %% [markdown]
 # ## The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)
 #
-# Whatever the widths, $\kappa^0 = D_1\cdots D_L\kappa^L$ conserves the total capacity, because
-# every Dₗ is column-stochastic (an identity; the unit tests check it through 20 dense layers of
+# Whatever the widths, {eq}`eq-02-chain` conserves the total capacity, because every $D_l$ is
+# column-stochastic (an identity; the unit tests check it through 20 dense layers of
 # widths 8–40).
 #
-# Here: a ring of n units, L = 1/ε layers, Dₗ = I + εΔₗ with Δₗ local: at every layer and
-# position, column i sends $a_{l,i}$ to i−1 and $b_{l,i}$ to i+1, with a, b i.i.d. uniform on
-# [10, 30]. The network is random, layer by layer and position by position, with no preferred
-# direction, so the drift of Eq. 31 should vanish (Eq. 33), and the diffusion constant is
-# 𝒟 = E[a] = 20 in units of "sites² per unit t". (Such a large 𝒟 keeps the Gaussian many sites
-# wide, so the lattice does not blur the comparison; the shattering section uses Δ of order one,
-# as in the paper.)
+# Here: a ring of $n$ units, $L = 1/\varepsilon$ layers, $D_l = I + \varepsilon\Delta_l$ with
+# $\Delta_l$ local: at every layer and position, column $i$ sends $a_{l,i}$ to $i-1$ and $b_{l,i}$
+# to $i+1$, with $a$, $b$ i.i.d. uniform on $[10, 30]$. The network is random, layer by layer and
+# position by position, with no preferred direction, so the drift $v$ of {eq}`eq-02-pde` should
+# vanish (his Eq. 33), and the diffusion constant is $\mathcal D = \mathbb E[a] = 20$ in units of
+# $\text{sites}^2$ per unit $t$. (Such a large $\mathcal D$ keeps the Gaussian many sites wide, so
+# the lattice does not blur the comparison; the shattering section uses $\Delta$ of order one, as in
+# the paper.) At $t = (L - l)/L$, a Dirac placed at $x_0$ on the output has become (his Eq. 34)
+#
+# $$
+# \kappa^l(x) = \frac{1}{\sqrt{4\pi\mathcal D t}}\,e^{-(x-x_0)^2/(4\mathcal D t)}\,\kappa^L ,
+# $$ (eq-02-dirac)
+#
+# a Gaussian of variance $2\mathcal D t$.
 #
 # Averaged over random networks, the capacity profile is *exactly* the lattice walk
-# (I + εE[Δ])ᵏ δ: each path visits each layer once and layers are independent. Its mean position is
-# therefore exactly 0 and its second moment exactly 2𝒟·k/L after k layers — facts about our
-# construction, unit-tested. What is not exact is Eq. 34 itself: the continuum limit replaces the
-# discrete walk by a Gaussian, and we measure how close the walk after L layers comes to it.
+# $(I + \varepsilon\,\mathbb E[\Delta])^k\delta$: each path visits each layer once and layers are
+# independent. Its mean position is therefore exactly 0 and its second moment exactly
+# $2\mathcal D k/L$ after $k$ layers — facts about our construction, unit-tested. What is not exact
+# is {eq}`eq-02-dirac` itself: the continuum limit replaces the discrete walk by a Gaussian, and we
+# measure how close the walk after $L$ layers comes to it.
 
 # %%
 A_LO, A_HI = 10.0, 30.0
@@ -165,42 +180,65 @@ ch.claim("sampled_drift_eq33", "Random Dₗ: each sampled network's drift is sma
          source="Donier 2019, Eq. 33 (v = 0 for random Dₗ)",
          why="half the drift of identical layers of one (a, b) draw; interval from the mean of μ²",
          alternative=(sampled["drift_rms_alt"], "identical layers, one draw (Eq. 32, v = b − a)"))
-ch.glue_all({"sampled_m2": sampled["m2_ratio"], "sampled_drift": sampled["drift"],
-             "sampled_m2_alt": sampled["m2_alt"], "sampled_drift_alt": sampled["drift_rms_alt"]},
-            digits=2)
-for name in ("l1", "edge", "drift_rel", "noise_l1"):
+# claims' values to the scorecard's four significant digits, with the same ± or interval
+drift_lo, drift_hi = sampled["drift_rms"].interval
+ch.glue_all({"sampled_m2": sampled["m2_ratio"], "sampled_drift_rms": sampled["drift_rms"].mean,
+             "sampled_drift_lo": drift_lo, "sampled_drift_hi": drift_hi,
+             "diff_l1": walk["l1"]}, digits=4)
+ch.glue_all({"sampled_drift": sampled["drift"], "sampled_m2_alt": sampled["m2_alt"],
+             "sampled_drift_alt": sampled["drift_rms_alt"]}, digits=2)
+for name in ("edge", "noise_l1"):
     ch.glue(f"diff_{name}", walk[name], digits=2)
 ch.glue("diff_slope_spread", 100 * walk["slope_net"].std(ddof=1), digits=2, unit="%")
 ch.glue("diff_envs", params["envs"])
 
 # %% [markdown]
-# After L layers the averaged walk is {glue}`diff_l1` away from the Gaussian of Eq. 34 in L1
-# distance, against a leading Edgeworth correction of {glue}`diff_edge` — a check of the continuum
-# approximation, not a measurement. The measurement is on the {glue}`diff_envs` *sampled* networks
-# (thin lines). Their second moment at t = 1 is {glue}`sampled_m2` times Eq. 34's 2𝒟 (mean over
-# networks): the diffusion constant of layers redrawn at every depth is the arithmetic mean of the
-# rates, not the harmonic mean ({glue}`sampled_m2_alt` of it) that governs a static random medium.
-# The slopes of their second moments spread by {glue}`diff_slope_spread` around 2𝒟ε. Their final
-# mean position, the drift accumulated over all L layers, is {glue}`diff_drift_rel` of the
-# profile's width (root mean square over networks; its mean is {glue}`sampled_drift` sites), against
-# {glue}`sampled_drift_alt` for identical layers of one draw of (a, b): Eq. 33's v = 0 holds network
-# by network, not only on average. The mean profile over those networks is {glue}`diff_noise_l1`
-# from the averaged walk in L1 distance, the size of its sampling noise.
+# After $L$ layers the averaged walk is {glue}`diff_l1` away from the Gaussian {eq}`eq-02-dirac` in
+# L1 distance, against a leading Edgeworth correction of {glue}`diff_edge` — a check of the
+# continuum approximation, not a measurement. The measurement is on the {glue}`diff_envs` *sampled*
+# networks (thin lines). Their second moment at $t = 1$ is {glue}`sampled_m2` times the
+# $2\mathcal D$ of {eq}`eq-02-dirac` (mean over networks): the diffusion constant of layers redrawn
+# at every depth is the arithmetic mean of the rates, not the harmonic mean ({glue}`sampled_m2_alt`
+# of it) that governs a static random medium. The slopes of their second moments spread by
+# {glue}`diff_slope_spread` around $2\mathcal D\varepsilon$. Their final mean position, the drift
+# accumulated over all $L$ layers, is {glue}`sampled_drift_rms` of the width $\sqrt{2\mathcal D}$
+# (root mean square over networks, with the scorecard's 99 % interval {glue}`sampled_drift_lo` to
+# {glue}`sampled_drift_hi`; the mean position itself is {glue}`sampled_drift` sites), against
+# {glue}`sampled_drift_alt` for identical layers of one draw of $(a, b)$: Eq. 33's $v = 0$ holds
+# network by network, not only on average. The mean profile over those networks is
+# {glue}`diff_noise_l1` from the averaged walk in L1 distance, the size of its sampling noise.
 #
 # ## A drift, and the limit ε → 0 (Eqs. 30–32)
 #
-# Eq. 29 takes all layers equal, Dₗ = I + εΔ, with L = 1/ε. Then $\kappa^0 = (I +
-# \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one Euler step after another of the Kolmogorov
-# equation π′(t) = Δπ(t) (Eq. 30), whose solution is π(1) = exp(Δ)π(0): as ε → 0 the capacity
-# network should converge to it, at the rate ε of a first-order scheme. For a local,
-# translation-invariant Δ the paper then approximates Eq. 30 by the drift–diffusion PDE of Eq. 31,
-# solved by the drifting Gaussian of Eq. 32. Here Δ is *not* symmetric: every column sends a = 10 to
-# its left neighbour and b = 30 to its right one, so v = b − a = 20 sites per unit t and 𝒟 = (a +
-# b)/2 = 20. Everything below is exact arithmetic on the ring (no sampling): the only questions are
-# how fast the limit is reached, and how far the lattice solution exp(Δ)δ is from the Gaussian of
-# Eq. 32. The latter has a size we can predict: exp(Δ)δ is a continuous-time walk with cumulants κₙ
-# = b + (−1)ⁿ a, so its leading departure from a Gaussian is the Edgeworth term of skewness
-# $v/(2\mathcal D)^{3/2}$ and excess kurtosis 1/(2𝒟).
+# His Eq. 29 takes all layers equal, $D_l = I + \varepsilon\Delta$, with $L = 1/\varepsilon$. Then
+# $\kappa^0 = (I + \varepsilon\Delta)^{1/\varepsilon}\kappa^L$ is one Euler step after another of
+# the Kolmogorov equation (his Eq. 30)
+#
+# $$
+# \pi'(t) = \Delta\,\pi(t), \qquad \pi(1) = e^{\Delta}\pi(0) :
+# $$ (eq-02-kolmogorov)
+#
+# as $\varepsilon \to 0$ the capacity network should converge to it, at the rate $\varepsilon$ of a
+# first-order scheme. For a local, translation-invariant $\Delta$ the paper then approximates
+# {eq}`eq-02-kolmogorov` by the drift–diffusion PDE (his Eq. 31)
+#
+# $$
+# \pi'(t) = -v\,\frac{\partial\pi}{\partial x} + \mathcal D\,\frac{\partial^2\pi}{\partial x^2} ,
+# $$ (eq-02-pde)
+#
+# solved, for a Dirac at $x_0$, by the drifting Gaussian (his Eq. 32)
+#
+# $$
+# \pi(t, x) = \frac{1}{\sqrt{4\pi\mathcal D t}}\,e^{-(x - x_0 - vt)^2/(4\mathcal D t)} .
+# $$ (eq-02-drift)
+#
+# Here $\Delta$ is *not* symmetric: every column sends $a = 10$ to its left neighbour and $b = 30$
+# to its right one, so $v = b - a = 20$ sites per unit $t$ and $\mathcal D = (a + b)/2 = 20$.
+# Everything below is exact arithmetic on the ring (no sampling): the only questions are how fast
+# the limit is reached, and how far the lattice solution $e^{\Delta}\delta$ is from the Gaussian
+# {eq}`eq-02-drift`. The latter has a size we can predict: $e^{\Delta}\delta$ is a continuous-time
+# walk with cumulants $\kappa_n = b + (-1)^n a$, so its leading departure from a Gaussian is the
+# Edgeworth term of skewness $v/(2\mathcal D)^{3/2}$ and excess kurtosis $1/(2\mathcal D)$.
 
 # %%
 A_LEFT, A_RIGHT = 10.0, 30.0
@@ -234,8 +272,8 @@ ch.claim("drift_gaussian_eq32", "With a drifting Δ (v = 20, 𝒟 = 20) the solu
          reference=1.5 * drift["edge"], source="Donier 2019, Eqs. 31–32",
          why="Eq. 31 drops the walk's higher cumulants, led by this Edgeworth term; 1.5× as above",
          alternative=(float(np.abs(drift["profile_expm"] - no_drift).sum()), "no drift (v = 0)"))
-ch.glue("eq30_slope", rate["slope"], digits=3)
-ch.glue_all({"drift_l1_eq32": drift["l1_eq32"], "drift_edge": drift["edge"],
+ch.glue_all({"eq30_slope": rate["slope"], "drift_l1_eq32": drift["l1_eq32"]}, digits=4)
+ch.glue_all({"drift_edge": drift["edge"],
              "drift_l1_first": float(drift["l1_expm"][0]),
              "drift_l1_last": float(drift["l1_expm"][-1])}, digits=2)
 ch.glue("drift_depth_first", int(drift["layers"][0]))
@@ -243,37 +281,41 @@ ch.glue("drift_depth_last", int(drift["layers"][-1]))
 
 
 # %% [markdown]
-# The distance of the capacity network to exp(Δ)δ falls from {glue}`drift_l1_first` at L =
-# {glue}`drift_depth_first` to {glue}`drift_l1_last` at L = {glue}`drift_depth_last`, with a log-log
-# slope of {glue}`eq30_slope`: Eq. 30 is the ε → 0 limit, reached at first order. Its solution is
-# {glue}`drift_l1_eq32` from the drifting Gaussian of Eq. 32 in L1 distance, the size of the
-# predicted skewness correction ({glue}`drift_edge`): with 𝒟 = 20 sites² per unit t, the lattice is
-# fine enough for the PDE.
+# The distance of the capacity network to $e^{\Delta}\delta$ falls from {glue}`drift_l1_first` at
+# $L$ = {glue}`drift_depth_first` to {glue}`drift_l1_last` at $L$ = {glue}`drift_depth_last`, with a
+# log-log slope of {glue}`eq30_slope`: {eq}`eq-02-kolmogorov` is the $\varepsilon \to 0$ limit,
+# reached at first order. Its solution is {glue}`drift_l1_eq32` from the drifting Gaussian
+# {eq}`eq-02-drift` in L1 distance, the size of the predicted skewness correction
+# ({glue}`drift_edge`): with $\mathcal D = 20\ \text{sites}^2$ per unit $t$, the lattice is fine
+# enough for the PDE.
 #
 # ## Differential layers: the capacity PDE of a forward SDE (§3.3 and Appendix B)
 #
 # The longer version of the paper (Donier 2019, longer version, §3.3 and Appendix B) adds a variant
-# of residual layers that applies the non-linearity to the residual only, xₗ = xₗ₋₁ + f(Pₗᵀxₗ₋₁) — a
-# *differential* layer. With pseudo-random units and couplings of order √ε, the network is, as
-# ε → 0, a stochastic differential equation run forwards over the input (its Eq. 36), and its
-# capacity obeys a diffusion PDE like Eq. 31 whose coefficient "can be linked explicitly to the
-# diffusion coefficient of the SDE" (its Eqs. 46–47). The equations themselves are lost in our copy;
-# we reconstruct them from the prose (the docstring of `layerwise.differential` has the
-# derivation). On a ring, unit i reads its input i + k with coupling pₖ, k ∈ {−1, 0, +1}:
+# of residual layers that applies the non-linearity to the residual only,
+# $x_l = x_{l-1} + f(P_l^\top x_{l-1})$ — a *differential* layer. With pseudo-random units and
+# couplings of order $\sqrt\varepsilon$, the network is, as $\varepsilon \to 0$, a stochastic
+# differential equation run forwards over the input (its Eq. 36), and its capacity obeys a diffusion
+# PDE like {eq}`eq-02-pde` whose coefficient "can be linked explicitly to the diffusion coefficient
+# of the SDE" (its Eqs. 46–47). The equations themselves are lost in our copy; we reconstruct them
+# from the prose (the docstring of `layerwise.differential` has the derivation). On a ring, unit $i$
+# reads its input $i + k$ with coupling $p_k$, $k \in \{-1, 0, +1\}$:
 #
-# $$dx_i = \Big(\sum_k p_k\,x_{i+k}\Big)\,dW_i,\qquad v = p_{+1}^2 - p_{-1}^2,\qquad
-# \mathcal D = \tfrac12\big(p_{-1}^2 + p_{+1}^2\big).$$
+# $$
+# dx_i = \Big(\sum_k p_k\,x_{i+k}\Big)\,dW_i,\qquad v = p_{+1}^2 - p_{-1}^2,\qquad
+# \mathcal D = \tfrac12\big(p_{-1}^2 + p_{+1}^2\big) .
+# $$ (eq-02-sde)
 #
-# The SDE's diffusion coefficient (Σₖ pₖ xᵢ₊ₖ)² averages to Σₖ pₖ² over i.i.d. unit inputs;
-# the capacity's 𝒟 is half its *neighbour* part only, because the self-coupling p₀ moves no
-# capacity. That is the alternative we rule out: 𝒟 as half the whole coefficient. The drift must go
-# the way capacity flows, from a unit to the inputs it reads (the capacity PDE runs backwards in
-# layers), and vanish when the kernel is mirrored at random from layer to layer (Eq. 47). We
-# simulate the SDE (Euler–Maruyama, {glue}`df_steps` steps) with p² = {glue}`df_taps`, and
-# propagate the pathwise sensitivity of the central unit at t = 1 to the state at earlier t: its
-# mean square over paths is the capacity of a network with pseudo-random units, whose η play the
-# Brownian increments. The replicates are {glue}`df_groups` independent groups of
-# {glue}`df_paths` paths.
+# The SDE's diffusion coefficient $\big(\sum_k p_k x_{i+k}\big)^2$ averages to $\sum_k p_k^2$ over
+# i.i.d. unit inputs; the capacity's $\mathcal D$ in {eq}`eq-02-sde` is half its *neighbour* part
+# only, because the self-coupling $p_0$ moves no capacity. That is the alternative we rule out:
+# $\mathcal D$ as half the whole coefficient. The drift must go the way capacity flows, from a unit
+# to the inputs it reads (the capacity PDE runs backwards in layers), and vanish when the kernel is
+# mirrored at random from layer to layer (Eq. 47). We simulate the SDE (Euler–Maruyama,
+# {glue}`df_steps` steps) with $(p_{-1}^2, p_0^2, p_{+1}^2)$ = ({glue}`df_taps`), and propagate the
+# pathwise sensitivity of the central unit at $t = 1$ to the state at earlier $t$: its mean square
+# over paths is the capacity of a network with pseudo-random units, whose $\eta$ play the Brownian
+# increments. The replicates are {glue}`df_groups` independent groups of {glue}`df_paths` paths.
 
 # %%
 DF_TAPS2 = (0.5, 1.0, 1.5)     # p_{−1}², p_0², p_{+1}²: v = 1, 𝒟 = 1 site² per unit t
@@ -311,32 +353,35 @@ ch.claim("differential_no_drift", "Kernel mirrored at random from layer to layer
 
 # %%
 ch.glue_all({"df_var": df["var_ratio"], "df_drift": df["drift_ratio"],
-             "df_mirror": df["mirror_drift"], "df_alt": df["var_alt"]}, digits=2)
+             "df_mirror": df["mirror_drift"]}, digits=4)
+ch.glue("df_alt", df["var_alt"], digits=2)
 ch.glue_all({"df_steps": DF_STEPS, "df_groups": DF_GROUPS, "df_paths": params["df_paths"]})
 ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
 
 # %% [markdown]
-# The variance of the sensitivity profile at t = 1 is {glue}`df_var` times 2𝒟, against
+# The variance of the sensitivity profile at $t = 1$ is {glue}`df_var` times $2\mathcal D$, against
 # {glue}`df_alt` if the whole diffusion coefficient of the SDE spread capacity; its mean position is
-# {glue}`df_drift` times v for a fixed kernel and {glue}`df_mirror` times v for kernels mirrored at
-# random. The capacity of a differential network is the diffusion of Eq. 31, its 𝒟 read off the
-# forward SDE's neighbour couplings, and its drift runs from a unit to the inputs it reads. Where
-# the drift falls short of v by more than its standard error, a few per cent are the O(ε) of the
-# discrete step (the normalisation 1 + εΣcₖ); that the rest comes from the heavy tails of the
-# squared sensitivities, estimated from a few hundred paths per group, is our guess, not tested.
+# {glue}`df_drift` times $v$ for a fixed kernel and {glue}`df_mirror` times $v$ for kernels mirrored
+# at random. The capacity of a differential network is the diffusion {eq}`eq-02-pde`, its
+# $\mathcal D$ read off the forward SDE's neighbour couplings, and its drift runs from a unit to the
+# inputs it reads. Where the drift falls short of $v$ by more than its standard error, a few per
+# cent are the $O(\varepsilon)$ of the discrete step (the normalisation
+# $1 + \varepsilon\sum_k p_k^2$); that the rest comes from the heavy tails of the squared
+# sensitivities, estimated from a few hundred paths per group, is our guess, not tested.
 #
 # ## The effective receptive field of real networks
 #
 # {cite:t}`luo2016understanding` define the effective receptive field of an output unit as the mean
 # squared gradient of that unit with respect to the input, and find it Gaussian with a width growing
-# like √depth. Here: random 1-D convolutional networks on a ring of 64 positions, kernel 3, circular
-# padding, weights N(0, 1/(3C)), activation √2·ReLU (so that α² + β² = 2, Eq. 12), inputs i.i.d.
-# N(0, 1). *Plain*: xₗ = f(Wₗ * xₗ₋₁), with a linear last layer (a deep ReLU unit can be dead
-# on every input, and its gradient is then zero); *residual* (pre-activation):
-# xₗ = xₗ₋₁ + s·Wₗ * f(xₗ₋₁) with s = 1. The capacity network of these architectures,
-# averaged over weights, is a lattice walk: plain layers spread evenly over the three taps (variance
-# 2/3 per layer), residual layers stay put with probability 1/(1+s²) (variance (2/3)·s²/(1+s²) = 1/3
-# per layer). Both predict a Gaussian of width ∝ √depth.
+# like $\sqrt{\text{depth}}$. Here: random 1-D convolutional networks on a ring of 64 positions,
+# kernel 3, circular padding, weights $\mathcal N(0, 1/(3C))$, activation $\sqrt2\,\mathrm{ReLU}$
+# (so that $\alpha^2 + \beta^2 = 2$, Eq. 12), inputs i.i.d. $\mathcal N(0, 1)$. *Plain*:
+# $x_l = f(W_l * x_{l-1})$, with a linear last layer (a deep ReLU unit can be dead on every input,
+# and its gradient is then zero); *residual* (pre-activation): $x_l = x_{l-1} + s\,W_l * f(x_{l-1})$
+# with $s = 1$. The capacity network of these architectures, averaged over weights, is a lattice
+# walk: plain layers spread evenly over the three taps (variance 2/3 per layer), residual layers
+# stay put with probability $1/(1+s^2)$ (variance $\tfrac23\,s^2/(1+s^2) = \tfrac13$ per layer).
+# Both predict a Gaussian of width $\propto \sqrt{\text{depth}}$.
 
 # %%
 ERF_LENGTH, RES_SCALE = 64, 1.0
@@ -370,7 +415,8 @@ for arch in diffusion.ARCHS:
              caveat=f"{params['erf_nets']} networks per depth are too few for ±0.05")
     # ERF variance over the capacity network's, at the largest depth
     ratio = study.variance_ratio(variances[arch][-1], per_layer[arch] * depths[-1])
-    ch.glue_all({f"erf_gamma_{arch}": exponents[arch], f"erf_ratio_{arch}": ratio})
+    ch.glue(f"erf_gamma_{arch}", exponents[arch].mean, se=exponents[arch].se, digits=4)
+    ch.glue_all({f"erf_ratio_{arch}": ratio})
 ch.glue("erf_depth_max", int(depths[-1]))
 ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_residual"],
         "agrees with ½ within ±0.05",
@@ -385,10 +431,10 @@ ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_resid
 # ({glue}`erf_res_dev_se` standard errors below 1): the residual ReLU nets' receptive field is
 # narrower than the capacity network says. Two causes are possible. If the walk itself, the
 # discretisation or the finite depth and width were at fault, nets of the *same law* with
-# pseudo-random units, which decouple fully, would fall short too; if ReLU's correlated η (ν = ½) is
-# the cause, they would not. We run them (residual, depth {glue}`erf_depth_max`,
-# {glue}`erf_pr_nets` networks, on a ring of half the length, ample for this field) and compare
-# each network's field with its own capacity network.
+# pseudo-random units, which decouple fully, would fall short too; if ReLU's correlated $\eta$
+# ($\nu = \tfrac12$) is the cause, they would not. We run them (residual, depth
+# {glue}`erf_depth_max`, {glue}`erf_pr_nets` networks, on a ring of half the length, ample for this
+# field) and compare each network's field with its own capacity network.
 
 # %%
 erf_pr = ch.cached_call(study.erf_pseudo_random, depth=params["erf_depths"][-1],
@@ -405,7 +451,8 @@ ch.claim("erf_pseudo_random_residual", "Residual conv nets with pseudo-random un
          source="Donier 2019, Eq. 28 (exact for pseudo-random units); derived here",
          why="±0.035, about half the ReLU nets' deficit: a pass puts the deficit on ReLU's η",
          alternative=(relu_own.mean, "the ReLU nets' ratio (same law of weights)"))
-ch.glue_all({"erf_pr_ratio": pr_ratio, "erf_relu_own": relu_own}, digits=2)
+ch.glue_all({"erf_pr_ratio": pr_ratio}, digits=4)
+ch.glue_all({"erf_relu_own": relu_own}, digits=2)
 ch.glue("erf_pr_nets", params["erf_pr_nets"])
 ch.glue("erf_res_dev_se", (1 - relu_res_ratio.mean) / relu_res_ratio.se, digits=2)
 ch.glue("erf_cause", ch.verdict(["erf_pseudo_random_residual"],
@@ -417,19 +464,22 @@ ch.glue("erf_cause", ch.verdict(["erf_pseudo_random_residual"],
 # %% [markdown]
 # Against each network's own capacity network, the ERF variance is {glue}`erf_pr_ratio` of it with
 # pseudo-random units and {glue}`erf_relu_own` with ReLU: {glue}`erf_cause`. Why correlated
-# η narrow the field of a residual net but not of a plain one (whose ratio is 1) is open.
+# $\eta$ narrow the field of a residual net but not of a plain one (whose ratio is 1) is open.
 #
 # ## Residual networks in the paper's regime: ε = 1/L
 #
-# The residual networks above have s = 1 whatever their depth, so every layer is a step of order one
-# and the receptive field keeps growing like √L. Eq. 29 is a different limit: L = 1/ε layers that
-# each apply a step of order ε, so that depth plays the role of *time* and the receptive field at
-# layer l depends only on t = (L − l)/L (Eq. 34). A residual layer xₗ = xₗ₋₁ + s·Wₗ *
-# f(xₗ₋₁) has the expected normalised capacity matrix (I + s²E[W∘W])/(1 + s²); choosing s² = τ/(L
-# − τ) makes it exactly I + εΔ with ε = 1/L and Δ = τ(E[W∘W]/ΣE[W∘W] − I) of order one. The capacity
-# network then predicts an ERF variance (2/3)·τ·t at every depth: nets of different depths should
-# collapse on one curve in t. We measure the mean squared gradient of one output unit with respect
-# to *every* layer xₗ, in nets of depths {glue}`tc_depths` with τ = {glue}`tc_tau`.
+# The residual networks above have $s = 1$ whatever their depth, so every layer is a step of order
+# one and the receptive field keeps growing like $\sqrt L$. His Eq. 29 is a different limit:
+# $L = 1/\varepsilon$ layers that each apply a step of order $\varepsilon$, so that depth plays the
+# role of *time* and the receptive field at layer $l$ depends only on $t = (L - l)/L$
+# {eq}`eq-02-dirac`. A residual layer $x_l = x_{l-1} + s\,W_l * f(x_{l-1})$ has the expected
+# normalised capacity matrix $(I + s^2\,\mathbb E[W\circ W])/(1 + s^2)$; choosing
+# $s^2 = \tau/(L - \tau)$ makes it exactly $I + \varepsilon\Delta$ with $\varepsilon = 1/L$ and
+# $\Delta = \tau\big(\mathbb E[W\circ W]/\sum\mathbb E[W\circ W] - I\big)$ of order one. The
+# capacity network then predicts an ERF variance $\tfrac23\tau t$ at every depth: nets of different
+# depths should collapse on one curve in $t$. We measure the mean squared gradient of one output
+# unit with respect to *every* layer $x_l$, in nets of depths {glue}`tc_depths` with $\tau$ =
+# {glue}`tc_tau`.
 
 # %%
 t_collapse = ch.cached_call(study.residual_t_collapse, depths=params["tc_depths"],
@@ -455,7 +505,8 @@ ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L:
          caveat=f"{params['tc_nets']} networks per depth are too few for ±0.1")
 # input-layer ERF variance over the capacity network's (2/3)τ
 tc_ratio = study.variance_ratio(tc_variances, 2 / 3 * params["tau"])
-ch.glue_all({"tc_ratio": tc_ratio, "tc_gamma": tc_exponent})
+ch.glue_all({"tc_ratio": tc_ratio})
+ch.glue_all({"tc_gamma": tc_exponent}, digits=4)
 ch.glue("tc_depths", ", ".join(str(L) for L in params["tc_depths"]))
 ch.glue("tc_tau", params["tau"], digits=2)
 ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 margin at 99 %",
@@ -465,29 +516,32 @@ ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 marg
 
 # %% [markdown]
 # The fitted exponent of the input ERF width against depth is {glue}`tc_gamma`, against ½ for the
-# s = 1 nets: the receptive field is a function of t, as Eq. 34 has it. Its size is
-# {glue}`tc_ratio` times the capacity network's (2/3)τ (mean over all nets and depths): ReLU units
-# (ν = ½) are not fully decoupling, so the capacity network is an approximation of their gradients
-# (next section).
+# $s = 1$ nets: the receptive field is a function of $t$, as {eq}`eq-02-dirac` has it. Its size is
+# {glue}`tc_ratio` times the capacity network's $\tfrac23\tau$ (mean over all nets and depths): ReLU
+# units ($\nu = \tfrac12$) are not fully decoupling, so the capacity network is an approximation of
+# their gradients (next section).
 #
 # ## Capacities and gradients: two sides of the same coin
 #
 # Donier closes with the remark that capacities and gradients "may be two sides of the same coin in
-# the pseudo-random case". That can be made exact. With f(z) = η(z)·z and η a pseudo-random ±1
-# function per unit, the input-gradient is a product of Jacobians diag(η)·W, and, over inputs, the
-# η's behave as independent random signs. All cross terms then average out, and for a *fixed*
-# network
+# the pseudo-random case". That can be made exact. With $f(z) = \eta(z)\,z$ and $\eta$ a
+# pseudo-random ±1 function per unit, the input-gradient is a product of Jacobians
+# $\operatorname{diag}(\eta)\,W$, and, over inputs, the $\eta$'s behave as independent random signs.
+# All cross terms then average out, and for a *fixed* network
 #
-# $$\mathbb{E}_x\big[(\partial y/\partial x)^{\circ 2}\big] = D_1\cdots D_L\,(a\circ a),\qquad
-# D_l = W_l\circ W_l \ \ (\text{plain}),\quad D_l = I + s^2\,W_l\circ W_l\ \ (\text{residual}),$$
+# $$
+# \mathbb{E}_x\big[(\partial y/\partial x)^{\circ 2}\big] = D_1\cdots D_L\,(a\circ a),\qquad
+# D_l = W_l\circ W_l \ \ (\text{plain}),\quad D_l = I + s^2\,W_l\circ W_l\ \ (\text{residual}),
+# $$ (eq-02-gradients)
 #
-# the capacity network of Eq. 28 (with the network's actual, unnormalised weights). For ReLU
-# (η ∈ {0, √2}, ν = ½) the signs are not independent and the cross terms survive. We test both on
-# the *same* networks (same weights, same inputs): 16 channels, 48 positions, depth `pr_depth`.
-# The claims compare the total squared gradient, Σ over positions and channels, averaged over the
-# inputs, with Σ $D_1\cdots D_L(a\circ a)$; its standard error comes from the scatter of the
-# per-input totals (i.i.d. over inputs for a fixed network). We declare agreement at 5 %: the size
-# of effect the comparison is about is the factor-of-two departure of ReLU networks.
+# the capacity network {eq}`eq-02-chain` (with the network's actual, unnormalised weights). For ReLU
+# ($\eta \in \{0, \sqrt2\}$, $\nu = \tfrac12$) the signs are not independent and the cross terms
+# survive. We test both on the *same* networks (same weights, same inputs): 16 channels, 48
+# positions, depth `pr_depth`. The claims compare the total squared gradient, summed over positions
+# and channels and averaged over the inputs, with the sum of the entries of {eq}`eq-02-gradients`'s
+# right-hand side; its standard error comes from the scatter of the per-input totals (i.i.d. over
+# inputs for a fixed network). We declare agreement at 5 %: the size of effect the comparison is
+# about is the factor-of-two departure of ReLU networks.
 
 # %%
 gradients = ch.cached_call(study.pseudo_random_gradients, depth=params["pr_depth"], channels=16,
@@ -529,7 +583,10 @@ relu_ratios = study.ratio_means(ratios, "relu")
 pseudo_random_ratios = study.ratio_means(ratios, "pseudo_random")
 ch.glue("relu_ratio_min", float(relu_ratios.min()), digits=3)
 ch.glue("relu_ratio_max", float(relu_ratios.max()), digits=3)
-ch.glue("pr_ratio_maxdev", 100 * float(np.abs(pseudo_random_ratios - 1).max()), digits=2, unit="%")
+ch.glue("pr_ratio_min", float(pseudo_random_ratios.min()), digits=3)
+ch.glue("pr_ratio_max", float(pseudo_random_ratios.max()), digits=3)
+ch.glue_all({f"pr_pooled_{arch}": study.pooled_ratio(ratios[(arch, "pseudo_random")])
+             for arch in diffusion.ARCHS}, digits=4)
 ch.glue("pr_nets_total", len(pseudo_random_ratios))
 RELU_IDS = ["relu_deviates_plain", "relu_deviates_residual"]
 ch.glue("relu_verdict", ch.verdict(
@@ -541,21 +598,25 @@ ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % m
                                          "within 5 %", "not resolved against the 5 % margin"))
 
 # %% [markdown]
-# Over the {glue}`pr_nets_total` networks (plain and residual), the pseudo-random total departs from
-# the capacity network by at most {glue}`pr_ratio_maxdev`, while the ReLU networks of the same
-# weights give ratios from {glue}`relu_ratio_min` to {glue}`relu_ratio_max`: {glue}`relu_verdict`.
+# Over the {glue}`pr_nets_total` networks (plain and residual), the pseudo-random total is
+# {glue}`pr_ratio_min` to {glue}`pr_ratio_max` times the capacity network's (pooled over networks,
+# as the scorecard grades it: {glue}`pr_pooled_plain` plain, {glue}`pr_pooled_residual` residual),
+# while the ReLU networks of the same weights give ratios from {glue}`relu_ratio_min` to
+# {glue}`relu_ratio_max`: {glue}`relu_verdict` (the scorecard's value is the largest departure,
+# $|\mathrm{ratio} - 1|$, with its interval).
 #
 # ## Capacity through real layers (Eq. 28)
 #
-# Eq. 28 chains the one-layer rule through the layers. For a network of piecewise-linear units the
-# capacity of its inputs can be computed directly, without the chain: the augmented input of
-# Eq. 6 gets one block per path of units, Ỹ = $\eta_L$ ⊗ ⋯ ⊗ η₁ ⊗ Y, whose empirical covariance
-# gives K̃ (Eq. 9) and the input capacities (Eq. 23), all layers at once. We compute them for random
-# networks of 8 inputs with two layers of 8 units and three layers of 5 (columns uniform on the
-# sphere, i.i.d. Gaussian inputs, a linear read-out of 2 outputs), with pseudo-random, ReLU and
-# linear units on the *same* weights and inputs, and set them against $D_1\cdots D_L\kappa^\varphi$.
-# The departure is the L1 distance over the total capacity, per network; {glue}`ch_samples` inputs
-# leave a sampling floor of a few hundredths (the augmented dimension over the number of inputs).
+# {eq}`eq-02-chain` chains the one-layer rule through the layers. For a network of piecewise-linear
+# units the capacity of its inputs can be computed directly, without the chain: the augmented input
+# of Eq. 6 gets one block per path of units, $\tilde Y = \eta_L\otimes\cdots\otimes\eta_1\otimes Y$,
+# whose empirical covariance gives $\tilde K$ (Eq. 9) and the input capacities (Eq. 23), all layers
+# at once. We compute them for random networks of 8 inputs with two layers of 8 units and three
+# layers of 5 (columns uniform on the sphere, i.i.d. Gaussian inputs, a linear read-out of 2
+# outputs), with pseudo-random, ReLU and linear units on the *same* weights and inputs, and set them
+# against $D_1\cdots D_L\kappa^\varphi$. The departure is the L1 distance over the total capacity,
+# per network; {glue}`ch_samples` inputs leave a sampling floor of a few hundredths (the augmented
+# dimension over the number of inputs).
 
 # %%
 CHAIN_WIDTHS = {"two": [8, 8], "three": [5, 5, 5]}
@@ -585,7 +646,7 @@ for w in CHAIN_WIDTHS:
              source="Donier 2019, Eq. 15 and footnote 5 (the chain needs decoupling units)",
              why="the pseudo-random margin",
              alternative=(0.0, "the chain holds, as for pseudo-random units"))
-ch.glue_all({f"chain_{a}_{w}": departure[(a, w)] for a, w in departure}, digits=2)
+ch.glue_all({f"chain_{a}_{w}": departure[(a, w)] for a, w in departure}, digits=4)
 ch.glue("ch_samples", params["ch_samples"])
 
 # %% [markdown]
@@ -593,19 +654,27 @@ ch.glue("ch_samples", params["ch_samples"])
 # {glue}`chain_relu_two` for ReLU and {glue}`chain_linear_two` for linear units; through three,
 # {glue}`chain_pseudo_random_three`, {glue}`chain_relu_three` and {glue}`chain_linear_three`. The
 # capacity network is the capacity of a real network when its units decouple; ReLU units, with
-# ν = ½, sit much nearer the linear network than the pseudo-random one.
+# $\nu = \tfrac12$, sit much nearer the linear network than the pseudo-random one.
 #
 # ## Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 #
-# Eq. 35 splits κˡ into paths through the capacity network; the heaviest is the straight path, of
-# weight $w_\mathrm{max}$ = Πₗ (Dₗ)ᵢᵢ. For residual layers Dₗ = I + εΔₗ with Δ of order one and L =
-# 1/ε, $w_\mathrm{max}$ ≈ exp(Σₗ ε(Δₗ)ᵢᵢ) stays of order one however deep the network (Eq. 36); for
-# uniform plain layers of receptive field r, (Dₗ)ᵢᵢ = 1/r and $w_\mathrm{max}$ = (1/r)ᴸ vanishes
-# exponentially. Here Δₗ has a, b ~ U(0.25, 0.75), so (Δₗ)ᵢᵢ = −(a+b) has mean −1. The curves start
-# at L = 2: with a single layer, ε = 1 and ε(a+b) can exceed 1, so I + εΔ would have a negative
-# diagonal and not be a capacity matrix (`residual_layer` refuses it). Both laws, and the bound
-# |$w_\mathrm{max}$/exp(Σ ε(Δₗ)ᵢᵢ) − 1| ≤ $e^{2.25/L} - 1$, are exact statements about these
-# products and are unit-tested.
+# His Eq. 35 splits $\kappa^l$ into paths through the capacity network; the heaviest is the straight
+# path, of weight (his Eq. 36)
+#
+# $$
+# w_\mathrm{max} = \prod_l (D_l)_{ii} = \prod_l \big(1 + \varepsilon(\Delta_l)_{ii}\big) \approx
+# \exp\Big(\sum_l \varepsilon(\Delta_l)_{ii}\Big) .
+# $$ (eq-02-straight)
+#
+# For residual layers $D_l = I + \varepsilon\Delta_l$ with $\Delta$ of order one and
+# $L = 1/\varepsilon$, it stays of order one however deep the network; for uniform plain layers of
+# receptive field $r$, $(D_l)_{ii} = 1/r$ and $w_\mathrm{max} = (1/r)^L$ vanishes exponentially.
+# Here $\Delta_l$ has $a, b \sim U(0.25, 0.75)$, so $(\Delta_l)_{ii} = -(a+b)$ has mean −1. The
+# curves start at $L = 2$: with a single layer, $\varepsilon = 1$ and $\varepsilon(a+b)$ can exceed
+# 1, so $I + \varepsilon\Delta$ would have a negative diagonal and not be a capacity matrix
+# (`residual_layer` refuses it). Both laws, and the bound
+# $\big|w_\mathrm{max}/\exp\big(\sum_l\varepsilon(\Delta_l)_{ii}\big) - 1\big| \le e^{2.25/L} - 1$
+# on {eq}`eq-02-straight`, are exact statements about these products and are unit-tested.
 #
 # The companion measurement is {cite:t}`balduzzi2017shattered`'s: the correlation between the
 # input-gradients of a random ReLU network at neighbouring inputs, for plain and residual networks.
@@ -657,52 +726,52 @@ ch.glue("wmax_depth_last", int(path_depths[-1]))
 # %% [markdown]
 # ## What we found
 #
-# *Capacity network.* Eq. 28 conserves capacity exactly, for any widths. In the residual limit the
-# network-averaged capacity of one output unit is exactly a lattice random walk, {glue}`diff_l1`
-# from the Gaussian of Eq. 34 in L1 distance after L layers (its kurtosis correction is
-# {glue}`diff_edge`). The sampled random networks follow Eqs. 33–34 one by one: their second moment
-# is {glue}`sampled_m2` times 2𝒟 with 𝒟 the arithmetic mean of the rates, and their drift stays a
-# small fraction of the width ({glue}`diff_drift_rel`), as v = 0 has it. With identical drifting
-# layers, the numerics check out: the capacity network converges to the solution of Eq. 30 at
-# first order in ε (log-log slope {glue}`eq30_slope`), and that solution is the drifting Gaussian
-# of Eq. 32 up to its skewness correction ({glue}`drift_l1_eq32` against {glue}`drift_edge`).
-# Differential layers (the longer version's §3.3, reconstructed) make the network an SDE; the
-# variance of its capacity is {glue}`df_var` times 2𝒟 with 𝒟 half the neighbour part of the SDE's
-# diffusion coefficient, and the drift follows the couplings ({glue}`df_drift` of v), or vanishes
+# *Capacity network.* The chain {eq}`eq-02-chain` conserves capacity exactly, for any widths. In the
+# residual limit the network-averaged capacity of one output unit is exactly a lattice random walk,
+# {glue}`diff_l1` from the Gaussian {eq}`eq-02-dirac` in L1 distance after $L$ layers (its kurtosis
+# correction is {glue}`diff_edge`). The sampled random networks follow Eqs. 33–34 one by one: their
+# second moment is {glue}`sampled_m2` times $2\mathcal D$ with $\mathcal D$ the arithmetic mean of
+# the rates, and their drift stays a small fraction of the width ({glue}`sampled_drift_rms`), as
+# $v = 0$ has it. With identical drifting layers, the numerics check out: the capacity network
+# converges to the solution of {eq}`eq-02-kolmogorov` at first order in $\varepsilon$ (log-log slope
+# {glue}`eq30_slope`), and that solution is the drifting Gaussian {eq}`eq-02-drift` up to its
+# skewness correction ({glue}`drift_l1_eq32` against {glue}`drift_edge`). Differential layers (the
+# longer version's §3.3, reconstructed) make the network an SDE; the variance of its capacity is
+# {glue}`df_var` times $2\mathcal D$ with $\mathcal D$ half the neighbour part of the SDE's
+# diffusion coefficient, and the drift follows the couplings ({glue}`df_drift` of $v$), or vanishes
 # when they fluctuate ({glue}`df_mirror`). Through two and three real layers, the input capacities
-# computed directly from the augmented covariance are the capacity network's for pseudo-random
-# units (departures {glue}`chain_pseudo_random_two` and {glue}`chain_pseudo_random_three`, the
-# sampling floor), not for ReLU units ({glue}`chain_relu_two`, {glue}`chain_relu_three`).
+# computed directly from the augmented covariance are the capacity network's for pseudo-random units
+# (departures {glue}`chain_pseudo_random_two` and {glue}`chain_pseudo_random_three`, the sampling
+# floor), not for ReLU units ({glue}`chain_relu_two`, {glue}`chain_relu_three`).
 #
 # *Receptive fields.* Real random convolutional ReLU networks, plain and residual, have
 # Gaussian-looking effective receptive fields whose width grows with depth, as
 # {cite:t}`luo2016understanding` found and as the capacity network predicts. The fitted exponent of
 # the width against depth, {glue}`erf_gamma_plain` (plain) and {glue}`erf_gamma_residual`
-# (residual), {glue}`erf_verdict`. In the paper's own regime — residual steps that shrink as 1/L —
+# (residual), {glue}`erf_verdict`. In the paper's own regime — residual steps that shrink as $1/L$ —
 # the receptive field stops growing with depth (exponent {glue}`tc_gamma`, {glue}`tc_verdict`) and
-# depends on t alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network is
-# a *prediction for pseudo-random units*: for those, the mean squared input-gradient equals
-# $D_1\cdots D_L(a\circ a)$ per network, not just on average, so "capacities and gradients are two
-# sides of the same coin" is a theorem there, and the totals agree to {glue}`pr_ratio_maxdev` in
-# this run. ReLU units (ν = ½) are not fully decoupling: the total squared gradient of individual
-# networks is
-# {glue}`relu_ratio_min` to {glue}`relu_ratio_max` times the capacity network's (in this run
-# {glue}`relu_verdict_found`), although *averaged over networks* the ReLU receptive field keeps the
-# predicted Gaussian shape (its variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain`
-# times the capacity prediction for plain networks). For residual networks it is
-# {glue}`erf_ratio_residual` times, {glue}`erf_res_dev_se` standard errors short, and pseudo-random
-# units on nets of the same law give {glue}`erf_pr_ratio` of their own capacity network: the
-# deficit is a departure of ReLU nets, not of the capacity network. So for ReLU the capacity
-# network describes the plain ensemble, not the individual network, and not the residual one
-# exactly.
+# depends on $t$ alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network
+# is a *prediction for pseudo-random units*: for those, the mean squared input-gradient equals
+# {eq}`eq-02-gradients` per network, not just on average, so "capacities and gradients are two sides
+# of the same coin" is a theorem there, and the totals are {glue}`pr_ratio_min` to
+# {glue}`pr_ratio_max` times the capacity network's in this run. ReLU units ($\nu = \tfrac12$) are
+# not fully decoupling: the total squared gradient of individual networks is {glue}`relu_ratio_min`
+# to {glue}`relu_ratio_max` times the capacity network's (in this run {glue}`relu_verdict_found`),
+# although *averaged over networks* the ReLU receptive field keeps the predicted Gaussian shape (its
+# variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain` times the capacity prediction
+# for plain networks). For residual networks it is {glue}`erf_ratio_residual` times,
+# {glue}`erf_res_dev_se` standard errors short, and pseudo-random units on nets of the same law give
+# {glue}`erf_pr_ratio` of their own capacity network: the deficit is a departure of ReLU nets, not
+# of the capacity network. So for ReLU the capacity network describes the plain ensemble, not the
+# individual network, and not the residual one exactly.
 #
-# *Shattering.* The straight-path weight is O(1) for residual capacity networks
-# ({glue}`wmax_res_last` at L = {glue}`wmax_depth_last`) and decays as (1/r)ᴸ for plain ones. In
-# real ReLU networks without batch normalisation, the gradient correlation at neighbouring inputs at
-# depth {glue}`sh_depth_max` is {glue}`sh_corr_plain` for plain and {glue}`sh_corr_res` for residual
-# networks — the contrast {cite:t}`balduzzi2017shattered` describe ({glue}`sh_verdict`). Without
-# batch normalisation, plain-network gradients at this depth are decorrelated but do not yet look
-# like white noise, so we reproduce the trend, not the extreme.
+# *Shattering.* The straight-path weight is $O(1)$ for residual capacity networks
+# ({glue}`wmax_res_last` at $L$ = {glue}`wmax_depth_last`) and decays as $(1/r)^L$ for plain ones.
+# In real ReLU networks without batch normalisation, the gradient correlation at neighbouring inputs
+# at depth {glue}`sh_depth_max` is {glue}`sh_corr_plain` for plain and {glue}`sh_corr_res` for
+# residual networks — the contrast {cite:t}`balduzzi2017shattered` describe ({glue}`sh_verdict`).
+# Without batch normalisation, plain-network gradients at this depth are decorrelated but do not yet
+# look like white noise, so we reproduce the trend, not the extreme.
 #
 # ## Scorecard
 

@@ -118,9 +118,13 @@ ch.glue("p_widths", ", ".join(str(w) for w in params["widths"]))
 # {glue}`p_depth` layers $z^l = W^l x^{l-1}$, $x^l = \mathrm{relu}(z^l)$ with He weights $\mathcal
 # N(0, 2/\text{fan-in})$ and no bias carry the signal; the noise follows the linearised map $dz^l =
 # W^l dx^{l-1}$, $dx^l = \mathbf 1\{z^l>0\}\odot dz^l$. Moments average over batch, positions and
-# channels; the *normalised sensitivity* is $\chi^l =
-# \sqrt{\mu_2(dx^l)/\mu_2(x^l)}\,/\,\sqrt{\mu_2(dx^0)/\mu_2(x^0)}$, the factor by which the network
-# degrades the signal-to-noise ratio ({cite:t}`labatie2019characterizing`, Eq. 3–4).
+# channels; the *normalised sensitivity* ({cite:t}`labatie2019characterizing`, Eq. 3–4)
+#
+# $$
+# \chi^l = \sqrt{\frac{\mu_2(dx^l)}{\mu_2(x^l)}} \Big/ \sqrt{\frac{\mu_2(dx^0)}{\mu_2(x^0)}}
+# $$ (eq-03-chi)
+#
+# is the factor by which the network degrades the signal-to-noise ratio.
 #
 # **What is reduced at this scale.** The paper's Fig. 2 uses *convolutional* nets of width 128
 # with B = 1024 and 10 000 networks, Fig. 3 convolutional width 512, B = 64, 1000 networks. Here
@@ -185,8 +189,8 @@ ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of 
 NEARLY_GAUSSIAN = "Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')"
 for key, name in SIGNAL_NOISE:
     ks = fig2["ks"][key][-1]
-    ch.glue(f"ks_{key}", ks["ks"], digits=2)
-    ch.glue(f"ks_{key}_hi", ks["hi"], digits=2)
+    ch.glue(f"ks_{key}", ks["ks"], digits=4)   # claims' values: the scorecard's 4 digits
+    ch.glue(f"ks_{key}_hi", ks["hi"], digits=4)
     ch.claim(f"fig2_{key}_nearly_gaussian", f"log {name} ratio at l = {L} is nearly Gaussian "
              "across networks: KS distance to the Gaussian of the same mean and variance ≤ 0.05",
              kind="reproduces", measured=fig2["ks_last"][key], reference=0.05, tol=0.0,
@@ -201,7 +205,7 @@ for key, name in SIGNAL_NOISE:
 # %%
 for key, name in SIGNAL_NOISE:
     skew = fig2["skew"][key]
-    ch.glue(f"skew_{key}", skew.mean, se=skew.se, digits=2)
+    ch.glue(f"skew_{key}", skew.mean, se=skew.se, digits=4)
     ch.claim(f"fig2_{key}_skew_small", f"log {name} ratio at l = {L} is nearly symmetric across "
              "networks: |skewness| ≤ 0.5", kind="reproduces", measured=skew, reference=0.0,
              tol=0.5, comparison="abs", source=NEARLY_GAUSSIAN,
@@ -249,7 +253,7 @@ ch.figure(figures.log_moment_cdfs(ours2, fig2_conv["quarters"], authors2), "fig2
 # %% tags=["remove-cell"]
 ks2 = versus_authors["ks"]
 for k, name in SIGNAL_NOISE:
-    ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=3)
+    ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=4)
     ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log {name} at "
              f"l = {L} is that of the authors' 10 000 networks: two-sample KS distance below its "
              "1 % critical value", kind="reproduces", measured=ks2[k]["ks"],
@@ -266,7 +270,7 @@ for k, name in SIGNAL_NOISE:
                   "the spread claims below grade the width")
 
 # %% tags=["remove-cell"]
-ch.glue("ks2_crit", ks2["nu2"]["critical"], digits=3)
+ch.glue("ks2_crit", ks2["nu2"]["critical"], digits=4)
 signal_ok, noise_ok = (ks2[k]["ks"] <= ks2[k]["critical"] for k in ("nu2", "mu2dx"))
 ch.glue("ks2_verdict",
         ("both distributions are indistinguishable from the authors' at this sample size."
@@ -371,9 +375,15 @@ ch.glue("spread_verdict", ch.verdict(
 # {glue}`cons_nu2` (signal) and {glue}`cons_mu2dx` (noise): {glue}`v_cons`.
 #
 # For a log-normal variable, $\mathbb E[e^{Y}] = e^{\mathbb E Y + \mathrm{Var}\,Y/2}$, so
-# conservation *and* log-normality together mean **mean of the log = −variance/2**: the decreasing
-# mean and increasing variance are "opposing forces" ({cite:t}`labatie2019characterizing`, §5). We
-# test that balance as the ratio $-2\,\overline{Y}/s^2_Y$ at l = L, which is 1 for a log-normal law:
+# conservation ($\mathbb E[e^Y] = 1$ for $Y$ the log-ratio) *and* log-normality together mean
+#
+# $$
+# \mathbb E Y = -\tfrac12\,\mathrm{Var}\,Y ,
+# $$ (eq-03-balance)
+#
+# **mean of the log = −variance/2**: the decreasing mean and increasing variance are "opposing
+# forces" ({cite:t}`labatie2019characterizing`, §5). We test {eq}`eq-03-balance` as the ratio
+# $-2\,\overline{Y}/s^2_Y$ at l = L, which is 1 for a log-normal law:
 # it is {glue}`bal_nu2` (signal) and {glue}`bal_mu2dx` (noise). The drifts are {glue}`drift_nu2` and
 # {glue}`drift_mu2dx` per layer and the diffusions {glue}`diff_nu2` and {glue}`diff_mu2dx` per layer
 # (slopes through the origin of the mean and variance against l; their errors come from a bootstrap
@@ -401,9 +411,9 @@ ch.figure(fig, "fig2_drift_diffusion",
 # %%
 ch.glue("lme_nu2", float(lme["nu2"][-1, 0]), digits=2)
 for key in ("nu2", "mu2dx"):
-    ch.glue_all({f"drift_{key}": fig2["drift"][key], f"diff_{key}": fig2["diffusion"][key]})
-    ch.glue_all({f"cons_{key}": fig2["conservation"][key], f"bal_{key}": fig2["balance"][key]},
-                digits=2)
+    ch.glue_all({f"drift_{key}": fig2["drift"][key], f"diff_{key}": fig2["diffusion"][key],
+                 f"cons_{key}": fig2["conservation"][key], f"bal_{key}": fig2["balance"][key]},
+                digits=4)   # claims' values: the scorecard's four significant digits, same ±
 
 # %%
 for key, name in SIGNAL_NOISE:
@@ -439,7 +449,7 @@ LINEAR_WORDS = {
             "from Theorem 1's picture that we have not traced to its cause",
     "inconclusive": "is not decided between linear and faster growth at this scale",
     "skipped": "is not graded at this scale"}
-ch.glue_all({f"curv_{key}": fig2["curvature"][key] for key, _ in SIGNAL_NOISE}, digits=2)
+ch.glue_all({f"curv_{key}": fig2["curvature"][key] for key, _ in SIGNAL_NOISE}, digits=4)
 ch.glue("v_linear", "; ".join(
     f"the variance of log {name} {LINEAR_WORDS[ch.status(f'diffusion_{key}_linear')]}"
     for key, name in SIGNAL_NOISE))
@@ -469,14 +479,20 @@ for key, name in SIGNAL_NOISE:
 # ## How the diffusion depends on the width
 #
 # The drift and diffusion are finite-width effects ({cite:t}`labatie2019characterizing`, §5: they
-# vanish as $N\to\infty$). For a single input through a fully-connected ReLU layer, $\nu_2' / \nu_2
-# = (2/N)\sum_i \mathrm{relu}(g_i)^2$ with $g_i$ i.i.d. standard Gaussians, whose variance is
-# $(4/N)\,\mathrm{Var}[\mathrm{relu}(g)^2] = (4/N)(3/2 - 1/4) = 5/N$: the diffusion per layer should
-# scale like $1/N$. For a batch the constant is smaller while the batch still spans several
-# directions, and tends to the single-input value as the signal collapses onto one direction. Over
-# widths {glue}`p_widths` ({glue}`p_width_nets` networks each) the measured diffusion scales as
-# $N^{\tau}$ with $\tau$ = {glue}`width_exponent`, and $N$ × diffusion is {glue}`width_nd`
-# ({numref}`fig-03-width-dependence`).
+# vanish as $N\to\infty$). For a single input through a fully-connected ReLU layer,
+# $\nu_2' / \nu_2 = (2/N)\sum_i \mathrm{relu}(g_i)^2$ with $g_i$ i.i.d. standard Gaussians, whose
+# variance is
+#
+# $$
+# \mathrm{Var}\,\frac{\nu_2'}{\nu_2} = \frac4N\,\mathrm{Var}[\mathrm{relu}(g)^2]
+# = \frac4N\Big(\frac32 - \frac14\Big) = \frac5N :
+# $$ (eq-03-width)
+#
+# the diffusion per layer should scale like $1/N$. For a batch the constant is smaller while the
+# batch still spans several directions, and tends to the single-input value as the signal collapses
+# onto one direction. Over widths {glue}`p_widths` ({glue}`p_width_nets` networks each) the measured
+# diffusion scales as $N^{\tau}$ with $\tau$ = {glue}`width_exponent`, and $N$ × diffusion is
+# {glue}`width_nd` ({numref}`fig-03-width-dependence`).
 
 # %%
 width_runs = {w: run(f"width_{w}", replace(base, width=w, n_sims=params["width_nets"],
@@ -484,7 +500,7 @@ width_runs = {w: run(f"width_{w}", replace(base, width=w, n_sims=params["width_n
               for w in params["widths"]}
 width_study = study.width_diffusion(width_runs, quarters, seed=seed)
 diffusion, diffusion_se = width_study["diffusion"], width_study["se"]
-ch.glue_all({"width_exponent": width_study["exponent"]})
+ch.glue_all({"width_exponent": width_study["exponent"]}, digits=4)
 ch.glue("width_nd", ", ".join(f"{x:.2f}" for x in diffusion * np.array(params["widths"])))
 fig = figures.width_dependence(params["widths"], diffusion, diffusion_se)
 ch.figure(fig, "width_dependence",
@@ -511,10 +527,20 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 # %% [markdown]
 # ## Fig. 3 — δχ → 1, effective rank r(x) → 1, χ grows slowly
 #
-# Theorem 2 says the increments $\delta\chi^l = \chi^l/\chi^{l-1}$ of a vanilla net are always
-# ≥ 1, and two evolutions are possible: either χ explodes (and then the signal must collapse to a
-# point), or the increments tend to one and the signal collapses onto a *line* — its effective
-# rank $r_\mathrm{eff}(x^l) = \operatorname{Tr} C / \lambda_{\max}(C)$ (C the channel covariance)
+# Theorem 2 says the increments of {eq}`eq-03-chi` of a vanilla net are bounded below,
+#
+# $$
+# \delta\chi^l = \chi^l/\chi^{l-1} \ge 1 ,
+# $$ (eq-03-increments)
+#
+# and two evolutions are possible: either χ explodes (and then the signal must collapse to a
+# point), or the increments tend to one and the signal collapses onto a *line* — its effective rank
+#
+# $$
+# r_\mathrm{eff}(x^l) = \operatorname{Tr} C / \lambda_{\max}(C) \qquad (C \text{ the channel
+# covariance})
+# $$ (eq-03-reff)
+#
 # tends to 1. Labatie observes the second case. In the fully-connected nets
 # ({numref}`fig-03-fig3-fc`) the mean increment is {glue}`fc_dchi_early` over the first 10 layers
 # and {glue}`fc_dchi_late` over the last quarter, $r_\mathrm{eff}(x^L)$ =
@@ -561,7 +587,7 @@ def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None
 def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_scale=None):
     """Claims and glue on the signal's rank and the growth of χ (Fig. 3(b)); returns log10 χᴸ."""
     reff, log10chi = sensitivity["reff"], sensitivity["log10chi"]
-    ch.glue_all({f"{tag}_reff_late": reff, f"{tag}_log10chi": log10chi})
+    ch.glue_all({f"{tag}_reff_late": reff, f"{tag}_log10chi": log10chi}, digits=4)
     ch.claim(f"{tag}_reff_to_1", f"effective rank r(x) at layer {L} → 1: one-dimensional signal "
                                  "(mean ≤ 1.5)",
              kind="reproduces", measured=reff, reference=1.5, tol=0.0, comparison="le",
@@ -704,8 +730,8 @@ ch.figure(fig, "coactivation",
 
 # %%
 trend = study.coactivation_trend(coactivation, early=10)
-ch.glue_all({"coact_early": trend["early"], "coact_late": trend["late"],
-             "lin_late": trend["linearity"]})
+ch.glue_all({"coact_early": trend["early"], "coact_late": trend["late"]})
+ch.glue_all({"lin_late": trend["linearity"]}, digits=4)
 ch.claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = 10 "
          f"→ {L})", kind="reproduces", measured=trend["growth"], reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "no growth with depth"),
@@ -725,31 +751,31 @@ ch.claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9
 # dominates), whereas i.i.d. Gaussian pixels span as many directions as there are images. The
 # *per-layer* rates should barely care, but quantities accumulated from the input can. We repeat
 # the fully-connected Fig. 3 run with handwritten digits (8×8, flattened; the paper tried MNIST)
-# and Gaussian images ({glue}`p_data_nets` networks each). The effective rank of the signal
-# entering layer 1 is {glue}`data_ratio` times larger with Gaussian images than with patches;
-# {glue}`v_data` ({numref}`fig-03-datasets`).
+# and Gaussian images ({glue}`p_data_nets` networks each). The effective rank {eq}`eq-03-reff` of
+# the signal entering layer 1 is {glue}`data_ratio` times larger with Gaussian images than with
+# patches; {glue}`v_data` ({numref}`fig-03-datasets`).
 
 # %%
 data_runs = {ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=params["data_nets"]))
              for ds in ["patches", "digits", "gaussian"]}
-data_rows = study.dataset_estimates(data_runs, L)
+data_rows = study.dataset_estimates(data_runs)
 ch.figure(figures.datasets(data_runs), "datasets",
           "Sensitivity χ, effective rank and drift of log ν₂ against depth for fully-connected "
           "vanilla nets fed natural-image patches, digits or i.i.d. Gaussian images (the paper "
           "uses CIFAR-10 and tried MNIST, App. A).",
           arrays={f"{ds}_{k}": data_runs[ds][1][k].mean(0) for ds in data_runs
                   for k in ["chi_loc3", "reff_signal_loc3"]})
-headers = ["effective rank r(x⁰)", f"χ at layer {L}", f"effective rank r(x) at layer {L}"]
-ch.table(pd.DataFrame({ds: {h: f"{e.mean:.3f} ± {e.se:.3f}"
-                           for h, e in zip(headers, row.values())}
+COLUMNS = {"reff_input": "effective rank r(x⁰)", "log10chi_last": f"log₁₀ χ at layer {L}",
+           "reff_last": f"effective rank r(x) at layer {L}"}   # the study's keys, for the reader
+ch.table(pd.DataFrame({ds: {COLUMNS[k]: f"{e.mean:.3f} ± {e.se:.3f}" for k, e in row.items()}
                       for ds, row in data_rows.items()}).T.rename_axis("data"),
-         "Fully-connected vanilla nets fed three inputs: the effective rank of the input, and χ "
-         "and the signal's effective rank at the last layer (mean ± standard error over "
+         "Fully-connected vanilla nets fed three inputs: the effective rank of the input, and "
+         "log₁₀ χ and the signal's effective rank at the last layer (mean ± standard error over "
          "networks).")
 
 # %%
 input_ratio = study.input_conditioning_ratio(data_runs)
-ch.glue_all({"data_ratio": input_ratio}, digits=2)
+ch.glue_all({"data_ratio": input_ratio}, digits=4)
 ch.claim("data_reff_input_differs", "patches enter much less well-conditioned than Gaussian "
          "images: effective rank r(x⁰), ratio Gaussian/patches ≥ "
          "3", kind="checks", measured=input_ratio,
@@ -762,7 +788,7 @@ for ds, kind, src in [
         ("digits", "reproduces", "Labatie 2019, App. A (MNIST: 'an equivalent behaviour')"),
         ("gaussian", "predicts",
          "Labatie 2019, Theorem 2 (one-dimensional signal whatever the input)")]:
-    reff_in, _, reff_out = data_rows[ds].values()   # r_eff(x⁰), χᴸ, r_eff(xᴸ)
+    reff_in, reff_out = data_rows[ds]["reff_input"], data_rows[ds]["reff_last"]
     ch.claim(f"data_{ds}_reff_to_1", f"with {ds} inputs too the signal becomes one-dimensional: "
              f"effective rank r(x) at layer {L} ≤ 1.5", kind=kind, measured=reff_out,
              reference=1.5, tol=0.0, comparison="le",
@@ -781,8 +807,9 @@ for ds, kind, src in [
 #   {glue}`v_balance` The paper's convolutional nets of width 128 against the authors' 10 000:
 #   {glue}`spread_verdict`
 # - **Width.** {glue}`v_width` The fitted exponent of the diffusion is {glue}`width_exponent`
-#   (the single-input theory gives −1).
-# - **Fig. 3.** In the fully-connected nets δχ is {glue}`fc_dchi_early` over the first 10 layers
+#   (the single-input theory {eq}`eq-03-width` gives −1).
+# - **Fig. 3.** In the fully-connected nets the increment {eq}`eq-03-increments` is
+#   {glue}`fc_dchi_early` over the first 10 layers
 #   and {glue}`fc_dchi_late` over the last quarter, $r_\mathrm{eff}(x^L)$ = {glue}`fc_reff_late`
 #   and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The convolutional
 #   nets reach $\log_{10}\chi^L$ = {glue}`conv_log10chi`.

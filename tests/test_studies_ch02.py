@@ -130,7 +130,8 @@ def test_welch_difference_against_scipy():
     from scipy import stats as sps
 
     a, b = np.array([1.0, 2.0, 4.0, 3.5]), np.array([0.5, 0.1, 0.9, 0.2, 0.4, 0.3])
-    d, se, dof, n, _ = study.welch_difference(a, b)
+    e = study.welch_difference(a, b)
+    d, se, dof, n = e.mean, e.se, e.dof, e.n
     assert n == 10
     res = sps.ttest_ind(a, b, equal_var=False)
     assert d == pytest.approx(a.mean() - b.mean())

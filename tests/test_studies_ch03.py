@@ -163,10 +163,12 @@ def test_dataset_estimates_reads_the_input_and_final_layer():
         "chi_loc3": np.array([[1.0, 3.0], [1.0, 5.0]]),
         "reff_signal_loc3": np.array([[9.0, 1.2], [9.0, 1.4]]),
     }
-    E = ch03.dataset_estimates({"x": (np.arange(1, 3), A)}, 2)
-    assert list(E["x"]) == ["r_eff(x⁰)", "χ^2", "r_eff(x^2)"]
-    assert E["x"]["r_eff(x⁰)"].mean == 3.0 and E["x"]["χ^2"].mean == 4.0
-    assert E["x"]["r_eff(x^2)"].mean == pytest.approx(1.3)
+    E = ch03.dataset_estimates({"x": (np.arange(1, 3), A)})
+    assert list(E["x"]) == ["reff_input", "log10chi_last", "reff_last"]
+    assert E["x"]["reff_input"].mean == 3.0 and E["x"]["reff_input"].n == 2
+    # log10 χ at the last layer, per network: mean of log10 3 and log10 5 (not log10 of the mean 4)
+    assert E["x"]["log10chi_last"].mean == pytest.approx(np.log10(15) / 2)
+    assert E["x"]["reff_last"].mean == pytest.approx(1.3)
     B = {**A, "reff_signal_loc1": 6 * A["reff_signal_loc1"]}
     ratio = ch03.input_conditioning_ratio({"gaussian": (None, B), "patches": (None, A)})
     assert ratio.mean == pytest.approx(6.0) and ratio.dof == 1
@@ -248,6 +250,10 @@ def test_log_spread_versus_published_covers_and_rejects():
         e = ch03.log_spread_versus_published(rng.normal(1.0, 2.0, n), 2.0, m, seed=i)
         assert e.dof == n - 1 and e.n == n
         assert e.se >= math.sqrt(1 / (2 * (n - 1)) + 1 / (2 * (m - 1))) - 1e-12
+        # the authors' part of the SE, and ours: the two combine to se
+        assert e.reference_se == pytest.approx(1 / math.sqrt(2 * (m - 1)))
+        assert e.own_se >= 1 / math.sqrt(2 * (n - 1)) - 1e-12
+        assert math.hypot(e.own_se, e.reference_se) == pytest.approx(e.se)
         lo, hi = stats.t_interval(e.mean, e.se, e.dof)
         hits += lo <= 0.0 <= hi
         means.append(e.mean)

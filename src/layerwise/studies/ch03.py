@@ -226,8 +226,10 @@ def log_spread_versus_published(
         raise ParameterError("values must be finite and reference_sd > 0")
     s, se_boot = bootstrap(lambda a: np.log(np.std(a, ddof=1)), [x], seed=seed)
     se_ours = max(float(se_boot), 1 / math.sqrt(2 * (n - 1)))
-    se = math.hypot(se_ours, 1 / math.sqrt(2 * (m - 1)))
-    return Estimate(float(s) - math.log(reference_sd), se, n - 1, n)
+    se_theirs = 1 / math.sqrt(2 * (m - 1))
+    se = math.hypot(se_ours, se_theirs)
+    # reference_se: the authors' part of se, so the scorecard can say which ± is whose
+    return Estimate(float(s) - math.log(reference_sd), se, n - 1, n, reference_se=se_theirs)
 
 
 def spread_separation(n: int, n_reference: int, sd_a: float, sd_b: float) -> float:
@@ -407,17 +409,18 @@ def coactivation_trend(coact: Mapping[str, np.ndarray], early: int = 10) -> dict
 
 
 def dataset_estimates(
-    runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]], n_layers: int
+    runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]],
 ) -> dict[str, dict[str, Estimate]]:
     """For each data set of ``runs`` ({name: (depth, arrays)}), estimates over networks of the
-    effective rank of the signal entering layer 1, of χ^L and of r_eff(x^L), keyed as in the
-    chapter's table."""
-    L = n_layers
+    effective rank of the signal entering layer 1 (``reff_input``), of log10 of the sensitivity at
+    the last recorded layer (``log10chi_last``, the form of :func:`sensitivity_study`) and of the
+    signal's effective rank there (``reff_last``); the chapter names them for the reader (Labatie
+    2019, Eq. 3–4 for χ, §5 for the effective rank)."""
     return {
         ds: {
-            "r_eff(x⁰)": estimate(A["reff_signal_loc1"][:, 0]),
-            f"χ^{L}": estimate(A["chi_loc3"][:, -1]),
-            f"r_eff(x^{L})": estimate(A["reff_signal_loc3"][:, -1]),
+            "reff_input": estimate(A["reff_signal_loc1"][:, 0]),
+            "log10chi_last": estimate(np.log10(A["chi_loc3"][:, -1])),
+            "reff_last": estimate(A["reff_signal_loc3"][:, -1]),
         }
         for ds, (_, A) in runs.items()
     }
