@@ -641,9 +641,9 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
 def scorecard_html(
     claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-"
 ) -> str:
-    """A compact scorecard: one row per claim (outcome, statement with kind and source, measured
-    with its uncertainty, the rule), the justification folded in a ``<details>``; grouped by
-    kind."""
+    """A compact scorecard: one row per claim (outcome; statement with its notes, the source
+    opening the folded rule and justification; measured with its uncertainty and the rule it is
+    held to), grouped by kind."""
     parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
     for kind in KINDS:
         rows = [c for c in claims if c.get("kind", "checks") == kind]
@@ -685,10 +685,8 @@ def scorecard_html(
             )
             if c.get("replicates_to_decide"):
                 note += (
-                    f'<br><span class="lw-note">About {c["replicates_to_decide"]} replicates '
-                    "(now "
-                    f"{int(c['dof']) + 1}) would decide it, at the measured mean and "
-                    "spread.</span>"
+                    f'<br><span class="lw-note">≈ {c["replicates_to_decide"]} replicates would '
+                    f"decide it (now {int(c['dof']) + 1}).</span>"
                 )
             ruled = rules_out(c)
             if ruled:
@@ -717,10 +715,11 @@ def scorecard_html(
                 ' <span class="lw-more">· rule and margin</span></summary>'
                 f"Claim <code>{cid}</code>. Rule: {html.escape(c.get('rule', ''))}. "
                 f"{html.escape(c['justification'])}{level}</details></td>"
-                f'<td class="lw-num">{meas}</td>'
-                f'<td class="lw-num">{html.escape(c.get("rule", ""))}</td></tr>'
+                f'<td class="lw-num">{meas}'
+                f'<br><span class="lw-rule">expected {html.escape(c.get("rule", ""))}</span>'
+                "</td></tr>"
             )
-        head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured", "expected"))
+        head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured"))
         parts.append(
             f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
             f'<table class="lw-scorecard"><thead><tr>{head}</tr></thead>'
