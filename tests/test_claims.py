@@ -691,7 +691,7 @@ def test_an_inconclusive_mean_reports_the_replicates_that_would_decide_it():
     )
     assert (
         c.to_json()["replicates_to_decide"] == n
-        and f"About {n} replicates (now 4)" in led.to_html()
+        and f"≈ {n} replicates would decide it (now 4)" in led.to_html()
     )
     done = led.claim(
         "e",
