@@ -247,6 +247,13 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     assert '<a href="chapters/01_first.html">1. First</a>' in text
     # a chapter missing from a run says so instead of leaving an empty cell
     assert "not run" in text
+    # every table scrolls inside the column (a phone shows many runs' columns without widening
+    # the page)
+    assert (
+        text.count('<table class="lw-dash">')
+        == text.count(f'{dashboard.SCROLL}<table class="lw-dash">')
+        > 1
+    )
 
 
 def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):

@@ -33,6 +33,11 @@ SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
 # ----------------------------------------------------------------------------------------------
 # Runs: this machine's results and the tracked evidence
 # ----------------------------------------------------------------------------------------------
+#: The theme's scroll container: a table with many runs scrolls inside the column on a phone
+#: instead of widening the page.
+SCROLL = '<div class="pst-scrollable-table-container">'
+
+
 def chapter_titles(root: Path) -> dict[str, str]:
     """``{"07_meanfield_chaos": "7. Mean-field …"}``: the chapter's number (as the numbered table of
     contents shows it) and its notebook's first heading."""
@@ -206,8 +211,8 @@ def write_dashboard(root: Path | None = None) -> Path:
     lines += [
         "## Summary",
         "",
-        f'<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>",
+        f'{SCROLL}<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>",
         "",
     ]
     evid = [r for r in runs if r["where"] != "build"]
@@ -246,8 +251,8 @@ def write_dashboard(root: Path | None = None) -> Path:
                 f"{html.escape(c['source'])}</small></td>{cells}</tr>"
             )
         lines += [
-            f'<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>",
+            f'{SCROLL}<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>",
             "",
         ]
     out = root / "book" / "dashboard.md"
