@@ -320,6 +320,21 @@ def _figure(proj: dict, path: Path, device: str = "cpu") -> None:
     plt.close(fig)
 
 
+def _projection_rows(proj: dict, workers: str) -> list[str]:
+    """A markdown table of projected hours at ``paper`` on 1, 8 and 64 ``workers``."""
+    rows = [
+        "",
+        f"| chapter at `paper`, {workers} | units | "
+        + " | ".join(f"{k} worker{'s' if k > 1 else ''} (h)" for k in WORKERS)
+        + " |",
+        "|---|---:|" + "---:|" * len(WORKERS),
+    ]
+    for name, r in proj.items():
+        hours = " | ".join(f"{r['hours'][str(k)]:.2g}" for k in WORKERS)
+        rows.append(f"| `{name}` ({r['kind']}) | {r['units']} | {hours} |")
+    return rows
+
+
 def _table(
     measured: dict, proj: dict, load: tuple, size: str, device: str, proj_gpu: dict | None = None
 ) -> str:
@@ -338,31 +353,12 @@ def _table(
             f"{100 * m['overhead']:+.0f} % "
             f"({m['overhead_per_unit_s']:+.2f} s/unit) | {m['start_s']:.1f} |"
         )
-    rows += [
-        "",
-        f"| chapter at `paper`, {device.upper()} workers | units | 1 worker (h) | 8 workers (h) | "
-        "64 workers (h) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for name, r in proj.items():
-        h = r["hours"]
-        rows.append(
-            f"| `{name}` ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | "
-            f"{h['64']:.2g} |"
-        )
+    rows += _projection_rows(proj, f"{device.upper()} workers")
     if proj_gpu:
-        rows += [
-            "",
-            "| chapter at `paper`, GPU workers (one H100 each, per-network times measured in a "
-            "development session) | units | 1 worker (h) | 8 workers (h) | 64 workers (h) |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for name, r in proj_gpu.items():
-            h = r["hours"]
-            rows.append(
-                f"| `{name}` ({r['kind']}) | {r['units']} | {h['1']:.2g} | {h['8']:.2g} | "
-                f"{h['64']:.2g} |"
-            )
+        rows += _projection_rows(
+            proj_gpu,
+            "GPU workers (one H100 each, per-network times measured in a development session)",
+        )
     rows.append(
         f"\nMeasured on {platform.node()} ({os.cpu_count()} cores, load average "
         f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}, shared): noisy, not final."
