@@ -129,19 +129,67 @@ def _probe(address: str, timeout: float) -> None:
         raise ParameterError(f"no Dask scheduler reachable at {address} ({exc}); {how}") from None
 
 
+#: This process's environment before it first started a LocalCluster: a Dask nanny writes its
+#: workers' settings (``distributed.nanny.pre-spawn-environ``: one OpenMP/MKL/OpenBLAS thread …)
+#: into the environment of the process that starts it, on every (re)start of a worker, and never
+#: takes them back.
+_ENV_BEFORE_CLUSTER: dict[str, str] | None = None
+
+
+def _nanny_keys() -> set[str]:
+    """The environment variables a Dask nanny writes into its parent's environment."""
+    import dask
+
+    keys = set(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    return (
+        keys
+        | set(dask.config.get("distributed.nanny.environ", default={}) or {})
+        | {"__DASK_PARENT_PID"}
+    )
+
+
+def restore_environ() -> None:
+    """Undo in ``os.environ`` what a LocalCluster's nanny wrote there (:data:`_ENV_BEFORE_CLUSTER`)
+    — else a chapter kernel started after the cluster would inherit the workers' single-thread
+    settings and compute its own (non-unit) results on one thread instead of the machine's, unlike
+    a local run."""
+    if _ENV_BEFORE_CLUSTER is None:
+        return
+    for key in _nanny_keys():
+        if key in _ENV_BEFORE_CLUSTER:
+            os.environ[key] = _ENV_BEFORE_CLUSTER[key]
+        else:
+            os.environ.pop(key, None)
+
+
+def kernel_environ() -> dict[str, str]:
+    """The environment a chapter kernel starts with: this process's, without what a LocalCluster
+    started here wrote into it (:func:`restore_environ`), so that a chapter run next to a cluster
+    computes exactly as a local run."""
+    restore_environ()
+    return dict(os.environ)
+
+
 def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
     """A new ``distributed.LocalCluster`` on this machine: ``n_workers`` single-threaded worker
-    processes, no dashboard (what ``executor='dask'`` with no scheduler uses)."""
+    processes, no dashboard (what ``executor='dask'`` with no scheduler uses). This process's
+    environment is given back as it was (:func:`restore_environ`) once the workers have started."""
     import logging
 
+    global _ENV_BEFORE_CLUSTER
     distributed = require_distributed()
-    return distributed.LocalCluster(
-        n_workers=n_workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
+    if _ENV_BEFORE_CLUSTER is None:
+        _ENV_BEFORE_CLUSTER = dict(os.environ)
+    try:
+        return distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+    finally:
+        restore_environ()
 
 
 @contextlib.contextmanager
@@ -338,8 +386,10 @@ __all__: Sequence[str] = (
     "close_all",
     "connect",
     "format_counts",
+    "kernel_environ",
     "local_cluster",
     "require_distributed",
+    "restore_environ",
     "resolve_executor",
     "run_unit",
     "settings",

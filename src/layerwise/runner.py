@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .claims import tally_outcomes
-from .executor import UnitCounts, format_counts
+from .executor import UnitCounts, format_counts, kernel_environ
 from .params import ParameterError, check_like
 from .paths import repo_root, results_root
 
@@ -440,7 +439,7 @@ def run_chapter(
     with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
         progress_file = Path(tmp) / "progress"
         env = {
-            **os.environ,
+            **kernel_environ(),  # not the single-thread settings a LocalCluster here wrote
             "LAYERWISE_RESULTS": str(results_dir),
             "PYTHONHASHSEED": "0",
             "LAYERWISE_PROGRESS": str(progress_file),
