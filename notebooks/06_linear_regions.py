@@ -167,8 +167,10 @@ ch.claim("grid_converges", "Each 3× refinement of the grid finds strictly more 
 # slides restate it, bounds the expected number of regions *per unit volume* of any cube $C$ of
 # side larger than some $\delta_0$:
 #
-# $$\frac{\mathbb E\,\#\{\text{regions in } C\}}{\mathrm{vol}(C)}
-# \;\le\; \frac{(T\,N)^{n_{\rm in}}}{n_{\rm in}!}, \qquad n_{\rm in} = 2,$$
+# $$
+# \frac{\mathbb E\,\#\{\text{regions in } C\}}{\mathrm{vol}(C)}
+# \;\le\; \frac{(T\,N)^{n_{\rm in}}}{n_{\rm in}!}, \qquad n_{\rm in} = 2,
+# $$ (eq-06-bound)
 #
 # where $T$ depends on a bound on the neurons' gradients and on the density of the biases, and is
 # not given as a number. A raw count in a square whose size is set by three digits is not this
@@ -179,16 +181,19 @@ ch.claim("grid_converges", "Each 3× refinement of the grid finds strictly more 
 # probability $\Phi/2\pi$ (Crofton's formula), two of them cross inside it with probability
 # $\Omega/2\pi$, and each chord and each crossing adds one piece (Euler):
 #
-# $$\mathbb E\,\#\{\text{regions in the square}\}
-# = 1 + N\,\frac{\Phi}{2\pi} + \frac{N(N-1)}{2}\,\frac{\Omega}{2\pi}.$$
+# $$
+# \mathbb E\,\#\{\text{regions in the square}\}
+# = 1 + N\,\frac{\Phi}{2\pi} + \frac{N(N-1)}{2}\,\frac{\Omega}{2\pi}.
+# $$ (eq-06-one-layer)
 #
-# Per unit area this is $(T_K N)^2/2 + O(N)$ with $T_K^2 = \Omega/(2\pi\,\mathrm{area})$: Theorem
-# 5's bound with its constant made explicit for the slice, attained by one layer. Hanin &
-# Rolnick's point is that depth does not change it at a fixed number of neurons. So we divide every
-# count by the one-layer value of *its own* slice and $N$ — a density per unit area in units of the
-# bound — and grade that ratio depth by depth. First the one-layer formula itself, on
-# {glue}`n_check` random networks: the exact counter must reproduce an expectation that it was not
-# used to derive, which also tests the counter independently of the grids above.
+# Per unit area this is $(T_K N)^2/2 + O(N)$ with $T_K^2 = \Omega/(2\pi\,\mathrm{area})$: the
+# bound {eq}`eq-06-bound` with its constant made explicit for the slice, attained by one layer.
+# Hanin & Rolnick's point is that depth does not change it at a fixed number of neurons. So we
+# divide every count by the one-layer value {eq}`eq-06-one-layer` of *its own* slice and $N$ — a
+# density per unit area in units of the bound — and grade that ratio depth by depth. First the
+# formula {eq}`eq-06-one-layer` itself, on {glue}`n_check` random networks: the exact counter must
+# reproduce an expectation that it was not used to derive, which also tests the counter
+# independently of the grids above.
 
 # %%
 n_check = int(params["neurons"][0])
@@ -206,8 +211,9 @@ ch.glue("n_check", check_ratio.n)
 ch.glue("check_ratio", check_ratio.mean, se=check_ratio.se, digits=3)
 
 # %%
-init = ch.cached_call(study.init_count_table, X=inputs, neurons=params["neurons"],
-                      depths=params["depths"], n_nets=params["n_nets"], seed=ch.torch_seed("init"))
+init = study.assemble_init_counts(ch.cached_units(  # one stored unit of work per slice
+    study.init_count_unit, params["n_nets"], X=inputs, neurons=params["neurons"],
+    depths=params["depths"], n_nets=params["n_nets"], seed=ch.torch_seed("init")))
 at_init = study.init_summary(init, params["neurons"], params["depths"])  # means, densities, slopes
 few_nets = f"{params['n_nets']} slices leave the interval too wide to decide"
 n_axis, density = at_init["Ns"], at_init["density"]
@@ -271,15 +277,16 @@ ch.glue("slope_comment", ch.verdict([f"quadratic_growth_d{d}" for d in params["d
                                     why_worst, why_worst))
 
 # %% [markdown]
-# The exact counter reproduces the one-layer expectation: the mean ratio is {glue}`check_ratio`.
+# The exact counter reproduces the one-layer expectation {eq}`eq-06-one-layer`: the mean ratio is
+# {glue}`check_ratio`.
 # The squares of our slices are big in the theory's own units: seen from the origin they cover
 # {glue}`omega_frac` of a hemisphere (standardised digits are centred on the origin), and
 # $T_K$ ranges over {glue}`t_k` per unit of input length. At N = {glue}`n_big` the counts over
 # the one-layer value are {glue}`density_by_depth` ({numref}`fig-06-counts-vs-neurons`, right):
 # spreading the same neurons over more layers leaves the density per unit area where the bound
-# puts it, while the maximum that depth allows grows exponentially. The fitted growth exponents
-# are {glue}`slopes_by_depth`. The depth farthest from 2 is depth {glue}`slope_worst_depth`, at
-# {glue}`slope_worst`: {glue}`slope_comment`.
+# {eq}`eq-06-bound` puts it, while the maximum that depth allows grows exponentially. The fitted
+# growth exponents are {glue}`slopes_by_depth`. The depth farthest from 2 is depth
+# {glue}`slope_worst_depth`, at {glue}`slope_worst`: {glue}`slope_comment`.
 #
 # ## Along a line: boundaries ∝ N, distance to the nearest boundary ∝ 1/N
 #
@@ -292,17 +299,26 @@ ch.glue("slope_comment", ch.verdict([f"quadratic_growth_d{d}" for d in params["d
 # of its activation region is exactly $\min_z |z(x)|/\|\nabla z(x)\|$ over the neurons $z$, since
 # the region is the polytope on which each neuron's local affine pre-activation keeps its sign. For
 # one layer with zero biases both have closed forms: a hyperplane through the origin separates the
-# segment's ends with probability $\theta/\pi$ ($\theta$ the angle between them), so the segment
-# meets $N\theta/\pi$ boundaries on average; neuron $j$'s hyperplane lies at distance
-# $|x|\,|\cos\theta_j|$ with $\cos^2\theta_j \sim \mathrm{Beta}(\tfrac12, \tfrac{n_{\rm in}-1}{2})$,
-# so the nearest one lies at $|x|\int_0^1 (1 - I_{c^2}(\tfrac12, \tfrac{n_{\rm in}-1}{2}))^N\,dc
-# \approx |x|\sqrt{\pi/2n_{\rm in}}/N$. We grade the exponents of both laws depth by depth, between
-# the smallest and the largest N (the same segments at every N).
+# segment's ends with probability $\theta/\pi$ ($\theta$ the angle between them), and neuron $j$'s
+# hyperplane lies at distance $|x|\,|\cos\theta_j|$ from the point $x$, with
+# $\cos^2\theta_j \sim \mathrm{Beta}(\tfrac12, \tfrac{n_{\rm in}-1}{2})$, so that
+#
+# $$
+# \mathbb E\,\#\{\text{crossings}\} = \frac{N\theta}{\pi}, \qquad
+# \mathbb E\,d(x) = |x|\int_0^1 \big(1 - I_{c^2}(\tfrac12, \tfrac{n_{\rm in}-1}{2})\big)^N\,dc
+# \approx |x|\sqrt{\frac{\pi}{2n_{\rm in}}}\,\frac1N,
+# $$ (eq-06-line-laws)
+#
+# $d(x)$ being the distance from $x$ to the nearest boundary and $I$ the regularised incomplete
+# beta function. We grade the exponents of both laws depth by depth, between the smallest and the
+# largest N (the same segments at every N).
 
 # %%
-lines = ch.cached_call(study.line_table, X=inputs, neurons=params["neurons"],
-                       depths=params["depths"], n_nets=params["n_line_nets"],
-                       seed=ch.torch_seed("lines"))
+LINE_UNIT = 40  # segments per stored unit of work (the numbers do not depend on it)
+lines = study.assemble_lines(ch.cached_units(
+    study.line_unit, -(-params["n_line_nets"] // LINE_UNIT), X=inputs, neurons=params["neurons"],
+    depths=params["depths"], n_nets=params["n_line_nets"], seed=ch.torch_seed("lines"),
+    per_unit=LINE_UNIT))
 on_lines = study.line_summary(lines, params["neurons"], params["depths"], n_in=inputs.shape[1])
 fig = figures.lines_vs_neurons(n_axis, params["depths"], on_lines["cross_mean"],
                                on_lines["cross_se"], on_lines["dist_mean"], on_lines["dist_se"],
@@ -335,7 +351,7 @@ for d in params["depths"]:
         maximum = ((law * regions.montufar_exponent(n_axis, d, n_in=1),
                     "exponent of the maximal pieces along a line (Montúfar et al., nᵢₙ = 1)")
                    if d > 1 else (0.0, "no dependence on N"))
-        ch.claim(f"{name}_d{d}", f"Depth {d}: {what} (exponent between {n_range})",
+        ch.claim(f"{name}_d{d}", f"Depth {d}: {what} (exponent from {n_range})",
                  kind="reproduces", measured=on_lines[key][d], reference=law, tol=0.5,
                  comparison="abs", alternative=maximum, caveat=few_segments, **too_narrow,
                  why=f"±0.5 keeps the exponent closer to {law:+.0f} than to its neighbours",
@@ -344,9 +360,9 @@ for d in params["depths"]:
 # %% [markdown]
 # The exponents of the crossings are {glue}`line_exponents`, and those of the distance
 # {glue}`dist_exponents` ({numref}`fig-06-lines-vs-neurons`). At N = {glue}`n_big`, the crossings
-# are {glue}`line_per_theta` times Nθ/π across the depths, and the mean distance is
-# {glue}`dist_vs_closed` times the one-layer closed form: deep networks place their boundaries as
-# densely as a single layer of the same number of neurons, not more.
+# are {glue}`line_per_theta` times $N\theta/\pi$ across the depths, and the mean distance is
+# {glue}`dist_vs_closed` times the one-layer closed form {eq}`eq-06-line-laws`: deep networks place
+# their boundaries as densely as a single layer of the same number of neurons, not more.
 #
 # ## Through training
 #
@@ -366,10 +382,11 @@ for d in params["depths"]:
 # network and the batch order.
 
 # %%
-sweep = ch.cached_call(study.train_sweep, widths=[32, 32, 32], epochs=params["epochs"],
-                       preprocessings=params["preprocessings"], lrs=params["lrs"],
-                       label_noise=params["label_noise"], n_checkpoints=5, n_lines=16,
-                       seeds=[ch.torch_seed("train", s) for s in range(params["n_train_seeds"])])
+sweep = study.assemble_train_sweep(ch.cached_units(  # one stored unit of work per seed
+    study.train_sweep_unit, params["n_train_seeds"], widths=[32, 32, 32], epochs=params["epochs"],
+    preprocessings=params["preprocessings"], lrs=params["lrs"], label_noise=params["label_noise"],
+    n_checkpoints=5, n_lines=16,
+    seeds=[ch.torch_seed("train", s) for s in range(params["n_train_seeds"])]))
 training = study.training_summary(sweep, params["preprocessings"], params["lrs"],
                                   params["label_noise"])  # ratios to init, Estimates
 first_prep, first_lr = params["preprocessings"][0], params["lrs"][0]
@@ -452,8 +469,8 @@ if (other_lr := training["grows_lr"]) is not None:
 if (memorising := training["memorisation"]) is not None:  # paired: same slice, net, batch order
     ch.claim("memorisation_more", f"Memorising ({params['label_noise'][-1]:.0%} random labels) "
              f"raises the count more than the true labels ({first_prep} inputs; paired difference "
-             f"of the ratios {ratio})", measured=memorising, **trained, reference=0.0, tol=0.0,
-             comparison="ge", alternative=(0.0, "no effect of the labels"),
+             "of the final / initial ratios, mean over runs)", measured=memorising, **trained,
+             reference=0.0, tol=0.0, comparison="ge", alternative=(0.0, "no effect of the labels"),
              why="the paper states a direction: more regions with random labels",
              source="Hanin & Rolnick 2019 (NeurIPS), Fig. 6; Daróczy, slides §3",
              caveat=f"{runs} do not decide the sign")
@@ -501,6 +518,7 @@ RUNG_NAMES = [("MNIST" if src != "digits" else f"{side}×{side}, {n}")
               + (f" ×{(2 * shift + 1) ** 2} shifted" if shift else "")
               for src, side, n, shift in map(study.parse_rung, params["ladder"])]
 SLICE_NAMES = ["training digits", "held-out digits", "off the data"]
+PLANES = ["training digits", "held-out digits", "off-data points"]  # "the plane through …"
 fig = figures.counts_by_step([
     ("8×8 digits, three slices", stepwise["steps"], stepwise["mean"], stepwise["se"], SLICE_NAMES),
     ("ladder (training digits)", rungs["steps"], rungs["mean"], rungs["se"], RUNG_NAMES)])
@@ -523,9 +541,9 @@ ch.claim("train_early_rise", f"In its first {early_step} Adam steps the count ri
          alternative=no_change, min_scale="default", caveat=f"{per_net} do not decide the sign",
          why="the paper states a direction: a rise", source="Hanin & Rolnick 2019 (NeurIPS), "
          "Fig. 5 (count against training); Daróczy, slides §3")
-for k, where in enumerate(SLICE_NAMES):
+for k in range(len(PLANES)):
     ch.claim(f"train_late_grows_{study.SLICES[k]}", f"After {last_step} Adam steps the count on "
-             f"the plane through {where} is above its initial value ({per_net})",
+             f"the plane through {PLANES[k]} is above its initial value ({per_net})",
              kind="reproduces", measured=stepwise["late"][k], reference=0.0, tol=0.0,
              comparison="ge", alternative=no_change, min_scale="default",
              why="the paper states a direction: more regions after training",
@@ -665,7 +683,9 @@ ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the unio
 #
 # Daróczy's Definition 3.1 {cite:p}`daroczy2020information` calls
 #
-# $$\mathrm{Sens}_{\tan}(x;\theta) = \frac{\partial^2 f(x;\theta)}{\partial\theta\,\partial x}$$
+# $$
+# \mathrm{Sens}_{\tan}(x;\theta) = \frac{\partial^2 f(x;\theta)}{\partial\theta\,\partial x}
+# $$ (eq-06-sens)
 #
 # the tangent sample sensitivity: how the gradient with respect to the parameters turns as the
 # input moves. Lemma 3.1 states that it is the same at every point of an activation region. The
@@ -676,15 +696,19 @@ ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the unio
 # slice: several random points inside each of the largest regions (taken from the exact
 # counter's polygons) against the region's centroid (computed by automatic differentiation
 # through the network, which knows nothing of the polygons), and different regions against each
-# other. Since Sens is then a function of the region, its distribution over the square is the
-# distribution over regions weighted by area — the slides' identity
-# $\mathbb E_x \|\mathrm{Sens}(x)\|^2 = \mathbb E_A \|\mathrm{Sens}(A)\|^2$, $A$ a region drawn
-# with probability proportional to its area. That identity is exact once the lemma holds; the
-# package's unit tests check it by Monte-Carlo, and here we only show both sides. The constancy
-# itself holds by construction (Sens depends on x only through the activation pattern), so it is
-# a unit test of the package — random points of the exact counter's polygons against autograd
-# agree to 10⁻¹⁰ — and not a claim; what can fail, and is graded, is that Sens really changes
-# from region to region.
+# other. Since Sens {eq}`eq-06-sens` is then a function of the region, its distribution over the
+# square is the distribution over regions weighted by area — the slides' identity
+#
+# $$
+# \mathbb E_x \|\mathrm{Sens}(x)\|^2 = \mathbb E_A \|\mathrm{Sens}(A)\|^2,
+# $$ (eq-06-sens-identity)
+#
+# $A$ a region drawn with probability proportional to its area. That identity is exact once the
+# lemma holds; the package's unit tests check it by Monte-Carlo, and here we only show both sides.
+# The constancy itself holds by construction (Sens depends on x only through the activation
+# pattern), so it is a unit test of the package — random points of the exact counter's polygons
+# against autograd agree to 10⁻¹⁰ — and not a claim; what can fail, and is graded, is that Sens
+# really changes from region to region.
 
 # %%
 trained_inputs = study.digits_inputs(first_prep)[0]  # the first true-label run: slice, weights
@@ -712,18 +736,19 @@ ch.claim("sens_varies", "The tangent sensitivity differs between activation regi
          why="without it the lemma would be empty (a Sens constant everywhere); 10⁻³ is declared "
              "as a real difference, ≥ 10⁷ times the rounding level",
          source="ours: the trained network's Sens across regions")
-ch.glue("sens_within", sensitivity["within"], digits=2)
+ch.glue("sens_within_text", "is the same at every checked point to the last bit (relative "
+        "difference 0)" if sensitivity["within"] == 0 else
+        f"varies by at most {format_value(sensitivity['within'], digits=2)} (relative)")
 ch.glue("sens_between", sensitivity["between"], digits=2)
 ch.glue("sens_mc", sensitivity["mc"].mean, se=sensitivity["mc"].se, digits=3)
 ch.glue("sens_by_region", sensitivity["by_region"], digits=4)
 ch.glue("sens_n_mc", sensitivity["mc"].n)
 
 # %% [markdown]
-# Within the largest regions Sens varies by at most {glue}`sens_within` (relative), while
-# neighbouring checked regions differ by a median {glue}`sens_between`
-# ({numref}`fig-06-tangent-sensitivity`). The mean of ‖Sens‖² over {glue}`sens_n_mc` uniform
-# points of the square is {glue}`sens_mc`, and its area-weighted average over regions is
-# {glue}`sens_by_region`.
+# Within the largest regions Sens {glue}`sens_within_text`, while neighbouring checked regions
+# differ by a median {glue}`sens_between` ({numref}`fig-06-tangent-sensitivity`). The two sides of
+# {eq}`eq-06-sens-identity`: the mean of ‖Sens‖² over {glue}`sens_n_mc` uniform points of the
+# square is {glue}`sens_mc`, and its area-weighted average over regions is {glue}`sens_by_region`.
 
 # %%
 reproduced = ch.outcomes("reproduces")  # which of the papers' results this run reproduced
@@ -799,13 +824,13 @@ ch.glue("found_steps", ch.verdict(
 # ## What we found
 #
 # {glue}`found_grid` (the finest grid finds at least {glue}`grid_found_finest` of it), and
-# {glue}`found_check` (mean ratio {glue}`check_ratio`). At initialisation, Theorem 5's bound of
-# {cite:t}`hanin2019deep` holds in its sharp form at every depth: with its constant made explicit
-# for each slice, the density of regions per unit area at N = {glue}`n_big` is
-# {glue}`density_by_depth` times the one-layer value, within a factor 2 at 99 % confidence for
-# {glue}`pass_density` of the {glue}`n_deeper` depths deeper than one, while the maxima of
-# {cite:t}`montufar2014number` grow exponentially with depth. The count grows with fitted
-# exponents {glue}`slopes_by_depth` (within ±0.5 of 2 for {glue}`pass_quadratic_growth` of
+# {glue}`found_check` (mean ratio {glue}`check_ratio`). At initialisation, Theorem 5's bound
+# {eq}`eq-06-bound` of {cite:t}`hanin2019deep` holds in its sharp form at every depth: with its
+# constant made explicit for each slice, the density of regions per unit area at
+# N = {glue}`n_big` is {glue}`density_by_depth` times the one-layer value, within a factor 2 at
+# 99 % confidence for {glue}`pass_density` of the {glue}`n_deeper` depths deeper than one, while
+# the maxima of {cite:t}`montufar2014number` grow exponentially with depth. The count grows with
+# fitted exponents {glue}`slopes_by_depth` (within ±0.5 of 2 for {glue}`pass_quadratic_growth` of
 # {glue}`n_depths` depths). Along lines, the results of {cite:t}`hanin2019complexity` hold too:
 # crossings grow like N and the distance to the nearest boundary shrinks like 1/N (graded within
 # ±0.5 for {glue}`pass_line_exponent` and {glue}`pass_distance_exponent` of {glue}`n_depths`

@@ -116,14 +116,16 @@ train_x, train_y, test_x, test_y = study.split_digits(*digits(), ch.rng("split")
 WIDTHS = [64, params["hidden"], params["hidden"], 10]
 
 
+# the bias-free ReLU MLPs 64-h-h-10 trained on the digits, one stored unit of work per net (its
+# training and its K-FAC analysis): here, or on a cluster, with the same numbers
+nets = ch.cached_units(study.kfac_unit, params["kfac_seeds"], x=train_x, y=train_y, widths=WIDTHS,
+                       steps=params["train_steps"], lr=params["lr"],
+                       target_loss=params["target_loss"], seed=ch.seed, kfac_n=params["kfac_n"])
+
+
 def trained_mlp(s):
-    """The bias-free ReLU MLP 64-h-h-10 number ``s`` trained on the digits (cached): its weights,
-    loss history and initialisation seed."""
-    init_seed = ch.torch_seed("mlp", s)
-    arrays = ch.cached_call(study.trained_mlp, name=f"mlp{s}", x=train_x, y=train_y, widths=WIDTHS,
-                            steps=params["train_steps"], lr=params["lr"], seed=init_seed,
-                            target_loss=params["target_loss"])
-    return study.arrays_to_params(arrays), arrays["loss"], init_seed
+    """Net ``s``: its weights, loss history and initialisation seed."""
+    return (*study.unit_net(nets, s), ch.torch_seed("mlp", s))
 
 # %% [markdown]
 # ## The Fisher–Rao norm of a rectifier network
@@ -133,8 +135,10 @@ def trained_mlp(s):
 # homogeneous, and scaling all L+1 weight matrices by c scales the output by cᴸ⁺¹.
 # Differentiating in c at c = 1 gives Euler's identity for the network,
 #
-# $$\Big\langle \theta, \frac{\partial f_\theta(x)}{\partial \theta} \Big\rangle = (L+1)\,
-# f_\theta(x).$$
+# $$
+# \Big\langle \theta, \frac{\partial f_\theta(x)}{\partial \theta} \Big\rangle = (L+1)\,
+# f_\theta(x).
+# $$ (eq-08-euler)
 #
 # {cite:t}`liang2019fisher` build their capacity measure on it. With the Fisher information
 # $I(\theta) = \mathbb E[\nabla_\theta \ell \otimes \nabla_\theta \ell]$ and the chain rule
@@ -142,16 +146,18 @@ def trained_mlp(s):
 # form in the direction of θ itself collapses to a statement about outputs (Liang et al., Theorem
 # 3.1):
 #
-# $$\|\theta\|_{\rm fr}^2 := \langle \theta, I(\theta)\,\theta\rangle = \mathbb E\,\langle \theta,
+# $$
+# \|\theta\|_{\rm fr}^2 := \langle \theta, I(\theta)\,\theta\rangle = \mathbb E\,\langle \theta,
 # \nabla_\theta \ell\rangle^2 = (L+1)^2\, \mathbb E \Big\langle \frac{\partial \ell}{\partial f},
-# f_\theta(x) \Big\rangle^2 .$$
+# f_\theta(x) \Big\rangle^2 .
+# $$ (eq-08-fisher-rao)
 #
-# We compute both sides independently: the left side from exact per-example gradients
-# (`torch.func.vmap(grad)`), with no use of homogeneity, and the right side from the outputs alone.
-# We do this for the empirical Fisher (the training labels) and for the Fisher proper (labels drawn
-# from the model's own softmax, the expectation taken exactly by summing over the ten classes), on
-# random He-initialised networks of several depths and widths, in float64. Then we break the
-# assumptions: add biases, or swap ReLU for tanh.
+# We compute both sides of {eq}`eq-08-fisher-rao` independently: the left side from exact
+# per-example gradients (`torch.func.vmap(grad)`), with no use of homogeneity, and the right side
+# from the outputs alone. We do this for the empirical Fisher (the training labels) and for the
+# Fisher proper (labels drawn from the model's own softmax, the expectation taken exactly by summing
+# over the ten classes), on random He-initialised networks of several depths and widths, in float64.
+# Then we break the assumptions: add biases, or swap ReLU for tanh.
 
 # %%
 fr_n = params["fr_n"]
@@ -188,15 +194,15 @@ ch.figure(fig, "fisher_rao_identity",
 ch.glue_all(study.fisher_rao_summary(fr_rows), digits=2)
 
 # %% [markdown]
-# {numref}`fig-08-fisher-rao-identity` shows both sides for {glue}`fr_n_nets` random networks. On
-# the homogeneous networks the two sides agree to a relative difference of at most
-# {glue}`fr_homog_max` ({glue}`fr_homog_eps` times the float64 machine epsilon, the size of the
-# round-off in sums of a few thousand products), and Euler's identity holds to
-# {glue}`euler_homog_max`. With tanh the two sides differ by between {glue}`fr_tanh_min` and
-# {glue}`fr_tanh_max` (relative), and with small biases (standard deviation 0.1) by between
-# {glue}`fr_bias_min` and {glue}`fr_bias_max` — small, but many orders of magnitude above
-# round-off. That the identity holds to round-off is a property of the code, not a finding, so it
-# is verified where such things belong: the unit tests of `layerwise.infogeo` compare the
+# {numref}`fig-08-fisher-rao-identity` shows both sides of {eq}`eq-08-fisher-rao` for
+# {glue}`fr_n_nets` random networks. On the homogeneous networks the two sides agree to a relative
+# difference of at most {glue}`fr_homog_max` ({glue}`fr_homog_eps` times the float64 machine
+# epsilon, the size of the round-off in sums of a few thousand products), and Euler's identity
+# {eq}`eq-08-euler` holds to {glue}`euler_homog_max`. With tanh the two sides differ by between
+# {glue}`fr_tanh_min` and {glue}`fr_tanh_max` (relative), and with small biases (standard deviation
+# 0.1) by between {glue}`fr_bias_min` and {glue}`fr_bias_max` — small, but many orders of magnitude
+# above round-off. That the identity holds to round-off is a property of the code, not a finding, so
+# it is verified where such things belong: the unit tests of `layerwise.infogeo` compare the
 # outputs-only form with the quadratic form θᵀIθ of a Fisher matrix summed explicitly from
 # per-example (and, for the model Fisher, per-class) autograd gradients, and check that biases and
 # tanh break it.
@@ -204,12 +210,15 @@ ch.glue_all(study.fisher_rao_summary(fr_rows), digits=2)
 # The failure with biases is not arbitrary: a bias in layer l scales like cˡ when the weights
 # scale like c, so Euler's identity survives in the weighted form
 #
-# $$\sum_l \Big\langle W_l, \frac{\partial f}{\partial W_l}\Big\rangle + \sum_l l\,\Big\langle b_l,
-# \frac{\partial f}{\partial b_l}\Big\rangle = (L+1)\, f,$$
+# $$
+# \sum_l \Big\langle W_l, \frac{\partial f}{\partial W_l}\Big\rangle + \sum_l l\,\Big\langle b_l,
+# \frac{\partial f}{\partial b_l}\Big\rangle = (L+1)\, f,
+# $$ (eq-08-euler-weighted)
 #
 # which holds here to {glue}`euler_weighted_max` (column “weighted Euler residual” of the table;
-# also a unit test). The Fisher–Rao identity of Liang et al. is the special case in which every
-# parameter has weight one. No such repair exists for tanh, which is not homogeneous.
+# also a unit test). Euler's identity {eq}`eq-08-euler`, on which the Fisher–Rao identity of Liang
+# et al. rests, is the special case in which every parameter has weight one. No such repair exists
+# for tanh, which is not homogeneous.
 
 # %% [markdown]
 # ## Flatness is not invariant under reparametrisation
@@ -219,7 +228,9 @@ ch.glue_all(study.fisher_rao_summary(fr_rows), digits=2)
 # (their Definition 5) is a symmetry: the function, hence the loss, is unchanged. Its Hessian is
 # not: since $T_\alpha$ is linear and diagonal,
 #
-# $$H(T_\alpha\theta) = T_\alpha^{-1}\, H(\theta)\, T_\alpha^{-1},$$
+# $$
+# H(T_\alpha\theta) = T_\alpha^{-1}\, H(\theta)\, T_\alpha^{-1},
+# $$ (eq-08-hessian)
 #
 # so the curvature along the second layer grows like α² and along the
 # first like α⁻². Any minimum can be made as sharp as one wishes without changing a single
@@ -296,8 +307,7 @@ ch.glue("lanczos_iter", int(params["lanczos_iter"]))
 # grid, both rescalings included — round-off, and a unit test. Every quantity that depends on the
 # parametrisation and not only on the function moves. The ℓ₂ norm changes by a factor
 # {glue}`l2_range` across the grid. The Hessian's largest eigenvalue follows the prediction
-# H ↦ $T_\alpha^{-1} H T_\alpha^{-1}$: its log-log slope is {glue}`slope_hi` between the two largest
-# α and
+# {eq}`eq-08-hessian`: its log-log slope is {glue}`slope_hi` between the two largest α and
 # {glue}`slope_lo` between the two smallest (the limits ±2, a consequence of the transformation
 # law that the unit tests check on its own), and the trained minimum is made
 # sharper by a factor {glue}`lam_ratio` while predicting exactly as before. (Lanczos with
@@ -324,33 +334,37 @@ ch.glue("lanczos_iter", int(params["lanczos_iter"]))
 # is gᵢ aᵢ₋₁ᵀ, whose row-major vectorisation is gᵢ ⊗ aᵢ₋₁. The Fisher block of the layer is
 # therefore
 #
-# $$F_i = \mathbb E\big[(g_i g_i^\top) \otimes (a_{i-1} a_{i-1}^\top)\big],$$
+# $$
+# F_i = \mathbb E\big[(g_i g_i^\top) \otimes (a_{i-1} a_{i-1}^\top)\big],
+# $$ (eq-08-fisher-block)
 #
 # expectations over the inputs and over targets drawn from the model's predictive distribution.
 # K-FAC {cite:p}`martens2015optimizing` replaces the expectation of the Kronecker product by the
 # Kronecker product of the expectations,
 #
-# $$F_i \approx G_i \otimes A_{i-1}, \qquad G_i = \mathbb E[g_i g_i^\top],\quad A_{i-1} = \mathbb
-# E[a_{i-1} a_{i-1}^\top],$$
+# $$
+# F_i \approx G_i \otimes A_{i-1}, \qquad G_i = \mathbb E[g_i g_i^\top],\quad A_{i-1} = \mathbb
+# E[a_{i-1} a_{i-1}^\top],
+# $$ (eq-08-kfac)
 #
 # exact if g and a are independent, an approximation otherwise. It also drops the blocks between
 # layers.
 #
-# We build every Fᵢ exactly (a sum over inputs and the ten classes of pₖ-weighted outer
-# products; the unit tests check it against a brute-force sum of per-example, per-class gradients)
-# and compare with Gᵢ ⊗ Aᵢ₋₁, at He initialisation and after training, for `kfac_seeds`
-# independently trained nets. Two baselines frame the error: the diagonal of Fᵢ
-# (what diagonal preconditioners keep) and the *best* Kronecker product, found by the
-# rearrangement of {cite:t}`vanloan1993approximation`, which no Kronecker factorisation can beat.
-# Because the Frobenius norm splits over blocks, the error of block-diagonal K-FAC against the whole
-# Fisher splits exactly into the part it drops (the blocks between layers) and the part it gets
-# wrong inside the blocks (Gᵢ ⊗ Aᵢ₋₁ ≠ Fᵢ); we measure both.
+# We build every Fᵢ exactly (a sum over inputs and the ten classes of pₖ-weighted outer products;
+# the unit tests check it against a brute-force sum of per-example, per-class gradients) and compare
+# with Gᵢ ⊗ Aᵢ₋₁ {eq}`eq-08-kfac`, at He initialisation and after training, for `kfac_seeds`
+# independently trained nets. Two baselines frame the error: the diagonal of Fᵢ (what diagonal
+# preconditioners keep) and the *best* Kronecker product, found by the rearrangement of
+# {cite:t}`vanloan1993approximation`, which no Kronecker factorisation can beat. Because the
+# Frobenius norm splits over blocks, the error of block-diagonal K-FAC against the whole Fisher
+# splits exactly into the part it drops (the blocks between layers) and the part it gets wrong
+# inside the blocks (Gᵢ ⊗ Aᵢ₋₁ ≠ Fᵢ); we measure both.
 
 # %%
-kfac_runs = [ch.cached_call(study.kfac_study, name=f"kfac{s}", trained=trained_mlp(s)[0],
-                            init_seed=ch.torch_seed("mlp", s), x=train_x[: params["kfac_n"]],
-                            units=params["kfac_units"] if s == 0 else None)
-             for s in range(params["kfac_seeds"])]
+kfac_runs = [study.unit_kfac(nets, s) for s in range(params["kfac_seeds"])]
+kfac_runs[0] |= ch.cached_call(study.kfac_subset, trained=trained_mlp(0)[0],  # net 0's blocks
+                               init_seed=ch.torch_seed("mlp", 0), x=train_x[: params["kfac_n"]],
+                               units=params["kfac_units"])
 kfac = study.kfac_summary(kfac_runs)
 kfac_found = study.kfac_findings(kfac)
 STATES = study.KFAC_STATES
@@ -501,11 +515,12 @@ else:
 # %%
 DAMPINGS = [1e-3, 1e-2, 1e-1, 1.0]   # relative Tikhonov dampings δ of the comparison
 AT = 1                              # the claims' damping, δ = 0.01: DAMPINGS[AT]
-ng_runs = [ch.cached_call(study.natural_gradient_study, name=f"natgrad{s}",
-                          trained=trained_mlp(s)[0], init_seed=ch.torch_seed("mlp", s),
-                          x=train_x[: params["kfac_n"]], y=train_y[: params["kfac_n"]],
-                          dampings=DAMPINGS, structure_damping=DAMPINGS[AT])
-           for s in range(params["ng_nets"])]   # a few seconds each: the whole F, inverted
+ng_units = ch.cached_units(  # a few seconds per net: the whole F, inverted
+    study.natural_gradient_unit, params["ng_nets"], seed=ch.seed,
+    nets={k: v for k, v in nets.items() if k.startswith("mlp_")},
+    x=train_x[: params["kfac_n"]], y=train_y[: params["kfac_n"]], dampings=DAMPINGS,
+    structure_damping=DAMPINGS[AT])
+ng_runs = [{k: v[s] for k, v in ng_units.items()} for s in range(params["ng_nets"])]
 natgrad = study.natural_gradient_summary(ng_runs, at=AT)
 ch.figure(figures.natural_gradient(natgrad["cos"], DAMPINGS), "natural_gradient",
           "Cosine between the exact damped natural gradient (F + λI)⁻¹∇L and four stand-ins, "
@@ -594,8 +609,8 @@ ch.glue("ng_direction_verdict", ch.verdict(
 # replaced by uniformly random ones. For each network and protocol we compute, each divided by the
 # margin γ (the 10th percentile of $f(x)_y - \max_{j\neq y} f(x)_j$ over the training set): the ℓ₂
 # norm ‖θ‖, the products of Frobenius and of spectral norms, the ℓ₂ path norm, and the Fisher–Rao
-# norm from Eq. (3.1), both with the Fisher proper (labels drawn from the model) and with the
-# empirical Fisher (the training labels).
+# norm {eq}`eq-08-fisher-rao` (Liang et al.'s Eq. 3.1), both with the Fisher proper (labels drawn
+# from the model) and with the empirical Fisher (the training labels).
 #
 # Why the protocol matters for the Fisher–Rao norms and not for the others: with the cross-entropy,
 # on each example $\langle \partial\ell/\partial f, f\rangle = \sum_j p_j f_j - f_y = -r\,\bar m$,
@@ -618,20 +633,12 @@ RAND_WIDTHS = [64, params["rand_hidden"], params["rand_hidden"], 10]
 MEASURES, NORMS, LABELS = study.RAND_MEASURES, study.RAND_NORMS, study.RAND_LABELS
 
 
-def rand_run(fraction, s):  # net s trained with a fraction of random labels, both read-offs
-    permille = int(round(fraction * 1000))
-    return ch.cached_call(study.label_randomisation_run, name=f"rand_f{permille}_s{s}", x=train_x,
-                          y=train_y, x_test=test_x, y_test=test_y, widths=RAND_WIDTHS,
-                          fraction=float(fraction), budget=params["rand_budget"],
-                          steps=params["rand_steps"], lr=params["lr"] * 0.3,
-                          target_loss=10 * params["target_loss"],
-                          label_seed=ch.torch_seed("labels", s, permille),
-                          init_seed=ch.torch_seed("randnet", s))
-
-
-runs = pd.DataFrame([{"fraction": float(f), "net": s,
-                      **{k: float(v) for k, v in rand_run(f, s).items()}}
-                     for f in params["rand_fractions"] for s in range(params["rand_seeds"])])
+# one stored unit of work per net: its trainings at every fraction of random labels
+runs = study.label_randomisation_rows(ch.cached_units(
+    study.label_randomisation_unit, params["rand_seeds"], fractions=params["rand_fractions"],
+    seed=ch.seed, x=train_x, y=train_y, x_test=test_x, y_test=test_y, widths=RAND_WIDTHS,
+    budget=params["rand_budget"], steps=params["rand_steps"], lr=params["lr"] * 0.3,
+    target_loss=10 * params["target_loss"]), params["rand_fractions"])
 rand = study.label_randomisation_summary(runs)
 tables, log_ratio, loss_share = rand["tables"], rand["log_ratio"], rand["loss_share"]
 COLUMNS = {"train_accuracy": "{:.3f}", "test_accuracy": "{:.3f}", "final_loss": "{:.1e}",
@@ -847,7 +854,9 @@ ch.figure(figures.tangent_sensitivity(tangent["same"], tangent["different"]),
           "between points of one activation region and between regions (Daróczy, Lemma 3.1): "
           "identical to round-off within a region (shown at ε/10 when exactly equal), different "
           "between regions.", arrays=tangent)
-ch.glue("tangent_same_max", float(tangent["same"].max()), digits=2)
+same_max = float(tangent["same"].max())
+ch.glue("tangent_same_text", "does not change at all (identical to the last bit)" if same_max == 0
+        else f"changes by at most {format_value(same_max, digits=2)} (relative)")
 ch.glue("tangent_n_same", int(len(tangent["same"])))
 different = tangent["different"]
 ch.glue("tangent_diff_min", float(different.min()) if len(different) else float("nan"), digits=2)
@@ -855,9 +864,9 @@ ch.glue("tangent_n_diff", int(len(different)))
 
 # %% [markdown]
 # In {numref}`fig-08-tangent-sensitivity`, over {glue}`tangent_n_same` pairs of points in one
-# region the matrix changes by at most {glue}`tangent_same_max` (relative), and over
-# {glue}`tangent_n_diff` pairs of digits in different regions by at least {glue}`tangent_diff_min`:
-# a changed mask removes or adds whole paths.
+# region the matrix {glue}`tangent_same_text`, while over {glue}`tangent_n_diff` pairs of digits
+# in different regions it changes by at least {glue}`tangent_diff_min` (relative): a changed mask
+# removes or adds whole paths.
 
 # %%
 found = ch.outcomes("reproduces")
@@ -868,18 +877,18 @@ ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger
 # %% [markdown]
 # ## What we found
 #
-# The identity at the heart of the Fisher–Rao norm holds to round-off ({glue}`fr_homog_max`)
-# whenever its two assumptions hold and visibly fails otherwise; with biases a weighted version of
-# it survives. The rescaling symmetries of ReLU networks leave the function and the Fisher–Rao norm
-# untouched while they move the ℓ₂ norm (×{glue}`l2_range`), the Hessian's top eigenvalue
-# (×{glue}`lam_ratio`) and the isotropic expected sharpness (×{glue}`iso_ratio`) — though not the
-# product of layer norms under the layer-wise move, nor sharpness measured with
-# weight-proportional noise. K-FAC's Kronecker factorisation of a layer's Fisher is accurate to
-# {glue}`kfac_err_max` in relative Frobenius norm at worst, against at least {glue}`diag_err_min`
-# for the diagonal; training moves its error from {glue}`kfac_err_init` to {glue}`kfac_err_trained`,
-# and at this scale {glue}`cross_verdict`. Under label randomisation the margin-normalised
-# norm-based measures change by {glue}`rand_norm_factors_loss` at a fixed loss and by
-# {glue}`rand_norm_factors_budget` after a fixed budget. The Fisher–Rao norms depend on the
+# The identity {eq}`eq-08-fisher-rao` at the heart of the Fisher–Rao norm holds to round-off
+# ({glue}`fr_homog_max`) whenever its two assumptions hold and visibly fails otherwise; with biases
+# the weighted Euler identity {eq}`eq-08-euler-weighted` survives. The rescaling symmetries of ReLU
+# networks leave the function and the Fisher–Rao norm untouched while they move the ℓ₂ norm
+# (×{glue}`l2_range`), the Hessian's top eigenvalue (×{glue}`lam_ratio`) and the isotropic expected
+# sharpness (×{glue}`iso_ratio`) — though not the product of layer norms under the layer-wise move,
+# nor sharpness measured with weight-proportional noise. K-FAC's Kronecker factorisation of a
+# layer's Fisher is accurate to {glue}`kfac_err_max` in relative Frobenius norm at worst, against at
+# least {glue}`diag_err_min` for the diagonal; training moves its error from {glue}`kfac_err_init`
+# to {glue}`kfac_err_trained`, and at this scale {glue}`cross_verdict`. Under label randomisation
+# the margin-normalised norm-based measures change by {glue}`rand_norm_factors_loss` at a fixed loss
+# and by {glue}`rand_norm_factors_budget` after a fixed budget. The Fisher–Rao norms depend on the
 # protocol: after a fixed budget their log-ratios are {glue}`fr_model_budget_logratio` (model) and
 # {glue}`fr_empirical_budget_logratio` (empirical), of which the training loss carries a share
 # {glue}`share_model_budget` and {glue}`share_empirical_budget`; at a fixed loss they are

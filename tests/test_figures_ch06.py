@@ -89,6 +89,11 @@ def test_counts_vs_neurons():
     assert [d[2] for d in per_n] == ["N = 24", "N = 48", "N = 96"]
     for n_i, (x, y, _) in enumerate(per_n):
         assert np.array_equal(y, ratio[n_i]) and np.allclose(np.round(x), [1, 2])
+    # both legends sit above their panels, off the data (inside, six entries covered the N = 96
+    # points at the default scale)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert ax.get_legend().get_window_extent().y0 >= ax.get_window_extent().y1
     narrow(fig)
 
 

@@ -660,3 +660,106 @@ def test_step_and_ladder_summaries():
     r = study.ladder_summary(lad)
     assert len(r["late"]) == 3 and r["n_nets"] == 2 and list(r["n_train"]) == [5, 6, 7]
     np.testing.assert_allclose(r["low"], r["mean"].min(1))
+
+
+# -- independent units of work (issue #31: Chapter.cached_units, here or on a Dask cluster) -----
+def _concat(units):
+    return {k: np.concatenate([u[k] for u in units]) for k in units[0]}
+
+
+def _same(a, b):
+    return sorted(a) == sorted(b) and all(
+        np.array_equal(a[k], b[k]) and np.asarray(a[k]).dtype == np.asarray(b[k]).dtype for k in a
+    )
+
+
+def test_init_count_units_give_the_one_call_table(tmp_path):
+    """Each slice is its own unit (the triples and seeds re-drawn from ``seed``): through the
+    chapter's seam, or unit by unit in reverse order, they give :func:`init_count_table`."""
+    from layerwise.chapter import Chapter
+
+    X = np.random.default_rng(5).standard_normal((40, 4))
+    kw = dict(X=X, neurons=[6, 12], depths=[1, 2, 3], n_nets=3, seed=9)
+    table = study.init_count_table(**kw)
+    ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
+    assert _same(study.assemble_init_counts(ch.cached_units(study.init_count_unit, 3, **kw)), table)
+    backwards = [study.init_count_unit(i, **kw) for i in (2, 1, 0)][::-1]
+    assert _same(study.assemble_init_counts(_concat(backwards)), table)
+    # slice 1 by hand: network (architecture 4 = [12/2]*2, slice 1) counted directly
+    rng = np.random.default_rng(9)
+    t = study.init_triples(40, 3, rng)[1]
+    s = rng.integers(2**31, size=(6, 3))[4, 1]
+    net = regions.he_mlp(4, [6, 6], 1, seed=int(s), bias_var=1e-6)
+    assert backwards[1]["counts"][0, 1, 1] == regions.count_regions(
+        net, regions.plane_through(X[t])
+    )
+    with pytest.raises(ParameterError, match="index"):
+        study.init_count_unit(3, **kw)
+
+
+def test_line_units_of_a_fixed_grouping_give_the_one_call_table():
+    """Segments in groups of ``per_unit`` (the last group shorter): the assembled units are
+    :func:`line_table`'s arrays whatever the grouping."""
+    X = np.random.default_rng(4).standard_normal((30, 4)) + 0.5
+    kw = dict(X=X, neurons=[4, 8], depths=[1, 2], n_nets=5, seed=2)
+    table = study.line_table(**kw)
+    for per_unit in (1, 2, 5):
+        n_units = -(-5 // per_unit)
+        units = [study.line_unit(i, per_unit=per_unit, **kw) for i in range(n_units)]
+        assert [len(u["norms"]) for u in units][-1] == 5 - per_unit * (n_units - 1)
+        assert _same(study.assemble_lines(_concat(units)), table)
+    with pytest.raises(ParameterError, match="index"):
+        study.line_unit(3, per_unit=2, **kw)
+
+
+def test_train_sweep_units_give_the_one_call_sweep(tmp_path):
+    """One unit per seed (every setting's run of that seed): through the chapter's seam they
+    give :func:`train_sweep`, sweeps (P, R, S, …) and noise runs (L, S, …)."""
+    from layerwise.chapter import Chapter
+
+    kw = dict(
+        widths=[4, 4],
+        epochs=1,
+        preprocessings=["raw", "centred"],
+        lrs=[1e-2, 1e-3],
+        label_noise=[0.0, 1.0],
+        seeds=[5, 6],
+        n_checkpoints=1,
+        batch=256,
+        n_lines=2,
+    )
+    sweep = study.train_sweep(**kw)
+    ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
+    units = ch.cached_units(study.train_sweep_unit, 2, **kw)
+    assert units["sweep_count"].shape[:3] == (2, 2, 2) and units["noise_count"].shape[:2] == (2, 2)
+    assert _same(study.assemble_train_sweep(units), sweep)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A two-worker LocalCluster, made as tests/test_executor.py's ``client`` fixture makes it
+    (``resolve_executor('dask')``, closed at the end of the module)."""
+    pytest.importorskip("distributed")
+    from layerwise import executor as ex
+
+    c = ex.resolve_executor("dask")
+    c.wait_for_workers(2, timeout=60)
+    yield c
+    ex.close_all()
+
+
+def test_init_count_units_on_a_local_dask_cluster_equal_the_local_run(
+    tmp_path, monkeypatch, dask_client
+):
+    from layerwise import executor as ex
+    from layerwise.chapter import Chapter
+
+    X = np.random.default_rng(5).standard_normal((40, 4))
+    kw = dict(X=X, neurons=[6, 12], depths=[1, 2, 3], n_nets=4, seed=9)
+    monkeypatch.setenv(ex.ENV_EXECUTOR, "dask")
+    monkeypatch.delenv(ex.ENV_SCHEDULER, raising=False)
+    assert ex.resolve_executor() is dask_client
+    ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
+    on_dask = ch.cached_units(study.init_count_unit, 4, **kw)
+    assert len(list((tmp_path / "store").glob("06_linear_regions.init_count_unit.block/*"))) == 4
+    assert _same(study.assemble_init_counts(on_dask), study.init_count_table(**kw))

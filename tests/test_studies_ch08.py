@@ -299,7 +299,8 @@ def test_loss_share_closed_forms():
 def test_welch_log_ratio_matches_scipy():
     rng = np.random.default_rng(0)
     lo, hi = np.exp(rng.normal(0, 0.3, 5)), np.exp(rng.normal(1, 0.8, 7))
-    diff, se, dof, n, _ = study.welch_log_ratio(lo, hi)
+    w = study.welch_log_ratio(lo, hi)
+    diff, se, dof, n = w.mean, w.se, w.dof, w.n
     assert n == 12
     t = st.ttest_ind(np.log(hi), np.log(lo), equal_var=False)
     assert diff / se == pytest.approx(t.statistic, rel=1e-12) and dof == pytest.approx(
@@ -502,3 +503,119 @@ def test_natural_gradient_summary_takes_the_worse_state_per_net():
     assert s["cos"]["trained"]["gradient"].shape == (2, 2)
     with pytest.raises(ParameterError, match=">= 2 nets"):
         study.natural_gradient_summary(runs[:1], at=0)
+
+
+# -- independent units of work (issue #31: Chapter.cached_units, here or on a Dask cluster) -----
+def _concat(units: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {k: np.concatenate([u[k] for u in units]) for k in units[0]}
+
+
+UNIT_KW = dict(widths=[7, 6, 6, 4], steps=40, lr=1e-2, target_loss=1.0)  # stops both early
+
+
+def test_kfac_units_give_the_trained_nets_and_their_kfac_study(tmp_path):
+    """Net s of the units is :func:`trained_mlp` from seed ``torch_seed(seed, "mlp", s)`` (its
+    loss history back to its own length), and its K-FAC outputs (with :func:`kfac_subset` for the
+    blocks) are :func:`kfac_study`'s; through the chapter's seam or unit by unit, the same."""
+    from layerwise.chapter import Chapter
+    from layerwise.seeds import torch_seed
+
+    x, y = data(n=24, d=7, c=4)
+    kw = dict(x=x, y=y, seed=3, kfac_n=15, **UNIT_KW)
+    ch = Chapter("08_information_geometry", scale="ci", seed=3, results=tmp_path)
+    units = ch.cached_units(study.kfac_unit, 2, **kw)
+    assert all(
+        np.array_equal(units[k], v, equal_nan=True)
+        for k, v in _concat([study.kfac_unit(s, **kw) for s in (0, 1)]).items()
+    )
+    for s in (0, 1):
+        a = study.trained_mlp(x, y, seed=torch_seed(3, "mlp", s), **UNIT_KW)
+        net, loss = study.unit_net(units, s)
+        assert np.array_equal(loss, a["loss"]) and set(net) == {"W1", "W2", "W3"}
+        assert all(np.array_equal(net[k].numpy(), a[k]) for k in net)
+        one = study.kfac_study(
+            study.arrays_to_params(a), torch_seed(3, "mlp", s), x[:15], units=2 if s == 0 else None
+        )
+        got = study.unit_kfac(units, s)
+        if s == 0:
+            got |= study.kfac_subset(net, torch_seed(3, "mlp", 0), x[:15], 2)
+        assert sorted(got) == sorted(one) and all(np.array_equal(got[k], one[k]) for k in one)
+    # the two nets differ (their own seeds) and the target loss stops one early
+    assert not np.array_equal(units["mlp_W1"][0], units["mlp_W1"][1])
+    assert units["mlp_loss"].shape == (2, 40) and np.all(units["mlp_n_loss"] < 40)
+    assert np.isnan(units["mlp_loss"][0, units["mlp_n_loss"][0] :]).all()
+    with pytest.raises(ParameterError, match="kfac_n"):
+        study.kfac_unit(0, **{**kw, "kfac_n": 0})
+
+
+def test_natural_gradient_units_are_the_per_net_study():
+    from layerwise.seeds import torch_seed
+
+    x, y = data(n=24, d=7, c=4)
+    nets = _concat([study.kfac_unit(s, x=x, y=y, seed=1, kfac_n=10, **UNIT_KW) for s in (0, 1)])
+    nets = {k: v for k, v in nets.items() if k.startswith("mlp_")}
+    kw = dict(dampings=[1e-2, 1.0], structure_damping=1e-2)
+    for s in (1, 0):
+        u = study.natural_gradient_unit(s, nets=nets, seed=1, x=x[:12], y=y[:12], **kw)
+        one = study.natural_gradient_study(
+            study.unit_net(nets, s)[0], torch_seed(1, "mlp", s), x[:12], y[:12], **kw
+        )
+        assert sorted(u) == sorted(one)
+        assert all(
+            u[k].shape == (1, *np.shape(v)) and np.array_equal(u[k][0], v) for k, v in one.items()
+        )
+    with pytest.raises(ParameterError, match="index"):
+        study.natural_gradient_unit(2, nets=nets, seed=1, x=x, y=y, **kw)
+
+
+def test_label_randomisation_units_give_the_runs_table():
+    """One unit per net (all fractions): the rows are those of the single runs with the chapter's
+    seeds, fraction-major, with the same columns."""
+    from layerwise.seeds import torch_seed
+
+    x, y = data(n=30, d=6, c=4)
+    xt, yt = data(n=10, d=6, c=4, seed=1)
+    run = dict(
+        x=x,
+        y=y,
+        x_test=xt,
+        y_test=yt,
+        widths=[6, 12, 4],
+        budget=30,
+        steps=80,
+        lr=1e-2,
+        target_loss=0.3,
+    )
+    fr = [0.0, 0.5, 1.0]
+    units = _concat(
+        [study.label_randomisation_unit(s, fractions=fr, seed=2, **run) for s in (0, 1)]
+    )
+    rows = study.label_randomisation_rows(units, fr)
+    one = pd.DataFrame(
+        [
+            {
+                "fraction": f,
+                "net": s,
+                **{
+                    k: float(v)
+                    for k, v in study.label_randomisation_run(
+                        fraction=f,
+                        label_seed=torch_seed(2, "labels", s, int(round(f * 1000))),
+                        init_seed=torch_seed(2, "randnet", s),
+                        **run,
+                    ).items()
+                },
+            }
+            for f in fr
+            for s in (0, 1)
+        ]
+    )
+    pd.testing.assert_frame_equal(rows, one, check_exact=True)
+    with pytest.raises(ParameterError, match="fractions"):
+        study.label_randomisation_unit(0, fractions=[1.5], seed=2, **run)
+
+
+def test_check_params_keeps_the_natural_gradient_nets_among_the_kfac_nets():
+    assert study.check_params({"kfac_seeds": 3, "ng_nets": 3}) is not None
+    with pytest.raises(ParameterError, match="ng_nets"):
+        study.check_params({"kfac_seeds": 2, "ng_nets": 3})

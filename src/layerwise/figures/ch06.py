@@ -27,9 +27,15 @@ def region_colors(n: int, rng: np.random.Generator) -> np.ndarray:
     return plt.cm.tab20(rng.permutation(n) % 20)
 
 
-def draw_regions(ax: Any, V: np.ndarray, n: np.ndarray, half_width: float,
-                 uv: np.ndarray | None = None, colors: Any = None,
-                 rng: np.random.Generator | None = None) -> None:
+def draw_regions(
+    ax: Any,
+    V: np.ndarray,
+    n: np.ndarray,
+    half_width: float,
+    uv: np.ndarray | None = None,
+    colors: Any = None,
+    rng: np.random.Generator | None = None,
+) -> None:
     """The polygons as one PolyCollection (colours given, or :func:`region_colors` from ``rng``)
     on the square, with the slice points ``uv`` as white dots."""
     polys = [V[i, : n[i]] for i in range(len(n))]
@@ -46,9 +52,15 @@ def draw_regions(ax: Any, V: np.ndarray, n: np.ndarray, half_width: float,
         ax.plot(uv[:, 0], uv[:, 1], "o", mfc="w", mec="k", ms=5)
 
 
-def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Sequence[Sequence[int]],
-                  half_width: float, uv: np.ndarray, grid_sizes: Sequence[int], found: np.ndarray,
-                  rngs: Sequence[np.random.Generator]) -> Any:
+def slice_regions(
+    regions: Sequence[tuple[np.ndarray, np.ndarray]],
+    archs: Sequence[Sequence[int]],
+    half_width: float,
+    uv: np.ndarray,
+    grid_sizes: Sequence[int],
+    found: np.ndarray,
+    rngs: Sequence[np.random.Generator],
+) -> Any:
     """2×2: the activation regions ``(V, n)`` of three architectures (colours from ``rngs``), and
     the fraction ``found`` (A, G) of each exact count that the n×n grids find (bottom right)."""
     fig, axes = plt.subplots(2, 2, figsize=(7.0, 7.0))
@@ -69,15 +81,23 @@ def slice_regions(regions: Sequence[tuple[np.ndarray, np.ndarray]], archs: Seque
     return fig
 
 
-def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, se: np.ndarray,
-                      closed_form: np.ndarray, ratio: np.ndarray, ratio_se: np.ndarray) -> Any:
+def counts_vs_neurons(
+    Ns: np.ndarray,
+    depths: Sequence[int],
+    mean: np.ndarray,
+    se: np.ndarray,
+    closed_form: np.ndarray,
+    ratio: np.ndarray,
+    ratio_se: np.ndarray,
+) -> Any:
     """Left: mean ± SE region counts (len(Ns), len(depths)) against N (log–log) with the one-layer
     closed form ``closed_form`` evaluated on a fine grid of N (a (2, k) array: N, count).  Right:
     counts over the closed form of the same slice and N (``ratio`` ± ``ratio_se``) against depth."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 4.2))
     for d_i, d in enumerate(depths):
-        ax1.errorbar(Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", ls="none", capsize=2,
-                     label=f"depth {d}")
+        ax1.errorbar(
+            Ns, mean[:, d_i], yerr=se[:, d_i], marker="o", ls="none", capsize=2, label=f"depth {d}"
+        )
     ax1.plot(closed_form[0], closed_form[1], "k-", lw=1, label="one layer, closed form")
     ax1.set_xscale("log")
     ax1.set_yscale("log")
@@ -85,32 +105,77 @@ def counts_vs_neurons(Ns: np.ndarray, depths: Sequence[int], mean: np.ndarray, s
     ax1.minorticks_off()
     ax1.set_xlabel("hidden neurons N")
     ax1.set_ylabel("activation regions in the square")
-    ax1.legend()
+    # above the panel: six entries leave no free corner inside it at every scale
+    ax1.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.02, 1, 0.2),
+        mode="expand",
+        ncols=2,
+        borderaxespad=0,
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
     cols = plt.cm.viridis(np.linspace(0, 0.85, len(Ns)))
     for n_i, N in enumerate(Ns):
-        ax2.errorbar(np.asarray(depths) + 0.06 * (n_i - 1), ratio[n_i], yerr=ratio_se[n_i],
-                     marker="o", capsize=2, color=cols[n_i], label=f"N = {int(N)}")
+        ax2.errorbar(
+            np.asarray(depths) + 0.06 * (n_i - 1),
+            ratio[n_i],
+            yerr=ratio_se[n_i],
+            marker="o",
+            capsize=2,
+            color=cols[n_i],
+            label=f"N = {int(N)}",
+        )
     ax2.axhline(1, color="k", lw=0.8)
     ax2.axhspan(0.5, 2.0, color="0.9", zorder=0)
     ax2.set_xticks(list(depths))
     ax2.set_xlabel("depth (N/depth neurons per layer)")
     ax2.set_ylabel("count / one-layer closed form")
     ax2.set_ylim(bottom=0)
-    ax2.legend()
+    ax2.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.02, 1, 0.2),
+        mode="expand",
+        ncols=3,
+        borderaxespad=0,
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
     return fig
 
 
-def lines_vs_neurons(Ns: np.ndarray, depths: Sequence[int], cross: np.ndarray, cross_se: np.ndarray,
-                     dist: np.ndarray, dist_se: np.ndarray, dist_curve: np.ndarray) -> Any:
+def lines_vs_neurons(
+    Ns: np.ndarray,
+    depths: Sequence[int],
+    cross: np.ndarray,
+    cross_se: np.ndarray,
+    dist: np.ndarray,
+    dist_se: np.ndarray,
+    dist_curve: np.ndarray,
+) -> Any:
     """Left: boundary crossings of a segment per unit of θ/π (mean ± SE, (len(Ns), len(depths)))
     against N, with the line N.  Right: distance of data points to the nearest boundary (mean ±
     SE) against N, with the one-layer closed form ``dist_curve`` ((2, k): N, distance)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for d_i, d in enumerate(depths):
-        ax1.errorbar(Ns, cross[:, d_i], yerr=cross_se[:, d_i], marker="o", ls="none", capsize=2,
-                     label=f"depth {d}")
-        ax2.errorbar(Ns, dist[:, d_i], yerr=dist_se[:, d_i], marker="o", ls="none", capsize=2,
-                     label=f"depth {d}")
+        ax1.errorbar(
+            Ns,
+            cross[:, d_i],
+            yerr=cross_se[:, d_i],
+            marker="o",
+            ls="none",
+            capsize=2,
+            label=f"depth {d}",
+        )
+        ax2.errorbar(
+            Ns,
+            dist[:, d_i],
+            yerr=dist_se[:, d_i],
+            marker="o",
+            ls="none",
+            capsize=2,
+            label=f"depth {d}",
+        )
     grid = np.geomspace(Ns.min(), Ns.max(), 50)
     ax1.plot(grid, grid, "k-", lw=1, label="N (one layer)")
     ax2.plot(dist_curve[0], dist_curve[1], "k-", lw=1, label="one layer, closed form")
@@ -126,8 +191,9 @@ def lines_vs_neurons(Ns: np.ndarray, depths: Sequence[int], cross: np.ndarray, c
     return fig
 
 
-def training_sweep(epoch: np.ndarray,
-                   panels: Sequence[tuple[str, str, dict[str, np.ndarray]]]) -> Any:
+def training_sweep(
+    epoch: np.ndarray, panels: Sequence[tuple[str, str, dict[str, np.ndarray]]]
+) -> Any:
     """2×2 panels of ratios to initialisation against the epoch: each panel is (title, y label,
     {label: (S, T) array}), drawn as the mean over the S runs ± its SE, with the line 1."""
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.4), sharex=True)
@@ -135,22 +201,37 @@ def training_sweep(epoch: np.ndarray,
         for k, (label, v) in enumerate(curves.items()):
             v = np.asarray(v, dtype=float)
             _, se = mean_se(v, axis=0)  # NaN with a single run: no error bar
-            ax.errorbar(epoch, v.mean(0), yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2,
-                        label=label, color=f"C{k}")
+            ax.errorbar(
+                epoch,
+                v.mean(0),
+                yerr=np.nan_to_num(se),
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=label,
+                color=f"C{k}",
+            )
         ax.axhline(1, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
         ax.legend()
     for ax in axes[1]:
         ax.set_xlabel("epoch")
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     return fig
 
 
-def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, members: np.ndarray,
-                         half_width: float, uv: np.ndarray, rng_activation: np.random.Generator,
-                         rng_linear: np.random.Generator) -> Any:
+def activation_vs_linear(
+    V: np.ndarray,
+    n: np.ndarray,
+    labels: np.ndarray,
+    members: np.ndarray,
+    half_width: float,
+    uv: np.ndarray,
+    rng_activation: np.random.Generator,
+    rng_linear: np.random.Generator,
+) -> Any:
     """Activation regions (left) and the linear regions ``labels`` they merge into (right), the
     linear region made of ``members`` dark (none when ``members`` is empty: the search found
     none)."""
@@ -160,32 +241,55 @@ def activation_vs_linear(V: np.ndarray, n: np.ndarray, labels: np.ndarray, membe
     lc = region_colors(labels.max() + 1, rng_linear)[labels]
     lc[members] = (0.1, 0.1, 0.1, 1.0)
     draw_regions(ax2, V, n, half_width, uv, colors=lc)
-    ax2.set_title(f"{labels.max() + 1} linear regions"
-                  + (f" (dark: {len(members)} pieces)" if len(members) else ""))
+    ax2.set_title(
+        f"{labels.max() + 1} linear regions"
+        + (f" (dark: {len(members)} pieces)" if len(members) else "")
+    )
     return fig
 
 
-def tangent_sensitivity(V: np.ndarray, n: np.ndarray, norm: np.ndarray, areas: np.ndarray,
-                        half_width: float, uv: np.ndarray) -> Any:
+def tangent_sensitivity(
+    V: np.ndarray,
+    n: np.ndarray,
+    norm: np.ndarray,
+    areas: np.ndarray,
+    half_width: float,
+    uv: np.ndarray,
+) -> Any:
     """‖Sens_tan‖ on each activation region (left, magma) and its distribution over regions
     weighted by area and by count (right)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
     wts = areas / areas.sum()
     nrm = plt.Normalize(norm.min(), norm.max())
     draw_regions(ax1, V, n, half_width, uv, colors=plt.cm.magma(nrm(norm)))
-    fig.colorbar(plt.cm.ScalarMappable(nrm, "magma"), ax=ax1,
-                 label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region")
+    fig.colorbar(
+        plt.cm.ScalarMappable(nrm, "magma"),
+        ax=ax1,
+        label=r"$\|\mathrm{Sens}_{\tan}\|_F$ on the region",
+    )
     ax2.hist(norm, bins=40, weights=wts, color="C0", alpha=0.8, label="by area (= uniform x)")
-    ax2.hist(norm, bins=40, weights=np.full(len(wts), 1 / len(wts)), histtype="step", color="C1",
-             lw=1.5, label="each region once")
+    ax2.hist(
+        norm,
+        bins=40,
+        weights=np.full(len(wts), 1 / len(wts)),
+        histtype="step",
+        color="C1",
+        lw=1.5,
+        label="each region once",
+    )
     ax2.set_xlabel(r"$\|\partial^2 f/\partial\theta\,\partial x\|_F$ (slice directions)")
     ax2.set_ylabel("fraction")
     ax2.legend()
     return fig
 
 
-def counts_training(epoch: np.ndarray, ratio: dict[str, np.ndarray], preprocessings: Sequence[str],
-                    lrs: Sequence[float], label_noise: Sequence[float]) -> Any:
+def counts_training(
+    epoch: np.ndarray,
+    ratio: dict[str, np.ndarray],
+    preprocessings: Sequence[str],
+    lrs: Sequence[float],
+    label_noise: Sequence[float],
+) -> Any:
     """The 2×2 :func:`training_sweep` of Chapter 6 from the ratios to initialisation of
     :func:`layerwise.studies.ch06.training_summary` (``count`` (P, R, S, T), ``noise`` (L, S, T),
     ``crossings`` and ``dist`` (P, R, S, T)): regions by preprocessing (first learning rate), by
@@ -193,20 +297,39 @@ def counts_training(epoch: np.ndarray, ratio: dict[str, np.ndarray], preprocessi
     along lines (first preprocessing and learning rate)."""
     rc, rn = ratio["count"], ratio["noise"]
     p0, lr0 = preprocessings[0], lrs[0]
-    return training_sweep(epoch, [
-        (f"regions, true labels, lr {lr0:g}", "regions / at init",
-         {p: rc[i, 0] for i, p in enumerate(preprocessings)}),
-        (f"regions, {p0} inputs, true labels", "regions / at init",
-         {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(lrs)}),
-        (f"regions, {p0} inputs, lr {lr0:g}", "regions / at init",
-         {f"{f:.0%} random labels": rn[i] for i, f in enumerate(label_noise)}),
-        (f"along lines, {p0} inputs, lr {lr0:g}", "ratio to init",
-         {"boundary crossings": ratio["crossings"][0, 0],
-          "distance to boundary": ratio["dist"][0, 0]})])
+    return training_sweep(
+        epoch,
+        [
+            (
+                f"regions, true labels, lr {lr0:g}",
+                "regions / at init",
+                {p: rc[i, 0] for i, p in enumerate(preprocessings)},
+            ),
+            (
+                f"regions, {p0} inputs, true labels",
+                "regions / at init",
+                {f"lr {lr:g}": rc[0, j] for j, lr in enumerate(lrs)},
+            ),
+            (
+                f"regions, {p0} inputs, lr {lr0:g}",
+                "regions / at init",
+                {f"{f:.0%} random labels": rn[i] for i, f in enumerate(label_noise)},
+            ),
+            (
+                f"along lines, {p0} inputs, lr {lr0:g}",
+                "ratio to init",
+                {
+                    "boundary crossings": ratio["crossings"][0, 0],
+                    "distance to boundary": ratio["dist"][0, 0],
+                },
+            ),
+        ],
+    )
 
 
-def counts_by_step(panels: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray,
-                                          Sequence[str]]]) -> Any:
+def counts_by_step(
+    panels: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray, Sequence[str]]],
+) -> Any:
     """1×2: mean ± SE log-ratio log(count_t / count_0) against the training step (log axis,
     step 0 left out), one curve per group: each panel is ``(title, steps (T,), mean (G, T),
     se (G, T), labels (G,))`` (:func:`layerwise.studies.ch06.log_ratio_summary`)."""

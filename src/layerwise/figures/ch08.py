@@ -382,5 +382,5 @@ def natural_gradient(
     axes[0].set_ylabel("cosine with (F + λI)⁻¹∇L")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))   # the legend below the panels, off the data
+    fig.tight_layout(rect=(0, 0.2, 1, 1))  # the legend below the panels, off the data
     return fig

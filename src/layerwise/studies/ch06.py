@@ -414,6 +414,87 @@ def line_table(X: np.ndarray, neurons: Sequence[int], depths: Sequence[int], n_n
             "dist_n1": dist_n1}
 
 
+# --------------------------------------------------------------------------------------------
+# Independent units of work (``Chapter.cached_units``: stored one by one, here or on a cluster)
+# --------------------------------------------------------------------------------------------
+def _unit_range(i: int, n: int, per_unit: int) -> range:
+    """Items ``i·per_unit … min(n, (i + 1)·per_unit) − 1`` of ``n``: unit ``i`` of a fixed
+    grouping."""
+    per_unit = check_positive_int("per_unit", per_unit)
+    n_units = -(-n // per_unit)
+    if not 0 <= int(i) < n_units:
+        raise ParameterError(f"unit index={i!r} must lie in [0, {n_units})")
+    return range(int(i) * per_unit, min(n, (int(i) + 1) * per_unit))
+
+
+def init_count_unit(i: int, *, X: np.ndarray, neurons: Sequence[int], depths: Sequence[int],
+                    n_nets: int, seed: int, bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """Slice ``i`` of :func:`init_count_table`: the counts of the networks of every architecture
+    [N/d]*d on the plane through triple ``i`` (``counts`` (1, len(neurons), len(depths))) and the
+    slice's ``omega``, ``perimeter`` and ``area`` (1,). The triples and the networks' seeds are
+    those :func:`init_counts` draws from ``seed`` (re-drawn here, cheap), so the units in any
+    split and order give the table's numbers; :func:`assemble_init_counts` puts them together."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    archs = architectures(neurons, depths)
+    (i,) = _unit_range(i, n_nets, 1)
+    rng = np.random.default_rng(seed)
+    triple = init_triples(len(X), n_nets, rng)[i]
+    seeds = rng.integers(2**31, size=(len(archs), n_nets))[:, i]
+    plane = plane_through(X[triple])
+    counts = [count_regions(he_mlp(X.shape[1], w, 1, seed=int(s), bias_var=bias_var), plane)
+              for w, s in zip(archs, seeds, strict=True)]
+    omega, perimeter = slice_angles(plane)
+    return {"counts": np.array(counts, dtype=np.int64).reshape(1, len(neurons), len(depths)),
+            "omega": np.array([omega]), "perimeter": np.array([perimeter]),
+            "area": np.array([(2 * plane.half_width) ** 2])}
+
+
+def assemble_init_counts(units: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The :func:`init_count_unit` units (concatenated on axis 0, slice-major) as
+    :func:`init_count_table` returns them: ``counts`` (len(neurons), len(depths), n_nets)."""
+    return {**{k: np.asarray(units[k]) for k in ("omega", "perimeter", "area")},
+            "counts": np.moveaxis(np.asarray(units["counts"]), 0, -1)}
+
+
+def line_unit(i: int, *, X: np.ndarray, neurons: Sequence[int], depths: Sequence[int],
+              n_nets: int, seed: int, per_unit: int,
+              bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """Segments ``i·per_unit …`` (at most ``per_unit`` of them) of :func:`line_table`, with the
+    pairs and network seeds :func:`line_table` draws from ``seed`` (re-drawn here), as arrays
+    with the segments first: ``crossings``/``dist`` (k, len(neurons), len(depths)), ``norms``
+    (k, 2), ``cross_per_neuron`` (k,) and ``dist_n1`` (k, len(neurons));
+    :func:`assemble_lines` puts the units together."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    archs = architectures(neurons, depths)
+    idx = _unit_range(i, n_nets, per_unit)
+    rng = np.random.default_rng(seed)
+    pairs = np.array([rng.choice(len(X), 2, replace=False) for _ in range(n_nets)])[idx]
+    seeds = rng.integers(2**31, size=(len(archs), n_nets))[:, idx]
+    cr = np.zeros((len(idx), len(archs)))
+    di = np.zeros((len(idx), len(archs)))
+    for k, widths in enumerate(archs):
+        for j, (p, q) in enumerate(pairs):
+            w = as_weights(he_mlp(X.shape[1], widths, 1, seed=int(seeds[k, j]), bias_var=bias_var))
+            cr[j, k] = len(line_breakpoints(w, X[p], X[q]))
+            di[j, k] = boundary_distance(w, X[[p, q]]).mean()
+    norms = np.linalg.norm(X[pairs], axis=2)
+    dist_n1 = np.array([[one_layer_distance(int(N), norms[j], X.shape[1]).mean() for N in neurons]
+                        for j in range(len(idx))])
+    shape = (len(idx), len(neurons), len(depths))
+    return {"crossings": cr.reshape(shape), "dist": di.reshape(shape), "norms": norms,
+            "cross_per_neuron": one_layer_line_crossings(1, X[pairs[:, 0]], X[pairs[:, 1]]),
+            "dist_n1": dist_n1}
+
+
+def assemble_lines(units: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The :func:`line_unit` units (concatenated on axis 0, segment-major) as :func:`line_table`
+    returns them."""
+    out = {k: np.asarray(units[k]) for k in ("norms", "cross_per_neuron")}
+    return out | {"crossings": np.moveaxis(np.asarray(units["crossings"]), 0, -1),
+                  "dist": np.moveaxis(np.asarray(units["dist"]), 0, -1),
+                  "dist_n1": np.asarray(units["dist_n1"]).T}
+
+
 PREPROCESSINGS = ("raw", "centred", "pixel")
 
 
@@ -456,6 +537,42 @@ def train_sweep(widths: Sequence[int], *, epochs: int, preprocessings: Sequence[
             for k in noisy:
                 out[f"noise_{k}"] = np.concatenate([rows[0][k], noisy[k]])
     return {k: (np.stack(v) if isinstance(v, list) else v) for k, v in out.items()}
+
+
+def train_sweep_unit(j: int, *, widths: Sequence[int], epochs: int,
+                     preprocessings: Sequence[str], lrs: Sequence[float],
+                     label_noise: Sequence[float], seeds: Sequence[int], n_checkpoints: int = 8,
+                     batch: int = 64, n_lines: int = 0) -> dict[str, np.ndarray]:
+    """The runs of :func:`train_sweep` with seed ``seeds[j]``, one independent unit (every
+    preprocessing and learning rate with true labels, and the first of each at every non-zero
+    label-noise fraction: :func:`train_counts`, whose draws depend on the seed only): each output
+    with a leading axis of length 1, ``sweep_*`` (1, P, R, …) and ``noise_*`` (1, L, …);
+    :func:`assemble_train_sweep` puts the units together."""
+    for p in preprocessings:
+        check_choice("preprocessings", p, PREPROCESSINGS)
+    for lr in lrs:
+        check_positive("lrs", lr)
+    (j,) = _unit_range(j, len(seeds), 1)
+    kw = dict(epochs=epochs, n_checkpoints=n_checkpoints, batch=batch, n_lines=n_lines,
+              seed=int(seeds[j]))
+    sweep, noisy = [], []
+    for p_i, p in enumerate(preprocessings):
+        X, y = digits_inputs(p)
+        sweep.append([train_counts(X, y, widths, label_noise=0.0, lr=float(lr), **kw)
+                      for lr in lrs])
+        if p_i == 0:
+            noisy = [sweep[0][0]] + [train_counts(X, y, widths, label_noise=f, lr=float(lrs[0]),
+                                                  **kw) for f in label_noise if f > 0]
+    out = {f"sweep_{k}": np.stack([np.stack([r[k] for r in row]) for row in sweep])[None]
+           for k in sweep[0][0]}
+    return out | {f"noise_{k}": np.stack([r[k] for r in noisy])[None] for k in noisy[0]}
+
+
+def assemble_train_sweep(units: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The :func:`train_sweep_unit` units (concatenated on axis 0, one per seed) as
+    :func:`train_sweep` returns them: ``sweep_*`` (P, R, S, …), ``noise_*`` (L, S, …)."""
+    return {k: np.moveaxis(np.asarray(v), 0, 2 if k.startswith("sweep_") else 1)
+            for k, v in units.items()}
 
 
 def ratio_estimate(values: np.ndarray) -> Estimate:

@@ -55,6 +55,7 @@ from ..params import (
     check_positive,
     check_positive_int,
 )
+from ..seeds import torch_seed
 from ..stats import Estimate, estimate, jackknife_se
 
 # --------------------------------------------------------------------------------------------
@@ -127,6 +128,11 @@ def check_params(P: dict[str, Any]) -> dict[str, Any]:
     if "rand_budget" in P and "rand_steps" in P and P["rand_budget"] > P["rand_steps"]:
         raise ParameterError(
             f"rand_budget={P['rand_budget']} must be <= rand_steps={P['rand_steps']} (the step cap)"
+        )
+    if P.get("ng_nets", 0) > P.get("kfac_seeds", float("inf")):
+        raise ParameterError(
+            f"ng_nets={P['ng_nets']} must be <= kfac_seeds={P['kfac_seeds']} (the natural-gradient "
+            "nets are the first of the K-FAC nets)"
         )
     if "n_train" in P and P["n_train"] > 1500:
         raise ParameterError(
@@ -390,6 +396,66 @@ def kfac_study(
     return out
 
 
+def kfac_subset(
+    trained: Params, init_seed: int, x: torch.Tensor, units: int
+) -> dict[str, np.ndarray]:
+    """The ``units`` part of :func:`kfac_study` alone: :func:`~layerwise.infogeo.fisher_subset` of
+    a trained network and of its He initialisation from ``init_seed`` (``{state}_sub_…``)."""
+    widths = [trained["W1"].shape[1]] + [
+        trained[f"W{l}"].shape[0] for l in range(1, n_weight_layers(trained) + 1)
+    ]
+    out = {}
+    for tag, p in (("init", init_mlp(widths, seed=init_seed)), ("trained", trained)):
+        out.update({f"{tag}_sub_{k}": v for k, v in fisher_subset(p, x, units).items()})
+    return out
+
+
+def kfac_unit(
+    s: int,
+    *,
+    x: torch.Tensor,
+    y: np.ndarray,
+    widths: Sequence[int],
+    steps: int,
+    lr: float,
+    target_loss: float,
+    seed: int,
+    kfac_n: int,
+) -> dict[str, np.ndarray]:
+    """Net ``s`` of Chapter 8, one independent unit of work: :func:`trained_mlp` from the He
+    initialisation of seed ``torch_seed(seed, "mlp", s)`` (:func:`layerwise.seeds.torch_seed`,
+    the chapter's stream for net s) and :func:`kfac_study` of it on ``x[:kfac_n]``.  Arrays with a
+    leading axis of length 1: the K-FAC outputs under their own names, the weights as ``mlp_W…``
+    and the loss history as ``mlp_loss`` (padded with NaN to ``steps``) and ``mlp_n_loss``;
+    :func:`unit_net` and :func:`unit_kfac` read net s back."""
+    s = int(s)
+    if s < 0:
+        raise ParameterError(f"unit index s={s!r} must be >= 0")
+    init_seed = torch_seed(seed, "mlp", s)
+    arrays = trained_mlp(x, y, widths, steps=steps, lr=lr, seed=init_seed, target_loss=target_loss)
+    trained = arrays_to_params(arrays)
+    kfac = kfac_study(trained, init_seed, x[: check_positive_int("kfac_n", kfac_n)])
+    loss = np.full(check_positive_int("steps", steps), np.nan)
+    loss[: len(arrays["loss"])] = arrays["loss"]
+    out = {k: np.asarray(v)[None] for k, v in kfac.items()}
+    out.update({f"mlp_{k}": np.asarray(v)[None] for k, v in arrays.items() if k != "loss"})
+    return out | {"mlp_loss": loss[None], "mlp_n_loss": np.array([len(arrays["loss"])])}
+
+
+def unit_net(units: Mapping[str, np.ndarray], s: int) -> tuple[Params, np.ndarray]:
+    """Net ``s`` of the :func:`kfac_unit` units (concatenated on axis 0): its parameters and
+    loss history, as :func:`trained_mlp` and :func:`arrays_to_params` give them."""
+    params = arrays_to_params(
+        {k[4:]: np.asarray(v[s]) for k, v in units.items() if k.startswith("mlp_W")}
+    )
+    return params, np.asarray(units["mlp_loss"][s][: int(units["mlp_n_loss"][s])])
+
+
+def unit_kfac(units: Mapping[str, np.ndarray], s: int) -> dict[str, np.ndarray]:
+    """Net ``s``'s :func:`kfac_study` outputs of the :func:`kfac_unit` units."""
+    return {k: np.asarray(v[s]) for k, v in units.items() if not k.startswith("mlp_")}
+
+
 def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
     """Per-layer errors of :func:`kfac_study` over (≥ 2) nets, by state: ``err`` (K-FAC), ``best``
     (best Kronecker product), ``diag`` (diagonal), each ``{state: (nets, layers)}``; ``cross`` and
@@ -501,6 +567,32 @@ def natural_gradient_study(
     return out
 
 
+def natural_gradient_unit(
+    s: int,
+    *,
+    nets: Mapping[str, np.ndarray],
+    seed: int,
+    x: torch.Tensor,
+    y: np.ndarray,
+    dampings: Sequence[float],
+    structure_damping: float,
+) -> dict[str, np.ndarray]:
+    """Net ``s`` of :func:`natural_gradient_study`, one independent unit of work: the trained
+    network ``s`` of ``nets`` (the :func:`kfac_unit` units, stacked) and its He initialisation
+    from ``torch_seed(seed, "mlp", s)``; the outputs with a leading axis of length 1."""
+    if not 0 <= int(s) < len(nets["mlp_n_loss"]):
+        raise ParameterError(f"unit index s={s!r} must lie in [0, {len(nets['mlp_n_loss'])})")
+    run = natural_gradient_study(
+        unit_net(nets, int(s))[0],
+        torch_seed(seed, "mlp", int(s)),
+        x,
+        y,
+        dampings=dampings,
+        structure_damping=structure_damping,
+    )
+    return {k: np.asarray(v)[None] for k, v in run.items()}
+
+
 def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) -> dict[str, Any]:
     """:func:`natural_gradient_study` over (≥ 2) nets. ``cos[state][name]``: (nets, dampings)
     cosines with the exact damped natural gradient of each of :data:`NATURAL_GRADIENTS`; as
@@ -604,6 +696,51 @@ def label_randomisation_run(
         m["test_accuracy"] = float((forward(p, x_test).argmax(1).numpy() == y_test).mean())
         out.update({f"{q}_{k}": np.array(v) for k, v in m.items()})
     return out
+
+
+def label_randomisation_unit(
+    s: int,
+    *,
+    fractions: Sequence[float],
+    seed: int,
+    **run: Any,
+) -> dict[str, np.ndarray]:
+    """Net ``s`` of the label-randomisation experiment at every fraction of ``fractions``, one
+    independent unit of work: :func:`label_randomisation_run` with the labels of
+    ``torch_seed(seed, "labels", s, ‰)`` (‰ the fraction in per mille) and the initialisation
+    of ``torch_seed(seed, "randnet", s)``; each output as an array (1, len(fractions)).
+    ``run``: the other arguments of :func:`label_randomisation_run`.
+    :func:`label_randomisation_rows` turns the units into the table's rows."""
+    s = int(s)
+    if s < 0 or not fractions:
+        raise ParameterError(f"unit index s={s!r} must be >= 0 and fractions non-empty")
+    runs = []
+    for f in fractions:
+        permille = int(round(check_fraction("fractions", f) * 1000))
+        runs.append(
+            label_randomisation_run(
+                fraction=float(f),
+                label_seed=torch_seed(seed, "labels", s, permille),
+                init_seed=torch_seed(seed, "randnet", s),
+                **run,
+            )
+        )
+    return {k: np.array([r[k] for r in runs])[None] for k in runs[0]}
+
+
+def label_randomisation_rows(
+    units: Mapping[str, np.ndarray], fractions: Sequence[float]
+) -> pd.DataFrame:
+    """The :func:`label_randomisation_unit` units (nets, fractions) as the runs' table: one row
+    per (fraction, net), fraction-major, with ``fraction``, ``net`` and every output."""
+    n_nets = len(next(iter(units.values())))
+    return pd.DataFrame(
+        [
+            {"fraction": float(f), "net": s, **{k: float(v[s, j]) for k, v in units.items()}}
+            for j, f in enumerate(fractions)
+            for s in range(n_nets)
+        ]
+    )
 
 
 def loss_share(R: Any, fr_over_margin: Any) -> Estimate:
