@@ -233,6 +233,27 @@ def gpu_network_seconds(chapter: str, width: int, batch: int, depth: int, conv: 
     return s * (width / w0) ** 2 * (batch / b0) * (depth * per_unit / l0)
 
 
+#: Seconds per paper-scale convolutional network (BN feedforward, 3×3, N = 512, B = 64, 200
+#: layers) on ONE core of this machine: twice the 112.8 s per network of a whole run with two
+#: workers on its two cores (``benchmarks/bench_moments.py``; the README's engine table).
+CPU_CONV_PER_NETWORK = (2 * 112.8, 512, 64, 200)
+
+
+def cpu_network_seconds(
+    chapter: str, width: int, batch: int, depth: int, conv: bool, dense_per_size: float
+) -> float:
+    """Projected seconds per network on one CPU core: a fully-connected network costs
+    ``dense_per_size`` (this run's measured seconds per width² · batch · layer) times its size; a
+    convolutional one :data:`CPU_CONV_PER_NETWORK` scaled by width² · batch · layers (the dense
+    model would put a paper conv network at a fraction of a second instead of minutes)."""
+    _, per_unit = ENGINE_ARCH[chapter]
+    layers = depth * per_unit
+    if conv:
+        s, w0, b0, l0 = CPU_CONV_PER_NETWORK
+        return s * (width / w0) ** 2 * (batch / b0) * (layers / l0)
+    return dense_per_size * width**2 * batch * layers
+
+
 def project_gpu(measured: dict) -> dict:
     """Projected wall time of Chapters 3–5's engine blocks at ``paper`` on k GPU workers, from the
     per-network times measured on one H100 (:func:`gpu_network_seconds`) plus this machine's
@@ -269,10 +290,13 @@ def project(measured: dict, size_name: str) -> dict:
     cells = measured["ch07_cells"]
     per_size = cells["local"]["wall_s"] / float(np.sum(size))
     out = {}
-    for key in ("03", "04", "05"):
+    for key in ENGINE_ARCH:
         units = _engine_units(names[key])
         extra = max(eng["overhead_per_unit_s"], 0.0)  # a negative measured overhead is noise
-        costs = [per_net * n * w**2 * b * d + extra for n, w, b, d, _ in units]
+        costs = [
+            n * cpu_network_seconds(key, w, b, d, conv, per_net) + extra
+            for n, w, b, d, conv in units
+        ]
         out[names[key]] = {"units": len(units), "kind": "engine blocks", "costs": costs}
     from layerwise.runner import notebook_presets, select
 
@@ -377,6 +401,12 @@ def main() -> int:
         "cells; ≈ 10 minutes on 2 cores)",
     )
     ap.add_argument("--quick", action="store_true", help="same as --size quick")
+    ap.add_argument(
+        "--reproject",
+        action="store_true",
+        help="measure nothing: recompute the projections from the saved measurement "
+        "(results/bench/dask-<size>-<device>.json)",
+    )
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the units run")
     a = ap.parse_args()
     size = "quick" if a.quick else a.size
@@ -386,6 +416,12 @@ def main() -> int:
 
     if a.device == "cuda" and not torch.cuda.is_available():
         ap.error("--device cuda: no CUDA device is visible to torch on this machine")
+    stem = OUT / f"dask-{size}-{a.device}"
+    if a.reproject:
+        if not stem.with_suffix(".json").exists():
+            ap.error(f"--reproject: no saved measurement {stem.with_suffix('.json')}")
+        saved = json.loads(stem.with_suffix(".json").read_text())
+        return _write(stem, saved["measured"], size, a.device, tuple(saved["load_average"]))
     torch.set_num_threads(1)  # as one single-threaded Dask worker
     _warm()
     measured = {}
@@ -406,11 +442,14 @@ def main() -> int:
         m["overhead_per_unit_s"] = (m["dask1"]["wall_s"] - m["local"]["wall_s"]) / m["units"]
         measured[workload] = m
         print(workload, {k: v for k, v in m.items() if k not in ("local", "dask1", "dask2")})
+    return _write(stem, measured, size, a.device, os.getloadavg())
+
+
+def _write(stem: Path, measured: dict, size: str, device: str, load: tuple) -> int:
+    """The projections from ``measured``, written as ``stem``.json/.png/.md."""
     proj = project(measured, size)
-    proj_gpu = project_gpu(measured) if a.device == "cpu" else None
-    load = os.getloadavg()
+    proj_gpu = project_gpu(measured) if device == "cpu" else None
     OUT.mkdir(parents=True, exist_ok=True)
-    stem = OUT / f"dask-{size}-{a.device}"
     stem.with_suffix(".json").write_text(
         json.dumps(
             {
@@ -418,18 +457,20 @@ def main() -> int:
                 "cores": os.cpu_count(),
                 "load_average": load,
                 "size": size,
-                "device": a.device,
+                "device": device,
                 "measured": measured,
                 "projected_paper": proj,
                 "projected_paper_gpu": proj_gpu,
-                "model": "engine: cost per network x width^2*batch*depth; ch07: per "
+                "model": "engine: dense nets cost per network x width^2*batch*layers (measured "
+                "here), conv nets 225.6 s per paper network per core (README) scaled the same "
+                "way, GPU per-network times measured on one H100; ch07: per "
                 "sigma*steps*depth*width^2; + Dask overhead per unit; greedy in order on k workers",
             },
             indent=1,
         )
     )
-    _figure(proj, stem.with_suffix(".png"), a.device)
-    stem.with_suffix(".md").write_text(_table(measured, proj, load, size, a.device, proj_gpu))
+    _figure(proj, stem.with_suffix(".png"), device)
+    stem.with_suffix(".md").write_text(_table(measured, proj, load, size, device, proj_gpu))
     print(stem.with_suffix(".md").read_text())
     return 0
 

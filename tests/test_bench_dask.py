@@ -52,3 +52,14 @@ def test_gpu_projection_returns_the_measured_network_times_at_their_own_size(ben
     conv = [u for u in bench._engine_units("04_bn_exploding_sensitivity") if u[-1]]
     seconds = sum(n * bench.gpu_network_seconds("04", w, b, d, c) for n, w, b, d, c in conv)
     assert seconds == pytest.approx(1000 * 1.2)
+
+
+def test_cpu_projection_costs_a_paper_conv_network_minutes_not_a_dense_fraction(bench):
+    # one core: twice the 112.8 s per network of the two-worker whole run (the issue's 31 h for
+    # Chapter 4's 1 000 conv nets on the 2-core machine)
+    assert bench.cpu_network_seconds("04", 512, 64, 200, True, 1e-9) == pytest.approx(225.6)
+    conv = [u for u in bench._engine_units("04_bn_exploding_sensitivity") if u[-1]]
+    hours = sum(n * bench.cpu_network_seconds("04", w, b, d, c, 1e-9) for n, w, b, d, c in conv)
+    assert hours / 3600 / 2 == pytest.approx(1000 * 112.8 / 3600)  # two cores: ≈ 31 h
+    # dense nets: the measured cost per width² · batch · layer, Chapter 5's units of 2 layers
+    assert bench.cpu_network_seconds("05", 10, 2, 3, False, 0.5) == pytest.approx(0.5 * 100 * 2 * 6)

@@ -552,3 +552,19 @@ def test_a_dask_block_run_reports_units_done_running_queued(tmp_path, monkeypatc
     assert all(u.done >= 1 for u in units) and all(u.running <= 2 for u in units)
     assert [u.done for u in units] == sorted(u.done for u in units)
     assert units[0].queued > 0 and any(u.eta_s is not None for u in units)
+
+
+def test_local_cluster_workers_keep_glibc_heap_trimming_and_leave_our_environment_alone(client):
+    """The nanny's default MALLOC_TRIM_THRESHOLD_ (64 KiB) doubled a trainability cell's time in a
+    worker (measured): the LocalCluster unsets it for its workers, keeps them single-threaded,
+    and gives this process's environment back as it was."""
+    import os
+
+    seen = client.run(
+        lambda: {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")}
+    )
+    assert seen and all(
+        env == {"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"} for env in seen.values()
+    )
+    for key in ex._nanny_keys():
+        assert os.environ.get(key) == (ex._ENV_BEFORE_CLUSTER or {}).get(key), key
