@@ -30,7 +30,7 @@ help:
 	@echo "make evidence SCALE=default             copy this machine's ledgers at SCALE into the tracked evidence/ folder"
 	@echo "make robustness [SEEDS=0-19] [KERNELS='native avx2'] [SCALE=ci] [CH='06 07']   every claim over seeds x CPU kernel sets"
 	@echo "make bench                              benchmarks -> results/bench/"
-	@echo "make bench-dask [QUICK=1]               Dask overhead here + paper time on 1/8/64 workers -> results/bench/dask.*"
+	@echo "make bench-dask [QUICK=1|BENCH_SIZE=default]  Dask overhead here + paper time on 1/8/64 workers -> results/bench/dask-*"
 	@echo "make sync                               re-pair notebooks/*.py -> .ipynb (jupytext)"
 	@echo "make clean                              remove build outputs and results (keeps .venv)"
 
@@ -88,7 +88,7 @@ bench: venv
 # the Dask path's overhead on this machine and each chapter's projected paper time on k workers
 bench-dask: venv
 	@mkdir -p results/bench
-	$(PY) benchmarks/bench_dask.py $(if $(QUICK),--quick,)
+	$(PY) benchmarks/bench_dask.py $(if $(QUICK),--quick,) $(if $(BENCH_SIZE),--size $(BENCH_SIZE),)
 
 clean:
 	rm -rf _build book/chapters book/dashboard.md book/_static_mathjax results .pytest_cache
