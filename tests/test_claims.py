@@ -330,6 +330,25 @@ def test_figures_with_text_too_small_to_read_are_refused(tmp_path):
     plt.close(fig)
 
 
+def test_figures_with_raw_notation_are_refused_and_mathtext_passes(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from layerwise.chapter import raw_notation_texts
+
+    ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([0, 1], label=r"$\|\theta\|_{\mathrm{fr}}$ and $\sigma_w^2$")
+    ax.set_xlabel("ε = 1/L, 1e-3 and 10⁻³")  # no sub/superscript notation
+    ax.legend()
+    assert raw_notation_texts(fig) == []
+    ax.set_ylabel("measured r_ij")
+    ax.set_title("capacity κ^l(x)")
+    assert sorted(raw_notation_texts(fig)) == ["capacity κ^l(x)", "measured r_ij"]
+    with pytest.raises(ParameterError, match="raw outside mathtext"):
+        ch.figure(fig, "raw", "c", arrays={"y": [1]})
+    plt.close(fig)
+
+
 def test_glue_formats_numbers_for_prose_and_refuses_reuse(tmp_path):
     ch = Chapter("42_demo", scale="ci", seed=0, device="cpu", results=tmp_path)
     for name, value, kw, text in [

@@ -84,6 +84,26 @@ def small_texts(fig: Any) -> list[str]:
     return out
 
 
+#: Raw sub/superscript notation (``r_ij``, ``κ^l``, ``x_{k+1}``): a letter, ``)``, ``]``, ``‖``,
+#: ``|`` or ``∇`` followed by ``_`` or ``^`` and a letter, digit, ``{`` or ``(`` — the pattern the
+#: book's page checks use (tests/test_notation.py, tests/test_book.py).
+RAW_NOTATION = re.compile(r"(?:[^\W\d_]|[)\]‖|∇\u0300-\u036f])[_^](?:[^\W_]|[{(])")
+_MATHTEXT = re.compile(r"(?<!\\)\$.*?(?<!\\)\$")
+
+
+def raw_notation_texts(fig: Any) -> list[str]:
+    """The visible texts of ``fig`` that write notation raw outside mathtext (``"measured r_ij"``
+    instead of ``r"measured $r_{ij}$"``)."""
+    from matplotlib.text import Text
+
+    out = []
+    for t in fig.findobj(Text):
+        text = t.get_text()
+        if t.get_visible() and RAW_NOTATION.search(_MATHTEXT.sub(" ", text)):
+            out.append(text[:60])
+    return out
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` without Markdown emphasis or roles (for alt text)."""
     plain = re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", text)
@@ -541,6 +561,12 @@ class Chapter:
                 "(drop explicit small font sizes; the book's style sets ≥ 10 pt)"
             )
         covered = legends_over_data(fig)  # plotted points under a legend, per axes
+        raw = raw_notation_texts(fig)
+        if raw:
+            raise ParameterError(
+                f"figure {name!r} writes notation raw outside mathtext: {raw[:5]} (typeset it: "
+                "r'$r_{ij}$')"
+            )
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))
         if rel in self.figures:

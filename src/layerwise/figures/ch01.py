@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..capacity import activation_label, eta_levels, nu_closed_form
-from ..plotting import CMAP
+from ..plotting import CMAP, clear_legends, legend_in_headroom
 
 
 def nu_scale(
@@ -95,7 +95,7 @@ def fixed_layer_deviation(
                 ax.plot(nf, amplitude[act] / np.sqrt(nf), color=f"C{k}", lw=1, ls="--")
         ax.set_xscale("log", base=2), ax.set_yscale("log")
         ax.set_xlabel("input dimension n"), ax.set_title(inp)
-    axes[0].set_ylabel("RMS of r_ij − ν over unit pairs")
+    axes[0].set_ylabel(r"RMS of $r_{ij} - \nu$ over unit pairs")
     axes[0].plot([], [], "k--", lw=1, label="(β−α)²/(2π√n)")
     axes[0].legend()
     return fig
@@ -128,7 +128,10 @@ def footnote3_error(rows: Sequence[np.ndarray], cases: Sequence[Sequence[Any]]) 
             ax.plot(ns, curve, color=f"C{k}", lw=1)
     for ax, title in zip(
         axes,
-        ("Frobenius: ‖E[η_iη_jYYᵀ] − νI‖_F / ‖I‖_F", "along p_j: ‖(E[η_iη_jYYᵀ] − νI) p_j‖"),
+        (
+            r"Frobenius: $\|E[\eta_i\eta_j YY^\top] - \nu I\|_F\,/\,\|I\|_F$",
+            r"along $p_j$: $\|(E[\eta_i\eta_j YY^\top] - \nu I)\,p_j\|$",
+        ),
         strict=False,
     ):
         ax.set_xscale("log", base=2), ax.set_yscale("log")
@@ -159,7 +162,10 @@ def intermediate_capacities(
             ax.plot(nus, d, color=col, ls=ls, lw=1.2, label=f"{activation_label(*case)}, {inp}")
     for c, v in enumerate(nu_eq13):
         ax.axvline(v, color=f"C{c}", ls=":", lw=1)
-    ax.set_xlabel("ν in Eq. 14"), ax.set_ylabel("‖κ_Eq14(ν) − κ_emp‖₂")
+    (
+        ax.set_xlabel("ν in Eq. 14"),
+        ax.set_ylabel(r"$\|\kappa_{\mathrm{Eq.\,14}}(\nu) - \kappa_{\mathrm{emp}}\|_2$"),
+    )
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ax = axes[1]
     n = emp.shape[-1]
@@ -176,7 +182,7 @@ def intermediate_capacities(
         ax.bar(np.arange(n) + (k - 2) * w, v, w, label=label, color=f"C{k}")
     top = max(float(np.max(v)) for _, v in bars)
     ax.set_ylim(0, 1.15 * top), ax.set_xticks(np.arange(0, n, max(1, n // 8)))
-    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i")
+    ax.set_xlabel("input i"), ax.set_ylabel(r"capacity $\kappa_i$")
     ax.legend(ncol=2, loc="upper center", bbox_to_anchor=(0.4, -0.2))
     return fig
 
@@ -198,7 +204,7 @@ def redundancy(sv: Mapping[str, Mapping[str, np.ndarray]]) -> Any:
             )
         ax.axhline(1e-9, color="gray", lw=0.8, ls=":")
         ax.set_title(act), ax.set_xlabel("index of singular value")
-    np.atleast_1d(axes)[0].set_ylabel("σ_k / σ_1"), np.atleast_1d(axes)[0].legend()
+    np.atleast_1d(axes)[0].set_ylabel(r"$\sigma_k\,/\,\sigma_1$"), np.atleast_1d(axes)[0].legend()
     return fig
 
 
@@ -215,7 +221,7 @@ def pseudo_random_capacities(
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
     n, w = len(kappa_eq25), 0.38
-    ax.bar(np.arange(n) - w / 2, kappa_eq25, w, label="Eq. 25: (P∘P)κ^φ")
+    ax.bar(np.arange(n) - w / 2, kappa_eq25, w, label=r"Eq. 25: $(P\circ P)\,\kappa^\varphi$")
     ax.bar(
         np.arange(n) + w / 2,
         k_mean,
@@ -224,7 +230,7 @@ def pseudo_random_capacities(
         capsize=3,
         label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)",
     )
-    ax.set_xlabel("input i"), ax.set_ylabel("capacity κ_i"), ax.legend()
+    ax.set_xlabel("input i"), ax.set_ylabel(r"capacity $\kappa_i$"), ax.legend()
     ax = axes[1]
     ax.loglog(np.repeat(sizes, errors.shape[1]), errors.ravel(), ".", alpha=0.5, label="replicates")
     ax.loglog(
@@ -237,7 +243,11 @@ def pseudo_random_capacities(
         lw=1,
         label=r"$\propto N^{-1/2}$",
     )
-    ax.set_xlabel("samples N"), ax.set_ylabel("‖κ_emp − (P∘P)κ^φ‖₂"), ax.legend()
+    (
+        ax.set_xlabel("samples N"),
+        ax.set_ylabel(r"$\|\kappa_{\mathrm{emp}} - (P\circ P)\,\kappa^\varphi\|_2$"),
+        ax.legend(),
+    )
     return fig
 
 
@@ -278,8 +288,11 @@ def pair_law(
     lo = min(float(np.min(v)) for pr in pairs.values() for v in pr)
     hi = max(float(np.max(v)) for pr in pairs.values() for v in pr)
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="r = law")
-    ax.set_xlabel("law ν + (β−α)² arcsin ρ_ij / 2π"), ax.set_ylabel("measured r_ij")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.8))
+    (
+        ax.set_xlabel(r"law $\nu + (\beta-\alpha)^2 \arcsin\rho_{ij}\,/\,2\pi$"),
+        ax.set_ylabel(r"measured $r_{ij}$"),
+    )
+    legend_in_headroom(ax, ncols=1)
     ax = axes[1]
     for k, (label, d) in enumerate(ratios.items()):
         nus = np.array(sorted(d))
@@ -288,6 +301,7 @@ def pair_law(
     ax.axhline(1.0, color="0.5", ls=":", lw=1, label="idealisation (every pair = ν)")
     ax.set_xlabel("ν of Eq. 13"), ax.set_ylabel("residual, law / ideal")
     ax.set_ylim(-0.05, 1.6), ax.legend(loc="upper left")
+    clear_legends(fig)
     return fig
 
 
@@ -306,7 +320,7 @@ def width_gap(ns: np.ndarray, gaps: Mapping[str, np.ndarray]) -> Any:
             color=f"C{k}",
             label=label,
         )
-    ax.plot(ns, 0.3 * np.sqrt(ns[0] / ns), "k:", lw=1, label="∝ n^(−1/2)")
+    ax.plot(ns, 0.3 * np.sqrt(ns[0] / ns), "k:", lw=1, label=r"$\propto n^{-1/2}$")
     ax.set_xscale("log"), ax.set_yscale("log")
     ax.set_xticks(ns, [f"{int(v)}" for v in ns]), ax.minorticks_off()
     ax.set_xlabel("input dimension n"), ax.set_ylabel("gap / span")

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..diffusion import heat_kernel
-from ..plotting import depth_colors
+from ..plotting import clear_legends, depth_colors, legend_in_headroom
 from ..stats import mean_se
 
 ARCHS = ("plain", "residual")
@@ -39,7 +39,11 @@ def residual_diffusion(
         ax.plot(x - c0, mean_profile[k], "o", ms=2.5, color=c, label=f"t = {t}")
         ax.plot(x - c0, profile0[k], "-", lw=0.6, color=c, alpha=0.6)
         ax.plot(xf, heat_kernel(xf, 0, diffusion, t), "k-", lw=0.8)
-    ax.set_xlim(-35, 35), ax.set_xlabel("position − output unit"), ax.set_ylabel("capacity κ^l(x)")
+    (
+        ax.set_xlim(-35, 35),
+        ax.set_xlabel("position − output unit"),
+        ax.set_ylabel(r"capacity $\kappa^l(x)$"),
+    )
     ax.legend()
     ax = axes[1]
     m2_mean, m2_se = mean_se(m2)
@@ -84,7 +88,7 @@ def effective_receptive_field(
             fmt="o",
             color=f"C{j}",
             capsize=3,
-            label=f"{arch}: width ∝ depth^{f.mean:.3f}±{f.se:.3f}",
+            label=rf"{arch}: width $\propto$ depth$^{{{f.mean:.3f} \pm {f.se:.3f}}}$",
         )
         axd["width"].plot(
             depths_f,
@@ -111,7 +115,7 @@ def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
         xs = np.arange(pred.shape[-1]) - pred.shape[-1] // 2
         for act, mk in (("pseudo_random", "o"), ("relu", "x")):
             ax.plot(xs, pr[f"{arch}_{act}_g2"][0], mk, ms=3.5, label=f"{act.replace('_', '-')}")
-        ax.plot(xs, pred[0], "k-", lw=1, label="D₁⋯D_L(a∘a)")
+        ax.plot(xs, pred[0], "k-", lw=1, label=r"$D_1\cdots D_L\,(a\circ a)$")
         ax.set_yscale("log"), ax.set_ylim(pred[0][pred[0] > 0].min() / 10, None)
         ax.set_title(f"{arch}, depth {depth} (network 1)"), ax.set_xlabel("input position")
         ax.legend()
@@ -133,14 +137,16 @@ def shattering(
     fig, axd = plt.subplot_mosaic([["wmax", "corr"], ["grads", "grads"]], figsize=(7.5, 6.2))
     ax = axd["wmax"]
     ax.semilogy(Ls, w["w_res"], "o-", ms=3, label="residual, I + Δ/L")
-    ax.semilogy(Ls, w["w_res_pred"], "k:", lw=1, label="exp(Σ ε Δ_ii), Eq. 36")
-    ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label="plain, r = 3: (1/3)^L")
-    ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label="plain, r = 5: (1/5)^L")
+    ax.semilogy(
+        Ls, w["w_res_pred"], "k:", lw=1, label=r"$\exp(\sum \varepsilon\Delta_{ii})$, Eq. 36"
+    )
+    ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label=r"plain, r = 3: $(1/3)^L$")
+    ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label=r"plain, r = 5: $(1/5)^L$")
     (
         ax.set_ylim(1e-30, 2),
         ax.set_xscale("log"),
         ax.set_xlabel("depth L"),
-        ax.set_ylabel("straight-path weight w_max"),
+        ax.set_ylabel(r"straight-path weight $w_{\max}$"),
     )
     ax.legend()
     ax = axd["corr"]
@@ -149,7 +155,7 @@ def shattering(
         ax.errorbar(
             depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)"
         )
-    ax.set_xlabel("depth"), ax.set_ylabel("corr(g(x_k), g(x_{k+1}))"), ax.legend()
+    ax.set_xlabel("depth"), ax.set_ylabel(r"corr$(g(x_k), g(x_{k+1}))$"), ax.legend()
     ax = axd["grads"]
     for j, arch in enumerate(ARCHS):
         g = grad0[arch]
@@ -192,7 +198,7 @@ def drift_limit(dl: Mapping[str, Any], show: Sequence[int]) -> Any:
         ax.set_xlabel("position − output unit"),
         ax.set_ylabel("capacity κ⁰(x)"),
     )
-    ax.legend()
+    legend_in_headroom(ax)
     ax = axes[1]
     eps = 1.0 / layers
     order = np.argsort(eps)
@@ -201,12 +207,14 @@ def drift_limit(dl: Mapping[str, Any], show: Sequence[int]) -> Any:
         np.asarray(dl["l1_expm"])[order],
         "o-",
         ms=4,
-        label="‖(I + εΔ)^{1/ε}δ − exp(Δ)δ‖₁",
+        label=r"$\|(I + \varepsilon\Delta)^{1/\varepsilon}\delta - \exp(\Delta)\,\delta\|_1$",
     )
     ax.loglog(
         eps[order], dl["l1_expm"][order][0] * eps[order] / eps[order][0], "k--", lw=1, label="∝ ε"
     )
-    ax.set_xlabel("ε = 1/L"), ax.set_ylabel("L1 distance"), ax.legend()
+    ax.set_xlabel("ε = 1/L"), ax.set_ylabel("L1 distance")
+    legend_in_headroom(ax, ncols=1)
+    clear_legends(fig)
     return fig
 
 
@@ -240,7 +248,7 @@ def t_collapse(tc: Mapping[str, np.ndarray], depths: Sequence[int], tau: float) 
     (
         axes[0].set_xlabel("t = (L − l)/L"),
         axes[0].set_ylabel("ERF variance (positions²)"),
-        axes[0].legend(),
+        legend_in_headroom(axes[0]),
     )
     xf = np.linspace(-8, 8, 401)
     axes[1].plot(xf, heat_kernel(xf, 0, tau / 3, 1.0), "k-", lw=0.9, label="Eq. 34, t = 1")
@@ -249,7 +257,8 @@ def t_collapse(tc: Mapping[str, np.ndarray], depths: Sequence[int], tau: float) 
         axes[1].set_xlabel("input position"),
         axes[1].set_ylabel("normalised mean squared gradient"),
     )
-    axes[1].legend()
+    legend_in_headroom(axes[1])
+    clear_legends(fig)
     return fig
 
 

@@ -14,6 +14,7 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 from scipy import stats
 
 from ..labatie import SINGLE_INPUT_DIFFUSION_TIMES_N
+from ..plotting import clear_legends, legend_in_headroom
 from ..stats import mean_se
 
 #: (key, axis label) of the two log-moments of Fig. 2: signal ν₂(x) and noise μ₂(dx).
@@ -46,8 +47,9 @@ def log_moment_histograms(
             )
         ax.set_xlabel(lab)
         ax.set_ylabel("density over networks")
-        ax.legend()
+        legend_in_headroom(ax)
     fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 
@@ -74,11 +76,12 @@ def drift_diffusion(
     axes[0].axhline(0, color="k", lw=0.8)
     axes[0].set_xlabel("layer l")
     axes[0].set_ylabel("log ratio to layer 0")
-    axes[0].legend()
+    legend_in_headroom(axes[0])
     axes[1].set_xlabel("layer l")
     axes[1].set_ylabel("variance over networks")
-    axes[1].legend()
+    legend_in_headroom(axes[1])
     fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..plotting import clear_legends, legend_in_headroom
+
 
 def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
     """Left: V(q) per σ_w with its fixed point q* and the identity; right: the iterates from each
@@ -33,11 +35,12 @@ def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
         r"$\sigma_b = "
         r"0.3$",
     )
-    axes[0].legend()
+    legend_in_headroom(axes[0])
     axes[1].set(
         xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$"
     )
     fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 
@@ -190,15 +193,16 @@ def circle_length(
     axes[0].set(
         yscale="log", xlabel="layer $l$", ylabel="length of the curve", title="length vs depth"
     )
-    axes[0].legend()
+    legend_in_headroom(axes[0])
     axes[1].set(
         xlabel="layer $l$",
         ylabel="variance in top 2 PCs",
         ylim=(0, 1.02),
         title="how flat the curve stays",
     )
-    axes[1].legend()
+    legend_in_headroom(axes[1])
     fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 
@@ -346,5 +350,6 @@ def authors_figures(
     ax.set(
         xlabel=r"$\sigma_b$", ylabel=r"$\sigma_w$", xlim=(0, 4), ylim=(1, 5), title=r"$\chi_1 = 1$"
     )
-    ax.legend(loc="upper left")
+    legend_in_headroom(ax)
+    clear_legends(fig)
     return fig

@@ -69,7 +69,7 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
     i1 = int(np.argmin(np.abs(al - 1)))
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
     axes = axes.ravel()
-    names = ["T_α", "unit-wise"]
+    names = [r"$T_\alpha$", "unit-wise"]
     ls = ["-", "--"]
     for t in range(2):
         axes[0].plot(
@@ -79,10 +79,15 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
             al,
             np.maximum(np.abs(R["fr"][t] - 1), EPS / 10),
             "s" + ls[t],
-            label=f"‖θ‖²_fr, {names[t]}",
+            label=rf"$\|\theta\|^2_{{\mathrm{{fr}}}}$, {names[t]}",
         )
         axes[1].plot(al, R["l2"][t] / R["l2"][t, i1], "o" + ls[t], label=f"‖θ‖₂, {names[t]}")
-        axes[1].plot(al, R["spec"][t] / R["spec"][t, i1], "s" + ls[t], label=f"Π‖W_l‖₂, {names[t]}")
+        axes[1].plot(
+            al,
+            R["spec"][t] / R["spec"][t, i1],
+            "s" + ls[t],
+            label=rf"$\prod_l \|W_l\|_2$, {names[t]}",
+        )
         axes[2].plot(al, R["lam"][t], "o" + ls[t], label=names[t])
         axes[3].errorbar(
             al,
@@ -106,7 +111,7 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
         xscale="log",
         yscale="log",
         xlabel="α",
-        ylabel="λ_max of the Hessian",
+        ylabel=r"$\lambda_{\max}$ of the Hessian",
         title="sharpness (Hessian)",
     )
     axes[3].set(
@@ -200,7 +205,7 @@ def kfac_spectra(
     axes[3].set(
         xticks=x_,
         xlabel="layer",
-        ylabel="‖F − F̂‖_F / ‖F‖_F",
+        ylabel=r"$\|F - \hat F\|_F\,/\,\|F\|_F$",
         ylim=(0, 1.05),
         title="relative error",
     )
@@ -311,7 +316,7 @@ def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
         ax.set(
             yscale="log",
             xlabel="fraction of random labels",
-            ylabel="‖θ‖_fr / γ",
+            ylabel=r"$\|\theta\|_{\mathrm{fr}}\,/\,\gamma$",
             title=f"Fisher–Rao ({lab})",
         )
     axes[2].set(
@@ -322,7 +327,7 @@ def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
     )
     axes[3].set(
         xlabel="fraction of random labels",
-        ylabel="‖θ‖_fr / ((L+1)·R·γ)",
+        ylabel=r"$\|\theta\|_{\mathrm{fr}}\,/\,((L+1)\,R\,\gamma)$",
         title="loss factor divided out",
     )
     for ax in axes:
@@ -342,7 +347,7 @@ def tangent_sensitivity(same: Any, different: Any) -> Figure:
         xscale="log",
         yticks=[0, 1],
         yticklabels=["same region", "different"],
-        xlabel="‖S(x′) − S(x)‖_F / ‖S(x)‖_F  (floored at ε/10)",
+        xlabel=r"$\|S(x^\prime) - S(x)\|_F\,/\,\|S(x)\|_F$  (floored at ε/10)",
         ylim=(-0.5, 1.5),
     )
     fig.tight_layout()
