@@ -191,7 +191,7 @@ def log_moment_cdfs(
     (``logs[key]``:
     networks × len(quarters)), solid, against the authors' rebuilt from their percentiles 1…99
     (``published[key]``: len(quarters) × 99), dashed, same colour."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.8))
     colors = plt.get_cmap("rocket")(np.linspace(0.15, 0.75, len(quarters)))
     levels = np.arange(1, 100) / 100.0
     for ax, (key, lab) in zip(axes, LOG_MOMENTS, strict=False):
@@ -208,8 +208,16 @@ def log_moment_cdfs(
             ax.plot(published[key][j], levels, color=c, ls="--", lw=1.0)
         ax.set_xlabel(lab)
         ax.set_ylabel("fraction of networks below")
-    axes[0].legend(title="ours solid, authors dashed")
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()  # below the panels: a CDF fills its axes
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=len(labels),
+        frameon=False,
+        title="ours solid, authors dashed",
+    )
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
     return fig
 
 

@@ -34,7 +34,9 @@ def fisher_rao_identity(
     colors = dict(zip(cases, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for c in cases:
         d = case == c
-        axes[0].scatter(identity[d], direct[d], s=14, label=c, color=colors[c], alpha=0.8)
+        axes[0].scatter(
+            identity[d], direct[d], s=14, label=str(c).replace("_", " "), color=colors[c], alpha=0.8
+        )
         axes[1].scatter(
             n_params[d], np.maximum(rel_diff[d], EPS / 10), s=14, color=colors[c], alpha=0.8
         )
