@@ -416,6 +416,7 @@ def main() -> int:
     a = ap.parse_args()
     size = "quick" if a.quick else a.size
     import torch
+    from threadpoolctl import threadpool_limits
 
     from layerwise import executor as ex
 
@@ -431,7 +432,10 @@ def main() -> int:
     _warm()
     measured = {}
     for workload in ("ch07_cells", "ch04_blocks"):
-        m = {"local": _run("local", workload, size, a.device)}
+        # the local run on one core, as one Dask worker computes: torch's threads (above) and the
+        # BLAS/OpenMP pools numpy and torch opened at import (a worker gets OMP_NUM_THREADS=1)
+        with threadpool_limits(limits=1):
+            m = {"local": _run("local", workload, size, a.device)}
         for n in (1, 2):
             cluster, client, start = _cluster(n)
             try:

@@ -568,3 +568,8 @@ def test_local_cluster_workers_keep_glibc_heap_trimming_and_leave_our_environmen
     )
     for key in ex._nanny_keys():
         assert os.environ.get(key) == (ex._ENV_BEFORE_CLUSTER or {}).get(key), key
+    # and no statistical profiler walking the computing thread's stack every 10 ms
+    import dask
+
+    profiling = client.run(lambda: dask.config.get(ex.WORKER_PROFILER_KEY))
+    assert profiling and not any(profiling.values())

@@ -133,6 +133,10 @@ def _probe(address: str, timeout: float) -> None:
 #: own heap trimming instead of the nanny's 64 KiB threshold.
 WORKER_MALLOC_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
+#: The worker's statistical profiler, which walks the computing thread's stack every 10 ms under
+#: the GIL; the LocalCluster turns it off (units are long and profiled by the benchmark instead).
+WORKER_PROFILER_KEY = "distributed.worker.profile.enabled"
+
 #: This process's environment before it first started a LocalCluster: a Dask nanny writes its
 #: workers' settings (``distributed.nanny.pre-spawn-environ``: one OpenMP/MKL/OpenBLAS thread …)
 #: into the environment of the process that starts it, on every (re)start of a worker, and never
@@ -190,7 +194,7 @@ def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
         # the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand freed memory back to
         # the OS at once: a worker then pays a page fault for each of torch's re-allocations, and
         # a trainability cell took twice as long as in the chapter's own process (measured)
-        with dask.config.set({WORKER_MALLOC_KEY: None}):
+        with dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False}):
             return distributed.LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=1,
