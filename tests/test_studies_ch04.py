@@ -477,3 +477,23 @@ def test_input_offset_table_separates_the_early_offset_from_the_growth():
     assert t.loc["patches", "growth"] == pytest.approx(t.loc["authors (CIFAR-10)", "growth"])
     with pytest.raises(ParameterError, match="depth=11"):
         ch04.input_offset_table({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=11, l_end=200)
+
+
+def test_conv_comparison_table_sets_ours_beside_the_authors_with_their_own_errors():
+    _, _, S = _conv_summary()
+    end = published.bn_ff_endpoints("bn_ff_mnist")
+    T = ch04.conv_comparison_table(S, end)
+    assert list(T.index) == list(ch04.CONV_ROWS.values())
+    row = T.loc[ch04.CONV_ROWS["dchi_late"]]
+    # ours with our own error only; the authors' with theirs (the scorecard combines the two)
+    assert row["ours"] == pytest.approx(S["dchi_late"].mean)
+    assert row["± s.e."] == pytest.approx(S["dchi_late"].own_se)
+    assert math.hypot(row["± s.e."], row["± s.e. (authors)"]) == pytest.approx(S["dchi_late"].se)
+    kurt = T.loc[ch04.CONV_ROWS["kurtosis"]]
+    assert kurt["authors"] == S["authors"]["levels"]["kurtosis"]
+    assert kurt["± s.e. (authors)"] == S["authors_se"]["kurtosis"]
+    assert (
+        tuple(T.loc[ch04.CONV_ROWS["log10_chi_end"], ["authors", "± s.e. (authors)"]])
+        == end["log10_chi"]
+    )
+    assert math.isnan(T.loc[ch04.CONV_ROWS["dbn_late"], "± s.e. (authors)"])  # not published

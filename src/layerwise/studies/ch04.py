@@ -143,6 +143,58 @@ def fig4_conv_summary(
     }
 
 
+#: The rows of :func:`conv_comparison_table`: label → the Fig. 4 quantity (Labatie 2019, §6).
+CONV_ROWS = {
+    "dchi_late": "δχ per layer (late)",
+    "dbn_late": "δχ, BN step (late)",
+    "dphi_late": "δχ, ReLU step (late)",
+    "early_gap": "ReLU − BN step (early)",
+    "log10_chi_end": "log₁₀ χ at the last layer",
+    "reff_dx": "effective rank r(dx) (late)",
+    "reff_x": "effective rank r(x) (late)",
+    "kurtosis": "kurtosis μ₄ of the BN output (late)",
+    "nu1": "ν₁(|y|) of the BN output (late)",
+}
+
+
+def conv_comparison_table(
+    summary: Mapping[str, Any], authors_end: Mapping[str, Any]
+) -> pd.DataFrame:
+    """Our convolutional nets against the authors' (Labatie 2019, Fig. 4) in one table, from
+    :func:`fig4_conv_summary`'s ``summary``: per quantity of :data:`CONV_ROWS` our mean and its
+    standard error over networks, and the authors' mean with its standard error over their
+    networks where they publish one (NaN where they do not); ``authors_end`` holds their
+    (mean, SE) of log₁₀ χ at the last layer (:func:`layerwise.published.bn_ff_endpoints`)."""
+    ours = {
+        **{k: summary[k] for k in ("dbn_late", "dphi_late", "early_gap", "log10_chi_end")},
+        **summary["ours_levels"],
+    }
+    a = summary["authors"]
+    theirs = {
+        "dchi_late": (a["dchi_late"], summary["dchi_late"].reference_se),
+        "dbn_late": (a["dbn_late"], math.nan),
+        "dphi_late": (a["dphi_late"], math.nan),
+        "early_gap": (math.nan, math.nan),
+        "log10_chi_end": tuple(authors_end["log10_chi"]),
+        **{k: (a["levels"][k], summary["authors_se"][k]) for k in published.FIG4_LATE},
+    }
+    dchi = summary["dchi_late"]
+    ours["dchi_late"] = Estimate(dchi.mean, dchi.own_se, dchi.dof, dchi.n)
+    rows = []
+    for key, label in CONV_ROWS.items():
+        e = ours[key]
+        rows.append(
+            {
+                "quantity": label,
+                "ours": e.mean,
+                "± s.e.": math.nan if e.se is None else e.se,
+                "authors": theirs[key][0],
+                "± s.e. (authors)": theirs[key][1],
+            }
+        )
+    return pd.DataFrame(rows).set_index("quantity")
+
+
 # ----------------------------------------------------------------------------------------------
 # Fig. 4 in fully-connected nets; the last layer; δ_BN χ against the signal's conditioning
 # ----------------------------------------------------------------------------------------------
