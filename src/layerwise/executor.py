@@ -186,22 +186,23 @@ def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
 
     global _ENV_BEFORE_CLUSTER
     distributed = require_distributed()
-    if _ENV_BEFORE_CLUSTER is None:
-        _ENV_BEFORE_CLUSTER = dict(os.environ)
     import dask
 
+    if _ENV_BEFORE_CLUSTER is None:
+        _ENV_BEFORE_CLUSTER = dict(os.environ)
+    # the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand freed memory back to the
+    # OS at once: a worker then pays a page fault for each of torch's re-allocations, and a
+    # trainability cell took twice as long as in the chapter's own process (measured). Set for the
+    # whole process, not in a context: a worker that dies is replaced by a nanny made later.
+    dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False})
     try:
-        # the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand freed memory back to
-        # the OS at once: a worker then pays a page fault for each of torch's re-allocations, and
-        # a trainability cell took twice as long as in the chapter's own process (measured)
-        with dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False}):
-            return distributed.LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
+        return distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
     finally:
         restore_environ()
 
