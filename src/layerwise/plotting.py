@@ -98,6 +98,20 @@ def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: 
     return leg
 
 
+def legend_above(ax: Any, ncols: int) -> Any:
+    """A legend in a band above ``ax``, as wide as the panel, in ``ncols`` columns: for panels
+    whose data leave no free corner at any scale."""
+    return ax.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.02, 1, 0.2),
+        mode="expand",
+        ncols=ncols,
+        borderaxespad=0,
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
+
+
 def _extend_top(ax: Any, frac: float) -> None:
     """Raise the top of ``ax``'s y range so that the old range fills ``1 − frac`` of it (in log
     space on a log axis)."""

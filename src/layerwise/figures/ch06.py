@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 
+from ..plotting import legend_above
 from ..stats import mean_se
 
 
@@ -106,15 +107,7 @@ def counts_vs_neurons(
     ax1.set_xlabel("hidden neurons N")
     ax1.set_ylabel("activation regions in the square")
     # above the panel: six entries leave no free corner inside it at every scale
-    ax1.legend(
-        loc="lower left",
-        bbox_to_anchor=(0, 1.02, 1, 0.2),
-        mode="expand",
-        ncols=2,
-        borderaxespad=0,
-        handlelength=1.2,
-        columnspacing=0.8,
-    )
+    legend_above(ax1, ncols=2)
     cols = plt.cm.viridis(np.linspace(0, 0.85, len(Ns)))
     for n_i, N in enumerate(Ns):
         ax2.errorbar(
@@ -132,15 +125,7 @@ def counts_vs_neurons(
     ax2.set_xlabel("depth (N/depth neurons per layer)")
     ax2.set_ylabel("count / one-layer closed form")
     ax2.set_ylim(bottom=0)
-    ax2.legend(
-        loc="lower left",
-        bbox_to_anchor=(0, 1.02, 1, 0.2),
-        mode="expand",
-        ncols=3,
-        borderaxespad=0,
-        handlelength=1.2,
-        columnspacing=0.8,
-    )
+    legend_above(ax2, ncols=3)
     return fig
 
 
