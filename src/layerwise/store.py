@@ -115,8 +115,15 @@ def _watch_cluster(
     from . import executor as ex
 
     cached, t0, stop = len(done), time.perf_counter(), threading.Event()
+    # the thread and the run's loop both report: one at a time, so that the counts written never
+    # go back (a report read before a unit was saved must not land after the next one)
+    lock = threading.Lock()
 
     def tick() -> None:
+        with lock:
+            _report()
+
+    def _report() -> None:
         mine = {w: sum(k in keys for k in ks) for w, ks in client.processing().items()}
         n = len(done)
         c = ex.unit_counts(
