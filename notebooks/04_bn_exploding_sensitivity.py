@@ -188,7 +188,7 @@ ch.glue_all({"late_lmin": late_lmin, "early_lmax": early_lmax, "conv_r2": conv_f
              "pub_dchi_late": authors["dchi_late"]}, digits=4)
 
 # %%
-ch.table(study.conv_comparison_table(conv_study, published.bn_ff_endpoints(AUTHORS)),
+ch.table(study.conv_comparison_table(conv_study, published.bn_ff_endpoints(AUTHORS, conv.depth)),
          f"Our convolutional nets ({conv_panels['chi'].shape[0]} networks) against the authors' "
          f"(MNIST variant, 200 networks; Labatie, Fig. 4): late = layers {late_lmin}–"
          f"{params['conv_depth']}, early = layers ≤ {early_lmax}; each mean with its standard "
