@@ -143,24 +143,16 @@ def lines_vs_neurons(
     SE) against N, with the one-layer closed form ``dist_curve`` ((2, k): N, distance)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for d_i, d in enumerate(depths):
-        ax1.errorbar(
-            Ns,
-            cross[:, d_i],
-            yerr=cross_se[:, d_i],
-            marker="o",
-            ls="none",
-            capsize=2,
-            label=f"depth {d}",
-        )
-        ax2.errorbar(
-            Ns,
-            dist[:, d_i],
-            yerr=dist_se[:, d_i],
-            marker="o",
-            ls="none",
-            capsize=2,
-            label=f"depth {d}",
-        )
+        for ax, y, se in ((ax1, cross, cross_se), (ax2, dist, dist_se)):
+            ax.errorbar(
+                Ns,
+                y[:, d_i],
+                yerr=se[:, d_i],
+                marker="o",
+                ls="none",
+                capsize=2,
+                label=f"depth {d}",
+            )
     grid = np.geomspace(Ns.min(), Ns.max(), 50)
     ax1.plot(grid, grid, "k-", lw=1, label="N (one layer)")
     ax2.plot(dist_curve[0], dist_curve[1], "k-", lw=1, label="one layer, closed form")
