@@ -885,3 +885,91 @@ def test_glue_math_records_markdown_with_balanced_math(tmp_path):
         ch.glue_math("odd", r"a lone $\xi_c")
     with pytest.raises(ParameterError, match="used twice"):
         ch.glue_math("peak", "again")
+
+
+def test_claims_that_state_one_thing_of_several_cases_share_one_statement_row():
+    """ "Depth 1: regions grow like N²", "Depth 2: regions grow like N²" … print the shared claim
+    once and one short row per case; every claim keeps its own row, anchor, outcome and value;
+    a statement whose claim part no other claim shares stays a row of its own."""
+    led = Ledger("ci")
+    for d, x in ((1, 2.0), (2, 2.9), (6, 1.95)):
+        led.claim(
+            f"growth_d{d}",
+            "regions grow like N² (log–log slope)",
+            case=f"Depth {d}",
+            kind="reproduces",
+            measured=x,
+            reference=2.0,
+            tol=0.5,
+            why="w",
+            source="Hanin 2019, Thm. 5",
+        )
+    led.claim(
+        "alone",
+        "it holds",
+        case="the one case",
+        kind="checks",
+        measured=1.0,
+        reference=1.0,
+        tol=0.1,
+        why="w",
+        source="s",
+    )
+    led.claim(
+        "lonely",
+        "Random D: the drift is small",
+        kind="reproduces",
+        measured=0.1,
+        reference=0.0,
+        tol=0.5,
+        why="w",
+        source="other",
+    )
+    groups = claims.claim_families([c.to_json() for c in led.claims])
+    page = led.to_html()
+    assert [(s, [lab for lab, _ in m]) for s, m in groups] == [
+        ("regions grow like N² (log–log slope)", ["Depth 1", "Depth 2", "Depth 6"]),
+        (None, [""]),
+        (None, [""]),
+    ]
+    assert led.claims[1].statement == "Depth 2: regions grow like N² (log–log slope)"
+    assert led.claims[1].to_json()["case"] == "Depth 2"
+    assert "The one case: it holds" not in page and "the one case: it holds" in page
+    assert page.lower().count("regions grow like n²") == 1 and "Regions grow like N²" in page
+    assert page.count("Hanin 2019, Thm. 5") == 1  # one source, said once for the family
+    for d in (1, 2, 6):
+        assert f'id="claim-growth_d{d}"' in page and f'class="lw-case">Depth {d}<' in page
+    assert page.count('class="lw-pass lw-member"') == 2
+    assert page.count('class="lw-fail lw-member"') == 1
+    assert "2.9" in page and 'id="claim-lonely" class="lw-pass"' in page
+    assert "Random D: the drift is small" in page
+
+
+def test_a_family_with_several_sources_names_each_case_source():
+    led = Ledger("ci")
+    for i, src in enumerate(("Paper A", "Paper B")):
+        led.claim(
+            f"c{i}",
+            "the same thing holds",
+            case=f"case {i}",
+            kind="checks",
+            measured=1.0,
+            reference=1.0,
+            tol=0.1,
+            why="w",
+            source=src,
+        )
+    page = led.to_html()
+    assert "· Paper A" in page and "· Paper B" in page and page.count("The same thing") == 1
+    with pytest.raises(ParameterError, match="case="):
+        led.claim(
+            "c9",
+            "x",
+            case="a: b",
+            kind="checks",
+            measured=1.0,
+            reference=1.0,
+            tol=0.1,
+            why="w",
+            source="s",
+        )

@@ -209,6 +209,7 @@ class Claim:
     note: str = ""
     alternative: tuple[Any, str] | None = None
     reference_se: float | None = None
+    case: str = ""
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -392,6 +393,7 @@ class Claim:
             "id": self.id,
             "kind": self.kind,
             "statement": self.statement,
+            "case": self.case,
             "measured": self.measured,
             "se": self.se,
             "reference_se": self.reference_se,
@@ -445,6 +447,7 @@ class Ledger:
         note: str = "",
         caveat: str = "",
         alternative: tuple[Any, str] | None = None,
+        case: str = "",
     ) -> Claim:
         """Record and grade one claim.
 
@@ -456,6 +459,9 @@ class Ledger:
         claim were not skipped): why it can come out inconclusive or failed at this scale.
         ``alternative`` is ``(value, "what it is")``: the credible alternative the rule must exclude
         (see the module docstring; required in spirit for ``reproduces`` and ``predicts``).
+        ``case`` names the case of a claim made of several (``"depth 2"``): its statement is
+        then the part the cases share, recorded as ``"<case>: <statement>"``, and the scorecard
+        prints the shared part once with a short row per case (:func:`claim_families`).
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
@@ -479,9 +485,11 @@ class Ledger:
             )
         else:
             reference_se = None
+        if case and (not isinstance(case, str) or ": " in case):
+            raise ParameterError(f"claim {id}: case={case!r} must be a short label without ': '")
         c = Claim(
             id,
-            statement,
+            f"{case}: {statement}" if case else statement,
             kind,
             measured,
             reference,
@@ -498,6 +506,7 @@ class Ledger:
             note=note,
             alternative=alternative,
             reference_se=reference_se,
+            case=case,
         )
         if caveat and c.evaluate() != "pass":
             c.note = f"{note} {caveat}" if note else caveat
@@ -638,13 +647,112 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     return summary_sentence(tally(claims), scale, undiscriminated(claims))
 
 
+def claim_families(
+    claims: list[Mapping[str, Any]],
+) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
+    """Claims made of several cases (``case=`` of :meth:`Ledger.claim`, statement
+    ``"<case>: <shared>"``), grouped: the cases of one shared statement make one family, in the
+    order of its first case. Returns ``[(shared or None, [(case, claim)])]``; a claim without a
+    case, or the only case of its statement, is its own group (``None``), so every claim appears
+    exactly once and in a family only beside another case of the same statement."""
+
+    def shared(c: Mapping[str, Any]) -> str | None:
+        case = c.get("case") or ""
+        prefix = f"{case}: "
+        return c["statement"][len(prefix) :] if case and c["statement"].startswith(prefix) else None
+
+    count: dict[str, int] = {}
+    for c in claims:
+        rest = shared(c)
+        if rest is not None:
+            count[rest] = count.get(rest, 0) + 1
+    groups: list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = []
+    where: dict[str, int] = {}
+    for c in claims:
+        rest = shared(c)
+        if rest is None or count[rest] < 2:
+            groups.append((None, [("", c)]))
+        elif rest in where:
+            groups[where[rest]][1].append((c["case"], c))
+        else:
+            where[rest] = len(groups)
+            groups.append((rest, [(c["case"], c)]))
+    return groups
+
+
+def _measured_html(c: Mapping[str, Any]) -> str:
+    """The measured cell of a scorecard row: value, its ± or interval, the rule it is held to."""
+    meas = html.escape(fmt(c["measured"]))
+    if c.get("se") is not None:
+        meas += f' <span class="lw-se">± {html.escape(fmt_se(c["se"]))}</span>'
+        split = se_split(c)
+        if split:
+            meas += f'<br><span class="lw-se">({html.escape(split)})</span>'
+    elif c.get("interval") is not None:
+        lo, hi = c["interval"]
+        meas += f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
+    if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
+        meas = f'<span class="lw-se">at this scale: {meas}</span>'
+    return meas + f'<br><span class="lw-rule">expected {html.escape(c.get("rule", ""))}</span>'
+
+
+def _notes_html(c: Mapping[str, Any], kind: str) -> str:
+    """A row's notes: the chapter's note, what would decide an undecided claim, what a pass
+    rules out (or why it is not counted)."""
+    note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+    if c.get("replicates_to_decide"):
+        note += (
+            f'<br><span class="lw-note">≈ {c["replicates_to_decide"]} replicates would '
+            f"decide it (now {int(c['dof']) + 1}).</span>"
+        )
+    ruled = rules_out(c)
+    if ruled:
+        note += f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
+    elif kind != "checks" and c["status"] == "pass":
+        alt = c.get("alternative")
+        why_not = (
+            f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
+            if alt
+            else "no alternative named"
+        )
+        counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
+        note += (
+            '<br><span class="lw-alt lw-weak">Not discriminating: '
+            f"{html.escape(why_not)}; not counted as {counted}.</span>"
+        )
+    return note
+
+
+def _rule_details(c: Mapping[str, Any], summary: str) -> str:
+    """The folded rule and margin of a row, opened by ``summary`` (HTML)."""
+    words = interval_words(c)
+    level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
+    return (
+        f"<details><summary>{summary}</summary>"
+        f"Claim <code>{html.escape(c['id'])}</code>. Rule: {html.escape(c.get('rule', ''))}. "
+        f"{html.escape(c['justification'])}{level}</details>"
+    )
+
+
+def _verdict_cell(c: Mapping[str, Any]) -> str:
+    skipped = (
+        '<br><span class="lw-min">checked from scale '
+        f"<code>{html.escape(c['min_scale'])}</code></span>"
+        if c["status"] == "skipped"
+        else ""
+    )
+    return f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
+
+
 def scorecard_html(
     claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-"
 ) -> str:
-    """A compact scorecard: one row per claim (outcome; statement with its notes, the source
-    opening the folded rule and justification; measured with its uncertainty and the rule it is
-    held to), grouped by kind."""
+    """A compact scorecard, grouped by kind: one row per claim (outcome; statement with its
+    notes, the source opening the folded rule and justification; measured with its uncertainty
+    and the rule it is held to). Claims that state one thing of several cases
+    (:func:`claim_families`) share one statement row, each case a short row of its own."""
     parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
+    more = ' <span class="lw-more">· rule and margin</span>'
     for kind in KINDS:
         rows = [c for c in claims if c.get("kind", "checks") == kind]
         if not rows:
@@ -655,70 +763,40 @@ def scorecard_html(
             "checks": "Checks",
         }[kind]
         body = []
-        for c in rows:
-            cid = html.escape(c["id"])
-            meas = html.escape(fmt(c["measured"]))
-            if c.get("se") is not None:
-                meas += f' <span class="lw-se">± {html.escape(fmt_se(c["se"]))}</span>'
-                split = se_split(c)
-                if split:
-                    meas += f'<br><span class="lw-se">({html.escape(split)})</span>'
-            elif c.get("interval") is not None:
-                lo, hi = c["interval"]
-                meas += (
-                    f' <span class="lw-se">[{html.escape(fmt(lo))}, {html.escape(fmt(hi))}]</span>'
+        for shared, members in claim_families(rows):
+            if shared is None:
+                c = members[0][1]
+                src = f'<span class="lw-src">{html.escape(c["source"])}</span>'
+                body.append(
+                    f'<tr id="{anchor_prefix}{html.escape(c["id"])}" class="lw-{c["status"]}">'
+                    f"{_verdict_cell(c)}"
+                    f'<td class="lw-claim">{html.escape(c["statement"])}{_notes_html(c, kind)}'
+                    f"{_rule_details(c, src + more)}</td>"
+                    f'<td class="lw-num">{_measured_html(c)}</td></tr>'
                 )
-            words = interval_words(c)
-            level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
-            if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
-                meas = f'<span class="lw-se">at this scale: {meas}</span>'
-            skipped = (
-                '<br><span class="lw-min">checked from scale '
-                f"<code>{html.escape(c['min_scale'])}</code></span>"
-                if c["status"] == "skipped"
-                else ""
-            )
-            note = (
-                f'<br><span class="lw-note">{html.escape(c["note"])}</span>'
-                if c.get("note")
-                else ""
-            )
-            if c.get("replicates_to_decide"):
-                note += (
-                    f'<br><span class="lw-note">≈ {c["replicates_to_decide"]} replicates would '
-                    f"decide it (now {int(c['dof']) + 1}).</span>"
-                )
-            ruled = rules_out(c)
-            if ruled:
-                note += (
-                    f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
-                )
-            elif kind != "checks" and c["status"] == "pass":
-                alt = c.get("alternative")
-                why_not = (
-                    f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
-                    if alt
-                    else "no alternative named"
-                )
-                counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
-                note += (
-                    '<br><span class="lw-alt lw-weak">Not discriminating: '
-                    f"{html.escape(why_not)}; "
-                    f"not counted as {counted}.</span>"
-                )
+                continue
+            sources = list(dict.fromkeys(c["source"] for _, c in members))
+            one_source = len(sources) == 1
+            head = html.escape(shared[0].upper() + shared[1:])
+            if one_source:
+                head += f'<br><span class="lw-src">{html.escape(sources[0])}</span>'
             body.append(
-                f'<tr id="{anchor_prefix}{cid}" class="lw-{c["status"]}">'
-                '<td class="lw-verdict" '
-                f'title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
-                f'<td class="lw-claim">{html.escape(c["statement"])}{note}'
-                f'<details><summary><span class="lw-src">{html.escape(c["source"])}</span>'
-                ' <span class="lw-more">· rule and margin</span></summary>'
-                f"Claim <code>{cid}</code>. Rule: {html.escape(c.get('rule', ''))}. "
-                f"{html.escape(c['justification'])}{level}</details></td>"
-                f'<td class="lw-num">{meas}'
-                f'<br><span class="lw-rule">expected {html.escape(c.get("rule", ""))}</span>'
-                "</td></tr>"
+                '<tr class="lw-family"><td class="lw-verdict"></td>'
+                f'<td class="lw-claim" colspan="2">{head}</td></tr>'
             )
+            for label, c in members:
+                summary = f'<span class="lw-case">{html.escape(label)}</span>' + (
+                    more
+                    if one_source
+                    else f' <span class="lw-src">· {html.escape(c["source"])}</span>{more}'
+                )
+                body.append(
+                    f'<tr id="{anchor_prefix}{html.escape(c["id"])}" '
+                    f'class="lw-{c["status"]} lw-member">{_verdict_cell(c)}'
+                    f'<td class="lw-claim">{_rule_details(c, summary)}'
+                    f"{_notes_html(c, kind).removeprefix('<br>')}</td>"
+                    f'<td class="lw-num">{_measured_html(c)}</td></tr>'
+                )
         head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured"))
         parts.append(
             f'<p class="lw-kind"><b>{title}</b> <small>({html.escape(KINDS[kind])})</small></p>'
