@@ -546,7 +546,9 @@ def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, 
         '<html><body><div class="bd-sidebar-primary"><nav><a href="#">The δ_BN χ step</a></nav>'
         "</div><article><p>the sensitivity χ^l grows; r_eff(x^{l−1}) is small</p>"
         "<code>n_nets</code><pre>x_l = 1</pre><mjx-container>χ_l</mjx-container>"
-        "<p>χᴸ, log₁₀ χᴸ, effective rank r(xˡ⁻¹), a claim such as train_grows</p></article>"
+        "<p>χᴸ, log₁₀ χᴸ, effective rank r(xˡ⁻¹), a claim such as train_grows</p>"
+        "<p>slopes 1.0 ± 0.1, 2.0 ± 0.1, 3.0 ± 0.2, 4.0 ± 0.1 and 5.0 ± 0.3</p>"
+        "<p>four: 1 ± 1, 2 ± 1, 3 ± 1, 4 ± 1</p></article>"
         "</body></html>",
         encoding="utf-8",
     )
@@ -560,6 +562,20 @@ def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, 
     assert [any(f in r for r in raw) for f in ("χ^l", "r_eff", "x^{", "δ_BN", "n_grows")] == [
         True
     ] * 5, raw
+    dense = browser.execute_script(DENSE_PARAGRAPHS_JS)
+    assert [n for n, _ in dense] == [5] and dense[0][1].startswith("slopes"), dense
+
+
+#: Paragraphs of the article that carry more than four "x ± y" values (issue #30: a sentence
+#: with six to eighteen uncertainties reads better as a numbered table, ``Chapter.table``):
+#: [count, start].
+MAX_UNCERTAINTIES_PER_PARAGRAPH = 4
+DENSE_PARAGRAPHS_JS = (
+    "return [...document.querySelectorAll('article p')]"
+    ".filter(p => !p.closest('.lw-card, table, figure, .cell_input'))"
+    ".map(p => [(p.innerText.match(/±/g) || []).length, p.innerText.slice(0, 60)])"
+    f".filter(x => x[0] > {MAX_UNCERTAINTIES_PER_PARAGRAPH})"
+)
 
 
 #: Data tables of the article (cell outputs, not the scorecards or the dashboard) without a
@@ -577,6 +593,7 @@ UNLINKED_FIGURES_JS = (
     " const a = i.closest('a'); return !a || a.href.split('/').pop() !== "
     "i.src.split('/').pop(); }).map(i => i.src.split('/').pop())"
 )
+
 
 @pytest.mark.slow
 @pytest.mark.browser
@@ -649,6 +666,8 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     assert unlinked == [], f"{page}: figures not linked to their full-size image: {unlinked}"
     n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
     assert n_raw == 0, f"{page}: {n_raw} raw _/^ notation outside math (typeset it): {raw}"
+    dense = browser.execute_script(DENSE_PARAGRAPHS_JS)
+    assert dense == [], f"{page}: paragraphs with more than four ± values (make a table): {dense}"
     if page.startswith("book/chapters/"):
         res = json.loads((ROOT / "results" / "ci" / f"{page.split('/')[-1]}.json").read_text())
         plain = (
@@ -694,6 +713,29 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     for href in links:
         target = Path(href.split("#")[0].replace("file://", ""))
         assert target.exists(), f"{page}: link to a missing page {href}"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_printed_scorecards_and_tables_break_between_rows(ci_book, browser):
+    """In print (make pdf) a scorecard or data table may break between rows, a row and a figure
+    may not: the book theme keeps every table whole (``.bd-main .bd-content table``), which pushed
+    a scorecard longer than the room left to the next page and left its heading alone on a page
+    (13 of 146 pages of the ci PDF ended above half height)."""
+    page = ROOT / "_build" / "html" / "book" / "chapters" / f"{CHAPTERS[5]}.html"
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        browser.get(page.as_uri())
+        got = browser.execute_script(
+            "const b = s => [...document.querySelectorAll(s)].map(e => "
+            "getComputedStyle(e).breakInside);"
+            "return [b('table.lw-scorecard'), b('table.lw-scorecard tbody tr'), b('figure')];"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    tables, rows, figures = got
+    assert tables and set(tables) == {"auto"}, tables
+    assert rows and set(rows) == {"avoid"} and figures and set(figures) == {"avoid"}
 
 
 @pytest.mark.slow
