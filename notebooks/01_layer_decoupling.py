@@ -96,7 +96,7 @@ import itertools
 
 import numpy as np
 
-from layerwise import capacity, layer
+from layerwise import capacity, layer, tables
 from layerwise.chapter import Chapter, join_words
 from layerwise.figures import ch01 as figures
 from layerwise.params import resolve_from
@@ -264,16 +264,23 @@ ch.figure(figures.pair_law(law_pairs, law_scores), "pair_law",
 
 # %%
 ideal = (1.0, "Eq. 13's idealisation: every pair at ν (the law does no better)")
-ch.claim("fixed_layer_law_iid", "i.i.d. inputs: each fixed layer's block ratios rᵢⱼ follow the "
-         "arcsin law pair by pair (residual mean square over the idealisation's, pooled over "
-         "the activations)", kind="predicts", measured=law["iid"]["pooled"], reference=0.0,
+NAMES = {"relu": "ReLU", "abs": "absolute value"}   # activations as the scorecard names them
+
+
+def named(case):
+    return NAMES.get(capacity.activation_label(*case), capacity.activation_label(*case))
+
+
+# %%
+LAW = ("the arcsin law accounts for fixed layers' block ratios rᵢⱼ pair by pair better than ν "
+       "(residual mean square over the idealisation's)")
+ch.claim("fixed_layer_law_iid", LAW, case="i.i.d. inputs, activations pooled", kind="predicts",
+         measured=law["iid"]["pooled"], reference=0.0,
          tol=0.5, comparison="le", alternative=ideal, source="Donier 2019, Eqs. 12–14; law "
          "derived in this chapter", why="half-way to the idealisation (1)")
 for k, tag in LAW_CASES.items():
-    ch.claim(f"fixed_layer_law_patches_{tag}", "Photo patches, "
-             f"{capacity.activation_label(*ALL_CASES[k])}: the arcsin law accounts for the block "
-             "ratios of fixed layers pair by pair better than ν (residual mean square over the "
-             "idealisation's)", kind="predicts", measured=law["patches"][str(k)], reference=0.0,
+    ch.claim(f"fixed_layer_law_patches_{tag}", LAW, case=f"photo patches, {named(ALL_CASES[k])}",
+             kind="predicts", measured=law["patches"][str(k)], reference=0.0,
              tol=0.5, comparison="le", alternative=ideal, why="half-way to the idealisation (1)",
              source="Donier 2019, Eqs. 12–14 and the note under Eq. 15; law derived here",
              caveat="patches are not Gaussian: the law is exact only for Gaussian inputs",
@@ -289,8 +296,7 @@ ch.claim("fixed_layer_spread_iid", "i.i.d. inputs: the mean square of a fixed Re
 # %%
 ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in params["leaky_slopes"]))
 ch.glue_all({"law_iid": law["iid"]["pooled"], "spread_iid": spread_iid,
-             **{f"law_patches_{tag.replace('.', '')}": law["patches"][str(k)]
-                for k, tag in LAW_CASES.items()}},
+             "law_patches_relu": law["patches"]["2"]},
             digits=4)   # claims' values: the scorecard's four significant digits, same ±
 worst = max(LAW_CASES, key=lambda k: law["patches"][str(k)].mean)
 ch.glue("law_worst", capacity.activation_label(*ALL_CASES[worst]))
@@ -306,17 +312,30 @@ ch.glue("law_iid_verdict", ch.verdict(["fixed_layer_law_iid", "fixed_layer_sprea
         "misses either the pairs or the spread across layers",
         "is consistent with the pairs and the spread, but this run cannot decide both"))
 
+# %%
+by_nu = sorted(LAW_CASES, key=lambda k: capacity.nu_closed_form(*ALL_CASES[k]))  # table order
+law_rows = {**{str(k): named(ALL_CASES[k]) for k in by_nu}, "pooled": "all, pooled"}
+law_table = tables.estimate_columns(law_rows, [
+    ("ν (Eq. 13)", None, {str(k): capacity.nu_closed_form(*ALL_CASES[k]) for k in LAW_CASES}),
+    (INPUTS["iid"], "± s.e. (i.i.d.)", law["iid"]),
+    (INPUTS["patches"], "± s.e. (patches)", law["patches"])], "activation")
+ch.table(law_table, "The arcsin law against Eq. 13's idealisation (Donier), per activation: the "
+         "law's residual mean square over the idealisation's (0: the law accounts for every "
+         "pair; 1: it does no better than every pair at ν), a ratio over the fixed layers of all "
+         f"n ({params['fixed_draws']} per n), with its standard error. The claims hold the pooled "
+         "i.i.d. row and every photo-patch row to at most 0.5.",
+         formatter=tables.estimate_formats(law_table))
+
 # %% [markdown]
-# On i.i.d. inputs the law {glue}`law_iid_verdict`: the residual is {glue}`law_iid` of the
-# idealisation's, and the spread across layers is {glue}`spread_iid` times its exact value. The
-# $\nu$ of {eq}`eq-01-nu` is then the centre of a distribution of per-pair ratios, not the ratio of
-# any pair. On photo patches the law does much of the work but not all of it: its residual is
-# {glue}`law_patches_relu` of the idealisation's for ReLU, {glue}`law_patches_abs` for the absolute
-# value and {glue}`law_patches_leaky_relu_001`, {glue}`law_patches_leaky_relu_01`,
-# {glue}`law_patches_leaky_relu_02` and {glue}`law_patches_leaky_relu_05` for the leaky slopes in
-# that order; the largest share is left for {glue}`law_worst`. The law beats the idealisation by
-# more than half of its residual {glue}`law_patch_fails`; on natural inputs it is an approximation:
-# it assumes Gaussian inputs, and which feature of the patches leaves the rest is not measured here.
+# On i.i.d. inputs the law {glue}`law_iid_verdict`: pooled over the activations, its residual is
+# {glue}`law_iid` of the idealisation's, and the spread across layers is {glue}`spread_iid` times
+# its exact value. The $\nu$ of {eq}`eq-01-nu` is then the centre of a distribution of per-pair
+# ratios, not the ratio of any pair. The table after {numref}`fig-01-pair-law` gives the residual
+# for every activation and both kinds of input. On photo patches the law does much of the work but
+# not all of it: for ReLU it leaves {glue}`law_patches_relu` of the idealisation's residual, and the
+# largest share is left for {glue}`law_worst`. The law beats the idealisation by more than half of
+# its residual {glue}`law_patch_fails`; on natural inputs it is an approximation: it assumes
+# Gaussian inputs, and which feature of the patches leaves the rest is not measured here.
 
 # %% [markdown]
 # ## The heat-maps of the augmented covariance (Donier, Fig. 3) for one fixed layer
@@ -447,8 +466,8 @@ NORMS = {"frobenius": ("squared Frobenius block error", "2(β−α)⁴/(4π²n)"
          "direction": ("squared error along pⱼ", "(β−α)⁴/(4π²)")}
 for tag, case in FN3.items():
     for norm, (what, form) in NORMS.items():
-        ch.claim(f"footnote3_{norm}_{tag}", f"Footnote 3, {capacity.activation_label(*case)}: a "
-                 f"fixed layer's {what} equals {form} (measured/closed form, pooled over n)",
+        ch.claim(f"footnote3_{norm}_{tag}", f"a fixed layer's {what} equals {form} (footnote 3; "
+                 "measured/closed form, pooled over n)", case=named(case),
                  kind="predicts", measured=fn3_pooled[tag][norm], reference=1.0, tol=0.1,
                  comparison="rel", caveat="too few samples, or a real departure: see the figure",
                  why="the closed form is exact; ±10 % (5 % on the error) is below what the "
@@ -556,10 +575,10 @@ for (a, kind), (c, (tag, case)) in itertools.product(enumerate(CAP_INPUTS),
                                                     enumerate(CAP_CASES.items())):
     where = "i.i.d. inputs" if kind == "iid" else "photo patches (a Gaussian surrogate)"
     ch.claim(f"capacity_exact_beats_eq14_{'' if kind == 'iid' else 'patches_'}{tag}",
-             f"{capacity.activation_label(*case)}, {where}: a fixed layer's empirical capacities "
-             "are nearer its exact Σ̃'s than Eq. 14's (difference of distances, mean over layers, "
-             "> 0)", kind="predicts", measured=study.capacity_gap(distances, a, c),
-             reference=0.0, tol=0.0, comparison="ge",
+             "a fixed layer's empirical capacities are nearer its exact Σ̃'s than Eq. 14's "
+             "(difference of distances, mean over layers, > 0)",
+             case=f"{named(case)}, {where}", kind="predicts",
+             measured=study.capacity_gap(distances, a, c), reference=0.0, tol=0.0, comparison="ge",
              why="a sign: footnote 3 along pᵢ, pⱼ and the arcsin term change K̃ by O(1)",
              source="Donier 2019, Eqs. 9 and 14; exact fixed-layer Σ̃ derived in this chapter",
              alternative=(0.0, "no effect: Eq. 14 fits as well"), caveat="too few layers")
@@ -627,18 +646,17 @@ ch.figure(figures.width_gap(width["ns"], {capacity.activation_label(*c): g
           arrays={"ns": width["ns"], "gap": width["gap"]})
 WIDTH_TAGS = ["relu" if c[0] == "relu" else f"leaky_relu_{c[1]}" for c in WIDTH_CASES[:-1]]
 for c, t, tag in zip(WIDTH_CASES[:-1], trend[:-1], WIDTH_TAGS, strict=True):
-    ch.claim(f"capacity_gap_width_{tag}", f"{capacity.activation_label(*c)}, i.i.d. inputs: the "
-             "capacity gap between a fixed layer's exact Σ̃ and Eq. 14 does not shrink like "
-             "1/√n (log-log slope above −¼)", kind="predicts", measured=t["slope"],
+    ch.claim(f"capacity_gap_width_{tag}", "on i.i.d. inputs the capacity gap between a fixed "
+             "layer's exact Σ̃ and Eq. 14 does not shrink like 1/√n (log-log slope above −¼)",
+             case=named(c), kind="predicts", measured=t["slope"],
              reference=-0.25, tol=0.0, comparison="ge", why="half-way between no decay (0) and "
              "1/√n", alternative=(-0.5, "the gap decays like footnote 3's Frobenius error"),
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
-    ch.glue_all({f"width_slope_{tag.replace('.', '')}": t["slope"]}, digits=4)
 
 # %%
 ch.glue_all({"width_n0": int(width["ns"][0]), "width_n1": int(width["ns"][-1]),
              "width_m": params["width_m"], "width_draws": params["width_draws"],
-             "width_slope_abs": trend[-1]["slope"]}, digits=4)
+             "width_slope_relu": trend[0]["slope"]}, digits=4)
 ch.glue("width_gap_relu_last", float(trend[0]["mean"][-1]), digits=2)
 ch.glue("width_gap_leaky_last", float(trend[-2]["mean"][-1]), digits=2)
 ch.glue("width_leaky_top", WIDTH_CASES[-2][1], digits=2)
@@ -647,14 +665,30 @@ ch.glue("width_verdict", ch.verdict([f"capacity_gap_width_{tag}" for tag in WIDT
         "shrinks like 1/√n for at least one of them",
         "is not decided for every activation by this run"))
 
+# %%
+width_nu = {str(k): capacity.nu_closed_form(*c) for k, c in enumerate(WIDTH_CASES)}
+width_rows = {k: named(WIDTH_CASES[int(k)]) for k in sorted(width_nu, key=width_nu.get)}
+width_table = tables.estimate_columns(width_rows, [
+    ("ν (Eq. 13)", None, width_nu),
+    ("log-log slope", "± s.e. (slope)", {str(k): t["slope"] for k, t in enumerate(trend)}),
+    (f"gap at n = {int(width['ns'][-1])}", "± s.e. (gap)",
+     {str(k): t["last"] for k, t in enumerate(trend)})], "activation")
+ch.table(width_table, "The capacity gap between a fixed layer's exact Σ̃ and Eq. 14 at Eq. 13's ν "
+         "(Donier) against the input dimension n, per activation: the log-log slope of the gap "
+         f"(in units of the span between the limits) over n = {int(width['ns'][0])} to "
+         f"{int(width['ns'][-1])} and every layer ({params['width_draws']} per n), and the gap "
+         "at the largest n, mean over layers; each with its standard error. The claims hold the "
+         "slope above −¼ for ReLU and every leaky slope; the absolute value is shown, not graded.",
+         formatter=tables.estimate_formats(width_table))
+
 # %% [markdown]
-# The gap {glue}`width_verdict`: its fitted slope is {glue}`width_slope_relu` for ReLU and
-# {glue}`width_slope_leaky_relu_001`, {glue}`width_slope_leaky_relu_01`,
-# {glue}`width_slope_leaky_relu_02` and {glue}`width_slope_leaky_relu_05` for the leaky slopes; at
-# $n$ = {glue}`width_n1` the gap is {glue}`width_gap_relu_last` of the span for ReLU and
-# {glue}`width_gap_leaky_last` at slope {glue}`width_leaky_top` (the activation nearest linear). For
-# the absolute value the slope is {glue}`width_slope_abs` (shown, not graded: its $\nu = 0$ is the
-# pseudo-random end, whose capacities the next section grades against a real activation).
+# The gap {glue}`width_verdict`; the table after {numref}`fig-01-width-gap` gives every
+# activation's fitted slope and the gap at the largest $n$. For ReLU the slope is
+# {glue}`width_slope_relu`, and at $n$ = {glue}`width_n1` the gap is still
+# {glue}`width_gap_relu_last` of the span; it is {glue}`width_gap_leaky_last` at slope
+# {glue}`width_leaky_top`, the activation nearest linear. The absolute value is shown, not graded:
+# its $\nu = 0$ is the pseudo-random end, whose capacities the next section grades against a real
+# activation.
 
 # %% [markdown]
 # **A real pseudo-random activation.** Eq. 25 {eq}`eq-01-limits` assumes the idealised
@@ -898,10 +932,10 @@ ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the pred
 #
 # *The law of a real layer.* A single layer is not the average over layers. Pair by pair, its block
 # ratios follow the arcsin law {eq}`eq-01-arcsin`, of which the $\nu$ of {eq}`eq-01-nu` is the
-# $\rho = 0$ value: on i.i.d. inputs the law {glue}`law_iid_verdict` (residual {glue}`law_iid` of
-# the idealisation's, spread {glue}`spread_iid` of its exact value); on photo patches it leaves
-# {glue}`law_patches_relu` of the idealisation's residual for ReLU and the largest share for
-# {glue}`law_worst` — a Gaussian law applied to non-Gaussian inputs; it beats the idealisation by
+# $\rho = 0$ value: on i.i.d. inputs the law {glue}`law_iid_verdict` (the spread is
+# {glue}`spread_iid` of its exact value); on photo patches it leaves part of the idealisation's
+# residual, the largest share for {glue}`law_worst` — a Gaussian law applied to non-Gaussian inputs
+# (the table after {numref}`fig-01-pair-law` gives every activation); it beats the idealisation by
 # more than half {glue}`law_patch_fails`. The scatter around $\nu$, for i.i.d. inputs,
 # {glue}`rate_verdict` (fitted slope {glue}`rate_iid`), but for photo patches barely decays at all
 # (slope {glue}`rate_patches`; still {glue}`dev_patches_last` at $n$ = {glue}`n_fix_last`) — the

@@ -80,7 +80,7 @@ ch_nets = None        # networks per depth in that test
 # %%
 import numpy as np
 
-from layerwise import diffusion
+from layerwise import diffusion, tables
 from layerwise.chapter import Chapter
 from layerwise.claims import DEFAULT_CONFIDENCE
 from layerwise.figures import ch02 as figures
@@ -407,16 +407,17 @@ ch.figure(figures.effective_receptive_field(g2, params["erf_depths"], variances,
 
 # %%
 for arch in diffusion.ARCHS:
-    ch.claim(f"erf_sqrt_depth_{arch}", f"{arch} conv ReLU nets: ERF width ∝ depthᵞ with γ = ½ "
-             "(fitted exponent)", kind="reproduces", measured=exponents[arch], reference=0.5,
-             tol=0.05, comparison="abs", alternative=(1.0, "the theoretical (linear) field"),
+    ch.claim(f"erf_sqrt_depth_{arch}", "the ERF width of conv ReLU nets grows as depthᵞ with "
+             "γ = ½ (fitted exponent)", case=f"{arch} nets", kind="reproduces",
+             measured=exponents[arch], reference=0.5, tol=0.05, comparison="abs",
+             alternative=(1.0, "the theoretical (linear) field"),
              why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth⁰ᐧ⁶",
              source="Luo et al. 2016, §2 (ERF ∝ √depth); Donier 2019, Eq. 34 and §4.1",
              caveat=f"{params['erf_nets']} networks per depth are too few for ±0.05")
-    # ERF variance over the capacity network's, at the largest depth
-    ratio = study.variance_ratio(variances[arch][-1], per_layer[arch] * depths[-1])
-    ch.glue(f"erf_gamma_{arch}", exponents[arch].mean, se=exponents[arch].se, digits=4)
-    ch.glue_all({f"erf_ratio_{arch}": ratio})
+# ERF variance over the capacity network's, at the largest depth
+erf_ratio = {a: study.variance_ratio(variances[a][-1], per_layer[a] * depths[-1])
+             for a in diffusion.ARCHS}
+ch.glue_all({f"erf_ratio_{arch}": erf_ratio[arch] for arch in diffusion.ARCHS})
 ch.glue("erf_depth_max", int(depths[-1]))
 ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_residual"],
         "agrees with ½ within ±0.05",
@@ -513,6 +514,23 @@ ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 marg
                                  "outside the ±0.1 margin", "consistent with 0 but not yet pinned "
                                  "to ±0.1 by this many networks"))
 
+# %%
+ERF_ROWS = {"plain": "plain, s = 1", "residual": "residual, s = 1",
+            "t": "residual, s² = τ/(L − τ)", "pr": "residual, s = 1, pseudo-random units"}
+erf_table = tables.estimate_columns(ERF_ROWS, [
+    ("exponent γ", "± s.e. (γ)", {**exponents, "t": tc_exponent}),
+    ("γ predicted", None, {"plain": 0.5, "residual": 0.5, "t": 0.0}),
+    ("variance / capacity network's", "± s.e. (variance)", {**erf_ratio, "t": tc_ratio}),
+    ("variance / own capacity network's", "± s.e. (own)", {"residual": relu_own, "pr": pr_ratio})],
+    "nets")
+ch.table(erf_table, "Effective receptive fields of random 1-D conv nets (ReLU units unless said) "
+         "against the capacity network: the fitted exponent γ of the ERF width against depth, "
+         "beside its prediction (½: Luo et al. 2016, §2, and Donier's Eq. 34; 0 for steps that "
+         "shrink as 1/L: Donier, Eqs. 29 and 34), and the input ERF variance over the capacity "
+         f"network's, of the expected weights (at depth {int(depths[-1])}; for the 1/L nets, mean "
+         "over all depths) and of each network's own weights (at the same depth); each with its "
+         "standard error.", formatter=tables.estimate_formats(erf_table))
+
 
 # %% [markdown]
 # The fitted exponent of the input ERF width against depth is {glue}`tc_gamma`, against ½ for the
@@ -557,8 +575,9 @@ ch.figure(figures.gradients_vs_capacity(gradients, params["pr_depth"]), "gradien
 
 # %%
 for arch in diffusion.ARCHS:
-    ch.claim(f"pr_grad_total_{arch}", f"{arch}, pseudo-random units: total mean squared input-"
+    ch.claim(f"pr_grad_total_{arch}", "with pseudo-random units the total mean squared input-"
              "gradient = Σ ∏ₗDₗ (a∘a) of the same network (ratio, pooled over networks)",
+             case=f"{arch} nets",
              kind="predicts", measured=study.pooled_ratio(ratios[(arch, "pseudo_random")]),
              reference=1.0, tol=0.05, comparison="rel", caveat="too few inputs per network",
              why="5 % is small against ReLU's departures (which may cancel when pooled)",
@@ -567,8 +586,9 @@ for arch in diffusion.ARCHS:
 
 # %%
 for arch in diffusion.ARCHS:
-    ch.claim(f"relu_deviates_{arch}", f"{arch}, ReLU: single networks' total squared gradient "
+    ch.claim(f"relu_deviates_{arch}", "with ReLU units single networks' total squared gradient "
              "departs from their capacity network by more than 5 % (largest |ratio − 1|)",
+             case=f"{arch} nets",
              kind="predicts", reference=0.05, tol=0.0, comparison="ge",
              measured=study.largest_deviation_interval(ratios[(arch, "relu")], DEFAULT_CONFIDENCE),
              why="correlated η (ν = ½) keep the cross terms; 5 % as for pseudo-random units; "
@@ -634,27 +654,42 @@ ch.figure(figures.chain_capacities(chain, CHAIN_WIDTHS), "chain_capacities",
 
 # %%
 for w in CHAIN_WIDTHS:
-    ch.claim(f"chain_pseudo_random_{w}", f"{w.capitalize()} pseudo-random layers: the input "
-             "capacities are ∏ₗDₗ κᵠ (L1 departure over total, mean over networks)",
+    ch.claim(f"chain_pseudo_random_{w}", "with pseudo-random units the input capacities are ∏ₗDₗ "
+             "κᵠ (L1 departure over total, mean over networks)", case=f"{w} layers",
              kind="predicts", measured=departure[("pseudo_random", w)], reference=0.0, tol=0.15,
              comparison="le", source="Donier 2019, Eqs. 27–28 (pseudo-random case)",
              why="0.15: about twice the sampling floor, a third of the linear nets' departure",
              alternative=(departure[("linear", w)].mean, "linear units, same nets"))
-    ch.claim(f"chain_relu_departs_{w}", f"{w.capitalize()} ReLU layers: the input capacities "
-             "depart from ∏ₗDₗ κᵠ by more than the same margin", kind="predicts",
+    ch.claim(f"chain_relu_departs_{w}", "with ReLU units the input capacities depart from ∏ₗDₗ "
+             "κᵠ by more than 0.15, the pseudo-random units' margin", case=f"{w} layers",
+             kind="predicts",
              measured=departure[("relu", w)], reference=0.15, tol=0.0, comparison="ge",
              source="Donier 2019, Eq. 15 and footnote 5 (the chain needs decoupling units)",
              why="the pseudo-random margin",
              alternative=(0.0, "the chain holds, as for pseudo-random units"))
-ch.glue_all({f"chain_{a}_{w}": departure[(a, w)] for a, w in departure}, digits=4)
+ch.glue_all({f"chain_pseudo_random_{w}": departure[("pseudo_random", w)] for w in CHAIN_WIDTHS},
+            digits=4)
 ch.glue("ch_samples", params["ch_samples"])
 
+# %%
+CHAIN_UNITS = {"pseudo_random": "pseudo-random", "relu": "ReLU", "linear": "linear"}
+chain_table = tables.estimate_columns(CHAIN_UNITS, [
+    (f"{w} layers ({', '.join(map(str, widths))})", f"± s.e. ({w})",
+     {a: departure[(a, w)] for a in CHAIN_UNITS}) for w, widths in CHAIN_WIDTHS.items()], "units")
+ch.table(chain_table, "Departure of the input capacities of random networks, computed directly "
+         "from their augmented covariance (Donier, Eqs. 6, 9 and 23), from the capacity network "
+         "∏ₗDₗ κᵠ of the same weights (Eq. 28): L1 distance over the total capacity, mean over "
+         f"{params['ch_nets']} networks of 8 inputs (layer widths in the header), with its "
+         f"standard error; {params['ch_samples']:,} inputs per network. The claims hold the "
+         "pseudo-random rows to at most 0.15 and the ReLU rows above it.",
+         formatter=tables.estimate_formats(chain_table))
+
 # %% [markdown]
-# Through two layers the departure is {glue}`chain_pseudo_random_two` for pseudo-random units,
-# {glue}`chain_relu_two` for ReLU and {glue}`chain_linear_two` for linear units; through three,
-# {glue}`chain_pseudo_random_three`, {glue}`chain_relu_three` and {glue}`chain_linear_three`. The
-# capacity network is the capacity of a real network when its units decouple; ReLU units, with
-# $\nu = \tfrac12$, sit much nearer the linear network than the pseudo-random one.
+# The table above gives the departure for every kind of unit: through two layers it is
+# {glue}`chain_pseudo_random_two` for pseudo-random units and through three
+# {glue}`chain_pseudo_random_three`, the size of the sampling floor. The capacity network is the
+# capacity of a real network when its units decouple; ReLU units, with $\nu = \tfrac12$, sit much
+# nearer the linear network than the pseudo-random one.
 #
 # ## Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 #
@@ -691,11 +726,13 @@ correlations = {a: np.array([shattering[f"{a}_{d}_corr"] for d in sh_depths])
 ch.figure(figures.shattering(path_depths, straight_path, correlations,
                              {a: shattering[f"{a}_{sh_depths[-1]}_grad0"] for a in diffusion.ARCHS},
                              sh_depths), "shattering",
-          "Shattering: the straight-path weight of the capacity network, residual against plain "
-          "(Donier, Eqs. 35–36, §4.2; top left), the correlation of input-gradients at "
-          "neighbouring inputs of random ReLU nets against depth (top right), and one network's "
-          "gradient along the input line (bottom), in the set-up of Balduzzi et al. 2017, Fig. 1 "
-          "(256 inputs in [−2, 2]).", arrays={"L": path_depths, **straight_path, **shattering})
+          "Shattering: the straight-path weight of the capacity network, residual layers I + Δ/L "
+          "against Eq. 36's exp(Σₗ εΔᵢᵢ) (dotted) and plain layers of receptive field r, whose "
+          "weight is (1/r) to the power L (Donier, Eqs. 35–36, §4.2; top left), the correlation "
+          "of input-gradients at neighbouring inputs of random ReLU nets against depth (top "
+          "right), and one network's gradient along the input line (bottom), in the set-up of "
+          "Balduzzi et al. 2017, Fig. 1 (256 inputs in [−2, 2]).",
+          arrays={"L": path_depths, **straight_path, **shattering})
 
 # %%
 plain, residual = correlations["plain"], correlations["residual"]
@@ -740,18 +777,18 @@ ch.glue("wmax_depth_last", int(path_depths[-1]))
 # {glue}`df_var` times $2\mathcal D$ with $\mathcal D$ half the neighbour part of the SDE's
 # diffusion coefficient, and the drift follows the couplings ({glue}`df_drift` of $v$), or vanishes
 # when they fluctuate ({glue}`df_mirror`). Through two and three real layers, the input capacities
-# computed directly from the augmented covariance are the capacity network's for pseudo-random units
-# (departures {glue}`chain_pseudo_random_two` and {glue}`chain_pseudo_random_three`, the sampling
-# floor), not for ReLU units ({glue}`chain_relu_two`, {glue}`chain_relu_three`).
+# computed directly from the augmented covariance are the capacity network's for pseudo-random
+# units, up to the sampling floor, not for ReLU units (the table after
+# {numref}`fig-02-chain-capacities`).
 #
 # *Receptive fields.* Real random convolutional ReLU networks, plain and residual, have
 # Gaussian-looking effective receptive fields whose width grows with depth, as
-# {cite:t}`luo2016understanding` found and as the capacity network predicts. The fitted exponent of
-# the width against depth, {glue}`erf_gamma_plain` (plain) and {glue}`erf_gamma_residual`
-# (residual), {glue}`erf_verdict`. In the paper's own regime — residual steps that shrink as $1/L$ —
-# the receptive field stops growing with depth (exponent {glue}`tc_gamma`, {glue}`tc_verdict`) and
-# depends on $t$ alone, at {glue}`tc_ratio` times the capacity network's size. The capacity network
-# is a *prediction for pseudo-random units*: for those, the mean squared input-gradient equals
+# {cite:t}`luo2016understanding` found and as the capacity network predicts: the fitted exponent of
+# the width against depth (the table after {numref}`fig-02-t-collapse`) {glue}`erf_verdict`. In the
+# paper's own regime — residual steps that shrink as $1/L$ — the receptive field stops growing with
+# depth (exponent {glue}`tc_verdict`) and depends on $t$ alone, at {glue}`tc_ratio` times the
+# capacity network's size. The capacity network is a *prediction for pseudo-random units*: for
+# those, the mean squared input-gradient equals
 # {eq}`eq-02-gradients` per network, not just on average, so "capacities and gradients are two sides
 # of the same coin" is a theorem there, and the totals are {glue}`pr_ratio_min` to
 # {glue}`pr_ratio_max` times the capacity network's in this run. ReLU units ($\nu = \tfrac12$) are
@@ -759,11 +796,10 @@ ch.glue("wmax_depth_last", int(path_depths[-1]))
 # to {glue}`relu_ratio_max` times the capacity network's (in this run {glue}`relu_verdict_found`),
 # although *averaged over networks* the ReLU receptive field keeps the predicted Gaussian shape (its
 # variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain` times the capacity prediction
-# for plain networks). For residual networks it is {glue}`erf_ratio_residual` times,
-# {glue}`erf_res_dev_se` standard errors short, and pseudo-random units on nets of the same law give
-# {glue}`erf_pr_ratio` of their own capacity network: the deficit is a departure of ReLU nets, not
-# of the capacity network. So for ReLU the capacity network describes the plain ensemble, not the
-# individual network, and not the residual one exactly.
+# for plain networks). For residual networks it is {glue}`erf_res_dev_se` standard errors short;
+# set against pseudo-random units on nets of the same law, each against its own capacity network
+# (same table), {glue}`erf_cause`. So for ReLU the capacity network describes the plain ensemble,
+# not the individual network, and not the residual one exactly.
 #
 # *Shattering.* The straight-path weight is $O(1)$ for residual capacity networks
 # ({glue}`wmax_res_last` at $L$ = {glue}`wmax_depth_last`) and decays as $(1/r)^L$ for plain ones.

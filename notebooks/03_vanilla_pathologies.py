@@ -68,6 +68,7 @@ from layerwise.figures import ch03 as figures
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
 from layerwise.studies import ch03 as study
+from layerwise.tables import estimate_formats, estimates_frame
 
 # %%
 SCALES = {
@@ -191,9 +192,9 @@ for key, name in SIGNAL_NOISE:
     ks = fig2["ks"][key][-1]
     ch.glue(f"ks_{key}", ks["ks"], digits=4)   # claims' values: the scorecard's 4 digits
     ch.glue(f"ks_{key}_hi", ks["hi"], digits=4)
-    ch.claim(f"fig2_{key}_nearly_gaussian", f"log {name} ratio at l = {L} is nearly Gaussian "
-             "across networks: KS distance to the Gaussian of the same mean and variance ≤ 0.05",
-             kind="reproduces", measured=fig2["ks_last"][key], reference=0.05, tol=0.0,
+    ch.claim(f"fig2_{key}_nearly_gaussian", f"log(mˡ/m⁰) at l = {L} is nearly Gaussian across "
+             "networks: KS distance to the Gaussian of the same mean and variance ≤ 0.05",
+             case=name, kind="reproduces", measured=fig2["ks_last"][key], reference=0.05, tol=0.0,
              comparison="le", source=NEARLY_GAUSSIAN,
              alternative=(fig2["raw_ks"][key], f"the ratio {name} itself (not its log) Gaussian"),
              why="'nearly': probabilities read off the Gaussian right to 5 points; the interval is "
@@ -206,9 +207,9 @@ for key, name in SIGNAL_NOISE:
 for key, name in SIGNAL_NOISE:
     skew = fig2["skew"][key]
     ch.glue(f"skew_{key}", skew.mean, se=skew.se, digits=4)
-    ch.claim(f"fig2_{key}_skew_small", f"log {name} ratio at l = {L} is nearly symmetric across "
-             "networks: |skewness| ≤ 0.5", kind="reproduces", measured=skew, reference=0.0,
-             tol=0.5, comparison="abs", source=NEARLY_GAUSSIAN,
+    ch.claim(f"fig2_{key}_skew_small", f"log(mˡ/m⁰) at l = {L} is nearly symmetric across "
+             "networks: |skewness| ≤ 0.5", case=name, kind="reproduces", measured=skew,
+             reference=0.0, tol=0.5, comparison="abs", source=NEARLY_GAUSSIAN,
              alternative=(fig2["lognormal_skew"][key], "the skewness of the log-normal ratio"),
              why="0.5: a common threshold for approximate symmetry; the SE is at least that of a "
                  "Gaussian sample",
@@ -254,9 +255,9 @@ ch.figure(figures.log_moment_cdfs(ours2, fig2_conv["quarters"], authors2), "fig2
 ks2 = versus_authors["ks"]
 for k, name in SIGNAL_NOISE:
     ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=4)
-    ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log {name} at "
-             f"l = {L} is that of the authors' 10 000 networks: two-sample KS distance below its "
-             "1 % critical value", kind="reproduces", measured=ks2[k]["ks"],
+    ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log(mˡ/m⁰) "
+             f"at l = {L} is that of the authors' 10 000 networks: two-sample KS distance below "
+             "its 1 % critical value", case=name, kind="reproduces", measured=ks2[k]["ks"],
              reference=ks2[k]["critical"], tol=0.0, comparison="le",
              alternative=(versus_authors["infinite_width"][k],
                           "infinite width (no diffusion): all networks at log ratio 0"),
@@ -329,10 +330,10 @@ for k, name in SIGNAL_NOISE:
     r = spread[k]
     ch.glue_all({f"sd128_{k}": r["w128"][-1], f"sd512_{k}": r["w512"][-1],
                  f"sd_ours_{k}": r["ours"][-1], f"ksw_{k}": r["ks_widths"]}, digits=2)
-    ch.claim(f"fig2_conv_{k}_spread_width128", f"the spread over networks of log {name} at "
+    ch.claim(f"fig2_conv_{k}_spread_width128", f"the spread over networks of log(mˡ/m⁰) at "
              f"l = {L} is the authors' width-128 one, not a 4× wider or narrower net's: "
-             "|ln(s/s₁₂₈)| < ln(s₁₂₈/s₅₁₂)", kind="reproduces", measured=r["estimate"],
-             reference=0.0, tol=r["distance"], comparison="abs",
+             "|ln(s/s₁₂₈)| < ln(s₁₂₈/s₅₁₂)", case=name, kind="reproduces",
+             measured=r["estimate"], reference=0.0, tol=r["distance"], comparison="abs",
              alternative=(r["alternative"],
                           "the authors' width-512 nets: a 4× width error"),
              why="the log-distance between the authors' widths 128 and 512 (SD ∝ 1/√N), either "
@@ -383,14 +384,13 @@ ch.glue("spread_verdict", ch.verdict(
 #
 # **mean of the log = −variance/2**: the decreasing mean and increasing variance are "opposing
 # forces" ({cite:t}`labatie2019characterizing`, §5). We test {eq}`eq-03-balance` as the ratio
-# $-2\,\overline{Y}/s^2_Y$ at l = L, which is 1 for a log-normal law:
-# it is {glue}`bal_nu2` (signal) and {glue}`bal_mu2dx` (noise). The drifts are {glue}`drift_nu2` and
-# {glue}`drift_mu2dx` per layer and the diffusions {glue}`diff_nu2` and {glue}`diff_mu2dx` per layer
-# (slopes through the origin of the mean and variance against l; their errors come from a bootstrap
-# over networks, since the depths share their networks). Theorem 1's constant per-layer diffusion
-# makes the variance grow linearly in depth; we grade that by the quadratic term c of a fit
-# b·l + c·l², relative to the line at l = L ({glue}`curv_nu2` for the signal, {glue}`curv_mu2dx`
-# for the noise): {glue}`v_linear`.
+# $-2\,\overline{Y}/s^2_Y$ at l = L, which is 1 for a log-normal law: for the signal it is
+# {glue}`bal_nu2`. The table after {numref}`fig-03-fig2-drift-diffusion` gives it for signal and
+# noise, beside the drift and the diffusion per layer (slopes through the origin of the mean and
+# the variance against l; their errors come from a bootstrap over networks, since the depths share
+# their networks) and the one-layer conservation. Theorem 1's constant per-layer diffusion makes
+# the variance grow linearly in depth; we grade that by the quadratic term c of a fit
+# b·l + c·l², relative to the line D·l at l = L (the table's third row): {glue}`v_linear`.
 
 # %%
 lme = fig2["lme"]
@@ -409,31 +409,44 @@ ch.figure(fig, "fig2_drift_diffusion",
                   "log_sample_mean_mu2dx": lme["mu2dx"][:, 0]})
 
 # %%
+drift_table = study.drift_diffusion_table(fig2)
+ch.table(drift_table,
+         f"Drift, diffusion, conservation and log-normal balance of the log second moments "
+         f"log(mˡ/m⁰) of signal and noise over the {fig2['n']} fully-connected nets above: drift "
+         "and diffusion per layer (slopes through the origin over the four depths), the quadratic "
+         f"term of the variance relative to the line at l = {L}, the log of the mean one-layer "
+         f"ratio, and −2·mean/variance at l = {L}; each mean with its standard error over "
+         "networks, beside the value that Theorem 1 with a conserved expectation gives (Labatie "
+         "2019, Theorem 1 and §5).", formatter=estimate_formats(drift_table))
+
+# %% tags=["remove-cell"]
 ch.glue("lme_nu2", float(lme["nu2"][-1, 0]), digits=2)
-for key in ("nu2", "mu2dx"):
-    ch.glue_all({f"drift_{key}": fig2["drift"][key], f"diff_{key}": fig2["diffusion"][key],
-                 f"cons_{key}": fig2["conservation"][key], f"bal_{key}": fig2["balance"][key]},
-                digits=4)   # claims' values: the scorecard's four significant digits, same ±
+ch.glue_all({"drift_nu2": fig2["drift"]["nu2"], "diff_nu2": fig2["diffusion"]["nu2"],
+             "bal_nu2": fig2["balance"]["nu2"],
+             **{f"cons_{key}": fig2["conservation"][key] for key in ("nu2", "mu2dx")}},
+            digits=4)   # claims' values: the scorecard's four significant digits, same ±
 
 # %%
 for key, name in SIGNAL_NOISE:
-    ch.claim(f"drift_{key}_negative", f"the mean of log {name} drifts downwards with depth "
-             "(drift < 0)", kind="reproduces", measured=fig2["drift"][key], reference=0.0,
-             tol=0.0, comparison="le", alternative=(0.0, "no drift (infinite-width limit)"),
+    ch.claim(f"drift_{key}_negative", "the mean of log(mˡ/m⁰) drifts downwards with depth "
+             "(drift < 0)", case=name, kind="reproduces", measured=fig2["drift"][key],
+             reference=0.0, tol=0.0, comparison="le",
+             alternative=(0.0, "no drift (infinite-width limit)"),
              why="a sign: the slope through the origin of the mean log against l",
              source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly decreasing negative expectation')")
-    ch.claim(f"diffusion_{key}_positive", f"the variance of log {name} across networks grows with "
-             "depth (diffusion > 0)", kind="reproduces", measured=fig2["diffusion"][key],
-             reference=0.0, tol=0.0, comparison="ge",
+    ch.claim(f"diffusion_{key}_positive", "the variance of log(mˡ/m⁰) across networks grows "
+             "with depth (diffusion > 0)", case=name, kind="reproduces",
+             measured=fig2["diffusion"][key], reference=0.0, tol=0.0, comparison="ge",
              alternative=(0.0, "no diffusion (infinite-width limit: variance 0)"),
              why="a sign: the slope through the origin of the variance against l",
              source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')")
 
 # %%
 for key, name in SIGNAL_NOISE:
-    ch.claim(f"diffusion_{key}_linear", f"the variance of log {name} grows linearly in depth: "
-             "quadratic term at L relative to the line, |c·L/D| ≤ 0.25", kind="predicts",
-             measured=fig2["curvature"][key], reference=0.0, tol=0.25, comparison="abs",
+    ch.claim(f"diffusion_{key}_linear", "the variance of log(mˡ/m⁰) grows linearly in depth: "
+             "quadratic term at L relative to the line, |c·L/D| ≤ 0.25", case=name,
+             kind="predicts", measured=fig2["curvature"][key], reference=0.0, tol=0.25,
+             comparison="abs",
              alternative=(fig2["drift_diffusion"][key]["ballistic"],
                           "ballistic spreading, variance ∝ l² (a fixed rate per network)"),
              why="'linear': the quadratic term c of a fit b·l + c·l² adds < 25 % of the line D·l "
@@ -449,25 +462,25 @@ LINEAR_WORDS = {
             "from Theorem 1's picture that we have not traced to its cause",
     "inconclusive": "is not decided between linear and faster growth at this scale",
     "skipped": "is not graded at this scale"}
-ch.glue_all({f"curv_{key}": fig2["curvature"][key] for key, _ in SIGNAL_NOISE}, digits=4)
 ch.glue("v_linear", "; ".join(
     f"the variance of log {name} {LINEAR_WORDS[ch.status(f'diffusion_{key}_linear')]}"
     for key, name in SIGNAL_NOISE))
 
 # %% tags=["remove-cell"]
 for key, name in SIGNAL_NOISE:
-    ch.claim(f"conservation_{key}", f"E[{name}] is conserved by He initialisation: log of the mean "
-             "one-layer ratio E[mˡ/mˡ⁻¹] = 0, hence E[mˡ/m⁰] = 1 at every depth",
-             kind="checks", measured=fig2["conservation"][key], reference=0.0, tol=0.01,
-             comparison="abs",
+    ch.claim(f"conservation_{key}", "the expectation of the moment m is conserved by He "
+             "initialisation: log of the mean one-layer ratio E[mˡ/mˡ⁻¹] = 0, hence E[mˡ/m⁰] = 1 "
+             "at every depth", case=name, kind="checks", measured=fig2["conservation"][key],
+             reference=0.0, tol=0.01, comparison="abs",
              why="1 % per layer is half the typical-value drift of log ν₂ at width 128 (Labatie's "
                  "Fig. 2: mean ≈ −4 at l = 200): a pass separates the conserved expectation from "
                  "the drifting typical value",
              source="Labatie 2019, §5 (He initialisation stabilises ν₂, μ₂ in expectation); He "
                     "et al. 2015")
-    ch.claim(f"lognormal_balance_{key}", f"log {name} at l = {L} balances as for a log-normal law "
-             "with conserved expectation: −2·mean/variance = 1 (within 10 %)", kind="predicts",
-             measured=fig2["balance"][key], reference=1.0, tol=0.1, comparison="rel",
+    ch.claim(f"lognormal_balance_{key}", f"log(mˡ/m⁰) at l = {L} balances as for a log-normal "
+             "law with conserved expectation: −2·mean/variance = 1 (within 10 %)", case=name,
+             kind="predicts", measured=fig2["balance"][key], reference=1.0, tol=0.1,
+             comparison="rel",
              alternative=(0.0, "typical value conserved (mean log 0), as at infinite width"),
              why="10 %: the two opposing forces cancel to one digit",
              source="Labatie 2019, §5 (log-normal expectation exp(μ + σ²/2); 'opposing forces')",
@@ -543,8 +556,8 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 #
 # tends to 1. Labatie observes the second case. In the fully-connected nets
 # ({numref}`fig-03-fig3-fc`) the mean increment is {glue}`fc_dchi_early` over the first 10 layers
-# and {glue}`fc_dchi_late` over the last quarter, $r_\mathrm{eff}(x^L)$ =
-# {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`.
+# and {glue}`fc_dchi_late` over the last quarter; the table after {numref}`fig-03-fig3-conv` gives
+# their effective rank and χ at l = L beside the convolutional nets' and the authors'.
 
 # %%
 fc_depth, fc_arrays = run("fig3_fc", base)
@@ -561,21 +574,25 @@ ch.figure(fig, "fig3_fc",
 
 
 # %%
+NETS = {"fc": "fully-connected nets", "conv": "convolutional nets"}   # the claims' cases
+
+
 def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None, bound_note="",
                           to1_min_scale=None, to1_note=""):
     """Claims and glue on the increments δχ of Fig. 3(a), for the run tagged ``tag``."""
     early, late = sensitivity["early"], sensitivity["late"]
+    case = NETS[tag]
     ch.glue_all({f"{tag}_dchi_early": early, f"{tag}_dchi_late": late}, digits=4)
     ch.claim(f"{tag}_dchi_ge_1", "δχ ≥ 1 (Theorem 2) even where it approaches 1: mean increment "
-             "over the last quarter of depth ≥ 1", kind="predicts", measured=late, reference=1.0,
-             tol=0.0, comparison="ge", why="the theorem's bound",
+             "over the last quarter of depth ≥ 1", case=case, kind="predicts", measured=late,
+             reference=1.0, tol=0.0, comparison="ge", why="the theorem's bound",
              alternative=(1.0, "δχ = 1, χ constant (the infinite-width value), at the bound"),
              source="Labatie 2019, Theorem 2", min_scale=bound_min_scale or min_scale,
              note=bound_note or "δχ tends to 1: the bound is tested, not confirmed, until the "
                                 "interval is tight")
     ch.claim(f"{tag}_dchi_to_1", "δχ → 1: the excess δχ − 1 in the last quarter is below half "
-             "its value in the first 10 layers", kind="reproduces", measured=sensitivity["drop"],
-             reference=0.0, tol=0.0, comparison="le",
+             "its value in the first 10 layers", case=case, kind="reproduces",
+             measured=sensitivity["drop"], reference=0.0, tol=0.0, comparison="le",
              alternative=(0.5 * (early.mean - 1),
                           "δχ kept at its first-10-layer value (exponential growth)"),
              why="'tends to': the excess at least halves (paired per network)",
@@ -587,10 +604,11 @@ def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None
 def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_scale=None):
     """Claims and glue on the signal's rank and the growth of χ (Fig. 3(b)); returns log10 χᴸ."""
     reff, log10chi = sensitivity["reff"], sensitivity["log10chi"]
+    case = NETS[tag]
     ch.glue_all({f"{tag}_reff_late": reff, f"{tag}_log10chi": log10chi}, digits=4)
     ch.claim(f"{tag}_reff_to_1", f"effective rank r(x) at layer {L} → 1: one-dimensional signal "
                                  "(mean ≤ 1.5)",
-             kind="reproduces", measured=reff, reference=1.5, tol=0.0, comparison="le",
+             case=case, kind="reproduces", measured=reff, reference=1.5, tol=0.0, comparison="le",
              alternative=(sensitivity["reff_first"].mean,
                           "no collapse: effective rank r of the signal at the first record"),
              why="1.5: less than half a second direction (photo patches enter nearly rank one: "
@@ -598,7 +616,7 @@ def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_sca
              source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale)
     ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log₁₀ χ at layer {L} between 0 and 1 (χ between "
                                 "1 and "
-             "10)", kind="reproduces", measured=log10chi, reference=(0.0, 1.0),
+             "10)", case=case, kind="reproduces", measured=log10chi, reference=(0.0, 1.0),
              comparison="between",
              alternative=(L * np.log10(sensitivity["early"].mean),
                           f"δχ kept at its first-10-layer value over {L} layers"),
@@ -661,6 +679,20 @@ authors_ends = study.authors_fig3_ends()
 ch.glue("pub_vanilla_chi",
         " and ".join(f"log₁₀ χ = {e['log10chi']:.2f}" for e in authors_ends.values()))
 ch.glue("pub_vanilla_reff", " and ".join(f"{e['reff']:.2f}" for e in authors_ends.values()))
+
+# %%
+fig3_numbers = study.fig3_table(
+    {"fully-connected": fig3_fc, "convolutional": fig3_conv},
+    {"authors, symmetric": authors_ends["vanilla_symmetric"],
+     "authors, zero padding": authors_ends["vanilla_zero_padding"]})
+ch.table(fig3_numbers, f"Labatie's Fig. 3 in numbers: the mean increment δχ of χ over layers "
+         f"1–10 and over the last quarter of depth, and the signal's effective rank and log₁₀ χ at "
+         f"layer {L}, for our fully-connected (width {params['width']}) and convolutional (3×3 "
+         f"periodic, width {params['conv_width']}) vanilla nets and the authors' convolutional "
+         "nets of width 512 with symmetric and zero-padding boundaries (their published arrays; "
+         "Labatie, Fig. 3); mean and standard error over networks, their number in parentheses; – "
+         "where the authors' arrays hold no per-network increments.",
+         formatter=estimate_formats(fig3_numbers))
 
 # %% tags=["remove-cell"]
 # the networks that fit the default's 30-minute budget (about a minute each on two cores) decide
@@ -767,11 +799,11 @@ ch.figure(figures.datasets(data_runs), "datasets",
                   for k in ["chi_loc3", "reff_signal_loc3"]})
 COLUMNS = {"reff_input": "effective rank r(x⁰)", "log10chi_last": f"log₁₀ χ at layer {L}",
            "reff_last": f"effective rank r(x) at layer {L}"}   # the study's keys, for the reader
-ch.table(pd.DataFrame({ds: {COLUMNS[k]: f"{e.mean:.3f} ± {e.se:.3f}" for k, e in row.items()}
-                      for ds, row in data_rows.items()}).T.rename_axis("data"),
-         "Fully-connected vanilla nets fed three inputs: the effective rank of the input, and "
-         "log₁₀ χ and the signal's effective rank at the last layer (mean ± standard error over "
-         "networks).")
+data_table = estimates_frame({name: {COLUMNS[k]: row[k] for k in COLUMNS}
+                              for name, row in data_rows.items()}, "data")
+ch.table(data_table, "Fully-connected vanilla nets fed three inputs: the effective rank of the "
+         "input, and log₁₀ χ and the signal's effective rank at the last layer (mean and standard "
+         "error over networks).", formatter=estimate_formats(data_table))
 
 # %%
 input_ratio = study.input_conditioning_ratio(data_runs)
@@ -784,13 +816,14 @@ ch.claim("data_reff_input_differs", "patches enter much less well-conditioned th
              "directions",
          source="ours: the input data of this book (Set-up), which the data-set comparison relies "
                 "on")
-for ds, kind, src in [
-        ("digits", "reproduces", "Labatie 2019, App. A (MNIST: 'an equivalent behaviour')"),
-        ("gaussian", "predicts",
+for ds, case, kind, src in [
+        ("digits", "digits", "reproduces",
+         "Labatie 2019, App. A (MNIST: 'an equivalent behaviour')"),
+        ("gaussian", "Gaussian images", "predicts",
          "Labatie 2019, Theorem 2 (one-dimensional signal whatever the input)")]:
     reff_in, reff_out = data_rows[ds]["reff_input"], data_rows[ds]["reff_last"]
-    ch.claim(f"data_{ds}_reff_to_1", f"with {ds} inputs too the signal becomes one-dimensional: "
-             f"effective rank r(x) at layer {L} ≤ 1.5", kind=kind, measured=reff_out,
+    ch.claim(f"data_{ds}_reff_to_1", "with this input too the signal becomes one-dimensional: "
+             f"effective rank r(x) at layer {L} ≤ 1.5", case=case, kind=kind, measured=reff_out,
              reference=1.5, tol=0.0, comparison="le",
              alternative=(reff_in.mean,
                           f"no collapse: effective rank r of the {ds} input x⁰"),
@@ -801,18 +834,17 @@ for ds, kind, src in [
 #
 # {glue}`found_summary`
 #
-# - **Fig. 2.** Across {glue}`p_hist_nets` networks the mean log second moments drift by
-#   {glue}`drift_nu2` per layer (signal) and {glue}`drift_mu2dx` (noise), and their variance grows
-#   by {glue}`diff_nu2` and {glue}`diff_mu2dx` per layer; {glue}`v_cons`. {glue}`v_gauss`
+# - **Fig. 2.** Across {glue}`p_hist_nets` networks the mean log signal moment moves by
+#   {glue}`drift_nu2` per layer and its variance by {glue}`diff_nu2` (signal and noise: the table
+#   after {numref}`fig-03-fig2-drift-diffusion`); {glue}`v_cons`. {glue}`v_gauss`
 #   {glue}`v_balance` The paper's convolutional nets of width 128 against the authors' 10 000:
 #   {glue}`spread_verdict`
 # - **Width.** {glue}`v_width` The fitted exponent of the diffusion is {glue}`width_exponent`
 #   (the single-input theory {eq}`eq-03-width` gives −1).
-# - **Fig. 3.** In the fully-connected nets the increment {eq}`eq-03-increments` is
-#   {glue}`fc_dchi_early` over the first 10 layers
-#   and {glue}`fc_dchi_late` over the last quarter, $r_\mathrm{eff}(x^L)$ = {glue}`fc_reff_late`
-#   and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The convolutional
-#   nets reach $\log_{10}\chi^L$ = {glue}`conv_log10chi`.
+# - **Fig. 3.** In the fully-connected nets the signal's effective rank at l = L is
+#   {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The table
+#   after {numref}`fig-03-fig3-conv` gives the increments {eq}`eq-03-increments` and sets the
+#   convolutional nets and the authors' beside them.
 # - **Pseudo-linearity.** At depth L a fraction {glue}`coact_late` of the units is always on or
 #   always off and the linearity index is {glue}`lin_late`: {glue}`v_coact`
 # - **Data.** {glue}`v_data_cap`.

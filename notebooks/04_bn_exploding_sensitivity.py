@@ -61,11 +61,12 @@ from dataclasses import replace
 import numpy as np
 
 from layerwise import labatie, published
-from layerwise.chapter import Chapter, format_value, join_words
+from layerwise.chapter import Chapter, join_words
 from layerwise.figures import ch04 as figures
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
 from layerwise.studies import ch04 as study
+from layerwise.tables import estimate_formats
 
 SCALES = {
     "ci": dict(width=128, batch=32, depth=200, n_nets=8, batches=[16, 32, 64, 128], batch_nets=4,
@@ -188,14 +189,13 @@ ch.glue_all({"late_lmin": late_lmin, "early_lmax": early_lmax, "conv_r2": conv_f
              "pub_dchi_late": authors["dchi_late"]}, digits=4)
 
 # %%
-ch.table(study.conv_comparison_table(conv_study, published.bn_ff_endpoints(AUTHORS, conv.depth)),
+conv_table = study.conv_comparison_table(conv_study, published.bn_ff_endpoints(AUTHORS, conv.depth))
+ch.table(conv_table,
          f"Our convolutional nets ({conv_panels['chi'].shape[0]} networks) against the authors' "
          f"(MNIST variant, 200 networks; Labatie, Fig. 4): late = layers {late_lmin}–"
          f"{params['conv_depth']}, early = layers ≤ {early_lmax}; each mean with its standard "
          "error over its own networks (– where the authors publish none).",
-         formatter={col: (lambda v, d=d: format_value(v, digits=d) if np.isfinite(v) else "–")
-                    for col, d in [("ours", 4), ("± s.e.", 2), ("authors", 4),
-                                   ("± s.e. (authors)", 2)]})
+         formatter=estimate_formats(conv_table))
 
 # %% tags=["remove-cell"]
 ch.glue("conv_scale_note", "" if (conv.width, conv.depth) == (512, 200) else
@@ -215,18 +215,20 @@ src_pub = ("Labatie 2019, Fig. 4; the authors' published arrays "
            "(conv 3×3 periodic, N = 512, B = 64, MNIST)")
 conv_law = labatie.growth_law_r2(conv_depth, conv_panels["chi"], l_min=L0)   # R² in l and log l
 WHY_BOUND = "the theorem's one-sided bound, for per-network averages over layers"
-LEVEL_WORDS = {"reff_x": "the effective rank r(xˡ) of the signal after the ReLU",
-               "reff_dx": "the effective rank r(dxˡ) of the noise after the ReLU",
+LEVEL_WORDS = {"reff_x": "effective rank r(xˡ) of the signal after the ReLU",
+               "reff_dx": "effective rank r(dxˡ) of the noise after the ReLU",
                "kurtosis": "kurtosis μ₄ of the BN output", "nu1": "ν₁(|yˡ|) of the BN output"}
 POWER_LAW = "a power law χ ∝ (layer l) to a power τ, the ResNets' law (R² in log l)"
 WHY_EXPONENTIAL = ("'exponential': a straight line on the log axis of Fig. 4(b) explains ≥ 99 % of "
                    "the variation of each network's log χ")
-ch.claim("conv_chi_exponential", "log χˡ is linear in l (R² ≥ 0.99, mean over networks)",
-         kind="reproduces", measured=conv_law["exponential"], reference=0.99, tol=0.0,
+LINEAR = f"log χˡ is linear in l over layers ≥ {L0}: R² of the line ≥ 0.99 (mean over networks)"
+INCREMENT = f"the mean increment over layers ≥ {L0} is at least 1"
+ch.claim("conv_chi_exponential", LINEAR, case="convolutional nets", kind="reproduces",
+         measured=conv_law["exponential"], reference=0.99, tol=0.0,
          comparison="ge", alternative=(conv_law["power"].mean, POWER_LAW), why=WHY_EXPONENTIAL,
          source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)", min_scale="default")
-ch.claim("conv_dchi_gt_1", f"the mean increment δχ over layers ≥ {L0} is at least 1",
-         kind="predicts", measured=conv_study["dchi"], reference=1.0, tol=0.0, comparison="ge",
+ch.claim("conv_dchi_gt_1", INCREMENT, case="δχ, convolutional nets", kind="predicts",
+         measured=conv_study["dchi"], reference=1.0, tol=0.0, comparison="ge",
          alternative=(1.0, "no growth of χ"), why=WHY_BOUND, source="Labatie 2019, Theorem 3",
          min_scale="default")
 
@@ -323,9 +325,9 @@ for key, tol, why in [
                            "authors' 10–90 % band) on a log axis spanning five decades (Fig. "
                            "4(d))"),
         ("nu1", 0.10, "10 %, as for the effective ranks")]:
-    ch.claim(f"conv_{key}_matches_authors", f"{LEVEL_WORDS[key]} over layers "
-             f"{late_lmin}–{params['conv_depth']} agrees with the authors' nets within "
-             f"{100 * tol:.0f} %", kind="reproduces", measured=levels[key],
+    ch.claim(f"conv_{key}_matches_authors", f"over layers {late_lmin}–{params['conv_depth']} "
+             f"the level agrees with the authors' nets within {100 * tol:.0f} %",
+             case=LEVEL_WORDS[key], kind="reproduces", measured=levels[key],
              reference=authors["levels"][key], tol=tol, comparison="rel",
              alternative=ALT_LEVEL[key], source=src_pub,
              min_scale=LEVEL_MIN_SCALE.get(key, "default"),
@@ -335,11 +337,12 @@ for key, tol, why in [
 # %% [markdown]
 # ## The fully-connected nets: exponential growth of χ
 #
-# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers l ≥ 10 the
-# mean increments are δχ = {glue}`inc_dchi`, $\delta_\mathrm{BN}\chi$ = {glue}`inc_dbn` and
-# $\delta_\varphi\chi$ = {glue}`inc_dphi`, which Theorem 3 predicts to be at least 1 by
-# {eq}`eq-04-increments` (graded in the scorecard); the paper's convolutional nets settle near 1.17,
-# 1.14 and 1.02 (its Fig. 4(a)), where the ReLU step dominates at first and the BN step takes over
+# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets, and the table after it
+# gives its numbers beside the authors' fully-connected nets at the batch nearest ours. Over layers
+# l ≥ 10 the mean increments δχ, $\delta_\mathrm{BN}\chi$ and $\delta_\varphi\chi$ (the table's
+# first rows) are what Theorem 3 predicts to be at least 1 by {eq}`eq-04-increments` (graded in
+# the scorecard); the paper's convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
+# where the ReLU step dominates at first and the BN step takes over
 # with depth. log χˡ lies on a straight line over l ≥ 10 (R² = {glue}`fc_r2`): the growth is
 # exponential, and the network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last layer, l =
 # {glue}`fc_depth`.
@@ -365,20 +368,33 @@ ch.figure(fig, "fig4_fc",
 
 # %% tags=["remove-cell"]
 fc = study.bn_ff_fc_findings(fc_depth, fc_panels, l_min=L0)   # layer averages over l ≥ L0
-ch.glue_all({**{f"inc_{k}": e for k, e in fc["increments"].items()}, "fc_r2": fc_fit["r2"]},
-            digits=4)
+ch.glue("fc_r2", fc_fit["r2"], digits=4)
 fc_log10chi = fc["log10chi"]
 ch.glue_all({"fc_log10chi_l": fc_log10chi})
 fc_law = labatie.growth_law_r2(fc_depth, fc_panels["chi"], l_min=L0)   # R² in l and log l
-ch.claim("chi_exponential", f"log χˡ is linear in l over {L0} ≤ l ≤ {L}: R² of the line ≥ 0.99 "
-         "(mean over networks)", kind="reproduces", measured=fc_law["exponential"],
+ch.claim("chi_exponential", LINEAR, case="fully-connected nets", kind="reproduces",
+         measured=fc_law["exponential"],
          reference=0.99, tol=0.0, comparison="ge", alternative=(fc_law["power"].mean, POWER_LAW),
          why=WHY_EXPONENTIAL, source="Labatie 2019, §6 Theorem 3 and Fig. 4(b)")
 for k, name in [("dchi", "δχ"), ("dbn", "δχ (BN step)"), ("dphi", "δχ (ReLU step)")]:
-    ch.claim(f"{k}_gt_1", f"{name} ≥ 1: the mean increment over layers ≥ {L0} is at least 1",
-             kind="predicts", measured=fc["increments"][k], reference=1.0, tol=0.0,
+    ch.claim(f"{k}_gt_1", INCREMENT, case=f"{name}, fully-connected nets", kind="predicts",
+             measured=fc["increments"][k], reference=1.0, tol=0.0,
              comparison="ge", alternative=(1.0, "a step that leaves χ unchanged"),
              why=WHY_BOUND, source="Labatie 2019, Theorem 3 and Fig. 4(a)")
+
+# %%
+last = study.last_layer_findings(fc_panels)   # the last record, over networks
+pub_batch = study.published_batch(params["batch"])   # the authors' nets nearest to our batch
+
+
+fc_table = study.fc_comparison_table(fc["increments"], fc["log10chi"], last,
+                                     published.bn_ff_endpoints(f"bn_ff_fc_{pub_batch}", L))
+ch.table(fc_table, f"Our fully-connected nets (N = {params['width']}, B = {params['batch']}, "
+         f"{fc['n']} networks) against the authors' at B = {pub_batch} (N = 512, CIFAR-10, 200 "
+         f"networks; their published arrays): increments averaged over layers ≥ {L0}, then the "
+         f"last layer, l = {L}; each mean with its standard error over its own networks (– where "
+         "the authors' arrays give none), and the Gaussian values of the tails.",
+         formatter=estimate_formats(fc_table))
 
 # %% tags=["remove-cell"]
 # like with like: the authors' fully-connected nets at the same width and (nearest) batch
@@ -415,11 +431,10 @@ ch.claim("fc_rate_matches_authors", f"the growth of χ in decades per layer (log
 # ## Fully-connected nets at a small batch read the other way
 #
 # In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
-# $r_\mathrm{eff}(x)$ =
-# {glue}`reff_x_l` and $r_\mathrm{eff}(dx)$ = {glue}`reff_dx_l`: {glue}`reff_order`. The authors'
-# own fully-connected nets at B = {glue}`pub_fc_batch` read the same way ($r_\mathrm{eff}(x)$ =
-# {glue}`pub_reff_x_small` and $r_\mathrm{eff}(dx)$ = {glue}`pub_reff_dx_small`), and the authors'
-# notebook on fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
+# {glue}`reff_order` (the effective ranks $r_\mathrm{eff}(x)$ and $r_\mathrm{eff}(dx)$ are in the
+# table after {numref}`fig-04-fig4-fc`). The authors' own fully-connected nets at B =
+# {glue}`pub_fc_batch` read the same way (the same table), and the authors' notebook on
+# fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
 # the paper's statement is about its convolutional nets. The architecture explains it. In a
 # fully-connected net a channel is sampled only at the B inputs of the batch, so the covariance of
 # the signal (and of the noise) across the N channels has rank at most B and **$r_\mathrm{eff}$ ≤
@@ -430,11 +445,10 @@ ch.claim("fc_rate_matches_authors", f"the growth of χ in decades per layer (log
 # ordering therefore turns with the batch: the authors' fully-connected arrays at B ≥ 128 show the
 # paper's ordering, with the noise's rank held far below 200, and the batch-size study below
 # compares ours with theirs batch by batch. As for the tails, the kurtosis of the BN output at l =
-# {glue}`fc_depth` is {glue}`kurt_l` and ν₁(|y|)/√ν₂ is {glue}`nu1_l` (Gaussian: 3 and 0.798):
+# {glue}`fc_depth` is {glue}`kurt_l` (Gaussian: 3; ν₁(|y|) is in the same table):
 # {glue}`fat_verdict`
 
 # %% tags=["remove-cell"]
-last = study.last_layer_findings(fc_panels)   # the last record, over networks
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the "
          "Gaussian 3", kind="reproduces", measured=last["kurtosis"],
          reference=labatie.GAUSS_KURTOSIS, tol=0.0, comparison="ge",
@@ -449,11 +463,7 @@ ch.claim("nu1_small", f"ν₁(|y|)/√ν₂ of the BN output at l = {L} is below
 
 # %% tags=["remove-cell"]
 gap_low, gap_high = last["reff_gap"].bounds()   # 99 % t interval of r_eff(x) − r_eff(dx)
-ch.glue_all({"reff_x_l": last["reff_x"], "reff_dx_l": last["reff_dx"], "kurt_l": last["kurtosis"],
-             "nu1_l": last["nu1"]})
-small_batch = published.bn_ff_endpoints(f"bn_ff_fc_{fc_rate['batch']}", L)   # (mean, SE) each
-ch.glue_all({"pub_reff_x_small": small_batch["reff_x"],
-             "pub_reff_dx_small": small_batch["reff_dx"]})
+ch.glue_all({"kurt_l": last["kurtosis"]})
 ch.glue("reff_order", "the signal keeps more directions than the noise, the reverse of the paper's "
         "convolutional nets" if gap_low > 0 else
         "the noise keeps more directions than the signal, the paper's ordering, though far below "
@@ -479,9 +489,10 @@ ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10²
 conv_conditioning = study.dbn_conditioning(conv_depth, conv_arrays, conv_panels, l_min=L0,
                                            seed=seed)
 ch.glue_all({"conv_rho_pooled": conv_conditioning["rho"]}, digits=2)
-ch.claim("conv_dbn_inverse_conditioning", "in the convolutional nets the BN step's increment δχˡ "
-                                          "is inversely related to the effective rank r(xˡ⁻¹): "
-         "pooled Spearman ρ < 0", kind="reproduces",
+CONDITIONING = ("the BN step's increment δχˡ is inversely related to the effective rank r(xˡ⁻¹): "
+                "pooled Spearman ρ < 0")
+ch.claim("conv_dbn_inverse_conditioning", CONDITIONING, case="convolutional nets",
+         kind="reproduces",
          measured=conv_conditioning["rho"], reference=0.0, tol=0.0, comparison="le",
          alternative=(0.0, "no relation"),
          why="the paper states the sign only; the bootstrap resamples whole networks",
@@ -501,9 +512,7 @@ ch.figure(figures.dbn_vs_conditioning(**conditioning["arrays"]), "dbn_vs_conditi
 
 # %% tags=["remove-cell"]
 ch.glue_all({"rho_pooled": conditioning["rho"], "rho_within": conditioning["rho_within"]}, digits=2)
-ch.claim("dbn_inverse_conditioning", "in the fully-connected nets the BN step's increment δχˡ is "
-                                     "inversely related to the effective rank r(xˡ⁻¹): pooled "
-         "Spearman ρ < 0", kind="reproduces",
+ch.claim("dbn_inverse_conditioning", CONDITIONING, case="fully-connected nets", kind="reproduces",
          measured=conditioning["rho"], reference=0.0, tol=0.0, comparison="le",
          alternative=(0.0, "no relation"),
          why="the paper states the sign only; the bootstrap resamples whole networks",
@@ -593,10 +602,8 @@ ch.table(study.fc_batch_table(L), f"The authors' fully-connected BN "
 # A larger batch gives fatter tails, a worse-conditioned signal, a better-conditioned noise and a
 # *smaller* χ (a fatter-tailed BN output makes the ReLU step less harmful, δᵩᵪ → 1).
 # {numref}`fig-04-batch-size` measures the same four quantities in our nets (width
-# {glue}`fc_width`), with the authors' values (width 512) as crosses. Per doubling of B, the
-# kurtosis changes by {glue}`slope_kurtosis`, $r_\mathrm{eff}(x)$ by {glue}`slope_reff_x`,
-# $r_\mathrm{eff}(dx)$ by
-# {glue}`slope_reff_dx` and log₁₀ χ at the last layer by {glue}`slope_log10_chi`. At the smallest
+# {glue}`fc_width`), with the authors' values (width 512) as crosses, and the table after it gives
+# how much each changes per doubling of B, in ours and in the authors' nets. At the smallest
 # batch, B = {glue}`b_small`, the signal has {glue}`ratio_small` times the noise's effective rank;
 # at the largest, B = {glue}`b_large`, {glue}`ratio_large` times: {glue}`flip_verdict`.
 #
@@ -630,8 +637,16 @@ ch.figure(figures.batch_size(batch["table"], published.bn_ff_fc_batch_study(L), 
               "rises, the signal's effective rank falls and the noise's rises, ours as points with "
               "error bars and the authors' as crosses.")
 
+# %%
+slopes = study.batch_slope_table(batch["slope"], L)
+ch.table(slopes, "Change per doubling of the batch size B at the last layer: the slope of a "
+         "straight line in log₂ B fitted to the means at each batch, weighted by their standard "
+         f"errors, ours (B = {join_words([str(b) for b in params['batches']])}, "
+         f"N = {params['width']}) "
+         "and the authors' (B = 64 … 512, N = 512; their published fully-connected arrays), each "
+         "with its standard error.", formatter=estimate_formats(slopes))
+
 # %% tags=["remove-cell"]
-ch.glue_all({f"slope_{k}": (t["slope"], t["slope_se"]) for k, t in batch["trend"].items()})
 ch.glue_all({k: batch[k] for k in ("b_small", "b_large", "ratio_small", "ratio_large")}, digits=2)
 small, large = batch["ratio_small"], batch["ratio_large"]
 ch.glue("flip_verdict",
@@ -649,9 +664,10 @@ BATCH_NAMES = {"log10_chi": f"log₁₀ χ at layer {L}", "kurtosis": "the kurto
 for k, name in BATCH_NAMES.items():
     ch.glue_all({f"bdev_{k}": levels_vs[k]["deviation"],
                  f"bdev_alt_{k}": levels_vs[k]["no_batch_effect"]}, digits=2)
-    ch.claim(f"batch_{k}_levels", f"{name} at each batch lies nearer the authors' level at that "
-             "batch than at any other: largest |ours − theirs| / half-gap ≤ 1",
-             kind="reproduces", measured=levels_vs[k]["deviation"], reference=1.0, tol=0.0,
+    ch.claim(f"batch_{k}_levels", "at each batch the level lies nearer the authors' level at "
+             "that batch than at any other: largest |ours − theirs| / half-gap ≤ 1",
+             case=name.removeprefix("the "), kind="reproduces",
+             measured=levels_vs[k]["deviation"], reference=1.0, tol=0.0,
              comparison="le", alternative=(levels_vs[k]["no_batch_effect"],
                                            "levels that do not depend on the batch"),
              why="half the gap between the authors' levels at neighbouring batches: what a "

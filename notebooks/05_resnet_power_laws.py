@@ -65,6 +65,7 @@ from layerwise.figures import ch05 as figures
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
 from layerwise.studies import ch05 as study
+from layerwise.tables import estimate_formats
 
 SCALES = {
     "ci": dict(width=64, batch=16, depth=100, res_depth=2, n_nets=6, records=50, ff_depth=100,
@@ -103,6 +104,7 @@ OVERLAY_MARGIN = 0.10
 #: The exponent's margin against the authors' nets (5 %): see the claim's `why`.
 TAU_MARGIN = 0.05
 CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
+
 
 # %% [markdown]
 # ## Set-up
@@ -189,10 +191,10 @@ ch.glue_all({"dff_mean": fig5["dff"]}, digits=4)
 
 # %% tags=["remove-cell"]
 EXPONENTIAL = "the best exponential c·exp(r·l) (the feedforward law)"
-ch.claim("eq15_overlay", "c·l to the power τ, with τ from Eq. 15 and a fitted constant, describes "
-                         f"χˡ over units {L_MIN}–{L}: largest relative deviation ≤ 10 "
-         "%", kind="reproduces",
-         measured=study.overlay_deviation(overlay, fc_panels["chi"].shape[0]),
+OVERLAY = ("c·l to the power τ, with τ from Eq. 15 and a fitted constant, describes χˡ: largest "
+           "relative deviation ≤ 10 %")   # the statement of the fully-connected and conv nets
+ch.claim("eq15_overlay", OVERLAY, case=f"fully-connected ResNets, units {L_MIN}–{L}",
+         kind="reproduces", measured=study.overlay_deviation(overlay, fc_panels["chi"].shape[0]),
          reference=OVERLAY_MARGIN, tol=0.0, comparison="le",
          alternative=(overlay["exp_max_dev"], EXPONENTIAL),
          why="the paper's overlay coincides with χ within a line width (≤ 8 % of χ from l = 50); "
@@ -227,56 +229,52 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units is at least 1: 
 #
 # Theorem 4 is a statement about the asymptotic regime. At the depths we can simulate the
 # feedforward increment inside the units may still drift, so the exponent Eq. 15 gives depends on
-# the window of units over which δχ is averaged; the table computes the free exponent and the Eq. 15
-# exponent over successive windows. From the first window to the last, the Eq. 15 exponent goes
-# from {glue}`win_eq15_first` to {glue}`win_eq15_last` and the free one from {glue}`win_fit_first`
-# to {glue}`win_fit_last`. A `paper`-scale run narrows both error bars; only more depth removes a
-# drift. The script `benchmarks/labatie_spot_checks.py` runs deeper ResNets and the convolutional
-# ones at the paper's settings on a GPU, for a reader who wants to follow the windows further.
+# the window of units over which δχ is averaged. The table after {numref}`fig-05-fig5-fc` computes
+# the Eq. 15 exponent over successive windows, beside the free exponent (the local slope of log χ
+# against log l) and their difference in combined standard errors. From the first window to the
+# last, the Eq. 15 exponent goes from {glue}`win_eq15_first` to {glue}`win_eq15_last`. A
+# `paper`-scale run narrows the error bars; only more depth removes a drift. The script
+# `benchmarks/labatie_spot_checks.py` runs deeper ResNets and the convolutional ones at the paper's
+# settings on a GPU, for a reader who wants to follow the windows further.
 
 # %%
 windows = study.exponent_windows(fc_depth, fc_panels["chi"], fc_panels["dff"], RD, L_MIN, L,
                                  n_windows=4)
 ch.table(windows, "The power-law exponent of χ fitted freely over successive windows of units, "
-         "against the exponent predicted from the measured increments (Eq. 15), and their "
-         "difference in combined standard errors.")
+         "against the exponent predicted from the measured increments (Eq. 15; Labatie 2019, "
+         "§7), and their difference in combined standard errors; standard errors over networks.",
+         formatter=estimate_formats(windows))
 
 # %% tags=["remove-cell"]
 for end, row in [("first", 0), ("last", -1)]:
     ch.glue_all({f"win_eq15_{end}": (windows["Eq. 15 τ"].iloc[row],
-                                     windows["s.e. (Eq. 15)"].iloc[row]),
-                 f"win_fit_{end}": (windows["free τ"].iloc[row], windows["s.e. (free)"].iloc[row])})
+                                     windows["s.e. (Eq. 15)"].iloc[row])}, digits=4)
 
 # %% [markdown]
 # ## Against the authors' fully-connected ResNets, input by input
 #
 # The authors' fully-connected ResNets have our width, batch and depth but are fed CIFAR-10; ours
 # are fed photo patches (32 × 32 crops of two photographs, so that a batch is nearly rank one) and,
-# to measure what the input does rather than guess it, handwritten digits and i.i.d. Gaussian
-# images ({numref}`fig-05-datasets`). The table sets each quantity next to the authors' value: the
-# feedforward increment inside the units and the exponent of χ over units
-# {glue}`res_lmin`–{glue}`res_units` (the slope of log χ between the two ends, computed the same
-# way for both), and at unit {glue}`res_units` log₁₀ χ, the effective ranks after the first ReLU
-# and the kurtosis after the first BN; standard errors are over networks (the authors' error of
-# the exponent is an upper bound: their file has no covariances between units).
+# to measure what the input does rather than guess it, handwritten digits and i.i.d. Gaussian images
+# ({numref}`fig-05-datasets`). The table after {numref}`fig-05-datasets` sets each quantity next to
+# the authors' value: the feedforward increment inside the units and the exponent of χ over units
+# {glue}`res_lmin`–{glue}`res_units` (the slope of log χ between the two ends, computed the same way
+# for both), and at unit {glue}`res_units` log₁₀ χ, the effective ranks after the first ReLU and the
+# kurtosis after the first BN; standard errors are over networks (the authors' error of the exponent
+# is an upper bound: their file has no covariances between units).
 # {glue}`authors_scale_words`
 #
-# The **exponent** barely depends on the input: τ = {glue}`tau_patches` (patches),
-# {glue}`tau_digits` (digits) and {glue}`tau_gaussian` (Gaussian), against the authors'
-# {glue}`tau_authors`; ours minus theirs is {glue}`tau_offset`, the trace of a feedforward
-# increment inside the units that differs from theirs by {glue}`dff_gap` ({glue}`dff_patches`
-# against {glue}`dff_authors`; τ grows as the fourth power of it). {glue}`tau_verdict` The
-# **levels** do depend on it. At the last unit, log₁₀ χ is {glue}`lchi_patches`,
-# {glue}`lchi_digits` and {glue}`lchi_gaussian` (the authors':
-# {glue}`lchi_authors`); $r_\mathrm{eff}(x)$ is {glue}`reffx_patches`, {glue}`reffx_digits` and
-# {glue}`reffx_gaussian` (the authors': {glue}`reffx_authors`); μ₄ is {glue}`mu4_patches`,
-# {glue}`mu4_digits` and {glue}`mu4_gaussian` (the authors': {glue}`mu4_authors`).
-# {glue}`bracket_verdict` The exponent is set by the increment inside the units, which forgets the
-# input; the levels carry the first units' transient (the curves of {numref}`fig-05-datasets` are
-# parallel but offset), where a badly conditioned input batch raises χ (the paper's App. A makes
-# the same remark about CIFAR-10's three channels). So the levels are graded against the authors'
-# nets — for our photo patches {glue}`level_verdict` — but a disagreement there measures our
-# input, not the theory.
+# The **exponent** (the table's row τ) {glue}`tau_input_words`: τ = {glue}`tau_patches` on
+# patches against the authors' {glue}`tau_authors`, and our three inputs move it by
+# {glue}`tau_input_spread` of the authors' value. The difference between ours and theirs is the
+# trace of a feedforward increment inside the units that differs from theirs by {glue}`dff_gap` (the
+# row δχ; τ grows as the fourth power of it). {glue}`tau_verdict` The **levels** at the last unit
+# (the rows log₁₀ χ, the effective ranks and μ₄) do depend on it. {glue}`bracket_verdict` The
+# exponent is set by the increment inside the units, which forgets the input; the levels carry the
+# first units' transient (the curves of {numref}`fig-05-datasets` are parallel but offset), where a
+# badly conditioned input batch raises χ (the paper's App. A makes the same remark about CIFAR-10's
+# three channels). So the levels are graded against the authors' nets — for our photo patches
+# {glue}`level_verdict` — but a disagreement there measures our input, not the theory.
 
 # %%
 data_arrays = {"patches": (fc_depth, fc_arrays),
@@ -294,10 +292,11 @@ values = {ds: study.fc_values(d, A, L_MIN, L) for ds, (d, A) in data_arrays.item
 ROWS = {"dff": "δχ inside the units", "tau": f"τ over units {L_MIN}–{L}",
         "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"effective rank r(x) at unit {L}",
         "reff_dx": f"effective rank r(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
-table = study.authors_table(values, authors, "authors (CIFAR-10)").rename(index=ROWS)
+table = study.authors_table(values, authors, "authors, CIFAR-10").rename(index=ROWS)
 ch.table(table, f"BN ResNets at unit {L}: our fully-connected nets per input against the "
-         "authors' nets on CIFAR-10 (mean and standard error over networks; – where a quantity "
-         "is not in their arrays).")
+         "authors' fully-connected nets on CIFAR-10 (their published arrays; Labatie 2019, §7 and "
+         "Fig. 5): mean and standard error over networks, their number in parentheses; – where a "
+         "quantity is not in their arrays.", formatter=estimate_formats(table))
 
 # %% tags=["remove-cell"]
 wide_batch = 4 * params["batch"]   # the batch alternative of the exponent, and the kurtosis table
@@ -325,13 +324,14 @@ ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} ag
 ALT_LEVEL = {"reff_x": (authors["reff_dx"][0], "a signal as well conditioned as the noise "
                         "(the authors' effective rank r(dx))"),
              "kurtosis": (mu4_conv, "Fig. 5(d)'s convolutional level at that unit")}
-for key, words in [("reff_x", "the signal's effective rank after the first ReLU"),
-                   ("kurtosis", "the kurtosis after the first BN")]:
+for key, words in [("reff_x", "effective rank r(x) after the first ReLU"),
+                   ("kurtosis", "kurtosis μ₄ after the first BN")]:
     band = authors["band"][key]
-    ch.claim(f"{key}_matches_authors", f"{words} at unit {L} agrees with the authors' "
-             f"fully-connected nets within their spread of single networks (±{100 * band:.0f} %)",
-             kind="reproduces", measured=versus[key], reference=authors[key][0], tol=band,
-             comparison="rel", alternative=ALT_LEVEL[key], source=SRC_FC, min_scale="default",
+    ch.claim(f"{key}_matches_authors", f"the level at unit {L} agrees with the authors' "
+             "fully-connected nets within their spread of single networks",
+             case=f"{words} (±{100 * band:.0f} %)", kind="reproduces", measured=versus[key],
+             reference=authors[key][0], tol=band, comparison="rel", alternative=ALT_LEVEL[key],
+             source=SRC_FC, min_scale="default",
              why="the half-width of the authors' 10–90 % band of single networks at that unit, "
                  f"relative to their mean; {WITH_AUTHORS}",
              caveat="the authors feed CIFAR-10, we feed photo patches: the table shows how far "
@@ -349,9 +349,13 @@ ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i
                 "χ above i.i.d. Gaussian images); Labatie 2019 App. A")
 
 # %% tags=["remove-cell"]
-for key, short in {"tau": "tau", "log10_chi": "lchi", "reff_x": "reffx", "kurtosis": "mu4"}.items():
-    ch.glue_all({**{f"{short}_{ds}": stats.estimate_or_point(values[ds][key]) for ds in values},
-                 f"{short}_authors": authors[key]})
+ch.glue_all({"tau_patches": stats.estimate_or_point(values["patches"]["tau"]),
+             "tau_authors": authors["tau"],
+             **{f"mu4_{ds}": stats.estimate_or_point(values[ds]["kurtosis"])
+                for ds in ("patches", "gaussian")}, "mu4_authors": authors["kurtosis"]})
+ch.glue("tau_input_spread", f"{100 * spread:.1f} %")
+ch.glue("tau_input_words", "barely depends on the input" if spread <= TAU_MARGIN else
+        "depends on the input at this scale")   # "barely": within the margin of the comparison
 outside = [ROWS[k] for k, inside in study.between_inputs(
     values, authors, ["log10_chi", "reff_x", "kurtosis"]).items() if not inside]
 ch.glue("bracket_verdict", "" if not study.matches_authors(params) else "For each of these levels "
@@ -362,12 +366,7 @@ ch.glue("authors_scale_words", "" if study.matches_authors(params) else "At this
         "are smaller than the authors', so the comparisons are graded from the `default` scale on.")
 
 # %% tags=["remove-cell"]
-offset = versus["tau"]
-ch.glue_all({"dff_patches": stats.estimate(values["patches"]["dff"]),
-             "dff_authors": authors["dff"][0]}, digits=4)
 ch.glue("dff_gap", f"{100 * (values['patches']['dff'].mean() / authors['dff'][0] - 1):+.2f} %")
-ch.glue_all({"tau_offset": stats.Estimate(offset.mean - authors["tau"][0], offset.se, offset.dof,
-                                          offset.n)})
 ch.glue("tau_verdict", ch.verdict(
     ["tau_matches_authors"], "The two agree within the 5 % margin.",
     "The two differ beyond the 5 % margin.",
@@ -397,11 +396,11 @@ ch.glue("level_verdict", ch.verdict(
 # Fig. 4(d). It establishes that skip connections keep the tails close to Gaussian in those nets.
 # It does not fix a level for fully-connected nets, nor one that holds for every input: the
 # authors' own fully-connected CIFAR-10 nets at our N, B and depth end at {glue}`mu4_authors`, and
-# ours at {glue}`mu4_patches` (patches), {glue}`mu4_digits` (digits) and {glue}`mu4_gaussian`
-# (Gaussian) — the comparison we can grade is the fully-connected one above, and the level it
-# compares depends on the input. The table separates the input and the batch: a fully-connected
-# channel's kurtosis is estimated from the B inputs alone, and even for Gaussian data that estimate
-# is biased low, to 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch.
+# ours on patches at {glue}`mu4_patches` (the other inputs: the row μ₄ of the table after
+# {numref}`fig-05-datasets`) — the comparison we can grade is the fully-connected one above, and
+# the level it compares depends on the input. The table below separates the input and the batch: a
+# fully-connected channel's kurtosis is estimated from the B inputs alone, and even for Gaussian
+# data that estimate is biased low, to 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch.
 
 # %%
 kurtosis_table = study.kurtosis_table(
@@ -411,7 +410,7 @@ kurtosis_table = study.kurtosis_table(
      ("digits", params["batch"], data_arrays["digits"][1])])
 ch.table(kurtosis_table, "Kurtosis after the first BN of the last unit, per input and batch "
          "size: mean over networks with its standard error, against the low bias 3(B − 1)/(B + 1) "
-         "of the kurtosis of B Gaussian values.")
+         "of the kurtosis of B Gaussian values.", formatter=estimate_formats(kurtosis_table))
 
 # %% tags=["remove-cell"]
 kurt = study.kurtosis_findings(kurtosis_table)   # the kurtoses and what separates them
@@ -572,8 +571,8 @@ ch.glue("conv_reduced_words", (
     "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
     "claim is graded at the `paper` scale only.") if CONV_REDUCED else
     "It runs at the paper's width and batch.")
-ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l to the power τ, with τ from Eq. 15 and a "
-                              "fitted constant describes χˡ within 10 %", kind="reproduces",
+ch.claim("conv_eq15_overlay", OVERLAY,
+         case=f"convolutional ResNets, units {conv_lmin}–{params['conv_depth']}", kind="reproduces",
          measured=study.overlay_deviation(conv_overlay, conv_panels["chi"].shape[0]),
          reference=OVERLAY_MARGIN, tol=0.0, comparison="le",
          alternative=(conv_overlay["exp_max_dev"], EXPONENTIAL),
@@ -596,7 +595,7 @@ ch.claim("conv_eq15_overlay", "convolutional ResNets: c·l to the power τ, with
 #   exponent, $\tau_\mathrm{fit}$ = {glue}`tau_fit`, is {glue}`tau_distance` combined standard
 #   errors from the Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
 # - **Against the authors' fully-connected ResNets** (same N, B and depth, CIFAR-10): the exponent
-#   of χ, {glue}`tau_patches` against {glue}`tau_authors`, barely depends on the input.
+#   of χ, {glue}`tau_patches` against {glue}`tau_authors`, {glue}`tau_input_words`.
 #   {glue}`tau_verdict` The levels — χ, $r_\mathrm{eff}(x)$, μ₄ — depend on the input.
 #   {glue}`bracket_verdict` Graded for our photo patches, {glue}`level_verdict`: the claims
 #   compare our input with theirs as much as our nets with theirs.

@@ -253,9 +253,9 @@ MAPS_SCALE = dict(min_scale="paper", note="graded from the paper scale: at defau
 for name, symbol, eq, deviation, margin, shown, measure in (
         ("length", "qˡ", "Eq. 3", deviation_q, MARGIN_Q, "5 %", "relative"),
         ("correlation", "cˡ", "Eq. 5", deviation_c, MARGIN_C, "0.05", "absolute")):
-    ch.claim(f"{name}_map_matches_networks", f"The mean {symbol} of random tanh nets agrees with "
-             f"the {name} map to within {shown} at every layer of every setting (largest "
-             f"{measure} deviation over layers and settings).", kind="predicts",
+    ch.claim(f"{name}_map_matches_networks", "the mean of random tanh nets agrees with the map at "
+             "every layer of every setting (largest deviation over layers and settings).",
+             case=f"{name} map, {symbol} within {shown} ({measure})", kind="predicts",
              measured=deviation, reference=0.0, tol=margin, comparison="le", **MAPS_SCALE,
              why=f"{BONFERRONI}; margin {shown}: ten times the O(1/N) finite-width bias",
              source=f"Poole et al. 2016, {eq} ({name} map)", caveat=TOO_FEW,
@@ -395,9 +395,9 @@ for name, (key, symbol, fig_name) in PANELS.items():
     ch.glue(f"poole_{key}_cells", got.n_cells)
     ch.glue(f"poole_{key}_alt", 100 * alt.within, digits=2, unit="%")
     ch.claim(f"{key}_matches_poole_{fig_name[5:].lower()}",
-             f"Our {symbol} on the authors' grid is the field of Poole et al.'s "
-             f"{fig_name}: its cells read within one colour step of ours.",
-             kind="reproduces", measured=got.within, reference=1.0, tol=MISREAD, comparison="ge",
+             "our field on the authors' grid is the one Poole et al. draw: its cells read within "
+             "one colour step of ours.", case=f"{symbol}, {fig_name}", kind="reproduces",
+             measured=got.within, reference=1.0, tol=MISREAD, comparison="ge",
              why=f"share of the {got.n_cells} readable cells within ±1 colour-table entry, at the "
              "best registration within one grid step; the replica drawn from our fields reads "
              f"back {100 * replica[name].within:.0f} % within one step, and the real panel's "
@@ -570,10 +570,10 @@ for sw in SIGMA_WS:
     g = growth[sw]
     phase = "ordered" if g["chi1"] < 1 else "chaotic"
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
-             f"σw = {sw} ({phase}): the circle's length changes by √χ₁ per layer "
-             "(log-length slope vs ½ ln χ₁).",
-             kind="predicts", measured=g["slope_est"], reference=g["predicted"],
-             tol=2.0 / params["circle_width"], alternative=(0.0, "a length-preserving map"),
+             "the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
+             case=f"σw = {sw} ({phase})", kind="predicts", measured=g["slope_est"],
+             reference=g["predicted"], tol=2.0 / params["circle_width"],
+             alternative=(0.0, "a length-preserving map"),
              why="margin 2/N: the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
              source="Poole et al. 2016, Fig. 4 and §3 (length grows as √χ₁ per layer)",
              caveat=f"{params['circle_nets']} networks are too few to resolve the 2/N margin "
@@ -738,10 +738,11 @@ sweep_verdicts = []
 for key, what, eq, alternative in SWEEP_CLAIMS:
     ratio = ratios[key]["est"]
     ch.glue(f"xi_ratio_{key}", ratio.mean, se=ratio.se)
+    label, formula = what.removesuffix(")").split(" (")
     ch.claim(f"depth_scale_networks_{key}",
-             f"Measured on networks, the decay rate of {what} equals the mean-field rate "
-             "(precision-weighted mean of measured/predicted over the "
-             f"{ratio.n} resolved settings of the sweep, both σb², within 10 %).",
+             "measured on networks, the decay rate equals the mean-field rate (precision-weighted "
+             "mean of measured/predicted over the resolved settings of the sweep, both σb², "
+             "within 10 %).", case=label, note=f"{ratio.n} resolved settings; {formula}",
              kind="predicts", reference=1.0, tol=MARGIN_XI, comparison="rel",
              measured=ratio if ratio.n else stats.interval_estimate(np.nan, -np.inf, np.inf),
              alternative=(ratios[key]["alternative"], alternative),
@@ -752,7 +753,7 @@ for key, what, eq, alternative in SWEEP_CLAIMS:
              caveat=f"{params['sweep_nets']} networks of width {params['sweep_width']} are too few "
              "to resolve the 10 % margin")
     status = ch.status(f"depth_scale_networks_{key}")
-    sweep_verdicts.append(f"the {what.split(' (')[0]} {PHRASES[status]}")
+    sweep_verdicts.append(f"the {label} {PHRASES[status]}")
 ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
 ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
 
@@ -765,10 +766,9 @@ for i, sb2 in enumerate(SWEEP_SB2):
         peak = stats.interval_estimate(rates[f"peak_{q}"][i], *rates[f"peak_{q}_interval"][i],
                                        n=params["sweep_nets"])
         ch.claim(f"{'xi_c' if q == 'c' else 'xi_grad'}_peaks_at_transition_sb2_{key}",
-                 f"σb² = {sb2}: the depth scale {label} measured on networks is largest at the "
-                 "order-to-chaos transition (σw² of the smallest measured |rate| vs the critical "
-                 "σw² of χ₁ = 1).",
-                 kind="reproduces", measured=peak, reference=crit, tol=step,
+                 f"the depth scale {label} measured on networks is largest at the order-to-chaos "
+                 "transition (σw² of the smallest measured |rate| vs the critical σw² of χ₁ = 1).",
+                 case=f"σb² = {sb2}", kind="reproduces", measured=peak, reference=crit, tol=step,
                  alternative=(1.0, "σw² = 1, the variance-preserving initialisation"),
                  why="bootstrap over networks (200 resamples); margin one step of the sweep: the "
                      "smallest rate can only sit on a grid point, and both points around the "

@@ -80,11 +80,12 @@ import pandas as pd
 
 from layerwise import infogeo, networks
 from layerwise.chapter import Chapter, format_value, join_words
-from layerwise.claims import outcome
+from layerwise.claims import outcome, significant
 from layerwise.data import digits
 from layerwise.figures import ch08 as figures
 from layerwise.params import resolve_from
 from layerwise.studies import ch08 as study
+from layerwise.tables import estimate_formats
 
 # %%
 SCALES = {
@@ -169,7 +170,7 @@ FR_COLUMNS = {"rel_diff": "identity, relative error", "euler": "Euler residual",
 ch.table(fr_table.groupby("case")[list(FR_COLUMNS)].agg(["min", "max"]).rename(
     columns=FR_COLUMNS).rename(index=lambda c: c.replace("_", " ")).rename_axis("network"),
     "The Fisher–Rao identity and Euler's relation on each kind of network: smallest and largest "
-    "relative error over the networks checked.", formatter="{:.1e}")
+    "relative error over the networks checked.", formatter=lambda v: significant(v, 2))
 
 # %%
 fig = figures.fisher_rao_identity(fr_table.case.values, fr_table.identity.values,
@@ -403,6 +404,15 @@ ch.figure(figures.kfac_spectra(kfac_runs[0], kfac["err"], kfac["best"], kfac["di
                          for t in STATES}))
 
 # %%
+kfac_table = study.kfac_state_table(kfac)
+ch.table(kfac_table, f"K-FAC's error at He initialisation and after training (mean over {n_nets} "
+         "nets with its standard error; the change paired net by net): relative Frobenius errors "
+         "within the diagonal blocks (layer means), the dropped blocks between layers and the "
+         "within-block error against the whole Fisher, the dropped blocks' share of the squared "
+         "error, and tr(G⊗A)/tr(F) in the layer furthest from 1 at initialisation.",
+         formatter=estimate_formats(kfac_table))
+
+# %%
 ch.claim("kfac_beats_diagonal", "K-FAC is closer to the exact Fisher block than the diagonal: "
          "K-FAC error / diagonal error where it is largest (layer, state; mean over nets)",
          kind="reproduces", measured=kfac_found["diag_ratio"], reference=1, tol=0,
@@ -425,10 +435,10 @@ ch.claim("kfac_trace_at_init", "at initialisation tr(G⊗A)/tr(F) ≈ 1 (the siz
          source="Martens & Grosse 2015, §3 (E[ggᵀ ⊗ aaᵀ] ≈ E[ggᵀ] ⊗ E[aaᵀ])",
          alternative=(kfac["trace_mean_trained"], "the ratio after training, where g, a correlate"))
 for t, when in (("init", "at He initialisation"), ("trained", "after training")):
-    ch.claim(f"kfac_cross_share_{t}", f"{when}, the blocks between layers that K-FAC drops are the "
-             "larger part of its error against the whole Fisher: their share of the squared "
-             "Frobenius norm of F − F̂ (mean over "
-             "nets)", kind="predicts", measured=kfac_found["cross_share"][t], reference=0.5,
+    ch.claim(f"kfac_cross_share_{t}", "the blocks between layers that K-FAC drops are the larger "
+             "part of its error against the whole Fisher: their share of the squared Frobenius "
+             "norm of F − F̂ (mean over nets)", case=when, kind="predicts",
+             measured=kfac_found["cross_share"][t], reference=0.5,
              tol=0, comparison="ge", why="'the larger part' = more than half of the squared error, "
              "which splits exactly into the dropped blocks and the within-block Kronecker error",
              alternative=(0.5, "the dropped blocks and the Kronecker error equal (share ½)"),
@@ -440,8 +450,6 @@ for t, when in (("init", "at He initialisation"), ("trained", "after training"))
 # %%
 ch.glue_all(kfac_found["glue"], digits=2)
 ch.glue_all(kfac_found["glue_3"])
-ch.glue_all({"kfac_trace_mean": kfac["trace_mean"]}, digits=3)
-ch.glue("kfac_trace_layer", int(kfac["trace_layer"]))
 ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:], strict=True))))
 # which part of K-FAC's error dominates, by state (layer means over the nets)
 cross_more = {t: kfac_found["cross_mean"][t] > kfac_found["within_mean"][t] for t in STATES}
@@ -465,23 +473,23 @@ else:
 # and part ways in the tail, where G ⊗ A has many tiny products of small factor eigenvalues.
 #
 # K-FAC is exact when the backward signal g and the forward signal a are independent, which random
-# weights make nearly so at initialisation; through the traces, the ratio tr(G⊗A)/tr(F) = 1 −
-# Cov(|g|², |a|²)/E[|g|²|a|²] furthest from 1 over layers and nets at initialisation is
-# {glue}`kfac_trace_worst` (± its jackknife standard error over inputs); averaged over the nets,
-# the layer furthest from 1 (layer {glue}`kfac_trace_layer`) is at {glue}`kfac_trace_mean` (± its
-# standard error over nets). The mean K-FAC error goes from {glue}`kfac_err_init` at initialisation
-# to {glue}`kfac_err_trained` after training (trained − init, layer-averaged: {glue}`kfac_gap` over
-# {glue}`kfac_nets` nets), while the best Kronecker product goes from {glue}`best_err_init` to
-# {glue}`best_err_trained`: the part of the error above the best Kronecker product is the
-# independence assumption itself rather than the Kronecker form.
+# weights make nearly so at initialisation. The traces measure how nearly: tr(G⊗A)/tr(F) = 1 −
+# Cov(|g|², |a|²)/E[|g|²|a|²], which at initialisation lies at worst at {glue}`kfac_trace_worst`
+# over layers and nets (± its jackknife standard error over inputs). The table after
+# {numref}`fig-08-kfac-spectra` gives the rest over {glue}`kfac_nets` nets, each with its standard
+# error: this ratio averaged over the nets, and the errors of K-FAC and of the best Kronecker
+# product in both states with their change in training. The mean K-FAC error goes from
+# {glue}`kfac_err_init` at initialisation to {glue}`kfac_err_trained` after training, while the
+# best Kronecker product goes from {glue}`best_err_init` to {glue}`best_err_trained`: the part of
+# the error above the best Kronecker product is the independence assumption itself rather than the
+# Kronecker form.
 #
 # Against the whole Fisher, block-diagonal K-FAC drops blocks between layers worth
 # {glue}`cross_init` of the Frobenius norm of F at initialisation and {glue}`cross_trained` after
 # training, and gets the diagonal blocks wrong by {glue}`within_init` and {glue}`within_trained`
 # (relative Frobenius norms). The squared error splits exactly into the two parts, and the dropped
-# blocks carry a share
-# {glue}`cross_share_init` of it at initialisation and {glue}`cross_share_trained` after training
-# (claims `kfac_cross_share_init` and `kfac_cross_share_trained`): at this scale,
+# blocks carry a share {glue}`cross_share_init` of it at initialisation and
+# {glue}`cross_share_trained` after training (both graded in the scorecard): at this scale,
 # {glue}`cross_verdict`. This is the error of K-FAC as an approximation of F. A preconditioner
 # applies the *inverse*, and that is what the next section measures.
 
@@ -675,6 +683,15 @@ ch.figure(figures.label_randomisation_protocols(runs), "label_randomisation_prot
               "loss-normalised norms.")
 
 # %%
+rand_table = study.label_randomisation_table(log_ratio, loss_share)
+ch.table(rand_table, "The Fisher–Rao norms over the margin γ between clean and fully random "
+         "labels, per protocol: the mean natural log-ratio ln(random / clean) of the norm, of its "
+         "loss factor R and of its effective margin M / γ (the first is the sum of the other two), "
+         f"each with its standard error over {n_rand} nets per fraction, and the share of the "
+         "norm's change carried by R (fixed budget).",
+         formatter=estimate_formats(rand_table))
+
+# %%
 FR_NOTE = ("if not passing: at a common stopping loss the margin-normalised Fisher–Rao norm "
            "follows the stopping loss and the shape of the margin distribution rather than the "
            "labels (see the text)")
@@ -683,9 +700,10 @@ RISE = dict(kind="reproduces", reference=0, tol=0, comparison="ge", min_scale="d
             source="Liang et al. 2019, label-randomisation figure (CIFAR-10; Daróczy's slides, "
                    "§2); Neyshabur et al. 2017", alternative=(0.0, "no effect of the labels"))
 for m in MEASURES[:5]:
-    ch.claim(f"rand_{m}", f"fixed loss: {LABELS[m]} / γ is larger at 100 % than at 0 % random "
-             f"labels: mean log-ratio (Spearman ρ with the fraction = {rand['rho'][m]:.2f})",
-             measured=log_ratio["loss", m], note=FR_NOTE if m.startswith("fisher") else "", **RISE)
+    rho = f"Spearman ρ with the fraction = {rand['rho'][m]:.2f}"
+    ch.claim(f"rand_{m}", "at a fixed loss, the measure / γ is larger at 100 % than at 0 % random "
+             "labels (mean log-ratio)", case=LABELS[m], measured=log_ratio["loss", m],
+             note=f"{rho}; {FR_NOTE}" if m.startswith("fisher") else rho, **RISE)
 
 # %%
 ch.claim("rand_fisher_rao_empirical", "disagreement with Liang et al.: at a common stopping loss "
@@ -697,13 +715,14 @@ ch.claim("rand_fisher_rao_empirical", "disagreement with Liang et al.: at a comm
          min_scale="default", alternative=(log_ratio["loss", "fisher_rao_model"].mean,
                                            "Liang et al.'s rise, as the model norm / γ shows it"))
 for k in ("model", "empirical"):
-    ch.claim(f"rand_budget_fisher_rao_{k}", f"fixed budget: Fisher–Rao ({k}) / γ is larger at "
-             "100 % than at 0 % random labels (mean log-ratio)",
+    ch.claim(f"rand_budget_fisher_rao_{k}", "after a fixed budget, the Fisher–Rao norm / γ is "
+             "larger at 100 % than at 0 % random labels (mean log-ratio)", case=f"{k} Fisher",
              measured=log_ratio["budget", f"fisher_rao_{k}"], **RISE)
-    ch.claim(f"rand_budget_loss_share_{k}", f"fixed budget: most of the rise of Fisher–Rao ({k}) "
-             "/ γ is the training loss: share Δlog R / Δlog(Fisher–Rao norm/γ) of the loss factor",
-             kind="predicts", measured=loss_share["budget", k], reference=0.5, tol=0,
-             comparison="ge", why="'most' = more than half; jackknife error over the pairs of nets "
+    ch.claim(f"rand_budget_loss_share_{k}", "after a fixed budget, most of the rise of the "
+             "Fisher–Rao norm / γ is the training loss: share Δlog R / Δlog(Fisher–Rao norm/γ) of "
+             "the loss factor", case=f"{k} Fisher", kind="predicts",
+             measured=loss_share["budget", k], reference=0.5, tol=0, comparison="ge",
+             why="'most' = more than half; jackknife error over the pairs of nets "
              "with the same initialisation", min_scale="default",
              source="this chapter: exact split Fisher–Rao norm = (L+1)·R·M of Liang et al.'s Eq. "
                     "(3.1)",
@@ -788,43 +807,42 @@ ch.glue("rand_norms_reading", "This is what Liang et al. and Neyshabur et al. as
         "nets the rise is not resolved for every measure and protocol at this scale.")
 
 # %% [markdown]
-# Under both protocols {glue}`rand_fit_reading` (claim `rand_all_fit`). The fixed-loss runs reach
-# their target after {glue}`rand_steps_clean` steps with clean and {glue}`rand_steps_random` with
-# random labels on average ({glue}`rand_unreached` runs did not reach it within `rand_steps`), and
-# with fully random labels the test accuracy falls to {glue}`rand_acc1`. With {glue}`rand_seeds`
-# nets per fraction, between clean and fully random labels the margin-normalised norm-based
-# measures change by factors {glue}`rand_norm_factors_loss` at a fixed loss
-# ({glue}`rand_norms_verdict_loss`, at the 99 % level; {numref}`fig-08-label-randomisation`) and by
-# {glue}`rand_norm_factors_budget` after a fixed budget ({glue}`rand_norms_verdict_budget`).
-# {glue}`rand_norms_reading` (The claims on these comparisons are graded from the `default` scale
-# up.)
+# Under both protocols {glue}`rand_fit_reading`. The fixed-loss runs reach their target after
+# {glue}`rand_steps_clean` steps with clean and {glue}`rand_steps_random` with random labels on
+# average ({glue}`rand_unreached` runs did not reach it within the step budget), and with fully
+# random labels the test accuracy falls to {glue}`rand_acc1`. With {glue}`rand_seeds` nets per
+# fraction, between clean and fully random labels the margin-normalised norm-based measures change
+# by factors {glue}`rand_norm_factors_loss` at a fixed loss ({glue}`rand_norms_verdict_loss`, at the
+# 99 % level; {numref}`fig-08-label-randomisation`) and by {glue}`rand_norm_factors_budget` after a
+# fixed budget ({glue}`rand_norms_verdict_budget`). {glue}`rand_norms_reading` (The claims on these
+# comparisons are graded from the `default` scale up.)
 #
 # The Fisher–Rao norms are another matter ({numref}`fig-08-label-randomisation-protocols`).
 #
+# The table after {numref}`fig-08-label-randomisation-protocols` splits each change of a Fisher–Rao
+# norm over γ, protocol by protocol, into the change of its loss factor R and that of its effective
+# margin M/γ (mean log-ratios, random / clean, which add up).
+#
 # **(a) Fixed budget.** After {glue}`rand_budget` steps the clean-label nets have reached a
 # training loss of {glue}`rand_loss_clean_budget` and the random-label nets only
-# {glue}`rand_loss_random_budget`. The mean log-ratio (random / clean) of the model Fisher–Rao norm
-# / γ is {glue}`fr_model_budget_logratio` (it {glue}`fr_model_budget_verdict`), that of the
-# empirical one {glue}`fr_empirical_budget_logratio` (it {glue}`fr_empirical_budget_verdict`): this
-# protocol shows the rise of Liang et al.'s figure. But the loss factor R alone changes by
-# {glue}`r_model_budget_logratio` (model) and {glue}`r_empirical_budget_logratio` (empirical), so
-# the share of the rise that is the training loss is {glue}`share_model_budget` for the model norm
-# and {glue}`share_empirical_budget` for the empirical norm; with R divided out, the effective
-# margin over γ changes by a log-ratio of only {glue}`mg_model_budget_logratio` and
-# {glue}`mg_empirical_budget_logratio`. {glue}`rand_budget_reading`
+# {glue}`rand_loss_random_budget`. Between clean and random labels the model Fisher–Rao norm / γ
+# {glue}`fr_model_budget_verdict` and the empirical one {glue}`fr_empirical_budget_verdict` (first
+# two rows of the table); Liang et al.'s figure shows a rise. But the loss factor R moves with the
+# training loss, and its share of the change of the norm is {glue}`share_model_budget` for the
+# model norm and {glue}`share_empirical_budget` for the empirical norm; with R divided out, what
+# is left is the change of the effective margin over γ (third column group).
+# {glue}`rand_budget_reading`
 #
-# **(b) Fixed loss.** When every run stops at the same training loss, {glue}`rand_target`, the
-# model Fisher–Rao norm / γ has log-ratio {glue}`fr_model_loss_logratio` (it
-# {glue}`fr_model_loss_verdict`) and the empirical one {glue}`fr_empirical_loss_logratio` (it
-# {glue}`fr_empirical_loss_verdict`; claim `rand_fisher_rao_empirical` states our prediction that
-# it does not rise). The loss factors are not exactly equal even so — R changes by
-# {glue}`r_model_loss_logratio` (model) and {glue}`r_empirical_loss_logratio` (empirical), since at
-# a common mean loss √E[r²] and √E[r] still depend on how the loss is spread over the examples —
-# and what is left, M/γ, changes by {glue}`mg_model_loss_logratio` and
-# {glue}`mg_empirical_loss_logratio`. M/γ compares a residual-weighted margin with the
-# 10th-percentile margin: a statistic of the shape of the margin distribution, not of the size of
-# the weights. At a fixed loss the Fisher–Rao norms can only move through these two effects, and
-# here {glue}`rand_loss_reading`.
+# **(b) Fixed loss.** When every run stops at the same training loss, {glue}`rand_target` (read off
+# at the first step below it: {glue}`rand_loss_clean_loss` with clean and
+# {glue}`rand_loss_random_loss` with random labels on average), the model Fisher–Rao norm / γ
+# {glue}`fr_model_loss_verdict` and the empirical one {glue}`fr_empirical_loss_verdict` (last two
+# rows of the table; the scorecard grades our prediction that the empirical one does not rise). The
+# loss factors are not exactly equal even so, since at a common mean loss √E[r²] and √E[r] still
+# depend on how the loss is spread over the examples, and what is left is M/γ. M/γ compares a
+# residual-weighted margin with the 10th-percentile margin: a statistic of the shape of the margin
+# distribution, not of the size of the weights. At a fixed loss the Fisher–Rao norms can only move
+# through these two effects, and here {glue}`rand_loss_reading`.
 #
 # Neither protocol makes the margin-normalised Fisher–Rao norm a capacity measure independent of
 # the optimisation: under (a) it carries the training loss, under (b) the spread of the loss and
@@ -889,10 +907,10 @@ ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger
 # to {glue}`kfac_err_trained`, and at this scale {glue}`cross_verdict`. Under label randomisation
 # the margin-normalised norm-based measures change by {glue}`rand_norm_factors_loss` at a fixed loss
 # and by {glue}`rand_norm_factors_budget` after a fixed budget. The Fisher–Rao norms depend on the
-# protocol: after a fixed budget their log-ratios are {glue}`fr_model_budget_logratio` (model) and
-# {glue}`fr_empirical_budget_logratio` (empirical), of which the training loss carries a share
-# {glue}`share_model_budget` and {glue}`share_empirical_budget`; at a fixed loss they are
-# {glue}`fr_model_loss_logratio` and {glue}`fr_empirical_loss_logratio`.
+# protocol: after a fixed budget the model norm {glue}`fr_model_budget_verdict` and the empirical
+# one {glue}`fr_empirical_budget_verdict` (how much of that is the training loss is in the table
+# after {numref}`fig-08-label-randomisation-protocols`); at a fixed loss the model norm
+# {glue}`fr_model_loss_verdict` and the empirical one {glue}`fr_empirical_loss_verdict`.
 #
 # Paper results reproduced at this scale: {glue}`found_pass` (the scorecard names them). Not
 # reproduced (failing or inconclusive): {glue}`found_open`. Graded only at larger scales:

@@ -50,3 +50,8 @@ def test_tables_are_numbered_in_order_and_captioned(tmp_path):
         ch.table([[1, 2]], "not a frame")
     with pytest.raises(ParameterError, match="caption"):
         ch.table(df, " ")
+    ch.table(df, "A third table.", name="tab_third")  # its label glued for the prose
+    assert ch.glued["tab_third"] == "Table 7.3"
+    with pytest.raises(ParameterError, match="glue name"):
+        ch.table(df, "Named twice.", name="tab_third")
+    assert len(ch.tables) == 3  # a refused table takes no number

@@ -9,6 +9,7 @@ from conftest import assert_fits_column
 
 from layerwise import capacity as cap
 from layerwise.figures import ch01 as F
+from layerwise.plotting import legends_over_data
 
 
 def test_nu_scale_plots_the_table_the_fixed_layers_and_one_tick_per_case():
@@ -140,7 +141,8 @@ def test_pseudo_random_capacities_bars_and_convergence():
     assert [p.get_height() for p in left.patches[:3]] == k25.tolist()
     assert [p.get_height() for p in left.patches[3:6]] == pytest.approx(k_mean.tolist())
     np.testing.assert_array_equal(right.lines[1].get_ydata(), errors.mean(1))
-    assert "slope -0.50 ± 0.02" in right.lines[1].get_label()
+    assert "slope −0.50 ± 0.02" in right.lines[1].get_label()
+    assert not legends_over_data(fig)  # both legends in headroom above the bars and points
 
 
 def test_smooth_nu_one_curve_and_one_point_set_per_activation():

@@ -7,6 +7,7 @@ from conftest import assert_fits_column
 
 from layerwise import diffusion
 from layerwise.figures import ch02 as F
+from layerwise.plotting import legends_over_data
 from layerwise.stats import Estimate
 
 
@@ -70,13 +71,16 @@ def test_gradients_vs_capacity_plots_network_one():
         np.testing.assert_array_equal(ax.lines[2].get_ydata(), pr[f"{a}_pseudo_random_pred"][0])
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), np.arange(12) - 6)
     assert fig.axes[1].get_title() == "residual, depth 4 (network 1)"
+    # one legend below the panels, none inside them
+    assert [ax.get_legend() for ax in fig.axes] == [None, None] and len(fig.legends) == 1
+    assert not legends_over_data(fig)
 
 
 def test_shattering_three_panels():
-    Ls = np.array([2, 4, 8])
+    Ls = np.unique(np.geomspace(2, 400, 25).astype(int))  # the chapter's depths
     w = {
-        "w_res": np.array([0.5, 0.4, 0.38]),
-        "w_res_pred": np.array([0.5, 0.41, 0.37]),
+        "w_res": np.full(len(Ls), 0.4),
+        "w_res_pred": np.full(len(Ls), 0.39),
         "w_plain3": 3.0**-Ls,
         "w_plain5": 5.0**-Ls,
     }
@@ -94,6 +98,7 @@ def test_shattering_three_panels():
     g = grad0["residual"]
     np.testing.assert_allclose(gr.lines[1].get_ydata(), (g - g.mean()) / g.std() + 4)
     assert gr.lines[1].get_label() == "residual, depth 10"
+    assert not legends_over_data(fig)  # above the w_max panel, in headroom on the others
 
 
 def test_drift_limit_profiles_gaussian_and_sorted_rate():
@@ -183,3 +188,4 @@ def test_chain_capacities_one_panel_per_depth():
     pts = fig.axes[0].lines[0]
     np.testing.assert_array_equal(pts.get_xdata(), T["two_pred"].ravel())
     np.testing.assert_array_equal(pts.get_ydata(), T["relu_two_kappa"].ravel())
+    assert [ax.get_legend() for ax in fig.axes] == [None, None] and len(fig.legends) == 1

@@ -9,6 +9,7 @@ from scipy import stats
 
 from layerwise import published
 from layerwise.figures import ch03 as F
+from layerwise.plotting import legends_over_data
 from layerwise.stats import mean_se
 
 
@@ -67,6 +68,15 @@ def test_width_dependence_plots_n_times_diffusion_against_the_single_input_value
     np.testing.assert_allclose(lines[0].get_ydata(), D * np.array(W))
     assert list(lines[-1].get_ydata()) == [5.0, 5.0]  # the single-input reference 5/N
     assert ax.get_xscale() == "log"
+    assert legends_over_data(fig) == {}  # the legend sits in headroom above the error bars
+
+
+def test_width_dependence_keeps_the_legend_off_a_zigzag():
+    # points in every corner of the panel (a noisy small-sample run): a legend placed in the
+    # "best" corner covered two of them; in the headroom above the data it covers none
+    W = np.array([32, 64, 128, 256])
+    D = np.array([8.0, 2.0, 8.0, 2.0]) / W
+    assert legends_over_data(F.width_dependence(W, D, 0.05 * D)) == {}
 
 
 @pytest.mark.parametrize("n", [3, 6])
@@ -148,6 +158,7 @@ def test_datasets_draws_one_curve_per_data_set_in_each_panel():
             drift.get_ydata(), np.log(A["nu2_signal_loc3"] / A["nu2_signal_loc1"][:, :1]).mean(0)
         )
     assert fig.axes[1].get_yscale() == "log"
+    assert legends_over_data(fig) == {}  # the legend covers none of the curves
 
 
 def test_log_moment_cdfs_draw_ours_and_the_authors_at_each_depth():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from matplotlib.collections import PolyCollection
 
+from layerwise import plotting
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN, small_texts
 from layerwise.figures import ch06 as figures
 
@@ -114,6 +115,10 @@ def test_lines_vs_neurons():
     assert np.allclose(line_n.get_xdata(), line_n.get_ydata())
     ref = [ln for ln in ax2.lines if ln.get_label() == "one layer, closed form"][0]
     assert np.array_equal(ref.get_ydata(), curve[1])
+    # the depths' colours once (left), the closed form alone on the right; no legend over data
+    assert [t.get_text() for t in ax2.get_legend().get_texts()] == ["one layer, closed form"]
+    assert len(ax1.get_legend().get_texts()) == 3
+    assert plotting.legends_over_data(fig) == {}
     narrow(fig)
 
 
@@ -137,6 +142,10 @@ def test_training_sweep():
         axes[0].containers[0].lines[2][0].get_segments()
     )  # error bar of the first curve, SE over 2 runs
     assert np.isclose(bars[1][1, 1] - bars[1][0, 1], 2 * np.std([1.2, 0.8], ddof=1) / np.sqrt(2))
+    assert plotting.legends_over_data(fig) == {}
+    for ax in axes[:2]:  # each legend in a band above every point of its panel
+        y = np.concatenate([ax.transData.transform(ln.get_xydata())[:, 1] for ln in ax.lines])
+        assert ax.get_legend().get_window_extent().y0 >= y.max()
     narrow(fig)
 
 

@@ -89,6 +89,25 @@ def test_phase_diagram():
     assert sum(ln.get_marker() == "*" for ln in ax.get_lines()) == 2
 
 
+def test_phase_diagram_legend_clear_of_the_critical_line():
+    """The chapter's layout: a grid over σw² ∈ [0.5, 5], a critical line rising from σw² = 1 to
+    ≈ 3.4 at σb² = 1, and the circle settings (σw = 1.3, 2.5, 4) out to σw² = 16: the legend
+    covers none of the line's dots."""
+    from layerwise import plotting
+
+    sw2, sb2 = np.linspace(0.5, 5, 40), np.linspace(0, 1, 40)
+    line_b2 = np.linspace(0, 1, 81)
+    pdg = dict(
+        sigma_w2=sw2,
+        sigma_b2=sb2,
+        chi1=np.exp(np.log(sw2)[None] - sb2[:, None]),
+        sigma_b2_line=line_b2,
+        critical_sigma_w2=1 + 2.4 * np.sqrt(line_b2),
+    )
+    fig = F.phase_diagram(pdg, [(1.69, 0.09), (6.25, 0.09), (16.0, 0.09)])
+    assert plotting.legends_over_data(fig) == {}
+
+
 def test_circle_pca():
     theta = np.linspace(0, 2 * np.pi, 20, endpoint=False)
     pr = np.stack([np.cos(theta), np.sin(theta), 0 * theta], 1)

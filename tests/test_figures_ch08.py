@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from layerwise import plotting
 from layerwise.chapter import MAX_FIGURE_WIDTH_IN
 from layerwise.figures import ch08 as figures
 
@@ -47,7 +48,11 @@ def test_reparametrisation_panels_and_data():
     assert all(np.array_equal(ax2.lines[t].get_ydata(), R["lam"][t]) for t in range(2))
     assert np.allclose(ax1.lines[0].get_ydata(), R["l2"][0] / R["l2"][0, 1])  # relative to α = 1
     assert np.array_equal(ax0.lines[0].get_xdata(), al)
-    assert "σ = 0.05" in ax3.get_title() and len(ax3.get_legend().get_texts()) == 4
+    assert "σ = 0.05" in ax3.get_title() and len(ax3.get_legend().get_texts()) == 2
+    # the rescaling is named once, by line style, above the panels; no legend covers a point
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [r"$T_\alpha$", "unit-wise"]
+    assert [line.get_linestyle() for line in fig.legends[0].get_lines()] == ["-", "--"]
+    assert plotting.legends_over_data(fig) == {}
 
 
 def _kfac(units=2, layers=3, seed=0):
@@ -84,6 +89,16 @@ def test_kfac_spectra_and_errors():
     assert np.array_equal(fig.axes[1].lines[0].get_ydata(), K0["init_eig_exact_2"])
     assert np.array_equal(fig.axes[3].lines[1].get_ydata(), best["init"].mean(0))
     assert np.allclose(fig.axes[3].lines[0].get_ydata(), err["init"].mean(0))
+    # one legend for the three spectra, above them; the errors' legend in their panel's headroom
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "exact, init",
+        "K-FAC, init",
+        "exact, trained",
+        "K-FAC, trained",
+    ]
+    assert all(ax.get_legend() is None for ax in fig.axes[:3])
+    assert len(fig.axes[3].get_legend().get_texts()) == 5
+    assert plotting.legends_over_data(fig) == {}
 
 
 def test_label_randomisation_panels():
@@ -106,6 +121,8 @@ def test_label_randomisation_panels():
     assert np.allclose(fig.axes[1].lines[0].get_ydata(), [1.0, 0.5])
     assert np.allclose(fig.axes[2].lines[0].get_ydata(), [0.85, 0.11])
     assert np.allclose(fig.axes[3].lines[0].get_ydata(), [1.5, 0.6])
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["ℓ₂"]
+    assert plotting.legends_over_data(fig) == {}  # the measures' legends sit above their curves
 
 
 def test_label_randomisation_protocols_panels():

@@ -258,6 +258,9 @@ def test_width_trend_recovers_a_known_exponent():
     t = study.width_trend(gap, ns)
     assert t["slope"].mean == pytest.approx(-0.5, abs=0.02) and t["slope"].dof == 22
     assert np.allclose(t["mean"], gap.mean(1))
+    last = gap[-1]  # the gap at the largest n over the 8 draws, by hand
+    assert t["last"].mean == pytest.approx(last.sum() / 8)
+    assert t["last"].se == pytest.approx(math.sqrt(((last - last.mean()) ** 2).sum() / 7 / 8))
 
 
 def test_appendix_a_trees_and_their_summary():

@@ -80,7 +80,9 @@ def test_log_moment_table_has_one_row_per_quantity_and_quarter():
     T = ch03.log_moment_table(G)
     assert T.shape == (8, 5) and T.index.names == ["quantity", "l"]
     f = G["fits"]["mu2dx"][3]
-    assert T.loc[("log μ₂(dx)", 8), "mean"] == f"{f['mu']:.3f} ± {f['se_mu']:.3f}"
+    assert T.loc[("log μ₂(dx)", 8), "mean"] == f"{f['mu']:.3f} ± {f['se_mu']:.3f}".replace("-", "−")
+    assert T.loc[("log μ₂(dx)", 8), "mean"].startswith("−")  # the log-moment drifts below 0
+    assert not any("-" in v for v in T.to_numpy().ravel())  # the book's minus sign only
 
 
 def test_width_diffusion_finds_the_inverse_width_law():
@@ -192,6 +194,63 @@ def test_authors_fig3_ends_are_the_published_last_records():
     assert ends["vanilla_symmetric"]["log10chi"] == chi.mean_log10[-1]
     assert ends["vanilla_symmetric"]["log10chi_std"] == chi.std_log10[-1]
     assert set(ends) == {"vanilla_symmetric", "vanilla_zero_padding"}
+    # standard errors over their networks: the spread of single networks over √n
+    reff = published.moment("vanilla_zero_padding", "reff_signal_loc3")
+    zero = ends["vanilla_zero_padding"]
+    assert zero["n"] == reff.n == 200
+    assert zero["reff"] == reff.mean[-1]
+    assert zero["reff_se"] == pytest.approx(reff.std[-1] / math.sqrt(200))
+    assert ends["vanilla_symmetric"]["log10chi_se"] == pytest.approx(
+        chi.std_log10[-1] / math.sqrt(chi.n)
+    )
+
+
+def test_drift_diffusion_table_prints_each_estimate_beside_the_theory():
+    rng = np.random.default_rng(3)
+    nu2, mu2 = _random_walk(60, 8, 0.02, rng), _random_walk(60, 8, 0.04, rng)
+    G = ch03.vanilla_log_moments(np.arange(1, 9), _engine_arrays(nu2, mu2, rng), 8)
+    T = ch03.drift_diffusion_table(G)
+    assert list(T.columns) == ["signal ν₂", "± s.e. (ν₂)", "noise μ₂", "± s.e. (μ₂)", "theory"]
+    assert list(T.index) == [label for label, _ in ch03.DRIFT_DIFFUSION_ROWS.values()]
+    for key, (label, theory) in ch03.DRIFT_DIFFUSION_ROWS.items():
+        assert T.loc[label, "signal ν₂"] == G[key]["nu2"].mean
+        assert T.loc[label, "± s.e. (μ₂)"] == G[key]["mu2dx"].se
+        assert T.loc[label, "theory"] == theory
+    drift = ch03.DRIFT_DIFFUSION_ROWS["drift"][0]
+    # the noise diffuses twice as fast: its drift is about −0.02 per layer, the signal's −0.01
+    assert T.loc[drift, "noise μ₂"] == pytest.approx(-0.02, abs=4 * T.loc[drift, "± s.e. (μ₂)"])
+    balance = ch03.DRIFT_DIFFUSION_ROWS["balance"][0]
+    assert T.loc[balance, "signal ν₂"] == pytest.approx(1.0, abs=4 * T.loc[balance, "± s.e. (ν₂)"])
+
+
+def test_fig3_table_sets_ours_beside_the_authors():
+    def run(early, late, reff, log10chi, n):
+        return {
+            "n": n,
+            **{
+                k: stats.Estimate(m, s, n - 1, n)
+                for k, (m, s) in dict(early=early, late=late, reff=reff, log10chi=log10chi).items()
+            },
+        }
+
+    ours = {"fully-connected": run((1.1, 0.01), (1.0, 0.001), (1.2, 0.05), (0.7, 0.1), 8)}
+    ours["one net"] = {**run((1.2, 0.0), (1.0, 0.0), (2.0, 0.0), (1.0, 0.0), 1)}
+    ours["one net"]["reff"] = stats.Estimate(2.0, None, 0, 1)  # a single network: no error
+    ends = ch03.authors_fig3_ends()
+    T = ch03.fig3_table(ours, {"authors, symmetric": ends["vanilla_symmetric"]})
+    assert list(T.index) == list(ch03.FIG3_ROWS.values())
+    assert [c for c, _ in T.columns[::2]] == [
+        "fully-connected (8)",
+        "one net (1)",
+        "authors, symmetric (200)",
+    ]
+    fc = T["fully-connected (8)"]
+    assert list(fc["mean"]) == [1.1, 1.0, 1.2, 0.7] and list(fc["s.e."]) == [0.01, 0.001, 0.05, 0.1]
+    assert math.isnan(T.loc[ch03.FIG3_ROWS["reff"], ("one net (1)", "s.e.")])
+    a = T["authors, symmetric (200)"]
+    assert a["mean"].isna().tolist() == [True, True, False, False]  # no per-network increments
+    assert a.loc[ch03.FIG3_ROWS["log10chi"], "mean"] == ends["vanilla_symmetric"]["log10chi"]
+    assert a.loc[ch03.FIG3_ROWS["reff"], "s.e."] == ends["vanilla_symmetric"]["reff_se"]
 
 
 def test_ks_versus_published_accepts_the_same_law_and_rejects_a_shifted_one():

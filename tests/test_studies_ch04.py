@@ -497,3 +497,52 @@ def test_conv_comparison_table_sets_ours_beside_the_authors_with_their_own_error
         == end["log10_chi"]
     )
     assert math.isnan(T.loc[ch04.CONV_ROWS["dbn_late"], "± s.e. (authors)"])  # not published
+
+
+def test_fc_comparison_table_sets_ours_beside_the_authors_and_the_gaussian():
+    inc = {
+        k: Estimate(1.0 + i / 10, 0.01 * (i + 1), 7, 8)
+        for i, k in enumerate(("dchi", "dbn", "dphi"))
+    }
+    last = {
+        "reff_x": Estimate(10.0, 0.5, 7, 8),
+        "reff_dx": Estimate(6.0, 0.25, 7, 8),
+        "reff_gap": Estimate(4.0, 0.5, 7, 8),  # not a row of the table
+        "kurtosis": Estimate(3.5, 0.125, 7, 8),
+        "nu1": Estimate(0.78, None),
+    }
+    end = published.bn_ff_endpoints("bn_ff_fc_64")
+    T = ch04.fc_comparison_table(inc, Estimate(18.0, 0.01, 7, 8), last, end)
+    assert list(T.index) == list(ch04.FC_ROWS.values())
+    assert list(T.columns) == ["ours", "± s.e.", "authors", "± s.e. (authors)", "Gaussian"]
+    row = T.loc[ch04.FC_ROWS["dbn"]]
+    assert (row["ours"], row["± s.e."]) == (1.1, 0.02) and math.isnan(row["authors"])
+    for k in ("reff_x", "reff_dx", "kurtosis", "nu1", "log10_chi"):
+        assert tuple(T.loc[ch04.FC_ROWS[k], ["authors", "± s.e. (authors)"]]) == end[k]
+    assert T.loc[ch04.FC_ROWS["log10_chi"], "ours"] == 18.0
+    assert math.isnan(T.loc[ch04.FC_ROWS["nu1"], "± s.e."])  # a single network: no error
+    assert T.loc[ch04.FC_ROWS["kurtosis"], "Gaussian"] == labatie.GAUSS_KURTOSIS
+    assert T.loc[ch04.FC_ROWS["nu1"], "Gaussian"] == pytest.approx(labatie.GAUSS_ABS_MEAN)
+    assert T["Gaussian"].notna().sum() == 2
+
+
+def test_batch_slope_table_fits_the_authors_arrays_as_ours():
+    ours = {k: Estimate(float(i), 0.1 * (i + 1), 31, 32) for i, k in enumerate(ch04.BATCH_ROWS)}
+    T = ch04.batch_slope_table(ours, 200)
+    assert list(T.index) == list(ch04.BATCH_ROWS.values())
+    assert list(T["ours"]) == [0.0, 1.0, 2.0, 3.0]
+    assert list(T["± s.e."]) == pytest.approx([0.1, 0.2, 0.3, 0.4])
+    # the authors': a straight line in log₂ B through their means, weighted by their errors
+    B = np.array(published.FC_BATCHES, float)
+    ends = [
+        published.bn_ff_endpoints(f"bn_ff_fc_{b}", 200)["kurtosis"] for b in published.FC_BATCHES
+    ]
+    m, s = np.array(ends).T
+    X = np.stack([np.ones_like(B), np.log2(B)], 1) / s[:, None]
+    beta, *_ = np.linalg.lstsq(X, m / s, rcond=None)
+    cov = np.linalg.inv(X.T @ X)
+    kurt = T.loc[ch04.BATCH_ROWS["kurtosis"]]
+    assert kurt["authors"] == pytest.approx(beta[1], rel=1e-10)
+    assert kurt["± s.e. (authors)"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-10)
+    # the paper's direction in the authors' own arrays: fatter tails and a smaller χ with B
+    assert kurt["authors"] > 0 and T.loc[ch04.BATCH_ROWS["log10_chi"], "authors"] < 0

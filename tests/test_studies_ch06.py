@@ -447,6 +447,36 @@ def test_training_summary_several_runs():
     assert s["ratio"]["count"].shape == (2, 2, 3, 2) and np.allclose(s["ratio"]["count"][..., 0], 1)
 
 
+def test_training_table_rows_are_the_settings_and_their_ratios():
+    final = np.array([[[0.5, 0.6, 0.7], [1.1, 1.2, 1.3]], [[0.8, 0.8, 0.8], [0.9, 1.0, 1.1]]])
+    sw = _sweep(final, [[0, 0, 0], [1.5, 1.6, 1.7]], S=3)
+    s = study.training_summary(sw, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
+    T = study.training_table(s, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
+    # every preprocessing at the first rate, the second rate on raw inputs, then random labels
+    assert list(T.index) == [
+        ("raw", 1e-3, "0 %"),
+        ("pixel", 1e-3, "0 %"),
+        ("raw", 1e-4, "0 %"),
+        ("raw", 1e-3, "100 %"),
+    ]
+    assert list(T.index.names) == ["inputs", "learning rate", "random labels"]
+    assert list(T["regions", "ours"]) == pytest.approx([0.6, 0.8, 1.2, 1.6])
+    se = 0.1 / np.sqrt(3)  # the runs of each setting but the second spread by ±0.1
+    assert list(T["regions", "± s.e."]) == pytest.approx([se, 0, se, se])
+    # the printed mean and error are the summary's Estimates
+    first = T.loc[("raw", 1e-3, "0 %")]
+    assert (first["crossings", "ours"], first["crossings", "± s.e."]) == pytest.approx(
+        (s["lines"].mean, s["lines"].se)
+    )
+    assert (first["distance", "ours"], first["distance", "± s.e."]) == pytest.approx(
+        (s["dist"].mean, s["dist"].se)
+    )
+    # random labels: no segments recorded
+    assert np.isnan(T.loc[("raw", 1e-3, "100 %"), ("crossings", "ours")])
+    with pytest.raises(ParameterError, match="lrs"):
+        study.training_table(s, ["raw", "pixel"], [1e-3], [0.0, 1.0])
+
+
 def test_training_summary_one_run_and_bad_shapes():
     sw = _sweep(np.full((1, 1, 1), 0.5), [[0.0]], S=1)
     s = study.training_summary(sw, ["raw"], [1e-3], [0.0])
@@ -649,6 +679,9 @@ def test_step_and_ladder_summaries():
     assert s["late"][2].mean == pytest.approx(np.log([2.0, 3.0]).mean())
     assert s["ratio_late"][0] == pytest.approx(np.exp(np.log([0.5, 0.6]).mean()))
     assert s["peak_step"] == 10 and s["acc"] == 0.9 and s["n_nets"] == 2
+    late_net = np.log(count[:, :, -1] / count[:, :, 0]).mean(1)
+    assert s["late_all"].mean == pytest.approx(late_net.mean())
+    assert s["late_all"].se == pytest.approx(late_net.std(ddof=1) / np.sqrt(2))
     with pytest.raises(ParameterError, match="early_step"):
         study.step_summary({"steps": steps, "count": count, "acc": np.ones(2)}, 3)
     lad = {
@@ -660,6 +693,69 @@ def test_step_and_ladder_summaries():
     r = study.ladder_summary(lad)
     assert len(r["late"]) == 3 and r["n_nets"] == 2 and list(r["n_train"]) == [5, 6, 7]
     np.testing.assert_allclose(r["low"], r["mean"].min(1))
+
+
+def test_init_table_prints_each_estimate_beside_its_comparison():
+    """One row per depth: the density at the largest N and the growth exponent, each Estimate's
+    mean and standard error as given, Montúfar et al.'s factor and Hanin & Rolnick's 2."""
+    at_init = {
+        "n_big": 40,
+        "density_at_big": {1: Estimate(1.02, 0.018, 7, 8), 3: Estimate(0.95, None, None, 1)},
+        "slopes": {1: Estimate(1.98, 0.047, 22, 24), 3: Estimate(2.1, 0.087, 22, 24)},
+        "montufar_factor": {1: 1.0, 3: 51.5},
+    }
+    T = study.init_table(at_init)
+    assert list(T.index) == [1, 3] and T.index.name == "depth"
+    density, growth = T.columns[0][0], T.columns[3][0]
+    assert "N = 40" in density and "Nᵇ" in growth
+    assert list(T.loc[1, density]) == [1.02, 0.018, 1.0]
+    assert T.loc[3, (density, "ours")] == 0.95 and np.isnan(T.loc[3, (density, "± s.e.")])
+    assert T.loc[3, (density, "Montúfar max.")] == 51.5
+    assert list(T.loc[3, growth]) == [2.1, 0.087, 2.0]
+    assert list(T.columns.get_level_values(1)) == ["ours", "± s.e.", "Montúfar max."] + [
+        "ours",
+        "± s.e.",
+        "Hanin & Rolnick",
+    ]
+
+
+def test_line_exponent_table_sets_both_laws_beside_the_papers():
+    on_lines = {
+        "lx": {2: Estimate(1.01, 0.02, 79, 80), 6: Estimate(1.10, 0.046, 79, 80)},
+        "dx": {2: Estimate(-1.02, 0.088, 79, 80), 6: Estimate(-1.42, 0.08, 79, 80)},
+    }
+    T = study.line_exponent_table(on_lines)
+    assert list(T.index) == [2, 6]
+    cross, dist = T.columns[0][0], T.columns[3][0]
+    assert "crossings" in cross and "distance" in dist
+    assert list(T.loc[6, cross]) == [1.10, 0.046, 1.0]
+    assert list(T.loc[2, dist]) == [-1.02, 0.088, -1.0]
+
+
+def test_step_table_rows_are_the_slices_and_their_average():
+    steps = np.array([0, 10, 100])
+    count = np.array(
+        [[[10, 12, 5], [10, 11, 4], [10, 9, 20]], [[10, 13, 6], [10, 12, 5], [10, 10, 30]]]
+    )  # (nets, slices, T)
+    s = study.step_summary({"steps": steps, "count": count, "acc": np.ones(2)}, 10)
+    names = ["a", "b", "c"]
+    T = study.step_table(s, names, "all", 10)
+    assert list(T.index) == [*names, "all"]
+    assert [g for g in dict.fromkeys(T.columns.get_level_values(0))] == [
+        "after 10 steps",
+        "after 100 steps",
+    ]
+    early = np.log([1.2, 1.3])  # slice a, networks 1 and 2
+    row = T.loc["a", "after 10 steps"]
+    assert row["mean log-ratio"] == pytest.approx(early.mean())
+    assert row["± s.e."] == pytest.approx(early.std(ddof=1) / np.sqrt(2))
+    assert row["count ratio"] == pytest.approx(np.exp(early.mean()))
+    assert T.loc["c", ("after 100 steps", "mean log-ratio")] == pytest.approx(np.log(6) / 2)
+    pooled = np.log(count[:, :, -1] / count[:, :, 0]).mean(1)
+    assert T.loc["all", ("after 100 steps", "mean log-ratio")] == pytest.approx(pooled.mean())
+    assert T.loc["all", ("after 10 steps", "± s.e.")] == pytest.approx(s["early_all"].se)
+    with pytest.raises(ParameterError, match="slice_names"):
+        study.step_table(s, names[:2], "all", 10)
 
 
 # -- independent units of work (issue #31: Chapter.cached_units, here or on a Dask cluster) -----

@@ -188,6 +188,8 @@ def test_kfac_study_and_summary():
     assert S["trace_layer"] == lay + 1 and trace.mean == pytest.approx(tr[:, lay].mean())
     assert trace.se == pytest.approx(tr[:, lay].std(ddof=1) / np.sqrt(2)) and trace.dof == 1
     assert S["trace_mean_trained"] == trt.mean(0)[np.argmax(np.abs(trt.mean(0) - 1))]
+    assert np.array_equal(S["trace_ratio"]["init"], tr)
+    assert np.array_equal(S["trace_ratio"]["trained"], trt)
     with pytest.raises(ParameterError, match="2 nets"):  # a standard error over nets needs two
         study.kfac_summary([K0])
     worst = [
@@ -408,7 +410,7 @@ def test_label_randomisation_summary_against_exact_ratios():
     g = S["glue"]
     assert (
         g["rand_unreached"] == 2
-        and g["fr_model_loss_logratio"] == S["log_ratio"]["loss", "fisher_rao_model"]
+        and g["share_empirical_budget"] == S["loss_share"]["budget", "empirical"]
     )
     assert g["rand_loss_random_budget"] == pytest.approx(10 * g["rand_loss_clean_budget"])
     assert g["share_model_budget"] == S["loss_share"]["budget", "model"]
@@ -619,3 +621,51 @@ def test_check_params_keeps_the_natural_gradient_nets_among_the_kfac_nets():
     assert study.check_params({"kfac_seeds": 3, "ng_nets": 3}) is not None
     with pytest.raises(ParameterError, match="ng_nets"):
         study.check_params({"kfac_seeds": 2, "ng_nets": 3})
+
+
+def test_kfac_state_table_against_the_nets_it_summarises():
+    err = {"init": np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.4]]), "trained": np.full((2, 3), 0.5)}
+    tr = {"init": np.array([[1.0, 1.1, 1.0], [1.0, 1.3, 1.0]]), "trained": np.ones((2, 3))}
+    KS = {
+        "err": err,
+        "best": {t: err[t] / 2 for t in err},
+        "cross": {"init": np.array([0.3, 0.5]), "trained": np.array([0.1, 0.1])},
+        "within": {"init": np.array([0.1, 0.1]), "trained": np.array([0.4, 0.2])},
+        "cross_share": {"init": np.array([0.9, 0.96]), "trained": np.array([0.06, 0.2])},
+        "trace_ratio": tr,
+        "trace_layer": 2,
+    }
+    T = study.kfac_state_table(KS)
+    kfac = T.loc[study.KFAC_TABLE_ROWS["kfac"]]
+    assert kfac["initialisation", "mean"] == pytest.approx(0.25)  # layer means 0.2 and 0.3
+    assert kfac["initialisation", "± s.e."] == pytest.approx(0.05)  # sd 0.1/√2 over √2 nets
+    assert kfac["after training", "± s.e."] == 0  # every net the same
+    assert kfac["trained − init", "mean"] == pytest.approx(0.25)
+    assert kfac["trained − init", "± s.e."] == pytest.approx(0.05)
+    trace = T.loc[f"{study.KFAC_TABLE_ROWS['trace']}, layer 2"]
+    assert trace["initialisation", "mean"] == pytest.approx(1.2)
+    assert trace["trained − init", "mean"] == pytest.approx(-0.2)
+    share = T.loc[study.KFAC_TABLE_ROWS["cross_share"]]
+    assert share["after training", "mean"] == pytest.approx(0.13)
+    assert T.loc[study.KFAC_TABLE_ROWS["best"], ("initialisation", "mean")] == pytest.approx(0.125)
+    assert len(T) == len(study.KFAC_TABLE_ROWS)
+
+
+def test_label_randomisation_table_reads_the_exact_ratios():
+    S = study.label_randomisation_summary(
+        _synthetic_runs(norm_factor=4.0, r_factor=3.0, fr_factor=9.0)
+    )
+    T = study.label_randomisation_table(S["log_ratio"], S["loss_share"])
+    assert list(T.index.names) == ["protocol", "Fisher–Rao norm"] and len(T) == 4
+    col = study.RAND_TABLE_COLUMNS
+    for q, name in study.PROTOCOL_NAMES.items():
+        for k in ("model", "empirical"):
+            row = T.loc[(name, f"{k} Fisher")]
+            assert row[col["fisher_rao"], "mean"] == pytest.approx(np.log(9.0), abs=1e-12)
+            assert row[col["R"], "mean"] == pytest.approx(np.log(3.0), abs=1e-12)
+            assert row[col["M"], "mean"] == pytest.approx(0.0, abs=1e-12)
+            assert row[col["R"], "± s.e."] == S["log_ratio"][q, f"R_{k}"].se
+            if q == "budget":
+                assert row["share of R", "mean"] == pytest.approx(0.5)
+            else:
+                assert np.isnan(row["share of R", "mean"])

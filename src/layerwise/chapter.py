@@ -495,13 +495,16 @@ class Chapter:
         precision: int = 3,
         formatter: Any = None,
         na_rep: str = "–",
+        name: str | None = None,
     ) -> Any:
         """A numbered, captioned table, "Table <chapter>.<k>: caption", numbered in the order the
         chapter shows its tables (the pages number figures the same way): ``data`` is a pandas
         DataFrame, shown with ``precision`` decimals (or ``formatter``, as ``Styler.format``
         takes it) and ``na_rep`` for missing values. Returns the table as HTML in the theme's scroll
         container (a wide table scrolls inside the column on a phone); a cell that ends with it
-        shows the table."""
+        shows the table. ``name`` glues its label ("Table 6.2") under that name, so the prose
+        refers to the table by number ({glue}`name`) without typing it; cells of tables of
+        estimates print with :func:`layerwise.tables.estimate_formats`."""
         import pandas as pd
 
         if not isinstance(data, pd.DataFrame):
@@ -510,8 +513,10 @@ class Chapter:
             )
         if not caption.strip():
             raise ParameterError("table caption must say what the table shows")
+        label = f"Table {self.number}.{len(self.tables) + 1}"
+        if name is not None:
+            self.glue(name, label)
         self.tables.append(caption)
-        label = f"Table {self.number}.{len(self.tables)}"
         styled = data.style.format(formatter, precision=precision, na_rep=na_rep)
         for axis in (0, 1):  # numeric labels as written (1.3, not 1.300000)
             styled = styled.format_index(_label, axis=axis)

@@ -44,6 +44,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .params import ParameterError, check_choice, check_scale, scale_rank
 
 #: How ``measured`` is compared with ``reference`` and the margin ``tol`` (the accepted set A).
@@ -841,7 +843,7 @@ def fmt_se(x: Any) -> str:
     x = float(x)
     if x == 0 or not math.isfinite(x):
         return fmt(x)
-    return (f"{x:.2g}" if 1e-3 <= abs(x) < 1e5 else f"{x:.1e}").replace("-", "−")
+    return significant(x, 2)
 
 
 def fmt(x: Any) -> str:
@@ -857,5 +859,25 @@ def fmt(x: Any) -> str:
     x = float(x)
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    s = f"{x:.4g}" if x == 0 or 1e-3 <= abs(x) < 1e5 else f"{x:.3e}"
+    return significant(x, 4)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def significant(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, trailing zeros dropped, as a book prints it:
+    plain in [1e-3, 1e5) (and 0), otherwise ``m×10ⁿ`` (as the prose's glued values), with a true
+    minus sign: ``significant(-1.234e-5, 2) == "−1.2×10⁻⁵"``."""
+    x = float(x)
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+    if x == 0 or 1e-3 <= abs(x) < 1e5:  # rounded, then written out (99.99 to 2 digits: 100)
+        s = np.format_float_positional(float(f"{x:.{digits}g}"), trim="-")
+    else:
+        s = f"{x:.{digits - 1}e}"
+    if "e" in s:
+        mant, exp = s.split("e")
+        mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+        s = f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}"
     return s.replace("-", "−")

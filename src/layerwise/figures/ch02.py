@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..diffusion import heat_kernel
-from ..plotting import clear_legends, depth_colors, legend_in_headroom
+from ..plotting import clear_legends, depth_colors, legend_above, legend_in_headroom
 from ..stats import mean_se
 
 ARCHS = ("plain", "residual")
@@ -108,7 +108,7 @@ def effective_receptive_field(
 def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
     """Per architecture, network 0's mean squared input-gradient per position with pseudo-random
     (``{arch}_pseudo_random_g2``) and ReLU (``{arch}_relu_g2``) activations against the capacity
-    network D₁⋯D_L(a∘a) (``{arch}_pseudo_random_pred``), log scale."""
+    network D₁⋯D_L(a∘a) (``{arch}_pseudo_random_pred``), log scale; one legend below the panels."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.5))
     for ax, arch in zip(axes, ARCHS, strict=False):
         pred = pr[f"{arch}_pseudo_random_pred"]
@@ -118,8 +118,8 @@ def gradients_vs_capacity(pr: Mapping[str, np.ndarray], depth: int) -> Any:
         ax.plot(xs, pred[0], "k-", lw=1, label=r"$D_1\cdots D_L\,(a\circ a)$")
         ax.set_yscale("log"), ax.set_ylim(pred[0][pred[0] > 0].min() / 10, None)
         ax.set_title(f"{arch}, depth {depth} (network 1)"), ax.set_xlabel("input position")
-        ax.legend()
     axes[0].set_ylabel("mean squared input-gradient")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
     return fig
 
 
@@ -133,29 +133,29 @@ def shattering(
     """Top left: straight-path weights against depth (``w``: w_res, w_res_pred, w_plain3, w_plain5).
     Top right: lag-1 gradient correlation (``corr[arch]``, (depths, nets)) ± 3 SE against depth.
     Bottom: one network's standardised gradient on [−2, 2] at the largest depth
-    (``grad0[arch]``)."""
+    (``grad0[arch]``). The straight-path legend sits above its panel, the others in headroom
+    above the data."""
     fig, axd = plt.subplot_mosaic([["wmax", "corr"], ["grads", "grads"]], figsize=(7.5, 6.2))
     ax = axd["wmax"]
-    ax.semilogy(Ls, w["w_res"], "o-", ms=3, label="residual, I + Δ/L")
-    ax.semilogy(
-        Ls, w["w_res_pred"], "k:", lw=1, label=r"$\exp(\sum \varepsilon\Delta_{ii})$, Eq. 36"
-    )
-    ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label=r"plain, r = 3: $(1/3)^L$")
-    ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label=r"plain, r = 5: $(1/5)^L$")
+    ax.semilogy(Ls, w["w_res"], "o-", ms=3, label="residual")
+    ax.semilogy(Ls, w["w_res_pred"], "k:", lw=1, label="Eq. 36")
+    ax.semilogy(Ls, w["w_plain3"], "s-", ms=3, label="plain, r = 3")
+    ax.semilogy(Ls, w["w_plain5"], "^-", ms=3, label="plain, r = 5")
     (
         ax.set_ylim(1e-30, 2),
         ax.set_xscale("log"),
         ax.set_xlabel("depth L"),
         ax.set_ylabel(r"straight-path weight $w_{\max}$"),
     )
-    ax.legend()
+    legend_above(ax, ncols=2)  # weights above 1 mean nothing: no headroom on this axis
     ax = axd["corr"]
     for j, arch in enumerate(ARCHS):
         cm, cse = mean_se(corr[arch], axis=1)
         ax.errorbar(
             depths, cm, yerr=3 * cse, fmt="o-", capsize=3, color=f"C{j}", label=f"{arch} (± 3 SE)"
         )
-    ax.set_xlabel("depth"), ax.set_ylabel(r"corr$(g(x_k), g(x_{k+1}))$"), ax.legend()
+    ax.set_xlabel("depth"), ax.set_ylabel(r"corr$(g(x_k), g(x_{k+1}))$")
+    legend_in_headroom(ax)
     ax = axd["grads"]
     for j, arch in enumerate(ARCHS):
         g = grad0[arch]
@@ -167,7 +167,9 @@ def shattering(
             color=f"C{j}",
             label=f"{arch}, depth {depths[-1]}",
         )
-    ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)"), ax.legend()
+    ax.set_xlabel("input x"), ax.set_ylabel("standardised df/dx (offset)")
+    legend_in_headroom(ax)
+    clear_legends(fig)
     return fig
 
 
@@ -288,7 +290,7 @@ def differential_layers(summary: Mapping[str, Any]) -> Any:
 def chain_capacities(table: Mapping[str, np.ndarray], widths: Mapping[str, Any]) -> Any:
     """Per depth (one panel each): the directly computed input capacities of every network and
     activation (``{act}_{name}_kappa``) against the capacity network's (``{name}_pred``), with
-    the diagonal."""
+    the diagonal; one legend below the panels."""
     fig, axes = plt.subplots(1, len(widths), figsize=(7.5, 3.4))
     markers = {"pseudo_random": "o", "relu": "s", "linear": "^"}
     for ax, name in zip(np.atleast_1d(axes), widths, strict=True):
@@ -303,5 +305,6 @@ def chain_capacities(table: Mapping[str, np.ndarray], widths: Mapping[str, Any])
         ax.set_xlabel(r"$D_1\cdots D_L\,\kappa^\phi$")
         ax.set_title(f"{len(widths[name])} layers")
     np.atleast_1d(axes)[0].set_ylabel(r"input capacity $\kappa_i$")
-    np.atleast_1d(axes)[0].legend(loc="upper left")
+    handles = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(*handles, loc="outside lower center", ncols=len(markers))
     return fig

@@ -102,7 +102,9 @@ def width_dependence(widths: Sequence[int], diffusion: np.ndarray, se: np.ndarra
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width N")
     ax.set_ylabel("N × (variance of log ν₂ per layer)")
-    ax.legend()
+    legend_in_headroom(ax)  # the error bars of any seed stay clear of the legend
+    fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 
@@ -177,8 +179,9 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     axes[1].set_yscale("log")
     axes[1].yaxis.set_major_formatter(ScalarFormatter())
     axes[1].yaxis.set_minor_formatter(NullFormatter())
-    axes[0].legend()
+    legend_in_headroom(axes[0], ncols=len(runs))  # above the curves, whatever the seed
     fig.tight_layout()
+    clear_legends(fig)
     return fig
 
 

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 
-from ..plotting import legend_above
+from ..plotting import clear_legends, legend_above, legend_in_headroom
 from ..stats import mean_se
 
 
@@ -155,16 +155,19 @@ def lines_vs_neurons(
             )
     grid = np.geomspace(Ns.min(), Ns.max(), 50)
     ax1.plot(grid, grid, "k-", lw=1, label="N (one layer)")
-    ax2.plot(dist_curve[0], dist_curve[1], "k-", lw=1, label="one layer, closed form")
+    (ref,) = ax2.plot(dist_curve[0], dist_curve[1], "k-", lw=1, label="one layer, closed form")
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(Ns, [str(int(n)) for n in Ns])
         ax.minorticks_off()
         ax.set_xlabel("hidden neurons N")
-        ax.legend()
+    # legends in a band above the points, none over data; the depths' colours once, on the left
+    legend_in_headroom(ax1, ncols=2)
+    legend_in_headroom(ax2, ncols=1, handles=[ref])
     ax1.set_ylabel("boundary crossings / (θ/π)")
     ax2.set_ylabel("distance to nearest boundary")
+    clear_legends(fig)
     return fig
 
 
@@ -191,11 +194,12 @@ def training_sweep(
         ax.axhline(1, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
-        ax.legend()
+        legend_in_headroom(ax, ncols=2)  # a band above the curves: no legend over data
     for ax in axes[1]:
         ax.set_xlabel("epoch")
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
+    clear_legends(fig)
     return fig
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..plotting import CMAP, depth_colors
+from ..plotting import CMAP, depth_colors, legend_in_headroom
 from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS, PROTOCOL_NAMES
 
 #: float64 machine epsilon; exact zeros are drawn at ε/10 on log axes.
@@ -65,41 +65,56 @@ def fisher_rao_identity(
 
 def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
     """Four panels against α for :func:`layerwise.studies.ch08.reparam_sweep`'s arrays, T_α solid
-    and unit-wise dashed: invariants, norms, λ_max of the Hessian, expected sharpness (noise scale
-    ``sigma``)."""
+    and unit-wise dashed (one legend above the panels): invariants, norms, λ_max of the Hessian,
+    expected sharpness (noise scale ``sigma``); each panel's quantities keep one colour and marker,
+    named in a legend in the panel's headroom."""
     al = R["alphas"]
     i1 = int(np.argmin(np.abs(al - 1)))
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.2))
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.6))
     axes = axes.ravel()
     names = [r"$T_\alpha$", "unit-wise"]
     ls = ["-", "--"]
+    c0, c1 = plt.rcParams["axes.prop_cycle"].by_key()["color"][:2]
     for t in range(2):
+        first = t == 0  # the quantities are named once; the line style names the rescaling
+
+        def lab(text: str, first: bool = first) -> str | None:
+            return text if first else None
+
         axes[0].plot(
-            al, np.maximum(R["dfun"][t], EPS / 10), "o" + ls[t], label=f"function, {names[t]}"
+            al, np.maximum(R["dfun"][t], EPS / 10), "o" + ls[t], color=c0, label=lab("function")
         )
         axes[0].plot(
             al,
             np.maximum(np.abs(R["fr"][t] - 1), EPS / 10),
             "s" + ls[t],
-            label=rf"$\|\theta\|^2_{{\mathrm{{fr}}}}$, {names[t]}",
+            color=c1,
+            label=lab(r"$\|\theta\|^2_{\mathrm{fr}}$"),
         )
-        axes[1].plot(al, R["l2"][t] / R["l2"][t, i1], "o" + ls[t], label=f"‖θ‖₂, {names[t]}")
+        axes[1].plot(al, R["l2"][t] / R["l2"][t, i1], "o" + ls[t], color=c0, label=lab("‖θ‖₂"))
         axes[1].plot(
             al,
             R["spec"][t] / R["spec"][t, i1],
             "s" + ls[t],
-            label=rf"$\prod_l \|W_l\|_2$, {names[t]}",
+            color=c1,
+            label=lab(r"$\prod_l \|W_l\|_2$"),
         )
-        axes[2].plot(al, R["lam"][t], "o" + ls[t], label=names[t])
+        axes[2].plot(al, R["lam"][t], "o" + ls[t], color=c0)
         axes[3].errorbar(
             al,
             R["iso"][t],
             yerr=2 * R["iso_se"][t],
             fmt="o" + ls[t],
-            label=f"isotropic, {names[t]}",
+            color=c0,
+            label=lab("isotropic"),
         )
         axes[3].errorbar(
-            al, R["mult"][t], yerr=2 * R["mult_se"][t], fmt="s" + ls[t], label=f"∝ |θ|, {names[t]}"
+            al,
+            R["mult"][t],
+            yerr=2 * R["mult_se"][t],
+            fmt="s" + ls[t],
+            color=c1,
+            label=lab("∝ |θ|"),
         )
     axes[0].set(
         xscale="log",
@@ -123,9 +138,15 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
         ylabel="E L(θ+ν) − L(θ)",
         title=f"expected sharpness, σ = {sigma}",
     )
-    for a in axes:
-        a.legend()
-    fig.tight_layout()
+    styles = [
+        plt.Line2D([], [], color="k", ls=s_, label=n) for s_, n in zip(ls, names, strict=True)
+    ]
+    fig.legend(handles=styles, loc="upper center", ncols=2, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    # the legends go in after the layout, which no longer changes the panels: their headroom
+    # holds no data by construction (no plotting.clear_legends pass, a draw of the figure, needed)
+    for a in (axes[0], axes[1], axes[3]):
+        legend_in_headroom(a)
     return fig
 
 
@@ -187,23 +208,31 @@ def kfac_spectra(
             title=f"layer {i} spectrum",
             ylim=(max(1e-12, K0["trained_eig_exact_%d" % i][0] * 1e-10), None),
         )
-        axes[i - 1].legend()
     x_ = np.arange(1, n_layers + 1)
     n_nets = len(err["init"])
+    # colour and line: the approximation; marker: the state (named once, in the legend)
+    c0 = plt.rcParams["axes.prop_cycle"].by_key()["color"][0]
     for j, (t, mk) in enumerate((("init", "o"), ("trained", "s"))):
         axes[3].errorbar(
             x_ + 0.1 * j,
             err[t].mean(0),
             yerr=err[t].std(0, ddof=1) if n_nets > 1 else None,
             fmt=mk + "-",
-            label=f"K-FAC, {t}",
+            color=c0,
         )
-        axes[3].plot(
-            x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray", label=f"best Kronecker, {t}"
+        axes[3].plot(x_ + 0.1 * j, best[t].mean(0), mk + ":", color="gray")
+        axes[3].plot(x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2])
+    keys = [
+        plt.Line2D([], [], color=c, ls=ls_, label=name)
+        for c, ls_, name in (
+            (c0, "-", "K-FAC"),
+            ("gray", ":", "best Kronecker"),
+            (cols[2], "--", "diagonal"),
         )
-        axes[3].plot(
-            x_ + 0.1 * j, diag[t].mean(0), mk + "--", color=cols[2], label=f"diagonal, {t}"
-        )
+    ] + [
+        plt.Line2D([], [], color="k", marker=mk, ls="none", label=t)
+        for t, mk in (("init", "o"), ("trained", "s"))
+    ]
     axes[3].set(
         xticks=x_,
         xlabel="layer",
@@ -211,8 +240,17 @@ def kfac_spectra(
         ylim=(0, 1.05),
         title="relative error",
     )
-    axes[3].legend()
-    fig.tight_layout()
+    # one legend for the three spectra (the same four curves in each), below the figure's title
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="upper center",
+        ncols=4,
+        bbox_to_anchor=(0.5, 1.0),
+        handlelength=1.6,
+        columnspacing=1.0,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    legend_in_headroom(axes[3], ncols=3, handles=keys)
     return fig
 
 
@@ -245,7 +283,6 @@ def label_randomisation(
             ylabel="measure / γ, relative to 0 %",
             title=title,
         )
-        a.legend()
     d = RD.groupby("fraction")
     axes[2].errorbar(
         d.test_accuracy.mean().index,
@@ -264,7 +301,7 @@ def label_randomisation(
         ylim=(0, 1.05),
         title="generalisation",
     )
-    axes[2].legend()
+    axes[2].legend(loc="lower left")  # below the falling test accuracy
     axes[3].errorbar(
         d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-"
     )
@@ -275,6 +312,8 @@ def label_randomisation(
         title="margin (10th percentile)",
     )
     fig.tight_layout()
+    for a in axes[:2]:  # the measures' legends above their curves
+        legend_in_headroom(a)
     return fig
 
 

@@ -463,7 +463,8 @@ def capacity_gap_vs_width(
 def width_trend(gap: np.ndarray, ns: np.ndarray) -> dict[str, Any]:
     """Log-log least-squares fit of a (len(ns), draws) gap on n over every layer
     (:func:`layerwise.stats.linear_fit`): ``slope`` as an Estimate (points − 2 d.o.f.), ``fit``,
-    and ``mean`` (len(ns),), the gap's mean over draws."""
+    ``mean`` (len(ns),), the gap's mean over draws, and ``last``, the gap at the largest n as an
+    Estimate over draws."""
     gap, ns = np.asarray(gap, float), np.asarray(ns, float)
     fit = linear_fit(np.repeat(np.log(ns), gap.shape[1]), np.log(gap).ravel())
     dof = int(gap.size - 2)
@@ -471,6 +472,7 @@ def width_trend(gap: np.ndarray, ns: np.ndarray) -> dict[str, Any]:
         "fit": fit,
         "slope": Estimate(fit["slope"], fit["slope_se"], dof, gap.size),
         "mean": gap.mean(1),
+        "last": estimate(gap[-1]),
     }
 
 

@@ -45,6 +45,8 @@ from ..stats import (
     t_quantile,
 )
 
+# the page's tables of estimates are built as Chapter 1's are
+
 
 # ------------------------------------------------------------------------------------------------
 # The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)

@@ -130,18 +130,45 @@ def log_moment_table(study: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]:
         for q, f, k in zip(study["quarters"], study["fits"][key], study["ks"][key], strict=True):
+            cells = {
+                "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
+                "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
+                "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
+                "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
+                "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]",
+            }  # the book's minus sign, as in the prose and the scorecard
             rows.append(
-                {
-                    "quantity": name,
-                    "l": q,
-                    "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
-                    "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
-                    "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
-                    "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
-                    "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]",
-                }
+                {"quantity": name, "l": q, **{c: v.replace("-", "−") for c, v in cells.items()}}
             )
     return pd.DataFrame(rows).set_index(["quantity", "l"])
+
+
+#: The rows of :func:`drift_diffusion_table`: key of :func:`vanilla_log_moments` → the quantity
+#: and what Theorem 1 with a conserved expectation gives for it (Labatie 2019, §5).
+DRIFT_DIFFUSION_ROWS = {
+    "drift": ("drift of the mean log-moment, per layer", "negative"),
+    "diffusion": ("diffusion (growth of its variance), per layer", "positive"),
+    "curvature": ("quadratic term of the variance at the last depth, c·L/D", "0"),
+    "conservation": ("log E[mˡ/mˡ⁻¹], one layer (conservation)", "0"),
+    "balance": ("−2·mean/variance at the last depth (log-normal balance)", "1"),
+}
+
+
+def drift_diffusion_table(study: Mapping[str, Any]) -> pd.DataFrame:
+    """The drift, diffusion, conservation and log-normal balance of :func:`vanilla_log_moments`
+    (Labatie 2019, Theorem 1 and §5: E[m^l] conserved, so E Y = −Var Y / 2 for a log-normal
+    log-ratio Y) in one table: one row per quantity of :data:`DRIFT_DIFFUSION_ROWS`, for signal
+    ν₂ and noise μ₂ the estimate's mean and its standard error, and the value the theory gives."""
+    rows = []
+    for key, (label, theory) in DRIFT_DIFFUSION_ROWS.items():
+        row: dict[str, Any] = {"quantity": label}
+        for moment, name in [("nu2", "ν₂"), ("mu2dx", "μ₂")]:
+            e = study[key][moment]
+            row[f"{'signal' if moment == 'nu2' else 'noise'} {name}"] = float(e.mean)
+            row[f"± s.e. ({name})"] = math.nan if e.se is None else float(e.se)
+        row["theory"] = theory
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("quantity")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -381,12 +408,46 @@ def authors_fig3_ends(
     out = {}
     for v in variants:
         chi = published.moment(v, "chi_loc3")
+        reff = published.moment(v, "reff_signal_loc3")
         out[v] = {
             "log10chi": float(chi.mean_log10[-1]),
             "log10chi_std": float(chi.std_log10[-1]),
-            "reff": float(published.moment(v, "reff_signal_loc3").mean[-1]),
+            "log10chi_se": float(chi.std_log10[-1]) / math.sqrt(chi.n),
+            "reff": float(reff.mean[-1]),
+            "reff_se": float(reff.std[-1]) / math.sqrt(reff.n),
+            "n": int(chi.n),
         }
     return out
+
+
+#: The rows of :func:`fig3_table`: key of :func:`sensitivity_study` → the quantity, for the reader.
+FIG3_ROWS = {
+    "early": "mean δχ, layers 1–10",
+    "late": "mean δχ, last quarter of depth",
+    "reff": "effective rank r(x) at the last layer",
+    "log10chi": "log₁₀ χ at the last layer",
+}
+
+
+def fig3_table(
+    ours: Mapping[str, Mapping[str, Any]], authors: Mapping[str, Mapping[str, float]]
+) -> pd.DataFrame:
+    """Labatie's Fig. 3 (Theorem 2: δχ ≥ 1 and → 1, r_eff(x) → 1, slow growth of χ) in numbers:
+    one row per quantity of :data:`FIG3_ROWS`, two columns (mean, s.e.) per run of ``ours``
+    (label → :func:`sensitivity_study` of that run; columns named ``"<label> (<networks>)"``)
+    and per variant of ``authors`` (label → an entry of :func:`authors_fig3_ends`: log10 χ and
+    r_eff at their last record with their standard errors over their networks; NaN for the
+    increments, which their arrays give as a ratio of geometric means only)."""
+    cols: dict[tuple[str, str], list[float]] = {}
+    for label, s in ours.items():
+        head = f"{label} ({s['n']})"
+        cols[(head, "mean")] = [float(s[k].mean) for k in FIG3_ROWS]
+        cols[(head, "s.e.")] = [math.nan if s[k].se is None else float(s[k].se) for k in FIG3_ROWS]
+    for label, a in authors.items():
+        head = f"{label} ({a['n']})"
+        cols[(head, "mean")] = [math.nan, math.nan, a["reff"], a["log10chi"]]
+        cols[(head, "s.e.")] = [math.nan, math.nan, a["reff_se"], a["log10chi_se"]]
+    return pd.DataFrame(cols, index=pd.Index(list(FIG3_ROWS.values()), name="quantity"))
 
 
 # ----------------------------------------------------------------------------------------------

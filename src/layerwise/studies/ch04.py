@@ -215,6 +215,53 @@ def bn_ff_fc_findings(depth: Any, panels: Mapping[str, np.ndarray], l_min: float
     }
 
 
+#: The rows of :func:`fc_comparison_table`: key → label (Labatie 2019, Fig. 4 and App. A).
+FC_ROWS = {
+    "dchi": "δχ per layer (layer mean)",
+    "dbn": "δχ, BN step (layer mean)",
+    "dphi": "δχ, ReLU step (layer mean)",
+    "log10_chi": "log₁₀ χ at the last layer",
+    "reff_x": "effective rank r(x) at the last layer",
+    "reff_dx": "effective rank r(dx) at the last layer",
+    "kurtosis": "kurtosis μ₄ of the BN output at the last layer",
+    "nu1": "ν₁(|y|) of the BN output at the last layer",
+}
+
+#: The Gaussian values of the tails (Labatie 2019, Fig. 4(d)): kurtosis 3, ν₁(|y|) = √(2/π).
+GAUSSIAN_TAILS = {"kurtosis": 3.0, "nu1": math.sqrt(2 / math.pi)}
+
+
+def fc_comparison_table(
+    increments: Mapping[str, Estimate],
+    log10chi: Estimate,
+    last: Mapping[str, Estimate],
+    authors_end: Mapping[str, tuple[float, float]],
+) -> pd.DataFrame:
+    """Our fully-connected nets against the authors' at the same batch (Labatie 2019, Fig. 4 and
+    App. A) in one table, a row per quantity of :data:`FC_ROWS`: our mean and its standard error
+    over networks (``increments`` of :func:`bn_ff_fc_findings` — δχ = δ_BN χ · δ_φ χ, Eq. (14) of
+    the paper's §6 —, ``log10chi`` at the last layer and :func:`last_layer_findings`'s ``last``),
+    the authors' (mean, SE) at the last layer from ``authors_end``
+    (:func:`layerwise.published.bn_ff_endpoints`; NaN for the increments, which their arrays give
+    without a spread over networks) and the Gaussian value of the tails (NaN elsewhere)."""
+    ours = {**increments, "log10_chi": log10chi, **last}
+    rows = []
+    for key, label in FC_ROWS.items():
+        e = ours[key]
+        theirs = authors_end.get(key, (math.nan, math.nan))
+        rows.append(
+            {
+                "quantity": label,
+                "ours": e.mean,
+                "± s.e.": math.nan if e.se is None else e.se,
+                "authors": theirs[0],
+                "± s.e. (authors)": theirs[1],
+                "Gaussian": GAUSSIAN_TAILS.get(key, math.nan),
+            }
+        )
+    return pd.DataFrame(rows).set_index("quantity")
+
+
 def last_layer_findings(panels: Mapping[str, np.ndarray]) -> dict[str, Estimate]:
     """Fully-connected BN nets at their last record (Labatie 2019, §6 and Fig. 4(c–d)): estimates
     over networks of ``reff_x``, ``reff_dx``, their difference ``reff_gap`` = r_eff(x) − r_eff(dx),
@@ -399,6 +446,40 @@ def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) 
             panels[b_max]["reff_dx"][:, -1] - panels[b_max]["reff_x"][:, -1]
         ),
     }
+
+
+#: The rows of :func:`batch_slope_table`: key of :data:`BATCH_ENDPOINTS` → label.
+BATCH_ROWS = {
+    "log10_chi": "log₁₀ χ at the last layer",
+    "kurtosis": "kurtosis μ₄ of the BN output",
+    "reff_x": "effective rank r(x)",
+    "reff_dx": "effective rank r(dx)",
+}
+
+
+def batch_slope_table(slope: Mapping[str, Estimate], depth: int = 200) -> pd.DataFrame:
+    """What a doubling of the batch does (Labatie 2019, App. A), ours beside the authors': per
+    quantity of :data:`BATCH_ROWS`, our weighted least-squares slope against log₂ B with its
+    standard error (``slope`` of :func:`bn_ff_batch_study`), and the same fit
+    (:func:`monotone_trend`) of the authors' fully-connected means at ``depth`` for B = 64 … 512,
+    weighted by their standard errors over their networks
+    (:func:`layerwise.published.bn_ff_endpoints`)."""
+    ends = {B: published.bn_ff_endpoints(f"bn_ff_fc_{B}", depth) for B in published.FC_BATCHES}
+    rows = []
+    for key, label in BATCH_ROWS.items():
+        means, ses = zip(*(ends[B][key] for B in published.FC_BATCHES), strict=True)
+        theirs = monotone_trend(published.FC_BATCHES, means, ses)
+        e = slope[key]
+        rows.append(
+            {
+                "quantity": label,
+                "ours": e.mean,
+                "± s.e.": math.nan if e.se is None else e.se,
+                "authors": theirs["slope"],
+                "± s.e. (authors)": theirs["slope_se"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("quantity")
 
 
 def nearest_half_gap(levels: Mapping[int, float], key: int) -> float:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ..data import check_source, digits, load_mnist
@@ -52,6 +53,7 @@ from ..regions import (
     unflatten,
 )
 from ..stats import Estimate, estimate, mean_se
+from ..tables import cell
 
 
 def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
@@ -667,6 +669,43 @@ def line_summary(lines: Mapping[str, np.ndarray], neurons: Sequence[int], depths
             "lx": lx, "dx": dx, "arrays": arrays, "glue": glue}
 
 
+#: The second level of a table's columns: our mean, its standard error, the value to compare.
+OURS, SE = "ours", "± s.e."
+
+
+def _columns(groups: Mapping[str, Sequence[str]]) -> pd.MultiIndex:
+    return pd.MultiIndex.from_tuples([(g, sub) for g, subs in groups.items() for sub in subs])
+
+
+def init_table(at_init: Mapping[str, Any]) -> pd.DataFrame:
+    """The counts at initialisation, one row per depth, from :func:`init_summary`: the regions
+    per unit area at N = ``n_big`` over the one-layer closed form of the same slice
+    (``density_at_big``; Hanin & Rolnick 2019, Thm. 5 with its constant made explicit, 1 for one
+    layer) with its standard error, beside Montúfar et al.'s maximum over that of one layer
+    (``montufar_factor``; Montúfar et al. 2014, Thm. 4); and the growth exponent b of
+    count ∝ Nᵇ (``slopes``) with its standard error, beside Hanin & Rolnick's nᵢₙ = 2 (Thm. 5)."""
+    density = f"regions per area ÷ one layer, N = {int(at_init['n_big'])}"
+    growth = "growth exponent b, count ∝ Nᵇ"
+    cols = _columns({density: (OURS, SE, "Montúfar max."), growth: (OURS, SE, "Hanin & Rolnick")})
+    depths = list(at_init["slopes"])
+    rows = [[*cell(at_init["density_at_big"][d]), float(at_init["montufar_factor"][d]),
+             *cell(at_init["slopes"][d]), 2.0] for d in depths]
+    return pd.DataFrame(rows, index=pd.Index(depths, name="depth"), columns=cols)
+
+
+def line_exponent_table(on_lines: Mapping[str, Any]) -> pd.DataFrame:
+    """The one-dimensional laws, one row per depth, from :func:`line_summary`: the exponent a of
+    crossings ∝ Nᵃ along a segment (``lx``) and the exponent of the distance of a data point to the
+    nearest boundary (``dx``), each with its standard error, beside Hanin & Rolnick's (2019, ICML)
+    +1 (crossings ∝ N) and −1 (distance ∝ 1/N)."""
+    cross, dist = "crossings along a segment ∝ Nᵃ: a", "distance to the nearest boundary ∝ Nᵃ: a"
+    cols = _columns({cross: (OURS, SE, "Hanin & Rolnick"), dist: (OURS, SE, "Hanin & Rolnick")})
+    depths = list(on_lines["lx"])
+    rows = [[*cell(on_lines["lx"][d]), 1.0, *cell(on_lines["dx"][d]), -1.0]
+            for d in depths]
+    return pd.DataFrame(rows, index=pd.Index(depths, name="depth"), columns=cols)
+
+
 def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[str],
                      lrs: Sequence[float], label_noise: Sequence[float],
                      widths: Sequence[int] = (32, 32, 32)) -> dict[str, Any]:
@@ -719,6 +758,36 @@ def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[s
             "by_noise": [ratio_estimate(rn[i, :, -1]) for i in range(len(label_noise))],
             "acc": float(sweep["sweep_acc"][:, 0, :, -1].min()),
             "max_frac": max_frac, "alt": alt, "best": best, "n_runs": int(rc.shape[2])}
+
+
+def training_table(training: Mapping[str, Any], preprocessings: Sequence[str],
+                   lrs: Sequence[float], label_noise: Sequence[float]) -> pd.DataFrame:
+    """The training sweep's final ratios to initialisation, from :func:`training_summary`'s
+    ``ratio`` (mean over runs, :func:`ratio_estimate`, with its standard error): one row per
+    preprocessing at the first learning rate, per further learning rate with the first
+    preprocessing, and per further fraction of random labels with the first preprocessing and
+    learning rate; columns the region count on the slice and, where the sweep records them (true
+    labels), the boundary crossings along the segments and the distance of their end points to
+    the nearest boundary (Hanin & Rolnick 2019, NeurIPS Figs. 5–6 and ICML §3)."""
+    r = training["ratio"]
+    if r["count"].shape[:2] != (len(preprocessings), len(lrs)) or len(r["noise"]) != len(
+            label_noise):
+        raise ParameterError("preprocessings, lrs and label_noise must be those of the sweep")
+    cols = _columns({q: (OURS, SE) for q in ("regions", "crossings", "distance")})
+    settings = ([(i, 0, 0) for i in range(len(preprocessings))]
+                + [(0, j, 0) for j in range(1, len(lrs))]
+                + [(0, 0, k) for k in range(1, len(label_noise))])
+    rows, index = [], []
+    for i, j, k in settings:
+        if k:
+            row = [*cell(ratio_estimate(r["noise"][k, :, -1]))] + [float("nan")] * 4
+        else:
+            row = [v for q in ("count", "crossings", "dist")
+                   for v in cell(ratio_estimate(r[q][i, j, :, -1]))]
+        rows.append(row)
+        index.append((preprocessings[i], float(lrs[j]), f"{100 * float(label_noise[k]):g} %"))
+    names = ["inputs", "learning rate", "random labels"]
+    return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=names), columns=cols)
 
 
 def input_ranges() -> dict[str, float]:
@@ -959,7 +1028,8 @@ def step_summary(run: Mapping[str, np.ndarray], early_step: int) -> dict[str, An
     (:func:`log_ratio_summary`, groups = :data:`SLICES`), their Estimates at ``early_step``
     (``early``) and at the last checkpoint (``late``), one per slice, the Estimate over networks
     of each network's log-ratio at ``early_step`` averaged over its slices (``early_all``: the
-    slices of one network are independent draws, so their mean varies less), the count ratios
+    slices of one network are independent draws, so their mean varies less; ``late_all`` the same
+    at the last checkpoint), the count ratios
     they stand for (``ratio_early``, ``ratio_late``: exp of the mean), the checkpoint where the
     mean log-ratio through training digits peaks (``peak_step``), the smallest final training
     accuracy (``acc``) and the number of networks (``n_nets``)."""
@@ -972,10 +1042,35 @@ def step_summary(run: Mapping[str, np.ndarray], early_step: int) -> dict[str, An
     early, late = [row[t] for row in summary["at"]], [row[-1] for row in summary["at"]]
     return {**summary, "steps": steps, "early": early, "late": late,
             "early_all": ratio_estimate(summary["log_ratio"][:, :, t].mean(0)),
+            "late_all": ratio_estimate(summary["log_ratio"][:, :, -1].mean(0)),
             "ratio_early": [float(np.exp(e.mean)) for e in early],
             "ratio_late": [float(np.exp(e.mean)) for e in late],
             "peak_step": int(steps[np.argmax(summary["mean"][0])]),
             "acc": float(np.min(run["acc"])), "n_nets": int(run["count"].shape[0])}
+
+
+def step_table(stepwise: Mapping[str, Any], slice_names: Sequence[str], average: str,
+               early_step: int) -> pd.DataFrame:
+    """The counts step by step, from :func:`step_summary`: one row per slice (``slice_names``, in
+    the order of :data:`SLICES`) and a last row, ``average``, for each network's log-ratio averaged
+    over its slices (``early_all``, ``late_all``); at ``early_step`` and at the last checkpoint,
+    the mean over networks of log(count / count at initialisation), its standard error and the
+    count ratio it stands for (exp of the mean)."""
+    if len(slice_names) != len(stepwise["early"]):
+        raise ParameterError(f"slice_names must name the {len(stepwise['early'])} slices, got "
+                             f"{len(slice_names)}")
+    last = int(stepwise["steps"][-1])
+    groups = {f"after {int(early_step)} steps": ("early", "early_all"),
+              f"after {last} steps": ("late", "late_all")}
+    cols = _columns({g: ("mean log-ratio", SE, "count ratio") for g in groups})
+    rows = []
+    for k in range(len(slice_names) + 1):
+        row = []
+        for per_slice, pooled in groups.values():
+            e = stepwise[per_slice][k] if k < len(slice_names) else stepwise[pooled]
+            row += [*cell(e), float(np.exp(e.mean))]
+        rows.append(row)
+    return pd.DataFrame(rows, index=pd.Index([*slice_names, average], name="slice"), columns=cols)
 
 
 def ladder_summary(ladder: Mapping[str, np.ndarray]) -> dict[str, Any]:

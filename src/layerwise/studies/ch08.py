@@ -57,6 +57,7 @@ from ..params import (
 )
 from ..seeds import torch_seed
 from ..stats import Estimate, estimate, jackknife_se
+from ..tables import estimates_frame
 
 # --------------------------------------------------------------------------------------------
 # Chapter parameters and data
@@ -495,6 +496,7 @@ def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
     out["trace_layer"] = layer + 1
     trained_mean = tr_trained.mean(0)
     out["trace_mean_trained"] = float(trained_mean[np.argmax(np.abs(trained_mean - 1))])
+    out["trace_ratio"] = {"init": tr_ratio, "trained": tr_trained}
     # per net, K-FAC's error over the diagonal's in the layer and state where K-FAC does worst
     out["diag_ratio"] = np.array(
         [max(float((k[f"{t}_kfac_error"] / k[f"{t}_diag_error"]).max()) for t in S) for k in K]
@@ -526,7 +528,6 @@ def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
                 f"cross_share_{t}": share[t],
             }
         )
-    glue["kfac_gap"] = gap
     glue["kfac_nets"] = int(len(KS["gap"]))
     return {
         "diag_margin": float(min((diag[t] - err[t]).min() for t in S)),
@@ -538,6 +539,47 @@ def kfac_findings(KS: Mapping[str, Any]) -> dict[str, Any]:
         "glue": glue,
         "glue_3": {"kfac_trace_worst": Estimate(KS["trace_worst"], KS["trace_worst_se"])},
     }
+
+
+KFAC_TABLE_ROWS = {
+    "kfac": "K-FAC, within the diagonal blocks (layer mean)",
+    "best": "best Kronecker product (layer mean)",
+    "cross": "blocks between layers (dropped)",
+    "within": "diagonal blocks (Kronecker error)",
+    "cross_share": "dropped blocks' share of the squared error",
+    "trace": "tr(G⊗A)/tr(F)",
+}
+"""Rows of :func:`kfac_state_table` (the labels the chapter's table prints)."""
+
+
+def kfac_state_table(KS: Mapping[str, Any]) -> pd.DataFrame:
+    """K-FAC's error at initialisation and after training (Martens & Grosse 2015, §3, Eq. (1) of
+    their K-FAC: F_i ≈ G_i ⊗ A_{i−1}), from :func:`kfac_summary`'s ``KS``: per quantity the mean
+    over nets with its standard error in each state, and the paired change trained − init per net.
+    Rows (:data:`KFAC_TABLE_ROWS`): the layer-averaged relative Frobenius errors of K-FAC and of
+    the best Kronecker product within the diagonal blocks; the relative norms of the dropped
+    blocks between layers and of the within-block error against the whole Fisher, and the dropped
+    blocks' share of the squared error; tr(G⊗A)/tr(F) in the layer ``trace_layer`` (the one
+    furthest from 1 at initialisation, named in the row)."""
+    per_net = {
+        "kfac": {t: KS["err"][t].mean(1) for t in KFAC_STATES},
+        "best": {t: KS["best"][t].mean(1) for t in KFAC_STATES},
+        "cross": KS["cross"],
+        "within": KS["within"],
+        "cross_share": KS["cross_share"],
+        "trace": {t: KS["trace_ratio"][t][:, KS["trace_layer"] - 1] for t in KFAC_STATES},
+    }
+    rows = {}
+    for key, label in KFAC_TABLE_ROWS.items():
+        v = {t: np.asarray(per_net[key][t], float) for t in KFAC_STATES}
+        if key == "trace":
+            label = f"{label}, layer {KS['trace_layer']}"
+        rows[label] = {
+            "initialisation": estimate(v["init"]),
+            "after training": estimate(v["trained"]),
+            "trained − init": estimate(v["trained"] - v["init"]),
+        }
+    return estimates_frame(rows, "quantity")
 
 
 NATURAL_GRADIENTS = ("kfac", "blocks", "diagonal", "gradient")
@@ -846,9 +888,6 @@ def label_randomisation_summary(runs: pd.DataFrame) -> dict[str, Any]:
     for q in PROTOCOLS:
         glue[f"rand_loss_clean_{q}"] = float(clean[q].final_loss.mean())
         glue[f"rand_loss_random_{q}"] = float(rand[q].final_loss.mean())
-        for k in ("model", "empirical"):
-            for what, key in (("fr", f"fisher_rao_{k}"), ("r", f"R_{k}"), ("mg", f"M_{k}")):
-                glue[f"{what}_{k}_{q}_logratio"] = LR[q, key]
     for k in ("model", "empirical"):
         glue[f"share_{k}_budget"] = SHARE["budget", k]
     glue["rand_unreached"] = int((runs.target_step < 0).sum())
@@ -867,6 +906,36 @@ def label_randomisation_summary(runs: pd.DataFrame) -> dict[str, Any]:
         "glue": glue,
         "glue_3": glue_3,
     }
+
+
+RAND_TABLE_COLUMNS = {
+    "fisher_rao": "‖θ‖fr / γ",
+    "R": "loss factor R",
+    "M": "margin factor M / γ",
+}
+"""Column groups of :func:`label_randomisation_table`: the log-ratios it prints."""
+
+
+def label_randomisation_table(
+    log_ratio: Mapping[tuple[str, str], Estimate], share: Mapping[tuple[str, str], Estimate]
+) -> pd.DataFrame:
+    """The Fisher–Rao norms under label randomisation, one row per protocol and Fisher (model,
+    empirical), from :func:`label_randomisation_summary`'s ``log_ratio`` and ``loss_share``: the
+    mean natural log-ratio (100 % / 0 % random labels) of the norm over γ, of its loss factor R and
+    of its effective margin over γ (‖θ‖_fr = (L+1)·R·M, Liang et al. 2019, Eq. (3.1) split by
+    :func:`~layerwise.infogeo.fisher_rao_factors`), each with its Welch standard error, and the
+    loss factor's share of the change of the norm over γ (:func:`loss_share`) under the fixed
+    budget (none under the fixed loss, where the norms barely move)."""
+    rows: dict[Any, dict[str, Estimate | None]] = {}
+    for q in PROTOCOLS:
+        for k in ("model", "empirical"):
+            key = {"fisher_rao": f"fisher_rao_{k}", "R": f"R_{k}", "M": f"M_{k}"}
+            row: dict[str, Estimate | None] = {
+                RAND_TABLE_COLUMNS[c]: log_ratio[q, name] for c, name in key.items()
+            }
+            row["share of R"] = share[q, k] if q == "budget" else None
+            rows[PROTOCOL_NAMES[q], f"{k} Fisher"] = row
+    return estimates_frame(rows, ["protocol", "Fisher–Rao norm"])
 
 
 # --------------------------------------------------------------------------------------------
