@@ -973,3 +973,29 @@ def test_a_family_with_several_sources_names_each_case_source():
             why="w",
             source="s",
         )
+
+
+def test_a_family_says_a_shared_note_once_and_keeps_a_formula_as_written():
+    led = Ledger("ci")
+    for name, note in (
+        ("signal ν₂", "graded from the paper scale"),
+        ("noise μ₂", "graded from the paper scale"),
+    ):
+        led.claim(
+            f"k_{name[:5]}",
+            "log(mˡ/m⁰) is nearly Gaussian",
+            case=name,
+            kind="reproduces",
+            measured=0.1,
+            reference=0.05,
+            tol=0.0,
+            comparison="le",
+            why="w",
+            source="s",
+            note=note,
+        )
+    page = led.to_html()
+    assert page.count("graded from the paper scale") == 1
+    assert "log(mˡ/m⁰) is nearly Gaussian" in page and "Log(mˡ" not in page
+    assert claims.sentence_case("regions grow") == "Regions grow"
+    assert claims.sentence_case("δχ ≥ 1") == "δχ ≥ 1" and claims.sentence_case("q* at") == "q* at"

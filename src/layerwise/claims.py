@@ -698,10 +698,24 @@ def _measured_html(c: Mapping[str, Any]) -> str:
     return meas + f'<br><span class="lw-rule">expected {html.escape(c.get("rule", ""))}</span>'
 
 
-def _notes_html(c: Mapping[str, Any], kind: str) -> str:
-    """A row's notes: the chapter's note, what would decide an undecided claim, what a pass
-    rules out (or why it is not counted)."""
-    note = f'<br><span class="lw-note">{html.escape(c["note"])}</span>' if c.get("note") else ""
+def sentence_case(text: str) -> str:
+    """``text`` with its first word capitalised when that word is a plain lower-case English word
+    ("regions grow …" → "Regions grow …"); a symbol or formula stays as written ("log(mˡ/m⁰) …",
+    "δχ ≥ 1 …", "q* …")."""
+    first = text.split(" ", 1)[0]
+    if first.isascii() and first.isalpha() and first.islower():
+        return text[0].upper() + text[1:]
+    return text
+
+
+def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
+    """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
+    would decide an undecided claim, what a pass rules out (or why it is not counted)."""
+    note = (
+        f'<br><span class="lw-note">{html.escape(c["note"])}</span>'
+        if own_note and c.get("note")
+        else ""
+    )
     if c.get("replicates_to_decide"):
         note += (
             f'<br><span class="lw-note">≈ {c["replicates_to_decide"]} replicates would '
@@ -779,7 +793,11 @@ def scorecard_html(
                 continue
             sources = list(dict.fromkeys(c["source"] for _, c in members))
             one_source = len(sources) == 1
-            head = html.escape(shared[0].upper() + shared[1:])
+            head = html.escape(sentence_case(shared))
+            notes = {c.get("note", "") for _, c in members}
+            shared_note = notes.pop() if len(notes) == 1 else ""  # said once, not per case
+            if shared_note:
+                head += f'<br><span class="lw-note">{html.escape(shared_note)}</span>'
             if one_source:
                 head += f'<br><span class="lw-src">{html.escape(sources[0])}</span>'
             body.append(
@@ -796,7 +814,7 @@ def scorecard_html(
                     f'<tr id="{anchor_prefix}{html.escape(c["id"])}" '
                     f'class="lw-{c["status"]} lw-member">{_verdict_cell(c)}'
                     f'<td class="lw-claim">{_rule_details(c, summary)}'
-                    f"{_notes_html(c, kind).removeprefix('<br>')}</td>"
+                    f"{_notes_html(c, kind, own_note=not shared_note).removeprefix('<br>')}</td>"
                     f'<td class="lw-num">{_measured_html(c)}</td></tr>'
                 )
         head = "".join(f"<th>{h}</th>" for h in ("outcome", "claim", "measured"))
