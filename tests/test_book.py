@@ -566,6 +566,14 @@ def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, 
     assert [n for n, _ in dense] == [5] and dense[0][1].startswith("slopes"), dense
 
 
+#: Captions of tables that run past the right edge of the screen (a wide table scrolls in its
+#: container; its caption must stay readable without scrolling).
+CUT_CAPTIONS_JS = (
+    "const w = document.documentElement.clientWidth;"
+    "return [...document.querySelectorAll('article table caption')]"
+    ".filter(c => c.getBoundingClientRect().right > w + 1)"
+    ".map(c => c.textContent.trim().slice(0, 40))"
+)
 #: Paragraphs of the article that carry more than four "x ± y" values (issue #30: a sentence
 #: with six to eighteen uncertainties reads better as a numbered table, ``Chapter.table``):
 #: [count, start].
@@ -703,9 +711,11 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     try:
         browser.get(html.as_uri())
         narrow = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
+        cut = browser.execute_script(CUT_CAPTIONS_JS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert narrow == [], f"{page}: elements wider than a 390 px phone: {narrow}"
+    assert cut == [], f"{page}: table captions running past a 390 px phone: {cut}"
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => "
         "a.href)"
