@@ -43,7 +43,8 @@ def test_estimates_frame_puts_each_mean_beside_its_standard_error():
 def test_estimate_formats_print_the_scorecards_digits():
     T = tables.estimates_frame(
         {"a": {"q": Estimate(0.123456, 0.0012345, 9, 10)}, "b": {"q": None}}, "row"
-    ).assign(note=["words", "more"])
+    )
+    T[("note", "")] = ["words", "more"]
     f = tables.estimate_formats(T)
     mean, se = f[("q", "mean")], f[("q", "± s.e.")]
     assert mean(0.123456) == claims.fmt(0.123456) == "0.1235"
