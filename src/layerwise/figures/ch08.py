@@ -100,22 +100,18 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
             label=lab(r"$\prod_l \|W_l\|_2$"),
         )
         axes[2].plot(al, R["lam"][t], "o" + ls[t], color=c0)
-        axes[3].errorbar(
-            al,
-            R["iso"][t],
-            yerr=2 * R["iso_se"][t],
-            fmt="o" + ls[t],
-            color=c0,
-            label=lab("isotropic"),
-        )
-        axes[3].errorbar(
-            al,
-            R["mult"][t],
-            yerr=2 * R["mult_se"][t],
-            fmt="s" + ls[t],
-            color=c1,
-            label=lab("∝ |θ|"),
-        )
+        for key, marker, colour, name in (
+            ("iso", "o", c0, "isotropic"),
+            ("mult", "s", c1, "∝ |θ|"),
+        ):
+            axes[3].errorbar(
+                al,
+                R[key][t],
+                yerr=2 * R[f"{key}_se"][t],
+                fmt=marker + ls[t],
+                color=colour,
+                label=lab(name),
+            )
     axes[0].set(
         xscale="log",
         yscale="log",
