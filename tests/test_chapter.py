@@ -55,3 +55,13 @@ def test_tables_are_numbered_in_order_and_captioned(tmp_path):
     with pytest.raises(ParameterError, match="glue name"):
         ch.table(df, "Named twice.", name="tab_third")
     assert len(ch.tables) == 3  # a refused table takes no number
+    # the index's name sits in the corner of the header, not in a header row of its own
+    head = first.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<tr>") == 1 and 'class="index_name level0" >σ<sub>w</sub></th>' in head
+    grouped = pd.DataFrame(
+        [[1.0, 0.1]],
+        index=pd.Index(["a"], name="quantity"),
+        columns=pd.MultiIndex.from_tuples([("x", "mean"), ("x", "± s.e.")]),
+    )
+    head = ch.table(grouped, "Grouped.").data.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<tr>") == 2 and ">quantity</th>" in head.split("</tr>")[1]

@@ -517,7 +517,15 @@ class Chapter:
         if name is not None:
             self.glue(name, label)
         self.tables.append(caption)
+        # a single named index: its name in the corner of the last header row, not in a header
+        # row of its own (pandas' default: an empty row under the column labels)
+        corner = data.index.nlevels == 1 and data.index.name is not None
+        if corner and data.columns.names[-1] is None:
+            data = data.copy()
+            data.columns = data.columns.set_names([*data.columns.names[:-1], data.index.name])
         styled = data.style.format(formatter, precision=precision, na_rep=na_rep)
+        if corner:
+            styled = styled.hide(axis="index", names=True)
         for axis in (0, 1):  # numeric labels as written (1.3, not 1.300000)
             styled = styled.format_index(_label, axis=axis)
         # "dataframe": the theme styles it as a pandas table (in dark mode too)
