@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import seeds
-from .claims import Ledger
+from .claims import Ledger, scientific
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import results_root, store_root
 from .plotting import legends_over_data, save_figure, set_style
@@ -148,9 +148,6 @@ def _call_key(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[str, 
     }
 
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
 def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
     """``value`` for prose: strings as they are, integers exactly, floats to ``digits`` significant
     digits (scientific notation outside [1e-3, 1e5)), ``± se`` to two significant digits."""
@@ -168,8 +165,7 @@ def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
         if not np.isfinite(x):
             return str(x)
         if x != 0 and not 1e-3 <= abs(x) < 1e5:
-            mant, exp = f"{x:.{d - 1}e}".split("e")
-            return f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}".replace("-", "−")
+            return scientific(x, d, trim=False)
         exp = int(np.floor(np.log10(abs(x)))) if x != 0 else 0
         if exp >= d - 1:  # e.g. 4562 to 2 digits: 4600, not '4.6e+03'
             return f"{round(x, d - 1 - exp):.0f}".replace("-", "−")

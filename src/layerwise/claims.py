@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -663,15 +664,11 @@ def claim_families(
         prefix = f"{case}: "
         return c["statement"][len(prefix) :] if case and c["statement"].startswith(prefix) else None
 
-    count: dict[str, int] = {}
-    for c in claims:
-        rest = shared(c)
-        if rest is not None:
-            count[rest] = count.get(rest, 0) + 1
+    rests = [shared(c) for c in claims]
+    count = Counter(r for r in rests if r is not None)
     groups: list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = []
     where: dict[str, int] = {}
-    for c in claims:
-        rest = shared(c)
+    for c, rest in zip(claims, rests):
         if rest is None or count[rest] < 2:
             groups.append((None, [("", c)]))
         elif rest in where:
@@ -883,19 +880,22 @@ def fmt(x: Any) -> str:
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def scientific(x: float, digits: int, *, trim: bool = True) -> str:
+    """``x`` as ``m×10ⁿ`` with ``digits`` significant digits in m (trailing zeros dropped when
+    ``trim``) and true minus signs: ``scientific(-1.234e-5, 2) == "−1.2×10⁻⁵"``."""
+    mant, exp = f"{float(x):.{digits - 1}e}".split("e")
+    if trim and "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}".replace("-", "−")
+
+
 def significant(x: float, digits: int) -> str:
     """``x`` to ``digits`` significant digits, trailing zeros dropped, as a book prints it:
-    plain in [1e-3, 1e5) (and 0), otherwise ``m×10ⁿ`` (as the prose's glued values), with a true
-    minus sign: ``significant(-1.234e-5, 2) == "−1.2×10⁻⁵"``."""
+    plain in [1e-3, 1e5) (and 0), otherwise ``m×10ⁿ`` (:func:`scientific`, as the prose's glued
+    values), with a true minus sign."""
     x = float(x)
     if not math.isfinite(x):
         return "nan" if math.isnan(x) else ("∞" if x > 0 else "−∞")
     if x == 0 or 1e-3 <= abs(x) < 1e5:  # rounded, then written out (99.99 to 2 digits: 100)
-        s = np.format_float_positional(float(f"{x:.{digits}g}"), trim="-")
-    else:
-        s = f"{x:.{digits - 1}e}"
-    if "e" in s:
-        mant, exp = s.split("e")
-        mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-        s = f"{mant}×10{str(int(exp)).translate(_SUPERSCRIPT)}"
-    return s.replace("-", "−")
+        return np.format_float_positional(float(f"{x:.{digits}g}"), trim="-").replace("-", "−")
+    return scientific(x, digits)
