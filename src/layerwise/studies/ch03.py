@@ -37,6 +37,7 @@ from ..stats import (
     ratio_of_means,
     skewness_se,
 )
+from ..tables import cell
 
 #: The two log-moments of Fig. 2: key → the engine's arrays at the layer input (loc1) and output.
 LOG_MOMENTS = {
@@ -163,9 +164,9 @@ def drift_diffusion_table(study: Mapping[str, Any]) -> pd.DataFrame:
     for key, (label, theory) in DRIFT_DIFFUSION_ROWS.items():
         row: dict[str, Any] = {"quantity": label}
         for moment, name in [("nu2", "ν₂"), ("mu2dx", "μ₂")]:
-            e = study[key][moment]
-            row[f"{'signal' if moment == 'nu2' else 'noise'} {name}"] = float(e.mean)
-            row[f"± s.e. ({name})"] = math.nan if e.se is None else float(e.se)
+            mean, se = cell(study[key][moment])
+            row[f"{'signal' if moment == 'nu2' else 'noise'} {name}"] = mean
+            row[f"± s.e. ({name})"] = se
         row["theory"] = theory
         rows.append(row)
     return pd.DataFrame(rows).set_index("quantity")
@@ -441,8 +442,9 @@ def fig3_table(
     cols: dict[tuple[str, str], list[float]] = {}
     for label, s in ours.items():
         head = f"{label} ({s['n']})"
-        cols[(head, "mean")] = [float(s[k].mean) for k in FIG3_ROWS]
-        cols[(head, "s.e.")] = [math.nan if s[k].se is None else float(s[k].se) for k in FIG3_ROWS]
+        cells = [cell(s[k]) for k in FIG3_ROWS]
+        cols[(head, "mean")] = [m for m, _ in cells]
+        cols[(head, "s.e.")] = [se for _, se in cells]
     for label, a in authors.items():
         head = f"{label} ({a['n']})"
         cols[(head, "mean")] = [math.nan, math.nan, a["reff"], a["log10chi"]]

@@ -29,6 +29,7 @@ from ..stats import (
     summary,
     versus_reference,
 )
+from ..tables import cell
 
 
 def _networks(panels: Iterable[Mapping[str, np.ndarray]]) -> int:
@@ -182,12 +183,12 @@ def conv_comparison_table(
     ours["dchi_late"] = Estimate(dchi.mean, dchi.own_se, dchi.dof, dchi.n)
     rows = []
     for key, label in CONV_ROWS.items():
-        e = ours[key]
+        mean, se = cell(ours[key])
         rows.append(
             {
                 "quantity": label,
-                "ours": e.mean,
-                "± s.e.": math.nan if e.se is None else e.se,
+                "ours": mean,
+                "± s.e.": se,
                 "authors": theirs[key][0],
                 "± s.e. (authors)": theirs[key][1],
             }
@@ -247,13 +248,13 @@ def fc_comparison_table(
     ours = {**increments, "log10_chi": log10chi, **last}
     rows = []
     for key, label in FC_ROWS.items():
-        e = ours[key]
+        mean, se = cell(ours[key])
         theirs = authors_end.get(key, (math.nan, math.nan))
         rows.append(
             {
                 "quantity": label,
-                "ours": e.mean,
-                "± s.e.": math.nan if e.se is None else e.se,
+                "ours": mean,
+                "± s.e.": se,
                 "authors": theirs[0],
                 "± s.e. (authors)": theirs[1],
                 "Gaussian": GAUSSIAN_TAILS.get(key, math.nan),
@@ -469,12 +470,12 @@ def batch_slope_table(slope: Mapping[str, Estimate], depth: int = 200) -> pd.Dat
     for key, label in BATCH_ROWS.items():
         means, ses = zip(*(ends[B][key] for B in published.FC_BATCHES), strict=True)
         theirs = monotone_trend(published.FC_BATCHES, means, ses)
-        e = slope[key]
+        mean, se = cell(slope[key])
         rows.append(
             {
                 "quantity": label,
-                "ours": e.mean,
-                "± s.e.": math.nan if e.se is None else e.se,
+                "ours": mean,
+                "± s.e.": se,
                 "authors": theirs["slope"],
                 "± s.e. (authors)": theirs["slope_se"],
             }

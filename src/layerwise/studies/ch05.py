@@ -32,6 +32,7 @@ from ..stats import (
     interval_estimate,
     versus_reference,
 )
+from ..tables import cell
 
 AUTHORS_FC = "bn_res_fc"
 """The authors' fully-connected BN ResNets (:mod:`layerwise.published`)."""
@@ -151,8 +152,9 @@ def authors_table(
     for name, values in runs.items():
         es = [estimate_or_point(values[k]) for k in keys]
         head = f"{name} ({es[0].n})"
-        cols[(head, "mean")] = [e.mean for e in es]
-        cols[(head, "s.e.")] = [math.nan if e.se is None else e.se for e in es]
+        cells = [cell(e) for e in es]
+        cols[(head, "mean")] = [m for m, _ in cells]
+        cols[(head, "s.e.")] = [se for _, se in cells]
     head = f"{label} ({published.moment(AUTHORS_FC, 'chi_loc5').n})"
     cols[(head, "mean")] = [authors[k][0] for k in keys]
     cols[(head, "s.e.")] = [authors[k][1] for k in keys]
