@@ -146,7 +146,10 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}
     assert t["predicts"]["inconclusive"] == 1 and t["checks"]["pass"] == 1
     line = led.summary()
-    assert line.startswith("Reproduces 0 of 1 paper results (1 failed, 1 needs a larger scale)")
+    assert line.startswith(
+        "Reproduces 0 of 1 paper results (1 failed: not a finding until its controls pass, "
+        "1 not run at this scale)"
+    )
     assert "confirms 0 of 1 predictions (1 inconclusive)" in line and "passes 1 of 1 checks" in line
     html = led.to_html()
     for text in (
@@ -999,3 +1002,105 @@ def test_a_family_says_a_shared_note_once_and_keeps_a_formula_as_written():
     assert "log(mˡ/m⁰) is nearly Gaussian" in page and "Log(mˡ" not in page
     assert claims.sentence_case("regions grow") == "Regions grow"
     assert claims.sentence_case("δχ ≥ 1") == "δχ ≥ 1" and claims.sentence_case("q* at") == "q* at"
+
+
+# -- findings and their controls (SPEC §1 "Findings and their controls") --------------------------
+def _failing(led, id, controls=(), conditions=None):
+    return led.claim(id, "x is 1", kind="reproduces", measured=3.0, reference=1.0, tol=0.1,
+                     why="w", source="paper, Fig. 1", alternative=(0.0, "zero"),
+                     controls=controls, conditions=conditions)
+
+
+def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
+    from layerwise.claims import Control, is_finding, unconfirmed_reason
+
+    led = Ledger("default")
+    bare = _failing(led, "bare").to_json()
+    two = _failing(led, "two", [Control("reference", True, "authors' data pass"),
+                                Control("estimator", True, "slope 1 recovered")]).to_json()
+    bad = _failing(led, "bad", [Control("reference", False, "authors' arrays fail it too"),
+                                Control("estimator", True), Control("conditions", True)]).to_json()
+    full = _failing(led, "full", [{"kind": "conditions", "passed": True, "note": "same"},
+                                  ("estimator", True, ""), Control("reference", True)]).to_json()
+    assert [c["finding"] for c in (bare, two, bad, full)] == [False, False, False, True]
+    assert [is_finding(c) for c in (bare, two, bad, full)] == [False, False, False, True]
+    assert [x["kind"] for x in full["controls"]] == ["reference", "estimator", "conditions"]
+    assert unconfirmed_reason(bare) == "no reference, estimator or conditions control"
+    assert unconfirmed_reason(two) == "no conditions control"
+    assert unconfirmed_reason(bad) == "the reference control failed"
+    assert unconfirmed_reason(full) == ""
+    line = led.summary()
+    assert "4 failed: 1 is a finding, 3 not findings until their controls pass" in line
+    page = led.to_html()
+    assert page.count("Not a finding:") == 3 and page.count("A finding: it survived") == 1
+    assert "✗ reference control: authors&#x27; arrays fail it too" in page
+    # a passing claim carries its controls too, and is never a finding
+    ok = led.claim("ok", "x is 1", kind="reproduces", measured=1.0, reference=1.0, tol=0.1,
+                   why="w", source="s", alternative=(0.0, "zero"),
+                   controls=[Control("reference", True)]).to_json()
+    assert ok["finding"] is False and ok["controls"][0]["passed"] is True
+
+
+def test_controls_and_conditions_are_validated_before_grading():
+    from layerwise.claims import Control
+
+    led = Ledger("ci")
+    with pytest.raises(ParameterError, match="control kind='bogus' is not allowed; choose one"):
+        _failing(led, "a", [Control("bogus", True)])
+    with pytest.raises(ParameterError, match="passed=True or False"):
+        _failing(led, "b", [Control("reference", "yes")])
+    with pytest.raises(ParameterError, match="'estimator' is given twice"):
+        _failing(led, "c", [Control("estimator", True), Control("estimator", False)])
+    with pytest.raises(ParameterError, match=r"conditions\['width'\] must be \(ours, paper's\)"):
+        _failing(led, "d", conditions={"width": 128})
+
+
+def test_conditions_that_differ_are_named_on_the_scorecard():
+    led = Ledger("default")
+    c = _failing(led, "x", conditions={"input": ("photo patches", "CIFAR-10"),
+                                       "width": (128, 128)}).to_json()
+    assert c["conditions"] == {"input": ["photo patches", "CIFAR-10"], "width": [128.0, 128.0]}
+    page = led.to_html()
+    assert "Our conditions differ: input photo patches (paper: CIFAR-10)." in page
+    assert "width 128" not in page
+
+
+def test_a_claim_graded_at_a_larger_scale_says_it_was_not_run_and_how_it_leans():
+    led = Ledger("default")
+    c = led.claim("later", "x is 1", kind="reproduces", measured=3.0, se=0.1, dof=9,
+                  reference=1.0, tol=0.1, why="w", source="s", alternative=(0.0, "zero"),
+                  min_scale="paper").to_json()
+    assert c["status"] == "skipped" and c["lean"] == "fail"
+    page = led.to_html()
+    assert "not run at <code>paper</code>" in page and "At this scale it leans to fail." in page
+    tracked = {"later": ("paper-cpu-2026-11-28", {"status": "pass"})}
+    page = led.to_html(tracked)
+    assert "not run at <code>" not in page
+    assert "at <code>paper</code> (evidence/paper-cpu-2026-11-28): ✓" in page
+
+
+def test_tracked_claims_reads_the_newest_evidence_at_a_scale(tmp_path):
+    import json
+
+    from layerwise.dashboard import tracked_claims
+
+    for name, date, status in (("paper-a", "2026-11-01", "fail"), ("paper-b", "2026-11-20", "pass"),
+                               ("default-c", "2026-11-25", "inconclusive")):
+        d = tmp_path / "evidence" / name
+        d.mkdir(parents=True)
+        scale = name.split("-")[0]
+        (d / "META.json").write_text(json.dumps({"scale": scale, "date": date}))
+        (d / "05_x.json").write_text(json.dumps({"claims": [{"id": "k", "status": status}]}))
+    assert tracked_claims(tmp_path, "05_x") == {"k": ("paper-b", {"id": "k", "status": "pass"})}
+    assert tracked_claims(tmp_path, "06_y") == {}
+
+
+def test_estimate_side_and_sign_follow_the_interval_rule():
+    from layerwise.stats import Estimate, exact
+
+    e = Estimate(1.0, 0.1, 9, 10)
+    lo, hi = e.bounds()
+    assert e.sign() == 1 and e.side(lo - 1e-9) == 1 and e.side(hi + 1e-9) == -1
+    assert e.side(1.0) == 0 and Estimate(-1.0, 0.1, 9, 10).sign() == -1
+    assert Estimate(0.2, 0.1, 9, 10).sign() == 0  # 0.2 − t(0.995, 9)·0.1 < 0
+    assert exact(0.0).sign() == 0 and exact(1e-12).sign() == 1

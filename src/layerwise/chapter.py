@@ -27,7 +27,7 @@ import numpy as np
 from . import seeds
 from .claims import Ledger, scientific
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
-from .paths import results_root, store_root
+from .paths import repo_root, results_root, store_root
 from .plotting import legends_over_data, save_figure, set_style
 from .provenance import fingerprint_of, function_fingerprint
 from .store import ArrayDict, ResultsStore, versions
@@ -643,6 +643,9 @@ class Chapter:
         try:
             from IPython.display import HTML
 
-            _display(HTML(self.ledger.to_html()))
+            from .dashboard import tracked_claims
+
+            tracked = tracked_claims(repo_root(), self.name)
+            _display(HTML(self.ledger.to_html(tracked)))
         except ImportError:  # pragma: no cover
             pass

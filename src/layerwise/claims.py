@@ -43,7 +43,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -70,6 +70,101 @@ KINDS: dict[str, str] = {
 
 #: Outcomes, in the order tallies list them.
 OUTCOMES: tuple[str, ...] = ("pass", "fail", "inconclusive", "skipped")
+
+#: The three controls a disagreement must survive before it is a finding (SPEC §1 "Findings and
+#: their controls"), in the order scorecards list them.
+CONTROL_KINDS: dict[str, str] = {
+    "reference": "the claim's own rule applied to the authors' data or the paper's stated numbers",
+    "estimator": "the estimator recovers a known answer from synthetic data under the same design",
+    "conditions": "our conditions (input, width, batch, depth, training) beside the paper's",
+}
+
+
+class Control(NamedTuple):
+    """The outcome of one control of a claim: ``kind`` one of :data:`CONTROL_KINDS`, ``passed``
+    computed by the chapter's code (never typed), ``note`` what was done and what came out.
+
+    * ``reference`` passes when the authors' own data (or the paper's stated number) satisfy the
+      claim's rule — a shape the authors' arrays fail is a misreading of the paper, not a finding;
+    * ``estimator`` passes when the estimator behind the claim recovers a known answer from
+      synthetic data under the same design (grid and its ceiling, fit window, replicates);
+    * ``conditions`` passes when our conditions match the paper's in every respect the chapter
+      measured to matter — otherwise the claim is the paper's result carried to our conditions."""
+
+    kind: str
+    passed: bool
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "passed": bool(self.passed), "note": self.note}
+
+
+def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, ...]:
+    """Validated :class:`Control` entries from Controls, ``{kind, passed, note}`` dicts or
+    ``(kind, passed, note)`` tuples; each kind at most once."""
+    out: list[Control] = []
+    for c in controls or ():
+        if isinstance(c, Mapping):
+            c = Control(c.get("kind"), c.get("passed"), c.get("note", ""))
+        elif not isinstance(c, Control):
+            c = Control(*c)
+        if c.kind not in CONTROL_KINDS:
+            raise ParameterError(
+                f"claim {claim_id}: control kind={c.kind!r} is not allowed; choose one of: "
+                + ", ".join(map(repr, CONTROL_KINDS))
+            )
+        if not isinstance(c.passed, (bool, np.bool_)):
+            raise ParameterError(
+                f"claim {claim_id}: control {c.kind!r} needs passed=True or False (computed), "
+                f"got {c.passed!r}"
+            )
+        if any(o.kind == c.kind for o in out):
+            raise ParameterError(f"claim {claim_id}: control {c.kind!r} is given twice")
+        out.append(Control(c.kind, bool(c.passed), str(c.note or "").strip()))
+    return tuple(sorted(out, key=lambda c: list(CONTROL_KINDS).index(c.kind)))
+
+
+def _conditions(claim_id: str, conditions: Mapping[str, Any] | None) -> dict[str, list[Any]]:
+    """``{name: [ours, paper's]}`` from ``{name: (ours, paper's)}``, values as JSON plain types."""
+    out: dict[str, list[Any]] = {}
+    for name, pair in (conditions or {}).items():
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise ParameterError(
+                f"claim {claim_id}: conditions[{name!r}] must be (ours, paper's), got {pair!r}"
+            )
+        out[str(name)] = [v if isinstance(v, str) else _num(v) for v in pair]
+    return out
+
+
+def is_finding(c: Mapping[str, Any]) -> bool:
+    """A claim record is a *finding* when it fails and all three controls passed."""
+    if c.get("status") != "fail":
+        return False
+    passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
+    return all(passed.get(k) is True for k in CONTROL_KINDS)
+
+
+def unconfirmed_reason(c: Mapping[str, Any]) -> str:
+    """Why a failing claim record is not a finding: the controls missing or failed, in words
+    ('' for a finding or a claim that does not fail)."""
+    if c.get("status") != "fail" or is_finding(c):
+        return ""
+    passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
+    failed = [k for k in CONTROL_KINDS if passed.get(k) is False]
+    missing = [k for k in CONTROL_KINDS if k not in passed]
+    parts = []
+    if failed:
+        parts.append(f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed")
+    if missing:
+        parts.append(f"no {join_and(missing, 'or')} control")
+    return "; ".join(parts)
+
+
+def join_and(words: Iterable[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
+
 
 #: Confidence level of the intervals when a claim does not state its own.
 DEFAULT_CONFIDENCE = 0.99
@@ -213,6 +308,8 @@ class Claim:
     alternative: tuple[Any, str] | None = None
     reference_se: float | None = None
     case: str = ""
+    controls: tuple[Control, ...] = ()
+    conditions: dict[str, list[Any]] = field(default_factory=dict)
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -306,6 +403,8 @@ class Claim:
                     f"for comparison={self.comparison!r}"
                 )
             self.alternative = (value, self.alternative[1].strip())
+        self.controls = _controls(self.id, self.controls)
+        self.conditions = _conditions(self.id, self.conditions)
         self.status = "skipped" if self.skipped else self.evaluate()
 
     @property
@@ -416,7 +515,13 @@ class Claim:
             else {"value": self.alternative[0], "label": self.alternative[1]},
             "discriminates": self.discriminates,
             "replicates_to_decide": self.replicates_to_decide(),
+            "controls": [c.to_json() for c in self.controls],
+            "conditions": self.conditions,
+            "lean": self.evaluate() if self.status == "skipped" else None,
             "status": self.status,
+            "finding": is_finding(
+                {"status": self.status, "controls": [c.to_json() for c in self.controls]}
+            ),
             "passed": self.passed,
         }
 
@@ -451,6 +556,8 @@ class Ledger:
         caveat: str = "",
         alternative: tuple[Any, str] | None = None,
         case: str = "",
+        controls: Iterable[Any] | None = None,
+        conditions: Mapping[str, Any] | None = None,
     ) -> Claim:
         """Record and grade one claim.
 
@@ -465,6 +572,9 @@ class Ledger:
         ``case`` names the case of a claim made of several (``"depth 2"``): its statement is
         then the part the cases share, recorded as ``"<case>: <statement>"``, and the scorecard
         prints the shared part once with a short row per case (:func:`claim_families`).
+        ``controls`` (:class:`Control` entries: reference, estimator, conditions) record what a
+        disagreement survived — a fail is a *finding* only when all three passed; ``conditions``
+        maps a condition to ``(ours, paper's)`` (input, width, batch, depth, steps …).
         """
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
@@ -510,6 +620,8 @@ class Ledger:
             alternative=alternative,
             reference_se=reference_se,
             case=case,
+            controls=tuple(controls or ()),
+            conditions=dict(conditions or {}),
         )
         if caveat and c.evaluate() != "pass":
             c.note = f"{note} {caveat}" if note else caveat
@@ -527,9 +639,7 @@ class Ledger:
         return tally(c.to_json() for c in self.claims)
 
     def summary(self) -> str:
-        return summary_sentence(
-            self.tally(), self.scale, undiscriminated(c.to_json() for c in self.claims)
-        )
+        return summary_of((c.to_json() for c in self.claims), self.scale)
 
     def to_frame(self):
         """The scorecard as a pandas DataFrame indexed by claim id."""
@@ -551,8 +661,8 @@ class Ledger:
         ]
         return pd.DataFrame(rows).set_index("claim")
 
-    def to_html(self) -> str:
-        return scorecard_html([c.to_json() for c in self.claims], self.scale)
+    def to_html(self, tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
+        return scorecard_html([c.to_json() for c in self.claims], self.scale, tracked=tracked)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -604,18 +714,28 @@ def rules_out(c: Mapping[str, Any]) -> str:
     )
 
 
-def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0) -> str:
+def _part(
+    n: Mapping[str, int], noun: str, verb: str, weak: int = 0, findings: int | None = None
+) -> str:
     total = sum(n.values())
     graded = total - n["skipped"]
     text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
     extra = [f"{n[o]} {o}" for o in ("inconclusive", "fail") if n[o]]
     extra = [e.replace("fail", "failed") for e in extra]
+    if n["fail"] and findings is not None:
+        f, other = findings, n["fail"] - findings
+        words = [f"{f} {'is a finding' if f == 1 else 'are findings'}"] if f else []
+        if other:
+            one = other == 1
+            noun, own = ("a finding", "its") if one else ("findings", "their")
+            words.append(f"{other if f else ''} not {noun} until {own} controls pass".strip())
+        extra[-1] += ": " + ", ".join(words)
     if weak:
         extra.insert(
             0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"
         )
     if n["skipped"]:
-        extra.append(f"{n['skipped']} {'needs' if n['skipped'] == 1 else 'need'} a larger scale")
+        extra.append(f"{n['skipped']} not run at this scale")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -623,16 +743,21 @@ def summary_sentence(
     t: Mapping[str, Mapping[str, int]],
     scale: str | None = None,
     weak: Mapping[str, int] | None = None,
+    findings: Mapping[str, int] | None = None,
 ) -> str:
     """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
     results (2 need a larger scale); 5 of 6 predictions
     confirmed (1 inconclusive); 3 of 3 checks hold — at
     scale `ci`". ``weak`` (:func:`undiscriminated`): passes that rule out no alternative, not
-    counted as reproduced or confirmed."""
+    counted as reproduced or confirmed. ``findings`` (:func:`count_findings`): failures that
+    survived all three controls; the other failures are said to await them."""
     weak = weak or {}
+    f = findings or {}
     parts = [
-        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0)),
-        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0)),
+        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0),
+              f.get("reproduces") if findings is not None else None),
+        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0),
+              f.get("predicts") if findings is not None else None),
         _part(t["checks"], "checks", "passes"),
     ]
     parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
@@ -647,7 +772,16 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     """:func:`summary_sentence` of claim records: their :func:`tally`, passes that rule out no
     alternative not counted."""
     claims = list(claims)
-    return summary_sentence(tally(claims), scale, undiscriminated(claims))
+    return summary_sentence(tally(claims), scale, undiscriminated(claims), count_findings(claims))
+
+
+def count_findings(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per kind, the failing claims that are findings (:func:`is_finding`)."""
+    out = dict.fromkeys(KINDS, 0)
+    for c in claims:
+        if is_finding(c):
+            out[c.get("kind", "checks")] += 1
+    return out
 
 
 def claim_families(
@@ -713,11 +847,22 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
         if own_note and c.get("note")
         else ""
     )
+    if c["status"] == "skipped" and c.get("lean"):
+        note += f'<br><span class="lw-note">{html.escape(lean_words(c))}</span>'
     if c.get("replicates_to_decide"):
         note += (
             f'<br><span class="lw-note">≈ {c["replicates_to_decide"]} replicates would '
             f"decide it (now {int(c['dof']) + 1}).</span>"
         )
+    if c["status"] == "fail":
+        why = unconfirmed_reason(c)
+        note += (
+            '<br><span class="lw-note lw-finding">A finding: it survived all three controls.</span>'
+            if not why
+            else f'<br><span class="lw-note lw-unconfirmed">Not a finding: {html.escape(why)} — '
+            "a suspected artefact of our own set-up until they pass.</span>"
+        )
+    note += _controls_html(c)
     ruled = rules_out(c)
     if ruled:
         note += f'<br><span class="lw-alt">{html.escape(ruled[0].upper() + ruled[1:])}.</span>'
@@ -736,6 +881,37 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
     return note
 
 
+def lean_words(c: Mapping[str, Any]) -> str:
+    """How a skipped claim's numbers at this scale would be graded, in words."""
+    lean = c.get("lean")
+    word = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}.get(
+        lean, ""
+    )
+    return f"At this scale it {word}." if word else ""
+
+
+def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """A claim record's conditions where ours differ from the paper's: ``[(name, ours, paper)]``."""
+    return [(k, v[0], v[1]) for k, v in (c.get("conditions") or {}).items() if v[0] != v[1]]
+
+
+def _controls_html(c: Mapping[str, Any]) -> str:
+    """A row's controls (✓/✗ with their notes) and the conditions that differ from the paper's."""
+    out = ""
+    diff = differing_conditions(c)
+    if diff:
+        words = "; ".join(f"{k} {fmt(o)} (paper: {fmt(p)})" for k, o, p in diff)
+        out += f'<br><span class="lw-cond">Our conditions differ: {html.escape(words)}.</span>'
+    for x in c.get("controls") or ():
+        mark = "✓" if x.get("passed") else "✗"
+        note = f": {x['note']}" if x.get("note") else ""
+        out += (
+            f'<br><span class="lw-control lw-control-{"pass" if x.get("passed") else "fail"}">'
+            f"{mark} {html.escape(x['kind'])} control{html.escape(note)}</span>"
+        )
+    return out
+
+
 def _rule_details(c: Mapping[str, Any], summary: str) -> str:
     """The folded rule and margin of a row, opened by ``summary`` (HTML)."""
     words = interval_words(c)
@@ -747,18 +923,33 @@ def _rule_details(c: Mapping[str, Any], summary: str) -> str:
     )
 
 
-def _verdict_cell(c: Mapping[str, Any]) -> str:
-    skipped = (
-        '<br><span class="lw-min">checked from scale '
-        f"<code>{html.escape(c['min_scale'])}</code></span>"
-        if c["status"] == "skipped"
-        else ""
-    )
+def _verdict_cell(
+    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None
+) -> str:
+    """The outcome cell; a claim skipped at this scale shows the outcome of the tracked evidence at
+    its scale (``tracked``: claim id → (evidence folder, record)), or says it was not run there."""
+    skipped = ""
+    if c["status"] == "skipped":
+        scale = html.escape(c["min_scale"])
+        found = (tracked or {}).get(c["id"])
+        if found:
+            where, rec = found
+            skipped = (
+                f'<br><span class="lw-min">at <code>{scale}</code> (evidence/'
+                f"{html.escape(where)}): {_verdict(rec['status'])}</span>"
+            )
+        else:
+            skipped = f'<br><span class="lw-min">not run at <code>{scale}</code></span>'
+
     return f'<td class="lw-verdict" title="{c["status"]}">{_verdict(c["status"])}{skipped}</td>'
 
 
 def scorecard_html(
-    claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-"
+    claims: list[Mapping[str, Any]],
+    scale: str,
+    *,
+    anchor_prefix: str = "claim-",
+    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
 ) -> str:
     """A compact scorecard, grouped by kind: one row per claim (outcome; statement with its
     notes, the source opening the folded rule and justification; measured with its uncertainty
@@ -782,7 +973,7 @@ def scorecard_html(
                 src = f'<span class="lw-src">{html.escape(c["source"])}</span>'
                 body.append(
                     f'<tr id="{anchor_prefix}{html.escape(c["id"])}" class="lw-{c["status"]}">'
-                    f"{_verdict_cell(c)}"
+                    f"{_verdict_cell(c, tracked)}"
                     f'<td class="lw-claim">{html.escape(c["statement"])}{_notes_html(c, kind)}'
                     f"{_rule_details(c, src + more)}</td>"
                     f'<td class="lw-num">{_measured_html(c)}</td></tr>'
@@ -809,7 +1000,7 @@ def scorecard_html(
                 )
                 body.append(
                     f'<tr id="{anchor_prefix}{html.escape(c["id"])}" '
-                    f'class="lw-{c["status"]} lw-member">{_verdict_cell(c)}'
+                    f'class="lw-{c["status"]} lw-member">{_verdict_cell(c, tracked)}'
                     f'<td class="lw-claim">{_rule_details(c, summary)}'
                     f"{_notes_html(c, kind, own_note=not shared_note).removeprefix('<br>')}</td>"
                     f'<td class="lw-num">{_measured_html(c)}</td></tr>'

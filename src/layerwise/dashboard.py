@@ -18,6 +18,7 @@ import html
 import json
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,25 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
                 }
             )
     return runs
+
+
+def tracked_claims(
+    root: Path, chapter: str, scales: Iterable[str] = ("paper",)
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The claims of ``chapter`` in the newest tracked evidence at each of ``scales``:
+    ``{claim id: (evidence folder, record)}`` — what a scorecard shows for a claim graded only at a
+    larger scale (SPEC §1 "Undecided is visible")."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    metas = []
+    for meta_file in (Path(root) / EVIDENCE_DIR).glob("*/META.json"):
+        meta = json.loads(meta_file.read_text())
+        if meta.get("scale") in tuple(scales) and (meta_file.parent / f"{chapter}.json").exists():
+            metas.append((str(meta.get("date", "")), meta_file.parent))
+    for _, folder in sorted(metas):  # newer evidence overrides older
+        for c in json.loads((folder / f"{chapter}.json").read_text()).get("claims", []):
+            if c.get("status") != "skipped":
+                out[c["id"]] = (folder.name, c)
+    return out
 
 
 def save_evidence(

@@ -77,6 +77,22 @@ class Estimate(NamedTuple):
             return (self.mean, self.mean)
         return t_interval(self.mean, self.se, self.dof, confidence)
 
+    def side(self, threshold: float, confidence: float = 0.99) -> int:
+        """Where the whole ``confidence`` interval lies against ``threshold``: +1 above it, −1
+        below it, 0 when it contains the threshold (undecided) — the ledger's interval rule, for a
+        sentence whose direction depends on the run and that no claim grades."""
+        lo, hi = self.bounds(confidence)
+        if lo > threshold:
+            return 1
+        if hi < threshold:
+            return -1
+        return 0
+
+    def sign(self, confidence: float = 0.99) -> int:
+        """The sign of the estimate decided by its ``confidence`` interval: +1, −1, or 0 when the
+        interval contains 0 (:meth:`side` against 0)."""
+        return self.side(0.0, confidence)
+
 
 def estimate(x: Any) -> Estimate:
     """Mean of the independent replicates ``x`` (e.g. one value per random network), its
