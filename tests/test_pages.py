@@ -285,15 +285,18 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
         weak = passed - sum(
             c["status"] == "pass" and (kind == "checks" or c.get("discriminates")) for c in mine
         )
-        assert cells == [
-            str(len(mine)),
-            str(passed),
-            str(weak) if weak else "—",
-            *(
-                str(sum(c["status"] == s for c in mine))
-                for s in ("fail", "inconclusive", "skipped")
-            ),
-        ]
+        fails = sum(c["status"] == "fail" for c in mine)
+        found = sum(c["status"] == "fail" and c.get("finding") for c in mine)
+        counts = [len(mine), passed - weak, weak, found, fails - found,
+                  *(sum(c["status"] == s for c in mine) for s in ("inconclusive", "skipped"))]
+        assert cells == [str(n) if n else "—" for n in counts]
+    # every column is explained; the failures are listed, none of them a finding here
+    assert all(f"**{k}**" in text for k in dashboard.TOTAL_COLUMNS)
+    failing = [c for c in claims if c["status"] == "fail"]
+    assert failing and "**Failures not yet findings**" in text and "**Findings**" not in text
+    for c in failing:
+        assert f'href="chapters/01_first.html#claim-{c["id"]}"' in text
+    assert "No run at `default` or `paper` is tracked yet" in text
     assert "02_second" not in text  # not executed: no card
     assert (root / "book" / "_generated" / "thumbs" / "01_first.png").exists()
 

@@ -22,7 +22,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .claims import KINDS, LABELS, fmt, summary_of, tally, tally_outcomes, undiscriminated
+from .claims import (
+    KINDS,
+    LABELS,
+    count_findings,
+    fmt,
+    is_finding,
+    summary_of,
+    tally,
+    tally_outcomes,
+    unconfirmed_reason,
+    undiscriminated,
+)
 from .params import SCALES, ParameterError, check_scale
 from .paths import repo_root, results_root
 from .provenance import git_commit
@@ -171,7 +182,10 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
         elif sum(n.values()):
             parts.append(f"{short} none graded")
     o = tally_outcomes(claims)
+    found = sum(count_findings(claims).values())
     extra = [f"{o[k]} {k}" for k in ("fail", "inconclusive", "skipped") if o[k]]
+    if o["fail"]:
+        extra[0] += f" ({found} {'finding' if found == 1 else 'findings'})"
     if sum(weak.values()):
         extra.insert(0, f"{sum(weak.values())} not discriminating")
     mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
@@ -201,7 +215,10 @@ def write_dashboard(root: Path | None = None) -> Path:
         "confidence interval",
         "satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive (the "
         "interval straddles the",
-        "rule — never counted as a pass), ○ skipped (the claim needs a larger scale).",
+        "rule — never counted as a pass), ○ not run (the claim is graded only at a larger scale).",
+        "A failure is a *finding* only after it survives three controls (the rule applied to the "
+        "authors' data,",
+        "the estimator on synthetic truth, our conditions beside the paper's).",
         "",
     ]
     if not runs:
@@ -292,24 +309,91 @@ def executed_scale(nb: Path) -> str | None:
 #: How the landing page's totals name each kind of claim and its passes.
 TOTAL_ROWS = {"reproduces": "Paper results", "predicts": "Predictions", "checks": "Checks"}
 
+#: The totals' columns: a short head (a phone shows all of them) and what it counts.
+TOTAL_COLUMNS = {
+    "claims": "claims of this kind",
+    "✓ counted": "passed, ruling out a named alternative (counted as reproduced or confirmed)",
+    "✓ weak": "passed without ruling out an alternative (not counted)",
+    "✗ findings": "failed and survived all three controls: a disagreement with the paper",
+    "✗ unchecked": "failed without all three controls passed: a suspected artefact of ours",
+    "? open": "inconclusive: the interval straddles the rule",
+    "○ not run": "graded only at a larger scale, not run in this build",
+}
+
 
 def totals_table(claims: list[dict[str, Any]]) -> str:
-    """The book's totals per kind of claim, as a markdown table: claims, passes (and how many of
-    them rule out no named alternative, so are not counted as reproductions or confirmations),
-    failures, inconclusive ones and those a larger scale decides."""
-    t, weak = tally(claims), undiscriminated(claims)
-    head = (
-        "| | claims | passed | ruling out nothing | failed | inconclusive | larger scale |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-    )
-    rows = [
-        f"| {TOTAL_ROWS[kind]} | {sum(t[kind].values())} | {t[kind]['pass']} | "
-        f"{weak[kind] or '—'} | {t[kind]['fail']} | {t[kind]['inconclusive']} | "
-        f"{t[kind]['skipped']} |"
-        for kind in KINDS
-        if sum(t[kind].values())
+    """The book's totals per kind of claim, as a markdown table (:data:`TOTAL_COLUMNS`), then what
+    each column counts."""
+    t, weak, found = tally(claims), undiscriminated(claims), count_findings(claims)
+    head = "| | " + " | ".join(TOTAL_COLUMNS) + " |\n| --- |" + " ---: |" * len(TOTAL_COLUMNS)
+    rows = []
+    for kind in KINDS:
+        n = t[kind]
+        if not sum(n.values()):
+            continue
+        cells = (
+            sum(n.values()),
+            n["pass"] - weak[kind],
+            weak[kind],
+            found[kind],
+            n["fail"] - found[kind],
+            n["inconclusive"],
+            n["skipped"],
+        )
+        rows.append(f"| {TOTAL_ROWS[kind]} | " + " | ".join(str(c or "—") for c in cells) + " |")
+    legend = "; ".join(f"**{k}**: {v}" for k, v in TOTAL_COLUMNS.items())
+    return head + "\n" + "\n".join(rows) + f"\n\n<small>{legend}.</small>\n"
+
+
+def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
+    """The failing claims of ``records`` (chapter, its title, claim record) as a markdown list: the
+    findings (all three controls passed) first, then the failures still awaiting their controls,
+    each linked to its scorecard row ('' when nothing fails)."""
+
+    def item(ch: str, title: str, c: dict[str, Any]) -> str:
+        why = unconfirmed_reason(c)
+        tail = f" — not a finding: {why}" if why else ""
+        href = f"chapters/{ch}.html#claim-{html.escape(c['id'])}"
+        link = f'<a href="{href}">{html.escape(c["statement"])}</a>'
+        return f"- {link} ({html.escape(title)}){html.escape(tail)}"
+
+    fails = [r for r in records if r[2]["status"] == "fail"]
+    found = [item(*r) for r in fails if is_finding(r[2])]
+    other = [item(*r) for r in fails if not is_finding(r[2])]
+    out = []
+    if found:
+        out += ["**Findings** — disagreements that survived all three controls:", "", *found, ""]
+    if other:
+        out += [
+            "**Failures not yet findings** — each a suspected artefact of our own set-up until its "
+            "controls pass:",
+            "",
+            *other,
+            "",
+        ]
+    return "\n".join(out)
+
+
+def evidence_line(root: Path) -> str:
+    """What tracked evidence exists, by scale, and what is not run (no page may suggest evidence
+    that does not exist)."""
+    by_scale: dict[str, list[str]] = {}
+    for meta_file in sorted((Path(root) / EVIDENCE_DIR).glob("*/META.json")):
+        meta = json.loads(meta_file.read_text())
+        by_scale.setdefault(meta.get("scale", "?"), []).append(meta_file.parent.name)
+    have = [
+        f"`{s}` ({', '.join(f'`evidence/{w}/`' for w in by_scale[s])})"
+        for s in SCALES
+        if s in by_scale
     ]
-    return head + "\n".join(rows) + "\n"
+    missing = [f"`{s}`" for s in SCALES if s not in by_scale and s != "ci"]
+    text = "Tracked evidence: " + ("; ".join(have) if have else "none") + "."
+    if missing:
+        text += (
+            f" No run at {' or '.join(missing)} is tracked yet: a claim graded only there says "
+            '"not run" on its scorecard, with how it leans at the smaller scale.'
+        )
+    return text
 
 
 def write_summary(root: Path | None = None) -> Path:
@@ -320,7 +404,7 @@ def write_summary(root: Path | None = None) -> Path:
     gen = root / "book" / "_generated"
     (gen / "thumbs").mkdir(parents=True, exist_ok=True)
     titles = chapter_titles(root)
-    scales_shown, cards, every_claim = set(), [], []
+    scales_shown, cards, every_claim, records = set(), [], [], []
     for ch, title in titles.items():
         nb = root / "book" / "chapters" / f"{ch}.ipynb"
         scale = executed_scale(nb) if nb.exists() else None
@@ -330,6 +414,7 @@ def write_summary(root: Path | None = None) -> Path:
         scales_shown.add(scale)
         data = json.loads(res.read_text())
         every_claim += data["claims"]
+        records += [(ch, title, c) for c in data["claims"]]
         line = summary_of(data["claims"], None)
         img = ""
         if data.get("figures"):
@@ -347,10 +432,11 @@ def write_summary(root: Path | None = None) -> Path:
         shown = ", ".join(f"`{s}`" for s in sorted(scales_shown, key=SCALES.index))
         text = (
             f"This build shows the chapters executed at scale {shown}; the {{doc}}`dashboard` has "
-            "every run, "
-            "including tracked evidence at other scales.\n\n"
+            f"every run. {evidence_line(root)}\n\n"
             f"**The whole book.** {summary_of(every_claim, None)}\n\n"
             + totals_table(every_claim)
+            + "\n"
+            + findings_list(records)
             + "\n::::{grid} 1 2 2 2\n:gutter: 2\n\n"
             + "\n".join(cards)
             + "::::\n"
