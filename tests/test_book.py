@@ -238,6 +238,55 @@ def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
     assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
 
 
+def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
+    """Ctrl-C during ``make chapter`` (SIGINT to the terminal's whole process group, here while
+    the chapter's kernel is in a cell): one line saying how to resume, exit status 130, no
+    traceback, and the chapter's kernel gone."""
+    import signal
+    import time
+
+    started = tmp_path / "started"
+    root = _tiny_repo(
+        tmp_path,
+        f"import os, pathlib, time\npathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(300)",
+    )
+    env = {**os.environ, "LAYERWISE_RESULTS": str(tmp_path / "results")}
+    cmd = [sys.executable, "-m", "layerwise", "book", "run", "--scale", "ci", "--chapters", "01"]
+    p = subprocess.Popen(
+        cmd,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not started.exists() or not started.read_text():
+            assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+            time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == book.INTERRUPTED, err
+    kernel = int(started.read_text())
+    deadline = time.monotonic() + 30  # the kernel polls its parent and leaves when it is gone
+    while time.monotonic() < deadline:
+        try:
+            os.kill(kernel, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    else:
+        os.kill(kernel, signal.SIGKILL)
+        raise AssertionError(f"the chapter's kernel {kernel} outlived the interrupted run")
+
+
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "LAYERWISE_RESULTS": str(ROOT / "results")}
     return subprocess.run(

@@ -85,6 +85,11 @@ __all__ = [
 ]
 
 
+#: What Ctrl-C prints (exit status 130, the shell's for SIGINT): every finished simulation block
+#: is in the results store, so the same command picks up from there.
+INTERRUPTED = "interrupted — re-run the same command to resume from the store"
+
+
 def _seed(text: str) -> int:
     """``--seed``: a non-negative integer, else a message naming it."""
     try:
@@ -311,12 +316,17 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "all":
             print("built", build_html(root))
             pdf = pdf_path(root)
-            print(f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {pdf}"
-                  + (" (the one there is older than this build)" if pdf.exists() else ""))
+            print(
+                f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {pdf}"
+                + (" (the one there is older than this build)" if pdf.exists() else "")
+            )
         return 0
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; the store keeps what finished
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
 
 
 def _run_chapters(

@@ -473,8 +473,9 @@ def run_chapter(
                             f"limit of {timeout:.0f} s"
                         )
                     time.sleep(0.25)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # Ctrl-C: stop the chapter; the command line says so
                 proc.kill()
+                proc.wait()
                 raise
             finally:
                 progress.poll()
