@@ -1104,3 +1104,23 @@ def test_estimate_side_and_sign_follow_the_interval_rule():
     assert e.side(1.0) == 0 and Estimate(-1.0, 0.1, 9, 10).sign() == -1
     assert Estimate(0.2, 0.1, 9, 10).sign() == 0  # 0.2 − t(0.995, 9)·0.1 < 0
     assert exact(0.0).sign() == 0 and exact(1e-12).sign() == 1
+
+
+def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
+    from layerwise.claims import Control, outcomes_sentence
+
+    led = Ledger("default")
+    _failing(led, "f1")
+    _failing(led, "f2", [Control(k, True) for k in ("reference", "estimator", "conditions")])
+    led.claim("i", "y is 2.", kind="predicts", measured=2.0, se=1.0, dof=9, reference=2.0,
+              tol=0.1, why="w", source="s", alternative=(0.0, "zero"))
+    led.claim("s", "z is 3", kind="reproduces", measured=9.0, se=0.1, dof=9, reference=3.0,
+              tol=0.1, why="w", source="s", alternative=(0.0, "zero"), min_scale="paper")
+    led.claim("p", "w holds", kind="checks", measured=True, comparison="true", why="w", source="s")
+    text = outcomes_sentence([c.to_json() for c in led.claims], "default")
+    assert text.startswith(led.summary())
+    assert ("Failed: x is 1 (not a finding: no reference, estimator or conditions control); "
+            "x is 1 (a finding).") in text
+    assert "Inconclusive: y is 2." in text
+    assert "Not run at this scale: z is 3 (graded at paper; here it leans to fail)." in text
+    assert "w holds" not in text

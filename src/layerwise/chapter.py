@@ -423,6 +423,15 @@ class Chapter:
                 out[c.status].append(c.id)
         return out
 
+    def glue_outcomes(self, name: str = "found_outcomes") -> None:
+        """Glue as ``name`` the sentence a chapter's "What we found" ends with, from the same
+        ledger as its scorecard (:func:`layerwise.claims.outcomes_sentence`): the scorecard's
+        summary, then every claim of any kind that does not pass — failures (finding or not),
+        inconclusive ones and those not run at this scale, with how they lean."""
+        from .claims import outcomes_sentence
+
+        self.glue(name, outcomes_sentence([c.to_json() for c in self.ledger.claims], self.scale))
+
     # -- numbers for the prose ---------------------------------------------------------------------
     def glue(
         self, name: str, value: Any, *, se: Any = None, digits: int = 3, unit: str = ""

@@ -775,6 +775,34 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     return summary_sentence(tally(claims), scale, undiscriminated(claims), count_findings(claims))
 
 
+def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
+    """What a chapter's "What we found" ends with: the scorecard's summary (:func:`summary_of`),
+    then each claim that does not pass, by outcome — so that no summary can count fewer failures
+    than its scorecard."""
+    claims = list(claims)
+    text = summary_of(claims, scale)
+
+    def said(c: Mapping[str, Any]) -> str:
+        s = c["statement"].rstrip(".")
+        if c["status"] == "fail":
+            why = unconfirmed_reason(c)
+            return f"{s} (a finding)" if not why else f"{s} (not a finding: {why})"
+        if c["status"] == "skipped":
+            lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
+            return f"{s} (graded at {c['min_scale']}" + (f"; here it {lean})" if lean else ")")
+        return s
+
+    groups = [
+        ("Failed", [said(c) for c in claims if c["status"] == "fail"]),
+        ("Inconclusive", [said(c) for c in claims if c["status"] == "inconclusive"]),
+        ("Not run at this scale", [said(c) for c in claims if c["status"] == "skipped"]),
+    ]
+    for head, items in groups:
+        if items:
+            text += f" {head}: " + "; ".join(items) + "."
+    return text
+
+
 def count_findings(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Per kind, the failing claims that are findings (:func:`is_finding`)."""
     out = dict.fromkeys(KINDS, 0)
