@@ -14,8 +14,8 @@ from layerwise.params import ParameterError
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 
-def test_twelve_experiments_with_their_configurations():
-    assert len(published.experiments()) == 12
+def test_fourteen_experiments_with_their_configurations():
+    assert len(published.experiments()) == 14
     assert published.config("bn_ff_fc_64")["batch_size"] == 64
     assert published.config("bn_res_fc")["architecture"] == "bn_res"
     c = published.config("bn_ff_mnist")
@@ -30,6 +30,33 @@ def test_twelve_experiments_with_their_configurations():
         published.config("vanilla_histo")["num_channels"] == 128
         and published.config("vanilla_histo")["num_sims"] == 10000
     )
+    fc = published.config("vanilla_fc")
+    assert (fc["kernel_size"], fc["num_channels"], fc["batch_size"], fc["num_sims"]) == (
+        1, 512, 64, 200
+    )
+    h = published.config("vanilla_histo_fc")
+    assert (h["kernel_size"], h["num_channels"], h["batch_size"], h["num_sims"]) == (
+        1, 128, 1024, 10000
+    )
+
+
+def test_fc_vanilla_arrays_the_chapter_grades_against():
+    """The numbers the reviews quote (issue 42): log10 χ at layer 200 of the authors'
+    fully-connected nets, and the variance of ln μ₂(dx) at depths 50–200 (growing increments)."""
+    chi = published.moment("vanilla_fc", "chi_loc3")
+    m, se = chi.mean_se(200, log10=True)
+    assert m == pytest.approx(0.677, abs=5e-4) and se == pytest.approx(0.0146, abs=5e-4)
+    assert published.moment("vanilla_fc", "reff_signal_loc3").n == 200
+    noise = published.moment("vanilla_histo_fc", "mu2_noise_loc3")
+    assert np.allclose(noise.std_ln**2, [0.526, 1.420, 2.509, 3.687], atol=2e-3)
+    assert np.all(np.diff(np.diff(noise.std_ln**2)) > 0)  # the curvature the chapter grades
+    # ln and log10 statistics of one array agree; the percentiles straddle the mean of the log
+    assert np.allclose(noise.mean_ln, noise.mean_log10 * math.log(10), rtol=1e-4)
+    assert np.allclose(noise.std_ln, noise.std_log10 * math.log(10), rtol=1e-4)
+    assert np.all(noise.percentiles_ln[:, 0] < noise.mean_ln)
+    assert np.all(noise.percentiles_ln[:, -1] > noise.mean_ln)
+    # an older experiment without the ln columns still loads (backward compatible)
+    assert published.moment("bn_ff_fc_64", "chi_loc4").mean_ln is None
 
 
 @pytest.mark.skipif(

@@ -1,9 +1,10 @@
 """The authors' published moment arrays of Labatie (ICML 2019), the reference Chapters 3–5 are
 graded against.
 
-One reader of ``reference_data/labatie2019_published_arrays.json`` and
-``reference_data/labatie2019_published_arrays_fc.json`` (provenance and the MIT licence of the
-authors' repository in ``reference_data/NOTICE.md``): twelve experiments of
+One reader of ``reference_data/labatie2019_published_arrays.json``,
+``reference_data/labatie2019_published_arrays_fc.json`` and
+``reference_data/labatie2019_published_arrays_fc_vanilla.json`` (provenance and the MIT licence of
+the authors' repository in ``reference_data/NOTICE.md``): fourteen experiments of
 github.com/alabatie/moments-dnns (commit 351be490), each with its configuration, its recorded depths
 and, per moment array, statistics over the authors' networks at every recorded depth.  Each file's
 checksum is verified on first use, so a reader knows the numbers are the vendored ones.
@@ -30,10 +31,15 @@ FILES: dict[str, str] = {
     "labatie2019_published_arrays_fc.json": (
         "624c32d37c1ce3a1b4cc235619915e097402c9d4651243c50b7b5f6329f83834"
     ),
+    "labatie2019_published_arrays_fc_vanilla.json": (
+        "737bc41c8caab1e69c71474ea8490207a279c6c7b04262f7ff6db7242913ae08"
+    ),
 }
 """The vendored files and their SHA-256: the first holds ten experiments (conv vanilla, conv BN
 feedforward variants, the fully-connected batch study at B = 128–512), the second the
-fully-connected BN nets at B = 64 (``bn_ff_fc_64``, ``bn_res_fc``)."""
+fully-connected BN nets at B = 64 (``bn_ff_fc_64``, ``bn_res_fc``), the third the
+fully-connected vanilla nets (``vanilla_fc``: width 512, B = 64, 200 networks, the counterpart of
+Fig. 3; ``vanilla_histo_fc``: width 128, B = 1024, 10 000 networks, the counterpart of Fig. 2)."""
 SOURCE = "github.com/alabatie/moments-dnns (npz/, commit 351be490; MIT licence, © Antoine Labatie)"
 FC_BATCHES: tuple[int, ...] = (64, 128, 256, 512)
 """Batch sizes of the authors' fully-connected BN feedforward study (experiments
@@ -57,6 +63,10 @@ class Published:
     std_log10: np.ndarray | None
     percentiles_ln: np.ndarray | None
     """(D, 99): percentiles 1…99 of the natural log at each depth (histogram experiments only)."""
+    mean_ln: np.ndarray | None = None
+    """Mean over networks of the natural log at each depth (where the file holds it)."""
+    std_ln: np.ndarray | None = None
+    """Standard deviation over networks of the natural log (ddof as the authors' ``np.std``)."""
 
     def index(self, depth: int) -> int:
         """Position of ``depth`` among the recorded depths (a clear error if it was not
@@ -157,6 +167,8 @@ def moment(experiment: str, name: str) -> Published:
         mean_log10=arr("mean_log10"),
         std_log10=arr("std_log10"),
         percentiles_ln=arr("percentiles_ln"),
+        mean_ln=arr("mean_ln"),
+        std_ln=arr("std_ln"),
     )
 
 
