@@ -132,6 +132,6 @@ def test_dataset_specs():
     assert data.load_images("patches", 4).shape == (4, 3, 32, 32)
     assert data.load_images("digits", 4).shape == (4, 1, 8, 8)
     assert data.load_images("gaussian", 4).shape == (4, 3, 32, 32)
-    for bad in ("imagenet", "cifar10", "patches:x"):
+    for bad in ("imagenet", "cifar10:", "patches:x", "mnist5k:x", None):
         with pytest.raises(ParameterError, match="dataset="):
             data.load_images(bad, 4)

