@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from layerwise import book, chapter, dashboard
+from layerwise import chapter, dashboard, pages, render
 from layerwise.claims import Ledger, summary_of, tally, undiscriminated
 
 GLUE = "application/papermill.record/"
@@ -134,7 +134,7 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     nbformat.write(nb, path)
     res = tmp_path / "42_demo.json"
     res.write_text(json.dumps(_results(_ledger_json())))
-    book._decorate(path, res, "ci")
+    pages.decorate(path, res, "ci")
     out = nbformat.read(path, as_version=4)
     kinds = [(c.cell_type, c.metadata.get("tags", [])) for c in out.cells]
     # title, header, parameters (removed), figure cell (code collapsed), its figure, glue cell and
@@ -166,7 +166,7 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     assert "{download}`the source (.py) <../../notebooks/42_demo.py>`" in header
     assert out.metadata["layerwise"]["scale"] == "ci"
     # decorating twice gives the same notebook (re-rendering after `make html`)
-    book._decorate(path, res, "ci")
+    pages.decorate(path, res, "ci")
     again = nbformat.read(path, as_version=4)
     assert [c.source for c in again.cells] == [c.source for c in out.cells]
 
@@ -297,6 +297,10 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     for c in failing:
         assert f'href="chapters/01_first.html#claim-{c["id"]}"' in text
     assert "No run at `default` or `paper` is tracked yet" in text
+    # the printed book's title block: the scale, the code and the date a reader cites
+    title = (root / "book" / "_generated" / "titlepage.md").read_text()
+    assert "Chapters executed at scale <b>ci</b>" in title and "built 20" in title
+    assert '<a href="../pdf/layerwise-ci.pdf">' in title
     assert "02_second" not in text  # not executed: no card
     assert (root / "book" / "_generated" / "thumbs" / "01_first.png").exists()
 
@@ -307,7 +311,7 @@ def test_pdf_page_count(tmp_path):
         b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >>\n2 0 obj << /Type /Page >>\n3 "
         b"0 obj <</Type/Page/Parent 1 0 R>>\n"
     )
-    assert book.pdf_pages(pdf) == 2
+    assert render.pdf_pages(pdf) == 2
 
 
 def test_glue_prefix_is_the_one_chapter_writes():
@@ -348,7 +352,7 @@ def test_header_goes_between_the_introduction_and_the_first_section(tmp_path):
     res = tmp_path / "42_demo.json"
     res.write_text(json.dumps(_results(_ledger_json())))
     for _ in range(2):  # decorating again changes nothing
-        book._decorate(path, res, "ci")
+        pages.decorate(path, res, "ci")
         out = nbformat.read(path, as_version=4)
         assert [c.source.split("\n")[0] for c in out.cells[:3]] == [
             "# Title",
@@ -364,15 +368,15 @@ def test_the_pdf_is_named_by_the_scale_of_the_build_it_prints(tmp_path):
     (root / "_toc.yml").write_text(
         "root: book/intro\nchapters:\n- file: book/chapters/01_a\n- file: book/chapters/02_b\n"
     )
-    assert book.built_scale(root) == "unexecuted"
+    assert render.built_scale(root) == "unexecuted"
     for stem, scale in (("01_a", "default"), ("02_b", "default")):
         nb = nbformat.v4.new_notebook()
         nb.metadata["layerwise"] = {"scale": scale}
         nbformat.write(nb, root / "book" / "chapters" / f"{stem}.ipynb")
-    assert book.built_scale(root) == "default"
-    assert book.pdf_path(root).name == "layerwise-default.pdf"
+    assert render.built_scale(root) == "default"
+    assert render.pdf_path(root).name == "layerwise-default.pdf"
     nb = nbformat.v4.new_notebook()
     nb.metadata["layerwise"] = {"scale": "ci"}
     nbformat.write(nb, root / "book" / "chapters" / "02_b.ipynb")
-    assert book.built_scale(root) == "mixed"  # never printed as if it were one scale
-    assert book.pdf_path(root).name == "layerwise-mixed.pdf"
+    assert render.built_scale(root) == "mixed"  # never printed as if it were one scale
+    assert render.pdf_path(root).name == "layerwise-mixed.pdf"

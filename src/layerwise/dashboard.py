@@ -443,4 +443,26 @@ def write_summary(root: Path | None = None) -> Path:
         )
     out = gen / "summary.md"
     out.write_text(text)
+    (gen / "titlepage.md").write_text(title_page(root, sorted(scales_shown, key=SCALES.index)))
     return out
+
+
+def title_page(root: Path, scales: list[str]) -> str:
+    """The printed book's title block (``book/_generated/titlepage.md``, shown only in print): the
+    scale the chapters were executed at, the code's commit and the date — what a reader cites.
+    Links the PDF of that scale (``_build/pdf/layerwise-<scale>.pdf``) for the HTML reader."""
+    shown = ", ".join(scales) or "none (no chapter executed)"
+    commit = html.escape(git_commit(root, short=True))
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    pdf = "".join(
+        f'<a href="../pdf/layerwise-{s}.pdf">the whole book as a PDF ({s})</a>' for s in scales[-1:]
+    )
+    return (
+        '<div class="lw-titlepage">\n'
+        '<p class="lw-tp-sub">How signals, noise, capacity and geometry propagate through the '
+        "layers of deep networks — re-derived, re-computed and graded.</p>\n"
+        f'<p class="lw-tp-meta">Chapters executed at scale <b>{html.escape(shown)}</b> · code '
+        f"<code>{commit}</code> · built {date}</p>\n"
+        "</div>\n"
+        + (f'<p class="lw-pdf-link">Read or cite {pdf}.</p>\n' if pdf else "")
+    )
