@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from layerwise import book, runner
+from layerwise import book, render, runner
 from layerwise.params import ParameterError
 from layerwise.plotting import is_blank
 
@@ -92,11 +92,11 @@ EXPECTED_FIGURES: dict[str, set[str]] = {
 # Fast checks of the pipeline's plumbing
 # -------------------------------------------------------------------------------------------
 def test_every_notebook_pair_is_in_sync():
-    assert book.check_pairs(ROOT) == []
+    assert runner.check_pairs(ROOT) == []
 
 
 def test_every_chapter_is_in_the_table_of_contents():
-    toc = set(book._toc_files(ROOT))
+    toc = set(render.toc_files(ROOT))
     assert {f"book/chapters/{c}" for c in CHAPTERS} <= toc
     assert {t for t in toc if t.startswith("book/chapters/")} <= {
         f"book/chapters/{c}" for c in CHAPTERS
@@ -105,36 +105,23 @@ def test_every_chapter_is_in_the_table_of_contents():
 
 def test_every_chapter_has_a_parameters_cell_with_scale_seed_device():
     for name in CHAPTERS:
-        params = book.notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")
+        params = runner.notebook_parameters(ROOT / "notebooks" / f"{name}.ipynb")
         assert {"scale", "seed", "device"} <= set(params), name
 
 
 def test_overrides_are_parsed_as_literals():
-    assert book.parse_overrides(
+    assert runner.parse_overrides(
         ["width=2000", "phi='tanh'", "eps=1e-3", "name=abc", "xs=[1, 2]"]
     ) == {"width": 2000, "phi": "tanh", "eps": 1e-3, "name": "abc", "xs": [1, 2]}
     for bad in (["width"], ["=3"], ["2x=3"]):
         with pytest.raises(ParameterError, match="malformed"):
-            book.parse_overrides(bad)
+            runner.parse_overrides(bad)
 
 
 def test_unknown_chapter_names_the_available_ones():
     with pytest.raises(ParameterError, match="chapter='99' is not allowed; choose one of: .*07"):
-        book.select(["99"], ROOT)
-    assert list(book.select(["7"], ROOT)) == ["07"]
-
-
-def test_the_cli_reexports_the_machinery_from_its_homes():
-    """``layerwise.book`` is the command line; running, page shaping and rendering live in their own
-    modules and are re-exported under the names tests, benchmarks and the Makefile use."""
-    from layerwise import pages, render, runner
-
-    assert book.run_chapter is runner.run_chapter and book.ChapterFailed is runner.ChapterFailed
-    assert book.select is runner.select and book.check_pairs is runner.check_pairs
-    assert book._decorate is pages.decorate and book._toc_files is render.toc_files
-    assert book.build_html is render.build_html and book.pdf_pages is render.pdf_pages
-    for name in book.__all__:
-        assert hasattr(book, name), name
+        runner.select(["99"], ROOT)
+    assert list(runner.select(["7"], ROOT)) == ["07"]
 
 
 def test_progress_lines_follow_the_kernel_reports(tmp_path, capsys):
@@ -804,7 +791,7 @@ def test_the_whole_book_prints_to_a_pdf(ci_book):
     pdf = ROOT / "_build" / "pdf" / "layerwise-ci.pdf"  # named by the scale it prints
     assert "(the ci build)" in p.stdout
     assert pdf.exists() and pdf.stat().st_size > 500_000
-    assert book.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards
+    assert render.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards
 
 
 def test_progress_lines_show_the_cluster_counts_of_a_dask_run(tmp_path, capsys):

@@ -10,6 +10,15 @@ from layerwise.params import ParameterError
 from layerwise.store import ResultsStore, block_config, config_key
 
 
+def folder(store, entry):
+    """The folder an entry was read from or written to."""
+    return store.entry_dir(entry.meta["name"], entry.meta["key"])
+
+
+def last_was_a_hit(store):
+    return store.events[-1][0] == "hit"
+
+
 def counting(value=1.0):
     calls = []
 
@@ -25,7 +34,7 @@ def test_second_call_is_a_hit_with_identical_arrays(tmp_path):
     compute, calls = counting()
     a = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
     b = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
-    assert len(calls) == 1 and not a.cached and b.cached
+    assert len(calls) == 1
     np.testing.assert_array_equal(a.arrays["x"], b.arrays["x"])
     assert [e[0] for e in store.events] == ["miss", "hit"]
 
@@ -35,7 +44,7 @@ def test_metadata_records_config_device_versions_and_checksum(tmp_path):
     e = store.get_or_compute(
         "sim", {"w": 3, "seed": 7}, counting()[0], code_version="v9", device="cpu"
     )
-    meta = json.loads((e.path / "meta.json").read_text())
+    meta = json.loads((folder(store, e) / "meta.json").read_text())
     assert (
         meta["config"] == {"seed": 7, "w": 3}
         and meta["code_version"] == "v9"
@@ -73,7 +82,7 @@ def test_corrupt_or_partial_entries_are_detected_and_recomputed(tmp_path, damage
     store = ResultsStore(tmp_path)
     compute, calls = counting(2.0)
     e = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
-    arr, meta = e.path / "arrays.npz", e.path / "meta.json"
+    arr, meta = folder(store, e) / "arrays.npz", folder(store, e) / "meta.json"
     if damage == "truncate_arrays":
         arr.write_bytes(arr.read_bytes()[:40])
     elif damage == "flip_byte":
@@ -92,9 +101,10 @@ def test_corrupt_or_partial_entries_are_detected_and_recomputed(tmp_path, damage
         arr.unlink()
     with pytest.warns(UserWarning, match="corrupt or partial"):
         again = store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
-    assert len(calls) == 2 and not again.cached
+    assert len(calls) == 2 and not last_was_a_hit(store)
     np.testing.assert_array_equal(again.arrays["x"], np.full(3, 2.0))
-    assert store.get_or_compute("sim", {"w": 3}, compute, code_version="1").cached
+    store.get_or_compute("sim", {"w": 3}, compute, code_version="1")
+    assert len(calls) == 2 and last_was_a_hit(store)
 
 
 def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path):
@@ -115,7 +125,8 @@ def test_interrupted_block_run_resumes_losing_only_the_unfinished_block(tmp_path
     e = store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1")
     assert done == [0, 1, 2, 3, 4]  # blocks 0-2 came from disk
     np.testing.assert_array_equal(e.arrays["rows"][:, 0], np.repeat(np.arange(5.0), 2))
-    assert store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1").cached
+    store.get_or_compute_blocks("mc", {"n": 5}, 5, block, code_version="1")
+    assert done == [0, 1, 2, 3, 4] and last_was_a_hit(store)
 
 
 def test_a_different_split_never_reads_another_splits_blocks(tmp_path):
@@ -157,10 +168,10 @@ def test_entries_computed_elsewhere_can_be_dropped_in(tmp_path):
     gpu = ResultsStore(tmp_path / "gpu")
     e = gpu.get_or_compute("sim", {"w": 3}, counting(5.0)[0], code_version="1", device="cuda")
     local = ResultsStore(tmp_path / "local")
-    shutil.copytree(e.path, local.root / "sim" / e.path.name)
+    shutil.copytree(folder(gpu, e), local.root / "sim" / e.meta["key"])
     compute, calls = counting()
     hit = local.get_or_compute("sim", {"w": 3}, compute, code_version="1", device="cpu")
-    assert hit.cached and not calls and hit.meta["device"] == "cuda"
+    assert last_was_a_hit(local) and not calls and hit.meta["device"] == "cuda"
 
 
 def test_bad_names_and_configs_are_refused(tmp_path):
@@ -185,13 +196,13 @@ def test_store_cli_imports_only_verified_entries_and_verify_flags_corruption(
     bad = elsewhere.get_or_compute(
         "sim", {"w": 2}, counting(2.0)[0], code_version="1", device="cuda"
     )
-    (bad.path / "arrays.npz").write_bytes(b"truncated")
+    (folder(elsewhere, bad) / "arrays.npz").write_bytes(b"truncated")
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "local"))
     assert store_cli.main(["import", str(elsewhere.root)]) == 1  # one corrupt entry reported
     local = ResultsStore(tmp_path / "local" / "store")
     assert local.load("sim", {"w": 1}, "1") is not None and local.load("sim", {"w": 2}, "1") is None
     assert store_cli.main(["verify"]) == 0
-    arr = tmp_path / "local" / "store" / "sim" / good.path.name / "arrays.npz"
+    arr = tmp_path / "local" / "store" / "sim" / good.meta["key"] / "arrays.npz"
     arr.write_bytes(arr.read_bytes()[:-10])
     assert store_cli.main(["verify"]) == 1
     assert "corrupt" in capsys.readouterr().err

@@ -15,7 +15,7 @@ chapter's code lines by kind (claims, figures, glue, parameters, imports, comput
 The machinery, one module per job: :mod:`layerwise.runner` (which chapters, their parameters,
 papermill execution, progress, :class:`ChapterFailed`), :mod:`layerwise.pages` (shaping executed
 notebooks for the page), :mod:`layerwise.render` (MathJax, HTML and PDF builds) and
-:mod:`layerwise.dashboard`; this module is the command line and re-exports their public names.
+:mod:`layerwise.dashboard`; this module is the command line.
 """
 
 from __future__ import annotations
@@ -27,63 +27,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .claims import tally_outcomes
 from .dashboard import save_evidence, write_dashboard
 from .executor import check_executor, shared_scheduler
-from .pages import GLUE_PREFIX, decorate, execution_header, figure_directive
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
-from .render import (
-    build_html,
-    build_pdf,
-    built_scale,
-    install_mathjax,
-    pdf_pages,
-    pdf_path,
-    toc_files,
-)
+from .render import build_html, build_pdf, built_scale, pdf_path
 from .runner import (
     TIMEOUTS,
     ChapterFailed,
     chapters,
     check_overrides,
     check_pairs,
-    notebook_parameters,
     parse_overrides,
     run_chapter,
     select,
-    status_counts,
 )
 from .shape import KINDS, shape_table
-
-_decorate = decorate  # the names the page tests and older callers use
-_figure_directive = figure_directive
-_toc_files = toc_files
-
-__all__ = [
-    "GLUE_PREFIX",
-    "TIMEOUTS",
-    "ChapterFailed",
-    "build_html",
-    "build_pdf",
-    "built_scale",
-    "chapters",
-    "check_overrides",
-    "check_pairs",
-    "decorate",
-    "execution_header",
-    "figure_directive",
-    "install_mathjax",
-    "main",
-    "notebook_parameters",
-    "parse_overrides",
-    "pdf_pages",
-    "pdf_path",
-    "run_chapter",
-    "select",
-    "status_counts",
-    "toc_files",
-]
-
 
 #: What Ctrl-C prints (exit status 130, the shell's for SIGINT): every finished simulation block
 #: is in the results store, so the same command picks up from there.
@@ -272,8 +232,6 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         check_scale(a.scale)
         check_choice("device", a.device, ("auto", "cpu", "cuda"))
-        if a.seed < 0:
-            raise ParameterError(f"seed={a.seed} must be a non-negative integer")
         overrides = parse_overrides(a.param)
         todo = select(a.chapters, root)
         for nb in (
@@ -361,7 +319,7 @@ def _run_chapters(
             failures.append(nb.stem)
             continue
         res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
-        n = status_counts(res)
+        n = tally_outcomes(res.get("claims", []))
         print(
             f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims "
             f"passed, {n['fail']} failed, "

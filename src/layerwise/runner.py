@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .claims import tally_outcomes
 from .executor import UnitCounts, format_counts, kernel_environ
 from .params import ParameterError, check_like
 from .paths import repo_root, results_root
@@ -87,11 +86,6 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
             )
         out[key] = value
     return out
-
-
-def status_counts(results: dict[str, Any]) -> dict[str, int]:
-    """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over a chapter's results JSON."""
-    return tally_outcomes(results.get("claims", []))
 
 
 #: Parameters set by the command line's own options, not by ``-p NAME=VALUE``.
@@ -365,9 +359,7 @@ class _Progress:
                     flush=True,
                 )
         elif event == "end":
-            if (
-                self.bar is None and self.t0 is not None
-            ):  # off a terminal: one line with the run's wall time
+            if self.bar is None:  # off a terminal: one line with the run's wall time
                 print(
                     f"[layerwise]   {name}: {n} block(s) done in "
                     f"{time.perf_counter() - self.t0:.0f} s",

@@ -194,8 +194,6 @@ class Entry:
 
     arrays: ArrayDict
     meta: dict[str, Any]
-    path: Path
-    cached: bool  # True when loaded from disk, False when just computed
 
 
 class ResultsStore:
@@ -224,7 +222,7 @@ class ResultsStore:
                     arrays = {k: z[k] for k in z.files}
                 meta = json.loads((d / "meta.json").read_text())
                 self.events.append(("hit", name, key))
-                return Entry(arrays, meta, d, cached=True)
+                return Entry(arrays, meta)
             except Exception as exc:  # checksum matched yet unreadable: still corrupt
                 problem = f"arrays unreadable ({exc})"
         warnings.warn(
@@ -288,7 +286,7 @@ class ResultsStore:
             os.replace(tmp, d)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return Entry(arrays, record, d, cached=False)
+        return Entry(arrays, record)
 
     # -- the two ways chapters use it --------------------------------------------------------
     def get_or_compute(
