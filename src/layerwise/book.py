@@ -76,63 +76,216 @@ def _timeout(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
+PAPER_ON_CPU = (
+    "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to "
+    "10 000 random\n"
+    "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on 2 "
+    "cores), i.e.\n"
+    "[layerwise] days of computing; each simulation block prints its progress and the time left "
+    "below.\n"
+    "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one "
+    "H100), or compute\n"
+    "[layerwise] there and bring the results here: `python -m layerwise store import DIR` (see "
+    "How to reproduce)."
+)
+
+
+def cmd_list(a: argparse.Namespace, root: Path) -> int:
+    """``list``: each chapter's number and name."""
+    for k, v in chapters(root).items():
+        print(k, v.stem)
+    return 0
+
+
+def cmd_check_pairs(a: argparse.Namespace, root: Path) -> int:
+    """``check-pairs``: every ``.py``/``.ipynb`` pair in sync (exit 1 when one is not)."""
+    bad = check_pairs(root)
+    for b in bad:
+        print("out of sync:", b, file=sys.stderr)
+    print(f"{len(chapters(root))} notebooks, {len(bad)} out of sync")
+    return 1 if bad else 0
+
+
+def cmd_shape(a: argparse.Namespace, root: Path) -> int:
+    """``shape``: each chapter's code lines by kind, and the totals."""
+    rows = shape_table(root)
+    cols = [
+        "chapter",
+        *KINDS,
+        "code",
+        "cells",
+        "longest",
+        "claim_calls",
+        "lines_per_claim",
+        "why_chars",
+        "pkg_sentences",
+    ]
+    summed = [*KINDS, "code", "cells", "claim_calls"]
+    total = {
+        "chapter": "total",
+        **{c: sum(int(r[c]) for r in rows) for c in summed},
+        "longest": max(int(r["longest"]) for r in rows),
+        "lines_per_claim": round(
+            sum(r["lines_per_claim"] * r["claim_calls"] for r in rows)
+            / max(sum(r["claim_calls"] for r in rows), 1),
+            1,
+        ),
+        "why_chars": round(
+            sum(r["why_chars"] * r["claim_calls"] for r in rows)
+            / max(sum(r["claim_calls"] for r in rows), 1)
+        ),
+        "pkg_sentences": sum(
+            r["pkg_sentences"] for r in rows if isinstance(r["pkg_sentences"], int)
+        ),
+    }
+    print(" ".join(f"{c:>11}" if i else f"{c:<28}" for i, c in enumerate(cols)))
+    for r in [*rows, total]:
+        print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
+    return 0
+
+
+def cmd_dashboard(a: argparse.Namespace, root: Path) -> int:
+    """``dashboard``: write ``book/dashboard.md``."""
+    print(write_dashboard(root))
+    return 0
+
+
+def cmd_build(a: argparse.Namespace, root: Path) -> int:
+    """``build``: the dashboard and the HTML."""
+    print("built", build_html(root))
+    return 0
+
+
+def cmd_pdf(a: argparse.Namespace, root: Path) -> int:
+    """``pdf``: the whole book printed to one PDF."""
+    print(f"printed {build_pdf(root)} (the {built_scale(root)} build)")
+    return 0
+
+
+def cmd_robustness(a: argparse.Namespace, root: Path) -> int:
+    """``robustness``: the chapters per seed and kernel set, every claim tabulated."""
+    from .robustness import parse_seeds, run_all
+
+    out = run_all(
+        parse_seeds(a.seeds), a.kernels, scale=check_scale(a.scale), chapters=a.chapters, root=root
+    )
+    print((out / "table.md").read_text())
+    return 0
+
+
+def cmd_evidence(a: argparse.Namespace, root: Path) -> int:
+    """``evidence``: this machine's ledgers at a scale copied into ``evidence/``."""
+    check_scale(a.scale)
+    print("saved", save_evidence(a.scale, a.name, root, a.command))
+    return 0
+
+
+def cmd_run(a: argparse.Namespace, root: Path) -> int:
+    """``run`` and ``all``: every option checked for every chosen chapter before any runs, then
+    the chapters one after the other (on one shared LocalCluster when ``--executor dask`` has no
+    ``--scheduler``); ``all`` then builds the HTML."""
+    check_scale(a.scale)
+    check_choice("device", a.device, ("auto", "cpu", "cuda"))
+    overrides = parse_overrides(a.param)
+    todo = select(a.chapters, root)
+    for nb in todo.values():  # the gate: every override of every selected chapter, before any runs
+        check_overrides(nb, overrides)
+    device = resolve_device(a.device)  # device='cuda' without a GPU stops here
+    executor, scheduler = check_executor(a.executor, a.scheduler)  # so does a silent scheduler
+    if executor != "local":
+        print(
+            "[layerwise] simulation blocks go to Dask: "
+            f"{scheduler or 'a LocalCluster on this machine'}",
+            flush=True,
+        )
+    timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
+    if a.scale == "paper" and device == "cpu":
+        print(PAPER_ON_CPU, file=sys.stderr, flush=True)
+    with shared_scheduler(executor, scheduler) as address:
+        if address is not None and scheduler is None:
+            print(f"[layerwise] one LocalCluster for every chapter: {address}", flush=True)
+        failures = _run_chapters(a, todo, overrides, timeout, root, executor, address)
+    if failures:
+        print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    if a.cmd == "all":
+        print("built", build_html(root))
+        printed = pdf_path(root)
+        print(
+            f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {printed}"
+            + (" (the one there is older than this build)" if printed.exists() else "")
+        )
+    return 0
+
+
+def _run_options(r: argparse.ArgumentParser) -> None:
+    """The options of ``run`` and ``all``."""
+    r.add_argument(
+        "--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)"
+    )
+    r.add_argument(
+        "--chapters", nargs="*", default=[], help="chapter numbers, e.g. 07 3 (default: all)"
+    )
+    r.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default: 0)")
+    r.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    r.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a chapter parameter",
+    )
+    r.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=None,
+        help="per-chapter limit in seconds (default by scale)",
+    )
+    r.add_argument(
+        "--executor",
+        default=None,
+        help="where simulation blocks run: local (default) | dask (a Dask cluster; "
+        "needs '.[dask]')",
+    )
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDR",
+        help="with --executor dask: the scheduler, e.g. tcp://host:8786 (default: a "
+        "LocalCluster here)",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one sub-command per ``cmd_*`` function above (``a.handler``)."""
     p = argparse.ArgumentParser(
         prog="python -m layerwise book", description=__doc__.split("\n\n")[0]
     )
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "all"):
-        r = sub.add_parser(
-            name, help="execute chapters" + (" and build the HTML" if name == "all" else "")
-        )
-        r.add_argument(
-            "--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)"
-        )
-        r.add_argument(
-            "--chapters", nargs="*", default=[], help="chapter numbers, e.g. 07 3 (default: all)"
-        )
-        r.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default: 0)")
-        r.add_argument("--device", default="auto", help="auto | cpu | cuda")
-        r.add_argument(
-            "-p",
-            "--param",
-            action="append",
-            default=[],
-            metavar="NAME=VALUE",
-            help="override a chapter parameter",
-        )
-        r.add_argument(
-            "--timeout",
-            type=_timeout,
-            default=None,
-            help="per-chapter limit in seconds (default by scale)",
-        )
-        r.add_argument(
-            "--executor",
-            default=None,
-            help="where simulation blocks run: local (default) | dask (a Dask cluster; "
-            "needs '.[dask]')",
-        )
-        r.add_argument(
-            "--scheduler",
-            default=None,
-            metavar="ADDR",
-            help="with --executor dask: the scheduler, e.g. tcp://host:8786 (default: a "
-            "LocalCluster here)",
-        )
-    sub.add_parser("build", help="write the dashboard and render _build/html")
-    sub.add_parser("list", help="list the chapters")
-    sub.add_parser("check-pairs", help="check every .py/.ipynb pair is in sync")
-    sub.add_parser("shape", help="each chapter's code lines by kind and its longest code cell")
-    sub.add_parser("dashboard", help="write book/dashboard.md from results/ and evidence/")
-    sub.add_parser(
+
+    def add(name: str, command: Any, help: str) -> argparse.ArgumentParser:
+        s = sub.add_parser(name, help=help)
+        s.set_defaults(handler=command)
+        return s
+
+    _run_options(add("run", cmd_run, "execute chapters"))
+    _run_options(add("all", cmd_run, "execute chapters and build the HTML"))
+    add("build", cmd_build, "write the dashboard and render _build/html")
+    add("list", cmd_list, "list the chapters")
+    add("check-pairs", cmd_check_pairs, "check every .py/.ipynb pair is in sync")
+    add("shape", cmd_shape, "each chapter's code lines by kind and its longest code cell")
+    add("dashboard", cmd_dashboard, "write book/dashboard.md from results/ and evidence/")
+    add(
         "pdf",
-        help="print the whole book to _build/pdf/layerwise-<scale>.pdf, named by the scale of the "
+        cmd_pdf,
+        "print the whole book to _build/pdf/layerwise-<scale>.pdf, named by the scale of the "
         "executed chapters (offline, headless Chromium)",
     )
-    rb = sub.add_parser(
+    rb = add(
         "robustness",
-        help="run the book for many seeds and both CPU kernel sets; tabulate every claim",
+        cmd_robustness,
+        "run the book for many seeds and both CPU kernel sets; tabulate every claim",
     )
     rb.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default: 0-19)")
     rb.add_argument(
@@ -143,8 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     rb.add_argument("--scale", default="ci", help=f"one of {', '.join(SCALES)} (default: ci)")
     rb.add_argument("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
-    e = sub.add_parser(
-        "evidence", help="copy this machine's ledgers at a scale into the tracked evidence/ folder"
+    e = add(
+        "evidence",
+        cmd_evidence,
+        "copy this machine's ledgers at a scale into the tracked evidence/ folder",
     )
     e.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
     e.add_argument(
@@ -157,128 +312,15 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="the command that produced the results (recorded in META.json)",
     )
-    a = p.parse_args(argv)
-    root = repo_root()
-    try:
-        if a.cmd == "list":
-            for k, v in chapters(root).items():
-                print(k, v.stem)
-            return 0
-        if a.cmd == "check-pairs":
-            bad = check_pairs(root)
-            for b in bad:
-                print("out of sync:", b, file=sys.stderr)
-            print(f"{len(chapters(root))} notebooks, {len(bad)} out of sync")
-            return 1 if bad else 0
-        if a.cmd == "shape":
-            rows = shape_table(root)
-            cols = [
-                "chapter",
-                *KINDS,
-                "code",
-                "cells",
-                "longest",
-                "claim_calls",
-                "lines_per_claim",
-                "why_chars",
-                "pkg_sentences",
-            ]
-            summed = [*KINDS, "code", "cells", "claim_calls"]
-            total = {
-                "chapter": "total",
-                **{c: sum(int(r[c]) for r in rows) for c in summed},
-                "longest": max(int(r["longest"]) for r in rows),
-                "lines_per_claim": round(
-                    sum(r["lines_per_claim"] * r["claim_calls"] for r in rows)
-                    / max(sum(r["claim_calls"] for r in rows), 1),
-                    1,
-                ),
-                "why_chars": round(
-                    sum(r["why_chars"] * r["claim_calls"] for r in rows)
-                    / max(sum(r["claim_calls"] for r in rows), 1)
-                ),
-                "pkg_sentences": sum(
-                    r["pkg_sentences"] for r in rows if isinstance(r["pkg_sentences"], int)
-                ),
-            }
-            print(" ".join(f"{c:>11}" if i else f"{c:<28}" for i, c in enumerate(cols)))
-            for r in [*rows, total]:
-                print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
-            return 0
-        if a.cmd == "dashboard":
-            print(write_dashboard(root))
-            return 0
-        if a.cmd == "build":
-            print("built", build_html(root))
-            return 0
-        if a.cmd == "pdf":
-            print(f"printed {build_pdf(root)} (the {built_scale(root)} build)")
-            return 0
-        if a.cmd == "robustness":
-            from .robustness import parse_seeds, run_all
+    return p
 
-            out = run_all(
-                parse_seeds(a.seeds),
-                a.kernels,
-                scale=check_scale(a.scale),
-                chapters=a.chapters,
-                root=root,
-            )
-            print((out / "table.md").read_text())
-            return 0
-        if a.cmd == "evidence":
-            check_scale(a.scale)
-            print("saved", save_evidence(a.scale, a.name, root, a.command))
-            return 0
-        check_scale(a.scale)
-        check_choice("device", a.device, ("auto", "cpu", "cuda"))
-        overrides = parse_overrides(a.param)
-        todo = select(a.chapters, root)
-        for nb in (
-            todo.values()
-        ):  # the gate: every override of every selected chapter, before running any
-            check_overrides(nb, overrides)
-        device = resolve_device(a.device)  # device='cuda' without a GPU stops here
-        executor, scheduler = check_executor(
-            a.executor, a.scheduler
-        )  # an unreachable scheduler stops here
-        if executor != "local":
-            print(
-                "[layerwise] simulation blocks go to Dask: "
-                f"{scheduler or 'a LocalCluster on this machine'}",
-                flush=True,
-            )
-        timeout = a.timeout if a.timeout is not None else TIMEOUTS[a.scale]
-        if a.scale == "paper" and device == "cpu":
-            print(
-                "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate "
-                "up to 10 000 random\n"
-                "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ "
-                "2 min on 2 cores), i.e.\n"
-                "[layerwise] days of computing; each simulation block prints its progress and the "
-                "time left below.\n"
-                "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter "
-                "on one H100), or compute\n"
-                "[layerwise] there and bring the results here: `python -m layerwise store import "
-                "DIR` (see How to reproduce).",
-                file=sys.stderr,
-                flush=True,
-            )
-        with shared_scheduler(executor, scheduler) as address:
-            if address is not None and scheduler is None:
-                print(f"[layerwise] one LocalCluster for every chapter: {address}", flush=True)
-            failures = _run_chapters(a, todo, overrides, timeout, root, executor, address)
-        if failures:
-            print(f"[layerwise] chapters failed: {', '.join(failures)}", file=sys.stderr)
-            return 1
-        if a.cmd == "all":
-            print("built", build_html(root))
-            pdf = pdf_path(root)
-            print(
-                f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {pdf}"
-                + (" (the one there is older than this build)" if pdf.exists() else "")
-            )
-        return 0
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m layerwise book COMMAND``: the command's exit status; 2 with one line for a bad
+    option or a failed chapter's gate, 130 with one line for Ctrl-C."""
+    a = parser().parse_args(argv)
+    try:
+        return a.handler(a, repo_root())
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
