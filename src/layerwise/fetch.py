@@ -238,6 +238,8 @@ def _download(
             notes.append(f"{url}: no connection")
         except requests.Timeout:
             notes.append(f"{url}: no answer within {TIMEOUT_S:g} s")
+        except requests.exceptions.ChunkedEncodingError:
+            notes.append(f"{url}: the download was cut short; discarded")
         except requests.HTTPError as exc:
             notes.append(f"{url}: HTTP {exc.response.status_code}")
         except (requests.RequestException, OSError) as exc:
