@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -119,7 +120,10 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
             ],
         ),
         code("glue()", outputs=glue_outs),
-        code("x = 1"),
+        code(
+            "x = 1",
+            outputs=[nbformat.v4.new_output("stream", name="stderr", text="UserWarning: x\n")],
+        ),
         code(
             "df",
             outputs=[
@@ -138,7 +142,7 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
     out = nbformat.read(path, as_version=4)
     kinds = [(c.cell_type, c.metadata.get("tags", [])) for c in out.cells]
     # title, header, parameters (removed), figure cell (code collapsed), its figure, glue cell and
-    # silent cell (removed), the table cell (code collapsed)
+    # a cell that wrote only to stderr (removed), the table cell (code collapsed)
     assert kinds[0][0] == "markdown" and "lw-execution-header" in kinds[1][1]
     assert "remove-cell" in kinds[2][1]
     assert "hide-input" in kinds[3][1] and kinds[4] == ("markdown", ["lw-figure"])
@@ -147,16 +151,17 @@ def test_decorate_shapes_the_page(tmp_path, monkeypatch):
         and "remove-cell" in kinds[6][1]
         and "hide-input" in kinds[7][1]
     )
-    assert all(o.get("name") != "stderr" for o in out.cells[3].outputs), (
-        "stderr must not reach the page"
-    )
+    # stderr stays in the downloadable notebook; myst-nb keeps it off the page (one setting)
+    assert [o.get("name") for o in out.cells[6].outputs] == ["stderr"]
+    conf = (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
+    assert re.search(r"^\s*nb_output_stderr: remove\b", conf, re.M), "stderr on the page"
     fig_md = out.cells[4].source
     assert fig_md.startswith(
         "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A line rises from 0 to 1."
     )
     assert "It is straight." in fig_md
     # the figure is kept only as a glue record (shown once, by the numbered figure)
-    (fig_out,) = out.cells[3].outputs
+    (fig_out,) = [o for o in out.cells[3].outputs if o.get("name") != "stderr"]
     assert set(fig_out.data) == {GLUE + "image/png", GLUE + "text/plain"}
     png = base64.b64decode(fig_out.data[GLUE + "image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

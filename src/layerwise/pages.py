@@ -2,7 +2,8 @@
 
 :func:`decorate` turns the notebook papermill executed into what Jupyter Book renders: parameter
 cells removed, code collapsed behind a toggle, cells that show nothing removed (they stay in the
-downloadable notebook), stderr dropped, each figure of :meth:`layerwise.chapter.Chapter.figure`
+downloadable notebook; stderr shows nothing, myst-nb's ``nb_output_stderr: remove`` in
+``_config.yml`` keeps it off the page), each figure of :meth:`layerwise.chapter.Chapter.figure`
 turned into a numbered ``{glue:figure}`` (:func:`figure_directive`) right after the cell that drew
 it, and the execution header — with the scorecard's one-line summary — added after the title
 (:func:`execution_header`).
@@ -54,10 +55,11 @@ def execution_header(info: dict[str, Any], scale: str, stem: str, duration: floa
 def decorate(executed: Path, results: Path, scale: str) -> None:
     """Shape the executed notebook for the page: parameter cells removed, code collapsed behind a
     toggle (``hide-input``), cells that show nothing removed (``remove-cell``; they stay in the
-    downloadable notebook), stderr dropped, each figure of ``Chapter.figure`` turned into a
-    numbered ``{glue:figure}`` right after the cell that drew it, and the execution header (with
-    the scorecard's one-line summary) added after the title.  Idempotent: the cells it added
-    before (tags ``lw-execution-header``, ``lw-figure``) are replaced."""
+    downloadable notebook; stderr shows nothing, myst-nb removes it), each figure of
+    ``Chapter.figure`` turned into a numbered ``{glue:figure}`` right after the cell that drew it,
+    and the execution header (with the scorecard's one-line summary) added after the title.
+    Idempotent: the cells it added before (tags ``lw-execution-header``, ``lw-figure``) are
+    replaced."""
     import nbformat
 
     nb = nbformat.read(executed, as_version=4)
@@ -75,10 +77,8 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
             if "remove-cell" not in tags:
                 tags.append("remove-cell")
             continue
-        figures, outputs, visible = [], [], False
+        figures, visible = [], False
         for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                continue  # warnings and progress bars belong to the terminal, not the page
             meta = out.get("metadata", {})
             lw = meta.get("layerwise", {})
             if "figure" in lw:
@@ -92,10 +92,8 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
                 )
                 md.metadata["tags"] = ["lw-figure"]
                 figures.append(md)
-            elif not meta.get("scrapbook", {}).get("mime_prefix"):
-                visible = True
-            outputs.append(out)
-        cell["outputs"] = outputs
+            elif not (meta.get("scrapbook", {}).get("mime_prefix") or out.get("name") == "stderr"):
+                visible = True  # a glue record or stderr (nb_output_stderr: remove) shows nothing
         for t in ("hide-input", "remove-cell", "remove-input"):
             if t in tags:
                 break
