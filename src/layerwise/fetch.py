@@ -245,3 +245,34 @@ def _download(
         except (requests.RequestException, OSError) as exc:
             notes.append(f"{url}: {type(exc).__name__}: {str(exc)[:160]}")
     return False
+
+
+def main(argv: list[str]) -> int:
+    """``python -m layerwise.fetch [NAME ...] [--split train|test]``: download (or verify the
+    cached copies of) the named data sets, by default both, and print where they are."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(
+        prog="python -m layerwise.fetch",
+        description="Download the papers' data sets once, verify them by SHA-256 and print "
+        f"where they are (the cache: {data_home()}; LAYERWISE_DATA moves it).",
+    )
+    p.add_argument("names", nargs="*", default=list(REMOTE), help=" | ".join(REMOTE))
+    p.add_argument("--split", action="append", choices=("train", "test"), help="default: train")
+    a = p.parse_args(argv)
+    try:
+        for name in a.names:
+            for split in a.split or ["train"]:
+                for path in fetch(name, split):
+                    print(f"{name} {split}: {path} (SHA-256 {sha256(path)}, verified)")
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
