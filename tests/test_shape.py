@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from layerwise import shape
 from layerwise.shape import KINDS, MAX_CELL_LINES, cell_shape, notebook_shape, shape_table
 
 CELL = '''\
@@ -74,10 +73,7 @@ def test_notebook_shape_sums_cells_and_finds_the_longest(tmp_path: Path):
         row["parameters"] == 5 + 2 and row["computation"] == 12 + 1
     )  # the parameters cell, whatever it holds
     assert sum(row[k] for k in KINDS) == row["code"]
-    assert notebook_shape(nb) == {
-        k: v for k, v in row.items() if k not in ("chapter", "pkg_sentences")
-    }
-    assert row["pkg_sentences"] == "?"  # never run
+    assert notebook_shape(nb) == {k: v for k, v in row.items() if k != "chapter"}
 
 
 def test_every_chapter_keeps_its_code_cells_short():
@@ -95,44 +91,9 @@ def test_the_book_cli_prints_the_table(capsys):
 
     assert book.main(["shape"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert (
-        out[0].split()[:7] == ["chapter", *KINDS]
-        and len(out) == 1 + 8 + 1
-        and out[-1].startswith("total")
-    )
-
-
-def test_claim_declarations_are_counted_per_call_site_with_their_why_length():
-    src = (
-        'for k in ("a", "b"):\n'
-        '    ch.claim(k, "s", kind="predicts", measured=1.0, reference=1.0, tol=0.1,\n'
-        '             why="twelve chars", source="x")\n'
-        'ch.claim("c", "s", kind="checks", measured=1.0, reference=1.0, tol=0.1, why=f"{k} and '
-        'more",\n'
-        '         source="x")\n'
-        'ch.glue("g", 1.0)\n'
-    )
-    d = shape.claim_declarations(src)
-    assert d["claim_calls"] == 2 and d["claim_lines"] == 4
-    assert d["why_chars"] == (len("twelve chars") + len('f"{k} and more"')) / 2
-
-
-def test_package_sentences_come_from_the_results_json(tmp_path):
-    import json
-
-    f = tmp_path / "01_x.json"
-    assert shape.package_sentences(f) == "?"
-    f.write_text(json.dumps({"glued": {}}))
-    assert shape.package_sentences(f) == "?"  # a run from before the count
-    f.write_text(json.dumps({"glued_from_package": ["a", "b"]}))
-    assert shape.package_sentences(f) == 2
-
-
-def test_glue_all_records_the_sentences_package_code_wrote(tmp_path, monkeypatch):
-    from layerwise.chapter import Chapter
-
-    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path))
-    ch = Chapter("01_x", scale="ci", seed=0, device="cpu", params={})
-    ch.glue_all({"n": 3, "word": "fails", "verdict": "the rise is not resolved here"})
-    ch.glue("own", "a sentence the chapter wrote itself")
-    assert ch.results()["glued_from_package"] == ["verdict"]
+    assert out[0].split() == ["chapter", *KINDS, "code", "cells", "longest"]
+    assert len(out) == 1 + 8 + 1 and out[-1].startswith("total")
+    rows = [line.split() for line in out[1:]]
+    assert [int(v) for v in rows[-1][1:-1]] == [
+        sum(int(r[i]) for r in rows[:-1]) for i in range(1, len(rows[0]) - 1)
+    ]

@@ -109,37 +109,13 @@ def cmd_check_pairs(a: argparse.Namespace, root: Path) -> int:
 def cmd_shape(a: argparse.Namespace, root: Path) -> int:
     """``shape``: each chapter's code lines by kind, and the totals."""
     rows = shape_table(root)
-    cols = [
-        "chapter",
-        *KINDS,
-        "code",
-        "cells",
-        "longest",
-        "claim_calls",
-        "lines_per_claim",
-        "why_chars",
-        "pkg_sentences",
-    ]
-    summed = [*KINDS, "code", "cells", "claim_calls"]
+    cols = ["chapter", *KINDS, "code", "cells", "longest"]
     total = {
         "chapter": "total",
-        **{c: sum(int(r[c]) for r in rows) for c in summed},
+        **{c: sum(int(r[c]) for r in rows) for c in cols[1:-1]},
         "longest": max(int(r["longest"]) for r in rows),
-        "lines_per_claim": round(
-            sum(r["lines_per_claim"] * r["claim_calls"] for r in rows)
-            / max(sum(r["claim_calls"] for r in rows), 1),
-            1,
-        ),
-        "why_chars": round(
-            sum(r["why_chars"] * r["claim_calls"] for r in rows)
-            / max(sum(r["claim_calls"] for r in rows), 1)
-        ),
-        "pkg_sentences": sum(
-            r["pkg_sentences"] for r in rows if isinstance(r["pkg_sentences"], int)
-        ),
     }
-    print(" ".join(f"{c:>11}" if i else f"{c:<28}" for i, c in enumerate(cols)))
-    for r in [*rows, total]:
+    for r in [dict(zip(cols, cols)), *rows, total]:
         print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
     return 0
 

@@ -1,10 +1,11 @@
 """The shape of a chapter notebook: its code lines by kind and its longest code cell.
 
 A chapter reads narrative → parameters → one call → one figure → claims (``CONTRIBUTING.md``).
-Claim declarations (SPEC: "every chapter states its quantitative claims in code") and figure
-calls with their captions are chapter text; what should stay small is everything else — the
-computation, tables and glue a chapter still does itself. ``python -m layerwise book shape``
-prints the table; ``tests/test_book.py`` holds every code cell to :data:`MAX_CELL_LINES`.
+Claim declarations and figure calls with their captions are chapter text; what should stay small is
+everything else — the computation, tables and glue a chapter still does itself.  The counts are
+lines of code by the kind of statement they belong to (:func:`statement_kind`), nothing more:
+``python -m layerwise book shape`` prints the table; ``tests/test_shape.py`` holds every code cell
+to :data:`MAX_CELL_LINES`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 KINDS = ("claims", "figures", "glue", "parameters", "imports", "computation")
-MAX_CELL_LINES = (
-    25  # the longest code cell a chapter may have (issue #16: "no code cell over ~25 lines")
-)
+#: The longest code cell a chapter may have (issue #16: "no code cell over ~25 lines").
+MAX_CELL_LINES = 25
 
 
 def _called(node: ast.AST) -> str | None:
@@ -87,95 +87,31 @@ def cell_shape(source: str) -> Counter:
     return out
 
 
-def claim_declarations(source: str) -> dict[str, float]:
-    """The ``ch.claim(...)`` call sites of a chapter's code (a loop's one call site counts once):
-    ``claim_calls``, their lines (``claim_lines``) and the mean length in characters of their
-    ``why=`` text (``why_chars``, f-strings as written)."""
-    calls, lines, whys = 0, 0, []
-    for node in ast.walk(ast.parse(source)):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "claim"
-        ):
-            calls += 1
-            lines += (node.end_lineno or node.lineno) - node.lineno + 1
-            for kw in node.keywords:
-                if kw.arg == "why":
-                    v = kw.value
-                    whys.append(
-                        len(v.value)
-                        if isinstance(v, ast.Constant) and isinstance(v.value, str)
-                        else len(ast.unparse(v))
-                    )
-    return {
-        "claim_calls": calls,
-        "claim_lines": lines,
-        "why_chars": sum(whys) / len(whys) if whys else 0.0,
-    }
-
-
 def notebook_shape(path: Path) -> dict[str, int]:
     """Code lines of a jupytext ``.py`` chapter by kind (:data:`KINDS`; the cell tagged
     ``parameters`` counts as parameters), plus ``cells``, ``code`` (all code lines) and ``longest``
     (lines of the longest cell)."""
     import jupytext
 
-    nb = jupytext.read(path)
-    cells = [c for c in nb.cells if c.cell_type == "code"]
-    code = [c.source for c in cells]
+    cells = [c for c in jupytext.read(path).cells if c.cell_type == "code"]
     total: Counter = Counter()
     for cell in cells:
-        if "parameters" in cell.metadata.get(
-            "tags", []
-        ):  # papermill's cell: parameters, whatever it holds
+        if "parameters" in cell.metadata.get("tags", []):  # papermill's cell, whatever it holds
             total["parameters"] += len(cell.source.splitlines())
         else:
             total.update(cell_shape(cell.source))
-    sizes = [len(src.splitlines()) for src in code]
-    decl = Counter()
-    whys: list[float] = []
-    for cell in cells:
-        try:
-            d = claim_declarations(cell.source)
-        except SyntaxError:
-            continue
-        decl.update({k: d[k] for k in ("claim_calls", "claim_lines")})
-        whys += [d["why_chars"]] * d["claim_calls"]
+    sizes = [len(c.source.splitlines()) for c in cells]
     return {
         **{k: int(total[k]) for k in KINDS},
-        "cells": len(code),
+        "cells": len(cells),
         "code": sum(sizes),
         "longest": max(sizes, default=0),
-        "claim_calls": int(decl["claim_calls"]),
-        "lines_per_claim": round(decl["claim_lines"] / decl["claim_calls"], 1)
-        if decl["claim_calls"]
-        else 0.0,
-        "why_chars": round(sum(whys) / len(whys)) if whys else 0,
     }
 
 
-def package_sentences(results: Path) -> int | str:
-    """How many sentences package code wrote into a chapter's prose (``glued_from_package`` of its
-    results JSON, from ``Chapter.glue_all``), or '?' when the chapter has not been run."""
-    import json
-
-    if not results.exists():
-        return "?"
-    data = json.loads(results.read_text())
-    return len(data["glued_from_package"]) if "glued_from_package" in data else "?"
-
-
-def shape_table(root: Path, scale: str = "ci") -> list[dict[str, object]]:
-    """:func:`notebook_shape` of every chapter under ``root/notebooks`` (rows with ``chapter``), and
-    ``pkg_sentences`` from the chapter's last run at ``scale`` (:func:`package_sentences`)."""
-    from .paths import results_root
-
+def shape_table(root: Path) -> list[dict[str, object]]:
+    """:func:`notebook_shape` of every chapter under ``root/notebooks``, with its ``chapter``."""
     return [
-        {
-            "chapter": p.stem,
-            **notebook_shape(p),
-            "pkg_sentences": package_sentences(results_root(root) / scale / f"{p.stem}.json"),
-        }
+        {"chapter": p.stem, **notebook_shape(p)}
         for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))
     ]
