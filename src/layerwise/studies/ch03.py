@@ -215,19 +215,21 @@ def published_ks_distance(percentiles_a: Any, percentiles_b: Any) -> float:
     return float(np.max(np.abs(published.published_cdf(x, a) - published.published_cdf(x, b))))
 
 
-def fig2_versus_authors(study: Mapping[str, Any]) -> dict[str, Any]:
-    """Our Fig. 2 distributions (``study`` of :func:`vanilla_log_moments` on the paper's
-    convolutional nets) against the authors' 10 000 networks (``vanilla_histo``): ``authors``
+def fig2_versus_authors(
+    study: Mapping[str, Any], experiment: str = "vanilla_histo"
+) -> dict[str, Any]:
+    """Our Fig. 2 distributions (``study`` of :func:`vanilla_log_moments`) against the authors'
+    10 000 networks of ``experiment`` (``vanilla_histo``: the paper's convolutional nets;
+    ``vanilla_histo_fc``: their fully-connected counterpart): ``authors``
     (their percentiles 1…99 of each log-moment at the four depths), ``ours`` (our log-moments at
     those depths, networks × 4), ``ks`` (:func:`ks_versus_published` at l = L) and
     ``infinite_width``: the KS distance of a distribution concentrated at the mean-field log
     ratio 0 (no diffusion) from theirs, max(F(0), 1 − F(0))."""
     authors = {
-        k: published.moment("vanilla_histo", out).percentiles_ln
-        for k, (_, out) in LOG_MOMENTS.items()
+        k: published.moment(experiment, out).percentiles_ln for k, (_, out) in LOG_MOMENTS.items()
     }
     ours = {k: study["logs"][k][:, study["qi"]] for k in authors}
-    n_authors = published.moment("vanilla_histo", LOG_MOMENTS["nu2"][1]).n
+    n_authors = published.moment(experiment, LOG_MOMENTS["nu2"][1]).n
     at_zero = {k: float(published.published_cdf(0.0, authors[k][-1])) for k in authors}
     return {
         "authors": authors,
@@ -500,3 +502,147 @@ def input_conditioning_ratio(
     return ratio_of_means(
         runs[numerator][1]["reff_signal_loc1"][:, 0], runs[denominator][1]["reff_signal_loc1"][:, 0]
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# The authors' fully-connected arrays (vanilla_histo_fc, vanilla_fc): the chapter's rules applied
+# to their networks (reference controls) and the estimators run on synthetic truth (estimator
+# controls)
+# ----------------------------------------------------------------------------------------------
+def _gauss_cdf(z: Any) -> np.ndarray:
+    from scipy.special import ndtr
+
+    return ndtr(np.asarray(z, dtype=float))
+
+
+def percentile_ks_gaussian(
+    percentiles: Any, mean: float, sd: float, n: int, confidence: float = 0.99
+) -> Estimate:
+    """KS distance of a distribution known through its percentiles 1…99 (and the mean ``mean``
+    and standard deviation ``sd`` over its ``n`` networks) to the Gaussian of that mean and SD.
+
+    D̂ = max_k |k/100 − Φ((q_k − mean)/sd)| at the percentiles; the population distance lies
+    within D̂ ± (ε_DKW + ε_fit + :data:`layerwise.published.PERCENTILE_GRID_ERROR`), with
+    ε_DKW = √(ln(4/α)/(2n)) and ε_fit the largest gap sup|Φ(z) − Φ((z − a)/b)| over the mean's and
+    SD's own 1 − α/4 intervals (Student's t for the mean, a Gaussian sample's error for the
+    variance) — the interval of
+    :func:`layerwise.stats.ks_gaussian_interval` for a sample summarised by its percentiles."""
+    from scipy.stats import norm
+    from scipy.stats import t as t_dist
+
+    from ..stats import _gauss_cdf_gap
+
+    q = np.asarray(percentiles, dtype=float)
+    if q.shape != (99,) or not (sd > 0 and n >= 4):
+        raise ParameterError("need the 99 percentiles, sd > 0 and n >= 4 networks")
+    alpha = 1.0 - confidence
+    d = float(np.max(np.abs(np.arange(1, 100) / 100.0 - _gauss_cdf((q - mean) / sd))))
+    eps_dkw = math.sqrt(math.log(4.0 / alpha) / (2.0 * n))
+    # the grid of ks_gaussian_interval, with a Gaussian sample's fourth moment (3σ⁴)
+    a_max = float(t_dist.ppf(1.0 - alpha / 8.0, n - 1)) / math.sqrt(n)
+    dv = float(norm.ppf(1.0 - alpha / 8.0)) * math.sqrt(2.0 / n)
+    a, b = np.meshgrid(
+        np.linspace(0.0, a_max, 5),
+        np.linspace(math.sqrt(max(1.0 - dv, 1e-12)), math.sqrt(1.0 + dv), 9),
+    )
+    eps_fit = float(np.max(_gauss_cdf_gap(a, b)))
+    half = eps_dkw + eps_fit + published.PERCENTILE_GRID_ERROR
+    return interval_estimate(d, max(0.0, d - half), d + half, n=n)
+
+
+def published_ks_gaussian(experiment: str, moment: str, depth: int) -> dict[str, Any]:
+    """The Fig. 2 rule "nearly Gaussian" applied to the authors' networks: ``log`` the KS
+    distance of ln m at ``depth`` to its Gaussian (:func:`percentile_ks_gaussian`, an Estimate
+    with its guaranteed 99 % interval) and ``raw`` the same distance for the moment itself (not
+    its log; the alternative the rule rules out), from its published quantiles."""
+    m = published.moment(experiment, moment)
+    i = m.index(depth)
+    if m.percentiles_ln is None or m.mean_ln is None:
+        raise ParameterError(f"{experiment}/{moment} has no percentiles of its log")
+    log = percentile_ks_gaussian(m.percentiles_ln[i], m.mean_ln[i], m.std_ln[i], m.n)
+    raw = percentile_ks_gaussian(np.exp(m.percentiles_ln[i]), m.mean[i], m.std[i], m.n)
+    return {"log": log, "raw": raw.mean, "n": m.n}
+
+
+def published_balance(experiment: str, moment: str, depth: int) -> Estimate:
+    """−2·mean/variance of ln m at ``depth`` over the authors' networks (the log-normal balance,
+    1 for a log-normal ratio with conserved expectation), its standard error by the delta method
+    for a Gaussian sample: se² = b²·(σ²/(n·μ²) + 2/(n − 1))."""
+    m = published.moment(experiment, moment)
+    i = m.index(depth)
+    mu, sd, n = float(m.mean_ln[i]), float(m.std_ln[i]), m.n
+    b = -2.0 * mu / sd**2
+    se = abs(b) * math.sqrt(sd**2 / (n * mu**2) + 2.0 / (n - 1))
+    return Estimate(b, se, n - 1, n)
+
+
+def variance_curvature(depth: Any, var: Any) -> float:
+    """The curvature of :func:`layerwise.labatie.drift_diffusion` for a variance curve ``var`` at
+    ``depth``: the quadratic term c of a fit b·l + c·l², times l_max, over the slope D through
+    the origin (0 for a line, l_max·Σl²/Σl³ for var ∝ l²)."""
+    d, v = np.asarray(depth, dtype=float), np.asarray(var, dtype=float)
+    (_, c), *_ = np.linalg.lstsq(np.stack([d, d**2], axis=1), v, rcond=None)
+    return float(c * d.max() / (d @ v / (d @ d)))
+
+
+def published_curvature(experiment: str, moment: str) -> Estimate:
+    """:func:`variance_curvature` of the variance of ln m over the authors' networks at their
+    recorded depths, with a delta-method standard error that treats the depths' variances as
+    independent, each with the Gaussian-sample error var·√(2/(n − 1)) (an approximation: the
+    published file holds no covariances between depths)."""
+    m = published.moment(experiment, moment)
+    var = np.asarray(m.std_ln, dtype=float) ** 2
+    c0 = variance_curvature(m.depth, var)
+    se_v = var * math.sqrt(2.0 / (m.n - 1))
+    grad = []
+    for k in range(var.size):
+        h = 1e-6 * var[k]
+        v = var.copy()
+        v[k] += h
+        grad.append((variance_curvature(m.depth, v) - c0) / h)
+    return Estimate(c0, float(np.sqrt(np.sum((np.array(grad) * se_v) ** 2))), m.n - 1, m.n)
+
+
+def linear_diffusion_control(
+    n: int, depth: int, quarters: Any, rate: float, drift: float = 0.0, *, seed: int = 0
+) -> dict[str, Any]:
+    """The estimator control of the diffusion's shape: ``n`` Gaussian random walks of ``depth``
+    steps with per-layer variance ``rate`` (so Var = rate·l exactly, a known linear law) and mean
+    step ``drift``, read at ``quarters`` and passed through
+    :func:`layerwise.labatie.drift_diffusion` as the chapter does.  Returns ``curvature`` (an
+    Estimate: the truth is 0), ``ballistic`` and ``balance`` (−2·mean/var at the last depth with
+    its bootstrap error; the truth is −2·drift/rate)."""
+    if n < 4 or rate <= 0:
+        raise ParameterError(f"need n >= 4 walks and rate > 0, got n={n}, rate={rate}")
+    rng = np.random.default_rng(seed)
+    walks = np.cumsum(drift + math.sqrt(rate) * rng.standard_normal((n, depth)), axis=1)
+    q = np.asarray(quarters, dtype=int)
+    r = drift_diffusion(q.astype(float), walks[:, q - 1], seed=seed)
+    return {
+        "curvature": Estimate(r["curvature_var"], r["se_curvature_var"], n - 1, n),
+        "ballistic": r["ballistic"],
+        "balance": Estimate(*lognormal_balance(walks[:, -1], seed=seed), n - 1, n),
+    }
+
+
+def ks_control(percentiles: Any, n: int, n_reference: int, *, seed: int = 0) -> dict[str, float]:
+    """The estimator control of :func:`ks_versus_published`: ``n`` networks drawn from the
+    authors' own distribution (inverse of its percentile-rebuilt distribution function) against
+    it — the truth is "same distribution"; returns the comparison's ``ks`` and ``critical`` and
+    ``passed`` (the test accepts the truth: ks ≤ critical)."""
+    u = np.random.default_rng(seed).uniform(0.01, 0.99, size=n)
+    sample = np.interp(u, np.arange(1, 100) / 100.0, np.asarray(percentiles, dtype=float))
+    out: dict[str, Any] = ks_versus_published(sample, percentiles, n_reference)
+    out["passed"] = bool(out["ks"] <= out["critical"])
+    return out
+
+
+def chi_versus_authors(
+    sensitivity: Mapping[str, Any], experiment: str = "vanilla_fc", depth: int = 200
+) -> Estimate:
+    """Our mean log10 χᴸ (``sensitivity`` of :func:`sensitivity_study`) minus the authors' at
+    ``depth`` (their mean of log10 χ at loc3 over their networks), the standard errors combined
+    (``reference_se`` theirs)."""
+    ours = sensitivity["log10chi"]
+    m, se = published.moment(experiment, "chi_loc3").mean_se(depth, log10=True)
+    return Estimate(ours.mean - m, math.hypot(ours.se, se), ours.dof, ours.n, reference_se=se)
