@@ -299,9 +299,44 @@ class RunsCode:
         return (os.system, (f"touch {self.marker}",))
 
 
-@pytest.mark.parametrize("protocol", [0, 2, 4, 5])
+class Py2Pickler(pickle._Pickler):
+    """Protocol 2 with every ``bytes`` and ``str`` written as a Python 2 ``str`` (BINSTRING), as
+    the authors' ``cPickle`` wrote the batches (keys, dtype names and the pixels alike)."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def save_py2_str(self, obj):
+        raw = obj.encode("latin1") if isinstance(obj, str) else obj
+        if len(raw) < 256:
+            self.write(pickle.SHORT_BINSTRING + bytes([len(raw)]) + raw)
+        else:
+            self.write(pickle.BINSTRING + struct.pack("<i", len(raw)) + raw)
+        self.memoize(obj)
+
+    dispatch[bytes] = dispatch[str] = save_py2_str
+
+
+def py2_batch(x: np.ndarray, y: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Py2Pickler(buf, protocol=2).dump(
+        {
+            "batch_label": "training batch 1 of 5",
+            "labels": [int(v) for v in y],
+            "data": x.reshape(len(x), -1),
+            "filenames": ["a.png"] * len(x),
+        }
+    )
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("protocol", [0, 2, 4, 5, "py2"])
 def test_the_unpickler_reads_batches_of_every_protocol(tmp_path, protocol):
-    (tmp_path / "data_batch_1").write_bytes(cifar_batch(CIFAR_X[:3], CIFAR_Y[:3], protocol))
+    x, y = CIFAR_X[:3], CIFAR_Y[:3]
+    raw = py2_batch(x, y) if protocol == "py2" else cifar_batch(x, y, protocol)
+    if protocol == "py2":  # what numpy's own loader makes of it: the same arrays
+        ref = pickle.loads(raw, encoding="bytes")
+        np.testing.assert_array_equal(ref[b"data"], x.reshape(3, -1))
+    (tmp_path / "data_batch_1").write_bytes(raw)
     x, y = data.load_cifar10(tmp_path)
     np.testing.assert_array_equal(np.round(x * 255).astype(np.uint8), CIFAR_X[:3])
     np.testing.assert_array_equal(y, CIFAR_Y[:3])
