@@ -494,9 +494,127 @@ def test_natural_gradient_comparison_against_direct_solves():
     inv = torch.linalg.inv(F + r["lambda"][0] * torch.eye(P, dtype=F.dtype))
     shares = ig.block_shares(inv, sizes)
     assert float(r["inverse_off_diagonal"]) == pytest.approx(shares["off_diagonal"], rel=1e-8)
+    for key, value in ig.inverse_structure(F, r["lambda"][0], sizes).items():
+        assert float(r[key]) == pytest.approx(value, rel=1e-8, abs=1e-14), key
     # a huge damping makes every preconditioner a multiple of the identity: all cosines → 1
     big = ig.natural_gradient_comparison(p, x, y, dampings=[1e8], structure_damping=1.0)
     for key in ("cos_kfac", "cos_blocks", "cos_diagonal", "cos_gradient"):
         assert big[key][0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ParameterError, match="dampings"):
         ig.natural_gradient_comparison(p, x, y, dampings=[0.0], structure_damping=1.0)
+
+
+def _haar(P: int, g: torch.Generator) -> torch.Tensor:
+    """A Haar-distributed orthogonal P × P matrix (QR of a Gaussian, signs fixed)."""
+    Q, R = torch.linalg.qr(torch.randn(P, P, generator=g, dtype=D))
+    return Q * torch.sign(torch.diagonal(R))[None, :]
+
+
+def test_rotated_block_shares_match_haar_rotations():
+    # the closed form (fourth moments of a Haar matrix) against 3000 random rotations
+    g = torch.Generator().manual_seed(4)
+    sizes, P = [5, 4, 3], 12
+    d = torch.tensor([9.0, 3.0, 1.0, 1.0, 0.5, 0.2, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0], dtype=D)
+    draws = []
+    for _ in range(3000):
+        Q = _haar(P, g)
+        s = ig.block_shares((Q * d) @ Q.T, sizes)
+        draws.append([s["off_diagonal"], s["off_tridiagonal"]])
+    draws = np.asarray(draws)
+    want = ig.rotated_block_shares(float(d.sum()), float((d**2).sum()), sizes)
+    se = draws.std(0, ddof=1) / np.sqrt(len(draws))
+    for k, key in enumerate(("off_diagonal", "off_tridiagonal")):
+        assert abs(draws[:, k].mean() - want[key]) < 4 * se[k], key
+    # a multiple of the identity has no off-diagonal part however it is rotated
+    assert ig.rotated_block_shares(7.0, 7.0**2 / 7, [3, 2, 2])["off_diagonal"] == pytest.approx(
+        0.0, abs=1e-15
+    )
+    with pytest.raises(ParameterError, match="frob2"):
+        ig.rotated_block_shares(0.0, 0.0, sizes)
+
+
+def test_inverse_structure_finds_layer_structure_and_not_a_rotation():
+    """Estimator control of the inverse-structure claim (Chapter 8): on synthetic F with a known
+    answer, (a) the inverse's part above the damping is exactly as block-diagonal as its
+    construction says, and (b) a Haar rotation of the same F scores what its spectrum alone gives
+    (the rotated control), so the excess is ≈ 0 there and strongly negative in (a)."""
+    sizes = [40, 30, 20]
+    P, lam = sum(sizes), 1e-2
+    g = torch.Generator().manual_seed(11)
+    # (a) layer-local eigenvectors, except one strong direction spread over the three layers
+    basis = torch.block_diag(*[_haar(s, g) for s in sizes])
+    firsts = [0, sizes[0], sizes[0] + sizes[1]]
+    mix = _haar(3, g)
+    basis[:, firsts] = basis[:, firsts] @ mix  # three orthonormal cross-layer directions
+    w = torch.zeros(P, dtype=D)
+    w[firsts[0]] = 1e4  # the cross-layer direction F is dominated by
+    local = [i for i in range(P) if i not in firsts][:10]
+    w[local] = torch.linspace(0.5, 2.0, len(local), dtype=D)  # 10 local directions above λ
+    F = (basis * w) @ basis.T
+    r = ig.inverse_structure(F, lam, sizes)
+    v = basis[:, firsts[0]]
+    top = sum(torch.outer(basis[:, i], basis[:, i]) / (w[i] + lam) for i in [firsts[0], *local])
+    assert r["inverse_top_off_diagonal"] == pytest.approx(
+        ig.block_shares(top, sizes)["off_diagonal"], rel=1e-8
+    )
+    assert r["fisher_off_diagonal"] == pytest.approx(
+        ig.block_shares(torch.outer(v, v), sizes)["off_diagonal"], rel=1e-3
+    )
+    assert r["below_damping_fraction"] == pytest.approx((P - 11) / P)
+    d = 1 / (w + lam)
+    assert r["below_damping_inverse_share"] == pytest.approx(
+        float((d[w <= lam] ** 2).sum() / (d**2).sum()), rel=1e-10
+    )
+    excess_a = (
+        r["inverse_top_off_diagonal"] / r["fisher_off_diagonal"]
+        - r["rotated_inverse_top_off_diagonal"] / r["rotated_fisher_off_diagonal"]
+    )
+    # the unrestricted inverse is mostly λ⁻¹ I: a rotated F, with no layer structure at all,
+    # passes the former rule "the inverse's off-diagonal share at most ½ of F's"
+    assert r["rotated_inverse_off_diagonal"] / r["rotated_fisher_off_diagonal"] < 0.5
+    # (b) the same spectrum rotated at random: no layer structure
+    R = _haar(P, g)
+    rr = ig.inverse_structure(R @ F @ R.T, lam, sizes)
+    top_rot = rr["inverse_top_off_diagonal"] / rr["fisher_off_diagonal"]
+    want_rot = rr["rotated_inverse_top_off_diagonal"] / rr["rotated_fisher_off_diagonal"]
+    assert top_rot == pytest.approx(want_rot, abs=0.05)
+    assert excess_a < -0.5
+    with pytest.raises(ParameterError, match="lam"):
+        ig.inverse_structure(F, 0.0, sizes)
+
+
+def test_isotropic_sharpness_is_the_transformed_quadratic_form():
+    """Dinh et al. (2017) §4 carried to Neyshabur et al.'s isotropic expected sharpness: with the
+    same draws ν, L(T_α θ + ν) − L(T_α θ) = (T⁻¹g)ᵀν + ½ νᵀ T⁻¹HT⁻¹ ν + O(|ν|³), so for small
+    noise it grows like α² (layer 2) at large α and like α⁻² (layer 1) at small α — why T(α)
+    makes it orders of magnitude larger at both ends of Chapter 8's grid (formerly the claim
+    sharpness_isotropic, which held by this argument)."""
+    x, y = data(n=16, d=5, c=3, seed=5)
+    p = nw.init_mlp([5, 4, 4, 3], seed=9)
+    yoh = ig.one_hot(y, 3)
+    unflat = ig.unflattener(p)
+    th = nw.flatten(p)
+    H = torch.autograd.functional.hessian(lambda v: ig.loss_fn(unflat(v), x, yoh), th)
+    grad = torch.autograd.functional.jacobian(lambda v: ig.loss_fn(unflat(v), x, yoh), th)
+    n1, n2 = p["W1"].numel(), p["W2"].numel()
+    sigma, n = 1e-5, 64
+    gen = torch.Generator().manual_seed(3)
+    nu = torch.stack([torch.randn(th.shape, generator=gen, dtype=D) for _ in range(n)]) * sigma
+
+    def predicted(a):
+        t = torch.cat(
+            [torch.full((n1,), a), torch.full((n2,), 1 / a), torch.ones(len(th) - n1 - n2)]
+        )
+        lin = nu @ (grad / t)
+        quad = 0.5 * torch.einsum("ki,ij,kj->k", nu / t, H, nu / t)
+        return float((lin + quad).mean()), float(quad.mean())
+
+    quads = {}
+    for a in (1e-1, 1.0, 1e1):
+        got = ig.sharpness_draws(ig.alpha_scale(p, a), x, yoh, sigma=sigma, n_draws=n, seed=3)
+        want, quads[a] = predicted(a)
+        assert got.mean() == pytest.approx(want, rel=2e-2), a
+    # the quadratic part: α² tr H₂₂-like growth at both ends, 10⁴ over two decades
+    for lo, hi in ((1e2, 1e3), (1e-2, 1e-3)):
+        assert predicted(hi)[1] / predicted(lo)[1] == pytest.approx(100.0, rel=0.05)
+    assert min(quads[1e-1], quads[1e1]) > 10 * quads[1.0]

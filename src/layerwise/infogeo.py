@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import torch
 from torch.func import grad, jvp, vmap
 
@@ -838,6 +839,77 @@ def block_shares(M: torch.Tensor, sizes: Sequence[int]) -> dict[str, float]:
     return {"off_diagonal": off / total, "off_tridiagonal": far / total}
 
 
+def rotated_block_shares(trace: float, frob2: float, sizes: Sequence[int]) -> dict[str, float]:
+    """The :func:`block_shares` that a symmetric matrix M with eigenvalues d (tr M = Σd =
+    ``trace``, ‖M‖_F² = Σd² = ``frob2``) has on average when its eigenvectors are rotated at random
+    (M ↦ QMQᵀ, Q Haar-distributed on O(P)): the same spectrum with no layer structure. With the
+    fourth moments of a Haar matrix, E[q_ik² q_jk²] = 1/(P(P+2)) and
+    E[q_ik q_jk q_il q_jl] = −1/((P−1)P(P+2)) (i ≠ j, k ≠ l), every entry off the diagonal has
+    E[M_ij²] = (PΣd² − (Σd)²)/((P−1)P(P+2)), so a set of N off-diagonal entries holds the share
+    N·(PΣd² − (Σd)²)/((P−1)P(P+2)Σd²) of ‖M‖_F² — the part of the spectrum that is not a multiple
+    of the identity, spread evenly. N = P² − Σs_l² for ``off_diagonal`` and Σ_{|l−m|≥2} s_l s_m for
+    ``off_tridiagonal`` (``sizes`` = s)."""
+    s = np.asarray([check_positive_int("sizes", v) for v in sizes], dtype=float)
+    P = float(s.sum())
+    if P < 2 or not frob2 > 0:
+        raise ParameterError(
+            f"rotated_block_shares needs P >= 2 and frob2 > 0, got P={P:g}, frob2={frob2!r}"
+        )
+    per_entry = (P * frob2 - trace**2) / ((P - 1) * P * (P + 2) * frob2)
+    far = sum(s[i] * s[j] for i in range(len(s)) for j in range(len(s)) if abs(i - j) >= 2)
+    return {"off_diagonal": (P**2 - float(s @ s)) * per_entry, "off_tridiagonal": far * per_entry}
+
+
+def inverse_structure(
+    F: torch.Tensor, lam: float, sizes: Sequence[int], inv: torch.Tensor | None = None
+) -> dict[str, float]:
+    """The layer structure of the damped inverse (F + λI)⁻¹ of a symmetric positive
+    semi-definite F against F's own and against a structureless F of the same spectrum.
+
+    With F = Σ w qqᵀ, the inverse is Σ qqᵀ/(w + λ): on the directions with w ≪ λ it is λ⁻¹
+    times the identity, which has no off-diagonal part at all, so the inverse's block structure
+    is read where F acts, on the eigen-directions with w > λ: J₊ = Σ_{w>λ} qqᵀ/(w + λ). Returns
+    the :func:`block_shares` ``fisher_…`` of F, ``inverse_…`` of the inverse and
+    ``inverse_top_…`` of J₊ (``off_diagonal`` and ``off_tridiagonal``); the off-diagonal shares
+    a random rotation of each has (``rotated_fisher_off_diagonal``,
+    ``rotated_inverse_off_diagonal``, ``rotated_inverse_top_off_diagonal``;
+    :func:`rotated_block_shares`: same spectrum, no layer structure); ``below_damping_fraction``,
+    the fraction of F's eigenvalues ≤ λ, and ``below_damping_inverse_share``, their share of
+    ‖(F + λI)⁻¹‖_F². ``inv``: the inverse if already computed. NaN for J₊ when no eigenvalue
+    exceeds λ."""
+    lam = check_positive("lam", lam)
+    P = F.shape[0]
+    if inv is None:
+        inv = torch.cholesky_inverse(torch.linalg.cholesky(F + lam * torch.eye(P, dtype=F.dtype)))
+    # the eigenpairs of F above the damping only (LAPACK's MRRR driver, eigenvalues in (λ, ∞))
+    w, q = scipy.linalg.eigh(F.numpy(), subset_by_value=(lam, np.inf), driver="evr")
+    d = 1.0 / (w + lam)  # the inverse's eigenvalues on those directions
+    inv2 = float((inv**2).sum())
+    shares = {
+        "fisher": block_shares(F, sizes),
+        "inverse": block_shares(inv, sizes),
+        "rotated_fisher": rotated_block_shares(float(torch.trace(F)), float((F**2).sum()), sizes),
+        "rotated_inverse": rotated_block_shares(float(torch.trace(inv)), inv2, sizes),
+    }
+    if len(w):
+        shares["inverse_top"] = block_shares(torch.as_tensor((q * d) @ q.T), sizes)
+        shares["rotated_inverse_top"] = rotated_block_shares(d.sum(), (d**2).sum(), sizes)
+    else:  # no direction above the damping: the inverse is λ⁻¹I to round-off
+        shares["inverse_top"] = shares["rotated_inverse_top"] = dict.fromkeys(
+            ("off_diagonal", "off_tridiagonal"), math.nan
+        )
+    return {
+        **{
+            f"{m}_{part}": float(v)
+            for m, sh in shares.items()
+            for part, v in sh.items()
+            if not (m.startswith("rotated") and part == "off_tridiagonal")
+        },
+        "below_damping_fraction": 1.0 - len(w) / P,
+        "below_damping_inverse_share": 1.0 - float((d**2).sum()) / inv2,
+    }
+
+
 def natural_gradient_comparison(
     params: Params,
     x: torch.Tensor,
@@ -859,9 +931,9 @@ def natural_gradient_comparison(
     exact and block solves go through Cholesky factors of the damped matrices (positive definite
     for λ > 0); K-FAC's through the eigen-decompositions of G_l and A_{l−1} (a Kronecker
     product's eigenvectors are the products of its factors'). Structure at δ =
-    ``structure_damping`` (:func:`block_shares`): ``fisher_off_diagonal``/
-    ``fisher_off_tridiagonal`` of F and ``inverse_off_diagonal``/``inverse_off_tridiagonal`` of
-    (F + λI)⁻¹; ``lambda`` the absolute dampings."""
+    ``structure_damping``: the keys of :func:`inverse_structure` (the block shares of F, of
+    (F + λI)⁻¹ and of its part above the damping, with their rotated controls); ``lambda`` the
+    absolute dampings."""
     dampings = [check_positive("dampings", d) for d in dampings]
     check_positive("structure_damping", structure_damping)
     if not dampings:
@@ -907,16 +979,8 @@ def natural_gradient_comparison(
         ):
             out[key].append(_cosine(v, exact))
         out["lambda"].append(lam)
-    if inv is None:
-        inv = torch.cholesky_inverse(torch.linalg.cholesky(F + structure_damping * scale * eye))
-    fs, js = block_shares(F, sizes), block_shares(inv, sizes)
-    return {
-        **{k: np.asarray(v) for k, v in out.items()},
-        "fisher_off_diagonal": np.asarray(fs["off_diagonal"]),
-        "fisher_off_tridiagonal": np.asarray(fs["off_tridiagonal"]),
-        "inverse_off_diagonal": np.asarray(js["off_diagonal"]),
-        "inverse_off_tridiagonal": np.asarray(js["off_tridiagonal"]),
-    }
+    structure = inverse_structure(F, structure_damping * scale, sizes, inv)
+    return {k: np.asarray(v) for k, v in (out | structure).items()}
 
 
 def fisher_subset(

@@ -637,14 +637,21 @@ def natural_gradient_unit(
 
 def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) -> dict[str, Any]:
     """:func:`natural_gradient_study` over (≥ 2) nets. ``cos[state][name]``: (nets, dampings)
-    cosines with the exact damped natural gradient of each of :data:`NATURAL_GRADIENTS`; as
+    cosines with the exact damped natural gradient of each of :data:`NATURAL_GRADIENTS`. As
     :class:`Estimate` s over nets, with the worse of the two states per net: ``inverse_block``
     = inverse_off_diagonal / fisher_off_diagonal (how much nearer block-diagonal the damped
-    inverse is than F; Martens & Grosse 2015, §4), ``inverse_tridiagonal`` = the share of the far
-    blocks in the off-diagonal norm, inverse over F (nearer block-tridiagonal), and
+    inverse is than F; Martens & Grosse 2015, §4) and ``inverse_block_rotated``, the same ratio
+    for a random rotation of F (same spectrum, no layer structure); ``inverse_tridiagonal`` = the
+    share of the far blocks in the off-diagonal norm, inverse over F (nearer block-tridiagonal);
     ``factorisation_cost`` = cos_blocks − cos_kfac at the damping index ``at`` (the direction lost
-    to the Kronecker factorisation beyond what dropping the blocks between layers loses); and the
-    per-state means ``shares[state]`` of the four structure shares."""
+    to the Kronecker factorisation beyond what dropping the blocks between layers loses); and
+    ``blocks_cost`` = 1 − cos_blocks there (what dropping the blocks between layers loses). Per
+    state (``[state]``), over nets: ``inverse_top`` = inverse_top_off_diagonal /
+    fisher_off_diagonal (the ratio on the eigen-directions of F above the damping),
+    ``inverse_top_rotated`` (the same for the rotated F) and ``inverse_top_excess`` =
+    ``inverse_top`` − ``inverse_top_rotated``, paired net by net (< 0: nearer block-diagonal
+    than the spectrum alone makes it). ``shares[state]``: means over nets of the structure shares
+    and of ``below_damping_fraction`` / ``below_damping_inverse_share``."""
     if len(runs) < 2:
         raise ParameterError(f"natural_gradient_summary needs >= 2 nets, got {len(runs)}")
     S = KFAC_STATES
@@ -652,8 +659,17 @@ def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) 
     def per_net(f: Callable[[Mapping[str, np.ndarray], str], float], worst: Callable) -> Estimate:
         return estimate([worst(f(r, t) for t in S) for r in runs])
 
-    def block(r: Mapping[str, np.ndarray], t: str) -> float:
-        return float(r[f"{t}_inverse_off_diagonal"] / r[f"{t}_fisher_off_diagonal"])
+    def per_state(f: Callable[[Mapping[str, np.ndarray], str], float]) -> dict[str, Estimate]:
+        return {t: estimate([f(r, t) for r in runs]) for t in S}
+
+    def ratio(num: str, den: str) -> Callable[[Mapping[str, np.ndarray], str], float]:
+        return lambda r, t: float(r[f"{t}_{num}_off_diagonal"] / r[f"{t}_{den}_off_diagonal"])
+
+    block, block_rotated = ratio("inverse", "fisher"), ratio("rotated_inverse", "rotated_fisher")
+    top, top_rotated = (
+        ratio("inverse_top", "fisher"),
+        ratio("rotated_inverse_top", "rotated_fisher"),
+    )
 
     def tridiagonal(r: Mapping[str, np.ndarray], t: str) -> float:
         inv = r[f"{t}_inverse_off_tridiagonal"] / r[f"{t}_inverse_off_diagonal"]
@@ -663,20 +679,24 @@ def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) 
     def cost(r: Mapping[str, np.ndarray], t: str) -> float:
         return float(r[f"{t}_cos_blocks"][at] - r[f"{t}_cos_kfac"][at])
 
-    shares = (
-        "fisher_off_diagonal",
-        "fisher_off_tridiagonal",
-        "inverse_off_diagonal",
-        "inverse_off_tridiagonal",
-    )
+    shares = [  # the structure shares and the damping's reach: every per-state scalar
+        k[len("init_") :]
+        for k in runs[0]
+        if k.startswith("init_") and not k.startswith(("init_cos_", "init_lambda"))
+    ]
     return {
         "cos": {
             t: {k: np.array([r[f"{t}_cos_{k}"] for r in runs]) for k in NATURAL_GRADIENTS}
             for t in S
         },
         "inverse_block": per_net(block, max),
+        "inverse_block_rotated": per_net(block_rotated, max),
+        "inverse_top": per_state(top),
+        "inverse_top_rotated": per_state(top_rotated),
+        "inverse_top_excess": per_state(lambda r, t: top(r, t) - top_rotated(r, t)),
         "inverse_tridiagonal": per_net(tridiagonal, max),
         "factorisation_cost": per_net(cost, min),
+        "blocks_cost": per_state(lambda r, t: float(1 - r[f"{t}_cos_blocks"][at])),
         "shares": {
             t: {k: float(np.mean([r[f"{t}_{k}"] for r in runs])) for k in shares} for t in S
         },
@@ -853,7 +873,8 @@ def label_randomisation_summary(runs: pd.DataFrame) -> dict[str, Any]:
     Welch mean log-ratio (random / clean) of each measure over γ, of the effective margins and of
     the loss factors R (``log_ratio[q, name]``, an :class:`Estimate`; :func:`welch_log_ratio`); the
     loss factor's share of the Fisher–Rao rise (``loss_share[q, k]``, :func:`loss_share`); the
-    test accuracy at 100 % random labels (``chance``); the smallest training accuracy
+    test accuracy at 100 % random labels (``chance``); the smallest training accuracy over every
+    run and both protocols, a fixed-loss run that did not reach its target counting as 0
     (``min_train_accuracy``); and the numbers the prose quotes (``glue``, two significant digits;
     ``glue_3``, three)."""
     meas = list(RAND_MEASURES)
@@ -882,7 +903,16 @@ def label_randomisation_summary(runs: pd.DataFrame) -> dict[str, Any]:
         for k in ("model", "empirical")
     }
     chance = estimate(rand["loss"].test_accuracy.values)
-    min_acc = float(min(RT[q].train_accuracy.min() for q in PROTOCOLS))
+    # a fixed-loss run that never reached its target loss has fitted nothing at that loss: 0
+    min_acc = float(
+        min(
+            RT[q]
+            .train_accuracy.where((RT[q].target_step >= 0) | (q != "loss"), 0.0)
+            .fillna(0.0)
+            .min()
+            for q in PROTOCOLS
+        )
+    )
 
     glue: dict[str, Any] = {}
     for q in PROTOCOLS:
