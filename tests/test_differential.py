@@ -94,3 +94,47 @@ def test_profile_moments_of_a_shifted_gaussian():
     prof = diffusion.heat_kernel(x, 21.0, 2.0, 1.0)
     mu, var = df.profile_moments(prof)
     assert mu == pytest.approx(1.0, abs=1e-9) and var == pytest.approx(4.0, rel=1e-6)
+
+
+def test_expected_profiles_is_the_moment_recursion():
+    ring, c, steps = 9, (0.3, 0.6, 0.9), 20
+    C = diffusion.local_delta(ring, c[0], c[2]) + np.eye(ring) * sum(c)
+    exact = np.linalg.matrix_power(np.eye(ring) + C / steps, steps)[:, ring // 2]
+    E = df.expected_profiles(ring, c, steps, 5)
+    assert E.shape == (5, ring)
+    np.testing.assert_allclose(E[-1], exact, rtol=1e-12)
+    M = df.expected_profiles(ring, c, steps, steps, mirror=True)[-1]
+    np.testing.assert_allclose(M, M[::-1], rtol=1e-12)  # mirrored kernels: symmetric
+
+
+@pytest.mark.parametrize("increments", ["gaussian", "sign"])
+def test_weight_noise_has_the_same_mean_capacity(increments):
+    """Pseudo-random weights (one increment per weight) and units (one per unit) share the exact
+    moment recursion; the Monte-Carlo of either agrees with it."""
+    ring, c, steps = 9, (0.3, 0.6, 0.9), 20
+    P = df.differential_sensitivities(
+        ring=ring, taps2=c, steps=steps, paths=4000, groups=5, record_every=steps,
+        increments=increments, noise="weight", seed=2,
+    )
+    exact = df.expected_profiles(ring, c, steps, steps)[-1]
+    mean, se = P[:, -1].mean(0), P[:, -1].std(0, ddof=1) / math.sqrt(5)
+    assert np.all(np.abs(mean - exact) < 5 * se + 1e-12)
+
+
+def test_one_weight_step_with_signs_is_exact():
+    ring, c = 9, (0.5, 1.0, 1.5)
+    P = df.differential_sensitivities(
+        ring=ring, taps2=c, steps=4, paths=50, groups=2, record_every=1, increments="sign",
+        noise="weight", seed=3,
+    )
+    mid = ring // 2
+    np.testing.assert_allclose(P[:, 1, mid - 1], 0.25 * c[0], rtol=1e-12)
+    np.testing.assert_allclose(P[:, 1, mid + 1], 0.25 * c[2], rtol=1e-12)
+
+
+def test_sensitivities_refuse_an_unknown_noise():
+    with pytest.raises(ParameterError, match="noise"):
+        df.differential_sensitivities(
+            ring=9, taps2=(1, 1, 1), steps=10, paths=2, groups=2, record_every=1, noise="tap",
+            seed=0,
+        )

@@ -347,3 +347,22 @@ def test_tree_jacobians_finite_differences_and_appendix_a_totals():
     assert lay.redundant_directions(Jt["augmented"])[0] == 6
     with pytest.raises(ParameterError, match="fan_in"):
         lay.tree_jacobians("relu", fan_in=1, levels=3, n_inputs=10, rng=rng)
+
+
+def test_patch_controls_share_the_patches_covariance_or_are_symmetric():
+    Y = lay.layer_inputs("patches", 3, 4000, seed=2)
+    G = lay.layer_inputs("patches_gaussian", 3, 4000, seed=2)
+    S = lay.layer_inputs("patches_symmetric", 3, 4000, seed=2)
+    C = Y.T @ Y / len(Y)
+    assert np.abs(G.T @ G / len(G) - C).max() < 0.1 * np.abs(C).max()
+    np.testing.assert_array_equal(S[:2000], -S[2000:])  # each patch beside its negative
+    z = S @ np.random.default_rng(0).standard_normal(9)
+    assert abs(lay.skewness(z[:, None])[0]) < 1e-12
+    assert lay.layer_inputs("patches_symmetric", 3, 5, seed=2).shape == (5, 9)
+
+
+def test_skewness_against_scipy():
+    from scipy import stats as st
+
+    Z = np.random.default_rng(3).exponential(size=(500, 3))
+    np.testing.assert_allclose(lay.skewness(Z), st.skew(Z, axis=0), rtol=1e-12)

@@ -309,3 +309,40 @@ def test_smooth_nu_units_assemble_per_name(tmp_path):
     for name in kw["names"]:
         assert np.array_equal(seam[name], direct[name])
         assert np.array_equal(seam[name][:, 0], qs)
+
+
+def test_odd_weight_of_the_activations():
+    assert study.odd_weight("abs") == pytest.approx(0.0, abs=1e-12)
+    assert study.odd_weight("relu") == pytest.approx(1.0)
+    assert study.odd_weight("leaky_relu", 0.5) == pytest.approx(3.0)
+
+
+def test_odd_part_enters_the_pair_moment_with_that_weight():
+    """E[η_iη_j] for independent z_i, z_j with P(z > 0) = p: ν + (β²−α²)/4·2(2p − 1) +
+    ((β−α)/2)²(2p − 1)², brute force over the four orthants."""
+    for name, slope in (("relu", None), ("leaky_relu", 0.5), ("abs", None)):
+        alpha, beta = cap.eta_levels(name, slope)
+        for p in (0.5, 0.6):
+            brute = sum(
+                (beta if a else alpha) * (beta if b else alpha) * (p if a else 1 - p)
+                * (p if b else 1 - p) for a in (0, 1) for b in (0, 1)
+            )
+            s = 2 * p - 1
+            odd = (beta - alpha) ** 2 / 4 * study.odd_weight(name, slope) * 2 * s
+            want = cap.nu_closed_form(name, slope) + odd + (beta - alpha) ** 2 / 4 * s * s
+            assert brute == pytest.approx(want, rel=1e-12)
+
+
+def test_difference_of_independent_estimates():
+    d = study.difference(Estimate(3.0, 0.3, 10, 11), Estimate(1.0, 0.4, 20, 21))
+    assert d.mean == 2.0 and d.se == pytest.approx(0.5)
+
+
+def test_capacity_gap_vs_units_stacks_the_width_runs():
+    cases = [["relu", None]]
+    U = study.capacity_gap_vs_units(cases=cases, n=16, ms=[4, 8], p=3, draws=2, seed=1)
+    assert U["gap"].shape == (1, 2, 2)
+    W = study.capacity_gap_vs_width(cases=cases, ns=[16], m=8, p=3, draws=2, seed=1)
+    np.testing.assert_allclose(U["gap"][:, 1], W["gap"][:, 0])
+    with pytest.raises(ParameterError, match="ms="):
+        study.capacity_gap_vs_units(cases=cases, n=16, ms=[4], p=3, draws=2, seed=1)

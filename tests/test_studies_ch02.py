@@ -257,7 +257,10 @@ def test_sampled_walk_summary_of_exact_and_shifted_walks():
     S = study.sampled_walk_summary(np.stack([walk] * 3), D, 2.0, 4.0, 0.99)
     assert S["m2_ratio"].mean == pytest.approx(1.0, abs=1e-12)
     assert S["drift"].mean == pytest.approx(0.0, abs=1e-12)
-    assert S["drift_rms_alt"] == pytest.approx(2.0 / math.sqrt(6) / math.sqrt(6.0))
+    # the paper's random translation-invariant layers: rms Σₗ ε(bₗ − aₗ) = (a_hi − a_lo)/√(6L)
+    assert S["drift_rms_alt"] == pytest.approx(2.0 / math.sqrt(6 * L) / math.sqrt(6.0))
+    assert S["drift_rms_identical"] == pytest.approx(2.0 / math.sqrt(6) / math.sqrt(6.0))
+    assert S["var_spread"].mean == pytest.approx(0.0, abs=1e-12)  # identical networks
     shifted = np.stack([np.roll(walk, s, axis=-1) for s in (1, -1, 1, -1)])
     T = study.sampled_walk_summary(shifted, D, 2.0, 4.0, 0.99)
     assert T["drift"].mean == pytest.approx(0.0, abs=1e-12)
@@ -344,3 +347,64 @@ def test_erf_units_through_the_chapter_seam_give_the_runs(tmp_path):
     assert set(seam) == set(direct)
     for k in direct:
         np.testing.assert_array_equal(seam[k], direct[k])
+
+
+def test_translation_invariant_drift_rms_against_simulation():
+    """drift_rms_alt is the rms of Σₗ ε(bₗ − aₗ) for one (a, b) per layer: brute force."""
+    rng, L, lo, hi = np.random.default_rng(0), 50, 10.0, 30.0
+    ab = rng.uniform(lo, hi, (20000, L, 2))
+    rms = np.sqrt(np.mean(((ab[..., 1] - ab[..., 0]).sum(1) / L) ** 2))
+    walk = np.zeros((3, L + 1, 11))
+    walk[:, :, 5] = 1.0
+    S = study.sampled_walk_summary(walk, 20.0, lo, hi, 0.99)
+    assert S["drift_rms_alt"] * math.sqrt(40.0) == pytest.approx(rms, rel=0.02)
+
+
+def test_frozen_medium_repeats_the_first_layer_and_spreads_more():
+    kw = dict(ring=65, layers=100, a_lo=10.0, a_hi=30.0, envs=12, seed=3)
+    moving = study.residual_diffusion_profiles(**kw)["profiles"].astype(float)
+    frozen = study.residual_diffusion_profiles(**kw, frozen=True)["profiles"].astype(float)
+    np.testing.assert_allclose(moving[:, 1], frozen[:, 1])  # the same first (top) layer
+    a = study.sampled_walk_summary(moving, 20.0, 10.0, 30.0, 0.99)["var_spread"]
+    b = study.sampled_walk_summary(frozen, 20.0, 10.0, 30.0, 0.99)["var_spread"]
+    assert b.mean > 2 * a.mean  # a static medium does not average over depth
+
+
+def test_spread_estimate_of_normal_samples():
+    x = np.random.default_rng(1).normal(0.0, 2.0, 5000)
+    e = study.spread_estimate(x)
+    assert e.mean == pytest.approx(2.0, abs=3 * e.se)
+    assert e.se == pytest.approx(e.mean / math.sqrt(2 * 4999))
+    with pytest.raises(ParameterError, match="at least 3"):
+        study.spread_estimate([1.0, 2.0])
+
+
+def test_differential_summary_against_the_exact_recursion():
+    """With ``steps`` the ratios are to the exact scheme's moments: its own expectation gives 1,
+    whatever the ring's wrap-around and the step's O(ε)."""
+    from layerwise import differential
+
+    taps, steps = (0.5, 1.0, 1.5), 50
+    exact = differential.expected_profiles(11, taps, steps, steps // 10)
+    mirrored = differential.expected_profiles(11, taps, steps, steps // 10, mirror=True)
+    S = study.differential_summary({"fixed": np.stack([exact] * 3),
+                                    "mirrored": np.stack([mirrored] * 3)}, taps, steps=steps)
+    assert S["var_ratio"].mean == pytest.approx(1.0, rel=1e-12)
+    assert S["drift_ratio"].mean == pytest.approx(1.0, rel=1e-12)
+    assert S["mirror_drift"].mean == pytest.approx(0.0, abs=1e-12)
+    # the ring of 11 wraps the tail round: below the unbounded line's 1/(1 + εΣc)
+    assert S["recursion_drift"] < 1 / (1 + 3.0 / steps) - 0.01
+    big = differential.expected_profiles(101, taps, steps, steps)[-1]
+    assert differential.profile_moments(big)[0] == pytest.approx(1 / (1 + 3.0 / steps), rel=1e-9)
+
+
+def test_pooled_moment_ratio_is_the_ratio_of_means_over_all_paths():
+    """Two groups, one heavy: the pooled mean position weights each path's mass, the average of
+    the groups' own means does not."""
+    g = np.zeros((2, 9))
+    g[0, 4], g[0, 5] = 1.0, 1.0  # mean position +0.5, mass 2
+    g[1, 4], g[1, 3] = 9.0, 9.0  # mean position −0.5, mass 18
+    e = study.pooled_moment_ratio(g, 0, 1.0)
+    assert e.mean == pytest.approx((2 * 0.5 - 18 * 0.5) / 20)
+    with pytest.raises(ParameterError, match="reference"):
+        study.pooled_moment_ratio(g, 0, 0.0)

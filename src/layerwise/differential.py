@@ -38,6 +38,10 @@ from .diffusion import circular_moments, local_delta
 from .params import ParameterError, check_choice, check_positive_int
 
 INCREMENTS: tuple[str, ...] = ("gaussian", "sign")
+#: Where the randomness sits: one increment per unit (``unit``: dx_i = (Σ_k p_k x_{i+k}) dW_i,
+#: pseudo-random units) or one per weight (``weight``: dx_i = Σ_k p_k x_{i+k} dW_{i,k},
+#: pseudo-random weights, as Appendix B words it). Both have the same mean capacity recursion.
+NOISES: tuple[str, ...] = ("unit", "weight")
 
 
 def check_taps2(taps2: Sequence[float]) -> tuple[float, float, float]:
@@ -78,12 +82,14 @@ def differential_sensitivities(
     record_every: int,
     mirror: bool = False,
     increments: str = "gaussian",
+    noise: str = "unit",
     seed: int,
 ) -> np.ndarray:
     """Mean squared sensitivity of the central unit at t = 1 to the state at earlier times, for the
     forward SDE dx_i = (Σ_k p_k x_{i+k}) dW_i (p_k = √c_k) simulated by Euler–Maruyama with
     ``steps`` steps of ε = 1/steps (``increments`` "gaussian"), or for the differential network
-    with pseudo-random units (±√ε, "sign").
+    with pseudo-random units (±√ε, "sign"); with ``noise`` "weight" every weight gets its own
+    increment, dx_i = Σ_k p_k x_{i+k} dW_{i,k} (pseudo-random weights ±√(εc_k) with "sign").
 
     The sensitivity r_j = ∂x_c(1)/∂x_j(t) is propagated from the top, r ← r + p ⋆ᵀ(r ⊙ ΔW) (the
     exact pathwise derivative of the scheme; the SDE is linear in x). With ``mirror`` the kernel
@@ -102,6 +108,7 @@ def differential_sensitivities(
         )
     )
     check_choice("increments", increments, INCREMENTS)
+    check_choice("noise", noise, NOISES)
     if ring < 3:
         raise ParameterError(f"ring={ring} must be >= 3 for a nearest-neighbour kernel")
     p = torch.tensor(check_taps2(taps2), dtype=torch.float64).sqrt()
@@ -112,19 +119,48 @@ def differential_sensitivities(
     out = [(r * r).reshape(groups, paths, ring).mean(1)]
     # one mirror sequence per group: the groups are independent networks (Eq. 47)
     flips = (torch.rand(steps, groups, generator=gen) < 0.5) & mirror
+    taps = 1 if noise == "unit" else 3
     for s in range(steps):
         if increments == "gaussian":
-            dW = torch.randn(n, ring, generator=gen, dtype=torch.float64)
+            dW = torch.randn(taps, n, ring, generator=gen, dtype=torch.float64)
         else:
-            dW = torch.randint(0, 2, (n, ring), generator=gen).to(torch.float64) * 2 - 1
-        u = r * dW * sq
+            dW = torch.randint(0, 2, (taps, n, ring), generator=gen).to(torch.float64) * 2 - 1
+        u = r * dW * sq  # (taps, n, ring): per unit, or per unit and weight
+        um, u0, up = u[0], u[-1 if taps == 1 else 1], u[-1]
         f = flips[s].repeat_interleave(paths)[:, None]
         pm, pp = torch.where(f, p[2], p[0]), torch.where(f, p[0], p[2])
-        # unit i reads input i + k with p_k: its sensitivity sends r_i p_k ΔW_i to input i + k
-        r = r + p[1] * u + pm * torch.roll(u, -1, 1) + pp * torch.roll(u, 1, 1)
+        # unit i reads input i + k with p_k: its sensitivity sends r_i p_k ΔW_{i(,k)} to input i + k
+        r = r + p[1] * u0 + pm * torch.roll(um, -1, 1) + pp * torch.roll(up, 1, 1)
         if (s + 1) % record_every == 0:
             out.append((r * r).reshape(groups, paths, ring).mean(1))
     return torch.stack(out, 1).numpy()
+
+
+def expected_profiles(
+    ring: int, taps2: Sequence[float], steps: int, record_every: int, mirror: bool = False
+) -> np.ndarray:
+    """The exact expectation of :func:`differential_sensitivities`' mean r∘r over the increments
+    (either noise): E[r_{s+1}(j)²] = r_s(j)² + ε Σ_k c_k r_s(j − k)², i.e. (I + εC)ˢ δ unnormalised
+    (C the circulant of :func:`differential_capacity_layer`); with ``mirror`` the kernel's two
+    mirror images averaged, c_{±1} → (c_{−1} + c_{+1})/2. Returns (steps // record_every + 1,
+    ring), recorded like :func:`differential_sensitivities`."""
+    ring, steps, record_every = (
+        check_positive_int(k, v)
+        for k, v in (("ring", ring), ("steps", steps), ("record_every", record_every))
+    )
+    a, b, c = check_taps2(taps2)
+    if mirror:
+        a = c = (a + c) / 2
+    eps = 1.0 / steps
+    M = (1 + eps * (a + b + c)) * differential_capacity_layer(ring, (a, b, c), eps)
+    k = np.zeros(ring)
+    k[ring // 2] = 1.0
+    out = [k]
+    for s in range(steps):
+        k = M @ k
+        if (s + 1) % record_every == 0:
+            out.append(k)
+    return np.array(out)
 
 
 def profile_moments(profiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -29,7 +29,10 @@ from .data import natural_patches
 from .params import ParameterError, check_choice, check_positive_int
 
 #: Inputs of the fixed-layer experiments.
-INPUTS: tuple[str, ...] = ("iid", "patches")
+#: Inputs of a fixed layer: i.i.d. Gaussian, photo patches (crops of the shipped photographs), and
+#: the two controls of the patches: a Gaussian with the patches' own covariance, and the patches
+#: symmetrised (each patch Y beside −Y, so that every pre-activation is symmetric, as Eq. 13 assumes).
+INPUTS: tuple[str, ...] = ("iid", "patches", "patches_gaussian", "patches_symmetric")
 #: Activations of the redundancy test (Appendix A).
 JACOBIAN_ACTIVATIONS: tuple[str, ...] = ("linear", "relu", "leaky_relu", "abs", "tanh")
 
@@ -174,12 +177,29 @@ def photo_patch_inputs(side: int, n_samples: int, seed: int) -> np.ndarray:
 
 
 def layer_inputs(kind: str, side: int, n_samples: int, seed: int) -> np.ndarray:
-    """Inputs of dimension n = side²: ``iid`` (Y ~ N(0, I)) or ``patches``
-    (:func:`photo_patch_inputs`)."""
+    """Inputs of dimension n = side²: ``iid`` (Y ~ N(0, I)), ``patches``
+    (:func:`photo_patch_inputs`), ``patches_gaussian`` (Y = G Lᵀ with G ~ N(0, I) and L Lᵀ the
+    empirical covariance of ``n_samples`` photo patches of the same seed: Gaussian, with the
+    patches' covariance) or ``patches_symmetric`` (the first ⌈n_samples/2⌉ photo patches followed
+    by their negatives −Y: a symmetric law, so that every z = pᵀY is symmetric about 0)."""
     check_choice("inputs", kind, INPUTS)
+    if kind == "iid":
+        return np.random.default_rng(seed).standard_normal((n_samples, side * side))
+    if kind == "patches_symmetric":
+        Y = photo_patch_inputs(side, (n_samples + 1) // 2, seed)
+        return np.concatenate([Y, -Y])[:n_samples]
+    Y = photo_patch_inputs(side, n_samples, seed)
     if kind == "patches":
-        return photo_patch_inputs(side, n_samples, seed)
-    return np.random.default_rng(seed).standard_normal((n_samples, side * side))
+        return Y
+    Lc = np.linalg.cholesky(Y.T @ Y / len(Y) + 1e-12 * np.eye(Y.shape[1]))
+    G = np.random.default_rng([seed, 1]).standard_normal(Y.shape)
+    return G @ Lc.T
+
+
+def skewness(Z: np.ndarray) -> np.ndarray:
+    """Sample skewness E[(z − z̄)³]/E[(z − z̄)²]^{3/2} of every column of Z (N, m)."""
+    Z = np.asarray(Z, float) - np.mean(Z, axis=0)
+    return np.mean(Z**3, axis=0) / np.mean(Z**2, axis=0) ** 1.5
 
 
 # ------------------------------------------------------------------------------------------------

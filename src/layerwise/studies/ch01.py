@@ -67,7 +67,8 @@ def fixed_layer_ratios(
     layers P (m unit columns, stream ("fixed_P", side, d)) on the same ``n_samples`` inputs of
     ``inputs``, every activation of ``cases`` (pseudo-random units keyed by the draw).
 
-    Returns ``ns`` and per case k ``ratios_k`` (len(sides), draws, m(m−1)/2), the ratios r_ij,
+    Returns ``ns``, ``skew`` (len(sides), draws, m) the sample skewness of every pre-activation
+    z_i = p_iᵀY, and per case k ``ratios_k`` (len(sides), draws, m(m−1)/2), the ratios r_ij,
     i < j, ``noise_k`` (len(sides), draws) the mean squared standard error of those ratios (their
     sampling noise floor), and ``diag_k`` (len(sides), draws), the mean diagonal ratio (1 in
     Eq. 14)."""
@@ -80,15 +81,17 @@ def fixed_layer_ratios(
     LAW = np.zeros_like(R)
     D = np.zeros((len(cases), len(sides), draws))
     NZ = np.zeros((len(cases), len(sides), draws))
+    SK = np.zeros((len(sides), draws, m))
     for a, side in enumerate(sides):
         Y = layer.layer_inputs(inputs, side, n_samples, seed + 7919 * side)
         q = layer.gram_quadratic_forms(Y)
-        Sigma = Y.T @ Y / len(Y) if inputs == "patches" else np.eye(side * side)
+        Sigma = np.eye(side * side) if inputs == "iid" else Y.T @ Y / len(Y)
         for d in range(draws):
             P = capacity.random_unit_columns(
                 side * side, m, stream(seed, "fixed_P", inputs, side, d)
             )
             Z = Y @ P
+            SK[a, d] = layer.skewness(Z)
             rho = layer.pair_correlations(Sigma, P)[iu]
             for k, (name, slope) in enumerate(cases):
                 E = capacity.eta(
@@ -99,6 +102,7 @@ def fixed_layer_ratios(
                 R[k, a, d], D[k, a, d] = r[iu], np.diag(r).mean()
                 NZ[k, a, d] = np.mean(br["se"][iu] ** 2)
                 LAW[k, a, d] = case_law(rho, name, slope)
+    out["skew"] = SK
     for k in range(len(cases)):
         out[f"ratios_{k}"], out[f"diag_{k}"], out[f"noise_{k}"] = R[k], D[k], NZ[k]
         out[f"law_{k}"] = LAW[k]
@@ -151,6 +155,24 @@ def law_summary(
         sum(v["law"] for v in per.values()), sum(v["ideal"] for v in per.values())
     )
     return out
+
+
+def odd_weight(name: str, slope: float | None = None) -> float:
+    """(β+α)/(β−α) for η of Donier's Eq. 12: the weight with which an asymmetric pre-activation law
+    enters E[η_iη_j] through η's odd part — η = (β+α)/2 + (β−α)/2·sign z, so
+    E[η_iη_j] = ((β+α)/2)² + (β²−α²)/4·(E sign z_i + E sign z_j) + ((β−α)/2)² E[sign z_i sign z_j],
+    whose middle term over the arcsin term's scale is (β+α)/(β−α): 0 for the absolute value, 1 for
+    ReLU, (1+a)/(1−a) for a leaky ReLU of slope a."""
+    alpha, beta = capacity.eta_levels(name, slope)
+    return float((beta + alpha) / (beta - alpha))
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """a − b of two independent estimates, standard errors in quadrature, Welch–Satterthwaite
+    degrees of freedom."""
+    va, vb = a.se**2, b.se**2
+    dof = (va + vb) ** 2 / (va**2 / max(a.dof, 1) + vb**2 / max(b.dof, 1)) if va + vb > 0 else 1
+    return Estimate(a.mean - b.mean, math.sqrt(va + vb), float(dof), a.n + b.n)
 
 
 def spread_against_exact(
@@ -458,6 +480,23 @@ def capacity_gap_vs_width(
                 K = layer.gaussian_capacity_matrix(eye, P, J, name, slope)
                 gap[c, a, d] = np.linalg.norm(capacity.input_capacities(K, n) - k14) / span
     return {"ns": np.array(ns, float), "gap": gap}
+
+
+def capacity_gap_vs_units(
+    *, cases: Sequence[Sequence[Any]], n: int, ms: Sequence[int], p: int, draws: int, seed: int
+) -> dict[str, np.ndarray]:
+    """:func:`capacity_gap_vs_width` at one input dimension ``n`` for every number of units m of
+    ``ms`` (footnote 3's "m ≫ 1"). Returns ``ms`` and ``gap`` (cases, len(ms), draws)."""
+    if len(ms) < 2:
+        raise ParameterError(f"ms={list(ms)!r} must hold at least two numbers of units")
+    gap = np.concatenate(
+        [
+            capacity_gap_vs_width(cases=cases, ns=[n], m=m, p=p, draws=draws, seed=seed)["gap"]
+            for m in ms
+        ],
+        axis=1,
+    )
+    return {"ms": np.array(ms, float), "gap": gap}
 
 
 def width_trend(gap: np.ndarray, ns: np.ndarray) -> dict[str, Any]:

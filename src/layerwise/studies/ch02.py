@@ -15,7 +15,12 @@ import numpy as np
 from scipy.linalg import expm
 
 from ..capacity import feature_capacities, stochastic_matrix
-from ..differential import differential_coefficients, differential_sensitivities, profile_moments
+from ..differential import (
+    differential_coefficients,
+    differential_sensitivities,
+    expected_profiles,
+    profile_moments,
+)
 from ..diffusion import (
     ARCHS,
     capacity_network,
@@ -41,6 +46,7 @@ from ..stats import (
     estimate,
     interval_estimate,
     inverse_variance_mean,
+    jackknife_se,
     linear_fit,
     t_quantile,
 )
@@ -52,12 +58,21 @@ from ..stats import (
 # The residual limit: a Dirac diffuses into a Gaussian (Eqs. 27–34)
 # ------------------------------------------------------------------------------------------------
 def residual_diffusion_profiles(
-    *, ring: int, layers: int, a_lo: float, a_hi: float, envs: int, seed: int
+    *,
+    ring: int,
+    layers: int,
+    a_lo: float,
+    a_hi: float,
+    envs: int,
+    seed: int,
+    frozen: bool = False,
 ) -> dict[str, np.ndarray]:
     """Capacity profiles of a Dirac at the centre of a ring of ``ring`` units through ``layers``
     random residual layers D_l = I + Δ_l/L (:func:`layerwise.diffusion.residual_layer`, a, b ~
-    U(a_lo, a_hi) per layer and position, stream ("env", e)), all networks at once. Returns
-    ``profiles`` (envs, layers + 1, ring) in float32."""
+    U(a_lo, a_hi) per layer and position, stream ("env", e)), all networks at once; with
+    ``frozen`` every layer repeats the top layer's draws (a static random medium: random per
+    position, the same at every depth). Returns ``profiles`` (envs, layers + 1, ring) in
+    float32."""
     ring, layers, envs = (
         check_positive_int(k, v) for k, v in (("ring", ring), ("layers", layers), ("envs", envs))
     )
@@ -72,7 +87,7 @@ def residual_diffusion_profiles(
     k[:, ring // 2] = 1.0
     prof[:, 0] = k
     for i, l in enumerate(range(layers - 1, -1, -1)):  # κ^{l−1} = (I + εΔ_l)κ^l, top layer first
-        a, b = ab[:, l, 0], ab[:, l, 1]
+        a, b = ab[:, layers - 1 if frozen else l, 0], ab[:, layers - 1 if frozen else l, 1]
         k = k + eps * (np.roll(a * k, -1, 1) + np.roll(b * k, 1, 1) - (a + b) * k)
         prof[:, i + 1] = k
     return {"profiles": prof.astype(np.float32)}
@@ -490,7 +505,13 @@ def sampled_walk_summary(
     * ``drift``: Estimate of the final mean position (sites), 0 by symmetry (Eq. 33);
     * ``drift_rms``: root mean square of the final mean position over the width √(2𝒟), with the
       ``confidence`` interval from the t interval of the mean of squares; ``drift_rms_alt``: the
-      same for identical layers of one (a, b) draw (Eq. 32's drift b − a, rms (a_hi − a_lo)/√6).
+      same for the paper's random translation-invariant Δ_l (one (a, b) per layer, the same at
+      every position: the final position Σ_l ε(b_l − a_l), rms (a_hi − a_lo)/√(6L));
+      ``drift_rms_identical``: for identical layers of one (a, b) draw (Eq. 32's drift b − a, rms
+      (a_hi − a_lo)/√6);
+    * ``var_ratio``: per network (envs,), the variance about its own mean position at t = 1 over
+      2𝒟; ``var_spread``: their standard deviation over networks as an Estimate (standard error
+      sd/√(2(envs − 1)), the normal-theory one).
     """
     diffusion = check_positive("diffusion", diffusion)
     envs, L1, ring = profiles.shape
@@ -499,15 +520,29 @@ def sampled_walk_summary(
     sq = estimate(mu**2)
     lo, hi = sq.bounds(confidence)
     rms = math.sqrt(sq.mean)
+    var_ratio = var / (2 * diffusion)
     return {
+        "var_ratio": var_ratio,
+        "var_spread": spread_estimate(var_ratio),
         "m2_ratio": estimate((var + mu**2) / (2 * diffusion)),
         "m2_alt": harmonic_mean_rate(a_lo, a_hi) / diffusion,
         "drift": estimate(mu),
         "drift_rms": interval_estimate(
             rms / width, math.sqrt(max(lo, 0.0)) / width, math.sqrt(hi) / width, n=envs
         ),
-        "drift_rms_alt": (a_hi - a_lo) / math.sqrt(6.0) / width,
+        "drift_rms_alt": (a_hi - a_lo) / math.sqrt(6.0 * (L1 - 1)) / width,
+        "drift_rms_identical": (a_hi - a_lo) / math.sqrt(6.0) / width,
     }
+
+
+def spread_estimate(x: np.ndarray) -> Estimate:
+    """The standard deviation of the samples ``x`` (ddof 1) with the normal-theory standard error
+    sd/√(2(n − 1)), n − 1 degrees of freedom."""
+    x = np.asarray(x, float).ravel()
+    if x.size < 3:
+        raise ParameterError(f"a spread needs at least 3 samples, got {x.size}")
+    sd = float(x.std(ddof=1))
+    return Estimate(sd, sd / math.sqrt(2 * (x.size - 1)), x.size - 1, x.size)
 
 
 def erf_pseudo_random(
@@ -550,12 +585,22 @@ def erf_variances(g2: np.ndarray) -> np.ndarray:
 # Differential layers (§3.3 and Appendix B of the longer version)
 # ------------------------------------------------------------------------------------------------
 def differential_runs(
-    *, ring: int, taps2: Sequence[float], steps: int, paths: int, groups: int, seed: int
+    *,
+    ring: int,
+    taps2: Sequence[float],
+    steps: int,
+    paths: int,
+    groups: int,
+    seed: int,
+    increments: str = "sign",
+    noise: str = "weight",
 ) -> dict[str, np.ndarray]:
-    """:func:`layerwise.differential.differential_sensitivities` of the forward SDE (Gaussian
-    increments, recorded every steps // 10 steps) with a fixed kernel (``fixed``, stream
-    ("differential", "fixed")) and with a kernel mirrored at random in each step (``mirrored``,
-    Eq. 47). ``steps`` must be a multiple of 10 (the records are at t = 0, 0.1, …, 1)."""
+    """:func:`layerwise.differential.differential_sensitivities` of the differential network
+    (``increments`` "sign": pseudo-random ±√ε; ``noise`` "weight": one per weight, Appendix B's
+    pseudo-random weights), recorded every steps // 10 steps, with a fixed kernel (``fixed``,
+    stream ("differential", "fixed")) and with a kernel mirrored at random in each step
+    (``mirrored``, Eq. 47). ``steps`` must be a multiple of 10 (the records are at t = 0, 0.1, …,
+    1)."""
     if check_positive_int("steps", steps) % 10:
         raise ParameterError(f"steps={steps} must be a multiple of 10")
     every = steps // 10
@@ -568,21 +613,48 @@ def differential_runs(
             groups=groups,
             record_every=every,
             mirror=name == "mirrored",
+            increments=increments,
+            noise=noise,
             seed=stream_seed(seed, "differential", name),
         )
         for name in ("fixed", "mirrored")
     }
 
 
-def differential_summary(runs: Mapping[str, np.ndarray], taps2: Sequence[float]) -> dict[str, Any]:
-    """What the chapter grades from :func:`differential_runs`, one value per group of paths:
+def pooled_moment_ratio(groups: np.ndarray, which: int, reference: float) -> Estimate:
+    """Moment ``which`` (0: mean position, 1: variance) of the profile pooled over all groups (the
+    mean of the groups' mean r∘r: a ratio of means over every path, the capacity's definition)
+    over ``reference``, with the jackknife standard error over groups (len(groups) − 1 d.o.f.).
 
-    * ``var_ratio``: Estimate of the variance of the fixed-kernel profile at t = 1 over 2𝒟 (Eqs.
-      46–47 with 𝒟 of :func:`layerwise.differential.differential_coefficients`); ``var_alt`` the
-      ratio Σ_k c_k/(c_{−1} + c_{+1}) if the SDE's whole diffusion coefficient spread capacity;
-    * ``drift_ratio``: Estimate of the fixed kernel's mean position at t = 1 over v (Eq. 46);
-    * ``mirror_drift``: the mirrored kernels' mean position over v (Eq. 47: 0);
-    * ``t`` and per run ``{name}_var``/``{name}_mu`` (groups, times) for the figure."""
+    Pooling matters: the paths' squared sensitivities are heavy-tailed (their total is a product of
+    per-step factors), so the moments of each group's own profile — a ratio of means over a few
+    hundred paths — are biased towards the typical path and their scatter understates the error."""
+    groups = np.asarray(groups, float)
+    if reference == 0:
+        raise ParameterError("reference must not be 0")
+
+    def moment(g: np.ndarray) -> float:
+        return float(profile_moments(g.mean(0))[which]) / reference
+
+    mean, se = jackknife_se(moment, groups)
+    return Estimate(mean, se, len(groups) - 1, len(groups))
+
+
+def differential_summary(
+    runs: Mapping[str, np.ndarray], taps2: Sequence[float], steps: int | None = None
+) -> dict[str, Any]:
+    """What the chapter grades from :func:`differential_runs` (profiles (groups, times, ring)):
+
+    * ``var_ratio``/``drift_ratio``: Estimates (:func:`pooled_moment_ratio`) of the fixed kernel's
+      variance and mean position at t = 1 over those of the exact expectation of the same scheme
+      (:func:`layerwise.differential.expected_profiles` with ``steps``, same ring) — 1, a check
+      of the Monte-Carlo against the recursion; without ``steps``, over the continuum's 2𝒟 and v
+      (Eqs. 46–47 with 𝒟, v of :func:`layerwise.differential.differential_coefficients`);
+    * ``mirror_drift``: the mirrored kernels' pooled mean position over v (Eq. 47: 0);
+    * ``recursion_var``/``recursion_drift``: the exact scheme's variance over 2𝒟 and mean over v
+      (the O(ε) of the step and the ring's wrap-around; 1 without ``steps``);
+    * ``var_alt``: Σ_k c_k/(c_{−1} + c_{+1}), the ratio if the SDE's whole coefficient spread
+      capacity; ``t`` and per run ``{name}_var``/``{name}_mu`` (groups, times) for the figure."""
     coef = differential_coefficients(taps2)
     v, diff = coef["drift"], coef["diffusion"]
     if v == 0:
@@ -592,11 +664,18 @@ def differential_summary(runs: Mapping[str, np.ndarray], taps2: Sequence[float])
         mu, var = profile_moments(prof)
         out[f"{name}_mu"], out[f"{name}_var"] = mu, var
     out["t"] = np.linspace(0.0, 1.0, out["fixed_var"].shape[1])
-    out["var_ratio"] = estimate(out["fixed_var"][:, -1] / (2 * diff))
-    out["var_alt"] = coef["sde_total"] / (2 * diff)
-    out["drift_ratio"] = estimate(out["fixed_mu"][:, -1] / v)
-    out["mirror_drift"] = estimate(out["mirrored_mu"][:, -1] / v)
-    out["mirror_var_ratio"] = estimate(out["mirrored_var"][:, -1] / (2 * diff))
+    ring = np.shape(runs["fixed"])[-1]
+    if steps is None:
+        exact_mu, exact_var = v, 2 * diff
+    else:
+        exact = expected_profiles(ring, taps2, steps, steps)[-1]
+        exact_mu, exact_var = (float(x) for x in profile_moments(exact))
+    out["recursion_var"], out["recursion_drift"] = exact_var / (2 * diff), exact_mu / v
+    out["var_ratio"] = pooled_moment_ratio(runs["fixed"][:, -1], 1, exact_var)
+    out["var_alt"] = coef["sde_total"] / exact_var
+    out["drift_ratio"] = pooled_moment_ratio(runs["fixed"][:, -1], 0, exact_mu)
+    out["mirror_drift"] = pooled_moment_ratio(runs["mirrored"][:, -1], 0, v)
+    out["mirror_var_ratio"] = pooled_moment_ratio(runs["mirrored"][:, -1], 1, exact_var)
     return out
 
 
