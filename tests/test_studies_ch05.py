@@ -172,9 +172,13 @@ def test_input_difference_between_inputs_and_the_authors_configuration():
     assert e.mean == pytest.approx(2.0) and e.dof == 1  # 2.5 − 0.5, d.o.f. of the smaller run
     se_a, se_b = np.std([1, 2, 3, 4], ddof=1) / 2, np.std([0, 1], ddof=1) / math.sqrt(2)
     assert e.se == pytest.approx(math.hypot(se_a, se_b))
-    runs = {"a": {"k": np.array([1.0, 1.2])}, "b": {"k": np.array([3.0, 3.2])}}
-    assert ch05.between_inputs(runs, {"k": (2.0, 0.1)}, ["k"]) == {"k": True}
-    assert ch05.between_inputs(runs, {"k": (3.5, 0.1)}, ["k"]) == {"k": False}
+    runs = {"a": {"k": np.array([1.0, 1.2])}, "b": {"k": np.array([3.0, 3.2])},
+            "c": {"k": np.array([2.0, 2.2])}}
+    eff = ch05.input_effect(runs, "k")  # largest minus smallest mean: b − a
+    assert eff.mean == pytest.approx(2.0)
+    many = {k: {"k": v["k"].mean() + 0.01 * np.arange(-5, 5)} for k, v in runs.items()}
+    side = ch05.versus_authors_by_input(many, {"k": (2.1, 0.001)}, "k")
+    assert [side[k].sign() for k in "abc"] == [-1, 1, 0]
     assert ch05.matches_authors(dict(width=512, batch=64, depth=500, res_depth=2))
     assert not ch05.matches_authors(dict(width=64, batch=16, depth=100, res_depth=2))
 
@@ -197,3 +201,37 @@ def test_authors_fig5_reference_layout():
         if lo is not None:
             assert np.all(lo <= centre + 1e-9) and np.all(centre <= hi + 1e-9)
     assert R["kurt_z"][0][-1] == published.moment("bn_res_fc", "mu4_signal_loc2").mean[-1]
+
+
+def test_authors_reff_ratio_is_the_fully_connected_arrays_ratio():
+    r = ch05.authors_reff_ratio()
+    assert r["res"] == pytest.approx(12.7702) and r["ff"] == pytest.approx(10.1651)
+    assert r["ratio"] == pytest.approx(1.2563, abs=1e-4)  # the paper's direction, not 0.81
+
+
+def test_ratio_estimate_delta_method():
+    from layerwise.stats import Estimate
+
+    e = ch05.ratio_estimate(Estimate(8.0, 0.4, 9, 10), Estimate(10.0, 0.5, 4, 5))
+    assert e.mean == pytest.approx(0.8)
+    assert e.se == pytest.approx(0.8 * math.hypot(0.05, 0.05)) and e.dof == 4
+
+
+def test_authors_overlay_and_the_overlay_estimator_control():
+    # the authors' own fully-connected ResNets satisfy the overlay rule on the default's window
+    assert ch05.authors_overlay(50, 500, 2)["max_dev"] < 0.10
+    d = np.arange(5, 505, 5)
+    rng = np.random.default_rng(0)
+    chi = np.exp(0.65 * np.log(d) + 0.01 * rng.standard_normal((12, d.size)))
+    c = ch05.overlay_estimator_control(d, chi, 2, 0.65, 50, 0.10)
+    assert c.kind == "estimator" and c.passed  # a power law passes, an exponential does not
+    assert "exponential with the same end points: fail" in c.note
+
+
+def test_gap_carried_reads_the_first_common_unit():
+    d = np.arange(5, 505, 5)
+    m = published.moment("bn_res_fc", "reff_signal_loc3")
+    arrays = {"reff_signal_loc3": np.tile(0.5 * np.interp(d, m.depth, m.mean), (3, 1))}
+    g = ch05.gap_carried(d, arrays, "reff_x")
+    assert g["first"] == 5 and g["last"] == 500
+    assert g["gap_first"] == pytest.approx(-0.5) and g["gap_last"] == pytest.approx(-0.5)

@@ -32,7 +32,19 @@ from ..stats import (
     interval_estimate,
     versus_reference,
 )
+from ..claims import Control, accepted_set, grade
 from ..tables import cell
+from .ch04 import (  # noqa: F401  (the input and the controls, shared with Chapter 4)
+    authors_configuration,
+    compared_inputs,
+    conditions_control,
+    configuration,
+    estimator_control,
+    input_words,
+    outcome_summary,
+    reference_control,
+    side_by_side,
+)
 
 AUTHORS_FC = "bn_res_fc"
 """The authors' fully-connected BN ResNets (:mod:`layerwise.published`)."""
@@ -253,18 +265,6 @@ def input_difference(a: Any, b: Any) -> Estimate:
     return Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), n - 1, n)
 
 
-def between_inputs(
-    runs: Mapping[str, Mapping[str, np.ndarray]], authors: Mapping[str, Any], keys: Iterable[str]
-) -> dict[str, bool]:
-    """For each of ``keys``: whether the authors' mean (:func:`authors_fc`) lies within the range
-    of our inputs' means (``runs``: input → per-network values of :func:`fc_values`)."""
-    out = {}
-    for k in keys:
-        means = [float(np.mean(v[k])) for v in runs.values()]
-        out[k] = min(means) <= authors[k][0] <= max(means)
-    return out
-
-
 def matches_authors(params: Mapping[str, Any]) -> bool:
     """Whether ``params`` (``width``, ``batch``, ``depth``, ``res_depth``) are the configuration of
     the authors' fully-connected ResNets (:data:`AUTHORS_FC`)."""
@@ -319,3 +319,140 @@ def kurtosis_findings(table: pd.DataFrame) -> dict[str, Any]:
         "by_batch": difference(0, 2),
         "largest": float(table.iloc[:, 0].max()),
     }
+
+
+def input_effect(runs: Mapping[str, Mapping[str, np.ndarray]], key: str) -> Estimate:
+    """What the input does to quantity ``key`` (``runs``: input → per-network values of
+    :func:`fc_values`): the difference between the inputs with the largest and the smallest mean
+    (:func:`input_difference`, both runs' errors combined)."""
+    means = {ds: float(np.mean(v[key])) for ds, v in runs.items()}
+    hi, lo = max(means, key=means.__getitem__), min(means, key=means.__getitem__)
+    return input_difference(runs[hi][key], runs[lo][key])
+
+
+def versus_authors_by_input(
+    runs: Mapping[str, Mapping[str, np.ndarray]], authors: Mapping[str, Any], key: str
+) -> dict[str, Estimate]:
+    """Per input, our mean of ``key`` minus the authors' (:func:`authors_fc`), with our and their
+    errors combined (:func:`~layerwise.stats.versus_reference`): where each input's level lies
+    against the authors' CIFAR-10 level."""
+    out = {}
+    for ds, v in runs.items():
+        e = versus_reference(v[key], authors[key])
+        out[ds] = Estimate(e.mean - authors[key][0], e.se, e.dof, e.n, reference_se=e.reference_se)
+    return out
+
+
+LEVELS_AT = {
+    "reff_x": ("reff_signal_loc3", None),
+    "reff_dx": ("reff_noise_loc3", None),
+    "kurtosis": ("mu4_signal_loc2", "mu2_signal_loc2"),
+}
+"""The levels of :data:`FC_LEVELS` as (array, its square's normaliser): μ₄/μ₂² for the kurtosis."""
+
+
+def gap_carried(depth: Any, arrays: Mapping[str, np.ndarray], key: str) -> dict[str, Any]:
+    """Where our gap to the authors' level of ``key`` (:data:`LEVELS_AT`) is set: the relative
+    gap ours/authors − 1 of the means over networks at the first unit both record (``first``,
+    ``gap_first``) and at our last record (``last``, ``gap_last``)."""
+    d = np.asarray(depth)
+    name, norm = LEVELS_AT[key]
+    m = published.moment(AUTHORS_FC, FC_LEVELS[key])
+    common = [int(u) for u in d if int(u) in set(int(x) for x in m.depth)]
+    if not common:
+        raise ParameterError("our records and the authors' share no unit")
+
+    def ours(unit: int) -> float:
+        j = _at(d, unit, "our run")
+        x = arrays[name][:, j]
+        if norm is not None:
+            x = x / arrays[norm][:, j] ** 2
+        return float(np.mean(x))
+
+    first, last = common[0], int(d[-1])
+    return {
+        "first": first,
+        "gap_first": ours(first) / float(m.mean[m.index(first)]) - 1,
+        "last": last,
+        "gap_last": ours(last) / float(m.mean[m.index(last)]) - 1,
+    }
+
+
+def authors_overlay(l_min: int, l_max: int, res_depth: int) -> dict[str, float]:
+    """The Eq. 15 overlay rule (:func:`~layerwise.labatie.power_overlay`'s centre statistic)
+    applied to the authors' fully-connected ResNets (:data:`AUTHORS_FC`): τ from the mean
+    increment 10^(E log10 χ(loc4) − E log10 χ(loc1)) over units ``l_min``–``l_max`` (our window),
+    c fitted in log to their geometric-mean χ after the addition, and ``max_dev`` =
+    max |χ̄/(c l^τ) − 1| there."""
+    c1, c4, c5 = (published.moment(AUTHORS_FC, f"chi_loc{k}") for k in (1, 4, 5))
+    d = c5.depth.astype(float)
+    sel = (d >= l_min) & (d <= l_max)
+    m = float(np.mean(10 ** (c4.mean_log10 - c1.mean_log10)[sel]))
+    tau = (m ** (2 * res_depth) - 1.0) / 2.0
+    log_chi = c5.mean_log10[sel] * math.log(10)
+    log_c = float(np.mean(log_chi - tau * np.log(d[sel])))
+    dev = np.exp(log_chi - log_c - tau * np.log(d[sel])) - 1
+    return {"tau": tau, "max_dev": float(np.max(np.abs(dev)))}
+
+
+def overlay_estimator_control(
+    depth: Any, chi: Any, res_depth: int, tau: float, l_min: int, margin: float, *, seed: int = 0
+) -> Control:
+    """Estimator control of the Eq. 15 overlay (:func:`~layerwise.labatie.power_overlay`) on the
+    same units, networks and fit window as our ``chi`` (networks × records at ``depth``):
+    synthetic networks whose χ is exactly c·l^τ times log-normal noise with our own spreads (each
+    network's offset and its scatter about its own log-log line over units ≥ ``l_min``), with an
+    increment inside the units that gives τ by Eq. 15, must pass (largest deviation ≤ ``margin``);
+    the same networks growing exponentially (χ = e^{r·l}, r matching the window's end points) must
+    not."""
+    d = np.asarray(depth, dtype=float)
+    lc = np.log(np.asarray(chi, dtype=float))
+    n = lc.shape[0]
+    sel = d >= l_min
+    x = np.log(d[sel])
+    fits = np.polyfit(x, lc[:, sel].T, 1)  # (2, networks): slope and intercept per network
+    scatter = float(np.std(lc[:, sel] - (fits[0][:, None] * x + fits[1][:, None])))
+    offset = float(np.std(fits[1])) if n > 1 else 0.0
+    rng = np.random.default_rng([seed, 0x4F56])
+    m = max(n, 2)
+    delta = np.full((m, int(sel.sum())), (2 * tau + 1) ** (1 / (2 * res_depth)))
+    noise = offset * rng.standard_normal((m, 1)) + scatter * rng.standard_normal((m, d.size))
+    r = tau * math.log(d[-1] / l_min) / (d[-1] - l_min)
+    got = []
+    for law in (tau * np.log(d), r * d):
+        o = power_overlay(d, np.exp(law + noise), delta, res_depth, l_min=l_min, seed=seed)
+        got.append(grade(o["interval"], accepted_set("le", margin, 0.0)))
+    return Control(
+        "estimator",
+        got[0] == "pass" and got[1] != "pass",
+        f"{m} synthetic networks on our units (offset spread {offset:.2g}, scatter {scatter:.2g} "
+        f"in log χ, as ours): an exact power law with τ = {tau:.3g}: {got[0]}; an exponential "
+        f"with the same end points: {got[1]}",
+    )
+
+
+AUTHORS_FF = "bn_ff_fc_64"
+"""The authors' fully-connected BN feedforward nets at the ResNets' width and batch (N = 512,
+B = 64, depth 200, CIFAR-10)."""
+
+
+def authors_reff_ratio() -> dict[str, float]:
+    """The signal's effective rank in the authors' fully-connected ResNets at their last unit
+    (``res``: r_eff after the first ReLU, :data:`AUTHORS_FC`) and feedforward nets at their last
+    layer (``ff``: after the ReLU, :data:`AUTHORS_FF`), and ``ratio`` = res/ff: the paper's
+    ResNet-to-feedforward contrast in conditioning, in the authors' fully-connected nets."""
+    res = published.moment(AUTHORS_FC, FC_LEVELS["reff_x"])
+    ff = published.moment(AUTHORS_FF, "reff_signal_loc4")
+    r, f = float(res.mean[-1]), float(ff.mean[-1])
+    return {"res": r, "ff": f, "ratio": r / f}
+
+
+def ratio_estimate(a: Estimate, b: Estimate) -> Estimate:
+    """a/b of two independent estimates, its standard error by the delta method
+    (a/b)·√((se_a/a)² + (se_b/b)²) and the smaller of their degrees of freedom."""
+    r = a.mean / b.mean
+    if a.se is None or b.se is None:
+        return Estimate(r)
+    se = abs(r) * math.hypot(a.se / a.mean, b.se / b.mean)
+    dof = min(d for d in (a.dof, b.dof) if d is not None) if (a.dof or b.dof) else None
+    return Estimate(r, se, dof, min(a.n or 0, b.n or 0) or None)
