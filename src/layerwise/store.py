@@ -97,65 +97,14 @@ class ProgressFile:
 CLUSTER_PROGRESS_S = 2.0
 
 
-def _watch_cluster(
-    client: Any,
-    keys: set[str],
-    total: int,
-    done: Mapping[int, Any],
-    name: str,
-    report: ProgressFile,
-    bar: Any,
-) -> tuple[Callable[[], None], Callable[[], None]]:
-    """Report, every :data:`CLUSTER_PROGRESS_S` seconds from a background thread, this run's units
-    done / running / queued and the time left (:func:`layerwise.executor.unit_counts`) to
-    ``report`` and ``bar``; ``done`` is read as it fills.  Returns ``(tick, halt)``: report now
-    (after a unit completes), and stop the thread."""
-    import threading
+def _bar(it: Any, progress: bool, name: str, **kw: Any) -> Any:
+    """A tqdm bar over ``it`` named ``name`` when ``progress`` (else ``it`` itself, or ``None``
+    for a bar without an iterable)."""
+    if not progress:
+        return it
+    from tqdm.auto import tqdm
 
-    from . import executor as ex
-
-    cached, t0, stop = len(done), time.perf_counter(), threading.Event()
-    # the thread and the run's loop both report: one at a time, so that the counts written never
-    # go back (a report read before a unit was saved must not land after the next one)
-    lock = threading.Lock()
-
-    def tick() -> None:
-        with lock:
-            _report()
-
-    def _report() -> None:
-        mine = {w: sum(k in keys for k in ks) for w, ks in client.processing().items()}
-        n = len(done)
-        c = ex.unit_counts(
-            total,
-            n,
-            0,
-            mine,
-            client.nthreads(),
-            finished_here=n - cached,
-            elapsed_s=time.perf_counter() - t0,
-        )
-        report.write_units(name, c)
-        if bar is not None:
-            bar.set_postfix_str(ex.format_counts(c))
-
-    def safe_tick() -> None:
-        # the cluster gone: the run's own loop reports the error
-        with contextlib.suppress(Exception):
-            tick()
-
-    def loop() -> None:
-        while not stop.wait(CLUSTER_PROGRESS_S):
-            safe_tick()
-
-    thread = threading.Thread(target=loop, name=f"progress-{name}", daemon=True)
-    thread.start()
-
-    def halt() -> None:
-        stop.set()
-        thread.join(timeout=5)
-
-    return safe_tick, halt
+    return tqdm(it, desc=name, leave=False, **kw)
 
 
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
@@ -357,59 +306,22 @@ class ResultsStore:
         if entry is not None:
             return entry
         self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
-        if executor is not None:
-            blocks = self._blocks_on(
-                executor,
-                name,
-                config,
-                n_blocks,
-                compute_block,
-                code_version=code_version,
-                code_modules=code_modules,
-                device=device,
-                progress=progress,
-                code=code,
-            )
-            return self._assemble(
-                name,
-                full_cfg,
-                blocks,
-                code_version=code_version,
-                code_modules=code_modules,
-                device=device,
-                shared=shared,
-            )
-        blocks: list[Entry] = []
-        it = range(n_blocks)
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(it, desc=name, leave=False)
         report = ProgressFile.from_env()
         report.write("start", name, n_blocks)
-        for i in it:
-            if i:
-                report.write("block", name, i)
-            blocks.append(
-                self.get_or_compute(
-                    f"{name}.block",
-                    block_config(config, n_blocks, i),
-                    lambda i=i: compute_block(i),
-                    code_version=code_version,
-                    code_modules=code_modules,
-                    device=device,
-                )
+        saved = {"code_version": code_version, "code_modules": code_modules, "device": device}
+        if executor is None:
+            blocks = []
+            for i in _bar(range(n_blocks), progress, name):
+                if i:
+                    report.write("block", name, i)
+                cfg_i, compute = block_config(config, n_blocks, i), lambda i=i: compute_block(i)
+                blocks.append(self.get_or_compute(f"{name}.block", cfg_i, compute, **saved))
+        else:
+            blocks = self._blocks_on(
+                executor, name, config, n_blocks, compute_block, report, progress, code, **saved
             )
         report.write("end", name, n_blocks)
-        return self._assemble(
-            name,
-            full_cfg,
-            blocks,
-            code_version=code_version,
-            code_modules=code_modules,
-            device=device,
-            shared=shared,
-        )
+        return self._assemble(name, full_cfg, blocks, shared=shared, **saved)
 
     def _blocks_on(
         self,
@@ -418,16 +330,21 @@ class ResultsStore:
         config: Mapping[str, Any],
         n_blocks: int,
         compute_block: Callable[[int], Mapping[str, Any]],
+        report: ProgressFile,
+        progress: bool,
+        code: str | Sequence[str] | None,
         *,
         code_version: str,
         code_modules: Sequence[str],
         device: str,
-        progress: bool,
-        code: str | Sequence[str] | None,
     ) -> list[Entry]:
         """The blocks of :meth:`get_or_compute_blocks` through a ``distributed.Client``: the ones in
-        the store are loaded, the others submitted at once and each saved as soon as it completes
-        (an interrupted run loses only the blocks still in flight)."""
+        the store are loaded, the others mapped onto the cluster at once (``Client.map``) and each
+        saved as soon as it completes (``as_completed``: an interrupted run loses only the blocks
+        still in flight, which are cancelled).  After each block and every
+        :data:`CLUSTER_PROGRESS_S` seconds, the units done / running / queued and the time left
+        (:func:`layerwise.executor.unit_counts`) go to ``report`` and the bar."""
+        import functools
         import uuid
 
         from distributed import as_completed
@@ -435,79 +352,73 @@ class ResultsStore:
         from . import executor as ex
 
         done: dict[int, Entry] = {}
-        todo: list[int] = []
         for i in range(n_blocks):
             e = self.load(f"{name}.block", block_config(config, n_blocks, i), code_version)
-            if e is None:
-                todo.append(i)
-            else:
+            if e is not None:
                 done[i] = e
-        report = ProgressFile.from_env()
-        report.write("start", name, n_blocks)
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n_blocks, initial=len(done), desc=name, unit="block", leave=False)
+        todo = [i for i in range(n_blocks) if i not in done]
+        bar = _bar(None, progress, name, total=n_blocks, initial=len(done), unit="block")
+        futures: dict[Any, int] = {}
         try:
             if todo:
                 if not hasattr(client, "submit"):
                     client = client()  # the factory: connect now that there is work
-                expected = ex.client_fingerprint(code)
-                run = uuid.uuid4().hex[:8]
-                futures = {
-                    client.submit(
-                        ex.run_unit,
-                        compute_block,
-                        i,
-                        code,
-                        expected,
-                        pure=False,
-                        retries=2,
-                        key=f"{name}.block-{i}-{run}",
-                    ): i
-                    for i in todo
-                }
-                pending = as_completed(list(futures), loop=client.loop)
-                tick, halt = _watch_cluster(
-                    client, {f.key for f in futures}, n_blocks, done, name, report, bar
+                unit = functools.partial(
+                    ex.run_unit, compute_block, code=code, expected=ex.client_fingerprint(code)
                 )
-                try:
-                    for fut in pending:
-                        i = futures.pop(fut)
-                        arrays, info = fut.result()
-                        fut.release()
-                        cfg_i = block_config(config, n_blocks, i)
-                        self.events.append(
-                            (
-                                "miss",
-                                f"{name}.block",
-                                config_key(f"{name}.block", cfg_i, code_version),
-                            )
+                run = uuid.uuid4().hex[:8]
+                keys = [f"{name}.block-{i}-{run}" for i in todo]
+                futures = dict(zip(client.map(unit, todo, key=keys, pure=False, retries=2), todo))
+                pending = as_completed(list(futures), loop=client.loop)
+            cached, t0, next_report = len(done), time.perf_counter(), 0.0
+            while futures:
+                fut = next(pending) if pending.has_ready() else None
+                if fut is not None:
+                    i = futures.pop(fut)
+                    arrays, info = fut.result()
+                    fut.release()
+                    cfg_i = block_config(config, n_blocks, i)
+                    key = config_key(f"{name}.block", cfg_i, code_version)
+                    self.events.append(("miss", f"{name}.block", key))
+                    done[i] = self.save(
+                        f"{name}.block",
+                        cfg_i,
+                        code_version,
+                        arrays,
+                        device=device,
+                        wall_time_s=info["wall_time_s"],
+                        worker=info["worker"],
+                        code_modules=list(code_modules),
+                    )
+                    if bar is not None:
+                        bar.update(1)
+                if futures and (fut is not None or time.perf_counter() >= next_report):
+                    with contextlib.suppress(Exception):  # the cluster gone: .result() says why
+                        mine = {
+                            w: sum(k in keys for k in ks) for w, ks in client.processing().items()
+                        }
+                        c = ex.unit_counts(
+                            n_blocks,
+                            len(done),
+                            0,
+                            mine,
+                            client.nthreads(),
+                            finished_here=len(done) - cached,
+                            elapsed_s=time.perf_counter() - t0,
                         )
-                        done[i] = self.save(
-                            f"{name}.block",
-                            cfg_i,
-                            code_version,
-                            arrays,
-                            device=device,
-                            wall_time_s=info["wall_time_s"],
-                            worker=info["worker"],
-                            code_modules=list(code_modules),
-                        )
+                        report.write_units(name, c)
                         if bar is not None:
-                            bar.update(1)
-                        if len(done) < n_blocks:
-                            tick()
-                            report.write("block", name, len(done))
-                finally:
-                    halt()
-                    if futures:  # an error (or an interrupt): withdraw what is still queued
-                        client.cancel(list(futures))
+                            bar.set_postfix_str(ex.format_counts(c))
+                    next_report = time.perf_counter() + CLUSTER_PROGRESS_S
+                    if fut is not None:
+                        report.write("block", name, len(done))
+                elif fut is None:
+                    time.sleep(0.05)
         finally:
+            if futures:  # an error (or an interrupt): withdraw what is still queued
+                client.cancel(list(futures))
             if bar is not None:
                 bar.close()
-        report.write("end", name, n_blocks)
         return [done[i] for i in range(n_blocks)]
 
     def _assemble(
