@@ -314,29 +314,6 @@ def test_bad_command_lines_fail_fast_with_a_clear_message(args, message):
     assert p.returncode == 2 and message in p.stderr, p.stderr
 
 
-def test_bad_parameter_value_fails_before_work_naming_chapter_and_parameter():
-    """The value is checked against the chapter's scale presets before papermill
-    starts (``--timeout 5``: were it not, the chapter would be stopped at once and exit 1)."""
-    p = run_cli(
-        "book",
-        "run",
-        "--scale",
-        "ci",
-        "--chapters",
-        "07",
-        "--timeout",
-        "5",
-        "-p",
-        "width=-5",
-        timeout=120,
-    )
-    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
-    assert (
-        "chapter 07_meanfield_chaos: width=-5 is not allowed; expected a positive integer"
-        in p.stderr
-    )
-
-
 # -------------------------------------------------------------------------------------------
 # The whole book at ci scale
 # -------------------------------------------------------------------------------------------
