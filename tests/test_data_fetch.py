@@ -427,3 +427,21 @@ def test_the_fetch_command(home, capsys):
     assert fetch.main(["cifar100"]) == 2
     err = capsys.readouterr().err
     assert "'cifar100' is not downloadable; choose one of: cifar10, mnist" in err
+
+
+def test_first_available_falls_back_loudly(home, server):
+    assert data.first_available("cifar10", "patches") == ("cifar10", [])
+    server.stop()
+    with pytest.warns(UserWarning, match="dataset='mnist' is not available; falling back"):
+        name, why = data.first_available("mnist", "digits", n=64)
+    assert name == "digits" and why[0].startswith("mnist: dataset='mnist': could not get")
+    assert data.first_available("cifar10", "patches")[0] == "cifar10"  # the verified copy
+    with pytest.raises(fetch.DataUnavailable):
+        data.first_available("mnist")  # the last one is never passed over
+    with pytest.raises(ParameterError, match="dataset='imagenet' is not allowed"):
+        data.first_available("imagenet", "patches")
+    with (
+        pytest.warns(UserWarning, match="falling back"),
+        pytest.raises(ParameterError, match="1797 images; 5000 per network"),
+    ):
+        data.first_available("mnist", "digits", n=5000)

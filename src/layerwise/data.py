@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import pickle
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -495,6 +496,27 @@ def check_source(dataset: str, n: int | None = None) -> str:
             f"dataset={dataset!r} holds {IMAGES[kind]} images; {n} per network were asked for"
         )
     return dataset
+
+
+def first_available(*datasets: str, n: int | None = None) -> tuple[str, list[str]]:
+    """The first of ``datasets`` that :func:`check_source` accepts (downloading if need be), and
+    why each one before it was passed over — for a run that prefers the papers' data and falls
+    back to a stand-in, e.g. ``first_available("cifar10", "patches")``.  Every fallback also
+    raises a ``UserWarning``, so it is never silent.  Only an unavailable data set
+    (:class:`~layerwise.fetch.DataUnavailable`) is passed over; a malformed spec, a bad folder or
+    ``n`` above the images available stop here."""
+    if not datasets:
+        raise ParameterError("first_available needs at least one data set")
+    for d in datasets:
+        check_dataset("dataset", d)
+    skipped: list[str] = []
+    for d in datasets[:-1]:
+        try:
+            return check_source(d, n), skipped
+        except DataUnavailable as exc:
+            skipped.append(f"{d}: {exc}")
+            warnings.warn(f"dataset={d!r} is not available; falling back: {exc}", stacklevel=2)
+    return check_source(datasets[-1], n), skipped
 
 
 _BUILTIN = {
