@@ -1,4 +1,4 @@
-"""Data sets built from installed packages, and loaders for local CIFAR-10 / MNIST copies.
+"""The book's inputs: stand-ins built from installed packages, and the papers' CIFAR-10 and MNIST.
 
 SPEC §1 "Data": with no internet, the book's images come from what installed packages ship:
 
