@@ -603,6 +603,25 @@ def published_curvature(experiment: str, moment: str) -> Estimate:
     return Estimate(c0, float(np.sqrt(np.sum((np.array(grad) * se_v) ** 2))), m.n - 1, m.n)
 
 
+def theorem1_rates(experiment: str, moment: str) -> dict[str, Any]:
+    """Theorem 1's statement on the authors' variance of ln m: v_min·l ≤ Var ≤ v_max·l, i.e. the
+    rates Var(l)/l at the recorded depths are positive and bounded.  ``rates`` (Var/l at each
+    depth), ``spread`` (their max/min), ``ballistic_spread`` (l_max/l_min: the spread of Var ∝ l²
+    over the same depths) and ``between_lines`` (every rate positive and the spread below the
+    ballistic one: nearer two lines through the origin than ballistic spreading)."""
+    m = published.moment(experiment, moment)
+    d = np.asarray(m.depth, dtype=float)
+    rates = np.asarray(m.std_ln, dtype=float) ** 2 / d
+    spread = float(rates.max() / rates.min())
+    ballistic = float(d.max() / d.min())
+    return {
+        "rates": rates,
+        "spread": spread,
+        "ballistic_spread": ballistic,
+        "between_lines": bool(np.all(rates > 0) and spread < ballistic),
+    }
+
+
 def linear_diffusion_control(
     n: int, depth: int, quarters: Any, rate: float, drift: float = 0.0, *, seed: int = 0
 ) -> dict[str, Any]:
