@@ -61,15 +61,65 @@ def test_replica_reads_back_every_cell_and_the_contour():
     assert np.all(np.abs(dev) < 2.0)  # pixels: the reading's bias is about one pixel
 
 
-def test_field_agreement_finds_a_figure_drawn_one_column_off():
-    drawn = _fields(shift_b=1)  # cell j shows the field at σ_b = b_j + 0.1
+@pytest.mark.parametrize("shift_b", [0, 1])
+def test_a_figure_drawn_one_step_off_is_detected_and_one_drawn_on_its_axis_is_not(shift_b):
+    drawn = _fields(shift_b=shift_b)  # cell j shows the field at σ_b = b_j + 0.1·shift_b
     images = poole2016.draw_panels(drawn, drawn["fig2d_chi1"])
     read = poole2016.read_figure(images["fig1"], "fig1c_qstar", 0)
     values, vmax = _fields()["fig1c_qstar"], float(np.ceil(drawn["fig1c_qstar"].max()))
-    shifted = poole2016.field_agreement(read["entries"], values, vmax)
-    assert shifted.offset == (0, 1) and shifted.within == 1.0
-    as_drawn = poole2016.field_agreement(read["entries"], values, vmax, max_offset=0)
-    assert as_drawn.within < 0.5
+    as_drawn = poole2016.field_agreement(read["entries"], values, vmax)  # no registration search
+    assert as_drawn.offset == (0, 0)
+    if shift_b:
+        assert as_drawn.within < 0.5  # detected
+        # the best-of-nine search the book used to grade with hides it
+        hidden = poole2016.field_agreement(read["entries"], values, vmax, max_offset=1)
+        assert hidden.offset == (0, 1) and hidden.within == 1.0
+    else:
+        assert as_drawn.within == 1.0
+
+
+def _painted_edges(origin: float, pitch: float, n: int, first: int, last: int) -> np.ndarray:
+    """Colour-change profile of a lattice painted over pixels first..last (panel coordinates)."""
+    cells = digitise.Lattice(origin, pitch, n).cell_of(np.arange(first, last + 1))
+    return (np.diff(cells) != 0).astype(float)
+
+
+def test_free_lattice_fit_slips_a_cell_when_the_first_cell_hides_under_the_frame():
+    # the first cell starts 1.9 px before the first painted pixel (the frame covers the rest of
+    # it), as in the authors' Fig. 1C: the free fit cannot reach that origin and registers one
+    # cell off; marks drawn at known grid points (here cell 3 and cell 25) put it back
+    n, pitch, origin = 40, 2.345, -1.9
+    change = _painted_edges(origin, pitch, n, 0, 91)
+    free = digitise.fit_lattice(change, n, 0, 91)
+    assert free.origin - origin == pytest.approx(pitch, abs=0.3)  # one cell off
+    marks = (np.array([origin + 3 * pitch + 0.4, origin + 25 * pitch - 0.4]), np.array([3.0, 25.0]))
+    anchored = digitise.fit_lattice(change, n, 0, 91, anchors=marks)
+    assert anchored.origin == pytest.approx(origin, abs=0.3)
+    assert np.array_equal(
+        anchored.cell_of(np.arange(92)), digitise.Lattice(origin, pitch, n).cell_of(np.arange(92))
+    )
+    with pytest.raises(ParameterError, match="anchors"):
+        digitise.fit_lattice(change, n, 0, 91, anchors=(np.array([1.0, 2.0]), np.array([3.0])))
+
+
+def test_markers_register_the_cells_where_the_painted_edges_put_them():
+    # on a replica whose lattice the free fit gets right (every cell read back), the markers'
+    # registration places every pixel in the same cell
+    images = poole2016.draw_panels(_fields(), _fields()["fig2d_chi1"])
+    for fig, panel in (("fig1", 0), ("fig2", 0), ("fig2", 1)):
+        box = poole2016._panels(images[fig])[panel]
+        anchors = poole2016.marker_anchors(images[fig], box)
+        assert [len(a[0]) for a in anchors.values()] == [3, 3]
+        marked = digitise.read_pcolor(images[fig], box, (40, 40), anchors=anchors)
+        free = digitise.read_pcolor(images[fig], box, (40, 40))
+        for a, b in ((marked.x, free.x), (marked.y, free.y)):
+            assert abs(a.origin - b.origin) < a.pitch / 4  # the same cell, not one off
+        both = (marked.entry >= 0) & (free.entry >= 0)
+        assert both.mean() > 0.9 and np.array_equal(marked.entry[both], free.entry[both])
+    blank = np.full((60, 60, 3), 255, dtype=np.uint8)
+    blank[10:50, 10:50] = (digitise.colour_table("viridis")[100]).astype(np.uint8)
+    with pytest.raises(ParameterError, match="markers"):
+        poole2016.marker_anchors(blank, (10, 49, 10, 49))
 
 
 def test_entry_differences_use_matplotlib_colour_binning():

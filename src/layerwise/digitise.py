@@ -80,7 +80,12 @@ def colour_mapped_boxes(
 
 
 def fit_lattice(
-    change: np.ndarray, n: int, first: int, last: int, pitch_slack: float = 0.08
+    change: np.ndarray,
+    n: int,
+    first: int,
+    last: int,
+    pitch_slack: float = 0.08,
+    anchors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Lattice:
     """The lattice of ``n`` cells whose edges best match the observed colour changes.
 
@@ -89,13 +94,31 @@ def fit_lattice(
     lattice must cover both). The score is Σ change at predicted edges − Σ change elsewhere, over a
     grid of origins (0.01 px) and pitches (0.0005 px); of the best-scoring set the central one is
     returned.
+
+    Free, the origin is sought within 1.5 px before the first painted pixel; a first cell hidden
+    further under the axes' frame makes the fit slip by a whole cell (lattices one cell apart match
+    the pixel edges equally well, and only the one inside the range is found). With
+    ``anchors = (pixels, cells)`` — pixel coordinates of marks drawn at known lattice coordinates
+    (cell units from the first edge) — origins are sought over a whole cell more and the
+    registration is the marks': for each pitch p only origins within p/2 of the marks'
+    least-squares origin mean(pixels − p·cells) are allowed, so the marks say which cell is which
+    and the colour edges place the lattice within its cell (the marks need only be right to less
+    than half a cell).
     """
     change = np.asarray(change, dtype=float)
     if n < 2 or last - first + 1 < n:
         raise ParameterError(f"n={n}: need 2 ≤ n ≤ the panel's {last - first + 1} pixels")
+    if anchors is not None:
+        a_px, a_cells = (np.atleast_1d(np.asarray(a, dtype=float)) for a in anchors)
+        if a_px.size == 0 or a_px.shape != a_cells.shape or a_px.ndim != 1:
+            raise ParameterError(
+                "anchors must be (pixels, cells), two equal-length non-empty 1-D arrays: got "
+                f"shapes {a_px.shape} and {a_cells.shape}"
+            )
     base = (last - first + 1) / n
     pitches = np.arange(base - pitch_slack, base + pitch_slack, 0.0005)
-    origins = np.arange(first - 1.5, first + 0.5, 0.01)
+    reach = 1.5 + (base + pitch_slack if anchors is not None else 0.0)
+    origins = np.arange(first - reach, first + 0.5, 0.01)
     pix = np.arange(change.size + 1)
     o, p = np.meshgrid(origins, pitches, indexing="ij")
     cells = np.floor((pix[None, None, :] + 0.5 - o[..., None]) / p[..., None])
@@ -103,10 +126,46 @@ def fit_lattice(
     weights = 2.0 * change[None, None, :] - 1.0
     score = (edge * weights).sum(-1)
     covers = (o <= first + 0.5) & (o + n * p >= last + 0.5)
+    if anchors is not None:  # edge strokes may paint a pixel beyond the last cell
+        covers = (o <= first + 1.5) & (o + n * p >= last - 0.5)
+        marked = np.mean(a_px[None, :] - pitches[:, None] * a_cells[None, :], axis=1)  # (P,)
+        covers &= np.abs(o - marked[None, :]) <= p / 2
+        if not covers.any():
+            raise ParameterError(
+                f"anchors={anchors!r} place no lattice of {n} cells over pixels {first}..{last}"
+            )
     score = np.where(covers, score, -np.inf)
     best = np.argwhere(score == score.max())
     i, j = best[len(best) // 2]
     return Lattice(origin=float(origins[i]), pitch=float(pitches[j]), n=n)
+
+
+def marker_centres(
+    rgb: np.ndarray,
+    box: tuple[int, int, int, int],
+    cmap: str = "viridis",
+    margin: int = 6,
+    min_pixels: int = 5,
+    chroma: float = 60.0,
+) -> np.ndarray:
+    """Centres ``(x, y)`` (pixel coordinates, pixel ``i`` spanning ``[i, i + 1)``) of the coloured
+    markers drawn over a colour-mapped panel ``box`` (up to ``margin`` pixels outside it): the
+    connected components of at least ``min_pixels`` pixels that are neither a colour of ``cmap``
+    (farther than 20 RGB units from every entry) nor grey (max − min channel ≥ ``chroma``),
+    each centred on its pixels' mean. Sorted from the top of the picture down."""
+    x0, x1, y0, y1 = box
+    img = np.asarray(rgb, dtype=float)
+    ya, xa = max(y0 - margin, 0), max(x0 - margin, 0)
+    sub = img[ya : y1 + margin + 1, xa : x1 + margin + 1]
+    _, dist = decode_colours(sub, colour_table(cmap))
+    mask = (dist > 20.0) & (sub.max(-1) - sub.min(-1) >= chroma)
+    labels, n = ndimage.label(mask)
+    out = []
+    for k in range(1, n + 1):
+        rows, cols = np.nonzero(labels == k)
+        if rows.size >= min_pixels:
+            out.append((cols.mean() + xa + 0.5, rows.mean() + ya + 0.5))
+    return np.array(sorted(out, key=lambda p: p[1])).reshape(-1, 2)
 
 
 @dataclass(frozen=True)
@@ -130,13 +189,21 @@ def read_pcolor(
     cmap: str = "viridis",
     clean: float = 1.0,
     guard: int = 2,
+    anchors: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PcolorReading:
     """Read a non-antialiased ``pcolor`` panel occupying pixels ``box = (x0, x1, y0, y1)``
     (inclusive) with ``cells = (ny, nx)`` cells.
 
     A pixel is clean if its colour is within ``clean`` (RGB units) of a table entry and no unclean
-    pixel (a marker, a contour, a frame) lies within ``guard`` pixels of it.
+    pixel (a marker, a contour, a frame) lies within ``guard`` pixels of it. The cell lattices are
+    fitted to the colour changes (:func:`fit_lattice`), or, for an axis ``"x"``/``"y"`` in
+    ``anchors`` (``(pixels, cells)`` in the picture's coordinates: marks drawn at known lattice
+    coordinates, cells counted from the left / top edge), registered on those marks
+    (:func:`fit_lattice`'s ``anchors``).
     """
+    anchors = dict(anchors or {})
+    if set(anchors) - {"x", "y"}:
+        raise ParameterError(f"anchors has keys {sorted(anchors)}: allowed are 'x' and 'y'")
     x0, x1, y0, y1 = box
     ny, nx = cells
     entry, dist = decode_colours(np.asarray(rgb)[y0 : y1 + 1, x0 : x1 + 1], colour_table(cmap))
@@ -144,8 +211,16 @@ def read_pcolor(
     usable = good & ~ndimage.binary_dilation(~good, iterations=guard)
     changes_x = (entry[:, 1:] != entry[:, :-1]).mean(0)
     changes_y = (entry[1:] != entry[:-1]).mean(1)
-    lat_x = fit_lattice(changes_x, nx, 0, x1 - x0)
-    lat_y = fit_lattice(changes_y, ny, 0, y1 - y0)
+    lat_x, lat_y = (
+        fit_lattice(
+            changes,
+            k,
+            0,
+            hi - lo,
+            anchors=(np.asarray(anchors[axis][0]) - lo, anchors[axis][1]) if axis in anchors else None,
+        )
+        for axis, changes, k, lo, hi in (("x", changes_x, nx, x0, x1), ("y", changes_y, ny, y0, y1))
+    )
     cx = lat_x.cell_of(np.arange(x1 - x0 + 1))
     cy = lat_y.cell_of(np.arange(y1 - y0 + 1))
     out = np.full((ny, nx), -1)

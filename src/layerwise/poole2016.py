@@ -51,7 +51,7 @@ NOTEBOOK = "notebooks/Figures 1 & 2 - qmap and cmap.ipynb"
 COMMIT = "ea83920196516e3c4eab5e49bbbf7bb51793d240"
 SOURCE = f"github.com/ganguli-lab/deepchaos, {NOTEBOOK} (commit {COMMIT[:8]})"
 FILE = "poole2016_figures.json"
-SHA256 = "b5512c9418e90dd66b6b44b876ef0ef547630ee8e15ea7e6934a4106e9d83753"
+SHA256 = "d1d0de82a0560c1bf999d1a7a302a3be7e719422ac45f63c9a109bf471aad00d"
 """SHA-256 of the vendored file, verified by :func:`load` (printed by :func:`main` when written)."""
 _CELLS = {"fig1c_qstar": 23, "fig2d_chi1": 37}
 """Notebook cell whose saved PNG holds each figure (Fig. 1: cell 23, Fig. 2: cell 37)."""
@@ -95,11 +95,33 @@ def _marker_pixels(reading: digitise.PcolorReading) -> list[tuple[float, float]]
     ]
 
 
+def marker_anchors(rgb: np.ndarray, box: tuple[int, int, int, int]) -> dict[str, Any]:
+    """Lattice anchors for :func:`digitise.read_pcolor` from the three markers of :data:`MARKERS`
+    drawn over the panel (:func:`digitise.marker_centres`), at grid points: x at σ_b = 0.3 (3
+    cells from the left edge), y at σ_w = 4.0, 2.5, 1.3 (10, 25, 37 cells from the top edge,
+    σ_w = 5). Agg stamps a marker whose exact position is x at the pixel floor(x + ½), so its
+    centre c says x ∈ [c − 1, c): each anchor is c − ½, within half a pixel — less than a quarter
+    of a cell — so the markers fix which cell is which, with no offset chosen by how well the
+    colours agree."""
+    centres = digitise.marker_centres(rgb, box)
+    if len(centres) != len(MARKERS):
+        raise ParameterError(
+            f"found {len(centres)} markers over the panel {box}, expected {len(MARKERS)} "
+            f"(at (σ_b, σ_w) = {MARKERS})"
+        )
+    top_down = sorted(MARKERS, key=lambda m: -m[1])
+    cells_x = np.array([round(10 * sb) for sb, _ in top_down], dtype=float)
+    cells_y = np.array([round(10 * (SIGMA_W[-1] - sw)) for _, sw in top_down], dtype=float)
+    return {"x": (centres[:, 0] - 0.5, cells_x), "y": (centres[:, 1] - 0.5, cells_y)}
+
+
 def read_figure(rgb: np.ndarray, field: str | None, panel: int) -> dict[str, Any]:
     """Read one panel of a Fig. 1/2 image: its cells' colour entries (σ_w rows bottom-up, as the
-    grid) if ``field`` names a colour-mapped field, and its dark dots in (σ_b, σ_w)."""
+    grid) if ``field`` names a colour-mapped field, and its dark dots in (σ_b, σ_w). The cell
+    lattices are registered on the three markers (:func:`marker_anchors`), their pitches fitted
+    to the colour edges: no registration is chosen by how well the colours then agree."""
     box = _panels(rgb)[panel]
-    reading = digitise.read_pcolor(rgb, box, (40, 40))
+    reading = digitise.read_pcolor(rgb, box, (40, 40), anchors=marker_anchors(rgb, box))
     dots = digitise.dark_dots(rgb, box, exclude=_marker_pixels(reading), radius=5.0)
     sigma_b = SIGMA_B[0] + 0.1 * reading.x.position(dots[:, 0])
     sigma_w = SIGMA_W[-1] - 0.1 * reading.y.position(dots[:, 1])
@@ -196,11 +218,14 @@ def entry_differences(
 
 
 def field_agreement(
-    entries: np.ndarray, values: np.ndarray, vmax: float, max_offset: int = 1
+    entries: np.ndarray, values: np.ndarray, vmax: float, max_offset: int = 0
 ) -> FieldAgreement:
     """Compare colour entries read in 40 × 40 cells with computed values on the 41 × 41 grid
-    (:func:`entry_differences`), as drawn and with the figure read up to ``max_offset`` grid steps
-    off in either direction (a figure drawn off its axis); the best registration is returned."""
+    (:func:`entry_differences`) as drawn — the cells registered on the panel's markers
+    (:func:`marker_anchors`), not on the colours. With ``max_offset`` > 0 the figure is also read
+    up to that many grid steps off in either direction and the best registration is returned: a
+    search that finds a figure drawn off its axis, but that equally hides a reading (or a field)
+    one step off, so the book grades at 0 and uses the search only to show what it would hide."""
     best: FieldAgreement | None = None
     for di in range(-max_offset, max_offset + 1):
         for dj in range(-max_offset, max_offset + 1):
