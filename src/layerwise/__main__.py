@@ -1,4 +1,4 @@
-"""Command line: ``python -m layerwise {book,moments,store} ...``."""
+"""Command line: ``python -m layerwise {book,moments,store,data} ...``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ COMMANDS = {
         "propagate signal and noise through random networks (Ch. 3-5)",
     ),
     "store": ("layerwise.store_cli", "list, verify or import results-store entries"),
+    "data": ("layerwise.fetch", "download or verify the papers' data sets (CIFAR-10, MNIST)"),
 }
 
 
