@@ -225,12 +225,17 @@ def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
     assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
 
 
-def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor):
     """Ctrl-C during ``make chapter`` (SIGINT to the terminal's whole process group, here while
     the chapter's kernel is in a cell): one line saying how to resume, exit status 130, no
-    traceback, and the chapter's kernel gone."""
+    traceback (with ``--executor dask``, none from the LocalCluster's workers either), and the
+    chapter's kernel gone."""
     import signal
     import time
+
+    if executor == "dask":
+        pytest.importorskip("distributed")
 
     started = tmp_path / "started"
     root = _tiny_repo(
@@ -240,6 +245,7 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
     )
     env = {**os.environ, "LAYERWISE_RESULTS": str(tmp_path / "results")}
     cmd = [sys.executable, "-m", "layerwise", "book", "run", "--scale", "ci", "--chapters", "01"]
+    cmd += ["--executor", executor]
     p = subprocess.Popen(
         cmd,
         cwd=root,

@@ -33,7 +33,9 @@ import contextlib
 import dataclasses
 import os
 import platform
+import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -196,15 +198,31 @@ def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
     # whole process, not in a context: a worker that dies is replaced by a nanny made later.
     dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False})
     try:
-        return distributed.LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        with _sigint_ignored():
+            return distributed.LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
     finally:
         restore_environ()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process while the block runs (from the main thread only).  Worker
+    processes started inside inherit it, so Ctrl-C at the terminal reaches this process alone —
+    which closes them — instead of printing a KeyboardInterrupt traceback from every worker."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @contextlib.contextmanager
