@@ -694,3 +694,18 @@ def test_label_randomisation_table_reads_the_exact_ratios():
                 assert row["share of R", "mean"] == pytest.approx(0.5)
             else:
                 assert np.isnan(row["share of R", "mean"])
+
+
+def test_inverse_structure_truth_tells_layers_from_a_rotation():
+    r = study.inverse_structure_truth([120, 60, 40], 0.01, seed=2)
+    assert r["structured_excess"] == pytest.approx(r["structured_exact"], rel=1e-8)
+    assert r["structured_excess"] < -0.5  # block-diagonal above λ but for one weak term
+    assert abs(r["rotated_excess"]) < 0.1  # no layer structure: the rotated control's value
+    assert r["passed"] == float(abs(r["rotated_excess"]) < 0.05)
+    assert (
+        study.inverse_structure_truth([120, 60, 40], 0.01, seed=2, rotated_tol=1e-9)["passed"] == 0
+    )
+    with pytest.raises(ParameterError, match="damping"):
+        study.inverse_structure_truth([12, 6, 4], 0.5, seed=2, mixed=2)
+    with pytest.raises(ParameterError, match="mixed"):
+        study.inverse_structure_truth([12, 6, 4], 0.01, seed=2)
