@@ -546,3 +546,84 @@ def test_batch_slope_table_fits_the_authors_arrays_as_ours():
     assert kurt["± s.e. (authors)"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-10)
     # the paper's direction in the authors' own arrays: fatter tails and a smaller χ with B
     assert kurt["authors"] > 0 and T.loc[ch04.BATCH_ROWS["log10_chi"], "authors"] < 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The input, the reference configurations and the three controls
+# ---------------------------------------------------------------------------------------------
+def test_input_words_and_compared_inputs():
+    assert ch04.input_words("cifar10:/data/x") == "CIFAR-10"
+    assert ch04.compared_inputs("patches") == ["patches", "digits", "gaussian"]
+    assert ch04.compared_inputs("gaussian") == ["gaussian", "patches", "digits"]
+    assert ch04.compared_inputs("cifar10") == ["cifar10", "patches", "digits", "gaussian"]
+    with pytest.raises(ParameterError, match="dataset='imagenet'"):
+        ch04.input_words("imagenet")
+
+
+def test_authors_configuration_of_the_conv_reference_and_the_fc_resnets():
+    c = ch04.authors_configuration("bn_ff_mnist", epsilon=True)
+    assert c == {"architecture": "BN feedforward, conv 3×3 periodic", "width": 512, "batch": 64,
+                 "depth": 200, "input": "MNIST", "BN ε": 0.001}
+    assert ch04.authors_configuration("bn_res_fc")["depth"] == "500 units of 2 layers"
+    ours = ch04.configuration("bn_ff", 3, 512, 64, 200, "patches", epsilon=1e-3)
+    pairs = ch04.side_by_side(ours, c)
+    assert [k for k, (a, b) in pairs.items() if a != b] == ["input"]
+
+
+def test_reference_control_applies_the_rule_to_the_authors_data():
+    assert ch04.reference_control((10.0, 0.1), "rel", 10.0, 0.1, "x").passed
+    # a margin tighter than the authors' own error cannot pass on their own data
+    assert not ch04.reference_control((10.0, 0.5), "rel", 10.0, 0.01, "x").passed
+    assert not ch04.reference_control((3.2, 0.0), "between", (13.0, 18.0), None, "x").passed
+
+
+def test_estimator_control_catches_a_rule_that_cannot_fail():
+    rng = np.random.default_rng(1)
+    values = 10 + rng.standard_normal(24)
+    good = ch04.estimator_control(values, "rel", 10.0, 0.1, 10.0, 13.0, reference_se=0.05)
+    assert good.kind == "estimator" and good.passed
+    # a margin so wide that a 30 % shift still passes: the control fails
+    wide = ch04.estimator_control(values, "rel", 10.0, 1.0, 10.0, 13.0, reference_se=0.05)
+    assert not wide.passed and "13: pass" in wide.note
+
+
+def test_conditions_control_passes_only_when_every_difference_is_measured_harmless():
+    from layerwise.stats import Estimate
+
+    ours, theirs = {"input": "photo patches", "width": 512}, {"input": "CIFAR-10", "width": 512}
+    small = Estimate(0.01, 0.005, 20, 21)
+    big = Estimate(1.0, 0.1, 20, 21)
+    assert ch04.conditions_control(ours, theirs, {"input": small}, 0.1).passed
+    assert not ch04.conditions_control(ours, theirs, {"input": big}, 0.1).passed
+    assert not ch04.conditions_control(ours, theirs, {"input": None}, 0.1).passed
+    assert ch04.conditions_control(theirs, theirs, {}, 0.1).passed
+
+
+def test_input_difference_needs_two_networks_each():
+    e = ch04.input_difference([1.0, 2.0, 3.0], [0.0, 1.0])
+    assert e.mean == pytest.approx(1.5) and e.dof == 1
+    assert ch04.input_difference([1.0], [0.0, 1.0]) is None
+
+
+def test_conv_variant_table_reference_is_the_periodic_mnist_variant():
+    v = ch04.conv_variant_values(150, 200)
+    ours = {"a": {k: np.array([v["bn_ff_mnist"][k][0]] * 2) for k in ch04.VARIANT_ROWS},
+            "b": {k: np.array([v["bn_ff_mnist"][k][0]] * 2) for k in ch04.VARIANT_ROWS}}
+    T = ch04.conv_variant_table(ours, v)
+    assert np.allclose(T["input (ours)"], 0.0)
+    # the authors' periodic pair (MNIST, CIFAR-10 ε = 0) agree on the late rate within 1 %;
+    # zero padding moves it by about −4 %
+    rate = T.loc[ch04.VARIANT_ROWS["log10_dchi"]]
+    assert abs(rate["MNIST − CIFAR-10, periodic"]) < 0.01
+    assert rate["zero padding − periodic, CIFAR-10"] == pytest.approx(-0.04, abs=0.01)
+
+
+def test_outcome_summary_names_every_outcome_and_why_a_fail_is_no_finding():
+    recs = [{"id": "a", "status": "pass"}, {"id": "b", "status": "skipped"},
+            {"id": "c", "status": "fail", "controls": [
+                {"kind": "reference", "passed": True}, {"kind": "estimator", "passed": True},
+                {"kind": "conditions", "passed": False}]}]
+    out = ch04.outcome_summary(recs, {"a": "A", "c": "C"})
+    assert out[0] == "Reproduced or confirmed at this scale: A."
+    assert out[1].startswith("Failed: C (not a finding: the conditions control failed")
+    assert out[2] == "Not run at this scale: b."

@@ -88,13 +88,15 @@ def fig4_conv_summary(
     early one l ≤ ``early_lmax`` = max(2·interval, conv_depth // 10) (at least two records).
     Estimates over our networks: ``dchi`` the mean increment δχ over layers ≥ ``l_min``
     (Theorem 3: ≥ 1), ``log10_chi_end`` log10 χ at the last record, ``late_gap`` = δ_BN − δ_φ
-    over the late window and ``early_gap`` = δ_φ − δ_BN over the early one, ``reff_ratio`` =
+    over the late window and ``early_gap`` = δ_φ − δ_BN over the early one (``gap_values``: the
+    per-network values of both), ``reff_ratio`` =
     r_eff(dx)/r_eff(x) over the late window, ``dbn_late``/``dphi_late`` the two increments there;
     against the authors' (our mean, the combined error, :func:`versus`): ``log10_dchi`` the late
     growth of log10 χ per layer, ``dchi_late`` its geometric-mean increment and ``levels`` each
     :data:`layerwise.published.FIG4_LATE` level.  ``ours_levels`` the levels with our own error
     only; ``authors`` their means (``levels``, ``log10_dchi``, ``dchi_late``, ``dbn_late``,
-    ``dphi_late``) and ``authors_se`` the levels' SEs; ``log10_chi_variants`` log10 χ at the end
+    ``dphi_late``, ``late_gap``, ``early_gap`` from their geometric-mean increments) and
+    ``authors_se`` the levels' SEs; ``log10_chi_variants`` log10 χ at the end
     of each of :data:`layerwise.published.BN_FF_CONV_VARIANTS` and ``spread`` the relative spread
     (max − min)/|mean| of each late-depth level across those variants."""
     d = np.asarray(depth)
@@ -117,6 +119,10 @@ def fig4_conv_summary(
         "log10_chi_end": estimate_or_point(np.log10(panels["chi"][:, -1])),
         "late_gap": estimate_or_point((panels["dbn"] - panels["dphi"])[:, win].mean(1)),
         "early_gap": estimate_or_point((panels["dphi"] - panels["dbn"])[:, early].mean(1)),
+        "gap_values": {
+            "late": (panels["dbn"] - panels["dphi"])[:, win].mean(1),
+            "early": (panels["dphi"] - panels["dbn"])[:, early].mean(1),
+        },
         "reff_ratio": estimate_or_point(ours["reff_dx"] / ours["reff_x"]),
         "dbn_late": estimate_or_point(panels["dbn"][:, win].mean(1)),
         "dphi_late": estimate_or_point(panels["dphi"][:, win].mean(1)),
@@ -130,6 +136,8 @@ def fig4_conv_summary(
             "dchi_late": float(10**m),
             "dbn_late": float(inc["dbn"][their_late].mean()),
             "dphi_late": float(inc["dphi"][their_late].mean()),
+            "late_gap": float((inc["dbn"] - inc["dphi"])[their_late].mean()),
+            "early_gap": float((inc["dphi"] - inc["dbn"])[inc["depth"] <= early_lmax].mean()),
         },
         "authors_se": {k: theirs[k][1] for k in published.FIG4_LATE},
         "log10_chi_variants": [
@@ -429,7 +437,9 @@ def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) 
     :func:`batch_endpoints`, the figure's ``arrays`` (its columns), the numbers of
     :func:`batch_findings`, each quantity's ``slope`` against log2 B as an estimate (weighted
     least squares, networks − 1 d.o.f.), and at the largest batch ``b_max`` the estimate
-    ``large_batch_gap`` of r_eff(dx) − r_eff(x) at the last record."""
+    ``large_batch_gap`` of r_eff(dx) − r_eff(x) at the last record; ``ratio_estimates``: at the
+    smallest and largest batch, the mean over networks of r_eff(x)/r_eff(dx) at the last record as
+    an estimate."""
     panels = {B: bn_ff_panels(A) for B, (_, A) in runs.items()}
     n = _networks(panels.values())
     table = batch_endpoints(panels)
@@ -447,6 +457,10 @@ def bn_ff_batch_study(runs: Mapping[int, tuple[Any, Mapping[str, np.ndarray]]]) 
         "large_batch_gap": estimate_or_point(
             panels[b_max]["reff_dx"][:, -1] - panels[b_max]["reff_x"][:, -1]
         ),
+        "ratio_estimates": {
+            B: estimate_or_point(panels[B]["reff_x"][:, -1] / panels[B]["reff_dx"][:, -1])
+            for B in (findings["b_small"], findings["b_large"])
+        },
     }
 
 
@@ -513,7 +527,8 @@ def fc_rate_versus_authors(
     ``by_batch`` their rate at every published batch and ``margin`` the relative half-gap to the
     nearest other batch's rate (:func:`nearest_half_gap`), with that batch (``neighbour``) and its
     rate (``neighbour_rate``); ``end_offset`` our mean log₁₀ χ at the last record ≤ ``l_max`` minus
-    theirs (``authors_end``), with the combined error."""
+    theirs (``authors_end``), with the combined error; ``values`` our per-network rates and
+    ``authors_se`` the authors' (mean, SE)."""
     ours = late_ours(depth, arrays, l_min, l_max)["log10_dchi"]
     d = np.asarray(depth)
     end = np.log10(np.asarray(arrays["chi_loc4"], dtype=float)[:, d <= l_max][:, -1])
@@ -531,6 +546,8 @@ def fc_rate_versus_authors(
     e = versus_reference(end, (m_end, se_end))
     return {
         "rate": versus_reference(ours, theirs[ref]),
+        "values": ours,
+        "authors_se": theirs[ref],
         "end_offset": Estimate(e.mean - m_end, e.se, e.dof, e.n),
         "authors_end": m_end,
         "authors": by_batch[ref],
@@ -776,7 +793,7 @@ def estimator_control(
 def conditions_control(
     ours: Mapping[str, Any],
     theirs: Mapping[str, Any],
-    effects: Mapping[str, Estimate],
+    effects: Mapping[str, Estimate | None],
     margin: float,
     unit: str = "",
 ) -> Control:
@@ -801,7 +818,8 @@ def conditions_control(
         parts.append(
             f"{k} {ours.get(k)!s} against {theirs[k]!s}: measured to move it by "
             f"{_fmt(e.mean)}{unit} (99 % bound {_fmt(worst)}{unit}) against the margin "
-            f"{_fmt(margin)}{unit}" + ("" if harmless else ", so it matters")
+            f"{_fmt(margin)}{unit}"
+            + ("" if harmless else ": not shown to lie within it, so it matters")
         )
     note = "; ".join(parts) if parts else "same conditions as the reference"
     return Control("conditions", ok, note)
@@ -833,3 +851,83 @@ def outcome_summary(claims: Iterable[Any], words: Mapping[str, str]) -> list[str
         why = unconfirmed_reason(rec)
         by[rec["status"]].append(f"{name} (not a finding: {why})" if why else name)
     return [f"{FOUND_HEADS[k]}: {'; '.join(v)}." for k, v in by.items() if v]
+
+
+# ----------------------------------------------------------------------------------------------
+# Which of the authors' convolutional variants is the like-for-like reference, quantity by quantity
+# ----------------------------------------------------------------------------------------------
+CONV_REFERENCE = "bn_ff_mnist"
+"""The authors' convolutional variant our convolutional nets are graded against: of the three
+(:data:`layerwise.published.BN_FF_CONV_VARIANTS`) the one with our boundary (periodic) and our
+BN ε (10⁻³); its input is MNIST (see :func:`conv_variant_table`)."""
+VARIANT_ROWS = {
+    "log10_dchi": "growth log₁₀ δχ per layer (late)",
+    "reff_x": "effective rank r(x) (late)",
+    "reff_dx": "effective rank r(dx) (late)",
+    "kurtosis": "kurtosis μ₄ of the BN output (late)",
+    "nu1": "ν₁(|y|) of the BN output (late)",
+    "log10_chi_end": "log₁₀ χ at the last layer",
+}
+
+
+def conv_late_values(
+    depth: Any, arrays: Mapping[str, np.ndarray], l_min: int, l_max: int
+) -> dict[str, np.ndarray]:
+    """Per-network values of :data:`VARIANT_ROWS` for a convolutional run: :func:`late_ours` over
+    layers ``l_min``–``l_max`` and log₁₀ χ (after the ReLU) at the last record."""
+    out = late_ours(depth, arrays, l_min, l_max)
+    out["log10_chi_end"] = np.log10(np.asarray(arrays["chi_loc4"], dtype=float)[:, -1])
+    return out
+
+
+def conv_variant_values(l_min: int, l_max: int) -> dict[str, dict[str, tuple[float, float]]]:
+    """The authors' three convolutional variants, per variant the (mean, SE) of each quantity of
+    :data:`VARIANT_ROWS` over layers ``l_min``–``l_max`` (log₁₀ χ at ``l_max``)."""
+    out = {}
+    for v in published.BN_FF_CONV_VARIANTS:
+        late = published.late_published(v, l_min, l_max)
+        late["log10_chi_end"] = published.bn_ff_endpoints(v, l_max)["log10_chi"]
+        out[v] = late
+    return out
+
+
+def conv_variant_table(
+    ours: Mapping[str, Mapping[str, np.ndarray]],
+    variants: Mapping[str, Mapping[str, tuple[float, float]]],
+) -> pd.DataFrame:
+    """Per quantity of :data:`VARIANT_ROWS`: our mean per input (``ours``: input words →
+    :func:`conv_late_values`), the authors' three variants' means, and three relative effects —
+    ``input (ours)``: our first input minus our second, over the authors' reference
+    (:data:`CONV_REFERENCE`); ``MNIST − CIFAR-10, periodic``: bn_ff_mnist − bn_ff_epsilon (input,
+    and ε 10⁻³ against 0); ``zero padding − periodic, CIFAR-10``: bn_ff_zero_padding −
+    bn_ff_epsilon (boundary, and ε) — each over the reference's mean (log₁₀ χ: in decades)."""
+    names = list(ours)
+    rows = []
+    for k, label in VARIANT_ROWS.items():
+        ref = variants[CONV_REFERENCE][k][0]
+        scale = 1.0 if k == "log10_chi_end" else abs(ref)
+        r: dict[str, Any] = {"quantity": label}
+        for name in names:
+            r[f"ours, {name}"] = float(np.mean(ours[name][k]))
+        for v in published.BN_FF_CONV_VARIANTS:
+            r[v] = variants[v][k][0]
+        r["input (ours)"] = (r[f"ours, {names[0]}"] - r[f"ours, {names[1]}"]) / scale
+        r["MNIST − CIFAR-10, periodic"] = (
+            variants["bn_ff_mnist"][k][0] - variants["bn_ff_epsilon"][k][0]
+        ) / scale
+        r["zero padding − periodic, CIFAR-10"] = (
+            variants["bn_ff_zero_padding"][k][0] - variants["bn_ff_epsilon"][k][0]
+        ) / scale
+        rows.append(r)
+    return pd.DataFrame(rows).set_index("quantity")
+
+
+def input_difference(a: Any, b: Any) -> Estimate | None:
+    """Mean of per-network values ``a`` minus mean of ``b`` (two independent runs) with the
+    combined standard error and the d.o.f. of the smaller run (n − 1: the t interval errs wide);
+    ``None`` when either run has a single network (no error: the effect is not measured)."""
+    ea, eb = estimate_or_point(a), estimate_or_point(b)
+    if ea.se is None or eb.se is None:
+        return None
+    n = min(ea.n, eb.n)
+    return Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), n - 1, n)
