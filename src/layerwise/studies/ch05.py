@@ -40,6 +40,7 @@ from .ch04 import (  # noqa: F401  (the input and the controls, shared with Chap
     conditions_control,
     configuration,
     estimator_control,
+    input_difference,
     input_words,
     outcome_summary,
     reference_control,
@@ -255,14 +256,6 @@ def exponent_windows(
             }
         )
     return pd.DataFrame(rows).set_index("units")
-
-
-def input_difference(a: Any, b: Any) -> Estimate:
-    """Mean of per-network values ``a`` minus mean of ``b`` (two independent runs) with the combined
-    standard error and the d.o.f. of the smaller run (n − 1: the t interval errs wide)."""
-    ea, eb = estimate(a), estimate(b)
-    n = min(ea.n, eb.n)
-    return Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), n - 1, n)
 
 
 def matches_authors(params: Mapping[str, Any]) -> bool:
