@@ -222,10 +222,10 @@ ch.glue("photo_names", join_words(PHOTOS))
 # fixed layers scatter around $\nu$: at $n = 64$ the ReLU ratios range from
 # {glue}`fix64_iid_relu_lo` to {glue}`fix64_iid_relu_hi` (SD {glue}`fix64_iid_relu_sd`), and the
 # absolute value's from {glue}`fix64_iid_abs_lo` to {glue}`fix64_iid_abs_hi` around 0. On photo
-# patches the scatter is much wider: the ReLU ratios spread from {glue}`fix64_patches_relu_lo` to
-# {glue}`fix64_patches_relu_hi` (SD {glue}`fix64_patches_relu_sd`), so a single layer's ratio says
-# little about $\nu$. The reason is the one Donier's note under Eq. 15 anticipates: his $\nu$
-# assumes independent inputs. A fixed layer's pre-activations $z_i$, $z_j$ have correlation
+# patches (crops of {glue}`n_photos` photographs) the ReLU ratios spread from
+# {glue}`fix64_patches_relu_lo` to {glue}`fix64_patches_relu_hi` (SD {glue}`fix64_patches_relu_sd`,
+# against {glue}`fix64_iid_relu_sd` on i.i.d. inputs). Donier's note under Eq. 15 anticipates a
+# spread: his $\nu$ assumes independent inputs. A fixed layer's pre-activations $z_i$, $z_j$ have correlation
 # $\rho_{ij} = p_i^\top\Sigma p_j / \sqrt{p_i^\top\Sigma p_i \cdot p_j^\top\Sigma p_j}$, and
 # conditioning the Gaussian on $(z_i, z_j)$ (`layer.orthant_moments`) gives exactly
 #
@@ -410,9 +410,9 @@ ch.table(ctl_table, "The controls of the photo-patch law claims: the arcsin law'
 # is {glue}`spread_iid` times its exact value. The $\nu$ of {eq}`eq-01-nu` is then the centre of a
 # distribution of per-pair ratios, not the ratio of any pair. The table after
 # {numref}`fig-01-pair-law` gives the residual for every activation and both kinds of input. On
-# photo patches (crops of {glue}`n_photos` photographs) the law does much of the work but not all
-# of it: for ReLU it leaves {glue}`law_patches_relu` of the idealisation's residual, and the largest
-# share is left for {glue}`law_worst`. The law beats the idealisation by more than half of its
+# photo patches (crops of {glue}`n_photos` photographs), for ReLU it leaves
+# {glue}`law_patches_relu` of the idealisation's residual, and the largest share is left for
+# {glue}`law_worst`. The law beats the idealisation by more than half of its
 # residual {glue}`law_patch_fails`.
 #
 # **What leaves the rest: two controls.** Eq. 13 assumes $z_i$, $z_j$ "symmetric around 0"; the
@@ -716,8 +716,8 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # $\tilde\Sigma$: they are {glue}`cap_gap_verdict`. That gap is the $O(1)$ rank-2 and arcsin terms
 # of the previous sections acting on $\tilde K$; the next subsection asks whether width removes it.
 #
-# With **photo patches** ($\Sigma \ne I$) the capacities are far from everything {eq}`eq-01-eq14`
-# offers: from {eq}`eq-01-eq14` at the $\nu$ of {eq}`eq-01-nu` they sit {glue}`d14_patches_relu`
+# With **photo patches** ($\Sigma \ne I$; crops of {glue}`n_photos` photographs), from
+# {eq}`eq-01-eq14` at the $\nu$ of {eq}`eq-01-nu` the capacities sit {glue}`d14_patches_relu`
 # (ReLU) and {glue}`d14_patches_leaky` (leaky ReLU) of a span, from the linear limit
 # {glue}`dlin_patches_relu` and {glue}`dlin_patches_leaky`, and from the capacities of a Gaussian
 # with the patches' covariance {glue}`dex_patches_relu` and {glue}`dex_patches_leaky` —
