@@ -79,7 +79,7 @@ SCALES = {
                hist_conv_width=16, hist_conv_batch=4, hist_conv_nets=8,
                widths=[32, 64, 128], width_nets=48, conv_width=16, conv_batch=8, conv_nets=2,
                data_nets=4, coact_nets=2, block=8, dataset="patches"),
-    "default": dict(width=512, batch=64, depth=200, n_nets=64, hist_width=128, hist_batch=256,
+    "default": dict(width=512, batch=64, depth=200, n_nets=64, hist_width=128, hist_batch=1024,
                     hist_nets=400, hist_conv_width=128, hist_conv_batch=16, hist_conv_nets=40,
                     widths=[64, 128, 256, 512], width_nets=100, conv_width=512, conv_batch=64,
                     conv_nets=4, data_nets=24, coact_nets=16, block=32, dataset="patches"),
@@ -211,9 +211,15 @@ ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of 
 # the fitted mean and variance (`layerwise.stats.ks_gaussian_interval`). At l = L the KS
 # distances of signal and noise are {glue}`ks_nu2` and {glue}`ks_mu2dx`, with 99 % intervals
 # reaching up to {glue}`ks_nu2_hi` and {glue}`ks_mu2dx_hi`: the bound's width alone exceeds 0.05
-# below about 1200 networks, so only the `paper` scale can decide "nearly Gaussian". The
-# skewnesses are {glue}`skew_nu2` and {glue}`skew_mu2dx` (standard error: the larger of a
-# bootstrap over networks and the exact value for a Gaussian sample).
+# below about 1200 networks, so our sample cannot decide "nearly Gaussian". The authors' 10 000
+# fully-connected networks of exactly this figure's setting (`vanilla_histo_fc`: width 128,
+# B = 1024, CIFAR-10) can, and the claim is graded on them: their KS distances are
+# {glue}`ks_authors_nu2` (interval up to {glue}`ks_authors_nu2_hi`) for the signal and
+# {glue}`ks_authors_mu2dx` (up to {glue}`ks_authors_mu2dx_hi`) for the noise, with 0.01 added for
+# their distribution rebuilt from its percentiles. From the `default` scale on, where our width is
+# theirs, a two-sample test asks whether our networks are distributed as theirs. The skewnesses of
+# ours are {glue}`skew_nu2` and {glue}`skew_mu2dx` (standard error: the larger of a bootstrap over
+# networks and the exact value for a Gaussian sample).
 
 # %%
 NEARLY_GAUSSIAN = "Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')"
@@ -1055,12 +1061,16 @@ for ds, case, kind, src in [
 # - **Fig. 2.** Across {glue}`p_hist_nets` networks the mean log signal moment moves by
 #   {glue}`drift_nu2` per layer and its variance by {glue}`diff_nu2` (signal and noise: the table
 #   after {numref}`fig-03-fig2-drift-diffusion`); {glue}`v_cons`. {glue}`v_gauss`
-#   {glue}`v_balance` The paper's convolutional nets of width 128 against the authors' 10 000:
+#   {glue}`v_balance` Our fully-connected nets against the authors' 10 000 of the same setting:
+#   {glue}`v_fc_match` The paper's convolutional nets of width 128 against the authors' 10 000:
 #   {glue}`spread_verdict`
 # - **Width.** {glue}`v_width` The fitted exponent of the diffusion is {glue}`width_exponent`
 #   (the single-input theory {eq}`eq-03-width` gives −1).
 # - **Fig. 3.** In the fully-connected nets the signal's effective rank at l = L is
-#   {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The table
+#   {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The authors'
+#   fully-connected nets end at {glue}`fc_chi_authors`; with Gaussian images and patches as
+#   inputs ours end at {glue}`data_chi_gaussian` and {glue}`data_chi_patches`: {glue}`v_chi_bracket`
+#   The table
 #   after {numref}`fig-03-fig3-conv` gives the increments {eq}`eq-03-increments` and sets the
 #   convolutional nets and the authors' beside them.
 # - **Pseudo-linearity.** At depth L a fraction {glue}`coact_late` of the units is always on or
@@ -1085,14 +1095,25 @@ ch.glue("v_cons", verdict(["conservation_nu2", "conservation_mu2dx"],
                           "value drifts",
                           "the expectation is not conserved to within 1 % per layer",
                           "this run cannot yet decide conservation to within 1 % per layer"))
-ch.glue("v_gauss", verdict(["fig2_nu2_nearly_gaussian", "fig2_mu2dx_nearly_gaussian",
-                            "fig2_nu2_skew_small", "fig2_mu2dx_skew_small"],
-                           "The log-moments are nearly Gaussian by our rule (KS ≤ 0.05, "
-                           "|skewness| ≤ 0.5).",
-                           "By our rule (KS ≤ 0.05, |skewness| ≤ 0.5) the log-moments are not "
-                           "nearly Gaussian.",
-                           "Whether they are nearly Gaussian (KS ≤ 0.05, |skewness| ≤ 0.5) this "
-                           "number of networks cannot decide."))
+ch.glue("v_gauss", verdict(["fig2_nu2_nearly_gaussian", "fig2_mu2dx_nearly_gaussian"],
+                           "On the authors' 10 000 networks of this setting both log-moments are "
+                           "nearly Gaussian (KS ≤ 0.05).",
+                           "On the authors' 10 000 networks of this setting at least one "
+                           "log-moment is not nearly Gaussian (KS > 0.05).",
+                           "On the authors' 10 000 networks of this setting not both log-moments "
+                           "are decided nearly Gaussian (KS ≤ 0.05): the scorecard says which is "
+                           "borderline.")
+        + " " + verdict(["fig2_nu2_skew_small", "fig2_mu2dx_skew_small"],
+                        "Ours are nearly symmetric (|skewness| ≤ 0.5).",
+                        "Ours are not nearly symmetric (|skewness| > 0.5 for at least one).",
+                        "Whether ours are nearly symmetric (|skewness| ≤ 0.5) this number of "
+                        "networks cannot decide."))
+ch.glue("v_fc_match", verdict(
+    [f"fig2_fc_{k}_matches_authors" for k, _ in SIGNAL_NOISE],
+    "both distributions are indistinguishable from theirs (two-sample KS at 1 %).",
+    "at least one distribution differs from theirs (the scorecard says which, and which of our "
+    "conditions differ).",
+    "not decided at this scale (graded where our width is theirs, from the default scale on)."))
 ch.glue("v_balance", verdict(["lognormal_balance_nu2", "opposing_forces_mu2dx"],
                              "The signal's mean and variance balance as for a log-normal law "
                              "(−2·mean/variance within 10 % of 1, the authors' networks), and the "
