@@ -27,7 +27,8 @@ def main() -> int:
     ap.add_argument("--scales", nargs="+", default=["ci"], choices=["ci", "default", "paper"])
     ap.add_argument("--chapters", nargs="*", default=[])
     a = ap.parse_args()
-    from layerwise import book
+    from layerwise.render import build_html
+    from layerwise.runner import run_chapter, select
     from layerwise.store import versions
 
     out = {
@@ -40,11 +41,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["LAYERWISE_RESULTS"] = str(Path(tmp) / "results")
             rows = {}
-            for key, nb in book.select(a.chapters, ROOT).items():
+            for key, nb in select(a.chapters, ROOT).items():
                 t = {}
                 for phase in ("cold", "warm"):
                     t0 = time.perf_counter()
-                    book.run_chapter(
+                    run_chapter(
                         key,
                         nb,
                         scale=scale,
@@ -60,7 +61,7 @@ def main() -> int:
                 )
             del os.environ["LAYERWISE_RESULTS"]
         t0 = time.perf_counter()
-        book.build_html(ROOT)
+        build_html(ROOT)
         html = time.perf_counter() - t0
         out["scales"][scale] = {
             "chapters": rows,

@@ -223,7 +223,6 @@ class Chapter:
         self.figure_meta: list[dict[str, Any]] = []
         self.glued: dict[str, str] = {}
         # glue_all names whose value is a sentence (issue #26)
-        self.package_sentences: list[str] = []
         self._t0 = time.perf_counter()
         set_style()
         if name in ONE_TORCH_THREAD:
@@ -242,19 +241,6 @@ class Chapter:
         return seeds.torch_seed(self.seed, *keys)
 
     # -- cached computations ------------------------------------------------------------------
-    def cached(
-        self,
-        name: str,
-        config: Mapping[str, Any],
-        compute: Callable[[], Mapping[str, Any]],
-        *,
-        code: str | Sequence[str],
-    ) -> ArrayDict:
-        """Arrays of ``compute()`` for ``config`` (the chapter seed is added to the key), keyed
-        also on the source of ``code`` — the module(s) whose functions compute them — and of every
-        ``layerwise`` module they import (:func:`layerwise.provenance.code_fingerprint`)."""
-        return self._cached(name, config, compute, *fingerprint_of(code))
-
     def _cached(
         self,
         name: str,
@@ -481,9 +467,6 @@ class Chapter:
         from layerwise.stats import Estimate
 
         for name, value in values.items():
-            # a sentence worded by package code
-            if isinstance(value, str) and len(value.split()) >= 4:
-                self.package_sentences.append(name)
             if isinstance(value, Estimate):
                 self.glue(name, value.mean, se=value.se, digits=digits)
             elif isinstance(value, tuple) and len(value) == 2:
@@ -630,7 +613,6 @@ class Chapter:
             "figures": list(self.figures),
             "figure_labels": list(self.figure_meta),
             "glued": dict(self.glued),
-            "glued_from_package": list(self.package_sentences),
             "store": {
                 "hits": sum(e[0] == "hit" for e in self.store.events),
                 "computed": sum(e[0] == "miss" for e in self.store.events),

@@ -641,26 +641,6 @@ class Ledger:
     def summary(self) -> str:
         return summary_of((c.to_json() for c in self.claims), self.scale)
 
-    def to_frame(self):
-        """The scorecard as a pandas DataFrame indexed by claim id."""
-        import pandas as pd
-
-        rows = [
-            {
-                "claim": c.id,
-                "kind": c.kind,
-                "statement": c.statement,
-                "measured": fmt(c.measured),
-                "uncertainty": c.uncertainty(),
-                "rule": c.rule(),
-                "source": c.source,
-                "from scale": c.min_scale,
-                "outcome": LABELS[c.status],
-            }
-            for c in self.claims
-        ]
-        return pd.DataFrame(rows).set_index("claim")
-
     def to_html(self, tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
         return scorecard_html([c.to_json() for c in self.claims], self.scale, tracked=tracked)
 
