@@ -336,6 +336,36 @@ def test_figure_directive_is_a_numbered_glue_figure():
         md == "```{glue:figure} fig-42-rise\n:name: fig-42-rise\n:alt: A 'line' rises.\n\n"
         "Rise.  It is straight.\n```"
     )
+    # a figure whose text needs more than a phone's column carries its minimum width as a class
+    md = pages.figure_directive("fig-42-rise", "Rise.", "A line.", phone_px=460)
+    assert ":alt: A line.\n:figclass: lw-phone-460\n\nRise." in md
+
+
+def test_phone_width_keeps_every_figure_text_at_9_px_or_scrolls():
+    """D ≥ 72·W·9/f_min: a 7.2 in figure at 10 pt needs 467 → 480 px; at 4 in, 260 px fits the
+    342 px column (0); the CSS has a rule for every width the figures can ask for."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from layerwise.chapter import PHONE_COLUMN_PX, phone_width
+
+    fig, ax = plt.subplots(figsize=(7.2, 3))
+    ax.set_xlabel("depth", fontsize=10)
+    ax.tick_params(labelsize=12)
+    assert phone_width(fig) == 480  # 72·7.2·9/10 = 466.6, rounded up to 20
+    ax.set_xlabel("depth", fontsize=14)
+    assert phone_width(fig) == 400  # now the ticks at 12 pt are the smallest: 388.8 → 400
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(4.0, 3))
+    ax.tick_params(labelsize=10)
+    ax.set_xlabel("depth", fontsize=10)
+    assert 72 * 4.0 * 9 / 10 <= PHONE_COLUMN_PX and phone_width(fig) == 0
+    plt.close(fig)
+    css = (Path(__file__).resolve().parents[1] / "book" / "_css" / "layerwise.css").read_text()
+    for w in range(360, 1001, 20):
+        assert f"figure.lw-phone-{w} img {{ min-width: {w}px; }}" in css
 
 
 def test_execution_header_without_a_ledger_says_unknown():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -82,6 +83,29 @@ def small_texts(fig: Any) -> list[str]:
         if t.get_visible() and t.get_text().strip() and t.get_fontsize() * scale < MIN_FONT_PT:
             out.append(f"{t.get_text()[:30]!r} at {t.get_fontsize() * scale:.1f} pt")
     return out
+
+
+#: Smallest text (CSS px) a figure may show on a phone, and the width of the book's column there
+#: (a 390 px screen). A figure whose text would come out smaller is given a minimum width on phones
+#: (its class ``lw-phone-<px>``, :func:`phone_width`) and scrolls sideways instead.
+PHONE_MIN_TEXT_PX = 9.0
+PHONE_COLUMN_PX = 342
+
+
+def phone_width(fig: Any) -> int:
+    """The narrowest width (CSS px, rounded up to 20) at which every visible text of ``fig`` is at
+    least :data:`PHONE_MIN_TEXT_PX` tall: shown at D px, a text of f pt in a figure W in wide is
+    f·(96/72)·D/(96·W) px, so D ≥ 72·W·PHONE_MIN_TEXT_PX/f_min (at most 1000: the widest the
+    book's CSS knows). 0 when the phone's column is wide enough already."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    texts = fig.findobj(Text)
+    sizes = [t.get_fontsize() for t in texts if t.get_visible() and t.get_text().strip()]
+    if not sizes:
+        return 0
+    need = 72 * float(fig.get_size_inches()[0]) * PHONE_MIN_TEXT_PX / min(sizes)
+    return 0 if need <= PHONE_COLUMN_PX else min(int(math.ceil(need / 20) * 20), 1000)
 
 
 #: Raw sub/superscript notation (``r_ij``, ``κ^l``, ``x_{k+1}``): a letter, ``)``, ``]``, ``‖``,
@@ -568,6 +592,7 @@ class Chapter:
                 f"figure {name!r} writes notation raw outside mathtext: {raw[:5]} (typeset it: "
                 "r'$r_{ij}$')"
             )
+        phone = phone_width(fig)
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))
         if rel in self.figures:
@@ -594,7 +619,12 @@ class Chapter:
             {
                 "image/png": {"width": int(round(width * 96))},
                 "scrapbook": {"name": label, "mime_prefix": ""},
-                "layerwise": {"figure": label, "caption": caption, "alt": alt_text},
+                "layerwise": {
+                    "figure": label,
+                    "caption": caption,
+                    "alt": alt_text,
+                    "phone_px": phone,
+                },
             },
         )
 

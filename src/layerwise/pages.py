@@ -18,10 +18,15 @@ from typing import Any
 from .chapter import GLUE_PREFIX  # the prefix Chapter.glue/Chapter.figure write their records under
 
 
-def figure_directive(label: str, caption: str, alt: str) -> str:
-    """The MyST markdown of a numbered, linkable figure pasted from a glued image."""
+def figure_directive(label: str, caption: str, alt: str, phone_px: int = 0) -> str:
+    """The MyST markdown of a numbered, linkable figure pasted from a glued image; a figure whose
+    text needs more than a phone's column (``phone_px``, :func:`layerwise.chapter.phone_width`)
+    gets the class ``lw-phone-<px>``: that minimum width on phones, scrolling sideways."""
     alt = " ".join(alt.split()).replace("`", "'")
-    return f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n\n{caption.strip()}\n```"
+    cls = f":figclass: lw-phone-{int(phone_px)}\n" if phone_px else ""
+    return (
+        f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n{cls}\n{caption.strip()}\n```"
+    )
 
 
 def execution_header(info: dict[str, Any], scale: str, stem: str, duration: float | None) -> str:
@@ -88,7 +93,7 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
                 }
                 meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
                 md = nbformat.v4.new_markdown_cell(
-                    figure_directive(lw["figure"], lw["caption"], lw["alt"])
+                    figure_directive(lw["figure"], lw["caption"], lw["alt"], lw.get("phone_px", 0))
                 )
                 md.metadata["tags"] = ["lw-figure"]
                 figures.append(md)
