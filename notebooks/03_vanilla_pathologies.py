@@ -333,8 +333,12 @@ ch.figure(figures.log_moment_cdfs(ours2, fig2_conv["quarters"], authors2), "fig2
 
 # %% tags=["remove-cell"]
 ks2 = versus_authors["ks"]
+conv2_cond = conditions(params["hist_conv_width"], params["hist_conv_batch"], 128, 1024,
+                        fig2_conv["n"], 10000, arch="conv 3×3, periodic",
+                        ref_arch="conv 3×3, periodic")
 for k, name in SIGNAL_NOISE:
     ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=4)
+    control = study.ks_control(authors2[k][-1], ks2[k]["n"], ks2[k]["m"], seed=seed)
     ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log(mˡ/m⁰) "
              f"at l = {L} is that of the authors' 10 000 networks: two-sample KS distance below "
              "its 1 % critical value", case=name, kind="reproduces", measured=ks2[k]["ks"],
@@ -348,7 +352,13 @@ for k, name in SIGNAL_NOISE:
                     "3×3, width 128, B = 1024, 10 000 networks)", min_scale="default",
              note=f"little power against a 4× width error: the authors' own widths 128 and 512 "
                   f"differ by {spread[k]['ks_widths']:.3f} here, against this critical value; "
-                  "the spread claims below grade the width")
+                  "the spread claims below grade the width",
+             conditions=conv2_cond,
+             controls=[Control("estimator", control["passed"],
+                               f"{ks2[k]['n']} networks drawn from the authors' own distribution: "
+                               f"KS {control['ks']:.3f} against {control['critical']:.3f} "
+                               "(truth: the same distribution)"),
+                       conditions_control(conv2_cond, ["width", "batch", "input"])])
 
 # %% tags=["remove-cell"]
 ch.glue("ks2_crit", ks2["nu2"]["critical"], digits=4)
@@ -405,6 +415,9 @@ ch.table(pd.DataFrame({(name, who): spread[k][col] for k, name in SIGNAL_NOISE
 # %% tags=["remove-cell"]
 for k, name in SIGNAL_NOISE:
     r = spread[k]
+    truth = study.log_spread_versus_published(   # a sample of ours drawn with their spread
+        np.random.default_rng(seed).normal(0.0, r["w128"][-1], spread["n"]), r["w128"][-1],
+        spread["m"], seed=seed)
     ch.glue_all({f"sd128_{k}": r["w128"][-1], f"sd512_{k}": r["w512"][-1],
                  f"sd_ours_{k}": r["ours"][-1], f"ksw_{k}": r["ks_widths"]}, digits=2)
     ch.claim(f"fig2_conv_{k}_spread_width128", f"the spread over networks of log(mˡ/m⁰) at "
@@ -418,7 +431,12 @@ for k, name in SIGNAL_NOISE:
                  "bootstrap, at least the Gaussian value; theirs: 10 000 networks)",
              source="Labatie 2019, Theorem 1 and Fig. 2; the authors' published arrays "
                     "(widths 128 and 512: SD of log₁₀ over 10 000 networks each)",
-             min_scale="default")
+             min_scale="default", conditions=conv2_cond,
+             controls=[Control("estimator", truth.side(0.0) == 0,
+                               f"{spread['n']} Gaussian networks with the authors' width-128 "
+                               f"spread: ln(s/s₁₂₈) = {truth.mean:.3f} ± {truth.se:.3f} "
+                               "(truth 0)"),
+                       conditions_control(conv2_cond, ["width", "batch", "input"])])
 
 # %% tags=["remove-cell"]
 ch.glue("spread_distance", spread["nu2"]["distance"], digits=2)
