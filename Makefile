@@ -42,7 +42,7 @@ $(STAMP):
 	$(VENV)/bin/python -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@rm -f $(VENV)/.installed-*; touch $@
 
-book: venv
+book: venv browser
 	$(PY) -m layerwise book all --scale $(SCALE) --seed $(SEED) --device $(DEVICE) $(EXEC) $(PARAMS)
 
 chapters: venv
@@ -65,12 +65,13 @@ chapter: venv
 robustness: venv
 	$(PY) -m layerwise book robustness --seeds $(SEEDS) --kernels $(KERNELS) --scale $(if $(filter command line,$(origin SCALE)),$(SCALE),ci) $(if $(CH),--chapters $(CH),)
 
-# Headless Chromium for the rendered-page test (Debian packages; installed when missing).
+# Headless Chromium for the rendered-page test and the PDF, poppler's pdftotext to read the PDF
+# back (Debian packages; installed when missing).
 browser:
-	@command -v chromium > /dev/null && command -v chromedriver > /dev/null || { \
-	  echo "installing chromium + chromium-driver (apt)"; \
+	@command -v chromium > /dev/null && command -v chromedriver > /dev/null && command -v pdftotext > /dev/null || { \
+	  echo "installing chromium + chromium-driver + poppler-utils (apt)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver > /dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver poppler-utils > /dev/null; }
 
 test: venv browser
 	$(PY) -m pytest -q -p no:cacheprovider

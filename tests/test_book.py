@@ -622,6 +622,24 @@ UNLINKED_FIGURES_JS = (
 )
 
 
+#: On a phone: figure images shown narrower than the width their class asks for (text under 9 px,
+#: chapter.phone_width), scorecard outcome words not shown, and scroll containers hiding columns
+#: without the edge shadows that say so.
+PHONE_JS = (
+    "const figs = [...document.querySelectorAll('article figure[class*=\"lw-phone-\"] img')]"
+    ".filter(i => { const w = +[...i.closest('figure').classList].find(c => "
+    "c.startsWith('lw-phone-')).slice(9); return i.getBoundingClientRect().width < w - 1; })"
+    ".map(i => i.src.split('/').pop());"
+    "const words = [...document.querySelectorAll('table.lw-scorecard .lw-word')]"
+    ".filter(e => !e.getClientRects().length).length;"
+    "const bare = [...document.querySelectorAll('.pst-scrollable-table-container')]"
+    ".filter(c => c.scrollWidth > c.clientWidth + 1 && "
+    "!getComputedStyle(c).backgroundImage.includes('gradient'))"
+    ".map(c => c.textContent.trim().slice(0, 40));"
+    "return [figs, words, bare];"
+)
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize(
@@ -731,10 +749,19 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
         browser.get(html.as_uri())
         narrow = browser.execute_script(WIDER_THAN_VIEWPORT_JS)
         cut = browser.execute_script(CUT_CAPTIONS_JS)
+        small_figures, hidden_words, bare = browser.execute_script(PHONE_JS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert narrow == [], f"{page}: elements wider than a 390 px phone: {narrow}"
     assert cut == [], f"{page}: table captions running past a 390 px phone: {cut}"
+    assert small_figures == [], f"{page}: figures shown with text under 9 px: {small_figures}"
+    assert hidden_words == 0, f"{page}: {hidden_words} scorecard outcome words hidden on a phone"
+    assert bare == [], f"{page}: tables scrolling with no visible affordance: {bare}"
+    # glued prose reads as written: no phrase said twice, no dangling count, every paragraph ends
+    from prose_checks import page_problems
+
+    problems = page_problems(html.read_text(encoding="utf-8"))
+    assert problems == [], f"{page}: {len(problems)} prose problems: {problems[:4]}"
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('article a.reference.internal')).map(a => "
         "a.href)"
@@ -769,12 +796,22 @@ def test_printed_scorecards_and_tables_break_between_rows(ci_book, browser):
 
 @pytest.mark.slow
 def test_the_whole_book_prints_to_a_pdf(ci_book):
-    p = run_cli("book", "pdf", timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
+    """`book all` (make book) prints the PDF of its build, the one the landing page links."""
+    assert ci_book.returncode == 0, ci_book.stderr[-3000:]
     pdf = ROOT / "_build" / "pdf" / "layerwise-ci.pdf"  # named by the scale it prints
-    assert "(the ci build)" in p.stdout
+    assert f"printed {pdf} (the ci build)" in ci_book.stdout
     assert pdf.exists() and pdf.stat().st_size > 500_000
     assert render.pdf_pages(pdf) >= 40  # eight chapters with their figures and scorecards
+    if shutil.which("pdftotext"):  # poppler-utils: read the pages back
+        text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        pages = text.split("\f")[:-1]
+        n = len(pages)
+        assert "Chapters executed at scale ci" in pages[0]  # the title page: scale, commit, date
+        numbered = [i for i, p in enumerate(pages) if re.search(rf"\b{i + 1} / {n}\s*$", p)]
+        assert len(numbered) == n - 1, f"pages without their number: {n - 1 - len(numbered)}"
+        starts = [i for i, p in enumerate(pages) if re.match(r"\s*(Chapter \d|\d\. )", p)]
+        assert len(starts) >= len(CHAPTERS), "each chapter starts on a new page"
 
 
 def test_progress_lines_show_the_cluster_counts_of_a_dask_run(tmp_path, capsys):

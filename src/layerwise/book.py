@@ -32,7 +32,7 @@ from .dashboard import save_evidence, write_dashboard
 from .executor import check_executor, shared_scheduler
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
-from .render import build_html, build_pdf, built_scale, pdf_path
+from .render import build_html, build_pdf, built_scale, chromium, pdf_path
 from .runner import (
     TIMEOUTS,
     ChapterFailed,
@@ -186,11 +186,15 @@ def cmd_run(a: argparse.Namespace, root: Path) -> int:
         return 1
     if a.cmd == "all":
         print("built", build_html(root))
-        printed = pdf_path(root)
-        print(
-            f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {printed}"
-            + (" (the one there is older than this build)" if printed.exists() else "")
-        )
+        if chromium() is not None:  # the PDF the landing page links, of the same build
+            print(f"printed {build_pdf(root)} (the {built_scale(root)} build)")
+        else:
+            printed = pdf_path(root)
+            print(
+                f"the PDF of this {built_scale(root)} build: `make pdf` prints it to {printed} "
+                "(needs headless Chromium: `make browser`)"
+                + (" — the one there is older than this build" if printed.exists() else "")
+            )
     return 0
 
 

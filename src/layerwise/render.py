@@ -128,17 +128,19 @@ def pdf_path(root: Path | None = None, scale: str | None = None) -> Path:
     return root / "_build" / "pdf" / f"layerwise-{scale or built_scale(root)}.pdf"
 
 
+def chromium() -> str | None:
+    """The headless browser that prints the PDF, or None when none is installed."""
+    names = ("chromium", "chromium-browser", "google-chrome")
+    return next((path for path in map(shutil.which, names) if path), None)
+
+
 def build_pdf(root: Path | None = None) -> Path:
     """The whole book as one PDF, offline: Sphinx's ``singlehtml`` build printed by headless
     Chromium (math typeset by the local MathJax, figures included) to :func:`pdf_path`,
     ``_build/pdf/layerwise-<scale>.pdf``."""
     root = root or repo_root()
-    chromium = (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-    if chromium is None:
+    browser = chromium()
+    if browser is None:
         raise ChapterFailed(
             "make pdf needs headless Chromium: `make browser` installs Debian's chromium"
         )
@@ -159,7 +161,7 @@ def build_pdf(root: Path | None = None) -> Path:
     (out.parent / "layerwise.pdf").unlink(missing_ok=True)  # the unnamed PDF of older versions
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
-            chromium,
+            browser,
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
