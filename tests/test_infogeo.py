@@ -504,12 +504,6 @@ def test_natural_gradient_comparison_against_direct_solves():
         ig.natural_gradient_comparison(p, x, y, dampings=[0.0], structure_damping=1.0)
 
 
-def _haar(P: int, g: torch.Generator) -> torch.Tensor:
-    """A Haar-distributed orthogonal P × P matrix (QR of a Gaussian, signs fixed)."""
-    Q, R = torch.linalg.qr(torch.randn(P, P, generator=g, dtype=D))
-    return Q * torch.sign(torch.diagonal(R))[None, :]
-
-
 def test_rotated_block_shares_match_haar_rotations():
     # the closed form (fourth moments of a Haar matrix) against 3000 random rotations
     g = torch.Generator().manual_seed(4)
@@ -517,10 +511,11 @@ def test_rotated_block_shares_match_haar_rotations():
     d = torch.tensor([9.0, 3.0, 1.0, 1.0, 0.5, 0.2, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0], dtype=D)
     draws = []
     for _ in range(3000):
-        Q = _haar(P, g)
+        Q = ig.haar_rotation(P, g)
         s = ig.block_shares((Q * d) @ Q.T, sizes)
         draws.append([s["off_diagonal"], s["off_tridiagonal"]])
     draws = np.asarray(draws)
+    assert torch.allclose(Q.T @ Q, torch.eye(P, dtype=D), atol=1e-12)
     want = ig.rotated_block_shares(float(d.sum()), float((d**2).sum()), sizes)
     se = draws.std(0, ddof=1) / np.sqrt(len(draws))
     for k, key in enumerate(("off_diagonal", "off_tridiagonal")):
@@ -542,9 +537,9 @@ def test_inverse_structure_finds_layer_structure_and_not_a_rotation():
     P, lam = sum(sizes), 1e-2
     g = torch.Generator().manual_seed(11)
     # (a) layer-local eigenvectors, except one strong direction spread over the three layers
-    basis = torch.block_diag(*[_haar(s, g) for s in sizes])
+    basis = torch.block_diag(*[ig.haar_rotation(s, g) for s in sizes])
     firsts = [0, sizes[0], sizes[0] + sizes[1]]
-    mix = _haar(3, g)
+    mix = ig.haar_rotation(3, g)
     basis[:, firsts] = basis[:, firsts] @ mix  # three orthonormal cross-layer directions
     w = torch.zeros(P, dtype=D)
     w[firsts[0]] = 1e4  # the cross-layer direction F is dominated by
@@ -573,7 +568,7 @@ def test_inverse_structure_finds_layer_structure_and_not_a_rotation():
     # passes the former rule "the inverse's off-diagonal share at most ½ of F's"
     assert r["rotated_inverse_off_diagonal"] / r["rotated_fisher_off_diagonal"] < 0.5
     # (b) the same spectrum rotated at random: no layer structure
-    R = _haar(P, g)
+    R = ig.haar_rotation(P, g)
     rr = ig.inverse_structure(R @ F @ R.T, lam, sizes)
     top_rot = rr["inverse_top_off_diagonal"] / rr["fisher_off_diagonal"]
     want_rot = rr["rotated_inverse_top_off_diagonal"] / rr["rotated_fisher_off_diagonal"]

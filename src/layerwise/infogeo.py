@@ -839,6 +839,15 @@ def block_shares(M: torch.Tensor, sizes: Sequence[int]) -> dict[str, float]:
     return {"off_diagonal": off / total, "off_tridiagonal": far / total}
 
 
+def haar_rotation(P: int, gen: torch.Generator) -> torch.Tensor:
+    """A Haar-distributed (uniformly random) orthogonal P × P float64 matrix: the Q of the QR
+    decomposition of a standard Gaussian matrix, its columns' signs fixed by diag(R) > 0."""
+    Q, R = torch.linalg.qr(
+        torch.randn(check_positive_int("P", P), P, generator=gen, dtype=torch.float64)
+    )
+    return Q * torch.sign(torch.diagonal(R))[None, :]
+
+
 def rotated_block_shares(trace: float, frob2: float, sizes: Sequence[int]) -> dict[str, float]:
     """The :func:`block_shares` that a symmetric matrix M with eigenvalues d (tr M = Σd =
     ``trace``, ‖M‖_F² = Σd² = ``frob2``) has on average when its eigenvectors are rotated at random

@@ -26,6 +26,7 @@ from ..infogeo import (
     fisher_rao,
     fisher_rao_factors,
     fisher_subset,
+    haar_rotation,
     hessian_top_eigenvalue,
     inverse_structure,
     kfac_analysis,
@@ -705,12 +706,6 @@ def natural_gradient_summary(runs: Sequence[Mapping[str, np.ndarray]], at: int) 
     }
 
 
-def _haar(P: int, gen: torch.Generator) -> torch.Tensor:
-    """A Haar-distributed orthogonal P × P matrix (QR of a Gaussian, signs fixed)."""
-    Q, R = torch.linalg.qr(torch.randn(P, P, generator=gen, dtype=torch.float64))
-    return Q * torch.sign(torch.diagonal(R))[None, :]
-
-
 def inverse_structure_truth(
     sizes: Sequence[int],
     damping: float,
@@ -739,10 +734,12 @@ def inverse_structure_truth(
         raise ParameterError(f"mixed={mixed} must be <= the smallest layer size {min(sizes)}")
     gen = torch.Generator().manual_seed(int(seed))
     P = sum(sizes)
-    basis = torch.block_diag(*[_haar(n, gen) for n in sizes])
+    basis = torch.block_diag(*[haar_rotation(n, gen) for n in sizes])
     starts = np.cumsum([0, *sizes[:-1]])
     cross = [int(a + k) for a in starts for k in range(mixed)]
-    basis[:, cross] = basis[:, cross] @ _haar(len(cross), gen)  # directions across the layers
+    basis[:, cross] = basis[:, cross] @ haar_rotation(
+        len(cross), gen
+    )  # directions across the layers
     local = [i for i in range(P) if i not in set(cross)][: int(above * P)]
     lam = damping  # tr F = P below, so λ = damping · tr F / P = damping
     w = torch.zeros(P, dtype=torch.float64)
@@ -765,7 +762,7 @@ def inverse_structure_truth(
     keep = [*cross, *local]
     top = (basis[:, keep] / (w[keep] + lam)) @ basis[:, keep].T
     exact = block_shares(top, sizes)["off_diagonal"] / block_shares(F, sizes)["off_diagonal"]
-    R = _haar(P, gen)
+    R = haar_rotation(P, gen)
     rotated = inverse_structure(R @ F @ R.T, lam, sizes)
     control = (
         structured["rotated_inverse_top_off_diagonal"] / structured["rotated_fisher_off_diagonal"]
