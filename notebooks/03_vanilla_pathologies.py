@@ -134,6 +134,18 @@ def conditions_control(cond, measured_to_matter):
                     + " — not shown not to matter here") if differ else
                    "ours match the authors' in " + ", ".join(measured_to_matter))
 
+
+def ks_controls(ks, percentiles, cond):
+    """Controls of a two-sample KS claim against the authors' distribution (``ks`` of
+    study.ks_versus_published): the test accepts a sample drawn from their own distribution, and
+    our conditions beside theirs."""
+    control = study.ks_control(percentiles, ks["n"], ks["m"], seed=seed)
+    return [Control("estimator", control["passed"],
+                    f"{ks['n']} networks drawn from the authors' own distribution: KS "
+                    f"{control['ks']:.3f} against {control['critical']:.3f} (truth: the same "
+                    "distribution)"),
+            conditions_control(cond, ["width", "batch", "input"])]
+
 # %% [markdown]
 # ## Set-up
 #
@@ -265,7 +277,6 @@ for key, name in SIGNAL_NOISE:
 fig2_fc = study.fig2_versus_authors(fig2, HISTO_FC)
 for key, name in SIGNAL_NOISE:
     r = fig2_fc["ks"][key]
-    control = study.ks_control(fig2_fc["authors"][key][-1], r["n"], r["m"], seed=seed)
     ch.claim(f"fig2_fc_{key}_matches_authors", f"the distribution over networks of log(mˡ/m⁰) at "
              f"l = {L} is that of the authors' 10 000 fully-connected networks of the same width: "
              "two-sample KS distance below its 1 % critical value", case=name, kind="reproduces",
@@ -276,12 +287,7 @@ for key, name in SIGNAL_NOISE:
                  "plus 0.01 for their distribution function rebuilt from its percentiles",
              source=f"Labatie 2019, Fig. 2; {AUTHORS_FIG2}", min_scale="default",
              note="graded where our width is the authors' (128, from the default scale on)",
-             conditions=fig2_cond,
-             controls=[Control("estimator", control["passed"],
-                               f"{r['n']} networks drawn from the authors' own distribution: "
-                               f"KS {control['ks']:.3f} against {control['critical']:.3f} "
-                               "(truth: the same distribution)"),
-                       conditions_control(fig2_cond, ["width", "batch", "input"])])
+             conditions=fig2_cond, controls=ks_controls(r, fig2_fc["authors"][key][-1], fig2_cond))
 
 # %%
 for key, name in SIGNAL_NOISE:
@@ -338,7 +344,6 @@ conv2_cond = conditions(params["hist_conv_width"], params["hist_conv_batch"], 12
                         ref_arch="conv 3×3, periodic")
 for k, name in SIGNAL_NOISE:
     ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=4)
-    control = study.ks_control(authors2[k][-1], ks2[k]["n"], ks2[k]["m"], seed=seed)
     ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log(mˡ/m⁰) "
              f"at l = {L} is that of the authors' 10 000 networks: two-sample KS distance below "
              "its 1 % critical value", case=name, kind="reproduces", measured=ks2[k]["ks"],
@@ -353,12 +358,7 @@ for k, name in SIGNAL_NOISE:
              note=f"little power against a 4× width error: the authors' own widths 128 and 512 "
                   f"differ by {spread[k]['ks_widths']:.3f} here, against this critical value; "
                   "the spread claims below grade the width",
-             conditions=conv2_cond,
-             controls=[Control("estimator", control["passed"],
-                               f"{ks2[k]['n']} networks drawn from the authors' own distribution: "
-                               f"KS {control['ks']:.3f} against {control['critical']:.3f} "
-                               "(truth: the same distribution)"),
-                       conditions_control(conv2_cond, ["width", "batch", "input"])])
+             conditions=conv2_cond, controls=ks_controls(ks2[k], authors2[k][-1], conv2_cond))
 
 # %% tags=["remove-cell"]
 ch.glue("ks2_crit", ks2["nu2"]["critical"], digits=4)
