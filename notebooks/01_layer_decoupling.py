@@ -225,7 +225,8 @@ ch.glue("photo_names", join_words(PHOTOS))
 # patches (crops of {glue}`n_photos` photographs) the ReLU ratios spread from
 # {glue}`fix64_patches_relu_lo` to {glue}`fix64_patches_relu_hi` (SD {glue}`fix64_patches_relu_sd`,
 # against {glue}`fix64_iid_relu_sd` on i.i.d. inputs). Donier's note under Eq. 15 anticipates a
-# spread: his $\nu$ assumes independent inputs. A fixed layer's pre-activations $z_i$, $z_j$ have correlation
+# spread: his $\nu$ assumes independent inputs. A fixed layer's pre-activations $z_i$, $z_j$ have
+# correlation
 # $\rho_{ij} = p_i^\top\Sigma p_j / \sqrt{p_i^\top\Sigma p_i \cdot p_j^\top\Sigma p_j}$, and
 # conditioning the Gaussian on $(z_i, z_j)$ (`layer.orthant_moments`) gives exactly
 #
@@ -728,7 +729,8 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # **The gap against width and against the number of units.** Footnote 3 says the independence of
 # the $y$'s from the $z$'s "becomes a good approximation for $m \gg 1$"; entry by entry the error
 # of the previous section shrinks with $n$, along $p_i$ and $p_j$ it does not. Does the capacity
-# gap shrink, with $n$ or with $m$? Here the capacities of the exact Gaussian $\tilde\Sigma$ of one fixed layer (i.i.d.
+# gap shrink, with $n$ or with $m$? Here the capacities of the exact Gaussian $\tilde\Sigma$ of one
+# fixed layer (i.i.d.
 # inputs, no sampling noise) are compared with those of {eq}`eq-01-eq14` at the $\nu$ of
 # {eq}`eq-01-nu`, for $n$ from {glue}`width_n0` to {glue}`width_n1` inputs ($m$ = {glue}`width_m`
 # units, $p = 5$, {glue}`width_draws` layers per $n$), for ReLU, every leaky slope and the absolute

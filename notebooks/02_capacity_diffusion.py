@@ -82,10 +82,10 @@ import numpy as np
 
 from layerwise import differential, diffusion, tables
 from layerwise.chapter import Chapter
-from layerwise.claims import DEFAULT_CONFIDENCE
-from layerwise.stats import estimate
+from layerwise.claims import DEFAULT_CONFIDENCE, Control
 from layerwise.figures import ch02 as figures
 from layerwise.params import resolve_from
+from layerwise.stats import estimate
 from layerwise.studies import ch02 as study
 
 # %%
@@ -231,7 +231,8 @@ ch.glue("diff_envs", params["envs"])
 # {glue}`sampled_drift_hi`; the mean position itself is {glue}`sampled_drift` sites), against
 # {glue}`sampled_drift_alt` for the paper's own random case — a translation-invariant $\Delta_l$
 # drawn afresh per layer, whose drifts cancel only on average — and {glue}`sampled_drift_identical`
-# for identical layers of one draw of $(a, b)$. The claim holds the drift below half the former. The mean profile over those networks is
+# for identical layers of one draw of $(a, b)$. The claim holds the drift below half the former. The
+# mean profile over those networks is
 # {glue}`diff_noise_l1` from the averaged walk in L1 distance, the size of its sampling noise.
 #
 # ## A drift, and the limit ε → 0 (Eqs. 30–32)
@@ -460,8 +461,18 @@ ch.figure(figures.effective_receptive_field(g2, params["erf_depths"], variances,
 
 # %%
 for arch in diffusion.ARCHS:
+    # the estimator on synthetic truth: walks of variance ∝ depth on the same ring, depths and
+    # networks, with the measured scatter
+    synth = study.erf_exponent_control(g2[arch], depths, per_layer[arch], seed=ch.seed)
     ch.claim(f"erf_sqrt_depth_{arch}", "the ERF width of conv ReLU nets grows as depthᵞ with "
              "γ = ½ (fitted exponent)", case=f"{arch} nets", kind="reproduces",
+             controls=[Control("estimator", synth.side(0.5) == 0,
+                               f"the fit on synthetic lattice walks of variance ∝ depth (same ring "
+                               f"of {ERF_LENGTH}, depths and networks, the measured scatter) "
+                               f"gives {synth.mean:.3f} ± {synth.se:.3f} for the truth ½")],
+             conditions={"network": (f"1-D conv, ring of {ERF_LENGTH}, {params['erf_channels']} "
+                                     "channels, random weights and inputs", "2-D convolutional "
+                                     "nets (Luo et al. 2016)")},
              measured=exponents[arch], reference=0.5, tol=0.05, comparison="abs",
              alternative=(1.0, "the theoretical (linear) field"),
              why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth⁰ᐧ⁶",
@@ -755,7 +766,8 @@ ch.table(chain_table, "Departure of the input capacities of random networks, com
 # %% [markdown]
 # The table above gives the departure for every kind of unit: through two layers it is
 # {glue}`chain_pseudo_random_two` for pseudo-random units and through three
-# {glue}`chain_pseudo_random_three`, against a sampling floor of a few hundredths: {glue}`chain_words`.
+# {glue}`chain_pseudo_random_three`, against a sampling floor of a few hundredths:
+# {glue}`chain_words`.
 #
 # ## Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 #
@@ -841,7 +853,8 @@ ch.glue_outcomes("found_outcomes")
 # their variance over $2\mathcal D$ is {glue}`sampled_spread`, {glue}`spread_verdict` the
 # {glue}`frozen_spread` of a frozen medium of the same construction; their drift is
 # {glue}`sampled_drift_rms` of the width (rms), against {glue}`sampled_drift_alt` for the paper's
-# random translation-invariant layers ({glue}`drift_verdict`). With identical drifting layers, the numerics check out: the capacity network
+# random translation-invariant layers ({glue}`drift_verdict`). With identical drifting layers, the
+# numerics check out: the capacity network
 # converges to the solution of {eq}`eq-02-kolmogorov` at first order in $\varepsilon$ (log-log slope
 # {glue}`eq30_slope`), and that solution is the drifting Gaussian {eq}`eq-02-drift` up to its
 # skewness correction ({glue}`drift_l1_eq32` against {glue}`drift_edge`). Differential layers (the
@@ -849,7 +862,8 @@ ch.glue_outcomes("found_outcomes")
 # SDE; in our reconstruction, with pseudo-random weights, the Monte-Carlo capacity matches the
 # exact recursion (variance {glue}`df_var`, drift {glue}`df_drift` of the recursion's; no drift
 # when the kernel fluctuates, {glue}`df_mirror`) — checks of our code; the paper's link between
-# $\mathcal D$ and the SDE's coefficient is lost with its equations and is not graded. Through two and three real layers, the input capacities
+# $\mathcal D$ and the SDE's coefficient is lost with its equations and is not graded. Through two
+# and three real layers, the input capacities
 # computed directly from the augmented covariance are the capacity network's for pseudo-random
 # units, up to the sampling floor, not for ReLU units (the table after
 # {numref}`fig-02-chain-capacities`).
@@ -864,12 +878,14 @@ ch.glue_outcomes("found_outcomes")
 # those, the mean squared input-gradient equals
 # {eq}`eq-02-gradients` per network, not just on average, so "capacities and gradients are two sides
 # of the same coin" is a theorem there (its Monte-Carlo a check), and the totals are
-# {glue}`pr_ratio_min` to {glue}`pr_ratio_max` times the capacity network's in this run. ReLU units ($\nu = \tfrac12$) are
+# {glue}`pr_ratio_min` to {glue}`pr_ratio_max` times the capacity network's in this run. ReLU units
+# ($\nu = \tfrac12$) are
 # not fully decoupling: the total squared gradient of individual networks is {glue}`relu_ratio_min`
 # to {glue}`relu_ratio_max` times the capacity network's (in this run {glue}`relu_verdict_found`),
 # although *averaged over networks* the ReLU receptive field keeps the predicted Gaussian shape (its
 # variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain` times the capacity prediction
-# for plain networks, {glue}`erf_side_plain`); for residual networks it is {glue}`erf_ratio_residual`
+# for plain networks, {glue}`erf_side_plain`); for residual networks it is
+# {glue}`erf_ratio_residual`
 # times, {glue}`erf_side_residual`; set against pseudo-random units on nets of the same law, each
 # against its own capacity network (same table), {glue}`erf_cause`.
 #

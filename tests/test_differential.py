@@ -113,8 +113,15 @@ def test_weight_noise_has_the_same_mean_capacity(increments):
     moment recursion; the Monte-Carlo of either agrees with it."""
     ring, c, steps = 9, (0.3, 0.6, 0.9), 20
     P = df.differential_sensitivities(
-        ring=ring, taps2=c, steps=steps, paths=4000, groups=5, record_every=steps,
-        increments=increments, noise="weight", seed=2,
+        ring=ring,
+        taps2=c,
+        steps=steps,
+        paths=4000,
+        groups=5,
+        record_every=steps,
+        increments=increments,
+        noise="weight",
+        seed=2,
     )
     exact = df.expected_profiles(ring, c, steps, steps)[-1]
     mean, se = P[:, -1].mean(0), P[:, -1].std(0, ddof=1) / math.sqrt(5)
@@ -124,8 +131,15 @@ def test_weight_noise_has_the_same_mean_capacity(increments):
 def test_one_weight_step_with_signs_is_exact():
     ring, c = 9, (0.5, 1.0, 1.5)
     P = df.differential_sensitivities(
-        ring=ring, taps2=c, steps=4, paths=50, groups=2, record_every=1, increments="sign",
-        noise="weight", seed=3,
+        ring=ring,
+        taps2=c,
+        steps=4,
+        paths=50,
+        groups=2,
+        record_every=1,
+        increments="sign",
+        noise="weight",
+        seed=3,
     )
     mid = ring // 2
     np.testing.assert_allclose(P[:, 1, mid - 1], 0.25 * c[0], rtol=1e-12)
@@ -135,6 +149,12 @@ def test_one_weight_step_with_signs_is_exact():
 def test_sensitivities_refuse_an_unknown_noise():
     with pytest.raises(ParameterError, match="noise"):
         df.differential_sensitivities(
-            ring=9, taps2=(1, 1, 1), steps=10, paths=2, groups=2, record_every=1, noise="tap",
+            ring=9,
+            taps2=(1, 1, 1),
+            steps=10,
+            paths=2,
+            groups=2,
+            record_every=1,
+            noise="tap",
             seed=0,
         )

@@ -324,8 +324,12 @@ def test_odd_part_enters_the_pair_moment_with_that_weight():
         alpha, beta = cap.eta_levels(name, slope)
         for p in (0.5, 0.6):
             brute = sum(
-                (beta if a else alpha) * (beta if b else alpha) * (p if a else 1 - p)
-                * (p if b else 1 - p) for a in (0, 1) for b in (0, 1)
+                (beta if a else alpha)
+                * (beta if b else alpha)
+                * (p if a else 1 - p)
+                * (p if b else 1 - p)
+                for a in (0, 1)
+                for b in (0, 1)
             )
             s = 2 * p - 1
             odd = (beta - alpha) ** 2 / 4 * study.odd_weight(name, slope) * 2 * s

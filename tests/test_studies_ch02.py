@@ -387,8 +387,9 @@ def test_differential_summary_against_the_exact_recursion():
     taps, steps = (0.5, 1.0, 1.5), 50
     exact = differential.expected_profiles(11, taps, steps, steps // 10)
     mirrored = differential.expected_profiles(11, taps, steps, steps // 10, mirror=True)
-    S = study.differential_summary({"fixed": np.stack([exact] * 3),
-                                    "mirrored": np.stack([mirrored] * 3)}, taps, steps=steps)
+    S = study.differential_summary(
+        {"fixed": np.stack([exact] * 3), "mirrored": np.stack([mirrored] * 3)}, taps, steps=steps
+    )
     assert S["var_ratio"].mean == pytest.approx(1.0, rel=1e-12)
     assert S["drift_ratio"].mean == pytest.approx(1.0, rel=1e-12)
     assert S["mirror_drift"].mean == pytest.approx(0.0, abs=1e-12)
@@ -408,3 +409,17 @@ def test_pooled_moment_ratio_is_the_ratio_of_means_over_all_paths():
     assert e.mean == pytest.approx((2 * 0.5 - 18 * 0.5) / 20)
     with pytest.raises(ParameterError, match="reference"):
         study.pooled_moment_ratio(g, 0, 0.0)
+
+
+def test_erf_exponent_control_recovers_one_half_and_would_see_a_ring_too_small():
+    depths = [2, 4, 8, 16]
+    g2 = [
+        np.ones((6, 64)) + 0.1 * np.random.default_rng(d).standard_normal((6, 64)) for d in depths
+    ]
+    e = study.erf_exponent_control(g2, depths, 2 / 3, seed=0)
+    assert e.mean == pytest.approx(0.5, abs=3 * e.se + 0.01)
+    # on a ring of 8 the walk wraps round by depth 16: the fitted exponent falls well short of ½
+    small = [np.ones((6, 8)) for _ in depths]
+    assert study.erf_exponent_control(small, depths, 2 / 3, seed=0).mean < 0.4
+    with pytest.raises(ParameterError, match="per_layer"):
+        study.erf_exponent_control(g2, depths, 1.5, seed=0)

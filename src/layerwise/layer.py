@@ -31,7 +31,8 @@ from .params import ParameterError, check_choice, check_positive_int
 #: Inputs of the fixed-layer experiments.
 #: Inputs of a fixed layer: i.i.d. Gaussian, photo patches (crops of the shipped photographs), and
 #: the two controls of the patches: a Gaussian with the patches' own covariance, and the patches
-#: symmetrised (each patch Y beside −Y, so that every pre-activation is symmetric, as Eq. 13 assumes).
+#: symmetrised (each patch Y beside −Y, so that every pre-activation is symmetric, as Eq. 13
+#: assumes).
 INPUTS: tuple[str, ...] = ("iid", "patches", "patches_gaussian", "patches_symmetric")
 #: Activations of the redundancy test (Appendix A).
 JACOBIAN_ACTIVATIONS: tuple[str, ...] = ("linear", "relu", "leaky_relu", "abs", "tanh")

@@ -280,6 +280,32 @@ def erf_width_fit(
     )
 
 
+def erf_exponent_control(
+    g2_by_depth: Sequence[np.ndarray], depths: Sequence[float], per_layer: float, seed: int
+) -> Estimate:
+    """:func:`erf_width_fit` on synthetic truth under the design of ``g2_by_depth`` (one (nets,
+    length) array per depth): per depth d and network, the lattice walk of d layers with kernel
+    (v/2, 1 − v, v/2) (v = ``per_layer``: variance v·d, width ∝ d^½) on the same ring, times
+    1 + ε with ε Gaussian of the measured per-position relative scatter over networks at that
+    depth (stream ("erf_control", k)). Returns the fitted exponent, whose truth is ½ up to the
+    ring's wrap-around."""
+    v = check_positive("per_layer", per_layer)
+    if v > 1:
+        raise ParameterError(f"per_layer={per_layer} must be at most 1 (a lattice walk's step)")
+    synth = []
+    for k, (g, d) in enumerate(zip(g2_by_depth, depths, strict=True)):
+        g = np.asarray(g, float)
+        nets, length = g.shape
+        walk = np.zeros(length)
+        walk[length // 2] = 1.0
+        for _ in range(int(d)):
+            walk = (1 - v) * walk + v / 2 * (np.roll(walk, 1) + np.roll(walk, -1))
+        rel = float(np.mean(g.std(0, ddof=1) / np.maximum(np.abs(g.mean(0)), 1e-300)))
+        noise = stream(seed, "erf_control", k).standard_normal((nets, length))
+        synth.append(walk * np.clip(1 + rel * noise, 0.0, None))
+    return erf_width_fit(synth, depths)[1]
+
+
 def variance_ratio(variances: np.ndarray, predicted: float) -> Estimate:
     """Measured ERF variances (one per network) over the capacity network's prediction, estimated
     over the networks (:func:`layerwise.stats.estimate`): 1 where Eq. 34's walk describes the
