@@ -54,7 +54,7 @@ conv_nets = None
 conv_depth = None     # depth of the convolutional nets (reduced at ci only)
 data_nets = None      # networks per data set
 block = None          # networks per cached block
-dataset = None        # input: patches | digits | gaussian | cifar10 | mnist | cifar10:DIR | mnist:DIR
+dataset = None        # input: patches | digits | gaussian | cifar10 | mnist | cifar10:DIR …
 
 # %% tags=["remove-cell"]
 from dataclasses import replace
@@ -173,8 +173,8 @@ ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth
 # {glue}`conv_dchi_late` over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
 # {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
 # decades per layer, with our and the authors' errors combined). In the paper's Fig. 4(a) the BN
-# step contributes most of that growth late in depth and the ReLU step over the first layers;
-# {glue}`steps_words` {glue}`conv_scale_note`
+# step contributes most of that growth late in depth and the ReLU step over the first layers
+# (graded here over layers ≤ {glue}`early_lmax`); {glue}`steps_words` {glue}`conv_scale_note`
 
 # %%
 conv = replace(base, kernel_size=3, width=params["conv_width"], batch=params["conv_batch"],
@@ -692,7 +692,8 @@ ch.table(data_study["table"], "BN feedforward nets fed each input: the growth of
 
 # %%
 data_depth = np.asarray(data_runs[KIND[DATA]][0])
-offset_l_early = int(data_depth[data_depth >= L0][0])  # not a verdict: the first record after the transient
+after = data_depth >= L0  # not a verdict: the records after the transient
+offset_l_early = int(data_depth[after][0])
 offsets = study.input_offset_table(data_study["runs"], f"bn_ff_fc_{fc_rate['batch']}",
                                    l_early=offset_l_early, l_end=L)
 ch.table(offsets, "Where the inputs' offset in χ comes from: mean log₁₀ χ early and at the last "
@@ -889,7 +890,8 @@ WORDS = {"conv_chi_exponential": "exponential growth of χ (conv)",
          "conv_chi_200_range": "χ at the last layer in 10¹³–10¹⁸ (conv)",
          "conv_bn_step_dominates_late": "the BN step dominating late (conv)",
          "conv_relu_step_dominates_early": "the ReLU step dominating early (conv)",
-         "conv_noise_well_signal_ill_conditioned": "noise far better conditioned than signal (conv)",
+         "conv_noise_well_signal_ill_conditioned": "noise far better conditioned than signal "
+                                                   "(conv)",
          "conv_reff_dx_matches_authors": "the authors' r(dx) (conv)",
          "conv_reff_x_matches_authors": "the authors' r(x) (conv)",
          "conv_kurtosis_matches_authors": "the authors' kurtosis (conv)",

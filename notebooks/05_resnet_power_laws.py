@@ -53,7 +53,7 @@ conv_depth = None
 conv_nets = None
 data_nets = None      # networks per data set
 block = None          # networks per cached block
-dataset = None        # input: patches | digits | gaussian | cifar10 | mnist | cifar10:DIR | mnist:DIR
+dataset = None        # input: patches | digits | gaussian | cifar10 | mnist | cifar10:DIR …
 
 # %% tags=["remove-cell"]
 from dataclasses import replace
@@ -61,7 +61,6 @@ from dataclasses import replace
 import numpy as np
 
 from layerwise import data, labatie, stats
-from layerwise.claims import Control
 from layerwise.chapter import Chapter
 from layerwise.figures import ch05 as figures
 from layerwise.moments import MomentsConfig
@@ -312,8 +311,9 @@ for end, row in [("first", 0), ("last", -1)]:
 #
 # **What the input sets.** The levels at the last unit — log₁₀ χ, $r_\mathrm{eff}(x)$, μ₄ —
 # carry the first units' transient (the curves of {numref}`fig-05-datasets` are parallel but
-# offset), where a badly conditioned input batch raises χ (the paper's App. A makes the same remark
-# about CIFAR-10's three channels). Our gap to the authors' $r_\mathrm{eff}(x)$ is
+# offset; photo patches end with {glue}`chi_ratio_data` times the χ of Gaussian images), where a
+# badly conditioned input batch raises χ (the paper's App. A makes the same remark about CIFAR-10's
+# three channels). Our gap to the authors' $r_\mathrm{eff}(x)$ is
 # {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit`, the first unit both record, and
 # {glue}`gap_reff_x_last` at unit {glue}`res_units`; for μ₄, {glue}`gap_kurtosis_first` and
 # {glue}`gap_kurtosis_last`: set at the start and carried. Against the authors' CIFAR-10 level,
@@ -418,7 +418,7 @@ ch.claim("data_chi_patches_larger", "photo patches end with a larger χ than i.i
                 "χ above i.i.d. Gaussian images); Labatie 2019 App. A")
 
 # %% tags=["remove-cell"]
-SIDE = {1: "above it", -1: "below it", 0: "not told apart from it"}   # Estimate.sign's three answers
+SIDE = {1: "above it", -1: "below it", 0: "not told apart from it"}   # Estimate.sign's answers
 by_input = {k: study.versus_authors_by_input(values, authors, k)
             for k in ("log10_chi", "reff_x", "kurtosis")}
 ch.glue("bracket_words", "; ".join(
@@ -622,7 +622,8 @@ ch.claim("power_not_exponential", "a power law describes χ better than an expon
 # ## Convolutional ResNets, reduced for the CPU
 #
 # {numref}`fig-05-fig5-conv` repeats Fig. 5 with 3×3 periodic convolutions, the paper's
-# architecture, in {glue}`conv_label`. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates from χ by at most
+# architecture, in {glue}`conv_label`. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates
+# from χ by at most
 # {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
 # $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
 
@@ -633,10 +634,10 @@ conv_depth, conv_arrays = run("fig5_conv", replace(
     n_sims=params["conv_nets"]))
 conv_panels = labatie.bn_res_panels(conv_arrays)
 conv_lmin = max(2, params["conv_depth"] // 10)
+conv_window = conv_depth >= conv_lmin  # not a verdict: the fit window
 conv_fit = labatie.power_fit(conv_depth, conv_panels["chi"], l_min=conv_lmin)
 conv_overlay = labatie.power_overlay(conv_depth, conv_panels["chi"],
-                                     conv_panels["dff"][:, conv_depth >= conv_lmin],  # not a verdict: the fit window
-                                     RD,
+                                     conv_panels["dff"][:, conv_window], RD,
                                      l_min=conv_lmin, seed=seed)
 CONV_LABEL = (f"reduced convolutional ResNets (N = {params['conv_width']}, B = "
               f"{params['conv_batch']}, {params['conv_depth']} units, "

@@ -750,7 +750,8 @@ def reference_control(
     m, se = float(authors[0]), float(authors[1])
     got = outcome(m, comparison, reference, tol, se=math.sqrt(2.0) * se if se > 0 else None)
     error = f" ± {_fmt(se)} over their networks, √2 × their error" if se > 0 else ""
-    return Control("reference", got == "pass", f"the rule applied to {label} ({_fmt(m)}{error}): {got}")
+    note = f"the rule applied to {label} ({_fmt(m)}{error}): {got}"
+    return Control("reference", got == "pass", note)
 
 
 def estimator_control(

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import published
+from ..claims import Control, accepted_set, grade
 from ..labatie import (
     power_fit,
     power_overlay,
@@ -32,7 +33,6 @@ from ..stats import (
     interval_estimate,
     versus_reference,
 )
-from ..claims import Control, accepted_set, grade
 from ..tables import cell
 from .ch04 import (  # noqa: F401  (the input and the controls, shared with Chapter 4)
     authors_configuration,
