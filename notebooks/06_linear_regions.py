@@ -354,13 +354,13 @@ table(study.init_table(at_init), "tab_init",
 #
 # $d(x)$ being the distance from $x$ to the nearest boundary and $I$ the regularised incomplete
 # beta function. Both laws are stated for wide layers, and a network of a few units per layer is
-# not one: a layer of 8 ReLUs can switch off over much of the segment, and the distance exponent of
-# such nets is steeper than −1 (the team's runs at depth 6: local exponents −1.38 from N = 48 to
-# 96, −1.28 from 96 to 192 and −1.03 from 192 to 384, i.e. 8→16, 16→32 and 32→64 units per layer,
-# against ≈ −0.97 at depths 1 and 3). So we grade the exponents of both laws depth by depth
-# between the smallest N at which every layer has at least {glue}`min_width` units and the largest
-# N (the same segments at every N), on a grid of N wider than the one at initialisation (a line
-# costs far less than a plane), and show the exponent between each pair of neighbouring N beside
+# not one: a layer of 8 ReLUs can switch off over much of the segment. Earlier runs of this
+# chapter measured the distance exponent of depth-6 nets between neighbouring N steeper than −1
+# while their layers had 8–32 units, and near −1 from 32 units on, as at depths 1 and 3. So we
+# grade the exponents of both laws depth by depth between the smallest N at which every layer has
+# at least {glue}`min_width` units (a width fixed in advance from those runs) and the largest N
+# (the same segments at every N), on a grid of N wider than the one at initialisation (a line costs
+# far less than a plane), and show this run's exponent between each pair of neighbouring N beside
 # it: the narrow-width drift.
 
 # %%
