@@ -439,7 +439,7 @@ def test_peak_location_is_the_parabola_vertex_and_not_identified_at_edges_ties_o
 
 def test_trainability_boundary_gives_replicate_estimates():
     sw2 = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
-    depths = np.array([4, 8, 16, 32, 64])
+    depths = np.array([4, 6, 8, 11, 16, 23, 32, 45, 64])  # steps of about √2
     xi = np.array([mf.depth_scales(s, 0.05)["xi_c"] for s in sw2])
     rng = np.random.default_rng(0)
     reps = []
@@ -451,13 +451,15 @@ def test_trainability_boundary_gives_replicate_estimates():
         mid = np.clip(np.log(k * xi), np.log(5), np.log(50))
         reps.append(
             1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None])))
-            + 1e-3 * rng.random((5, 5))
+            + 1e-3 * rng.random((5, 9))
         )
     b = study.trainability_boundary(np.array(reps), sw2, depths, 0.05)
     np.testing.assert_allclose(b["xi_c"], xi)
     assert b["log_l50"].shape == (3, 5) and np.all(b["censored"] == 0)
     assert b["k_est"].n == 3 and b["k_est"].mean == pytest.approx(2.0, rel=0.1)
-    assert b["slope_est"].mean == pytest.approx(1.0, abs=0.1)  # L₅₀ ∝ ξ_c where the clip leaves it
+    # L₅₀ ∝ ξ_c where the clip (a ceiling at 50) leaves it: the points near it are censored
+    assert b["slope_est"].mean == pytest.approx(1.0, abs=0.1)
+    assert b["used"][:, int(np.argmax(xi))].sum() == 0
     # the peak is where ξ_c is largest on this grid, located within the grid's neighbours
     k = int(np.argmax(xi))
     assert np.all((b["peak"] >= sw2[k - 1]) & (b["peak"] <= sw2[k + 1]))

@@ -243,6 +243,12 @@ def field_agreement(
     return best
 
 
+def recovers(agreement: FieldAgreement, misread: float) -> bool:
+    """Whether a reading recovers a known field: at most a share ``misread`` of its cells outside
+    one colour step, as drawn (the estimator control of the chapter's figure claims)."""
+    return bool(agreement.offset == (0, 0) and agreement.within >= 1.0 - misread)
+
+
 def line_deviation(
     dots: np.ndarray, pixel_sigma_w: float, line: Callable[[float], float]
 ) -> np.ndarray:

@@ -516,6 +516,48 @@ def peak_location(values: Any, grid: Any, censored: Any | None = None) -> float:
     return float(g[k] + float(np.clip(offset, -1.0, 1.0)) * (g[k + 1] - g[k]))
 
 
+def ceiling_capped(log_l50: Any, censored: Any, depths: Any) -> np.ndarray:
+    """Which trainable depths (replicates, σ_w²) lie within reach of the experiment's ceiling.
+
+    The ceiling of a replicate is the deepest L₅₀ it reaches at any σ_w² (the grid's deepest
+    depth where a boundary is censored above it): near the transition ξ_c diverges and the
+    trainable depth is set by how deep a network the training can train at all, not by ξ_c. An
+    L₅₀ within one step of the depth grid (its largest ratio, √2 on a grid doubling every two
+    depths) of that ceiling cannot be told from it, so it is capped — censored, like a boundary
+    beyond the grid's deepest depth. Returns a boolean array, True where capped (the censored ones
+    included)."""
+    log_l50, censored = np.asarray(log_l50, dtype=float), np.asarray(censored)
+    d = np.asarray(depths, dtype=float)
+    step = float(np.max(np.log(d[1:] / d[:-1])))
+    ceiling = np.max(log_l50, axis=-1, keepdims=True)
+    return (censored != 0) | (log_l50 > ceiling - step + 1e-12)
+
+
+def boundary_fit(
+    log_l50: Any, censored: Any, xi: Any, depths: Any, cap: bool = True, keep: Any = None
+) -> dict[str, np.ndarray]:
+    """Per replicate, the log-log slope of L₅₀ against ξ_c and the geometric-mean ratio
+    k = L₅₀/ξ_c over the σ_w² whose boundary is a point: inside the grid and, with ``cap``,
+    not within reach of the ceiling (:func:`ceiling_capped`). ``slope`` NaN with fewer than
+    three points (or no spread in ξ_c), ``k`` NaN with none; ``used`` (replicates, σ_w²) the
+    points that entered. With ``cap=False``, only the grid's own censoring applies (the estimator
+    the book used before the ceiling was found: the ceiling then flattens the slope). ``keep``
+    (replicates, σ_w²), if given, restricts the points further (e.g. to those used at two
+    checkpoints, to compare slopes on the same σ_w²)."""
+    log_l50, censored = np.atleast_2d(log_l50), np.atleast_2d(censored)
+    log_xi = np.log(np.asarray(xi, dtype=float))
+    used = ceiling_capped(log_l50, censored, depths) if cap else censored != 0
+    used = ~used if keep is None else ~used & np.asarray(keep, dtype=bool)
+    slope, k = np.full(len(log_l50), np.nan), np.full(len(log_l50), np.nan)
+    for r in range(len(log_l50)):
+        u = used[r]
+        if u.sum() >= 1:
+            k[r] = float(np.exp(np.mean(log_l50[r, u] - log_xi[u])))
+        if u.sum() >= 3 and np.ptp(log_xi[u]) > 0:
+            slope[r] = float(np.polyfit(log_xi[u], log_l50[r, u], 1)[0])
+    return {"slope": slope, "k": k, "used": used}
+
+
 def trainability_boundary(
     accuracy: np.ndarray,
     sigma_w2: np.ndarray,
@@ -526,11 +568,11 @@ def trainability_boundary(
     """The trainability boundary of a replicated :func:`trainability_grid` (accuracy (replicates,
     σ_w², depths)) against ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
 
-    Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`). Per replicate:
-    ``peak`` (:func:`peak_location` of log L₅₀ over σ_w², NaN where not identified), ``slope``
-    (least-squares slope of log L₅₀ against log ξ_c over the σ_w² whose boundary lies inside the
-    grid, NaN with fewer than three) and ``k`` (geometric mean of L₅₀/ξ_c over the
-    same points). Each of the three as an :class:`~layerwise.stats.Estimate` over
+    Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`) and ``capped``
+    (:func:`ceiling_capped`). Per replicate: ``peak`` (:func:`peak_location` of log L₅₀ over σ_w²,
+    NaN where not identified), ``slope`` and ``k`` (:func:`boundary_fit`: log-log slope of L₅₀
+    against ξ_c and geometric mean of L₅₀/ξ_c over the σ_w² whose boundary lies inside the grid and
+    below the ceiling; ``used``). Each of the three as an :class:`~layerwise.stats.Estimate` over
     replicates (``peak_est``, ``slope_est``, ``k_est``; None unless every replicate gives a value
     and there are at least two), plus ``xi_c`` per σ_w², ``l50`` = exp of the replicates' mean
     log L₅₀ and ``inside`` (no replicate censored) per σ_w²."""
@@ -541,14 +583,8 @@ def trainability_boundary(
     sig = np.asarray(sigma_w2, dtype=float)
     xi = np.array([depth_scales(s, sigma_b2)["xi_c"] for s in sig])
     log_l50, cens = trainable_depth(acc, depths, threshold)
-    peak, slope, k = (np.full(len(acc), np.nan) for _ in range(3))
-    for r in range(len(acc)):
-        peak[r] = peak_location(log_l50[r], sig, cens[r])
-        inside = cens[r] == 0
-        if inside.sum() >= 1:
-            k[r] = float(np.exp(np.mean(log_l50[r, inside] - np.log(xi[inside]))))
-        if inside.sum() >= 3 and np.ptp(np.log(xi[inside])) > 0:
-            slope[r] = float(np.polyfit(np.log(xi[inside]), log_l50[r, inside], 1)[0])
+    peak = np.array([peak_location(log_l50[r], sig, cens[r]) for r in range(len(acc))])
+    fit = boundary_fit(log_l50, cens, xi, depths)
 
     def est(x: np.ndarray) -> Any:
         return estimate(x) if len(x) >= 2 and np.all(np.isfinite(x)) else None
@@ -557,15 +593,163 @@ def trainability_boundary(
         xi_c=xi,
         log_l50=log_l50,
         censored=cens,
+        capped=~fit["used"],
+        used=fit["used"],
         l50=np.exp(log_l50.mean(0)),
         inside=np.all(cens == 0, axis=0),
         peak=peak,
-        slope=slope,
-        k=k,
+        slope=fit["slope"],
+        k=fit["k"],
         peak_est=est(peak),
-        slope_est=est(slope),
-        k_est=est(k),
+        slope_est=est(fit["slope"]),
+        k_est=est(fit["k"]),
     )
+
+
+def synthetic_trainability(
+    xi: Any,
+    depths: Any,
+    *,
+    k: float,
+    ceiling: float,
+    replicates: int,
+    noise: float,
+    width: float = 0.25,
+    floor: float = 0.1,
+    top: float = 0.95,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Training accuracies (replicates, σ_w², depths) with a known boundary: accuracy falls from
+    ``top`` to ``floor`` (chance) as a logistic in ln L of ``width`` centred on
+    L₅₀ = min(k ξ_c, ``ceiling``) — Schoenholz et al.'s L ∝ ξ_c, capped by the deepest network the
+    training can train — plus independent Gaussian ``noise`` per cell (the trainings' spread)."""
+    log_l = np.log(np.asarray(depths, dtype=float))
+    mid = np.log(np.minimum(k * np.asarray(xi, dtype=float), ceiling))
+    clean = floor + (top - floor) / (1 + np.exp((log_l[None, :] - mid[:, None]) / width))
+    return clean[None] + noise * rng.standard_normal((replicates, *clean.shape))
+
+
+def boundary_estimator_control(
+    xi: Any,
+    depths: Any,
+    *,
+    k: float,
+    ceiling: float,
+    replicates: int,
+    noise: float,
+    n_sim: int = 200,
+    seed: int = 0,
+    width: float = 0.25,
+) -> dict[str, Any]:
+    """The slope estimator of :func:`trainability_boundary` on :func:`synthetic_trainability` with
+    a known L₅₀ = min(k ξ_c, ceiling) — true slope 1 where the ceiling does not cap — under the
+    run's design (its ξ_c, depth grid, replicates and noise): ``n_sim`` synthetic experiments, each
+    graded like the run (mean over replicates of the per-replicate slopes). Returns ``slope``
+    (n_sim,) and its mean ``mean``, the same for the estimator without the ceiling's censoring
+    (``naive``, ``naive_mean``: only the grid's own censoring) and ``identified``, the share of
+    experiments whose slope was identified in every replicate."""
+    rng = np.random.default_rng(seed)
+    depths = np.asarray(depths, dtype=float)
+    out: dict[str, list[float]] = {"slope": [], "naive": []}
+    identified = 0
+    for _ in range(check_positive_int("n_sim", n_sim)):
+        acc = synthetic_trainability(
+            xi, depths, k=k, ceiling=ceiling, replicates=replicates, noise=noise, width=width,
+            rng=rng,
+        )
+        log_l50, cens = trainable_depth(acc, depths)
+        capped = boundary_fit(log_l50, cens, xi, depths)["slope"]
+        naive = boundary_fit(log_l50, cens, xi, depths, cap=False)["slope"]
+        if np.all(np.isfinite(capped)):
+            identified += 1
+            out["slope"].append(float(np.mean(capped)))
+        out["naive"].append(float(np.nanmean(naive)))
+    slope, naive_s = np.array(out["slope"]), np.array(out["naive"])
+    return {
+        "slope": slope,
+        "mean": float(np.mean(slope)) if slope.size else float("nan"),
+        "naive": naive_s,
+        "naive_mean": float(np.nanmean(naive_s)),
+        "identified": identified / n_sim,
+    }
+
+
+def trainability_control(
+    bound: Mapping[str, Any],
+    trainings: Mapping[str, Any],
+    *,
+    tol: float,
+    n_sim: int = 100,
+    seed: int = 0,
+    default_k: float = 6.0,
+) -> dict[str, Any]:
+    """The estimator and conditions controls of the trainable-depth slope (Schoenholz et al. 2017,
+    Fig. 5), under the run's design.
+
+    Estimator: :func:`boundary_estimator_control` with the run's ξ_c (``bound["xi_c"]``), depth
+    grid, replicates, k (``bound["k_est"]``, else ``default_k``, Schoenholz et al.'s 6), ceiling
+    (``ceiling``: geometric mean over replicates of each one's deepest L₅₀) and noise (``noise``:
+    median over cells of the replicates' standard deviation of the final accuracy); ``recovers``
+    when its mean slope lies within ``tol`` of 1, with a ``note``. Conditions: the ceiling at the
+    early checkpoint (``ceiling_early``) against the final one, per replicate — ``ceiling_moves``
+    is the sign of the shift of ln(ceiling) by its 99 % interval (+1: the training length moves
+    the ceiling, so our short training is a condition that matters; ``conditions_pass`` is then
+    False), with a ``ceiling_note``. Also ``grid_step``, the depth grid's largest ratio."""
+    depths = np.asarray(trainings["depths"], dtype=float)
+    acc = np.asarray(trainings["accuracy"], dtype=float)
+    k = bound["k_est"].mean if bound.get("k_est") is not None else default_k
+    top = np.max(bound["log_l50"], axis=1)
+    ceiling = float(np.exp(np.mean(top)))
+    noise = float(np.median(acc.std(0, ddof=1))) if len(acc) > 1 else 0.02
+    sim = boundary_estimator_control(
+        bound["xi_c"], depths, k=k, ceiling=ceiling, replicates=len(acc), noise=noise,
+        n_sim=n_sim, seed=seed,
+    )
+    recovers = bool(abs(sim["mean"] - 1.0) <= tol)
+    out = {
+        "k": float(k), "ceiling": ceiling, "noise": noise, "n_sim": n_sim,
+        "grid_step": float(np.max(depths[1:] / depths[:-1])),
+        "mean": sim["mean"], "naive_mean": sim["naive_mean"], "recovers": recovers,
+        "note": (
+            f"synthetic trainings with L₅₀ = min({k:.2f} ξc, {ceiling:.0f}) on the run's ξc, depth "
+            f"grid and {len(acc)} replicates, noise {noise:.3f}: over {n_sim} experiments the "
+            f"estimator recovers a slope of {sim['mean']:.3f} (true 1; {tol:g} allowed); without "
+            f"the ceiling's censoring it gives {sim['naive_mean']:.2f}"
+        ),
+    }
+    if "accuracy_early" in trainings:
+        early, _ = trainable_depth(trainings["accuracy_early"], depths)
+        top_early = np.max(early, axis=1)
+        out["ceiling_early"] = float(np.exp(np.mean(top_early)))
+        moves = estimate(top - top_early) if len(top) > 1 else None
+        out["ceiling_moves"] = moves.sign() if moves is not None else 0
+        out["ceiling_note"] = (
+            f"the training's ceiling moves from {out['ceiling_early']:.0f} to {ceiling:.0f} layers "
+            f"between the checkpoints (sign by the 99 % interval over replicates: "
+            f"{out['ceiling_moves']:+d}): the training length, far shorter than Schoenholz et "
+            "al.'s, sets the ceiling that censors the settings nearest the transition"
+        )
+    else:
+        out |= {"ceiling_early": float("nan"), "ceiling_moves": 0,
+                "ceiling_note": "no early checkpoint: the ceiling's dependence on training "
+                                "length is not measured"}
+    out["conditions_pass"] = out["ceiling_moves"] != 1
+    return out
+
+
+def slope_change(
+    bound: Mapping[str, Any], bound_early: Mapping[str, Any], depths: Any, keep: Any
+) -> Estimate | None:
+    """Per replicate, the slope of :func:`boundary_fit` after the whole training minus the slope at
+    the earlier checkpoint, both over the same σ_w² (``keep``, replicates × σ_w²), as an
+    Estimate over replicates — None unless every replicate gives both slopes and there are at
+    least two."""
+    fits = [
+        boundary_fit(b["log_l50"], b["censored"], b["xi_c"], depths, keep=keep)["slope"]
+        for b in (bound, bound_early)
+    ]
+    diff = fits[0] - fits[1]
+    return estimate(diff) if len(diff) >= 2 and np.all(np.isfinite(diff)) else None
 
 
 def boundary_shift(
@@ -730,15 +914,22 @@ def _map_until(
 
 
 def sweep_rates(
-    sweep: dict[str, np.ndarray], n_se: float = 4.0, n_boot: int = 200, seed: int = 0
+    sweep: dict[str, np.ndarray],
+    n_se: float = 4.0,
+    n_boot: int = 200,
+    seed: int = 0,
+    efolds: float = 1.0,
 ) -> dict[str, Any]:
     """Decay rates 1/ξ measured on the networks of :func:`depth_scale_sweep`, per setting (B, W),
     against the mean-field rates (Schoenholz et al. 2017, Eqs. 9 and 14), and where they peak.
 
     * Correlation, chaotic phase (pairs started at c* ± d, :func:`sweep_starts`): the mean over
       networks of the two pairs' difference, D^l = c̄₁^l − c̄₂^l ≈ 2d χ_c^l, is fitted by a line in
-      ln D^l against l, over the layers where the maps' difference exceeds ``n_se`` standard
-      errors of D^l. The fixed point c* (and its O(1/N) finite-width shift) and the map's
+      ln D^l against l, over a window fixed in advance by the map alone — the layers where the
+      maps' difference is still above e^(−``efolds``) of its start, about the first efolds·ξ_c
+      layers — so that the window does not lengthen as networks are added (a window set by the
+      sample's standard errors couples the estimate to the sample size). The fixed point c* (and
+      its O(1/N) finite-width shift) and the map's
       even-order curvature cancel in D; the shared input direction makes the two pairs' sampling
       noise cancel too while they stay close. Ordered phase (c* = 1): ln(1 − c̄^l) of each
       replicate pair over the layers where the map's 1 − c^l exceeds ``n_se`` standard errors,
@@ -755,6 +946,7 @@ def sweep_rates(
     with bootstrap percentile intervals over networks (``n_boot`` resamples, 99 %),
     ``peak_c_interval``, ``peak_grad_interval`` (B, 2)."""
 
+    check_positive("efolds", efolds)
     c, grad = sweep["c"], sweep["grad"]
     B, W, n, _, L1 = c.shape
     layers = np.arange(L1)
@@ -776,12 +968,11 @@ def sweep_rates(
             a, b = float(sweep["sigma_w2"][j]), float(sweep["sigma_b2"][i])
             s0, s1 = sweep["starts"][i, j]
             if chaotic[i, j]:
-                se = mean_se(c[i, j, :, 0] - c[i, j, :, 1])[1]
-                floor = (
-                    n_se * float(np.min(se[1:])) / 2
-                )  # each map's deviation from c* is about half the difference
-                maps = [_map_until(s, cs, floor, L1 - 1, a, b) for s in (s0, s1)]
-                w = layers[1:][np.abs(maps[0][1:] - maps[1][1:]) > n_se * se[1:]]
+                # fixed in advance by the map alone: the layers where the maps' difference is
+                # still above e^(−efolds) of its start (the first ≈ efolds·ξ_c layers)
+                maps = [_map_until(s, cs, 0.0, L1 - 1, a, b) for s in (s0, s1)]
+                diff = maps[0] - maps[1]
+                w = layers[1:][diff[1:] >= np.exp(-efolds) * diff[0]]
                 wins[i, j] = [w, w]
             else:
                 ses = [mean_se(c[i, j, :, k])[1] for k in range(2)]
@@ -867,7 +1058,11 @@ def mean_rate_ratio(
 
 
 def sweep_rate_ratios(
-    R: Mapping[str, np.ndarray], phase: np.ndarray, n_layers: int, map_bias: float = 0.05
+    R: Mapping[str, np.ndarray],
+    phase: np.ndarray,
+    n_layers: int,
+    map_bias: float = 0.05,
+    margin: float = 0.10,
 ) -> tuple[dict[str, dict[str, Any]], float]:
     """Measured/mean-field decay rates over a σ_w² sweep (Schoenholz et al. 2017, Eqs. 9 and 14),
     for the settings the sweep resolves: a depth scale at most a third of the ``n_layers``
@@ -880,7 +1075,10 @@ def sweep_rate_ratios(
     bias |rate_c_map/rate_c_theory − 1| among the resolved correlation settings). The alternatives:
     ordered correlations decaying at the length map's rate 1/ξ_q (``rate_q_theory``), chaotic ones
     at |ln χ₁|, the gradient's rate (the depth scale read off χ₁ alone), gradients not decaying
-    at all (rate 0)."""
+    at all (rate 0). Each entry also holds ``map_bias``, the largest |rate_map/theory − 1| of the
+    estimator on the map's own iterates (N = ∞, the same windows) over its resolved settings (0
+    for the gradient, whose decay the map makes exactly geometric), and ``recovers``: that bias
+    is at most half the ``margin`` (the estimator control)."""
     n_layers = check_positive_int("n_layers", n_layers)
     phase = np.asarray(phase)
     bias = np.abs(np.asarray(R["rate_c_map"]) / R["rate_c_theory"] - 1)
@@ -899,4 +1097,12 @@ def sweep_rate_ratios(
         ),
         "grad": mean_rate_ratio(*grad, resolved_g, np.zeros_like(R["rate_grad_theory"])),
     }
+    for key, keep in (
+        ("ordered", resolved_c & (phase == "ordered")),
+        ("chaotic", resolved_c & (phase == "chaotic")),
+    ):
+        ratios[key]["map_bias"] = float(np.max(bias[keep])) if keep.any() else float("nan")
+    ratios["grad"]["map_bias"] = 0.0
+    for r in ratios.values():
+        r["recovers"] = bool(r["map_bias"] <= margin / 2)
     return ratios, float(np.max(bias[resolved_c]))
