@@ -129,9 +129,9 @@ PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e
 # **The paper's nets and ours.** The paper's nets are convolutional: 3×3 kernels, periodic
 # boundaries, a stride-2 first layer (32×32 → 16×16), width 512, B = 64, depth 200, CIFAR-10.
 # Ours run that architecture at width {glue}`conv_width_p`, B = {glue}`conv_batch_p` and depth
-# {glue}`conv_depth_p` ({glue}`conv_nets_p` networks at this scale; the moments of these nets spread
-# little from one network to the next, so a few suffice for the levels, and a reader with a GPU
-# runs the `paper` scale). They are fed {glue}`input_name` (the chapter's `dataset` parameter,
+# {glue}`conv_depth_p` ({glue}`conv_nets_p` networks at this scale; most moments of these nets
+# spread little from one network to the next, so a few suffice for those levels — not for the
+# tails, ν₁ and μ₄, see below — and a reader with a GPU runs the `paper` scale). They are fed {glue}`input_name` (the chapter's `dataset` parameter,
 # {glue}`input_summary`; `dataset=cifar10` feeds CIFAR-10 where it can be fetched, `cifar10:DIR`
 # reads a local copy). The authors published their moment arrays with their code
 # (github.com/alabatie/moments-dnns); the book carries an extract of them, with their provenance
@@ -243,9 +243,11 @@ ch.table(conv_table,
 # reference's level, the input and ε together by {glue}`mnist_cifar_rate` and
 # {glue}`mnist_cifar_nu1` — and the input difference that remains between it and ours is graded
 # by each claim's conditions control, with our own input effect as the measurement. For log₁₀ χ at
-# the last layer the input does matter: our input moves it by {glue}`conv_input_chi` decade, the
-# authors' MNIST − CIFAR-10 by {glue}`mnist_cifar_chi`; no variant has our input, so it is graded
-# against the paper's Fig. 4(b) bracket (10¹³–10¹⁸), five decades wide.
+# the last layer the input is what the chapter's fully-connected nets show to matter (*Does the
+# data set matter?* below): here our input moves it by {glue}`conv_input_chi` decade, the authors'
+# MNIST − CIFAR-10 by {glue}`mnist_cifar_chi`; no variant has our input, so it is graded against
+# the paper's Fig. 4(b) bracket (10¹³–10¹⁸), five decades wide, with the input's effect in its
+# conditions control.
 
 # %%
 OTHER = study.compared_inputs(DATA)[1]   # the input our conv nets are set against
