@@ -131,7 +131,8 @@ PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e
 # Ours run that architecture at width {glue}`conv_width_p`, B = {glue}`conv_batch_p` and depth
 # {glue}`conv_depth_p` ({glue}`conv_nets_p` networks at this scale; most moments of these nets
 # spread little from one network to the next, so a few suffice for those levels — not for the
-# tails, ν₁ and μ₄, see below — and a reader with a GPU runs the `paper` scale). They are fed {glue}`input_name` (the chapter's `dataset` parameter,
+# tails, ν₁ and μ₄, see below — and a reader with a GPU runs the `paper` scale). They are fed
+# {glue}`input_name` (the chapter's `dataset` parameter,
 # {glue}`input_summary`; `dataset=cifar10` feeds CIFAR-10 where it can be fetched, `cifar10:DIR`
 # reads a local copy). The authors published their moment arrays with their code
 # (github.com/alabatie/moments-dnns); the book carries an extract of them, with their provenance
