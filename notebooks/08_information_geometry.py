@@ -542,7 +542,7 @@ ch.glue("cross_verdict", f"{cross_words['init']} at initialisation, and "
 # %%
 DAMPINGS = [1e-3, 1e-2, 1e-1, 1.0]   # relative Tikhonov dampings δ of the comparison
 AT = 1                              # the claims' damping, δ = 0.01: DAMPINGS[AT]
-ng_units = ch.cached_units(  # a few seconds per net: the whole F, inverted
+ng_units = ch.cached_units(  # per net: the whole F inverted, its eigenpairs above λ
     study.natural_gradient_unit, params["ng_nets"], seed=ch.seed,
     nets={k: v for k, v in nets.items() if k.startswith("mlp_")},
     x=train_x[: params["kfac_n"]], y=train_y[: params["kfac_n"]], dampings=DAMPINGS,
@@ -980,9 +980,11 @@ ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger
 # layer's Fisher is accurate to {glue}`kfac_err_max` in relative Frobenius norm at worst, against at
 # least {glue}`diag_err_min` for the diagonal; training moves its error from {glue}`kfac_err_init`
 # to {glue}`kfac_err_trained`, and at this scale {glue}`cross_verdict`. Damped as in practice,
-# the inverse Fisher is mostly λ⁻¹ times the identity; read on F's eigen-directions above the
-# damping and against a rotated F of the same spectrum, {glue}`ng_structure_verdict` For the
-# direction, {glue}`ng_direction_verdict` Under label randomisation
+# the inverse Fisher keeps {glue}`ng_below_share_init` (initialisation) and
+# {glue}`ng_below_share_trained` (trained) of its squared norm on directions where it is λ⁻¹
+# times the identity; read on F's eigen-directions above the damping and against a rotated F of
+# the same spectrum, {glue}`ng_structure_verdict` For the direction,
+# {glue}`ng_direction_verdict` Under label randomisation
 # the margin-normalised norm-based measures change by {glue}`rand_norm_factors_loss` at a fixed loss
 # and by {glue}`rand_norm_factors_budget` after a fixed budget. The Fisher–Rao norms depend on the
 # protocol: after a fixed budget the model norm {glue}`fr_model_budget_verdict` and the empirical
