@@ -290,7 +290,8 @@ why_worst = {
               "that the wider layers at larger N leave behind, not growth beyond N²",
     "below": "its slope is below 2, as the linear term of the closed form makes a finite-range "
              "slope",
-    "above": "its slope is above 2, but its interval is too wide to decide at this scale",
+    "above": "its whole 99 % interval lies above 2, beyond the N² law's margin",
+    "undecided": "its 99 % interval is too wide to tell on which side of 2 it lies at this scale",
 }[worst["case"]]
 ch.glue("slope_worst_depth", int(worst["depth"]))
 ch.glue("slope_worst", worst["slope"].mean, se=worst["slope"].se, digits=3)

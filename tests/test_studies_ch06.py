@@ -133,8 +133,9 @@ def test_count_summary():
 
 
 def test_worst_slope_cases():
-    def slopes(*values):
-        return {d: Estimate(v, d / 8, 4, 6) for d, v in zip([1, 2, 6], values, strict=True)}
+    """Each direction decided by the slope's 99 % interval (t with 4 d.o.f.: ±4.6 se)."""
+    def slopes(*values, se=80):
+        return {d: Estimate(v, d / se, 4, 6) for d, v in zip([1, 2, 6], values, strict=True)}
 
     mean = np.array([[300.0, 250.0, 120.0], [1200.0, 1100.0, 1000.0]])
     w = study.worst_slope(slopes(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], mean)
@@ -145,13 +146,17 @@ def test_worst_slope_cases():
         120.0,
         300.0,
     )
-    assert w["slope"] == Estimate(2.9, 0.75, 4, 6)
+    assert w["slope"] == Estimate(2.9, 0.075, 4, 6)
     assert study.worst_slope(slopes(1.4, 2.1, 2.2), [24, 48], [1, 2, 6], mean)["case"] == "below"
     # steep, but the deep network is not depressed at small N: no small-width explanation
     up = mean.copy()
     up[0, 2] = 400.0
     assert study.worst_slope(slopes(2.0, 2.1, 2.9), [24, 48], [1, 2, 6], up)["case"] == "above"
     assert study.worst_slope(slopes(2.0, 2.1, 2.9), [96, 192], [1, 2, 6], mean)["case"] == "above"
+    # the same point values with wide intervals decide nothing
+    wide = slopes(2.0, 2.1, 2.9, se=8)
+    assert study.worst_slope(wide, [96, 192], [1, 2, 6], mean)["case"] == "undecided"
+    assert study.worst_slope(wide, [24, 48], [1, 2, 6], mean)["case"] == "undecided"
 
 
 def test_bottleneck_demo():

@@ -284,22 +284,20 @@ def count_summary(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def worst_slope(slopes: Mapping[int, Estimate], neurons: Sequence[int], depths: Sequence[int],
                 mean: np.ndarray) -> dict[str, Any]:
     """The depth whose growth exponent (``slopes[d]``, :func:`~layerwise.regions.growth_exponent`)
-    is farthest from 2, and what shapes it: ``case`` is ``"narrow"`` (slope above 2.5 at a depth
-    > 1 whose smallest network has ≤ 8 neurons per layer and fewer regions than one layer of the
-    same N — a small-width effect), ``"below"`` (slope under 2, as the linear term of
-    1 + αN + βN² makes it) or ``"above"``. ``mean`` is the mean count (len(neurons),
-    len(depths)). Also returns ``depth``, its ``slope`` (the Estimate), ``w_small`` (neurons per
-    layer at the smallest N), ``c_w`` and ``c_1`` (mean counts at the smallest N at that depth and
-    at depth 1)."""
+    is farthest from 2, and what shapes it, each direction decided by the slope's 99 % interval
+    (:meth:`Estimate.side`): ``case`` is ``"narrow"`` (whole interval above 2.5 at a depth > 1
+    whose smallest network has ≤ 8 neurons per layer and fewer regions than one layer of the same
+    N — a small-width effect), ``"below"`` (whole interval under 2, as the linear term of
+    1 + αN + βN² makes it), ``"above"`` (whole interval above 2) or ``"undecided"``. ``mean`` is
+    the mean count (len(neurons), len(depths)). Also returns ``depth``, its ``slope`` (the
+    Estimate), ``w_small`` (neurons per layer at the smallest N), ``c_w`` and ``c_1`` (mean counts
+    at the smallest N at that depth and at depth 1)."""
     worst = max(slopes, key=lambda d: abs(slopes[d].mean - 2))
-    slope, w_small = slopes[worst].mean, int(neurons[0]) // worst
+    slope, w_small = slopes[worst], int(neurons[0]) // worst
     c_w, c_1 = mean[0, list(depths).index(worst)], mean[0, 0]
-    if slope > 2.5 and worst > 1 and w_small <= 8 and c_w < c_1:
-        case = "narrow"
-    elif slope < 2:
-        case = "below"
-    else:
-        case = "above"
+    side = {1: "above", -1: "below", 0: "undecided"}[slope.side(2.0)]
+    narrow = slope.side(2.5) == 1 and worst > 1 and w_small <= 8 and c_w < c_1
+    case = "narrow" if narrow else side
     return {"depth": worst, "slope": slopes[worst], "w_small": w_small, "c_w": float(c_w),
             "c_1": float(c_1), "case": case}
 
