@@ -457,8 +457,11 @@ cross_words = {t: ch.verdict([f"kfac_cross_share_{t}"], "the dropped blocks betw
                              "carries more of its error than the dropped blocks between layers",
                              "which of the two carries more of its error is not decided")
                for t in STATES}
-ch.glue("cross_verdict", f"{cross_words['init']} at initialisation, and "
-        f"{cross_words['trained']} after training")
+ch.glue("cross_verdict", ch.verdict(
+    [f"kfac_cross_share_{t}" for t in STATES], "the dropped blocks between layers carry more of "
+    "its error than the Kronecker factorisation of the diagonal blocks, in both states",
+    f"{cross_words['init']} at initialisation, and {cross_words['trained']} after training",
+    f"{cross_words['init']} at initialisation, and {cross_words['trained']} after training"))
 
 # %% [markdown]
 # The Kronecker factorisation reproduces a Fisher block with up to {glue}`kfac_block_rows` rows
