@@ -85,7 +85,7 @@ SCALES = {
     "default": dict(width=1000, n_nets=40, n_layers=20,
                     circle_width=1000, circle_points=500, circle_nets=16, circle_layers=20,
                     grid=100, xi_grid=61,
-                    sweep_points=13, sweep_width=500, sweep_layers=40, sweep_nets=150,
+                    sweep_points=13, sweep_width=500, sweep_layers=40, sweep_nets=400,
                     train_depths=(8, 11, 16, 23, 32, 45, 64, 90), train_sigmas=10, train_steps=300,
                     train_early_steps=75, train_width=64, train_replicates=5),
     "paper": dict(width=1000, n_nets=200, n_layers=30,
@@ -876,7 +876,7 @@ ch.table(pd.DataFrame({"ξ<sub>c</sub>": bound["xi_c"], "trainable depth L₅₀
 # diffusive $L \propto \sqrt{\xi_c}$ (slope ½) — fitted only where the boundary is set by $\xi_c$.
 # Near the transition $\xi_c$ diverges, and the trainable depth there is set by how deep a network
 # this short training can train at all: a *ceiling*, the deepest $L_{50}$ a replicate reaches at
-# any $\sigma_w^2$ ({glue}`train_ceiling` layers here, just under the grid's
+# any $\sigma_w^2$ ({glue}`train_ceiling` layers here; the depth grid reaches
 # {glue}`train_grid_top`). An $L_{50}$ within one step of the depth grid (a factor
 # {glue}`train_grid_step`) of that ceiling cannot be told from it and is censored, like a boundary
 # beyond the grid. Without that censoring the same trainings give a slope of
