@@ -974,3 +974,31 @@ def test_init_count_units_on_a_local_dask_cluster_equal_the_local_run(
     on_dask = ch.cached_units(study.init_count_unit, 4, **kw)
     assert len(list((tmp_path / "store").glob("06_linear_regions.init_count_unit.block/*"))) == 4
     assert _same(study.assemble_init_counts(on_dask), study.init_count_table(**kw))
+
+
+def test_tangent_sensitivity_is_constant_on_each_region_and_differs_between_them():
+    """Lemma 3.1 and its non-triviality (formerly the chapter's claim sens_varies, which could
+    not fail on a random ReLU network): on a random [8, 8] network over a slice of 4-dimensional
+    inputs the sensitivity is the same at every checked point of a region and differs between
+    regions — the median relative difference to another region far above round-off; a purely
+    linear network (every unit active over the square: huge positive biases) has one region and
+    no difference to show."""
+    rng = np.random.default_rng(3)
+    dims = [4, 8, 8, 1]
+    flat = np.concatenate([np.concatenate([rng.normal(0, np.sqrt(2 / a), a * b),
+                                           rng.normal(0, 0.1, b)])
+                           for a, b in zip(dims[:-1], dims[1:])])
+    points = rng.normal(size=(3, 4))
+    s = study.sensitivity_on_slice(flat, dims, points, output=0, check=6, seed=0,
+                                   mc_unit=rng.random((20, 2)))
+    summary = study.sensitivity_summary(s)
+    assert summary["within"] < 1e-12 and summary["between"] > 1e-3
+    linear = flat.copy()
+    k = 0
+    for a, b in zip(dims[:-1], dims[1:]):
+        k += a * b
+        linear[k:k + b] = 1e6  # every unit on: one activation region
+        k += b
+    s = study.sensitivity_on_slice(linear, dims, points, output=0, check=6, seed=0,
+                                   mc_unit=rng.random((20, 2)))
+    assert len(s["norm"]) == 1 and np.isnan(s["between"]).all()  # no other region to differ from
