@@ -886,8 +886,9 @@ ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the unio
 # lemma holds; the package's unit tests check it by Monte-Carlo, and here we only show both sides.
 # The constancy itself holds by construction (Sens depends on x only through the activation
 # pattern), so it is a unit test of the package — random points of the exact counter's polygons
-# against autograd agree to 10⁻¹⁰ — and not a claim; what can fail, and is graded, is that Sens
-# really changes from region to region.
+# against autograd agree to 10⁻¹⁰ — and not a claim; so is the other side, that Sens really
+# changes from region to region of a ReLU network (a unit test that fails for a network with one
+# region); here we show by how much.
 
 # %%
 trained_inputs = study.digits_inputs(first_prep)[0]  # the first true-label run: slice, weights
