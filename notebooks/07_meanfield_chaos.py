@@ -388,6 +388,9 @@ PANELS = {"fig1c_qstar": ("qstar", "q*", "Fig. 1C"), "fig2d_chi1": ("chi1", "χ�
 
 # %%
 MISREAD = 0.05  # share of cells allowed to be misread (see the claims' why)
+SAME_GRID = poole2016.on_the_authors_grid()
+GRID_NOTE = ("the authors' grid (σw = 1…5, σb = 0…4 by 0.1), φ = tanh and their colour limits "
+             "(⌈max⌉ of each field) — the conditions of their figures")
 for name, (key, symbol, fig_name) in PANELS.items():
     got, alt = anchors[f"ours_{name}"], anchors[f"variances_{name}"]
     ch.glue(f"poole_{key}_within", 100 * got.within, digits=3, unit="%")
@@ -407,7 +410,8 @@ for name, (key, symbol, fig_name) in PANELS.items():
                                f"the replica drawn the authors' way from our {symbol} reads back "
                                f"{100 * replica[name].within:.1f} % of {replica[name].n_cells} "
                                "cells within one step as drawn (a replica drawn one σb step off "
-                               "is caught: tests/test_digitise.py)")],
+                               "is caught: tests/test_digitise.py)"),
+                       Control("conditions", SAME_GRID, GRID_NOTE)],
              source=f"Poole et al. 2016, {fig_name} (authors' notebook output, read by "
                     "layerwise.poole2016)",
              alternative=(alt.within, "the same maps with the figure's axes read as variances "
@@ -444,7 +448,13 @@ ch.claim("critical_line_matches_poole_fig2",
              "resolution",
          source="Poole et al. 2016, Figs. 2C–D (authors' notebook output, read by "
                 "layerwise.poole2016)",
-         alternative=(alt_shift, "the line with the figure's axes read as variances (σw², σb²)"))
+         alternative=(alt_shift, "the line with the figure's axes read as variances (σw², σb²)"),
+         controls=[Control("estimator", poole2016.dots_recovered(replica["dot_deviation"]),
+                           f"the {replica['dot_deviation'].size} dots of the replica's contour "
+                           "(drawn the authors' way from our χ₁, exact line known) lie within "
+                           f"{np.max(np.abs(replica['dot_deviation'])):.2f} px of it (2 px "
+                           "allowed); their median is the bias taken off"),
+                   Control("conditions", SAME_GRID, GRID_NOTE)])
 ch.glue("poole_verdict", ch.verdict(
     ["qstar_matches_poole_1c", "chi1_matches_poole_2d", "critical_line_matches_poole_fig2"],
     "reproduced, to the resolution of the pictures", "not all reproduced",

@@ -173,3 +173,19 @@ def test_c_star_without_bias_is_zero_in_the_chaotic_phase():
     assert meanfield.c_star(4.0, 0.0) == 0.0
     assert meanfield.correlation_map(0.0, 4.0, 0.0) == pytest.approx(0.0, abs=1e-12)
     assert meanfield.c_star(0.8, 0.0) == 1.0
+
+
+def test_controls_of_the_figure_claims_can_fail():
+    assert poole2016.dots_recovered(np.array([0.5, -1.9]))
+    assert not poole2016.dots_recovered(np.array([0.5, 2.5]))
+    assert not poole2016.dots_recovered(np.array([]))
+    data = poole2016.load()
+    assert poole2016.on_the_authors_grid(data)
+    shifted = dict(data, grid={"sigma_w": (np.array(data["grid"]["sigma_w"]) ** 2).tolist(),
+                               "sigma_b": data["grid"]["sigma_b"]})
+    assert not poole2016.on_the_authors_grid(shifted)
+    recovered = poole2016.FieldAgreement(within=0.97, exact=0.9, offset=(0, 0), n_cells=1500)
+    assert poole2016.recovers(recovered, 0.05)
+    assert not poole2016.recovers(recovered, 0.01)
+    one_off = poole2016.FieldAgreement(within=0.97, exact=0.9, offset=(0, 1), n_cells=1500)
+    assert not poole2016.recovers(one_off, 0.05)  # a registration search does not recover

@@ -249,6 +249,27 @@ def recovers(agreement: FieldAgreement, misread: float) -> bool:
     return bool(agreement.offset == (0, 0) and agreement.within >= 1.0 - misread)
 
 
+def dots_recovered(deviation: np.ndarray, tol_px: float = 2.0) -> bool:
+    """Whether the dots read from a replica of a known line all lie within ``tol_px`` pixels of it
+    (the estimator control of the contour claim; the reading's median bias is subtracted by the
+    claim itself)."""
+    dev = np.asarray(deviation, dtype=float)
+    return bool(dev.size > 0 and np.all(np.abs(dev) <= tol_px))
+
+
+def on_the_authors_grid(data: dict[str, Any] | None = None) -> bool:
+    """Whether the vendored reading is on the authors' grid (σ_w = 1…5, σ_b = 0…4 in steps of
+    0.1, :data:`SIGMA_W`, :data:`SIGMA_B`) with the colour limits their rule gives our fields
+    (:data:`VMAX`): the conditions of the comparison are the paper's."""
+    data = load() if data is None else data
+    fields = fields_on_grid()
+    return bool(
+        np.allclose(data["grid"]["sigma_w"], SIGMA_W)
+        and np.allclose(data["grid"]["sigma_b"], SIGMA_B)
+        and all(colour_limit(fields[k]) == data["fields"][k]["vmax"] for k in data["fields"])
+    )
+
+
 def line_deviation(
     dots: np.ndarray, pixel_sigma_w: float, line: Callable[[float], float]
 ) -> np.ndarray:
