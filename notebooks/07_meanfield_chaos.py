@@ -925,8 +925,8 @@ ch.glue("train_control_slope", control["mean"], digits=3)
 ch.glue("train_control_naive", control["naive_mean"], digits=2)
 TRAIN_CONDITIONS = {"data": ("1 797 8×8 digits, standardised", "MNIST and CIFAR-10"),
                     "training": (f"{params['train_steps']} SGD steps, batch 64",
-                                 "long training (SGD, 'until convergence')"),
-                    "width": (params["train_width"], 300)}
+                                 "long training (details not in our sources)"),
+                    "width": (params["train_width"], "not in our sources")}
 
 # %%
 ch.claim("trainable_depth_peaks_at_criticality",
