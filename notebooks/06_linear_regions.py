@@ -63,7 +63,7 @@ ladder = None  # rungs 'side:n:shift' of the ladder on input size and data (or '
 ladder_nets = None  # networks per rung of the ladder
 ladder_steps = None  # training steps at which the ladder counts regions
 line_neurons = None  # total hidden neurons compared along lines (wider than at init: cheap)
-dataset = None  # a data set as the ladder's last rung: mnist | mnist:DIR | mnist5k | None
+dataset = None  # a data set as the ladder's last rung: mnist | mnist:DIR | mnist5k | none
 
 # %%
 import math
@@ -88,20 +88,20 @@ SCALES = {
                n_check_nets=200, epochs=4, **TRAINING, label_noise=[0.0, 1.0], n_train_seeds=1,
                grid_sizes=[12, 36, 108, 324], step_nets=4, steps=[3, 10, 30, 100],
                ladder=RUNGS, ladder_nets=2, ladder_steps=[10, 100],
-               line_neurons=[24, 48, 96, 192, 384, 768], dataset=None),
+               line_neurons=[24, 48, 96, 192, 384, 768], dataset="none"),
     "default": dict(neurons=[48, 96, 192], depths=[1, 2, 3, 4, 6], n_nets=8, n_line_nets=80,
                     n_check_nets=800, epochs=20, **TRAINING, label_noise=[0.0, 1.0],
                     n_train_seeds=12, grid_sizes=[12, 36, 108, 324, 972], step_nets=20,
                     steps=[3, 10, 30, 100, 300, 1000], ladder=RUNGS, ladder_nets=4,
                     ladder_steps=[10, 100, 1000, 2000], line_neurons=[48, 96, 192, 384, 768],
-                    dataset=None),
+                    dataset="none"),
     "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200,
                   n_check_nets=1000, epochs=100, **TRAINING, n_train_seeds=64,
                   label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
                   grid_sizes=[12, 36, 108, 324, 972, 2916], step_nets=48, ladder_nets=24,
                   steps=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000],
                   ladder_steps=[10, 100, 1000, 3000, 9375, 18750],
-                  ladder=RUNGS + ["28:1797:0", "28:1797:2"], dataset=None,
+                  ladder=RUNGS + ["28:1797:0", "28:1797:2"], dataset="none",
                   line_neurons=[48, 96, 192, 384, 768, 1536]),
 }
 params = resolve_from(SCALES, scale, globals())

@@ -699,6 +699,7 @@ def test_rung_images_of_a_digits_rung_and_of_mlxtends_mnist_digits():
 
 def test_ladder_rungs_add_the_data_set_last():
     assert study.ladder_rungs({"ladder": ["8:20:0"], "dataset": None}) == ["8:20:0"]
+    assert study.ladder_rungs({"ladder": ["8:20:0"], "dataset": "none"}) == ["8:20:0"]
     assert study.ladder_rungs({"ladder": ["8:20:0"], "dataset": "mnist:/x"}) == ["8:20:0",
                                                                                    "mnist:/x"]
 

@@ -129,7 +129,7 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
                 )
         except ParameterError as exc:
             raise ParameterError(f"chapter {nb_path.stem}: {exc}") from None
-    if out.get("dataset") is not None:  # a data set is fetched or verified before any work
+    if out.get("dataset") not in (None, "none"):  # a data set is fetched or verified before work
         from .data import check_source
 
         try:

@@ -214,10 +214,10 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
 
 
 def ladder_rungs(params: Mapping[str, Any]) -> list[str]:
-    """The ladder's rungs: ``ladder``, and the data set ``dataset`` (None: none) as its last rung
-    (a data set of :data:`RUNG_DATASETS`, validated by :func:`layerwise.data.check_source` through
-    :func:`parse_rung`)."""
-    extra = [] if params.get("dataset") is None else [str(params["dataset"])]
+    """The ladder's rungs: ``ladder``, and the data set ``dataset`` (``"none"`` or None: none) as
+    its last rung (a data set of :data:`RUNG_DATASETS`, validated by
+    :func:`layerwise.data.check_source` through :func:`parse_rung`)."""
+    extra = [] if params.get("dataset") in (None, "none") else [str(params["dataset"])]
     return list(params["ladder"]) + extra
 
 
