@@ -68,6 +68,7 @@ from layerwise.params import resolve_from
 from layerwise.studies import ch05 as study
 from layerwise.tables import estimate_formats
 
+# %% tags=["remove-cell"]
 SCALES = {
     "ci": dict(width=64, batch=16, depth=100, res_depth=2, n_nets=6, records=50, ff_depth=100,
                conv_width=8, conv_batch=4, conv_depth=20, conv_nets=1, data_nets=3, block=8,
@@ -100,7 +101,7 @@ PAPER_FIG5 = study.configuration("bn_res", 3, 512, 64, 500, "cifar10", res_depth
 FC_CONDITIONS = study.side_by_side(OURS_FC, AUTHORS_CONF)
 FIG5_CONDITIONS = study.side_by_side(OURS_FC, PAPER_FIG5)
 
-
+# %% tags=["remove-cell"]
 def run(name, cfg):
     """The engine for ``cfg`` through the store: ``(depth, arrays)``."""
     return ch.simulate_moments(name, cfg, block=params["block"])
@@ -144,13 +145,12 @@ CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
 # reference's configuration beside ours in the scorecard.
 #
 # **Two differences of estimator from the authors' code.** Our inputs are standardised per colour
-# channel, the authors' fully-connected code per pixel; an independent review measured the
-# difference harmless here (r_eff(x) 9.19 against 9.10, μ₄ 3.79 against 3.82 at unit 500). And
-# the engine's effective rank of the noise, r_eff(dx), uses the uncentred covariance of dx, the
-# authors' code the centred one: the review measured at most 1 % of difference at B = 64 (the
-# authors' batch, where r_eff(dx) is compared with theirs) but up to +35 % at B = 8 — the batch
-# of the reduced convolutional ResNets below (and of the `ci` scale), whose r_eff(dx) is
-# therefore not comparable with the paper's.
+# channel, the authors' fully-connected code per pixel. And the engine's effective rank of the
+# noise, $r_{\mathrm{eff}}(dx)$, uses the uncentred covariance of dx, the authors' code the centred
+# one. The book does not measure the size of either difference, so neither is ruled out as a
+# cause of a gap in the quantities it touches; $r_{\mathrm{eff}}(dx)$ is compared with the
+# authors' only at their batch, B = 64, and not for the reduced convolutional ResNets below
+# (B = 8, as at the `ci` scale).
 
 # %% tags=["remove-cell"]
 ch.glue_all({"res_width": params["width"], "res_batch": params["batch"], "res_units": L})
@@ -298,11 +298,12 @@ for end, row in [("first", 0), ("last", -1)]:
 # after the first BN; standard errors are over networks (the authors' error of the exponent is an
 # upper bound: their file has no covariances between units). {glue}`authors_scale_words`
 #
-# **What the input does not set.** The exponent in the table, τ_ends, is the slope of log χ
-# between units {glue}`res_lmin` and {glue}`res_units`, computed the same way for our nets and the
-# authors' (their file holds E log₁₀ χ per unit, not single networks); the free exponent τ_fit of
-# the previous section is a least-squares slope over all the units in between — two estimators of
-# one exponent, which differ by their weighting of the units. On {glue}`input_name` τ_ends =
+# **What the input does not set.** The exponent in the table, $\tau_{\mathrm{ends}}$, is the
+# slope of log χ between units {glue}`res_lmin` and {glue}`res_units`, computed the same way for
+# our nets and the authors' (their file holds E log₁₀ χ per unit, not single networks); the free
+# exponent $\tau_{\mathrm{fit}}$ of the previous section is a least-squares slope over all the
+# units in between — two estimators of one exponent, which differ by their weighting of the
+# units. On {glue}`input_name` $\tau_{\mathrm{ends}}$ =
 # {glue}`tau_patches` against the authors' {glue}`tau_authors`, and our inputs move it by
 # {glue}`tau_input_spread` of the authors' value: {glue}`input_free_words`. The increment
 # inside the units differs from the authors' by {glue}`dff_gap` (the row δχ; τ grows as the fourth
@@ -334,7 +335,7 @@ ch.figure(figures.datasets({study.input_words(ds): r for ds, r in data_runs.item
           alt="Geometric mean of χ against the residual unit on log-log axes for each input.")
 authors = study.authors_fc(L_MIN, L)
 values = {ds: study.fc_values(d, A, L_MIN, L) for ds, (d, A) in data_arrays.items()}
-ROWS = {"dff": "δχ inside the units", "tau": f"τ_ends over units {L_MIN}–{L}",
+ROWS = {"dff": "δχ inside the units", "tau": f"end-to-end τ over units {L_MIN}–{L}",
         "log10_chi": f"log₁₀ χ at unit {L}", "reff_x": f"effective rank r(x) at unit {L}",
         "reff_dx": f"effective rank r(dx) at unit {L}", "kurtosis": f"μ₄ at unit {L}"}
 table = study.authors_table({study.input_words(ds): v for ds, v in values.items()}, authors,
@@ -357,10 +358,10 @@ mu4_conv = float(np.interp(L, list(FIG5D_MU4), list(FIG5D_MU4.values())))
 SRC_FC = "Labatie 2019, §7 and Fig. 5; the authors' fully-connected ResNet arrays"
 WITH_AUTHORS = "the error combines ours with the authors' (200 networks)"
 
-
+# %% tags=["remove-cell"]
 def controls(key, tol, authors_level, label):
     """The three controls of a comparison of ``key`` with the authors' fully-connected ResNets
-    within ``tol`` (relative) of their ``authors_level`` = (mean, SE)."""
+    within ``tol`` (relative) of the authors' level, a pair (mean, SE)."""
     mine = values[DATA][key]
     return [study.reference_control(authors_level, "rel", authors_level[0], tol,
                                     f"the authors' own {label}"),
@@ -370,7 +371,7 @@ def controls(key, tol, authors_level, label):
             study.conditions_control(OURS_FC, AUTHORS_CONF, {"input": effects[key]},
                                      tol * abs(authors_level[0]))]
 
-
+# %% tags=["remove-cell"]
 tau_controls = controls("tau", TAU_MARGIN, authors["tau"], "exponent")
 ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} agrees with the "
          "authors' fully-connected nets within 5 %", kind="reproduces", measured=versus["tau"],
@@ -427,6 +428,8 @@ ch.glue("bracket_words", "; ".join(
     f"{ROWS[k].split(' at unit')[0]} is " + ", ".join(
         f"{SIDE[e.sign()]} on {study.input_words(ds)}" for ds, e in by_input[k].items())
     for k in by_input) + ".")
+
+# %% tags=["remove-cell"]
 gaps = {k: study.gap_carried(fc_depth, fc_arrays, k) for k in ("reff_x", "kurtosis")}
 ch.glue("gap_first_unit", gaps["reff_x"]["first"])
 ch.glue_all({f"gap_{k}_{w}": f"{100 * gaps[k][f'gap_{w}']:+.0f} %"
@@ -439,6 +442,8 @@ ch.glue_all({"tau_patches": stats.estimate_or_point(values[DATA]["tau"]),
              "reff_dx_authors": authors["reff_dx"],
              "mu4_authors": authors["kurtosis"]})
 ch.glue("tau_input_spread", f"{100 * spread:.1f} %")
+
+# %% tags=["remove-cell"]
 ch.glue("input_free_words", {  # the conditions control of the exponent (interval rule)
     True: "within the 5 % margin of its comparison, so the increment inside the units forgets the "
           "input and τ is compared with the authors' as a reproduction",
@@ -652,6 +657,8 @@ conv_fit = labatie.power_fit(conv_depth, conv_panels["chi"], l_min=conv_lmin)
 conv_overlay = labatie.power_overlay(conv_depth, conv_panels["chi"],
                                      conv_panels["dff"][:, conv_window], RD,
                                      l_min=conv_lmin, seed=seed)
+
+# %%
 CONV_LABEL = (f"reduced convolutional ResNets (N = {params['conv_width']}, B = "
               f"{params['conv_batch']}, {params['conv_depth']} units, "
               f"{conv_panels['chi'].shape[0]} network(s)"
@@ -662,8 +669,8 @@ fig = figures.fig5(conv_depth, conv_panels,
                    conv_overlay)
 ch.figure(fig, "fig5_conv",
           "Increments, power-law growth, conditioning and tails (Labatie, Fig. 5 (a–d)) in "
-          f"{CONV_LABEL}; r_eff(dx) uncentred, which at this batch overstates the authors' "
-          "centred value.",
+          f"{CONV_LABEL}; the noise's effective rank from the uncentred covariance of dx (the "
+          "authors' code centres it).",
           arrays={"depth": conv_depth, **conv_panels},
           alt="The four panels of the paper's Fig. 5 for convolutional BN ResNets: "
               "increments, power-law growth of χ with the Eq. 15 overlay, effective ranks, "
@@ -683,6 +690,8 @@ ch.glue("conv_reduced_words", (
     "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
     "claim is graded at the `paper` scale only.") if CONV_REDUCED else
     "It runs at the paper's width and batch.")
+
+# %% tags=["remove-cell"]
 ch.claim("conv_eq15_overlay", OVERLAY,
          case=f"convolutional ResNets, units {conv_lmin}–{params['conv_depth']}", kind="reproduces",
          measured=study.overlay_deviation(conv_overlay, conv_panels["chi"].shape[0]),
@@ -723,11 +732,12 @@ ch.glue("found_summary", " ".join(study.outcome_summary(ch.ledger.claims, WORDS)
 #   {glue}`res_lmin`, against R² = {glue}`ff_r2` in l for the same layers without skip
 #   connections; the increment inside the units is δχ = {glue}`dff_mean`. The Eq. 15 overlay (the
 #   paper's Fig. 5(b)) deviates from our χ by at most {glue}`overlay_max_dev`. The free exponent
-#   τ_fit = {glue}`tau_fit` is {glue}`tau_distance` combined standard errors from the Eq. 15 value
-#   {glue}`tau_eq15` — a measurement, not a claim of the paper.
+#   $\tau_{\mathrm{fit}}$ = {glue}`tau_fit` is {glue}`tau_distance` combined standard errors from
+#   the Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
 # - **Against the authors' fully-connected ResNets** (CIFAR-10; ours fed {glue}`input_name`):
-#   the end-to-end exponent τ_ends = {glue}`tau_patches` against {glue}`tau_authors`:
-#   {glue}`tau_verdict` Our inputs move it by {glue}`tau_input_spread`, {glue}`input_free_words`.
+#   the end-to-end exponent $\tau_{\mathrm{ends}}$ = {glue}`tau_patches` against
+#   {glue}`tau_authors`: {glue}`tau_verdict` Our inputs move it by {glue}`tau_input_spread`,
+#   {glue}`input_free_words`.
 #   The noise's effective rank: {glue}`reff_dx_verdict` The levels $r_\mathrm{eff}(x)$ and μ₄:
 #   {glue}`level_verdict`; {glue}`level_conditions_words` Our gap to the authors' r(x) is
 #   {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit` and {glue}`gap_reff_x_last` at the
