@@ -302,6 +302,15 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     for c in failing:
         assert f'href="chapters/01_first.html#claim-{c["id"]}"' in text
     assert "No run at `default` or `paper` is tracked yet" in text
+    # which chapters ran on other inputs than their paper's, from the claims' conditions
+    from layerwise.dashboard import inputs_list
+
+    recs = [("01_first", "1. First", {"conditions": {"input": ["patches", "CIFAR-10"]}}),
+            ("01_first", "1. First", {"conditions": {"input": ["patches", "CIFAR-10"]}}),
+            ("02_second", "2. Second", {"conditions": {"width": [1, 2]}})]
+    said = inputs_list(recs)
+    assert "- 1. First: patches (paper: CIFAR-10)\n" in said and "Second" not in said
+    assert inputs_list(recs[2:]) == ""
     # the printed book's title block: the scale, the code and the date a reader cites
     title = (root / "book" / "_generated" / "titlepage.md").read_text()
     assert "Chapters executed at scale <b>ci</b>" in title and "built 20" in title

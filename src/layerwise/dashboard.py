@@ -374,6 +374,34 @@ def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
     return "\n".join(out)
 
 
+#: The conditions that name a chapter's input data (claims' ``conditions=``).
+INPUT_CONDITIONS = ("input", "data", "data set", "dataset")
+
+
+def inputs_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
+    """Which chapters ran on other data than their paper, from the claims' recorded conditions: one
+    line per chapter with each distinct (ours, the paper's) input pair ('' when none differs)."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for _, title, c in records:
+        for key in INPUT_CONDITIONS:
+            ours, paper = (c.get("conditions") or {}).get(key, (None, None))
+            if ours is not None and ours != paper:
+                have = pairs.setdefault(title, [])
+                if (str(ours), str(paper)) not in have:
+                    have.append((str(ours), str(paper)))
+    if not pairs:
+        return ""
+    lines = [
+        "**Inputs.** Where a chapter's claims record other data than their paper's (stand-ins "
+        "offline; `dataset=` runs the papers' own data, see {doc}`reproduce`):",
+        "",
+    ]
+    for title, have in pairs.items():
+        said = "; ".join(f"{html.escape(o)} (paper: {html.escape(p)})" for o, p in have)
+        lines.append(f"- {html.escape(title)}: {said}")
+    return "\n".join(lines) + "\n"
+
+
 def evidence_line(root: Path) -> str:
     """What tracked evidence exists, by scale, and what is not run (no page may suggest evidence
     that does not exist)."""
@@ -437,6 +465,8 @@ def write_summary(root: Path | None = None) -> Path:
             + totals_table(every_claim)
             + "\n"
             + findings_list(records)
+            + "\n"
+            + inputs_list(records)
             + "\n::::{grid} 1 2 2 2\n:gutter: 2\n\n"
             + "\n".join(cards)
             + "::::\n"
