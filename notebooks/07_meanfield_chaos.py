@@ -391,12 +391,16 @@ MISREAD = 0.05  # share of cells allowed to be misread (see the claims' why)
 SAME_GRID = poole2016.on_the_authors_grid()
 GRID_NOTE = ("the authors' grid (σw = 1…5, σb = 0…4 by 0.1), φ = tanh and their colour limits "
              "(⌈max⌉ of each field) — the conditions of their figures")
-for name, (key, symbol, fig_name) in PANELS.items():
+for name, (key, *_) in PANELS.items():
     got, alt = anchors[f"ours_{name}"], anchors[f"variances_{name}"]
     ch.glue(f"poole_{key}_within", 100 * got.within, digits=3, unit="%")
     ch.glue(f"poole_{key}_exact", 100 * got.exact, digits=3, unit="%")
     ch.glue(f"poole_{key}_cells", got.n_cells)
     ch.glue(f"poole_{key}_alt", 100 * alt.within, digits=2, unit="%")
+
+# %%
+for name, (key, symbol, fig_name) in PANELS.items():
+    got, alt = anchors[f"ours_{name}"], anchors[f"variances_{name}"]
     ch.claim(f"{key}_matches_poole_{fig_name[5:].lower()}",
              "our field on the authors' grid is the one Poole et al. draw: its cells read within "
              "one colour step of ours.", case=f"{symbol}, {fig_name}", kind="reproduces",
@@ -410,7 +414,7 @@ for name, (key, symbol, fig_name) in PANELS.items():
                                f"the replica drawn the authors' way from our {symbol} reads back "
                                f"{100 * replica[name].within:.1f} % of {replica[name].n_cells} "
                                "cells within one step as drawn (a replica drawn one σb step off "
-                               "is caught: tests/test_digitise.py)"),
+                               "is caught by a unit test of layerwise.digitise)"),
                        Control("conditions", SAME_GRID, GRID_NOTE)],
              source=f"Poole et al. 2016, {fig_name} (authors' notebook output, read by "
                     "layerwise.poole2016)",
@@ -651,9 +655,10 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 #   mean *difference* of their correlations, $\bar D^l \approx 2d\,\chi_c^l$, over a window fixed
 #   in advance by the map alone: the layers where the maps' difference is still above $1/e$ of its
 #   start, about the first $\xi_c$ layers (a window set by the sample's standard errors would
-#   lengthen as networks are added and tie the estimate to the sample's size). The fixed point $c^*$ drops out of
-#   the difference — and with it its $O(1/N)$ finite-width shift, the leading finite-width
-#   correction to the mean correlation — and so does the even-order curvature of the map. In the
+#   lengthen as networks are added and tie the estimate to the sample's size). The fixed point
+#   $c^*$ drops out of the difference — and with it its $O(1/N)$ finite-width shift, the leading
+#   finite-width correction to the mean correlation — and so does the even-order curvature of the
+#   map. In the
 #   ordered phase ($c^* = 1$) we fit $\ln(1 - \bar c^{\,l})$ from $c^0 = 0.98$. Applied to
 #   the map's own iterates, the same fit shows what the finite window alone does to $1/\xi_c$
 #   (the table below).
@@ -742,7 +747,6 @@ SWEEP_CLAIMS = (
 )
 
 # %%
-sweep_verdicts = []
 for key, what, eq, alternative in SWEEP_CLAIMS:
     ratio = ratios[key]["est"]
     ch.glue(f"xi_ratio_{key}", ratio.mean, se=ratio.se)
@@ -765,9 +769,11 @@ for key, what, eq, alternative in SWEEP_CLAIMS:
                                f"settings ({100 * MARGIN_XI / 2:.0f} % allowed)")],
              caveat=f"{params['sweep_nets']} networks of width {params['sweep_width']} are too few "
              "to resolve the 10 % margin")
-    status = ch.status(f"depth_scale_networks_{key}")
-    sweep_verdicts.append(f"the {label} {PHRASES[status]}")
-ch.glue("xi_sweep_verdict", "; ".join(sweep_verdicts))
+
+# %%
+ch.glue("xi_sweep_verdict", "; ".join(
+    f"the {what.split(' (')[0]} {PHRASES[ch.status(f'depth_scale_networks_{key}')]}"
+    for key, what, *_ in SWEEP_CLAIMS))
 ch.glue("window_bias_max", 100 * bias_max, digits=2, unit="%")
 
 # %%
@@ -868,7 +874,8 @@ ch.figure(fig, "trainability",
 ch.table(pd.DataFrame({"ξ<sub>c</sub>": bound["xi_c"], "trainable depth L₅₀": bound["l50"],
                        "L₅₀/ξ<sub>c</sub>": bound["l50"] / bound["xi_c"],
                        "censored trainings": (bound["censored"] != 0).sum(0),
-                       "trainings at the ceiling": (bound["capped"] & (bound["censored"] == 0)).sum(0)},
+                       "trainings at the ceiling":
+                           (bound["capped"] & (bound["censored"] == 0)).sum(0)},
                       index=pd.Index(trainings["sigma_w2"], name=SW2)),
          "Trainable depth per weight variance: L₅₀ (geometric mean over the trainings), its "
          "ratio to the correlation depth scale, how many trainings reached the grid's deepest "
@@ -964,7 +971,8 @@ ch.claim("trainable_depth_proportional_to_xi_c",
 # is near-certain by argument: it is graded as a consistency check of the two checkpoints, not as a
 # reproduction. What it does show is that the ceiling of the short training moves with it (from
 # {glue}`train_ceiling_early` to {glue}`train_ceiling` layers), and that the slope read on the
-# $\sigma_w^2$ used at both checkpoints changes by {glue}`train_slope_change` — {glue}`train_slope_moves`.
+# $\sigma_w^2$ used at both checkpoints changes by {glue}`train_slope_change` —
+# {glue}`train_slope_moves`.
 
 # %%
 shift = study.boundary_shift(trainings["accuracy_early"], trainings["accuracy"],
@@ -995,6 +1003,8 @@ ch.glue("train_slope_moves", "not identified at this scale" if slope_change is N
             slope_change.sign()])
 ch.glue("train_shift_factor", "not identified" if np.isnan(train_shift.mean)
         else format_value(float(np.exp(train_shift.mean)), digits=2))
+
+# %%
 ch.glue("train_steps_ratio", params["train_steps"] // params["train_early_steps"])
 ch.glue("train_steps_n", params["train_steps"])
 ch.glue("train_shift_verdict", ch.verdict(

@@ -211,14 +211,12 @@ def read_pcolor(
     usable = good & ~ndimage.binary_dilation(~good, iterations=guard)
     changes_x = (entry[:, 1:] != entry[:, :-1]).mean(0)
     changes_y = (entry[1:] != entry[:-1]).mean(1)
+    shifted = {
+        axis: (np.asarray(at) - (x0 if axis == "x" else y0), values)
+        for axis, (at, values) in anchors.items()
+    }
     lat_x, lat_y = (
-        fit_lattice(
-            changes,
-            k,
-            0,
-            hi - lo,
-            anchors=(np.asarray(anchors[axis][0]) - lo, anchors[axis][1]) if axis in anchors else None,
-        )
+        fit_lattice(changes, k, 0, hi - lo, anchors=shifted.get(axis))
         for axis, changes, k, lo, hi in (("x", changes_x, nx, x0, x1), ("y", changes_y, ny, y0, y1))
     )
     cx = lat_x.cell_of(np.arange(x1 - x0 + 1))
