@@ -83,6 +83,8 @@ RUNGS = ["8:1797:0", "8:1797:1"]  # side:n:shift, the 64-input rungs (paper adds
 # counts included): ms per Adam step of a [32, 32, 32] network by input size (784: the 28×28
 # digits ×25 shifts; MNIST's batches cost the same). The paper ladder: ≈ 1.1 h on one core.
 STEP_MS = {64: 1.5, 784: 2.8}
+
+# %%
 SCALES = {
     "ci": dict(neurons=[24, 48, 96], depths=[1, 2, 3, 6], n_nets=3, n_line_nets=60,
                n_check_nets=200, epochs=4, **TRAINING, label_noise=[0.0, 1.0], n_train_seeds=1,
@@ -393,6 +395,21 @@ LAWS = (("line_exponent", "lx", "crossings", 1.0, "boundary crossings along a se
          "the distance of a data point to the nearest boundary shrinks like 1/N"))
 few_segments = f"{params['n_line_nets']} segments leave the interval wider than the margin"
 N_DRAWS = 200  # synthetic data sets of the estimator control
+
+
+def law_controls(window, control, law, d):
+    """The estimator and conditions controls of one exponent claim (depth ``d``, window ``N``)."""
+    return [Control("estimator", control["recovers"], (
+        f"{N_DRAWS} synthetic sets of the same {params['n_line_nets']} segments at "
+        f"N = {window[0]} and {window[-1]}, exponent {law:+.0f}, the measured "
+        f"scatter: the 99 % intervals cover it {control['coverage']:.0%} of the "
+        f"time, mean bias {control['bias']:+.3f}")),
+        Control("conditions", windowed["wide"][d], (
+            f"every layer has ≥ {MIN_WIDTH} units on the graded window (narrower "
+            "layers drift: see the local exponents)"))]
+
+
+# %%
 for d_i, d in enumerate(params["depths"]):
     keep = windowed["window"][d]
     window = [int(line_n[k]) for k in keep]
@@ -413,14 +430,7 @@ for d_i, d in enumerate(params["depths"]):
                  why=f"±0.5 keeps the exponent closer to {law:+.0f} than to its neighbours; the "
                      f"window keeps every layer ≥ {MIN_WIDTH} units wide, as the law assumes",
                  source="Hanin & Rolnick 2019 (ICML), abstract and §2–3",
-                 controls=[Control("estimator", control["recovers"], (
-                     f"{N_DRAWS} synthetic sets of the same {params['n_line_nets']} segments at "
-                     f"N = {window[0]} and {window[-1]}, exponent {law:+.0f}, the measured "
-                     f"scatter: the 99 % intervals cover it {control['coverage']:.0%} of the "
-                     f"time, mean bias {control['bias']:+.3f}")),
-                           Control("conditions", windowed["wide"][d], (
-                     f"every layer has ≥ {MIN_WIDTH} units on the graded window (narrower "
-                     "layers drift: see the local exponents)"))],
+                 controls=law_controls(window, control, law, d),
                  conditions={"units per layer": (f"{window[0] // d}–{window[-1] // d}",
                                                  "wide layers")})
 
@@ -535,7 +545,7 @@ def paper_only(e, edges):
         + (f"{need} runs would decide it." if need else "no count of runs can be extrapolated "
            "(no standard error, or a mean on the edge).")))
 
-
+# %%
 rise = dict(reference=1.0, tol=0.0, comparison="ge",
             alternative=(1.0, "no change: the untrained count"))
 ch.claim("train_modest", f"Training with true labels ({setting}) changes the count modestly "
@@ -628,6 +638,8 @@ RUNG_NAMES = [DATA_NAMES.get(src.partition(":")[0], f"{n} {side}×{side} digits"
               for src, side, n, shift in map(study.parse_rung, ladder_rungs)]
 SLICE_NAMES = ["training digits", "held-out digits", "off the data"]
 PLANES = ["training digits", "held-out digits", "off-data points"]  # "the plane through …"
+
+# %%
 fig = figures.counts_by_step([
     ("8×8 digits, three slices", stepwise["steps"], stepwise["mean"], stepwise["se"], SLICE_NAMES),
     ("ladder (training digits)", rungs["steps"], rungs["mean"], rungs["se"], RUNG_NAMES)])
@@ -685,6 +697,8 @@ counter_note = ch.verdict(
     "nested grids climb to its count, and one-layer nets meet the closed form (ratio "
     f"{format_value(check_ratio.mean, se=check_ratio.se)})", "the counter's checks fail at this "
     "scale (see the scorecard)", "the counter's checks are not all decided at this scale")
+
+# %%
 # Conditions: ours beside the paper's, and whether this run measured them to matter.
 CHANGE = {1: "a rise at 99 % confidence", -1: "a fall at 99 % confidence",
           0: "undecided at 99 % confidence"}
@@ -699,6 +713,8 @@ conditions_note = (
     f"the mean log-ratio changes by {format_value(steps_effect.mean, se=steps_effect.se)} from "
     f"step {early_step} to {last_step} ({CHANGE[steps_effect.sign()]}: training length), and "
     f"{size_words} (data-set size)")
+
+# %%
 PAPER_DATA = "MNIST: 60 000 28×28 images"
 PAPER_STEPS = "≈ 18 750 Adam steps (20 MNIST epochs at batch 64)"
 n_kept = 1797 - params["n_held"]
@@ -711,7 +727,7 @@ def short_training(steps, data):
                 conditions={"data": (data, PAPER_DATA),
                             "training steps": (f"{steps} Adam steps", PAPER_STEPS)})
 
-
+# %%
 epoch_steps = params["epochs"] * -(-len(inputs) // 64)
 ch.claim("train_grows", f"Carried to short training on small digits (the 1 797 8×8 digits, "
          f"{epoch_steps} Adam steps; Hanin & Rolnick: MNIST, ≈ 18 750): training with true labels "
@@ -938,12 +954,16 @@ ch.glue("rung_cost_step", STEP_MS[784], digits=2)
 ch.glue("rung_cost_net", STEP_MS[784] * paper["ladder_steps"][-1] / 6e4, digits=2)
 ch.glue("ladder_cost_hours", ladder_ms * paper["ladder_nets"] * paper["ladder_steps"][-1] / 3.6e6,
         digits=2)
+
+# %%
 ch.glue("large_data_text", {
     "pass": "there the count ends above its initial value, as they report",
     "fail": "even there the count ends below its initial value (see the controls in the scorecard)",
     "inconclusive": "there the interval does not decide the direction",
     "skipped": "not run at this scale (the scorecard gives the lean of this scale's last rung)",
 }[ch.status("train_grows_large_data")])
+
+# %%
 every_kind = ch.outcomes(None)  # the scorecard's outcomes, claims of every kind
 OPEN = {"fail": "fails", "inconclusive": "inconclusive", "skipped": f"not run at {scale}"}
 ch.glue("found_open", "; ".join(f"{c.statement} ({OPEN[c.status]})" for c in ch.ledger.claims
@@ -953,6 +973,8 @@ ch.glue("found_all", ", ".join(f"{len(every_kind[st])} {word}" for st, word in (
     ("skipped", f"not run at {scale}"))))
 for family in ("quadratic_growth", "density", "line_exponent", "distance_exponent"):  # passes
     ch.glue(f"pass_{family}", len(ch.outcomes(prefix=f"{family}_d")["pass"]))
+
+# %%
 suspect = ("In this run the exact counter and the brute-force grids disagree (see the "
            "scorecard), so the counts below are suspect")
 ch.glue("found_grid", ch.verdict(

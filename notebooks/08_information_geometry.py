@@ -580,6 +580,8 @@ TRUTH = Control("estimator", bool(truth["passed"]), "on a synthetic F of the cha
                 f"{truth['structured_excess']:.3f} (construction {truth['structured_exact']:.3f}); "
                 f"on a random rotation of the same F {truth['rotated_excess']:+.3f} (pass: "
                 "construction to 10⁻⁶, rotation within ±0.05)")
+
+# %%
 for t, when in (("init", "at He initialisation"), ("trained", "after training")):
     ch.claim(f"kfac_inverse_nearer_block_diagonal_{t}", "on F's eigen-directions above the "
              "damping, the damped inverse is nearer block-diagonal than F by more than a random "
@@ -593,6 +595,8 @@ for t, when in (("init", "at He initialisation"), ("trained", "after training"))
                                            "no layer structure"),
              note=f"the ratios themselves: {natgrad['inverse_top'][t].mean:.2f} for F, "
                   f"{natgrad['inverse_top_rotated'][t].mean:.2f} for the rotated F")
+
+# %%
 ch.claim("kfac_inverse_nearer_block_tridiagonal", "the far blocks (layers 1 and 3) hold a smaller "
          "part of the damped inverse's off-diagonal norm than of F's (ratio < 1; per net the "
          "larger of the two states)", kind="reproduces", measured=natgrad["inverse_tridiagonal"],
@@ -628,6 +632,8 @@ ch.glue_all({f"ng_{name}_{t}": natgrad["shares"][t][key] for t in STATES
                                ("below_share", "below_damping_inverse_share"))}, digits=3)
 ch.glue_all({"ng_truth_structured": truth["structured_excess"],
              "ng_truth_rotated": truth["rotated_excess"]}, digits=2)
+
+# %%
 ch.glue("ng_structure_verdict", ch.verdict(
     [f"kfac_inverse_nearer_block_diagonal_{t}" for t in STATES],
     "in both states the inverse is nearer block-diagonal than its spectrum alone makes it, as "
@@ -764,7 +770,7 @@ RAND_CONDITIONS = {"input": (f"{params['n_train']} 8×8 digits", "CIFAR-10"),
 STOP = {"loss": f"a fixed training loss ({10 * params['target_loss']:g})",
         "budget": f"a fixed budget ({params['rand_budget']} Adam steps)"}
 
-
+# %%
 def stopping_control(m):
     """Conditions control of a label-randomisation claim on measure ``m``: the slides do not say
     when training stopped, so the claim's direction must not depend on our stopping rule — both
