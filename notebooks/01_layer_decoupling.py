@@ -63,7 +63,8 @@
 #
 # ## Set-up
 #
-# Every size below is a parameter of the chapter, chosen per scale.
+# Every size below is a parameter of the chapter, chosen per scale (the leaky slopes and the point
+# where the two capacity-gap sweeps cross are the same at every scale, set in their sections).
 
 # %% tags=["parameters", "remove-cell"]
 scale = "ci"          # ci | default | paper
@@ -87,11 +88,8 @@ emp_sizes = None      # sample sizes for the empirical pseudo-random capacities
 emp_reps = None       # independent replicates per sample size
 smooth_qs = None      # number of q values for ν(f; q)
 smooth_samples = None # Monte-Carlo samples per (activation, q)
-leaky_slopes = None   # leaky-ReLU slopes a across the ν curve
 width_ns = None       # input dimensions n for the intermediate-ν gap against width
-width_m = None        # units of those layers
 width_draws = None    # layers (draws of P and ∂A/∂W) per n
-units_n = None        # input dimension n for the intermediate-ν gap against the number of units
 units_ms = None       # numbers of units m for that gap (footnote 3's m ≫ 1)
 
 # %%
@@ -112,25 +110,22 @@ SCALES = {
                fixed_draws=12, fixed_samples=10_000, heat_samples=20_000, fn3_ns=[8, 16, 32, 64],
                fn3_samples=20_000, cap_side=4, cap_m=16, cap_draws=6, cap_samples=20_000,
                emp_sizes=[300, 1000, 3000, 10000], emp_reps=4, smooth_qs=6, smooth_samples=20_000,
-               leaky_slopes=[0.01, 0.1, 0.2, 0.5], width_ns=[16, 64, 256], width_m=16,
-               width_draws=12, units_n=64, units_ms=[16, 64, 256]),
+               width_ns=[16, 64, 256], width_draws=12, units_ms=[16, 64, 256]),
     "default": dict(nu_samples=200_000, nu_n=64, nu_m=16, fixed_sides=[3, 4, 6, 8, 11, 16],
                     fixed_m=4, fixed_draws=24, fixed_samples=20_000, heat_samples=200_000,
                     fn3_ns=[8, 16, 32, 64, 128, 256], fn3_samples=100_000, cap_side=4, cap_m=16,
                     cap_draws=10, cap_samples=50_000,
                     emp_sizes=[300, 1000, 3000, 10000, 30000, 100000], emp_reps=12,
-                    smooth_qs=12, smooth_samples=200_000, leaky_slopes=[0.01, 0.1, 0.2, 0.5],
-                    width_ns=[16, 32, 64, 128, 256], width_m=16, width_draws=32, units_n=64,
-                    units_ms=[16, 32, 64, 128, 256]),
+                    smooth_qs=12, smooth_samples=200_000, width_ns=[16, 32, 64, 128, 256],
+                    width_draws=32, units_ms=[16, 32, 64, 128, 256]),
     "paper": dict(nu_samples=4_000_000, nu_n=256, nu_m=64, fixed_sides=[3, 4, 6, 8, 11, 16, 23],
                   fixed_m=8, fixed_draws=48, fixed_samples=200_000, heat_samples=2_000_000,
                   fn3_ns=[8, 16, 32, 64, 128, 256, 512], fn3_samples=400_000, cap_side=6, cap_m=36,
                   cap_draws=24, cap_samples=400_000,
                   emp_sizes=[300, 1000, 3000, 10000, 30000, 100000, 300000], emp_reps=20,
-                  smooth_qs=20, smooth_samples=1_000_000, leaky_slopes=[0.01, 0.1, 0.2, 0.5],
-                  width_ns=[16, 32, 64, 128, 256, 512], width_m=16, width_draws=64, units_n=64,
+                  smooth_qs=20, smooth_samples=1_000_000,
+                  width_ns=[16, 32, 64, 128, 256, 512], width_draws=64,
                   units_ms=[16, 32, 64, 128, 256, 512]),
-
 }
 params = resolve_from(SCALES, scale, globals())
 ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, params=params)
@@ -173,8 +168,9 @@ ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, param
 # %%
 NU_CASES = [["linear", None], ["leaky_relu", 0.2], ["relu", None], ["abs", None],
             ["pseudo_random", None]]
+LEAKY_SLOPES = [0.01, 0.1, 0.2, 0.5]   # leaky-ReLU slopes a across the ν curve, at every scale
 # the same fixed layers also carry the other leaky slopes (cases 5, 6, …), for the per-pair law
-ALL_CASES = NU_CASES + [["leaky_relu", a] for a in params["leaky_slopes"] if a != 0.2]
+ALL_CASES = NU_CASES + [["leaky_relu", a] for a in LEAKY_SLOPES if a != 0.2]
 nu_ideal = ch.cached_units(study.nu_table_unit, len(NU_CASES), cases=NU_CASES, n=params["nu_n"],
                            m=params["nu_m"], n_samples=params["nu_samples"], seed=ch.seed)["table"]
 INPUTS = {"iid": "i.i.d. Gaussian inputs", "patches": "photo patches"}
@@ -277,6 +273,8 @@ asymmetry = {str(k): study.difference(law["patches"][str(k)], law_ctl["patches_s
 odd = {str(k): study.odd_weight(*ALL_CASES[k]) for k in LAW_CASES}
 skew_patches = float(np.abs(fixed["patches"]["skew"]).mean())   # mean |skewness| of z = pᵀY
 spread_iid = study.spread_against_exact(fixed["iid"], ALL_CASES, 2)
+
+# %%
 law_pairs = {INPUTS[kind]: (fixed[kind]["law_2"].ravel(), fixed[kind]["ratios_2"].ravel())
              for kind in INPUTS}
 law_scores = {INPUTS[kind]: {capacity.nu_closed_form(*ALL_CASES[k]): (law[kind][str(k)].mean,
@@ -309,6 +307,9 @@ ch.claim("fixed_layer_law_iid", LAW, case="i.i.d. inputs, activations pooled", k
          measured=law["iid"]["pooled"], reference=0.0,
          tol=0.5, comparison="le", alternative=ideal, source="Donier 2019, Eqs. 12–14; law "
          "derived in this chapter", why="half-way to the idealisation (1)")
+
+
+# %%
 def patch_controls(k):
     """The three controls of a photo-patch law claim (activation case k), computed from this run."""
     sym, gauss, diff = (law_ctl["patches_symmetric"][str(k)], law_ctl["patches_gaussian"][str(k)],
@@ -327,6 +328,7 @@ def patch_controls(k):
     ]
 
 
+# %%
 for k, tag in LAW_CASES.items():
     ch.claim(f"fixed_layer_law_patches_{tag}", LAW, case=f"photo patches, {named(ALL_CASES[k])}",
              kind="predicts", measured=law["patches"][str(k)], reference=0.0,
@@ -346,7 +348,7 @@ ch.claim("fixed_layer_spread_iid", "i.i.d. inputs: the mean square of a fixed Re
              "few dozen layers of six pairs resolve", source="Donier 2019, Eq. 14; derived here")
 
 # %%
-ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in params["leaky_slopes"]))
+ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in LEAKY_SLOPES))
 ch.glue_all({"law_iid": law["iid"]["pooled"], "spread_iid": spread_iid,
              "law_patches_relu": law["patches"]["2"]},
             digits=4)   # claims' values: the scorecard's four significant digits, same ±
@@ -360,6 +362,8 @@ ch.glue("law_patch_fails", ch.verdict(
     "law leaves more than half of the deviation (its claim fails; the controls below say why)",
     "in none decided at this scale (the claims are graded from the default scale on; this scale "
     "shows the values)"))
+
+# %%
 # the controls' numbers, for the words on the cause
 for kind, scores in (("raw", law["patches"]), *((k.split("_")[1], law_ctl[k]) for k in CONTROLS)):
     means = {k: scores[str(k)].mean for k in LAW_CASES}
@@ -743,16 +747,17 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # (or $1/\sqrt m$); whether the gap closes at all, slowly, is read from each slope's 99 % interval.
 
 # %%
-WIDTH_CASES = ([["relu", None]] + [["leaky_relu", a] for a in sorted(params["leaky_slopes"])]
+WIDTH_M, UNITS_N = 16, 64   # where the sweeps cross: m of the sweep over n, n of the one over m
+WIDTH_CASES = ([["relu", None]] + [["leaky_relu", a] for a in sorted(LEAKY_SLOPES)]
                + [["abs", None]])
 width = ch.cached_call(study.capacity_gap_vs_width, cases=WIDTH_CASES, ns=params["width_ns"],
-                       m=params["width_m"], p=5, draws=params["width_draws"], seed=ch.seed)
+                       m=WIDTH_M, p=5, draws=params["width_draws"], seed=ch.seed)
 trend = [study.width_trend(g, width["ns"]) for g in width["gap"]]
 ch.figure(figures.width_gap(width["ns"], {capacity.activation_label(*c): g
                                           for c, g in zip(WIDTH_CASES, width["gap"], strict=True)}),
           "width_gap", "Distance between the capacities of a fixed layer's exact Σ̃ and those of "
           "Eq. 14 at Eq. 13's ν (Donier), in units of the span between the limits Eqs. 18 and 25, "
-          f"against the input dimension n (i.i.d. inputs, m = {params['width_m']}, p = 5), mean "
+          f"against the input dimension n (i.i.d. inputs, m = {WIDTH_M}, p = 5), mean "
           f"± SD over {params['width_draws']} layers per n; dotted: the 1/√n decay of "
           "footnote 3's Frobenius error, for comparison.",
           arrays={"ns": width["ns"], "gap": width["gap"]})
@@ -766,32 +771,34 @@ for c, t, tag in zip(WIDTH_CASES[:-1], trend[:-1], WIDTH_TAGS, strict=True):
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
 
 # %%
-units = ch.cached_call(study.capacity_gap_vs_units, cases=WIDTH_CASES, n=params["units_n"],
+units = ch.cached_call(study.capacity_gap_vs_units, cases=WIDTH_CASES, n=UNITS_N,
                        ms=params["units_ms"], p=5, draws=params["width_draws"], seed=ch.seed)
 trend_m = [study.width_trend(g, units["ms"]) for g in units["gap"]]
 for c, t, tag in zip(WIDTH_CASES[:-1], trend_m[:-1], WIDTH_TAGS, strict=True):
     ch.claim(f"capacity_gap_units_{tag}", "on i.i.d. inputs the capacity gap between a fixed "
              f"layer's exact Σ̃ and Eq. 14 does not shrink like 1/√m with the number of units m "
-             f"(log-log slope above −¼, n = {params['units_n']})",
+             f"(log-log slope above −¼, n = {UNITS_N})",
              case=named(c), kind="predicts", measured=t["slope"],
              reference=-0.25, tol=0.0, comparison="ge", why="half-way between no decay (0) and "
              "1/√m", alternative=(-0.5, "the gap closes like 1/√m, as 'a good approximation for "
              "m ≫ 1' (footnote 3) would have it at a Monte-Carlo rate"),
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
-ch.glue("units_n", params["units_n"])
+ch.glue("units_n", UNITS_N)
 ch.glue("units_ms", ", ".join(map(str, params["units_ms"])))
 ch.glue_all({"units_slope_relu": trend_m[0]["slope"]}, digits=4)
 ch.glue("units_verdict", ch.verdict([f"capacity_gap_units_{tag}" for tag in WIDTH_TAGS],
         "does not shrink like 1/√m for ReLU or any leaky slope either",
         "shrinks like 1/√m for at least one of them",
         "is not decided against m for every activation by this run"))
+
+# %%
 # which gaps close (slope below 0 at 99 %), which are flat within the interval, which open
 for what, tr in (("width", trend), ("units", trend_m)):
     for word, sign in (("closes", -1), ("flat", 0), ("opens", 1)):
         ch.glue(f"{what}_{word}", join_words([named(c) for c, t in zip(WIDTH_CASES, tr, strict=True)
                                               if t["slope"].sign() == sign]) or "none")
 ch.glue_all({"width_n0": int(width["ns"][0]), "width_n1": int(width["ns"][-1]),
-             "width_m": params["width_m"], "width_draws": params["width_draws"],
+             "width_m": WIDTH_M, "width_draws": params["width_draws"],
              "width_slope_relu": trend[0]["slope"]}, digits=4)
 ch.glue("width_gap_relu_last", float(trend[0]["mean"][-1]), digits=2)
 ch.glue("width_gap_leaky_last", float(trend[-2]["mean"][-1]), digits=2)
@@ -809,14 +816,14 @@ width_table = tables.estimate_columns(width_rows, [
     ("slope against n", "± s.e. (slope)", {str(k): t["slope"] for k, t in enumerate(trend)}),
     (f"gap at n = {int(width['ns'][-1])}", "± s.e. (gap)",
      {str(k): t["last"] for k, t in enumerate(trend)}),
-    (f"slope against m (n = {params['units_n']})", "± s.e. (slope m)",
+    (f"slope against m (n = {UNITS_N})", "± s.e. (slope m)",
      {str(k): t["slope"] for k, t in enumerate(trend_m)})], "activation")
 ch.table(width_table, "The capacity gap between a fixed layer's exact Σ̃ and Eq. 14 at Eq. 13's ν "
          "(Donier) against the input dimension n, per activation: the log-log slope of the gap "
          f"(in units of the span between the limits) over n = {int(width['ns'][0])} to "
          f"{int(width['ns'][-1])} and every layer ({params['width_draws']} per n), and the gap "
          "at the largest n, mean over layers; and the slope against the number of units m = "
-         f"{', '.join(map(str, params['units_ms']))} at n = {params['units_n']}; each with its "
+         f"{', '.join(map(str, params['units_ms']))} at n = {UNITS_N}; each with its "
          "standard error. The claims hold both slopes above −¼ for ReLU and every leaky slope; the "
          "absolute value is shown, not graded.",
          formatter=tables.estimate_formats(width_table))

@@ -180,6 +180,8 @@ ch.claim("sampled_variance_eq34", f"The {params['envs']} sampled random networks
          kind="checks", measured=sampled["m2_ratio"], reference=1.0, tol=0.045,
          comparison="abs", source="Donier 2019, Eqs. 33–34",
          why="a Monte-Carlo of the network-averaged walk, whose second moment is exactly 2𝒟t")
+
+# %%
 ch.claim("sampled_spread_eq34", "Random Dₗ redrawn at every depth: each sampled network diffuses "
          "with Eq. 34's 𝒟 — the spread over networks of the variance at t = 1 over 2𝒟 (its "
          "standard deviation) is small", kind="predicts", measured=sampled["var_spread"],
@@ -196,6 +198,8 @@ ch.claim("sampled_drift_eq33", "Random Dₗ: each sampled network's drift is sma
              "layer); interval from the mean of μ²",
          alternative=(sampled["drift_rms_alt"], "random translation-invariant Δₗ, one (a, b) per "
                       "layer: rms Σₗ ε(bₗ − aₗ)"))
+
+# %%
 # claims' values to the scorecard's four significant digits, with the same ± or interval
 drift_lo, drift_hi = sampled["drift_rms"].interval
 ch.glue_all({"sampled_m2": sampled["m2_ratio"], "sampled_drift_rms": sampled["drift_rms"].mean,
@@ -478,6 +482,8 @@ for arch in diffusion.ARCHS:
              why="±0.05, a tenth of the exponent, separates diffusive growth from e.g. depth⁰ᐧ⁶",
              source="Luo et al. 2016, §2 (ERF ∝ √depth); Donier 2019, Eq. 34 and §4.1",
              caveat=f"{params['erf_nets']} networks per depth are too few for ±0.05")
+
+# %%
 # ERF variance over the capacity network's, at the largest depth
 erf_ratio = {a: study.variance_ratio(variances[a][-1], per_layer[a] * depths[-1])
              for a in diffusion.ARCHS}
