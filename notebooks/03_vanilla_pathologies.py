@@ -107,6 +107,7 @@ def run(name, cfg):
     return ch.simulate_moments(name, cfg, block=2 if wide_conv else params["block"])
 
 
+# %%
 for k in [k for k in SCALES["ci"] if k not in ("depth", "widths", "block", "dataset")]:
     ch.glue(f"p_{k}", int(params[k]))
 ch.glue("p_depth", int(L))
@@ -116,6 +117,7 @@ INPUT = {"patches": "photo patches (3 photographs)", "digits": "8×8 digits",
 ch.glue("p_dataset", INPUT)
 
 
+# %%
 def conditions(width, batch, ref_width, ref_batch, nets, ref_nets, arch="fully-connected",
                ref_arch="fully-connected", ref_input="CIFAR-10"):
     """Our conditions beside the authors' (the ledger's ``conditions``)."""
@@ -135,10 +137,11 @@ def conditions_control(cond, measured_to_matter):
                    "ours match the authors' in " + ", ".join(measured_to_matter))
 
 
+# %%
 def ks_controls(ks, percentiles, cond):
-    """Controls of a two-sample KS claim against the authors' distribution (``ks`` of
-    study.ks_versus_published): the test accepts a sample drawn from their own distribution, and
-    our conditions beside theirs."""
+    """Controls of a two-sample KS claim against the authors' distribution (``ks``: the study's
+    two-sample KS against the published one): the test accepts a sample drawn from their own
+    distribution, and our conditions beside theirs."""
     control = study.ks_control(percentiles, ks["n"], ks["m"], seed=seed)
     return [Control("estimator", control["passed"],
                     f"{ks['n']} networks drawn from the authors' own distribution: KS "
@@ -237,12 +240,20 @@ ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of 
 NEARLY_GAUSSIAN = "Labatie 2019, §5 and Fig. 2 ('nearly Gaussian')"
 HISTO_FC = "vanilla_histo_fc"   # the authors' fully-connected Fig. 2 nets: width 128, B = 1024
 AUTHORS_L = L if L in published.moment(HISTO_FC, "nu2_signal_loc3").depth else 200
-AUTHORS_FIG2 = ("the authors' published arrays (vanilla_histo_fc: fully-connected, width 128, "
+AUTHORS_FIG2 = ("the authors' published arrays (their fully-connected nets of Fig. 2: width 128, "
                 "B = 1024, CIFAR-10, 10 000 networks)")
 fig2_cond = conditions(params["hist_width"], params["hist_batch"], 128, 1024, fig2["n"], 10000)
 gauss_control = study.percentile_ks_gaussian(          # a Gaussian sample summarised as theirs
     np.quantile(np.random.default_rng(seed).standard_normal(10000), np.arange(1, 100) / 100),
     0.0, 1.0, 10000)
+gauss_controls = [Control("estimator", gauss_control.side(0.05) == -1,
+                          "a Gaussian sample of 10 000 summarised by its percentiles, as "
+                          f"the authors' are: KS {gauss_control.mean:.3f}, interval up to "
+                          f"{gauss_control.bounds()[1]:.3f} (truth 0)"),
+                  Control("conditions", True, "graded on the authors' own networks: the "
+                          "paper's conditions")]
+
+# %%
 for key, name in SIGNAL_NOISE:
     ks = fig2["ks"][key][-1]
     theirs = study.published_ks_gaussian(HISTO_FC, study.LOG_MOMENTS[key][1], AUTHORS_L)
@@ -262,16 +273,11 @@ for key, name in SIGNAL_NOISE:
                  "decide it — ours below 1200 networks cannot",
              note=f"our {fig2['n']} networks: KS {ks['ks']:.3f}, 99 % interval up to "
                   f"{ks['hi']:.3f}; that they are distributed as the authors' is graded by "
-                  f"fig2_fc_{key}_matches_authors",
+                  "the two-sample KS claim against their networks below",
              controls=[Control("reference", theirs["log"].side(0.05) == -1,
                                f"the rule on the authors' networks: KS {theirs['log'].mean:.3f}, "
                                f"interval up to {theirs['log'].bounds()[1]:.3f}"),
-                       Control("estimator", gauss_control.side(0.05) == -1,
-                               "a Gaussian sample of 10 000 summarised by its percentiles, as "
-                               f"the authors' are: KS {gauss_control.mean:.3f}, interval up to "
-                               f"{gauss_control.bounds()[1]:.3f} (truth 0)"),
-                       Control("conditions", True, "graded on the authors' own networks: the "
-                               "paper's conditions")])
+                       *gauss_controls])
 
 # %% tags=["remove-cell"]
 fig2_fc = study.fig2_versus_authors(fig2, HISTO_FC)
@@ -543,18 +549,44 @@ for key, name in SIGNAL_NOISE:
              source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')")
 
 # %%
-for key, name in SIGNAL_NOISE:
+curv = {}   # per log-moment: ours, the authors' curvatures, Theorem 1 on their arrays, a walk
+for key, _ in SIGNAL_NOISE:
     moment = study.LOG_MOMENTS[key][1]
-    ours_c = fig2["curvature"][key]
-    ballistic = fig2["drift_diffusion"][key]["ballistic"]
     fc_c, conv_c = (study.published_curvature(e, moment) for e in (HISTO_FC, "vanilla_histo"))
     bounds = {e: study.theorem1_rates(e, moment) for e in (HISTO_FC, "vanilla_histo")}
     walk = study.linear_diffusion_control(fig2["n"], L, quarters,
                                           rate=max(fig2["diffusion"][key].mean, 1e-6),
                                           drift=fig2["drift"][key].mean, seed=seed)
-    margin = ballistic / 2   # nearer a line than ballistic spreading
-    ch.glue_all({f"curv_{key}": ours_c, f"curv_fc_{key}": fc_c, f"curv_conv_{key}": conv_c},
-                digits=2)
+    curv[key] = dict(ours=fig2["curvature"][key], fc=fc_c, conv=conv_c, bounds=bounds,
+                     walk=walk["curvature"], ballistic=fig2["drift_diffusion"][key]["ballistic"])
+    ch.glue_all({f"curv_{key}": curv[key]["ours"], f"curv_fc_{key}": fc_c,
+                 f"curv_conv_{key}": conv_c}, digits=2)
+
+
+# %%
+def curvature_controls(c):
+    """The three controls of a curvature claim (``c``: one log-moment's entry of ``curv``)."""
+    fc_c, conv_c, bounds, walk = c["fc"], c["conv"], c["bounds"], c["walk"]
+    arch = {HISTO_FC: "fully-connected", "vanilla_histo": "convolutional"}
+    return [Control("reference", all(t["between_lines"] for t in bounds.values()),
+                    "Theorem 1's bounds on the authors' arrays: Var/l at 50…200 "
+                    "varies by a factor " + " and ".join(
+                        f"{t['spread']:.2f} ({arch[e]})" for e, t in bounds.items())
+                    + f" (ballistic: {bounds[HISTO_FC]['ballistic_spread']:.0f}); "
+                    f"their c·L/D = {fc_c.mean:.2f} ± {fc_c.se:.2f} (fully-connected) "
+                    f"and {conv_c.mean:.2f} ± {conv_c.se:.2f} (convolutional) — the "
+                    "former rule 'linear, |c·L/D| ≤ 0.25' fails on the authors' "
+                    "fully-connected noise: a misreading"),
+            Control("estimator", walk.side(0.0) == 0,
+                    f"{fig2['n']} Gaussian random walks with exactly linear variance "
+                    f"(our diffusion), read at the same four depths: c·L/D = "
+                    f"{walk.mean:.2f} ± {walk.se:.2f} (truth 0)"),
+            conditions_control(fig2_cond, ["width", "batch", "input"])]
+
+
+# %%
+for key, name in SIGNAL_NOISE:
+    ours_c, fc_c, conv_c, ballistic = (curv[key][k] for k in ("ours", "fc", "conv", "ballistic"))
     ch.claim(f"diffusion_{key}_curvature", "the variance of log(mˡ/m⁰) grows with depth as in "
              "the authors' networks of the same set-up — between two lines through the origin "
              "(Theorem 1's bounds), its per-layer rate not necessarily constant: quadratic term "
@@ -562,34 +594,22 @@ for key, name in SIGNAL_NOISE:
              case=name, kind="reproduces",
              measured=Estimate(ours_c.mean - fc_c.mean, float(np.hypot(ours_c.se, fc_c.se)),
                                ours_c.dof, ours_c.n, reference_se=fc_c.se),
-             reference=0.0, tol=margin, comparison="abs",
+             reference=0.0, tol=ballistic / 2,   # nearer a line than ballistic spreading
+             comparison="abs",
              alternative=(ballistic - fc_c.mean,
                           "ballistic spreading, variance ∝ l² (a fixed rate per network)"),
              why="half the distance from a line (0) to ballistic spreading "
                  f"({ballistic:.2f}): a pass rules out a fixed per-network rate; the authors' "
                  "SE treats their four depths as independent (their file has no covariances)",
-             source="Labatie 2019, Theorem 1 (v_min·l ≤ Var ≤ v_max·l; D.3.7) and Fig. 2; "
+             source="Labatie 2019, Theorem 1 (vₘᵢₙ·l ≤ Var ≤ vₘₐₓ·l; D.3.7) and Fig. 2; "
                     f"{AUTHORS_FIG2}", min_scale="default",
              note="graded where our width is the authors' (128, from the default scale on); "
                   "Theorem 1 bounds the variance between two lines, it does not make the "
                   "per-layer diffusion constant: the authors' fully-connected noise curves "
                   f"({fc_c.mean:.2f}) as ours do, their convolutional one less ({conv_c.mean:.2f})",
-             conditions=fig2_cond,
-             controls=[Control("reference", all(t["between_lines"] for t in bounds.values()),
-                               "Theorem 1's bounds on the authors' arrays: Var/l at 50…200 "
-                               "varies by a factor " + " and ".join(
-                                   f"{t['spread']:.2f} ({e})" for e, t in bounds.items())
-                               + f" (ballistic: {bounds[HISTO_FC]['ballistic_spread']:.0f}); "
-                               f"their c·L/D = {fc_c.mean:.2f} ± {fc_c.se:.2f} (fully-connected) "
-                               f"and {conv_c.mean:.2f} ± {conv_c.se:.2f} (convolutional) — the "
-                               "former rule 'linear, |c·L/D| ≤ 0.25' fails on the authors' "
-                               "fully-connected noise: a misreading"),
-                       Control("estimator", walk["curvature"].side(0.0) == 0,
-                               f"{fig2['n']} Gaussian random walks with exactly linear variance "
-                               f"(our diffusion), read at the same four depths: c·L/D = "
-                               f"{walk['curvature'].mean:.2f} ± {walk['curvature'].se:.2f} "
-                               "(truth 0)"),
-                       conditions_control(fig2_cond, ["width", "batch", "input"])])
+             conditions=fig2_cond, controls=curvature_controls(curv[key]))
+
+# %%
 ch.glue("v_linear", ch.verdict(
     [f"diffusion_{key}_curvature" for key, _ in SIGNAL_NOISE],
     "the variances of both log-moments grow as the authors' do, between two lines (Theorem 1), "
@@ -617,7 +637,11 @@ bal_noise = {e: study.published_balance(e, "mu2_noise_loc3", AUTHORS_L)
              for e in (HISTO_FC, "vanilla_histo")}
 lognormal_walk = study.linear_diffusion_control(10000, L, quarters, rate=0.04, drift=-0.02,
                                                 seed=seed)   # truth: balance 1
+noise_walk = study.linear_diffusion_control(fig2["n"], L, quarters, rate=0.04, drift=-0.02,
+                                            seed=seed)
 ch.glue_all({"bal_authors_nu2": bal_signal, "bal_authors_mu2dx": bal_noise[HISTO_FC]}, digits=3)
+
+# %% tags=["remove-cell"]
 ch.claim("lognormal_balance_nu2", f"log(ν₂ˡ/ν₂⁰) at l = {AUTHORS_L} balances as for a log-normal "
          "law with conserved expectation across the authors' 10 000 fully-connected networks: "
          "−2·mean/variance = 1 (within 10 %)", case="signal ν₂", kind="reproduces",
@@ -637,8 +661,8 @@ ch.claim("lognormal_balance_nu2", f"log(ν₂ˡ/ν₂⁰) at l = {AUTHORS_L} bal
                            f"{lognormal_walk['balance'].mean:.3f} ± "
                            f"{lognormal_walk['balance'].se:.3f}"),
                    Control("conditions", True, "graded on the authors' own networks")])
-noise_walk = study.linear_diffusion_control(fig2["n"], L, quarters, rate=0.04, drift=-0.02,
-                                            seed=seed)
+
+# %% tags=["remove-cell"]
 ch.claim("opposing_forces_mu2dx", f"the mean of log(μ₂ˡ/μ₂⁰) falls while its variance grows, "
          f"in comparable amounts: −2·mean/variance at l = {L} between 1/2 and 2",
          case="noise μ₂", kind="reproduces", measured=fig2["balance"]["mu2dx"],
@@ -829,8 +853,8 @@ fc_log10chi = fig3_shape_claims(
     chi_conditions=fc_cond,
     chi_controls=[Control("reference", authors_fc_chi.side(0.0) == 1 and
                           authors_fc_chi.side(1.0) == -1,
-                          "the bracket on the authors' fully-connected nets (vanilla_fc: width "
-                          f"512, B = 64, CIFAR-10): log₁₀ χ²⁰⁰ = {authors_fc_chi.mean:.3f} ± "
+                          "the bracket on the authors' fully-connected nets (width 512, "
+                          f"B = 64, CIFAR-10): log₁₀ χ²⁰⁰ = {authors_fc_chi.mean:.3f} ± "
                           f"{authors_fc_chi.se:.3f}; ours minus theirs {chi_gap.mean:+.3f} ± "
                           f"{chi_gap.se:.3f}"),
                   conditions_control(fc_cond, ["width", "batch", "input"])])
@@ -919,6 +943,8 @@ fig3_increment_claims(
                f"interval above 1 ({params['conv_nets']} here)", to1_min_scale="paper",
     to1_note=f"graded from the paper scale: {ch.glued['conv_to_1_nets']} networks would put the "
              f"99 % interval of the excess's change below 0 ({params['conv_nets']} here)")
+
+# %% tags=["remove-cell"]
 conv_cond = conditions(params["conv_width"], params["conv_batch"], 512, 64, fig3_conv["n"], 200,
                        arch="conv 3×3, periodic", ref_arch="conv 3×3, symmetric/zero padding")
 authors_conv_chi = {v: Estimate(e["log10chi"], e["log10chi_se"], e["n"] - 1, e["n"])
@@ -935,7 +961,8 @@ conv_log10chi = fig3_shape_claims(
                                            for e in authors_conv_chi.values()),
                           "the bracket on the authors' convolutional nets (width 512, B = 64, "
                           "CIFAR-10, 200 each): " + ", ".join(
-                              f"{v}: {e.mean:.3f} ± {e.se:.3f}"
+                              f"{v.removeprefix('vanilla_').replace('_', ' ')}: "
+                              f"{e.mean:.3f} ± {e.se:.3f}"
                               for v, e in authors_conv_chi.items())),
                   conditions_control(conv_cond, ["width", "batch", "input"])])
 
@@ -1113,6 +1140,8 @@ ch.glue("v_cons", verdict(["conservation_nu2", "conservation_mu2dx"],
                           "value drifts",
                           "the expectation is not conserved to within 1 % per layer",
                           "this run cannot yet decide conservation to within 1 % per layer"))
+
+# %%
 ch.glue("v_gauss", verdict(["fig2_nu2_nearly_gaussian", "fig2_mu2dx_nearly_gaussian"],
                            "On the authors' 10 000 networks of this setting both log-moments are "
                            "nearly Gaussian (KS ≤ 0.05).",
@@ -1126,6 +1155,8 @@ ch.glue("v_gauss", verdict(["fig2_nu2_nearly_gaussian", "fig2_mu2dx_nearly_gauss
                         "Ours are not nearly symmetric (|skewness| > 0.5 for at least one).",
                         "Whether ours are nearly symmetric (|skewness| ≤ 0.5) this number of "
                         "networks cannot decide."))
+
+# %%
 ch.glue("v_fc_match", verdict(
     [f"fig2_fc_{k}_matches_authors" for k, _ in SIGNAL_NOISE],
     "both distributions are indistinguishable from theirs (two-sample KS at 1 %).",
