@@ -1101,8 +1101,6 @@ for ds, case, kind, src in [
 # %% [markdown]
 # ## What we found
 #
-# {glue}`found_summary`
-#
 # - **Fig. 2.** Across {glue}`p_hist_nets` networks the mean log signal moment moves by
 #   {glue}`drift_nu2` per layer and its variance by {glue}`diff_nu2` (signal and noise: the table
 #   after {numref}`fig-03-fig2-drift-diffusion`); {glue}`v_cons`. {glue}`v_gauss`
@@ -1122,10 +1120,7 @@ for ds, case, kind, src in [
 #   always off and the linearity index is {glue}`lin_late`: {glue}`v_coact`
 # - **Data.** {glue}`v_data_cap`.
 #
-# Paper results reproduced at this scale: {glue}`found_repro_pass` (the scorecard names them).
-# Failing or undecided at this scale, of every kind (paper results, predictions, checks):
-# {glue}`found_repro_open`. Not run at this scale: {glue}`found_repro_skipped` (the scorecard gives
-# each one's lean here).
+# *The ledger.* {glue}`found_outcomes`
 
 # %%
 verdict = ch.verdict   # a sentence that matches the outcomes of the claims at this scale
@@ -1213,14 +1208,7 @@ ch.glue("v_conv_graded", (
        f"{ch.glued['conv_excess_late']} on average) and {ch.glued['conv_bracket_nets']} for the "
        f"bracket (log₁₀ χᴸ spreads by {ch.glued['conv_chi_sd']} between networks)."
        if ch.status("conv_chi_slow") == "skipped" else "")))
-reproduced, every_kind = ch.outcomes("reproduces"), ch.outcomes(None)
-ch.glue_all({"found_repro_pass": len(reproduced["pass"]),
-             "found_repro_skipped": len(every_kind["skipped"])})
-ch.glue("found_repro_open", "; ".join(f"{c.statement} ({c.kind}, {c.status})"
-                                      for c in ch.ledger.claims
-                                      if c.id in every_kind["fail"] + every_kind["inconclusive"])
-        or "none")
-ch.glue("found_summary", ch.ledger.summary())
+ch.glue_outcomes("found_outcomes")  # the scorecard's summary and every claim not passing
 
 # %% [markdown]
 # ## Scorecard

@@ -906,36 +906,7 @@ ch.claim("fc_large_batch_paper_ordering", "fully-connected nets of the paper's w
               "batch")
 
 # %% tags=["remove-cell"]
-CONV_WORDS = {"conv_chi_exponential": "exponential growth of χ (conv)",
-         "conv_dchi_gt_1": "an increment of χ above 1 (conv)",
-         "conv_rate_matches_authors": "the authors' growth rate (conv)",
-         "conv_chi_200_range": "χ at the last layer in 10¹³–10¹⁸ (conv)",
-         "conv_bn_step_dominates_late": "the BN step dominating late (conv)",
-         "conv_relu_step_dominates_early": "the ReLU step dominating early (conv)",
-         "conv_noise_well_signal_ill_conditioned": "noise far better conditioned than signal "
-                                                   "(conv)",
-         "conv_reff_dx_matches_authors": "the authors' r(dx) (conv)",
-         "conv_reff_x_matches_authors": "the authors' r(x) (conv)",
-         "conv_kurtosis_matches_authors": "the authors' kurtosis (conv)",
-         "conv_nu1_matches_authors": "the authors' ν₁(|y|) (conv)"}
-
-# %% tags=["remove-cell"]
-WORDS = {**CONV_WORDS,
-         "chi_exponential": "exponential growth of χ (fully-connected)",
-         "dchi_gt_1": "δχ above 1", "dbn_gt_1": "the BN step above 1",
-         "dphi_gt_1": "the ReLU step above 1",
-         "fc_rate_matches_authors": "the authors' fully-connected growth rate",
-         "kurtosis_fat": "fat tails of the BN output", "nu1_small": "ν₁(|y|) below √(2/π)",
-         "conv_dbn_inverse_conditioning": "a BN step that grows as the signal's rank falls (conv)",
-         "dbn_inverse_conditioning": "a BN step that grows as the signal's rank falls "
-                                     "(fully-connected)",
-         "rate_data_independent": "a growth rate independent of the input",
-         "batch_log10_chi_levels": "the authors' χ batch by batch",
-         "batch_kurtosis_levels": "the authors' kurtosis batch by batch",
-         "batch_reff_x_levels": "the authors' r(x) batch by batch",
-         "batch_reff_dx_levels": "the authors' r(dx) batch by batch",
-         "fc_large_batch_paper_ordering": "the paper's ordering of r(dx) and r(x) at a large batch"}
-ch.glue("found_summary", " ".join(study.outcome_summary(ch.ledger.claims, WORDS)))
+ch.glue_outcomes("found_summary")  # the scorecard's summary and every claim not passing
 ch.glue("rate_words", ch.verdict(["rate_data_independent"],
                                  "a rate that barely depends on the input",
                                  "a rate that depends on the input",
@@ -944,8 +915,8 @@ ch.glue("rate_words", ch.verdict(["rate_data_independent"],
 # %% [markdown]
 # ## What we found
 #
-# {glue}`found_summary` (The scorecard below gives each claim's rule, interval, controls and the
-# conditions where ours differ from the reference's.)
+# *The ledger.* {glue}`found_summary` (The scorecard below gives each claim's rule, interval,
+# controls and the conditions where ours differ from the reference's.)
 #
 # - **The paper's Fig. 4, in its convolutional nets** (width {glue}`conv_width_p`, B =
 #   {glue}`conv_batch_p`, {glue}`conv_nets_p` networks, graded against the authors' variant with

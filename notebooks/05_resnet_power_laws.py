@@ -708,25 +708,13 @@ ch.claim("conv_eq15_overlay", OVERLAY,
               "nets outside the paper's regime")
 
 # %% tags=["remove-cell"]
-WORDS = {"eq15_overlay": "the Eq. 15 overlay on χ (Fig. 5(b))",
-         "dff_gt_1": "a feedforward increment inside the units above 1",
-         "tau_matches_authors": "the authors' exponent of χ",
-         "reff_dx_matches_authors": "the authors' noise effective rank r(dx)",
-         "reff_x_matches_authors": "the authors' signal effective rank r(x) on our input",
-         "kurtosis_matches_authors": "the authors' kurtosis μ₄ on our input",
-         "data_chi_patches_larger": "photo patches raising χ above Gaussian images",
-         "ff_exponential_res_power": "exponential growth without skip connections",
-         "reff_resnet_large": "several directions of signal kept (r(x) ≥ 3)",
-         "power_law_r2": "the power law of χ (R² in log l)",
-         "power_not_exponential": "a power law fitting better than an exponential",
-         "conv_eq15_overlay": "the Eq. 15 overlay in the convolutional ResNets"}
-ch.glue("found_summary", " ".join(study.outcome_summary(ch.ledger.claims, WORDS)))
+ch.glue_outcomes("found_summary")  # the scorecard's summary and every claim not passing
 
 # %% [markdown]
 # ## What we found
 #
-# {glue}`found_summary` (The scorecard below gives each claim's rule, interval, controls and the
-# conditions where ours differ from the reference's.)
+# *The ledger.* {glue}`found_summary` (The scorecard below gives each claim's rule, interval,
+# controls and the conditions where ours differ from the reference's.)
 #
 # - **The power law:** log χ against log l has R² = {glue}`res_r2` over units ≥
 #   {glue}`res_lmin`, against R² = {glue}`ff_r2` in l for the same layers without skip

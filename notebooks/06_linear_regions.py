@@ -940,10 +940,7 @@ ch.glue("sens_n_mc", sensitivity["mc"].n)
 # square is {glue}`sens_mc`, and its area-weighted average over regions is {glue}`sens_by_region`.
 
 # %%
-reproduced = ch.outcomes("reproduces")  # which of the papers' results this run reproduced
-ch.glue_all({"found_pass": len(reproduced["pass"]), "found_skipped": len(reproduced["skipped"]),
-             "found_graded": sum(len(reproduced[s]) for s in ("pass", "fail", "inconclusive")),
-             "n_depths": len(params["depths"]), "n_deeper": len(params["depths"]) - 1,
+ch.glue_all({"n_depths": len(params["depths"]), "n_deeper": len(params["depths"]) - 1,
              "paper_epochs": SCALES["paper"]["epochs"],
              "paper_seeds": SCALES["paper"]["n_train_seeds"],
              "paper_ladder_nets": SCALES["paper"]["ladder_nets"],
@@ -964,13 +961,7 @@ ch.glue("large_data_text", {
 }[ch.status("train_grows_large_data")])
 
 # %%
-every_kind = ch.outcomes(None)  # the scorecard's outcomes, claims of every kind
-OPEN = {"fail": "fails", "inconclusive": "inconclusive", "skipped": f"not run at {scale}"}
-ch.glue("found_open", "; ".join(f"{c.statement} ({OPEN[c.status]})" for c in ch.ledger.claims
-                                if c.status in OPEN) or "none")
-ch.glue("found_all", ", ".join(f"{len(every_kind[st])} {word}" for st, word in (
-    ("pass", "pass"), ("fail", "fail"), ("inconclusive", "inconclusive"),
-    ("skipped", f"not run at {scale}"))))
+ch.glue_outcomes("found_outcomes")  # the scorecard's summary and every claim not passing
 for family in ("quadratic_growth", "density", "line_exponent", "distance_exponent"):  # passes
     ch.glue(f"pass_{family}", len(ch.outcomes(prefix=f"{family}_d")["pass"]))
 
@@ -1045,12 +1036,8 @@ ch.glue("found_steps", ch.verdict(
 # crossings grow like N and the distance to the nearest boundary shrinks like 1/N (graded within
 # ±0.5, where every layer has at least {glue}`min_width` units, for {glue}`pass_line_exponent`
 # and {glue}`pass_distance_exponent` of {glue}`n_depths` depths respectively;
-# {glue}`tab_lines`). {glue}`found_geometry`. In all, this run reproduces
-# {glue}`found_pass` of the {glue}`found_graded` paper results graded at this scale
-# ({glue}`found_skipped` more not run at this scale); of the chapter's claims of every kind,
-# {glue}`found_all`. The claims not passed here, of every kind, are:
-# {glue}`found_open`. An inconclusive outcome means the interval is too wide at this
-# scale's number of networks or runs, not that the result disagrees.
+# {glue}`tab_lines`). {glue}`found_geometry`. An inconclusive outcome means the interval is too
+# wide at this scale's number of networks or runs, not that the result disagrees.
 #
 # **Training.** {glue}`disagree_text`. We tested the suspicion that
 # per-pixel standardisation causes this (coordinates up to {glue}`pixel_max` σ) by training on raw
@@ -1065,6 +1052,8 @@ ch.glue("found_steps", ch.verdict(
 # networks per rung for {glue}`paper_ladder_steps` steps, up to a training set of MNIST's kind and
 # size (or MNIST itself, with `dataset='mnist'`), where Hanin & Rolnick's rise is graded:
 # {glue}`large_data_text`.
+#
+# *The ledger.* {glue}`found_outcomes`
 #
 # ## Scorecard
 

@@ -972,9 +972,7 @@ ch.glue("tangent_n_diff", int(len(different)))
 # %%
 # "What we found" from the ledger itself: its summary (every kind and outcome, the claims not run
 # at this scale counted) and every claim of any kind that fails or is inconclusive here
-ch.glue("found_summary", ch.ledger.summary())
-ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger.claims
-                                if c.status in ("fail", "inconclusive")) or "none")
+ch.glue_outcomes("found_outcomes")
 
 # %% [markdown]
 # ## What we found
@@ -1001,9 +999,7 @@ ch.glue("found_open", "; ".join(f"{c.statement} ({c.status})" for c in ch.ledger
 # after {numref}`fig-08-label-randomisation-protocols`); at a fixed loss the model norm
 # {glue}`fr_model_loss_verdict` and the empirical one {glue}`fr_empirical_loss_verdict`.
 #
-# In the ledger's words: {glue}`found_summary` Failing or inconclusive at this scale, of every
-# kind: {glue}`found_open`. The claims not run at this scale are listed in the scorecard with
-# what this scale's numbers lean to.
+# *The ledger.* {glue}`found_outcomes`
 #
 # ## Scorecard
 

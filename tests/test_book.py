@@ -408,6 +408,26 @@ def test_training_chapters_do_not_fail_under_the_other_kernel_set(chapter, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_what_we_found_says_what_the_scorecard_says(ci_book, chapter):
+    """Every chapter's "What we found" ends with the ledger's own sentence
+    (claims.outcomes_sentence: the scorecard's summary, then every claim of any kind that does not
+    pass), computed after the last claim — so no summary counts fewer failures than its
+    scorecard — and the page shows it."""
+    import html as html_lib
+
+    from layerwise.claims import outcomes_sentence
+
+    res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
+    glued = [v for k, v in res["glued"].items() if k in ("found_outcomes", "found_summary")]
+    assert glued == [outcomes_sentence(res["claims"], "ci")], chapter
+    page = (ROOT / "_build" / "html" / "book" / "chapters" / f"{chapter}.html").read_text()
+    found = page[page.index('id="what-we-found"') : page.index('id="scorecard"')]
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", "", found)).split())
+    assert " ".join(glued[0].split()) in text, chapter
+
+
+@pytest.mark.slow
 def test_dashboard_and_headers_agree_with_the_ledgers(ci_book):
     import nbformat
 

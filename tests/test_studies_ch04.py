@@ -618,12 +618,3 @@ def test_conv_variant_table_reference_is_the_periodic_mnist_variant():
     assert rate["zero padding − periodic, CIFAR-10"] == pytest.approx(-0.04, abs=0.01)
 
 
-def test_outcome_summary_names_every_outcome_and_why_a_fail_is_no_finding():
-    recs = [{"id": "a", "status": "pass"}, {"id": "b", "status": "skipped"},
-            {"id": "c", "status": "fail", "controls": [
-                {"kind": "reference", "passed": True}, {"kind": "estimator", "passed": True},
-                {"kind": "conditions", "passed": False}]}]
-    out = ch04.outcome_summary(recs, {"a": "A", "c": "C"})
-    assert out[0] == "Reproduced or confirmed at this scale: A."
-    assert out[1].startswith("Failed: C (not a finding: the conditions control failed")
-    assert out[2] == "Not run at this scale: b."

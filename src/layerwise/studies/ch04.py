@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import published
-from ..claims import Control, outcome, unconfirmed_reason
+from ..claims import Control, outcome
 from ..labatie import bn_ff_panels, exp_fit
 from ..params import ParameterError
 from ..stats import (
@@ -831,27 +831,6 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if math.isfinite(x) else "nan"
 
 
-FOUND_HEADS: dict[str, str] = {
-    "pass": "Reproduced or confirmed at this scale",
-    "fail": "Failed",
-    "inconclusive": "Undecided at this scale",
-    "skipped": "Not run at this scale",
-}
-"""How a chapter's "What we found" names each outcome of :data:`layerwise.claims.OUTCOMES`."""
-
-
-def outcome_summary(claims: Iterable[Any], words: Mapping[str, str]) -> list[str]:
-    """One sentence per outcome that occurs among the ledger's ``claims`` (:class:`Claim` objects
-    or their JSON records), every claim named by ``words[id]`` (its id where missing): what the
-    chapter's "What we found" lists, from the same outcomes as its scorecard. A failed claim that
-    is not a finding says why (:func:`layerwise.claims.unconfirmed_reason`)."""
-    by: dict[str, list[str]] = {k: [] for k in FOUND_HEADS}
-    for c in claims:
-        rec = c if isinstance(c, Mapping) else c.to_json()
-        name = words.get(rec["id"], rec["id"])
-        why = unconfirmed_reason(rec)
-        by[rec["status"]].append(f"{name} (not a finding: {why})" if why else name)
-    return [f"{FOUND_HEADS[k]}: {'; '.join(v)}." for k, v in by.items() if v]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -42,7 +42,6 @@ from .ch04 import (  # noqa: F401  (the input and the controls, shared with Chap
     estimator_control,
     input_difference,
     input_words,
-    outcome_summary,
     reference_control,
     side_by_side,
 )
