@@ -191,6 +191,7 @@ conv_fit = labatie.exp_fit(conv_depth, conv_panels["chi"], l_min=L0)
 
 # %%
 AUTHORS = study.CONV_REFERENCE   # authors' variant with our boundary and ε (data: MNIST)
+AUTHORS_WORDS = study.VARIANT_WORDS[AUTHORS]
 fig = figures.fig4(conv_depth, conv_panels,
                    f"BN feedforward, conv 3×3 periodic, N = {params['conv_width']}, "
                    f"B = {params['conv_batch']}", conv_fit,
@@ -263,7 +264,8 @@ variant_table = study.conv_variant_table(conv_ours, variants)
 ch.table(variant_table, "Our convolutional nets on two inputs beside the authors' three "
          f"variants (Labatie, Fig. 4; N = 512, B = 64): late = layers {int(0.75 * conv.depth)}–"
          f"{conv.depth}; the last three columns are effects relative to the level of "
-         f"{study.CONV_REFERENCE} (log₁₀ χ: in decades).", precision=3)
+         f"the authors' {study.VARIANT_WORDS[study.CONV_REFERENCE]} (log₁₀ χ: in decades).",
+         precision=3)
 
 # %% tags=["remove-cell"]
 ours_main, ours_other = conv_ours.values()
@@ -375,7 +377,7 @@ for gap, window, order, curves in [
              source="Labatie 2019, Fig. 4(a) and §6", min_scale="default",
              conditions=PAPER_CONDITIONS,
              controls=[study.reference_control((their_gap, 0.0), "ge", 0.0, 0.0,
-                                               f"the authors' {AUTHORS} increments"),
+                                               f"the authors' ({AUTHORS_WORDS}) increments"),
                        study.estimator_control(conv_study["gap_values"][gap], "ge", 0.0, 0.0,
                                                their_gap, -their_gap, seed=seed),
                        study.conditions_control(OURS_CONV, PAPER_FIG4, {}, 0.0)])
@@ -419,7 +421,7 @@ ch.claim("conv_noise_well_signal_ill_conditioned", "the noise keeps at least ten
          min_scale="default", conditions=PAPER_CONDITIONS,
          controls=[study.reference_control((authors["levels"]["reff_dx"]
                                             / authors["levels"]["reff_x"], 0.0), "ge", 10.0, 0.0,
-                                           f"the authors' {AUTHORS} levels"),
+                                           f"the authors' ({AUTHORS_WORDS}) levels"),
                    study.estimator_control(MINE["reff_dx"] / MINE["reff_x"], "ge", 10.0, 0.0,
                                            authors["levels"]["reff_dx"]
                                            / authors["levels"]["reff_x"], 1.0, seed=seed),
@@ -582,7 +584,7 @@ ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 # paper's ordering, with the noise's rank held far below 200, and the batch-size study below
 # compares ours with theirs batch by batch. As for the tails, the kurtosis of the BN output at l =
 # {glue}`fc_depth` is {glue}`kurt_l` (Gaussian: 3; ν₁(|y|) is in the same table):
-# {glue}`fat_verdict`
+# {glue}`fat_verdict`.
 
 # %% tags=["remove-cell"]
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the "

@@ -39,40 +39,69 @@ def prose_problems(paragraph: str) -> list[str]:
     return out
 
 
+#: Stands where math or code was left out of a paragraph's text.
+GAP = "\x00"
+
+
 class _Paragraphs(HTMLParser):
     """Visible text of the article's <p> elements outside code, math, tables, figures and
     captions (the prose a reader reads)."""
 
     SKIP = {"pre", "code", "table", "figure", "figcaption", "script", "style", "mjx-container",
             "nav", "math", "details"}
+    VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area", "base"}
+
+    #: A paragraph followed by one of these leads into it and may end with a comma, a colon or
+    #: nothing (a displayed equation, a list, a code block carries the sentence on).
+    LEAD_INTO = {"ul", "ol", "pre", "dl", "blockquote"}
 
     def __init__(self) -> None:
         super().__init__()
         self.paragraphs: list[str] = []
-        self._skip = 0
+        self.lead_ins: set[int] = set()  # indices of paragraphs followed by a display block
+        self._after_p = False
+        self._open: list[tuple[str, bool]] = []  # open elements: (tag, starts a skipped part)
         self._p: list[str] | None = None
-        self._in_article = 0
+
+    @property
+    def _skipping(self) -> bool:
+        return any(skip for _, skip in self._open)
+
+    @property
+    def _in_article(self) -> bool:
+        return any(tag == "article" for tag, _ in self._open)
 
     def handle_starttag(self, tag, attrs):
-        cls = dict(attrs).get("class") or ""
-        if tag == "article":
-            self._in_article += 1
-        if tag in self.SKIP or "math" in cls.split() or "cell_input" in cls:
-            self._skip += 1
-        elif tag == "p" and self._in_article and not self._skip:
+        if tag in self.VOID:
+            return
+        cls = (dict(attrs).get("class") or "").split()
+        if self._after_p and tag != "p" and (
+            tag in self.LEAD_INTO or "math" in cls or "highlight" in "".join(cls)
+        ):
+            self.lead_ins.add(len(self.paragraphs) - 1)
+        if tag in ("p", "section", "h1", "h2", "h3", "h4", "table", "figure"):
+            self._after_p = False
+        skip = tag in self.SKIP or "math" in cls or "cell_input" in cls or "lw-card" in cls
+        if tag == "p" and self._in_article and not self._skipping and not skip:
             self._p = []
+        self._open.append((tag, skip))
 
     def handle_endtag(self, tag):
-        if tag == "article":
-            self._in_article -= 1
-        if tag in self.SKIP and self._skip:
-            self._skip -= 1
-        elif tag == "p" and self._p is not None:
+        if tag in self.VOID or not any(t == tag for t, _ in self._open):
+            return
+        while self._open:  # close up to the matching element (tolerates unclosed children)
+            t, skip = self._open.pop()
+            if skip and not self._skipping and self._p is not None:
+                self._p.append(GAP)  # where math or code stood
+            if t == tag:
+                break
+        if tag == "p" and self._p is not None and not any(t == "p" for t, _ in self._open):
             self.paragraphs.append("".join(self._p))
             self._p = None
+            self._after_p = True
 
     def handle_data(self, data):
-        if self._p is not None and not self._skip:
+        if self._p is not None and not self._skipping:
             self._p.append(data)
 
 
@@ -83,9 +112,13 @@ def page_problems(html_text: str) -> list[str]:
     parser = _Paragraphs()
     parser.feed(html_text)
     out = []
-    for p in parser.paragraphs:
-        text = " ".join(p.split())
+    for i, p in enumerate(parser.paragraphs):
+        ends_in_gap = p.rstrip().endswith(GAP) or i in parser.lead_ins
+        text = " ".join(p.replace(GAP, " ").split())
         if len(text.split()) < 4:  # a label, a lone formula's leftover
             continue
-        out += [f"{problem} in {text[:50]!r}…" for problem in prose_problems(text)]
+        found = prose_problems(text)
+        if ends_in_gap:  # ends in a formula or code, or leads into a displayed one or a list
+            found = [f for f in found if not f.startswith("no full stop")]
+        out += [f"{problem} in {text[:50]!r}…" for problem in found]
     return out

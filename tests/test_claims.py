@@ -1124,3 +1124,10 @@ def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
     assert "Inconclusive: y is 2." in text
     assert "Not run at this scale: z is 3 (graded at paper; here it leans to fail)." in text
     assert "w holds" not in text
+    # the cases of one family share their statement
+    for d in (2, 6):
+        led.claim(f"g{d}", "regions grow like N²", case=f"Depth {d}", kind="reproduces",
+                  measured=2.0, se=1.0, dof=9, reference=2.0, tol=0.1, why="w", source="s",
+                  alternative=(0.0, "zero"))
+    text = outcomes_sentence([c.to_json() for c in led.claims], "default")
+    assert "Inconclusive: y is 2; regions grow like N² (Depth 2, Depth 6)." in text

@@ -309,7 +309,7 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
             ("01_first", "1. First", {"conditions": {"input": ["patches", "CIFAR-10"]}}),
             ("02_second", "2. Second", {"conditions": {"width": [1, 2]}})]
     said = inputs_list(recs)
-    assert "- 1. First: patches (paper: CIFAR-10)\n" in said and "Second" not in said
+    assert "- 1. First: patches (paper: CIFAR-10).\n" in said and "Second" not in said
     assert inputs_list(recs[2:]) == ""
     # the printed book's title block: the scale, the code and the date a reader cites
     title = (root / "book" / "_generated" / "titlepage.md").read_text()

@@ -35,7 +35,14 @@ def test_a_page_is_read_paragraph_by_paragraph_outside_code_and_tables():
         "<p>This sentence never ends and has no stop</p>"
         "<table><tr><td><p>cells are not prose so no stop here</p></td></tr></table>"
         "<div class='cell_input'><p>code code code code code</p></div>"
-        "<p>Ok.</p></article></body></html>"
+        "<p>Ok.</p>"
+        "<p>A paragraph that ends in a formula <span class=\"math\">\\(x^2.\\)</span></p>"
+        "<p>Math <span class=\"math\">\\(x\\)</span> inside<br> a sentence that never stops</p>"
+        "<p>A sentence that leads into a displayed equation,</p><div class=\"math\">y</div>"
+        "<p>and goes on after it into a list:</p><ul><li><p>an item.</p></li></ul>"
+        "<div class=\"lw-card\"><p>Scorecard labels (no stop)</p></div>"
+        "</article></body></html>"
     )
     found = page_problems(page)
-    assert len(found) == 1 and found[0].startswith("no full stop at the end")
+    assert len(found) == 2 and all(f.startswith("no full stop at the end") for f in found)
+    assert "This sentence never ends" in found[0] and "Math inside a sentence" in found[1]

@@ -758,26 +758,38 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
 def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
     """What a chapter's "What we found" ends with: the scorecard's summary (:func:`summary_of`),
     then each claim that does not pass, by outcome — so that no summary can count fewer failures
-    than its scorecard."""
+    than its scorecard. Cases of one family (:func:`claim_families`) with the same outcome and
+    remark share their statement: "regions grow like N² (Depth 2, Depth 6)"."""
     claims = list(claims)
     text = summary_of(claims, scale)
 
-    def said(c: Mapping[str, Any]) -> str:
-        s = c["statement"].rstrip(".")
+    def remark(c: Mapping[str, Any]) -> str:
         if c["status"] == "fail":
             why = unconfirmed_reason(c)
-            return f"{s} (a finding)" if not why else f"{s} (not a finding: {why})"
+            return "a finding" if not why else f"not a finding: {why}"
         if c["status"] == "skipped":
             lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
-            return f"{s} (graded at {c['min_scale']}" + (f"; here it {lean})" if lean else ")")
-        return s
+            return f"graded at {c['min_scale']}" + (f"; here it {lean}" if lean else "")
+        return ""
 
-    groups = [
-        ("Failed", [said(c) for c in claims if c["status"] == "fail"]),
-        ("Inconclusive", [said(c) for c in claims if c["status"] == "inconclusive"]),
-        ("Not run at this scale", [said(c) for c in claims if c["status"] == "skipped"]),
-    ]
-    for head, items in groups:
+    said: dict[str, list[tuple[str, list[str], str]]] = {}  # outcome → [(statement, cases, remark)]
+    for shared, members in claim_families(claims):
+        for case, c in members:
+            if c["status"] == "pass":
+                continue
+            statement = (shared or c["statement"]).rstrip(".")
+            rows = said.setdefault(c["status"], [])
+            row = next((r for r in rows if r[0] == statement and r[2] == remark(c)), None)
+            if row is None or not case:
+                rows.append((statement, [case] if case else [], remark(c)))
+            else:
+                row[1].append(case)
+    for status, head in (("fail", "Failed"), ("inconclusive", "Inconclusive"),
+                         ("skipped", "Not run at this scale")):
+        items = [
+            st + "".join(f" ({x})" for x in (", ".join(cases), rem) if x)
+            for st, cases, rem in said.get(status, [])
+        ]
         if items:
             text += f" {head}: " + "; ".join(items) + "."
     return text

@@ -398,7 +398,7 @@ def inputs_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
     ]
     for title, have in pairs.items():
         said = "; ".join(f"{html.escape(o)} (paper: {html.escape(p)})" for o, p in have)
-        lines.append(f"- {html.escape(title)}: {said}")
+        lines.append(f"- {html.escape(title)}: {said}.")
     return "\n".join(lines) + "\n"
 
 
@@ -492,7 +492,7 @@ def title_page(root: Path, scales: list[str]) -> str:
         '<p class="lw-tp-sub">How signals, noise, capacity and geometry propagate through the '
         "layers of deep networks — re-derived, re-computed and graded.</p>\n"
         f'<p class="lw-tp-meta">Chapters executed at scale <b>{html.escape(shown)}</b> · code '
-        f"<code>{commit}</code> · built {date}</p>\n"
+        f"<code>{commit}</code> · built {date}.</p>\n"
         "</div>\n"
         + (f'<p class="lw-pdf-link">Read or cite {pdf}.</p>\n' if pdf else "")
     )

@@ -837,6 +837,12 @@ def _fmt(x: float) -> str:
 # Which of the authors' convolutional variants is the like-for-like reference, quantity by quantity
 # ----------------------------------------------------------------------------------------------
 CONV_REFERENCE = "bn_ff_mnist"
+#: How the pages name the authors' three convolutional variants (their arrays' names are code).
+VARIANT_WORDS = {
+    "bn_ff_mnist": "MNIST input, periodic, ε = 10⁻³",
+    "bn_ff_zero_padding": "CIFAR-10, zero padding",
+    "bn_ff_epsilon": "CIFAR-10, periodic, ε = 0",
+}
 """The authors' convolutional variant our convolutional nets are graded against: of the three
 (:data:`layerwise.published.BN_FF_CONV_VARIANTS`) the one with our boundary (periodic) and our
 BN ε (10⁻³); its input is MNIST (see :func:`conv_variant_table`)."""
@@ -890,7 +896,7 @@ def conv_variant_table(
         for name in names:
             r[f"ours, {name}"] = float(np.mean(ours[name][k]))
         for v in published.BN_FF_CONV_VARIANTS:
-            r[v] = variants[v][k][0]
+            r[f"authors, {VARIANT_WORDS[v]}"] = variants[v][k][0]
         r["input (ours)"] = (r[f"ours, {names[0]}"] - r[f"ours, {names[1]}"]) / scale
         r["MNIST − CIFAR-10, periodic"] = (
             variants["bn_ff_mnist"][k][0] - variants["bn_ff_epsilon"][k][0]
