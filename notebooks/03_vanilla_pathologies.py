@@ -495,9 +495,9 @@ ch.glue("spread_verdict", ch.verdict(
 # one direction (see the width study below). We measure the shape by the quadratic term c of a fit
 # b·l + c·l², relative to the line D·l at l = L (the table's third row; 0 for a line, about 1.2 for
 # ballistic spreading), and grade it against the authors' fully-connected nets of the same width:
-# c·L/D is {glue}`curv_nu2` for log ν₂ and {glue}`curv_mu2dx` for log μ₂ here, {glue}`curv_fc_nu2`
-# and {glue}`curv_fc_mu2dx` for their 10 000 networks (their convolutional Fig. 2 nets:
-# {glue}`curv_conv_nu2` and {glue}`curv_conv_mu2dx`). So {glue}`v_linear`.
+# c·L/D for log ν₂ is {glue}`curv_nu2` here and {glue}`curv_fc_nu2` for their 10 000 networks;
+# {glue}`tab_curv` gives it for log ν₂ and log μ₂, here, in their fully-connected nets and in
+# their convolutional Fig. 2 nets. So {glue}`v_linear`.
 
 # %%
 lme = fig2["lme"]
@@ -561,6 +561,17 @@ for key, _ in SIGNAL_NOISE:
                      walk=walk["curvature"], ballistic=fig2["drift_diffusion"][key]["ballistic"])
     ch.glue_all({f"curv_{key}": curv[key]["ours"], f"curv_fc_{key}": fc_c,
                  f"curv_conv_{key}": conv_c}, digits=2)
+
+# %%
+CURV_ROWS = {"ours": "ours", "fc": "authors' fully-connected (10 000)",
+             "conv": "authors' convolutional, Fig. 2 (10 000)"}   # curv's entries, for the reader
+curv_table = estimates_frame({who: {f"c·L/D, log {name}": curv[key][k]
+                                    for key, name in SIGNAL_NOISE}
+                              for k, who in CURV_ROWS.items()}, "nets")
+ch.table(curv_table, f"Quadratic term c of the fit b·l + c·l² to the variance of log(mˡ/m⁰) "
+         f"across networks, relative to the line D·l at l = {L} (0 for a line, about 1.2 for "
+         "ballistic spreading): ours and the authors' published nets (mean and standard error).",
+         formatter=estimate_formats(curv_table), name="tab_curv")
 
 
 # %%
@@ -768,9 +779,9 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 # is the input: χ grows while the signal still spans several directions, and the photo patches
 # enter nearly one-dimensional (effective rank {glue}`data_reff_in_patches` after the first layer)
 # where CIFAR-10 does not (the authors' effective rank after two layers is
-# {glue}`fc_reff2_authors`). With the same nets, Gaussian images (effective rank
-# {glue}`data_reff_in_gaussian`) end at $\log_{10}\chi^{L}$ = {glue}`data_chi_gaussian` and
-# patches at {glue}`data_chi_patches`: {glue}`v_chi_bracket`
+# {glue}`fc_reff2_authors`). With the same nets fed Gaussian images, which enter with a much
+# larger effective rank, and patches, $\log_{10}\chi^{L}$ ends at the values of
+# {glue}`tab_data`: {glue}`v_chi_bracket`
 
 # %%
 fc_depth, fc_arrays = run("fig3_fc", base)
@@ -1045,7 +1056,7 @@ data_table = estimates_frame({name: {COLUMNS[k]: row[k] for k in COLUMNS}
                               for name, row in data_rows.items()}, "data")
 ch.table(data_table, "Fully-connected vanilla nets fed three inputs: the effective rank of the "
          "input, and log₁₀ χ and the signal's effective rank at the last layer (mean and standard "
-         "error over networks).", formatter=estimate_formats(data_table))
+         "error over networks).", formatter=estimate_formats(data_table), name="tab_data")
 
 # %% tags=["remove-cell"]
 ch.glue_all({f"data_chi_{ds}": data_rows[ds]["log10chi_last"] for ds in ("patches", "gaussian")},
@@ -1112,7 +1123,7 @@ for ds, case, kind, src in [
 # - **Fig. 3.** In the fully-connected nets the signal's effective rank at l = L is
 #   {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The authors'
 #   fully-connected nets end at {glue}`fc_chi_authors`; with Gaussian images and patches as
-#   inputs ours end at {glue}`data_chi_gaussian` and {glue}`data_chi_patches`: {glue}`v_chi_bracket`
+#   inputs ours end at the values of {glue}`tab_data`: {glue}`v_chi_bracket`
 #   The table
 #   after {numref}`fig-03-fig3-conv` gives the increments {eq}`eq-03-increments` and sets the
 #   convolutional nets and the authors' beside them.
