@@ -399,6 +399,9 @@ ring11 = differential.profile_moments(differential.expected_profiles(
 per_group = estimate(df["fixed_mu"][:, -1] / (df["recursion_drift"] * v_df))
 ch.glue_all({"df_var": df["var_ratio"], "df_drift": df["drift_ratio"],
              "df_mirror": df["mirror_drift"]}, digits=4)
+# the same, digits only, for "What we found" (checks of our code; their errors are in the scorecard)
+ch.glue_all({f"found_{name}": df[key].mean for name, key in (
+    ("df_var", "var_ratio"), ("df_drift", "drift_ratio"), ("df_mirror", "mirror_drift"))}, digits=4)
 ch.glue_all({"df_alt": df["var_alt"], "df_rec_var": df["recursion_var"],
              "df_rec_drift": df["recursion_drift"], "df_ring11": float(ring11),
              "df_per_group": per_group}, digits=3)
@@ -488,6 +491,8 @@ for arch in diffusion.ARCHS:
 erf_ratio = {a: study.variance_ratio(variances[a][-1], per_layer[a] * depths[-1])
              for a in diffusion.ARCHS}
 ch.glue_all({f"erf_ratio_{arch}": erf_ratio[arch] for arch in diffusion.ARCHS})
+# digits only, for "What we found" (their standard errors are in the table after the t-collapse)
+ch.glue_all({f"found_erf_ratio_{arch}": erf_ratio[arch].mean for arch in diffusion.ARCHS})
 ch.glue("erf_depth_max", int(depths[-1]))
 # which side of the capacity network's variance each ERF lies on (99 % interval of the ratio)
 SIDE = {-1: "narrower than the capacity network's (the ratio's 99 % interval lies below 1)",
@@ -866,10 +871,10 @@ ch.glue_outcomes("found_outcomes")
 # skewness correction ({glue}`drift_l1_eq32` against {glue}`drift_edge`). Differential layers (the
 # longer version's §3.3 and Appendix B, whose equations are blank in our copy) make the network an
 # SDE; in our reconstruction, with pseudo-random weights, the Monte-Carlo capacity matches the
-# exact recursion (variance {glue}`df_var`, drift {glue}`df_drift` of the recursion's; no drift
-# when the kernel fluctuates, {glue}`df_mirror`) — checks of our code; the paper's link between
-# $\mathcal D$ and the SDE's coefficient is lost with its equations and is not graded. Through two
-# and three real layers, the input capacities
+# exact recursion (variance {glue}`found_df_var`, drift {glue}`found_df_drift` of the recursion's;
+# no drift when the kernel fluctuates, {glue}`found_df_mirror`) — checks of our code; the paper's
+# link between $\mathcal D$ and the SDE's coefficient is lost with its equations and is not graded.
+# Through two and three real layers, the input capacities
 # computed directly from the augmented covariance are the capacity network's for pseudo-random
 # units, up to the sampling floor, not for ReLU units (the table after
 # {numref}`fig-02-chain-capacities`).
@@ -889,11 +894,11 @@ ch.glue_outcomes("found_outcomes")
 # not fully decoupling: the total squared gradient of individual networks is {glue}`relu_ratio_min`
 # to {glue}`relu_ratio_max` times the capacity network's (in this run {glue}`relu_verdict_found`),
 # although *averaged over networks* the ReLU receptive field keeps the predicted Gaussian shape (its
-# variance at depth {glue}`erf_depth_max` is {glue}`erf_ratio_plain` times the capacity prediction
-# for plain networks, {glue}`erf_side_plain`); for residual networks it is
-# {glue}`erf_ratio_residual`
-# times, {glue}`erf_side_residual`; set against pseudo-random units on nets of the same law, each
-# against its own capacity network (same table), {glue}`erf_cause`.
+# variance at depth {glue}`erf_depth_max` is {glue}`found_erf_ratio_plain` times the capacity
+# prediction for plain networks, {glue}`erf_side_plain`); for residual networks it is
+# {glue}`found_erf_ratio_residual` times, {glue}`erf_side_residual` (standard errors in the same
+# table); set against pseudo-random units on nets of the same law, each against its own capacity
+# network (same table), {glue}`erf_cause`.
 #
 # *Shattering.* The straight-path weight is $O(1)$ for residual capacity networks
 # ({glue}`wmax_res_last` at $L$ = {glue}`wmax_depth_last`) and decays as $(1/r)^L$ for plain ones.

@@ -86,7 +86,7 @@ from layerwise.data import digits
 from layerwise.figures import ch08 as figures
 from layerwise.params import resolve_from
 from layerwise.studies import ch08 as study
-from layerwise.tables import estimate_formats
+from layerwise.tables import estimate_formats, estimates_frame
 
 # %%
 SCALES = {
@@ -524,9 +524,8 @@ ch.glue("cross_verdict", ch.verdict(
 # layers, and the book does not grade it. We read the inverse where F acts instead, on F's
 # eigen-directions above λ, $J_+ = \sum_{w > \lambda} q q^\top / (w + \lambda)$, and set its
 # off-diagonal share over F's beside the same ratio for the rotated F (its mean over random
-# rotations is a closed form in the spectrum, `infogeo.rotated_block_shares`). There the ratio is
-# {glue}`ng_top_init` at initialisation and {glue}`ng_top_trained` after training, against
-# {glue}`ng_top_rotated_init` and {glue}`ng_top_rotated_trained` for the rotated F:
+# rotations is a closed form in the spectrum, `infogeo.rotated_block_shares`). There the ratio at
+# initialisation and after training stands beside the rotated F's in {glue}`tab_ng_top`:
 # {glue}`ng_structure_verdict` On synthetic Fishers of the chapter's layer sizes the same
 # estimator returns the construction's value ({glue}`ng_truth_structured`) and, for a rotation of
 # it, {glue}`ng_truth_rotated` (the estimator control in the scorecard). Of the off-diagonal part
@@ -632,6 +631,16 @@ ch.glue_all({f"ng_{name}_{t}": natgrad["shares"][t][key] for t in STATES
                                ("below_share", "below_damping_inverse_share"))}, digits=3)
 ch.glue_all({"ng_truth_structured": truth["structured_excess"],
              "ng_truth_rotated": truth["rotated_excess"]}, digits=2)
+
+# %%
+top_table = estimates_frame({t: {"our nets": natgrad["inverse_top"][t],
+                                 "rotated F": natgrad["inverse_top_rotated"][t]} for t in STATES},
+                            "state")
+ch.table(top_table, "The damped inverse read on F's eigen-directions above λ "
+         f"(δ = {DAMPINGS[AT]:g}): the share of the norm of J₊ outside the diagonal blocks over "
+         "the same share of F, for our nets and for a random rotation of F (same eigenvalues, no "
+         "layer structure; mean over nets, with its standard error).",
+         formatter=estimate_formats(top_table), name="tab_ng_top")
 
 # %%
 ch.glue("ng_structure_verdict", ch.verdict(
