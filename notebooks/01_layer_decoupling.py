@@ -206,7 +206,7 @@ for name in ("fixed_draws", "fixed_m"):
     ch.glue(name, params[name])
 PHOTOS = [name for name, _ in data.photographs()]
 ch.glue("n_photos", {1: "one", 2: "two", 3: "three", 4: "four"}.get(len(PHOTOS), len(PHOTOS)))
-ch.glue("photo_names", join_words([f"`{name}`" for name in PHOTOS]))  # file names, as code
+ch.glue("photo_names", join_words([name.removesuffix(".jpg").replace("_", " ") for name in PHOTOS]))
 
 # %% [markdown]
 # Averaged over layers, Eq. 15 holds *exactly*, for any inputs: for columns uniform on the sphere,

@@ -407,6 +407,7 @@ ch.glue("steps_words", ch.verdict(
 # zero padding, ε = 0) these levels differ by at most {glue}`pub_variant_spread` of their mean over
 # the same layers; our own input moves each of them by the amount in the reference table above,
 # and each level's conditions control in the scorecard says whether that is within its margin.
+#
 # ν₁ and μ₄ rest on few networks at `default` (their spread between networks is wide):
 # {glue}`tails_lean`
 
@@ -922,11 +923,10 @@ ch.glue("rate_words", ch.verdict(["rate_data_independent"],
 #
 # - **The paper's Fig. 4, in its convolutional nets** (width {glue}`conv_width_p`, B =
 #   {glue}`conv_batch_p`, {glue}`conv_nets_p` networks, graded against the authors' variant with
-#   our boundary and ε, `bn_ff_mnist`): R² = {glue}`conv_r2` for log χ against l, δχ =
+#   our boundary and ε, on MNIST): R² = {glue}`conv_r2` for log χ against l, δχ =
 #   {glue}`conv_dchi_late` per layer late in depth against the authors' {glue}`pub_dchi_late`; of
-#   the BN and ReLU steps, {glue}`steps_words` The noise keeps $r_\mathrm{eff}(dx)$ =
-#   {glue}`conv_reff_dx` directions, the signal {glue}`conv_reff_x`; the kurtosis of the BN output
-#   reaches {glue}`conv_kurt`. {glue}`tails_lean`
+#   the BN and ReLU steps, {glue}`steps_words` The late levels of $r_\mathrm{eff}$, μ₄ and ν₁
+#   stand beside the authors' in the table after Fig. 4, with the leans above.
 # - **Fully-connected nets:** R² = {glue}`fc_r2` for log χ against l, kurtosis {glue}`kurt_l` at
 #   the last layer, ρ = {glue}`rho_pooled` between the BN step and the signal's conditioning, and
 #   {glue}`rate_words` (relative spread {glue}`rate_spread`).
