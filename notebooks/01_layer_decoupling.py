@@ -1093,15 +1093,17 @@ ch.glue_outcomes("found_outcomes")
 # $\rho = 0$ value: on i.i.d. inputs, where the law is the ratios' expectation, our Monte-Carlo
 # {glue}`law_iid_verdict` (the spread is {glue}`spread_iid` of its exact value). On photo patches —
 # crops of {glue}`n_photos` photographs — the law beats the idealisation by more than half
-# {glue}`law_patch_fails`; it leaves the largest share for {glue}`law_worst`. The controls measure
-# why: with Gaussian inputs of the patches' covariance the law leaves {glue}`ctl_gaussian_lo` to
+# {glue}`law_patch_fails`; it leaves the largest share for {glue}`law_worst`.
+#
+# The controls measure why: with Gaussian inputs of the patches' covariance the law leaves {glue}`ctl_gaussian_lo` to
 # {glue}`ctl_gaussian_hi` of the idealisation's residual, with the patches symmetrised
 # {glue}`ctl_symmetric_lo` to {glue}`ctl_symmetric_hi`, with the raw patches {glue}`ctl_raw_lo` to
 # {glue}`ctl_raw_hi`; what symmetrising removes runs from {glue}`ctl_asym_abs` for the absolute
 # value (odd-part weight 0) to {glue}`ctl_asym_leaky_relu_05` for the leaky ReLU of slope 0.5
 # (weight 3), through $\eta$'s odd part and the patches' skewed pre-activations (mean
-# $|$skewness$|$ {glue}`ctl_skew`) — inputs outside Eq. 13's hypothesis of symmetric $z$. The
-# scatter around $\nu$, for i.i.d. inputs, {glue}`rate_verdict` (fitted slope {glue}`rate_iid`);
+# $|$skewness$|$ {glue}`ctl_skew`) — inputs outside Eq. 13's hypothesis of symmetric $z$.
+#
+# The scatter around $\nu$, for i.i.d. inputs, {glue}`rate_verdict` (fitted slope {glue}`rate_iid`);
 # for photo patches it {glue}`rate_patches_verdict` (slope {glue}`rate_patches`; still
 # {glue}`dev_patches_last` at $n$ = {glue}`n_fix_last`) — the correlations between units'
 # pre-activations, which Eq. 15 assumes away, carry most of it. Even with orthogonal directions,
