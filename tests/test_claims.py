@@ -1034,6 +1034,13 @@ def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
     page = led.to_html()
     assert page.count("Not a finding:") == 3 and page.count("A finding: it survived") == 1
     assert "✗ reference control: authors&#x27; arrays fail it too" in page
+    assert page.count("a suspected artefact of our own set-up until its controls pass") == 3
+    # a failed conditions control: the paper's result carried to our conditions
+    cond = _failing(led, "cond", [Control("reference", True), Control("estimator", True),
+                                  Control("conditions", False, "input differs")]).to_json()
+    from layerwise.claims import not_a_finding_means
+
+    assert not_a_finding_means(cond).startswith("the paper's result carried to our conditions")
     # a passing claim carries its controls too, and is never a finding
     ok = led.claim("ok", "x is 1", kind="reproduces", measured=1.0, reference=1.0, tol=0.1,
                    why="w", source="s", alternative=(0.0, "zero"),

@@ -298,7 +298,7 @@ def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     # every column is explained; the failures are listed, none of them a finding here
     assert all(f"**{k}**" in text for k in dashboard.TOTAL_COLUMNS)
     failing = [c for c in claims if c["status"] == "fail"]
-    assert failing and "**Failures not yet findings**" in text and "**Findings**" not in text
+    assert failing and "**Failures that are not findings**" in text and "**Findings**" not in text
     for c in failing:
         assert f'href="chapters/01_first.html#claim-{c["id"]}"' in text
     assert "No run at `default` or `paper` is tracked yet" in text

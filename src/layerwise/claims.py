@@ -160,6 +160,17 @@ def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def not_a_finding_means(c: Mapping[str, Any]) -> str:
+    """What a failing claim that is not a finding stands for: the paper's result carried to
+    conditions measured to differ (its conditions control failed), or a suspected artefact of our
+    own set-up until its controls pass."""
+    passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
+    if passed.get("conditions") is False:
+        return ("the paper's result carried to our conditions, which the run measured to matter, "
+                "not a failed reproduction")
+    return "a suspected artefact of our own set-up until its controls pass"
+
+
 def join_and(words: Iterable[str], last: str = "and") -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     words = list(words)
@@ -880,7 +891,7 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
             '<br><span class="lw-note lw-finding">A finding: it survived all three controls.</span>'
             if not why
             else f'<br><span class="lw-note lw-unconfirmed">Not a finding: {html.escape(why)} — '
-            "a suspected artefact of our own set-up until they pass.</span>"
+            f"{html.escape(not_a_finding_means(c))}.</span>"
         )
     note += _controls_html(c)
     ruled = rules_out(c)

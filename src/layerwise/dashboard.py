@@ -28,6 +28,7 @@ from .claims import (
     count_findings,
     fmt,
     is_finding,
+    not_a_finding_means,
     summary_of,
     tally,
     tally_outcomes,
@@ -352,7 +353,7 @@ def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
 
     def item(ch: str, title: str, c: dict[str, Any]) -> str:
         why = unconfirmed_reason(c)
-        tail = f" — not a finding: {why}" if why else ""
+        tail = f" — not a finding: {why}: {not_a_finding_means(c)}" if why else ""
         href = f"chapters/{ch}.html#claim-{html.escape(c['id'])}"
         link = f'<a href="{href}">{html.escape(c["statement"])}</a>'
         return f"- {link} ({html.escape(title)}){html.escape(tail)}"
@@ -365,8 +366,9 @@ def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
         out += ["**Findings** — disagreements that survived all three controls:", "", *found, ""]
     if other:
         out += [
-            "**Failures not yet findings** — each a suspected artefact of our own set-up until its "
-            "controls pass:",
+            "**Failures that are not findings** — the papers' results carried to conditions that "
+            "differ from theirs, or suspected artefacts of our own set-up until their controls "
+            "pass:",
             "",
             *other,
             "",
