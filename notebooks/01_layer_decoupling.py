@@ -1095,12 +1095,12 @@ ch.glue_outcomes("found_outcomes")
 # crops of {glue}`n_photos` photographs — the law beats the idealisation by more than half
 # {glue}`law_patch_fails`; it leaves the largest share for {glue}`law_worst`.
 #
-# The controls measure why: with Gaussian inputs of the patches' covariance the law leaves {glue}`ctl_gaussian_lo` to
-# {glue}`ctl_gaussian_hi` of the idealisation's residual, with the patches symmetrised
-# {glue}`ctl_symmetric_lo` to {glue}`ctl_symmetric_hi`, with the raw patches {glue}`ctl_raw_lo` to
-# {glue}`ctl_raw_hi`; what symmetrising removes runs from {glue}`ctl_asym_abs` for the absolute
-# value (odd-part weight 0) to {glue}`ctl_asym_leaky_relu_05` for the leaky ReLU of slope 0.5
-# (weight 3), through $\eta$'s odd part and the patches' skewed pre-activations (mean
+# The controls measure why: with Gaussian inputs of the patches' covariance the law leaves
+# {glue}`ctl_gaussian_lo` to {glue}`ctl_gaussian_hi` of the idealisation's residual, with the
+# patches symmetrised {glue}`ctl_symmetric_lo` to {glue}`ctl_symmetric_hi`, with the raw patches
+# {glue}`ctl_raw_lo` to {glue}`ctl_raw_hi`; what symmetrising removes runs from {glue}`ctl_asym_abs`
+# for the absolute value (odd-part weight 0) to {glue}`ctl_asym_leaky_relu_05` for the leaky ReLU of
+# slope 0.5 (weight 3), through $\eta$'s odd part and the patches' skewed pre-activations (mean
 # $|$skewness$|$ {glue}`ctl_skew`) — inputs outside Eq. 13's hypothesis of symmetric $z$.
 #
 # The scatter around $\nu$, for i.i.d. inputs, {glue}`rate_verdict` (fitted slope {glue}`rate_iid`);

@@ -254,6 +254,9 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # as from a terminal: a test run started in the background (CI, nohup) inherits SIGINT
+        # ignored, and Python then installs no KeyboardInterrupt handler at all
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 180
