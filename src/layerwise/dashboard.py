@@ -316,7 +316,8 @@ TOTAL_COLUMNS = {
     "✓ counted": "passed, ruling out a named alternative (counted as reproduced or confirmed)",
     "✓ weak": "passed without ruling out an alternative (not counted)",
     "✗ findings": "failed and survived all three controls: a disagreement with the paper",
-    "✗ unchecked": "failed without all three controls passed: a suspected artefact of ours",
+    "✗ not findings": "failed without all three controls passed: the paper's result carried to "
+    "conditions measured to differ, or a suspected artefact of ours until its controls pass",
     "? open": "inconclusive: the interval straddles the rule",
     "○ not run": "graded only at a larger scale, not run in this build",
 }
