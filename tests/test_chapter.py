@@ -65,3 +65,26 @@ def test_tables_are_numbered_in_order_and_captioned(tmp_path):
     )
     head = ch.table(grouped, "Grouped.").data.split("<thead>")[1].split("</thead>")[0]
     assert head.count("<tr>") == 2 and ">quantity</th>" in head.split("</tr>")[1]
+
+
+def test_a_reproduction_whose_conditions_control_failed_is_graded_as_a_prediction(tmp_path):
+    """SPEC "Findings and their controls": where our conditions differ from the paper's in a way the
+    run measured to matter, the claim is the paper's result carried to our conditions (predicts),
+    not a failed reproduction; a passed or missing conditions control leaves it a reproduction."""
+    from layerwise.chapter import Chapter
+    from layerwise.claims import Control
+
+    ch = Chapter("07_meanfield_chaos", scale="ci", seed=0, results=tmp_path)
+    common = dict(kind="reproduces", measured=3.0, reference=1.0, tol=0.1, why="w",
+                  source="paper, Fig. 1", alternative=(0.0, "zero"))
+    ch.claim("carried", "x is 1", note="own note.",
+             controls=[Control("reference", True), Control("conditions", False, "input")],
+             **common)
+    ch.claim("as_dict", "x is 1", controls=[{"kind": "conditions", "passed": False}], **common)
+    ch.claim("same", "x is 1", controls=[("conditions", True, "same input")], **common)
+    ch.claim("bare", "x is 1", **common)
+    kinds = {c.id: c.kind for c in ch.ledger.claims}
+    assert kinds == {"carried": "predicts", "as_dict": "predicts", "same": "reproduces",
+                     "bare": "reproduces"}
+    note = ch.ledger.claims[0].note
+    assert note.startswith("own note. Graded as a prediction: the paper's result carried")

@@ -201,6 +201,16 @@ def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
     return text
 
 
+def _field(control: Any, name: str) -> Any:
+    """A field of a claim's control given as a :class:`layerwise.claims.Control`, a mapping or a
+    ``(kind, passed, note)`` tuple."""
+    if isinstance(control, Mapping):
+        return control.get(name)
+    if hasattr(control, name):
+        return getattr(control, name)
+    return dict(zip(("kind", "passed", "note"), control)).get(name)
+
+
 def join_words(words: Sequence[str]) -> str:
     """Words joined for a sentence of the prose: 'a', 'a and b', 'a, b and c' ('' for none)."""
     words = [str(w) for w in words]
@@ -402,7 +412,22 @@ class Chapter:
     # -- claims ---------------------------------------------------------------------------------
     def claim(self, id: str, statement: str, **kw: Any) -> None:
         """Record a claim in the ledger (see :meth:`layerwise.claims.Ledger.claim`); returns
-        nothing, so a cell that ends with a claim shows no repr on the page."""
+        nothing, so a cell that ends with a claim shows no repr on the page.
+
+        A ``reproduces`` claim whose *conditions* control failed — the run measured a condition in
+        which we differ from the paper (input, width, training …) to matter — is recorded as
+        ``predicts``: it is the paper's result carried to our conditions, not a reproduction, and
+        its failure is not a failed reproduction (SPEC §1 "Findings and their controls")."""
+        if kw.get("kind") == "reproduces" and any(
+            _field(c, "kind") == "conditions" and _field(c, "passed") is False
+            for c in kw.get("controls") or ()
+        ):
+            kw["kind"] = "predicts"
+            carried = (
+                "Graded as a prediction: the paper's result carried to our conditions, which this "
+                "run measured to differ from the paper's in a way that matters."
+            )
+            kw["note"] = f"{kw['note']} {carried}" if kw.get("note") else carried
         self.ledger.claim(id, statement, **kw)
 
     def status(self, id: str) -> str:
