@@ -201,16 +201,6 @@ def format_value(value: Any, *, se: Any = None, digits: int = 3) -> str:
     return text
 
 
-def _field(control: Any, name: str) -> Any:
-    """A field of a claim's control given as a :class:`layerwise.claims.Control`, a mapping or a
-    ``(kind, passed, note)`` tuple."""
-    if isinstance(control, Mapping):
-        return control.get(name)
-    if hasattr(control, name):
-        return getattr(control, name)
-    return dict(zip(("kind", "passed", "note"), control)).get(name)
-
-
 def join_words(words: Sequence[str]) -> str:
     """Words joined for a sentence of the prose: 'a', 'a and b', 'a, b and c' ('' for none)."""
     words = [str(w) for w in words]
@@ -418,9 +408,11 @@ class Chapter:
         which we differ from the paper (input, width, training …) to matter — is recorded as
         ``predicts``: it is the paper's result carried to our conditions, not a reproduction, and
         its failure is not a failed reproduction (SPEC §1 "Findings and their controls")."""
+        from .claims import _controls  # the ledger's own reading of Control / dict / tuple
+
+        kw["controls"] = _controls(id, kw.get("controls"))
         if kw.get("kind") == "reproduces" and any(
-            _field(c, "kind") == "conditions" and _field(c, "passed") is False
-            for c in kw.get("controls") or ()
+            c.kind == "conditions" and not c.passed for c in kw["controls"]
         ):
             kw["kind"] = "predicts"
             carried = (
