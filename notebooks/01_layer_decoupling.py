@@ -106,26 +106,30 @@ from layerwise.studies import ch01 as study
 
 # %%
 SCALES = {
-    "ci": dict(nu_samples=20_000, nu_n=64, nu_m=16, fixed_sides=[3, 4, 8, 16], fixed_m=4,
-               fixed_draws=12, fixed_samples=10_000, heat_samples=20_000, fn3_ns=[8, 16, 32, 64],
-               fn3_samples=20_000, cap_side=4, cap_m=16, cap_draws=6, cap_samples=20_000,
-               emp_sizes=[300, 1000, 3000, 10000], emp_reps=4, smooth_qs=6, smooth_samples=20_000,
-               width_ns=[16, 64, 256], width_draws=12, units_ms=[16, 64, 256]),
-    "default": dict(nu_samples=200_000, nu_n=64, nu_m=16, fixed_sides=[3, 4, 6, 8, 11, 16],
-                    fixed_m=4, fixed_draws=24, fixed_samples=20_000, heat_samples=200_000,
-                    fn3_ns=[8, 16, 32, 64, 128, 256], fn3_samples=100_000, cap_side=4, cap_m=16,
-                    cap_draws=10, cap_samples=50_000,
-                    emp_sizes=[300, 1000, 3000, 10000, 30000, 100000], emp_reps=12,
-                    smooth_qs=12, smooth_samples=200_000, width_ns=[16, 32, 64, 128, 256],
-                    width_draws=32, units_ms=[16, 32, 64, 128, 256]),
-    "paper": dict(nu_samples=4_000_000, nu_n=256, nu_m=64, fixed_sides=[3, 4, 6, 8, 11, 16, 23],
-                  fixed_m=8, fixed_draws=48, fixed_samples=200_000, heat_samples=2_000_000,
-                  fn3_ns=[8, 16, 32, 64, 128, 256, 512], fn3_samples=400_000, cap_side=6, cap_m=36,
-                  cap_draws=24, cap_samples=400_000,
-                  emp_sizes=[300, 1000, 3000, 10000, 30000, 100000, 300000], emp_reps=20,
-                  smooth_qs=20, smooth_samples=1_000_000,
-                  width_ns=[16, 32, 64, 128, 256, 512], width_draws=64,
-                  units_ms=[16, 32, 64, 128, 256, 512]),
+    "ci": {"nu_samples": 20_000, "nu_n": 64, "nu_m": 16, "fixed_sides": [3, 4, 8, 16], "fixed_m": 4,
+        "fixed_draws": 12, "fixed_samples": 10_000, "heat_samples": 20_000,
+        "fn3_ns": [8, 16, 32, 64], "fn3_samples": 20_000, "cap_side": 4, "cap_m": 16,
+        "cap_draws": 6, "cap_samples": 20_000, "emp_sizes": [300, 1000, 3000, 10_000],
+        "emp_reps": 4, "smooth_qs": 6, "smooth_samples": 20_000, "width_ns": [16, 64, 256],
+        "width_draws": 12, "units_ms": [16, 64, 256]
+    },
+    "default": {"nu_samples": 200_000, "nu_n": 64, "nu_m": 16, "fixed_sides": [3, 4, 6, 8, 11, 16],
+        "fixed_m": 4, "fixed_draws": 24, "fixed_samples": 20_000, "heat_samples": 200_000,
+        "fn3_ns": [8, 16, 32, 64, 128, 256], "fn3_samples": 100_000, "cap_side": 4, "cap_m": 16,
+        "cap_draws": 10, "cap_samples": 50_000,
+        "emp_sizes": [300, 1000, 3000, 10_000, 30_000, 100_000], "emp_reps": 12, "smooth_qs": 12,
+        "smooth_samples": 200_000, "width_ns": [16, 32, 64, 128, 256], "width_draws": 32,
+        "units_ms": [16, 32, 64, 128, 256]
+    },
+    "paper": {"nu_samples": 4_000_000, "nu_n": 256, "nu_m": 64,
+        "fixed_sides": [3, 4, 6, 8, 11, 16, 23], "fixed_m": 8, "fixed_draws": 48,
+        "fixed_samples": 200_000, "heat_samples": 2_000_000,
+        "fn3_ns": [8, 16, 32, 64, 128, 256, 512], "fn3_samples": 400_000, "cap_side": 6,
+        "cap_m": 36, "cap_draws": 24, "cap_samples": 400_000,
+        "emp_sizes": [300, 1000, 3000, 10_000, 30_000, 100_000, 300_000], "emp_reps": 20,
+        "smooth_qs": 20, "smooth_samples": 1_000_000, "width_ns": [16, 32, 64, 128, 256, 512],
+        "width_draws": 64, "units_ms": [16, 32, 64, 128, 256, 512]
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, params=params)

@@ -89,27 +89,28 @@ from layerwise.stats import estimate
 from layerwise.studies import ch02 as study
 
 # %%
-DRIFT_LS = [50, 100, 200, 400, 800, 1600]
 SCALES = {
-    "ci": dict(ring=129, res_layers=100, envs=20, erf_depths=[2, 4, 8], erf_channels=16,
-               erf_inputs=256, erf_nets=4, pr_depth=4, pr_inputs=512, pr_nets=2,
-               sh_depths=[2, 10, 50], sh_width=128, sh_nets=8,
-               drift_layers=DRIFT_LS, tau=4.0, tc_depths=[8, 16, 32], tc_nets=4, tc_inputs=256,
-               erf_pr_nets=4, df_paths=150,
-               ch_samples=8000, ch_nets=4),
-    "default": dict(ring=129, res_layers=400, envs=100, erf_depths=[2, 4, 8, 16], erf_channels=16,
-                    erf_inputs=512, erf_nets=32, pr_depth=6, pr_inputs=2048, pr_nets=3,
-                    sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=16, drift_layers=DRIFT_LS,
-                    tau=4.0, tc_depths=[8, 16, 32, 64], tc_nets=12, tc_inputs=512,
-                    erf_pr_nets=8, df_paths=250,
-                    ch_samples=12000, ch_nets=10),
-    "paper": dict(ring=257, res_layers=1000, envs=500, erf_depths=[2, 4, 8, 16, 32, 64],
-                  erf_channels=64,
-                  erf_inputs=4096, erf_nets=20, pr_depth=16, pr_inputs=16384, pr_nets=10,
-                  sh_depths=[2, 10, 24, 50], sh_width=200, sh_nets=50,
-                  drift_layers=DRIFT_LS + [3200], tau=4.0, tc_depths=[8, 16, 32, 64, 128],
-                  tc_nets=20, tc_inputs=2048, erf_pr_nets=20, df_paths=1000,
-                  ch_samples=20000, ch_nets=20),
+    "ci": {"ring": 129, "res_layers": 100, "envs": 20, "erf_depths": [2, 4, 8], "erf_channels": 16,
+        "erf_inputs": 256, "erf_nets": 4, "pr_depth": 4, "pr_inputs": 512, "pr_nets": 2,
+        "sh_depths": [2, 10, 50], "sh_width": 128, "sh_nets": 8,
+        "drift_layers": [50, 100, 200, 400, 800, 1600], "tau": 4.0, "tc_depths": [8, 16, 32],
+        "tc_nets": 4, "tc_inputs": 256, "erf_pr_nets": 4, "df_paths": 150, "ch_samples": 8000,
+        "ch_nets": 4
+    },
+    "default": {"ring": 129, "res_layers": 400, "envs": 100, "erf_depths": [2, 4, 8, 16],
+        "erf_channels": 16, "erf_inputs": 512, "erf_nets": 32, "pr_depth": 6, "pr_inputs": 2048,
+        "pr_nets": 3, "sh_depths": [2, 10, 24, 50], "sh_width": 200, "sh_nets": 16,
+        "drift_layers": [50, 100, 200, 400, 800, 1600], "tau": 4.0, "tc_depths": [8, 16, 32, 64],
+        "tc_nets": 12, "tc_inputs": 512, "erf_pr_nets": 8, "df_paths": 250, "ch_samples": 12_000,
+        "ch_nets": 10
+    },
+    "paper": {"ring": 257, "res_layers": 1000, "envs": 500, "erf_depths": [2, 4, 8, 16, 32, 64],
+        "erf_channels": 64, "erf_inputs": 4096, "erf_nets": 20, "pr_depth": 16, "pr_inputs": 16_384,
+        "pr_nets": 10, "sh_depths": [2, 10, 24, 50], "sh_width": 200, "sh_nets": 50,
+        "drift_layers": [50, 100, 200, 400, 800, 1600, 3200], "tau": 4.0,
+        "tc_depths": [8, 16, 32, 64, 128], "tc_nets": 20, "tc_inputs": 2048, "erf_pr_nets": 20,
+        "df_paths": 1000, "ch_samples": 20_000, "ch_nets": 20
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 ch = Chapter("02_capacity_diffusion", scale=scale, seed=seed, device=device, params=params)

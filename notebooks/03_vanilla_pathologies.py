@@ -75,18 +75,23 @@ from layerwise.tables import estimate_formats, estimates_frame
 
 # %%
 SCALES = {
-    "ci": dict(width=128, batch=32, depth=200, n_nets=8, hist_width=64, hist_batch=32, hist_nets=48,
-               hist_conv_width=16, hist_conv_batch=4, hist_conv_nets=8,
-               widths=[32, 64, 128], width_nets=48, conv_width=16, conv_batch=8, conv_nets=2,
-               data_nets=4, coact_nets=2, block=8, dataset="patches"),
-    "default": dict(width=512, batch=64, depth=200, n_nets=64, hist_width=128, hist_batch=1024,
-                    hist_nets=400, hist_conv_width=128, hist_conv_batch=16, hist_conv_nets=40,
-                    widths=[64, 128, 256, 512], width_nets=100, conv_width=512, conv_batch=64,
-                    conv_nets=4, data_nets=24, coact_nets=16, block=32, dataset="patches"),
-    "paper": dict(width=512, batch=64, depth=200, n_nets=200, hist_width=128, hist_batch=1024,
-                  hist_nets=10000, hist_conv_width=128, hist_conv_batch=1024, hist_conv_nets=10000,
-                  widths=[64, 128, 256, 512], width_nets=1000, conv_width=512, conv_batch=64,
-                  conv_nets=1000, data_nets=200, coact_nets=200, block=50, dataset="patches"),
+    "ci": {"width": 128, "batch": 32, "depth": 200, "n_nets": 8, "hist_width": 64, "hist_batch": 32,
+        "hist_nets": 48, "hist_conv_width": 16, "hist_conv_batch": 4, "hist_conv_nets": 8,
+        "widths": [32, 64, 128], "width_nets": 48, "conv_width": 16, "conv_batch": 8,
+        "conv_nets": 2, "data_nets": 4, "coact_nets": 2, "block": 8, "dataset": "patches"
+    },
+    "default": {"width": 512, "batch": 64, "depth": 200, "n_nets": 64, "hist_width": 128,
+        "hist_batch": 1024, "hist_nets": 400, "hist_conv_width": 128, "hist_conv_batch": 16,
+        "hist_conv_nets": 40, "widths": [64, 128, 256, 512], "width_nets": 100, "conv_width": 512,
+        "conv_batch": 64, "conv_nets": 4, "data_nets": 24, "coact_nets": 16, "block": 32,
+        "dataset": "patches"
+    },
+    "paper": {"width": 512, "batch": 64, "depth": 200, "n_nets": 200, "hist_width": 128,
+        "hist_batch": 1024, "hist_nets": 10_000, "hist_conv_width": 128, "hist_conv_batch": 1024,
+        "hist_conv_nets": 10_000, "widths": [64, 128, 256, 512], "width_nets": 1000,
+        "conv_width": 512, "conv_batch": 64, "conv_nets": 1000, "data_nets": 200, "coact_nets": 200,
+        "block": 50, "dataset": "patches"
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 DATASET = data.check_source(params["dataset"])   # a clear error before any work

@@ -71,15 +71,18 @@ from layerwise.tables import estimate_formats
 
 # %% tags=["remove-cell"]
 SCALES = {
-    "ci": dict(width=128, batch=32, depth=200, n_nets=8, batches=[16, 32, 64, 128], batch_nets=4,
-               conv_width=16, conv_batch=8, conv_nets=2, conv_depth=40, data_nets=4, block=8,
-               dataset="patches"),
-    "default": dict(width=512, batch=64, depth=200, n_nets=96, batches=[64, 128, 256, 512],
-                    batch_nets=32, conv_width=512, conv_batch=64, conv_nets=4, conv_depth=200,
-                    data_nets=24, block=32, dataset="patches"),
-    "paper": dict(width=512, batch=64, depth=200, n_nets=200, batches=[64, 128, 256, 512],
-                  batch_nets=200, conv_width=512, conv_batch=64, conv_nets=1000, conv_depth=200,
-                  data_nets=200, block=50, dataset="patches"),
+    "ci": {"width": 128, "batch": 32, "depth": 200, "n_nets": 8, "batches": [16, 32, 64, 128],
+        "batch_nets": 4, "conv_width": 16, "conv_batch": 8, "conv_nets": 2, "conv_depth": 40,
+        "data_nets": 4, "block": 8, "dataset": "patches"
+    },
+    "default": {"width": 512, "batch": 64, "depth": 200, "n_nets": 96,
+        "batches": [64, 128, 256, 512], "batch_nets": 32, "conv_width": 512, "conv_batch": 64,
+        "conv_nets": 4, "conv_depth": 200, "data_nets": 24, "block": 32, "dataset": "patches"
+    },
+    "paper": {"width": 512, "batch": 64, "depth": 200, "n_nets": 200,
+        "batches": [64, 128, 256, 512], "batch_nets": 200, "conv_width": 512, "conv_batch": 64,
+        "conv_nets": 1000, "conv_depth": 200, "data_nets": 200, "block": 50, "dataset": "patches"
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 DATA = data.check_source(params["dataset"], max(params["batches"]))   # before any work

@@ -70,15 +70,18 @@ from layerwise.tables import estimate_formats
 
 # %% tags=["remove-cell"]
 SCALES = {
-    "ci": dict(width=64, batch=16, depth=100, res_depth=2, n_nets=6, records=50, ff_depth=100,
-               conv_width=8, conv_batch=4, conv_depth=20, conv_nets=1, data_nets=3, block=8,
-               dataset="patches"),
-    "default": dict(width=512, batch=64, depth=500, res_depth=2, n_nets=48, records=100,
-                    ff_depth=200, conv_width=32, conv_batch=8, conv_depth=500, conv_nets=4,
-                    data_nets=12, block=16, dataset="patches"),
-    "paper": dict(width=512, batch=64, depth=500, res_depth=2, n_nets=200, records=500,
-                  ff_depth=200, conv_width=512, conv_batch=64, conv_depth=500, conv_nets=1000,
-                  data_nets=200, block=50, dataset="patches"),
+    "ci": {"width": 64, "batch": 16, "depth": 100, "res_depth": 2, "n_nets": 6, "records": 50,
+        "ff_depth": 100, "conv_width": 8, "conv_batch": 4, "conv_depth": 20, "conv_nets": 1,
+        "data_nets": 3, "block": 8, "dataset": "patches"
+    },
+    "default": {"width": 512, "batch": 64, "depth": 500, "res_depth": 2, "n_nets": 48,
+        "records": 100, "ff_depth": 200, "conv_width": 32, "conv_batch": 8, "conv_depth": 500,
+        "conv_nets": 4, "data_nets": 12, "block": 16, "dataset": "patches"
+    },
+    "paper": {"width": 512, "batch": 64, "depth": 500, "res_depth": 2, "n_nets": 200,
+        "records": 500, "ff_depth": 200, "conv_width": 512, "conv_batch": 64, "conv_depth": 500,
+        "conv_nets": 1000, "data_nets": 200, "block": 50, "dataset": "patches"
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 DATA = data.check_source(params["dataset"], 4 * params["batch"])   # before any work

@@ -76,9 +76,6 @@ from layerwise.params import resolve_from
 from layerwise.studies import ch06 as study
 
 # %%
-TRAINING = dict(preprocessings=["raw", "centred", "pixel"], lrs=[1e-3, 1e-4], early_step=10,
-                n_held=297)
-RUNGS = ["8:1797:0", "8:1797:1"]  # side:n:shift, the 64-input rungs (paper adds 784-input ones)
 # Cost of the ladder, measured single-threaded (OMP_NUM_THREADS=1, 2 000 steps of one network,
 # counts included): ms per Adam step of a [32, 32, 32] network by input size (784: the 28×28
 # digits ×25 shifts; MNIST's batches cost the same). The paper ladder: ≈ 1.1 h on one core.
@@ -86,25 +83,31 @@ STEP_MS = {64: 1.5, 784: 2.8}
 
 # %%
 SCALES = {
-    "ci": dict(neurons=[24, 48, 96], depths=[1, 2, 3, 6], n_nets=3, n_line_nets=60,
-               n_check_nets=200, epochs=4, **TRAINING, label_noise=[0.0, 1.0], n_train_seeds=1,
-               grid_sizes=[12, 36, 108, 324], step_nets=4, steps=[3, 10, 30, 100],
-               ladder=RUNGS, ladder_nets=2, ladder_steps=[10, 100],
-               line_neurons=[24, 48, 96, 192, 384, 768], dataset="none"),
-    "default": dict(neurons=[48, 96, 192], depths=[1, 2, 3, 4, 6], n_nets=8, n_line_nets=80,
-                    n_check_nets=800, epochs=20, **TRAINING, label_noise=[0.0, 1.0],
-                    n_train_seeds=12, grid_sizes=[12, 36, 108, 324, 972], step_nets=20,
-                    steps=[3, 10, 30, 100, 300, 1000], ladder=RUNGS, ladder_nets=4,
-                    ladder_steps=[10, 100, 1000, 2000], line_neurons=[48, 96, 192, 384, 768],
-                    dataset="none"),
-    "paper": dict(neurons=[48, 96, 192, 384], depths=[1, 2, 3, 4, 6], n_nets=40, n_line_nets=200,
-                  n_check_nets=1000, epochs=100, **TRAINING, n_train_seeds=64,
-                  label_noise=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
-                  grid_sizes=[12, 36, 108, 324, 972, 2916], step_nets=48, ladder_nets=24,
-                  steps=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000],
-                  ladder_steps=[10, 100, 1000, 3000, 9375, 18750],
-                  ladder=RUNGS + ["28:1797:0", "28:1797:2"], dataset="none",
-                  line_neurons=[48, 96, 192, 384, 768, 1536]),
+    "ci": {"neurons": [24, 48, 96], "depths": [1, 2, 3, 6], "n_nets": 3, "n_line_nets": 60,
+        "n_check_nets": 200, "epochs": 4, "preprocessings": ["raw", "centred", "pixel"],
+        "lrs": [0.001, 1e-4], "early_step": 10, "n_held": 297, "label_noise": [0.0, 1.0],
+        "n_train_seeds": 1, "grid_sizes": [12, 36, 108, 324], "step_nets": 4,
+        "steps": [3, 10, 30, 100], "ladder": ["8:1797:0", "8:1797:1"], "ladder_nets": 2,
+        "ladder_steps": [10, 100], "line_neurons": [24, 48, 96, 192, 384, 768], "dataset": "none"
+    },
+    "default": {"neurons": [48, 96, 192], "depths": [1, 2, 3, 4, 6], "n_nets": 8, "n_line_nets": 80,
+        "n_check_nets": 800, "epochs": 20, "preprocessings": ["raw", "centred", "pixel"],
+        "lrs": [0.001, 1e-4], "early_step": 10, "n_held": 297, "label_noise": [0.0, 1.0],
+        "n_train_seeds": 12, "grid_sizes": [12, 36, 108, 324, 972], "step_nets": 20,
+        "steps": [3, 10, 30, 100, 300, 1000], "ladder": ["8:1797:0", "8:1797:1"], "ladder_nets": 4,
+        "ladder_steps": [10, 100, 1000, 2000], "line_neurons": [48, 96, 192, 384, 768],
+        "dataset": "none"
+    },
+    "paper": {"neurons": [48, 96, 192, 384], "depths": [1, 2, 3, 4, 6], "n_nets": 40,
+        "n_line_nets": 200, "n_check_nets": 1000, "epochs": 100,
+        "preprocessings": ["raw", "centred", "pixel"], "lrs": [0.001, 1e-4], "early_step": 10,
+        "n_held": 297, "n_train_seeds": 64, "label_noise": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+        "grid_sizes": [12, 36, 108, 324, 972, 2916], "step_nets": 48, "ladder_nets": 24,
+        "steps": [1, 3, 10, 30, 100, 300, 1000, 3000, 10_000],
+        "ladder_steps": [10, 100, 1000, 3000, 9375, 18_750],
+        "ladder": ["8:1797:0", "8:1797:1", "28:1797:0", "28:1797:2"], "dataset": "none",
+        "line_neurons": [48, 96, 192, 384, 768, 1536]
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 study.check_chapter_params(params)  # divisibility, fractions, sizes: before any work

@@ -76,24 +76,24 @@ from layerwise.studies import ch07 as study
 
 # %%
 SCALES = {
-    "ci": dict(width=400, n_nets=12, n_layers=12,
-               circle_width=400, circle_points=200, circle_nets=4, circle_layers=16,
-               grid=40, xi_grid=31,
-               sweep_points=9, sweep_width=300, sweep_layers=30, sweep_nets=16,
-               train_depths=(4, 8, 16, 32), train_sigmas=7, train_steps=100, train_early_steps=25,
-               train_width=32, train_replicates=4),
-    "default": dict(width=1000, n_nets=40, n_layers=20,
-                    circle_width=1000, circle_points=500, circle_nets=16, circle_layers=20,
-                    grid=100, xi_grid=61,
-                    sweep_points=13, sweep_width=500, sweep_layers=40, sweep_nets=400,
-                    train_depths=(8, 11, 16, 23, 32, 45, 64, 90), train_sigmas=10, train_steps=300,
-                    train_early_steps=75, train_width=64, train_replicates=5),
-    "paper": dict(width=1000, n_nets=200, n_layers=30,
-                  circle_width=1000, circle_points=500, circle_nets=50, circle_layers=30,
-                  grid=200, xi_grid=121,
-                  sweep_points=25, sweep_width=1000, sweep_layers=60, sweep_nets=200,
-                  train_depths=(8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256), train_sigmas=16,
-                  train_steps=3000, train_early_steps=750, train_width=300, train_replicates=4),
+    "ci": {"width": 400, "n_nets": 12, "n_layers": 12, "circle_width": 400, "circle_points": 200,
+        "circle_nets": 4, "circle_layers": 16, "grid": 40, "xi_grid": 31, "sweep_points": 9,
+        "sweep_width": 300, "sweep_layers": 30, "sweep_nets": 16, "train_depths": (4, 8, 16, 32),
+        "train_sigmas": 7, "train_steps": 100, "train_early_steps": 25, "train_width": 32,
+        "train_replicates": 4
+    },
+    "default": {"width": 1000, "n_nets": 40, "n_layers": 20, "circle_width": 1000,
+        "circle_points": 500, "circle_nets": 16, "circle_layers": 20, "grid": 100, "xi_grid": 61,
+        "sweep_points": 13, "sweep_width": 500, "sweep_layers": 40, "sweep_nets": 400,
+        "train_depths": (8, 11, 16, 23, 32, 45, 64, 90), "train_sigmas": 10, "train_steps": 300,
+        "train_early_steps": 75, "train_width": 64, "train_replicates": 5
+    },
+    "paper": {"width": 1000, "n_nets": 200, "n_layers": 30, "circle_width": 1000,
+        "circle_points": 500, "circle_nets": 50, "circle_layers": 30, "grid": 200, "xi_grid": 121,
+        "sweep_points": 25, "sweep_width": 1000, "sweep_layers": 60, "sweep_nets": 200,
+        "train_depths": (8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256), "train_sigmas": 16,
+        "train_steps": 3000, "train_early_steps": 750, "train_width": 300, "train_replicates": 4
+    },
 }
 params = resolve_from(SCALES, scale, globals())
 study.check_checkpoint(params["train_early_steps"], params["train_steps"], "train_early_steps")

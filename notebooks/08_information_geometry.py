@@ -90,24 +90,27 @@ from layerwise.tables import estimate_formats, estimates_frame
 
 # %%
 SCALES = {
-    "ci": dict(fr_depths=[1, 2, 3], fr_widths=[8, 16], fr_n=32, hidden=12, n_train=200,
-               train_steps=600, lr=1e-2, target_loss=1e-3, alphas=[0.01, 0.1, 1, 10, 100],
-               lanczos_iter=20, sharp_draws=8, sharp_sigma=0.05, kfac_n=150, kfac_units=5,
-               kfac_seeds=5, ng_nets=5, rand_fractions=[0.0, 1.0], rand_seeds=2, rand_hidden=32,
-               rand_steps=1500, rand_budget=500, tangent_pairs=4),
-    "default": dict(fr_depths=[1, 2, 3, 4, 5], fr_widths=[8, 32, 64], fr_n=64, hidden=32,
-                    n_train=500, train_steps=2000, lr=1e-2, target_loss=1e-3,
-                    alphas=[0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], lanczos_iter=30,
-                    sharp_draws=32, sharp_sigma=0.05, kfac_n=300, kfac_units=6, kfac_seeds=6,
-                    ng_nets=6, rand_fractions=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0], rand_seeds=8,
-                    rand_hidden=64, rand_steps=4000, rand_budget=500, tangent_pairs=16),
-    "paper": dict(fr_depths=[1, 2, 3, 4, 5, 6], fr_widths=[8, 32, 64, 128], fr_n=128, hidden=64,
-                  n_train=1500, train_steps=5000, lr=1e-2, target_loss=1e-3,
-                  alphas=[0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], lanczos_iter=50,
-                  sharp_draws=128, sharp_sigma=0.05, kfac_n=1000, kfac_units=8, kfac_seeds=8,
-                  ng_nets=8, rand_fractions=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-                  rand_seeds=10, rand_hidden=128, rand_steps=10000, rand_budget=2000,
-                  tangent_pairs=64),
+    "ci": {"fr_depths": [1, 2, 3], "fr_widths": [8, 16], "fr_n": 32, "hidden": 12, "n_train": 200,
+        "train_steps": 600, "lr": 0.01, "target_loss": 0.001, "alphas": [0.01, 0.1, 1, 10, 100],
+        "lanczos_iter": 20, "sharp_draws": 8, "sharp_sigma": 0.05, "kfac_n": 150, "kfac_units": 5,
+        "kfac_seeds": 5, "ng_nets": 5, "rand_fractions": [0.0, 1.0], "rand_seeds": 2,
+        "rand_hidden": 32, "rand_steps": 1500, "rand_budget": 500, "tangent_pairs": 4
+    },
+    "default": {"fr_depths": [1, 2, 3, 4, 5], "fr_widths": [8, 32, 64], "fr_n": 64, "hidden": 32,
+        "n_train": 500, "train_steps": 2000, "lr": 0.01, "target_loss": 0.001,
+        "alphas": [0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], "lanczos_iter": 30,
+        "sharp_draws": 32, "sharp_sigma": 0.05, "kfac_n": 300, "kfac_units": 6, "kfac_seeds": 6,
+        "ng_nets": 6, "rand_fractions": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0], "rand_seeds": 8,
+        "rand_hidden": 64, "rand_steps": 4000, "rand_budget": 500, "tangent_pairs": 16
+    },
+    "paper": {"fr_depths": [1, 2, 3, 4, 5, 6], "fr_widths": [8, 32, 64, 128], "fr_n": 128,
+        "hidden": 64, "n_train": 1500, "train_steps": 5000, "lr": 0.01, "target_loss": 0.001,
+        "alphas": [0.01, 0.0316, 0.1, 0.316, 1, 3.16, 10, 31.6, 100], "lanczos_iter": 50,
+        "sharp_draws": 128, "sharp_sigma": 0.05, "kfac_n": 1000, "kfac_units": 8, "kfac_seeds": 8,
+        "ng_nets": 8, "rand_fractions": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+        "rand_seeds": 10, "rand_hidden": 128, "rand_steps": 10_000, "rand_budget": 2000,
+        "tangent_pairs": 64
+    },
 }
 params = study.check_params(resolve_from(SCALES, scale, globals()))  # validated before any work
 ch = Chapter("08_information_geometry", scale=scale, seed=seed, device=device, params=params)

@@ -165,103 +165,29 @@ def notebook_defaults(nb_path: Path) -> dict[str, Any]:
     return out
 
 
-class _NotStatic(Exception):
-    """An expression that :func:`_static` does not evaluate."""
-
-
-_BINOPS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-
-
-def _static(node: ast.AST, env: dict[str, Any]) -> Any:
-    """Evaluate a literal-like expression (literals, displays, names bound earlier, arithmetic,
-    ``dict(k=v)``) without executing any code; raise :class:`_NotStatic` on anything else."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, (ast.List, ast.Tuple)):
-        items = [_static(e, env) for e in node.elts]
-        return items if isinstance(node, ast.List) else tuple(items)
-    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
-        return {_static(k, env): _static(v, env) for k, v in zip(node.keys, node.values)}
-    if isinstance(node, ast.Name) and node.id in env:
-        return env[node.id]
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "dict"
-        and not node.args
-    ):
-        out: dict[str, Any] = {}
-        for k in node.keywords:  # dict(a=1, **SHARED): a ``**`` keyword merges a static dict
-            value = _static(k.value, env)
-            if k.arg is None and not isinstance(value, dict):
-                raise _NotStatic
-            out.update(value if k.arg is None else {k.arg: value})
-        return out
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _static(node.operand, env)
-        return -v if isinstance(node.op, ast.USub) else +v
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        a, b = _static(node.left, env), _static(node.right, env)
-        try:
-            if isinstance(node.op, (ast.Pow, ast.Mult)) and abs(b) > (
-                64 if isinstance(node.op, ast.Pow) else 10**4
-            ):
-                raise _NotStatic  # no huge numbers or lists from a notebook's source
-            return _BINOPS[type(node.op)](a, b)
-        except (TypeError, ArithmeticError, ValueError):
-            raise _NotStatic from None
-    raise _NotStatic
-
-
 def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
-    """The chapter's scale table ``{scale: {name: value}}``, read from the notebook's code without
-    running it: the first argument of its ``resolve_from(TABLE, scale, globals())`` call, evaluated
-    from the top-level assignments before it (literals, names,
-    arithmetic, ``dict(...)``).  ``{}`` when the table cannot be read that way."""
+    """The chapter's scale table ``{scale: {name: value}}``: the literal ``SCALES = {...}``
+    assignment of the notebook's code, read as data with :func:`ast.literal_eval` (nothing runs).
+    ``{}`` when the notebook has no such literal table."""
     cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
-    env: dict[str, Any] = {}
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
-        src = "".join(cell.get("source", ""))
-        src = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
         try:
-            tree = ast.parse(src)
-        except SyntaxError:
+            tree = ast.parse("".join(cell.get("source", "")))
+        except SyntaxError:  # a cell with IPython magics holds no scale table
             continue
         for stmt in tree.body:
-            for node in ast.walk(stmt):
-                func = getattr(node, "func", None)
-                called = (getattr(func, "id", None), getattr(func, "attr", None))
-                if (
-                    isinstance(node, ast.Call)
-                    and "resolve_from" in called
-                    and node.args
-                    and isinstance(node.args[0], ast.Name)
-                ):
-                    table = env.get(node.args[0].id)
-                    ok = isinstance(table, dict) and all(
-                        isinstance(r, dict) for r in table.values()
-                    )
-                    return table if ok else {}
             if (
                 isinstance(stmt, ast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
+                and [getattr(t, "id", None) for t in stmt.targets] == ["SCALES"]
             ):
-                name = stmt.targets[0].id
                 try:
-                    env[name] = _static(stmt.value, env)
-                except _NotStatic:
-                    env.pop(name, None)
+                    table = ast.literal_eval(stmt.value)
+                except ValueError:
+                    return {}
+                ok = isinstance(table, dict) and all(isinstance(r, dict) for r in table.values())
+                return table if ok else {}
     return {}
 
 
