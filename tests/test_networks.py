@@ -302,10 +302,12 @@ def test_epoch_sampling_sees_every_example_once_per_epoch():
         n=23,
         batch=5,
         generator=g,
-        on_epoch=epochs.append,
+        callback=lambda t, _loss: epochs.append(t // 5) if t % 5 == 0 else None,
     )
     assert (
-        epochs == [1, 2, 3] and len(hist) == 3 * 5 and [len(s) for s in seen[:5]] == [5, 5, 5, 5, 3]
+        epochs == [0, 1, 2, 3]
+        and len(hist) == 3 * 5
+        and [len(s) for s in seen[:5]] == [5, 5, 5, 5, 3]
     )
     ref = torch.Generator().manual_seed(5)
     for e in range(3):
@@ -313,6 +315,60 @@ def test_epoch_sampling_sees_every_example_once_per_epoch():
         assert torch.equal(ep, torch.randperm(23, generator=ref)) and sorted(ep.tolist()) == list(
             range(23)
         )
+
+
+def test_callback_sees_every_state_and_can_stop():
+    # callback(t, loss) after t updates: the recorded loss, then None after the last update
+    X, Y = _regression(n=10)
+    p = nw.init_mlp([3, 2], seed=1)
+    seen = []
+    hist = nw.train(
+        p,
+        lambda idx: ((nw.forward(p, X) - Y) ** 2).mean(),
+        lr=0.01,
+        steps=4,
+        callback=lambda t, loss: seen.append((t, loss)),
+    )
+    assert [t for t, _ in seen] == [0, 1, 2, 3, 4] and seen[-1][1] is None
+    assert [loss for _, loss in seen[:-1]] == hist.tolist()
+    # stopping at t = 2: three losses recorded, two updates, no final call
+    q = nw.init_mlp([3, 2], seed=1)
+    calls = []
+    h = nw.train(
+        q,
+        lambda idx: ((nw.forward(q, X) - Y) ** 2).mean(),
+        lr=0.01,
+        steps=4,
+        callback=lambda t, loss: calls.append(t) or t == 2,
+    )
+    assert calls == [0, 1, 2] and len(h) == 3
+    r = nw.init_mlp([3, 2], seed=1)
+    nw.train(r, lambda idx: ((nw.forward(r, X) - Y) ** 2).mean(), lr=0.01, steps=2)
+    for k in q:
+        assert torch.equal(q[k], r[k])
+
+
+def test_permutation_sampling_walks_each_networks_own_permutation():
+    n, batch, K = 11, 4, 3
+    p = nw.init_mlp([3, 2], seed=0, n_nets=K)
+    X, Y = _regression(n=n)
+    seen = []
+
+    def loss(idx):
+        seen.append(idx.clone())
+        return ((nw.forward(p, X[idx]) - Y[idx]) ** 2).sum()
+
+    g = torch.Generator().manual_seed(9)
+    nw.train(
+        p, loss, lr=0.01, sampling="permutations", steps=5, n=n, batch=batch, n_nets=K, generator=g
+    )
+    assert all(s.shape == (K, batch) for s in seen)
+    ref = torch.Generator().manual_seed(9)
+    for start in (0, 2, 4):  # two full batches per pass, the remainder of 3 dropped
+        perm = torch.argsort(torch.rand(K, n, generator=ref), dim=1)
+        got = torch.cat(seen[start : start + 2], dim=1)
+        assert torch.equal(got, perm[:, : got.shape[1]])
+        assert all(len(set(row.tolist())) == got.shape[1] for row in got)
 
 
 def test_stacked_networks_train_independently():

@@ -21,7 +21,7 @@ each function's contract (the chapters' results are cached by it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ ACTIVATIONS = ("relu", "leaky_relu", "tanh")
 #: Orders of the initial draws (see :func:`init_mlp`).
 DRAW_ORDERS = ("layer", "weights_first")
 OPTIMIZERS = ("sgd", "adam")
-SAMPLINGS = ("full", "epochs", "replacement")
+SAMPLINGS = ("full", "epochs", "replacement", "permutations")
 
 Params = dict[str, torch.Tensor]
 
@@ -292,9 +292,10 @@ def train(
     epochs: int | None = None,
     n: int | None = None,
     batch: int | None = None,
+    n_nets: int = 1,
     generator: torch.Generator | None = None,
     target_loss: float | None = None,
-    on_epoch: Callable[[int], None] | None = None,
+    callback: Callable[[int, Any], bool | None] | None = None,
     device: str | torch.device = "cpu",
 ) -> np.ndarray:
     """Train ``params`` in place by gradient descent (``"sgd"``) or Adam on ``loss(idx)``.
@@ -305,14 +306,21 @@ def train(
 
     * ``"full"``: ``steps`` full-batch steps;
     * ``"epochs"``: ``epochs`` passes over a fresh permutation of
-      the ``n`` examples (``torch.randperm`` on ``generator``) in mini-batches of ``batch``;
-      ``on_epoch(e)`` runs after pass e = 1, 2, …;
+      the ``n`` examples (``torch.randperm`` on ``generator``) in mini-batches of ``batch``, the
+      last one of a pass possibly smaller;
     * ``"replacement"``: ``steps`` mini-batches of ``batch`` indices drawn with replacement
-      (``torch.randint`` on ``generator``).
+      (``torch.randint`` on ``generator``);
+    * ``"permutations"``: ``steps`` mini-batches of indices (``n_nets``, ``batch``), each of
+      ``n_nets`` stacked networks walking through its own random permutation of the ``n``
+      examples (``argsort`` of ``torch.rand(n_nets, n)`` on ``generator``), a fresh one per pass;
+      a pass's last incomplete batch is dropped.
 
-    Each step: zero the gradients, evaluate the loss, record it, stop if every loss is
-    ≤ ``target_loss`` (before the step), back-propagate, step.  Returns the recorded losses
-    (float64, one row per step); the parameters come back without ``requires_grad``."""
+    Each step: zero the gradients, evaluate the loss, record it, call ``callback``, stop if every
+    loss is ≤ ``target_loss`` or the callback returns True (before the update), back-propagate,
+    update.  ``callback(t, loss)`` sees the parameters after t updates, t = 0, 1, …: with the
+    loss just recorded at them, and once more, with ``loss`` None, after the last update of a
+    run that was not stopped.  Returns the recorded losses (float64, one row per step); the
+    parameters come back without ``requires_grad``."""
     check_positive("lr", lr)
     check_choice("optimizer", optimizer, OPTIMIZERS)
     check_choice("sampling", sampling, SAMPLINGS)
@@ -326,6 +334,9 @@ def train(
         n, batch = check_positive_int("n", n), check_positive_int("batch", batch)
         if generator is None:
             raise ParameterError(f"sampling={sampling!r} needs a torch.Generator")
+    n_nets = check_positive_int("n_nets", n_nets)
+    if sampling == "permutations" and batch > n:
+        raise ParameterError(f"batch={batch} must be <= n={n} for sampling='permutations'")
     tensors = list(params.values())
     for p in tensors:
         p.requires_grad_(True)
@@ -341,32 +352,48 @@ def train(
             else value.detach().cpu().numpy().astype(np.float64)
         )
         hist.append(rec)
-        if target_loss is not None and np.all(np.asarray(rec) <= target_loss):
+        stop = callback is not None and bool(callback(len(hist) - 1, rec))
+        if stop or (target_loss is not None and np.all(np.asarray(rec) <= target_loss)):
             return False
         (value if value.ndim == 0 else value.sum()).backward()
         opt.step()
         return True
 
-    if sampling == "full":
-        for _ in range(steps):
-            if not step(None):
-                break
-    elif sampling == "replacement":
-        for _ in range(steps):
-            if not step(torch.randint(n, (batch,), generator=generator).to(device)):
-                break
+    for idx in _batches(sampling, steps, epochs, n, batch, n_nets, generator):
+        if not step(None if idx is None else idx.to(device)):
+            break
     else:
-        done = False
-        for ep in range(1, epochs + 1):
-            perm = torch.randperm(n, generator=generator)
-            for i in range(0, n, batch):
-                if not step(perm[i : i + batch].to(device)):
-                    done = True
-                    break
-            if done:
-                break
-            if on_epoch is not None:
-                on_epoch(ep)
+        if callback is not None:
+            callback(len(hist), None)
     for p in tensors:
         p.requires_grad_(False)
     return np.asarray(hist, dtype=np.float64)
+
+
+def _batches(
+    sampling: str,
+    steps: int | None,
+    epochs: int | None,
+    n: int | None,
+    batch: int | None,
+    n_nets: int,
+    generator: torch.Generator | None,
+) -> Iterator[torch.Tensor | None]:
+    """The mini-batches of :func:`train`'s ``sampling``, drawn lazily from ``generator``."""
+    if sampling == "full":
+        yield from (None for _ in range(steps))
+    elif sampling == "replacement":
+        for _ in range(steps):
+            yield torch.randint(n, (batch,), generator=generator)
+    elif sampling == "epochs":
+        for _ in range(epochs):
+            perm = torch.randperm(n, generator=generator)
+            for i in range(0, n, batch):
+                yield perm[i : i + batch]
+    else:
+        perm, pos = None, n
+        for _ in range(steps):
+            if pos + batch > n:  # a fresh permutation per network and pass
+                perm, pos = torch.argsort(torch.rand(n_nets, n, generator=generator), dim=1), 0
+            yield perm[:, pos : pos + batch]
+            pos += batch

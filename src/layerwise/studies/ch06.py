@@ -151,10 +151,15 @@ def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs:
             rec["crossings"].append([len(line_breakpoints(w, X[i], X[j])) for i, j in pairs])
             rec["dist"].append(boundary_distance(w, X[pairs.ravel()]))
 
-    record(0)
+    per_epoch = -(-len(Xt) // batch)  # steps per pass
+
+    def at_step(t: int, _loss: Any) -> None:
+        if t % per_epoch == 0 and t // per_epoch in ck:
+            record(t // per_epoch)
+
     train(net, lambda idx: torch.nn.functional.cross_entropy(net_forward(net, Xt[idx]), yt[idx]),
           lr=lr, optimizer="adam", sampling="epochs", epochs=epochs, n=len(Xt), batch=batch,
-          generator=g, on_epoch=lambda ep: record(ep) if ep in ck else None)
+          generator=g, callback=at_step)
     flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
     return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
 
@@ -1036,25 +1041,14 @@ def train_step_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *,
             w = [(W[k], b[k]) for W, b in layers]
             counts[k, :, t] = [count_regions(w, p) for p in planes[k]]
 
-    tensors = list(net.values())
-    for p in tensors:
-        p.requires_grad_(True)
-    opt = torch.optim.Adam(tensors, lr=lr)
-    perm, pos = None, len(X)
-    record(0)
-    for t in range(1, int(ck[-1]) + 1):
-        if pos + batch > len(X):  # a fresh permutation per network and pass
-            perm, pos = torch.argsort(torch.rand(K, len(X), generator=gen), dim=1), 0
-        idx = perm[:, pos: pos + batch]
-        pos += batch
+    def loss(idx: torch.Tensor) -> torch.Tensor:  # idx (K, batch): each network its own rows
         out = net_forward(net, Xt[idx])  # (K, batch, classes)
-        loss = torch.nn.functional.cross_entropy(out.reshape(-1, n_cls), yt[idx].reshape(-1),
+        return torch.nn.functional.cross_entropy(out.reshape(-1, n_cls), yt[idx].reshape(-1),
                                                  reduction="sum") / batch
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if t in ck:
-            record(int(np.searchsorted(ck, t)))
+
+    train(net, loss, lr=lr, optimizer="adam", sampling="permutations", steps=int(ck[-1]),
+          n=len(X), batch=batch, n_nets=K, generator=gen,
+          callback=lambda t, _loss: record(int(np.searchsorted(ck, t))) if t in ck else None)
     with torch.no_grad():
         acc = (net_forward(net, Xt).argmax(-1) == yt).double().mean(1).numpy()
     return {"steps": ck, "count": counts, "acc": acc}
