@@ -124,30 +124,6 @@ def test_unknown_chapter_names_the_available_ones():
     assert list(runner.select(["7"], ROOT)) == ["07"]
 
 
-def test_progress_lines_follow_the_kernel_reports(tmp_path, capsys):
-    """Block reports of ``$LAYERWISE_PROGRESS`` (start / block / end, tab-separated) become one line
-    per block off a terminal; malformed lines are skipped; a second poll reads only what is new."""
-    from layerwise.runner import _Progress
-
-    f = tmp_path / "progress"
-    f.write_text("start\t03.fig2_hist\t3\nnot a report\nblock\t03.fig2_hist\t1\n")
-    prog = _Progress(f, "03_demo")
-    prog.poll()
-    f.write_text(f.read_text() + "block\t03.fig2_hist\t2\nend\t03.fig2_hist\t3\n")
-    prog.poll()
-    prog.poll()
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[0] == "[layerwise]   fig2_hist: 3 simulation block(s)"
-    assert [ln.split(",")[0] for ln in lines[1:3]] == [
-        "[layerwise]   fig2_hist: block 2/3",
-        "[layerwise]   fig2_hist: block 3/3",
-    ]
-    assert lines[3].startswith("[layerwise]   fig2_hist: 3 block(s) done in ") and lines[
-        3
-    ].endswith(" s")
-    assert len(lines) == 4
-
-
 def _tiny_repo(tmp_path: Path, body: str) -> Path:
     """A repository with one chapter notebook: a parameters cell and ``body``."""
     import nbformat
@@ -168,17 +144,22 @@ def _tiny_repo(tmp_path: Path, body: str) -> Path:
     return root
 
 
-def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch):
+def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch, capfd):
     """papermill runs the notebook in a child process with the parameters injected and
-    ``$LAYERWISE_RESULTS`` set; the executed copy gets the execution header."""
+    ``$LAYERWISE_RESULTS`` set; the executed copy gets the execution header; the terminal shows
+    papermill's bar over the chapter's cells and what the kernel writes to stderr (the bar of a
+    block run)."""
     import nbformat
 
     from layerwise import runner
 
     write = (
         "import json, os, pathlib\n"
+        "from layerwise.store import ResultsStore\n"
         "d = pathlib.Path(os.environ['LAYERWISE_RESULTS']) / scale\n"
         "d.mkdir(parents=True, exist_ok=True)\n"
+        "ResultsStore(d / 'store').get_or_compute_blocks('01_tiny.sims', {}, 3, lambda i: "
+        "{'v': [i]}, code_version='t', progress=True)\n"
         "(d / '01_tiny.json').write_text(json.dumps({'claims': [], 'params': {'width': "
         "width}, 'seed': seed}))\n"
         "print(width * 2)"
@@ -201,6 +182,9 @@ def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch):
         and "Parameters: `width=21`" in got.cells[1].source
     )
     assert "seed 4" in got.cells[1].source
+    err = capfd.readouterr().err
+    assert re.search(r"01_tiny: .*\| [0-4]/4 ", err), err  # the cells, papermill's injected too
+    assert re.search(r"sims: .*\| [0-3]/3 ", err), err  # the kernel's block bar
     assert any(
         o.get("text", "").strip() == "42"
         for c in got.cells
@@ -841,20 +825,3 @@ def test_the_whole_book_prints_to_a_pdf(ci_book):
         firsts = [next((line for line in p.splitlines() if line.strip()), "") for p in pages]
         starts = {int(m[1]) for line in firsts if (m := re.match(r"(\d)\. \S", line))}
         assert starts == set(range(1, len(CHAPTERS) + 1)), "each chapter starts on a new page"
-
-
-def test_progress_lines_show_the_cluster_counts_of_a_dask_run(tmp_path, capsys):
-    """``units`` reports of a Dask block run (done / running / queued, time left) replace the
-    runner's own estimate in the next block line; a malformed one is skipped."""
-    from layerwise.executor import unit_counts
-    from layerwise.runner import _Progress
-
-    c = unit_counts(4, 1, 0, {"w": 1}, {"w": 1}, finished_here=1, elapsed_s=5)
-    f = tmp_path / "progress"
-    f.write_text(
-        f"start\t04.conv\t4\nunits\t04.conv\t{c.encode()}\nunits\t04.conv\t1 2\nblock\t04.conv\t1\n"
-    )
-    _Progress(f, "04_demo").poll()
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[1].startswith("[layerwise]   conv: block 2/4, ")
-    assert lines[1].endswith("done 1/4 · running 1 · queued 2 · ≈ 15 s left") and len(lines) == 2

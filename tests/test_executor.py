@@ -425,7 +425,7 @@ def test_cached_units_refuses_a_function_workers_cannot_import(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# One LocalCluster for a whole book run; cluster-wide progress of a block run
+# One LocalCluster for a whole book run; progress of a block run on the cluster
 # ----------------------------------------------------------------------------------------------
 def _reachable(address: str) -> bool:
     import socket
@@ -500,58 +500,30 @@ def test_a_given_scheduler_or_the_local_executor_starts_no_cluster(monkeypatch):
         assert address is None
 
 
-def test_unit_counts_follow_the_scheduler_view_and_the_run_rate():
-    # worker a: 3 of our units assigned, 1 thread -> 1 runs; worker b: 1 assigned, 2 threads -> 1
-    c = ex.unit_counts(10, 3, 0, {"a": 3, "b": 1}, {"a": 1, "b": 2}, finished_here=2, elapsed_s=10)
-    assert (c.done, c.running, c.queued, c.failed) == (3, 2, 5, 0)
-    assert c.eta_s == pytest.approx(10 / 2 * 7)  # 5 s per unit, 7 units left
-    # running never exceeds what is left; no unit finished in this run: no time left yet
-    c = ex.unit_counts(4, 3, 0, {"a": 5}, {"a": 4}, finished_here=0, elapsed_s=3)
-    assert (c.running, c.queued, c.eta_s) == (1, 0, None)
-    # a worker unknown to nthreads counts as one thread; failed units are neither running nor queued
-    c = ex.unit_counts(6, 1, 1, {"x": 3}, {}, finished_here=1, elapsed_s=2)
-    assert (c.running, c.queued, c.eta_s) == (1, 3, pytest.approx(8.0))
-    assert ex.UnitCounts.decode(c.encode()) == c
-    assert (
-        ex.UnitCounts.decode(
-            ex.unit_counts(2, 0, 0, {}, {}, finished_here=0, elapsed_s=0).encode()
-        ).eta_s
-        is None
-    )
-    assert ex.format_counts(c) == "done 1/6 · running 1 · queued 3 · failed 1 · ≈ 8 s left"
-    with pytest.raises(ParameterError, match="done \\+ failed <= total"):
-        ex.unit_counts(3, 3, 1, {}, {}, finished_here=0, elapsed_s=0)
-
-
-def test_a_dask_block_run_reports_units_done_running_queued(tmp_path, monkeypatch, on_dask):
+def test_a_dask_block_run_shows_one_bar_of_its_units_and_resumes(tmp_path, capsys, on_dask):
+    """A block run on the cluster shows one tqdm bar of the units done, starting from those found
+    in the store, which are not sent again."""
     from layerwise import store as st
-
-    report = tmp_path / "progress"
-    monkeypatch.setenv("LAYERWISE_PROGRESS", str(report))
-    monkeypatch.setattr(st, "CLUSTER_PROGRESS_S", 0.2)
 
     def slow(i: int) -> dict:
         import time as t
 
-        t.sleep(0.6)
+        t.sleep(0.3)
         return {"v": np.full(2, i)}
 
     s = st.ResultsStore(tmp_path / "store")
     s.get_or_compute(
-        "slow.block", st.block_config({"n": 1}, 6, 0), lambda: slow(0), code_version="t"
+        "05.slow.block", st.block_config({"n": 1}, 6, 0), lambda: slow(0), code_version="t"
     )  # one unit already stored
-    entry = s.get_or_compute_blocks("slow", {"n": 1}, 6, slow, code_version="t", executor=on_dask)
+    capsys.readouterr()
+    s.events.clear()
+    entry = s.get_or_compute_blocks(
+        "05.slow", {"n": 1}, 6, slow, code_version="t", executor=on_dask, progress=True
+    )
     np.testing.assert_array_equal(entry.arrays["v"], np.repeat(np.arange(6), 2))
-    units = [
-        ex.UnitCounts.decode(ln.split("\t")[2])
-        for ln in report.read_text().splitlines()
-        if ln.startswith("units\t")
-    ]
-    assert len(units) >= 3
-    assert all(u.total == 6 and u.done + u.running + u.queued + u.failed == 6 for u in units)
-    assert all(u.done >= 1 for u in units) and all(u.running <= 2 for u in units)
-    assert [u.done for u in units] == sorted(u.done for u in units)
-    assert units[0].queued > 0 and any(u.eta_s is not None for u in units)
+    err = capsys.readouterr().err
+    assert "slow:  17%|" in err and "| 1/6 " in err, err  # the bar starts at the stored unit
+    assert len(_block_computations(s)) == 5
 
 
 def test_local_cluster_workers_keep_glibc_heap_trimming_and_leave_our_environment_alone(client):

@@ -18,8 +18,8 @@ trainability cells through ``Chapter.cached_units``) go through one seam,
 arguments (the book runner sets them for the chapter kernels from ``--executor``/``--scheduler``,
 make from ``EXECUTOR=``/``SCHEDULER=``; with no scheduler the runner starts one
 :func:`local_cluster` for the whole run, :func:`shared_scheduler`, and gives the chapters its
-address). :func:`unit_counts` turns the scheduler's view into units done / running / queued and the
-time left, shown on the runner's terminal. A worker runs a unit through :func:`run_unit`, which
+address). :func:`map_units` maps the missing units onto the cluster and yields them as they
+complete. A worker runs a unit through :func:`run_unit`, which
 first compares the fingerprint of the worker's ``layerwise`` source
 (:func:`layerwise.provenance.fingerprint_of`) with the client's, sent with the task, and refuses to
 compute when they differ (:class:`CodeMismatch`): results keyed on one version of the code are
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import os
 import platform
 import signal
@@ -305,75 +304,6 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
-@dataclasses.dataclass(frozen=True)
-class UnitCounts:
-    """Where the units of one block run stand across the cluster: ``done`` (stored, including
-    those found in the store), ``running`` (on a worker thread), ``queued`` (waiting for one),
-    ``failed``, of ``total``; ``eta_s`` the time left (``None`` until a unit has finished here)."""
-
-    total: int
-    done: int
-    running: int
-    queued: int
-    failed: int
-    eta_s: float | None
-
-    def encode(self) -> str:
-        """The counts as one field of a progress report: ``total done running queued failed eta``
-        (``eta`` −1 when unknown)."""
-        eta = -1.0 if self.eta_s is None else self.eta_s
-        return f"{self.total} {self.done} {self.running} {self.queued} {self.failed} {eta:.1f}"
-
-    @classmethod
-    def decode(cls, text: str) -> "UnitCounts":
-        """The inverse of :meth:`encode`; ``ValueError`` on anything else."""
-        total, done, running, queued, failed, eta = text.split()
-        e = float(eta)
-        return cls(
-            int(total), int(done), int(running), int(queued), int(failed), None if e < 0 else e
-        )
-
-
-def unit_counts(
-    total: int,
-    done: int,
-    failed: int,
-    processing: Mapping[str, int],
-    nthreads: Mapping[str, int],
-    *,
-    finished_here: int,
-    elapsed_s: float,
-) -> UnitCounts:
-    """Units done / running / queued and the time left, from the scheduler's view.
-
-    ``processing[w]`` is the number of this run's unfinished units the scheduler has assigned to
-    worker ``w`` (``Client.processing()``), ``nthreads[w]`` its threads (``Client.nthreads()``): a
-    worker runs at most ``nthreads[w]`` of them at once, the rest wait in its queue, so
-    ``running = Σ_w min(processing[w], nthreads[w])`` (at most the units not done or failed) and
-    ``queued`` is the remainder.  The time left extrapolates the rate of this run:
-    ``eta = elapsed_s / finished_here × (total − done − failed)``, ``None`` before the first unit
-    finished here (units found in the store say nothing about the rate)."""
-    if min(total, done, failed, finished_here) < 0 or done + failed > total:
-        raise ParameterError(
-            f"counts total={total}, done={done}, failed={failed}, finished_here={finished_here} "
-            "must be non-negative with done + failed <= total"
-        )
-    left = total - done - failed
-    running = min(left, sum(min(int(n), int(nthreads.get(w, 1))) for w, n in processing.items()))
-    eta = None if finished_here == 0 else max(elapsed_s, 0.0) / finished_here * left
-    return UnitCounts(total, done, running, left - running, failed, eta)
-
-
-def format_counts(c: UnitCounts) -> str:
-    """``done 3/10 · running 2 · queued 5 · ≈ 40 s left`` (what the progress bar shows)."""
-    parts = [f"done {c.done}/{c.total}", f"running {c.running}", f"queued {c.queued}"]
-    if c.failed:
-        parts.append(f"failed {c.failed}")
-    if c.eta_s is not None:
-        parts.append(f"≈ {c.eta_s:.0f} s left")
-    return " · ".join(parts)
-
-
 def workers_modules(code: str | Sequence[str] | None) -> str | tuple[str, ...]:
     """The module(s) whose source a unit's result depends on (``None``: the whole package)."""
     return all_modules() if code is None else (code if isinstance(code, str) else tuple(code))
@@ -384,48 +314,87 @@ def client_fingerprint(code: str | Sequence[str] | None) -> str:
     return fingerprint_of(workers_modules(code))[0]
 
 
+def timed(
+    func: Callable[[int], Mapping[str, Any]], i: int
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``func(i)`` as arrays, and ``{"wall_time_s", "worker"}`` (this machine's host name)."""
+    t0 = time.perf_counter()
+    arrays = {k: np.asarray(v) for k, v in func(i).items()}
+    return arrays, {"wall_time_s": time.perf_counter() - t0, "worker": platform.node()}
+
+
 def run_unit(
     func: Callable[[int], Mapping[str, Any]],
     i: int,
     code: str | Sequence[str] | None,
     expected: str,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """What a worker runs for unit ``i``: check that its code is the client's, then ``func(i)``.
-
-    Returns the unit's arrays and ``{"wall_time_s", "worker"}`` (the worker's host name).  Raises
-    :class:`CodeMismatch` before computing anything when the worker's fingerprint of ``code``
-    differs from ``expected``, the client's."""
+    """What a worker runs for unit ``i``: check that its code is the client's, then
+    :func:`timed` ``func(i)``.  Raises :class:`CodeMismatch` before computing anything when the
+    worker's fingerprint of ``code`` differs from ``expected``, the client's."""
     got = fingerprint_of(workers_modules(code))[0]
     if got != expected:
         raise CodeMismatch(
             f"worker {platform.node()} runs layerwise code {got[:12]}, the client {expected[:12]}: "
-            "refusing to mix "
-            "results from different code — install the same commit on the workers (pip install -e "
-            "'.[dask]' "
-            "in a checkout of the client's commit) and restart them"
+            "refusing to mix results from different code — install the same commit on the "
+            "workers (pip install -e '.[dask]' in a checkout of the client's commit) and restart "
+            "them"
         )
-    t0 = time.perf_counter()
-    arrays = {k: np.asarray(v) for k, v in func(i).items()}
-    return arrays, {"wall_time_s": time.perf_counter() - t0, "worker": platform.node()}
+    return timed(func, i)
+
+
+def map_units(
+    client: Any,
+    func: Callable[[int], Mapping[str, Any]],
+    todo: Sequence[int],
+    *,
+    name: str,
+    code: str | Sequence[str] | None,
+) -> Iterator[tuple[int, dict[str, np.ndarray], dict[str, Any]]]:
+    """``(i, arrays, info)`` of :func:`run_unit` for every unit ``i`` of ``todo``, mapped onto the
+    cluster at once (``Client.map``) and yielded as they complete (``as_completed``).  ``client``
+    may be a function returning one, called now.  Closing the generator early (an error, Ctrl-C)
+    cancels the units still queued."""
+    import functools
+    import uuid
+
+    from distributed import as_completed
+
+    if not hasattr(client, "submit"):
+        client = client()  # the factory: connect now that there is work
+    unit = functools.partial(run_unit, func, code=code, expected=client_fingerprint(code))
+    run = uuid.uuid4().hex[:8]
+    keys = [f"{name}.block-{i}-{run}" for i in todo]
+    futures = client.map(unit, todo, key=keys, pure=False, retries=2)
+    index = dict(zip(keys, todo))
+    pending = set(futures)
+    try:
+        for fut in as_completed(futures, loop=client.loop):
+            arrays, info = fut.result()
+            pending.discard(fut)
+            fut.release()
+            yield index[fut.key], arrays, info
+    finally:
+        if pending:
+            client.cancel(list(pending))
 
 
 __all__: Sequence[str] = (
     "CONNECT_TIMEOUT_S",
     "EXECUTORS",
     "CodeMismatch",
-    "UnitCounts",
     "check_executor",
     "client_fingerprint",
     "close_all",
     "connect",
-    "format_counts",
     "kernel_environ",
+    "map_units",
     "local_cluster",
     "require_distributed",
     "restore_environ",
     "resolve_executor",
     "run_unit",
+    "timed",
     "settings",
     "shared_scheduler",
-    "unit_counts",
 )

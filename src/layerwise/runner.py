@@ -2,10 +2,11 @@
 
 :func:`run_chapter` executes ``notebooks/NN_topic.ipynb`` with papermill's Python API
 (``papermill.execute_notebook``, in a child process so that a time limit can stop it) into
-``book/chapters/NN_topic.ipynb``, shows the simulation blocks its kernel reports
-(:class:`_Progress`), raises :class:`ChapterFailed` with the failing cell's traceback, and hands
-the executed copy to :func:`layerwise.pages.decorate` for the page.  :func:`check_pairs` verifies
-that every ``.ipynb`` that papermill executes matches its jupytext ``.py`` source.
+``book/chapters/NN_topic.ipynb`` — papermill's progress bar and the kernel's stderr (the block bars
+of :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`) on the terminal — raises
+:class:`ChapterFailed` with the failing cell's traceback, and hands the executed copy to
+:func:`layerwise.pages.decorate` for the page.  :func:`check_pairs` verifies that every
+``.ipynb`` that papermill executes matches its jupytext ``.py`` source.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .executor import UnitCounts, format_counts, kernel_environ
+from .executor import kernel_environ
 from .params import ParameterError, check_like
 from .paths import repo_root, results_root
 
@@ -220,97 +221,12 @@ def check_pairs(root: Path | None = None) -> list[str]:
     return bad
 
 
-class _Progress:
-    """Shows, on the runner's terminal, the block progress a chapter's kernel reports through
-    ``$LAYERWISE_PROGRESS`` (see :class:`layerwise.store.ProgressFile`): a tqdm bar with the time
-    left on a terminal, a line per block otherwise."""
-
-    def __init__(self, path: Path, chapter: str):
-        self.path, self.chapter, self.pos, self.bar, self.tty = (
-            path,
-            chapter,
-            0,
-            None,
-            sys.stderr.isatty(),
-        )
-        self.t0 = 0.0
-        self.units: UnitCounts | None = None
-
-    def poll(self) -> None:
-        if not self.path.exists():
-            return
-        with open(self.path, encoding="utf-8") as f:
-            f.seek(self.pos)
-            lines = f.readlines()
-            self.pos = f.tell()
-        for line in lines:
-            try:
-                event, name, n = line.rstrip("\n").split("\t")
-                value = UnitCounts.decode(n) if event == "units" else int(n)
-            except ValueError:
-                continue
-            if isinstance(value, UnitCounts):
-                self._units(value)
-            else:
-                self._event(event, name.split(".", 1)[-1], value)
-
-    def _units(self, counts: "UnitCounts") -> None:
-        """A Dask run's units done / running / queued and time left: the bar's postfix on a
-        terminal, else added to the next block line."""
-        self.units = counts
-        if self.bar is not None:
-            self.bar.set_postfix_str(format_counts(counts))
-
-    def _event(self, event: str, name: str, n: int) -> None:
-        if event == "start":
-            self.close()
-            self.units = None
-            self.t0, self.total = time.perf_counter(), n
-            if self.tty:
-                from tqdm import tqdm
-
-                self.bar = tqdm(
-                    total=n,
-                    desc=f"[layerwise]   {name}",
-                    unit="block",
-                    file=sys.stderr,
-                    leave=False,
-                )
-            else:
-                print(f"[layerwise]   {name}: {n} simulation block(s)", file=sys.stderr, flush=True)
-        elif event == "block":
-            if self.bar is not None:
-                self.bar.update(n - self.bar.n)
-            else:
-                el = time.perf_counter() - self.t0
-                left = f"≈ {el / n * (self.total - n):.0f} s left"
-                if self.units is not None:  # on a Dask cluster: what the kernel's client sees
-                    left = format_counts(self.units)
-                print(
-                    f"[layerwise]   {name}: block {n + 1}/{self.total}, {el:.0f} s so far, {left}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        elif event == "end":
-            if self.bar is None:  # off a terminal: one line with the run's wall time
-                print(
-                    f"[layerwise]   {name}: {n} block(s) done in "
-                    f"{time.perf_counter() - self.t0:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
 def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
     """Execute notebook ``nb`` into ``out`` with ``params`` injected (papermill's Python API); what
-    the child process of :func:`run_chapter` runs.  Returns 0, or :data:`CELL_FAILED` after writing
-    ``CELL<TAB>count<TAB>error<TAB>value`` and the cell's traceback to stderr."""
+    the child process of :func:`run_chapter` runs.  papermill's progress bar over the cells and
+    the kernel's stderr (its block bars, warnings) go to this process's stdout, which
+    :func:`run_chapter` connects to its own stderr.  Returns 0, or :data:`CELL_FAILED` after
+    writing ``CELL<TAB>count<TAB>error<TAB>value`` and the cell's traceback to stderr."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -321,8 +237,8 @@ def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
             parameters=params,
             cwd=cwd,
             kernel_name="python3",
-            progress_bar=False,
-            log_output=False,
+            progress_bar={"desc": Path(nb).stem, "file": sys.stdout, "leave": False},
+            stderr_file=sys.stdout,
         )
     except PapermillExecutionError as e:
         print("CELL", e.exec_count, e.ename, e.evalue, sep="\t", file=sys.stderr)
@@ -348,7 +264,7 @@ def run_chapter(
     """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
 
     The executed copy goes to ``executed_dir`` (default ``book/chapters/``), results to
-    ``$LAYERWISE_RESULTS`` (default ``results/``); simulation blocks are reported on stderr.  The
+    ``$LAYERWISE_RESULTS`` (default ``results/``); progress bars go to stderr.  The
     executed copy is then shaped for the page (:func:`layerwise.pages.decorate`).  ``executor`` and
     ``scheduler`` (validated by the caller, :func:`layerwise.executor.check_executor`) become the
     kernel's ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER``; left out, the caller's are
@@ -361,51 +277,37 @@ def run_chapter(
     out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
     results_dir = results_root(root)
-    with tempfile.TemporaryDirectory(prefix="layerwise-") as tmp:
-        progress_file = Path(tmp) / "progress"
-        env = {
-            **kernel_environ(),  # not the single-thread settings a LocalCluster here wrote
-            "LAYERWISE_RESULTS": str(results_dir),
-            "PYTHONHASHSEED": "0",
-            "LAYERWISE_PROGRESS": str(progress_file),
-        }
-        if executor is not None:
-            env["LAYERWISE_EXECUTOR"] = executor
-            if scheduler:
-                env["LAYERWISE_SCHEDULER"] = scheduler
-            else:
-                env.pop("LAYERWISE_SCHEDULER", None)
-        arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
-        started = time.time()
-        errlog = Path(tmp) / "stderr"
-        progress = _Progress(progress_file, nb.stem)
-        with open(errlog, "w") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "layerwise.runner", arg],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                text=True,
-            )
-            try:
-                while proc.poll() is None:
-                    progress.poll()
-                    if timeout is not None and time.time() - started > timeout:
-                        proc.kill()
-                        proc.wait()
-                        raise ChapterFailed(
-                            f"chapter {nb.stem} at scale {scale} exceeded its time "
-                            f"limit of {timeout:.0f} s"
-                        )
-                    time.sleep(0.25)
-            except KeyboardInterrupt:  # Ctrl-C: stop the chapter; the command line says so
-                proc.kill()
-                proc.wait()
-                raise
-            finally:
-                progress.poll()
-                progress.close()
-        detail = errlog.read_text()
+    env = {
+        **kernel_environ(),  # not the single-thread settings a LocalCluster here wrote
+        "LAYERWISE_RESULTS": str(results_dir),
+        "PYTHONHASHSEED": "0",
+    }
+    if executor is not None:
+        env["LAYERWISE_EXECUTOR"] = executor
+        if scheduler:
+            env["LAYERWISE_SCHEDULER"] = scheduler
+        else:
+            env.pop("LAYERWISE_SCHEDULER", None)
+    arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
+    started = time.time()
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+        # the child's stdout (progress bars, the kernel's stderr) is this process's stderr
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "layerwise.runner", arg], env=env, stdout=2, stderr=err
+        )
+        try:
+            proc.wait(timeout=timeout)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:  # Ctrl-C: stop the chapter
+            proc.kill()
+            proc.wait()
+            print(file=sys.stderr)  # end the progress bar's line
+            if isinstance(exc, KeyboardInterrupt):
+                raise  # the command line says so in one line
+            raise ChapterFailed(
+                f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s"
+            ) from None
+        err.seek(0)
+        detail = err.read()
     if proc.returncode != 0:
         detail = re.sub(r"\x1b\[[0-9;]*m", "", detail.strip())  # strip ANSI colours from tracebacks
         head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+from .executor import map_units, timed
 from .params import ParameterError, check_positive_int
 
 ArrayDict = dict[str, np.ndarray]
@@ -63,48 +65,6 @@ def block_config(config: Mapping[str, Any], n_blocks: int, index: int) -> dict[s
             "config must not hold 'block_index' or 'n_blocks': the store adds them"
         )
     return {**config, "n_blocks": n_blocks, "block_index": index}
-
-
-class ProgressFile:
-    """Progress of block runs for whoever executes the notebook (the book runner's terminal).
-
-    The runner sets ``$LAYERWISE_PROGRESS`` to a file; the kernel appends one tab-separated line per
-    event (``start NAME N``, ``block NAME I`` when block I starts, ``end NAME N``) and the runner
-    shows them as a progress bar with an estimate of the time left.  Without the variable nothing is
-    written."""
-
-    def __init__(self, path: str | None):
-        self.path = path
-
-    @classmethod
-    def from_env(cls) -> "ProgressFile":
-        return cls(os.environ.get("LAYERWISE_PROGRESS") or None)
-
-    def write(self, event: str, name: str, n: int) -> None:
-        if self.path:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(f"{event}\t{name}\t{int(n)}\n")
-
-    def write_units(self, name: str, counts: Any) -> None:
-        """``units NAME COUNTS``: where a block run on a Dask cluster stands
-        (:class:`layerwise.executor.UnitCounts`, encoded)."""
-        if self.path:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(f"units\t{name}\t{counts.encode()}\n")
-
-
-#: Seconds between two reports of a Dask block run's units done / running / queued.
-CLUSTER_PROGRESS_S = 2.0
-
-
-def _bar(it: Any, progress: bool, name: str, **kw: Any) -> Any:
-    """A tqdm bar over ``it`` named ``name`` when ``progress`` (else ``it`` itself, or ``None``
-    for a bar without an iterable)."""
-    if not progress:
-        return it
-    from tqdm.auto import tqdm
-
-    return tqdm(it, desc=name, leave=False, **kw)
 
 
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
@@ -292,13 +252,12 @@ class ResultsStore:
         record) are the same in every block: they are checked to be identical and kept once
         instead of concatenated.
 
-        ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the blocks
-        here, one after the other; a ``distributed.Client`` (or a function returning one, called
-        only when a block is missing: a fully cached run connects to nothing) gets every block not
-        yet in the store as a task (``compute_block`` travels with it, pickled; ``code`` names the
-        modules whose source the worker must share with this process, default the whole package) and
-        each block is stored as it arrives.  Either way the blocks are assembled in order, so the
-        result is the same.
+        ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the missing
+        blocks here, one after the other; a ``distributed.Client`` (or a function returning one,
+        called only when a block is missing: a fully cached run connects to nothing) gets them as
+        tasks (:func:`layerwise.executor.map_units`).  Either way each block is stored as it
+        arrives and the blocks are assembled in order, so the result is the same.  ``progress``: a
+        tqdm bar of the blocks on stderr (on a cluster, of the units done there).
         """
         n_blocks = check_positive_int("n_blocks", n_blocks)
         full_cfg = {**config, "n_blocks": n_blocks}
@@ -306,120 +265,38 @@ class ResultsStore:
         if entry is not None:
             return entry
         self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
-        report = ProgressFile.from_env()
-        report.write("start", name, n_blocks)
         saved = {"code_version": code_version, "code_modules": code_modules, "device": device}
-        if executor is None:
-            blocks = []
-            for i in _bar(range(n_blocks), progress, name):
-                if i:
-                    report.write("block", name, i)
-                cfg_i, compute = block_config(config, n_blocks, i), lambda i=i: compute_block(i)
-                blocks.append(self.get_or_compute(f"{name}.block", cfg_i, compute, **saved))
+        cfgs = [block_config(config, n_blocks, i) for i in range(n_blocks)]
+        blocks = {i: self.load(f"{name}.block", c, code_version) for i, c in enumerate(cfgs)}
+        todo = [i for i, e in blocks.items() if e is None]
+        if executor is None or not todo:
+            units = ((i, *timed(compute_block, i)) for i in todo)
         else:
-            blocks = self._blocks_on(
-                executor, name, config, n_blocks, compute_block, report, progress, code, **saved
-            )
-        report.write("end", name, n_blocks)
-        return self._assemble(name, full_cfg, blocks, shared=shared, **saved)
-
-    def _blocks_on(
-        self,
-        client: Any,
-        name: str,
-        config: Mapping[str, Any],
-        n_blocks: int,
-        compute_block: Callable[[int], Mapping[str, Any]],
-        report: ProgressFile,
-        progress: bool,
-        code: str | Sequence[str] | None,
-        *,
-        code_version: str,
-        code_modules: Sequence[str],
-        device: str,
-    ) -> list[Entry]:
-        """The blocks of :meth:`get_or_compute_blocks` through a ``distributed.Client``: the ones in
-        the store are loaded, the others mapped onto the cluster at once (``Client.map``) and each
-        saved as soon as it completes (``as_completed``: an interrupted run loses only the blocks
-        still in flight, which are cancelled).  After each block and every
-        :data:`CLUSTER_PROGRESS_S` seconds, the units done / running / queued and the time left
-        (:func:`layerwise.executor.unit_counts`) go to ``report`` and the bar."""
-        import functools
-        import uuid
-
-        from distributed import as_completed
-
-        from . import executor as ex
-
-        done: dict[int, Entry] = {}
-        for i in range(n_blocks):
-            e = self.load(f"{name}.block", block_config(config, n_blocks, i), code_version)
-            if e is not None:
-                done[i] = e
-        todo = [i for i in range(n_blocks) if i not in done]
-        bar = _bar(None, progress, name, total=n_blocks, initial=len(done), unit="block")
-        futures: dict[Any, int] = {}
-        try:
-            if todo:
-                if not hasattr(client, "submit"):
-                    client = client()  # the factory: connect now that there is work
-                unit = functools.partial(
-                    ex.run_unit, compute_block, code=code, expected=ex.client_fingerprint(code)
+            units = map_units(executor, compute_block, todo, name=name, code=code)
+        bar = tqdm(
+            total=n_blocks,
+            initial=n_blocks - len(todo),
+            desc=name.split(".", 1)[-1],
+            unit="block",
+            leave=False,
+            disable=not progress,
+        )
+        with bar, contextlib.closing(units):  # an error or Ctrl-C withdraws queued units
+            for i, arrays, info in units:
+                key = config_key(f"{name}.block", cfgs[i], code_version)
+                self.events.append(("miss", f"{name}.block", key))
+                blocks[i] = self.save(
+                    f"{name}.block",
+                    cfgs[i],
+                    code_version,
+                    arrays,
+                    device=device,
+                    code_modules=list(code_modules),
+                    **info,
                 )
-                run = uuid.uuid4().hex[:8]
-                keys = [f"{name}.block-{i}-{run}" for i in todo]
-                futures = dict(zip(client.map(unit, todo, key=keys, pure=False, retries=2), todo))
-                pending = as_completed(list(futures), loop=client.loop)
-            cached, t0, next_report = len(done), time.perf_counter(), 0.0
-            while futures:
-                fut = next(pending) if pending.has_ready() else None
-                if fut is not None:
-                    i = futures.pop(fut)
-                    arrays, info = fut.result()
-                    fut.release()
-                    cfg_i = block_config(config, n_blocks, i)
-                    key = config_key(f"{name}.block", cfg_i, code_version)
-                    self.events.append(("miss", f"{name}.block", key))
-                    done[i] = self.save(
-                        f"{name}.block",
-                        cfg_i,
-                        code_version,
-                        arrays,
-                        device=device,
-                        wall_time_s=info["wall_time_s"],
-                        worker=info["worker"],
-                        code_modules=list(code_modules),
-                    )
-                    if bar is not None:
-                        bar.update(1)
-                if futures and (fut is not None or time.perf_counter() >= next_report):
-                    with contextlib.suppress(Exception):  # the cluster gone: .result() says why
-                        mine = {
-                            w: sum(k in keys for k in ks) for w, ks in client.processing().items()
-                        }
-                        c = ex.unit_counts(
-                            n_blocks,
-                            len(done),
-                            0,
-                            mine,
-                            client.nthreads(),
-                            finished_here=len(done) - cached,
-                            elapsed_s=time.perf_counter() - t0,
-                        )
-                        report.write_units(name, c)
-                        if bar is not None:
-                            bar.set_postfix_str(ex.format_counts(c))
-                    next_report = time.perf_counter() + CLUSTER_PROGRESS_S
-                    if fut is not None:
-                        report.write("block", name, len(done))
-                elif fut is None:
-                    time.sleep(0.05)
-        finally:
-            if futures:  # an error (or an interrupt): withdraw what is still queued
-                client.cancel(list(futures))
-            if bar is not None:
-                bar.close()
-        return [done[i] for i in range(n_blocks)]
+                bar.update()
+        done = [blocks[i] for i in range(n_blocks)]
+        return self._assemble(name, full_cfg, done, shared=shared, **saved)
 
     def _assemble(
         self,
