@@ -214,8 +214,17 @@ def test_malformed_claims_are_refused(kw):
 
 
 def test_kind_is_required():
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match="claim c: give kind="):
         Ledger("ci").claim("c", "s", measured=1.0, reference=1.0, tol=0.0, why="w", source="s")
+
+
+def test_an_unknown_claim_keyword_is_refused_naming_it_and_the_allowed_ones():
+    with pytest.raises(ParameterError, match="tolerance is not a claim keyword; choose from: "):
+        make(measured=1.0, reference=1.0, tolerance=0.1)
+    with pytest.raises(ParameterError, match="replicates\\['paper'\\]=0 must be a whole number"):
+        make(measured=1.0, reference=1.0, tol=0.1, replicates={"paper": 0})
+    with pytest.raises(ParameterError, match="scale"):
+        make(measured=1.0, reference=1.0, tol=0.1, replicates={"huge": 3})
 
 
 def test_duplicate_ids_are_refused():
@@ -814,7 +823,7 @@ def test_a_combined_standard_error_is_shown_with_its_two_parts():
     assert record["reference_se"] == 2.4 and record["se"] == pytest.approx(math.hypot(own, 2.4))
     split = claims.se_split(record)
     assert split == f"ours {claims.fmt_se(own)} and the authors' 2.4, combined"
-    assert html.escape(split) in led.to_html() and split in c.uncertainty()
+    assert html.escape(split) in led.to_html()
     plain = led.claim(
         "p",
         "plain",
@@ -1030,7 +1039,7 @@ def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
     assert unconfirmed_reason(bad) == "the reference control failed"
     assert unconfirmed_reason(full) == ""
     line = led.summary()
-    assert "4 failed: 1 is a finding, 3 not findings until their controls pass" in line
+    assert "4 failed: 1 is a finding, 3 are not findings until their controls pass" in line
     page = led.to_html()
     assert page.count("Not a finding:") == 3 and page.count("A finding: it survived") == 1
     assert "✗ reference control: authors&#x27; arrays fail it too" in page
@@ -1138,3 +1147,116 @@ def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
                   alternative=(0.0, "zero"))
     text = outcomes_sentence([c.to_json() for c in led.claims], "default")
     assert "Inconclusive: y is 2; regions grow like N² (Depth 2, Depth 6)." in text
+
+
+# --- the scorecard row: interval, rule in words, what the next scale can do (#46) -------------
+def _cells(page: str, claim_id: str) -> str:
+    """The row of ``claim_id`` on a scorecard, without its folded details."""
+    import re
+
+    row = re.search(rf'<tr id="claim-{claim_id}"[^>]*>(.*?)</tr>', page, re.S).group(1)
+    return re.sub(r"<details>.*?</details>", "", row, flags=re.S)
+
+
+def test_the_interval_is_in_the_row_itself_not_only_in_the_folded_details():
+    from layerwise.stats import estimate, interval_estimate
+
+    led = Ledger("ci")
+    e = estimate([1.0, 1.2, 0.9, 1.1, 1.0])
+    lo, hi = e.bounds(0.99)
+    make(led, id="se", measured=e, reference=1.0, tol=0.5)
+    make(led, id="boot", measured=interval_estimate(0.5, 0.25, 0.75), reference=0.0,
+         comparison="ge")
+    make(led, id="exact", measured=0.5, reference=0.0, comparison="ge")
+    page = led.to_html()
+    num = _cells(page, "se").split('class="lw-num"')[1]
+    assert f'<span class="lw-ci">99 % [{claims.fmt(lo)}, {claims.fmt(hi)}]</span>' in num
+    assert '<span class="lw-ci">99 % [0.25, 0.75]</span>' in _cells(page, "boot")
+    assert "lw-ci" not in _cells(page, "exact")  # a value without uncertainty has no interval
+
+
+#: Every comparison the ledger has, a rule of it and the words the scorecard says it in.
+RULES_IN_WORDS = {
+    "abs": (dict(reference=-1.0, tol=0.5), "within 0.5 of −1", "|x − (−1)| ≤ 0.5"),
+    "rel": (dict(reference=2.0, tol=0.05), "within 5 % of 2", "|x − 2| ≤ 0.05·|2|"),
+    "le": (dict(reference=0.0, tol=0.1), "at most 0.1", "x ≤ 0.1"),
+    "ge": (dict(reference=1.0), "at least 1", "x ≥ 1"),
+    "between": (dict(reference=(0.5, 3.0)), "between 0.5 and 3", "0.5 ≤ x ≤ 3"),
+    "true": (dict(), "true", "x is true"),
+}
+
+
+def test_rules_are_said_in_words_for_every_comparison():
+    from layerwise.scorecard import rule_words
+
+    assert set(RULES_IN_WORDS) == set(claims.COMPARISONS)  # a new kind of rule needs its words
+    led = Ledger("ci")
+    for comparison, (kw, words, formula) in RULES_IN_WORDS.items():
+        measured = True if comparison == "true" else 0.0
+        c = make(led, id=comparison, measured=measured, comparison=comparison, **kw).to_json()
+        assert (rule_words(c), c["rule"]) == (words, formula)
+        page = led.to_html()
+        assert f'<span class="lw-rule">expected {html.escape(words)}</span>' in _cells(
+            page, comparison)
+        assert f"Rule: {html.escape(words)}" in page
+    assert rule_words({"rule": "x ≤ 3"}) == "x ≤ 3"  # a record from before comparisons
+    eq = make(led, id="eq", measured=1.0, reference=1.0, tol=0.0).to_json()
+    assert rule_words(eq) == "equal to 1"
+
+
+def test_a_deferred_claim_says_whether_its_scale_can_decide_it_from_the_row_s_own_count():
+    from layerwise.stats import estimate
+
+    values = [0.9, 1.4, 0.7, 1.3, 1.1, 0.6]  # mean 1.0 against "at least 0.6": undecided at ci
+    e = estimate(values)
+    need = claims.replicates_to_decide(e.mean, e.se, e.n, (0.6, math.inf))
+    assert need is not None and need > e.n
+    rows = {}
+    for name, runs in (("enough", need), ("short", need - 1), ("unknown", None)):
+        led = Ledger("ci")
+        rep = {"paper": runs} if runs else None
+        c = make(led, id=name, measured=e, reference=0.6, comparison="ge", min_scale="paper",
+                 replicates=rep).to_json()
+        assert c["status"] == "skipped" and c["replicates_to_decide"] == need
+        rows[name] = _cells(led.to_html(), name)
+    assert (f"Decided at <code>paper</code> if this mean and spread hold: needs ≈ {need} "
+            f"replicates, <code>paper</code> runs {need}." in rows["enough"])
+    assert (f"May stay undecided at <code>paper</code>: needs ≈ {need} replicates, "
+            f"<code>paper</code> runs {need - 1}." in rows["short"])
+    assert f"≈ {need} replicates would decide it (now {e.n})." in rows["unknown"]
+    assert "Decided at" not in rows["short"] and "May stay" not in rows["enough"]
+
+
+def test_the_count_of_replicates_is_the_estimate_s_own_n():
+    """An estimate whose degrees of freedom are not n − 1 (a Welch difference) still says how many
+    replicates it has: the scorecard's "(now n)" and the search start from its n."""
+    from layerwise.stats import Estimate
+
+    e = Estimate(mean=1.0, se=0.3, dof=4.5, n=8)
+    c = make(measured=e, reference=0.8, comparison="ge").to_json()
+    assert c["n"] == 8 and c["status"] == "inconclusive"
+    assert c["replicates_to_decide"] == claims.replicates_to_decide(1.0, 0.3, 8, (0.8, math.inf))
+    from layerwise.scorecard import deciding_words
+
+    assert deciding_words(c).endswith("(now 8).")
+
+
+def test_the_summary_words_each_kind_of_failure_for_what_it_is():
+    from layerwise.claims import Control
+    from layerwise.scorecard import summary_of
+
+    three = [Control(k, True) for k in ("reference", "estimator", "conditions")]
+    carried = [Control("reference", True), Control("conditions", False, "input differs")]
+    led = Ledger("default")
+    _failing(led, "found", three)
+    _failing(led, "carried", carried)
+    _failing(led, "open", [Control("reference", True)])
+    line = summary_of(led.records())
+    assert ("3 failed: 1 is a finding, 1 is a paper's result carried to our conditions, 1 is not "
+            "a finding until its controls pass" in line)
+    only = Ledger("default")
+    _failing(only, "c1", carried)
+    _failing(only, "c2", carried)
+    line = summary_of(only.records())
+    assert "2 failed: papers' results carried to our conditions" in line
+    assert "until their controls pass" not in line and "finding" not in line

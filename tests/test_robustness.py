@@ -54,9 +54,13 @@ def test_table_counts_outcomes_and_flags_failures_flips_crashes_and_missing_clai
     text = rb.table_markdown(t)
     assert "3 runs, 4 claims: 2 failed in some run, 1 flipped between pass and fail" in text
     assert (
-        "| 07_x/a | reproduces | 2 | 1 | 0 | 0 | native-s1 | flip |" in text
+        '<tr class="lw-flip"><td>07_x/a</td><td>reproduces</td><td>2</td><td>1</td><td>0</td>'
+        "<td>0</td><td>native-s1</td><td>flip</td></tr>" in text
         and "- 06_y: avx2-s0" in text
     )
+    # one row per claim that varied or failed, under the scorecard's own table template
+    assert text.count("<tr") == 1 + 3 and '<table class="lw-dash lw-robustness">' in text
+    assert "<th>claim</th><th>kind</th><th>pass</th><th>fail</th>" in text
 
 
 def test_a_clean_sweep_reports_nothing_to_fix(tmp_path):
@@ -64,7 +68,7 @@ def test_a_clean_sweep_reports_nothing_to_fix(tmp_path):
         _run(tmp_path, label, {"01_z": {"a": "pass", "b": "skipped"}})
     t = rb.tabulate(rb.load_runs(tmp_path, "ci"))
     assert t["flagged"] == t["flips"] == t["varying"] == [] and t["crashes"] == {}
-    assert "| (none) |" in rb.table_markdown(t)
+    assert '<td colspan="8">(none)</td>' in rb.table_markdown(t)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ and tracked evidence from other machines (SPEC §1 "Claims ledger and scorecard"
   page's cards (``book/_generated/summary.md``, included by ``book/intro.md``).
 
 Totals come from :func:`layerwise.claims.tally` over the same JSON records the chapters' scorecards
-were drawn from, so the dashboard, the landing page and every scorecard agree.
+were drawn from, so the dashboard, the landing page and every scorecard agree; the tables are the
+scorecard's own template (:mod:`layerwise.htmltable`).
 """
 
 from __future__ import annotations
@@ -22,22 +23,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .claims import (
-    KINDS,
-    LABELS,
-    count_findings,
-    fmt,
-    is_finding,
-    not_a_finding_means,
-    summary_of,
-    tally,
-    tally_outcomes,
-    unconfirmed_reason,
-    undiscriminated,
-)
+from .claims import KINDS, count_findings, is_finding, tally, tally_outcomes, undiscriminated
+from .formatting import fmt
+from .htmltable import SCROLL_CLASS, Cell, Row, markup, table_html
 from .params import SCALES, ParameterError, check_scale
 from .paths import repo_root, results_root
 from .provenance import git_commit
+from .scorecard import LABELS, not_a_finding_means, summary_of, unconfirmed_reason
 
 EVIDENCE_DIR = "evidence"
 SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
@@ -48,7 +40,7 @@ SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
 # ----------------------------------------------------------------------------------------------
 #: The theme's scroll container: a table with many runs scrolls inside the column on a phone
 #: instead of widening the page.
-SCROLL = '<div class="pst-scrollable-table-container">'
+SCROLL = f'<div class="{SCROLL_CLASS}">'
 
 
 def chapter_titles(root: Path) -> dict[str, str]:
@@ -229,30 +221,22 @@ def write_dashboard(root: Path | None = None) -> Path:
         out.write_text("\n".join(lines) + "\n")
         return out
     chapters = sorted({ch for r in runs for ch in r["chapters"]})
-    head = "".join(f"<th>{html.escape(r['label'])}</th>" for r in runs)
+    head = [r["label"] for r in runs]
     rows = []
     for ch in chapters:
-        cells = "".join(
-            f"<td>{_kind_cell(r['chapters'][ch]['claims'])}<br>"
-            f"<small>{r['chapters'][ch]['wall_time_s']:.0f} s</small></td>"
-            if ch in r["chapters"]
-            else "<td><small>not run</small></td>"
-            for r in runs
-        )
         link = f'<a href="chapters/{ch}.html">{html.escape(titles.get(ch, ch))}</a>'
-        rows.append(f"<tr><td>{link}</td>{cells}</tr>")
-    totals = []
-    for r in runs:
-        claims = [c for d in r["chapters"].values() for c in d["claims"]]
-        totals.append(f"<td><b>{_kind_cell(claims)}</b></td>")
-    rows.append(f"<tr><td><b>whole book</b></td>{''.join(totals)}</tr>")
-    lines += [
-        "## Summary",
-        "",
-        f'{SCROLL}<table class="lw-dash"><thead><tr><th>chapter</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>",
-        "",
-    ]
+        rows.append(Row([markup(link)] + [
+            markup(f"{_kind_cell(r['chapters'][ch]['claims'])}<br>"
+                   f"<small>{r['chapters'][ch]['wall_time_s']:.0f} s</small>")
+            if ch in r["chapters"] else markup("<small>not run</small>")
+            for r in runs
+        ]))
+    rows.append(Row([markup("<b>whole book</b>")] + [
+        markup(f"<b>{_kind_cell([c for d in r['chapters'].values() for c in d['claims']])}</b>")
+        for r in runs
+    ]))
+    lines += ["## Summary", "", table_html(["chapter", *head], rows, cls="lw-dash", scroll=True),
+              ""]
     evid = [r for r in runs if r["where"] != "build"]
     if evid:
         lines += ["### Evidence runs", ""]
@@ -275,24 +259,15 @@ def write_dashboard(root: Path | None = None) -> Path:
         body = []
         for cid, d in ids.items():
             c = d["c"]
-            cells = "".join(
-                f'<td title="{html.escape(LABELS[d[i]["status"]])}">{SYMBOLS[d[i]["status"]]} '
-                f"{html.escape(fmt(d[i]['measured']))}</td>"
-                if i in d
-                else "<td></td>"
-                for i in range(len(runs))
-            )
             href = f"chapters/{ch}.html#claim-{html.escape(cid)}"
-            link = f'<a href="{href}">{html.escape(c["statement"])}</a>'
-            body.append(
-                f"<tr><td>{link}<br><small>{html.escape(c.get('kind', 'checks'))} · "
-                f"{html.escape(c['source'])}</small></td>{cells}</tr>"
-            )
-        lines += [
-            f'{SCROLL}<table class="lw-dash"><thead><tr><th>claim</th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>",
-            "",
-        ]
+            link = (f'<a href="{href}">{html.escape(c["statement"])}</a><br><small>'
+                    f"{html.escape(c.get('kind', 'checks'))} · {html.escape(c['source'])}</small>")
+            body.append(Row([markup(link)] + [
+                Cell(f"{SYMBOLS[d[i]['status']]} {fmt(d[i]['measured'])}",
+                     title=LABELS[d[i]["status"]]) if i in d else Cell()
+                for i in range(len(runs))
+            ]))
+        lines += [table_html(["claim", *head], body, cls="lw-dash", scroll=True), ""]
     out = root / "book" / "dashboard.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")

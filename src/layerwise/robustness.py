@@ -23,11 +23,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .claims import OUTCOMES
+from .htmltable import Cell, Row, table_html
 from .params import ParameterError, check_choice, check_scale
 from .provenance import git_commit
 
 #: Kernel sets: name → the value of ``ATEN_CPU_CAPABILITY`` (None: the machine's own choice).
 KERNELS: dict[str, str | None] = {"native": None, "avx2": "avx2"}
+
+#: The columns of the table of claims whose outcome varied or failed.
+COLUMNS = ("claim", "kind", *OUTCOMES, "failed in", "flag")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -211,10 +216,7 @@ def tabulate(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     flips = sorted(
         k for k, r in rows.items() if r["counts"].get("pass") and r["counts"].get("fail")
     )
-    totals = {
-        s: sum(r["counts"].get(s, 0) for r in rows.values())
-        for s in ("pass", "fail", "inconclusive", "skipped")
-    }
+    totals = {s: sum(r["counts"].get(s, 0) for r in rows.values()) for s in OUTCOMES}
     varying = sorted(k for k, r in rows.items() if len(r["counts"]) > 1)
     commits = sorted({c for run in runs.values() for c in run.get("commits", [])})
     return {
@@ -242,7 +244,8 @@ def summary_line(table: Mapping[str, Any]) -> str:
 
 
 def table_markdown(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: the summary, then one row per claim whose outcome varied or failed."""
+    """The table as Markdown: the summary, then one row per claim whose outcome varied or failed
+    (the book's table template, :mod:`layerwise.htmltable`)."""
     lines = [
         "# Robustness of the scorecard",
         "",
@@ -260,25 +263,17 @@ def table_markdown(table: Mapping[str, Any]) -> str:
             + [""]
         )
     shown = sorted(set(table["varying"]) | set(table["flagged"]))
-    lines += [
-        "## Claims whose outcome varied or failed",
-        "",
-        "| claim | kind | pass | fail | inconclusive | skipped | failed in | flag |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    rows = []
     for key in shown:
         r = table["claims"][key]
         flag = "flip" if key in table["flips"] else ("fail" if key in table["flagged"] else "")
         failed = ", ".join(r["failed_in"][:6]) + (" …" if len(r["failed_in"]) > 6 else "")
-        lines.append(
-            f"| {key} | {r['kind']} | "
-            + " | ".join(
-                str(r["counts"].get(s, 0)) for s in ("pass", "fail", "inconclusive", "skipped")
-            )
-            + f" | {failed} | {flag} |"
-        )
+        counts = [str(r["counts"].get(s, 0)) for s in OUTCOMES]
+        rows.append(Row([key, r["kind"], *counts, failed, flag], cls=f"lw-{flag}" if flag else ""))
     if not shown:
-        lines.append("| (none) | | | | | | | |")
+        rows.append(Row([Cell("(none)", colspan=len(COLUMNS))]))
+    lines += ["## Claims whose outcome varied or failed", "",
+              table_html(COLUMNS, rows, cls="lw-dash lw-robustness", scroll=True)]
     lines += [
         "",
         "Every other claim had the same outcome in every run (totals over all runs: "

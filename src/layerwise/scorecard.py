@@ -1,0 +1,502 @@
+"""The claims ledger rendered (:mod:`layerwise.claims` is the model): each chapter's scorecard,
+the one-line summaries of the headers, landing page and dashboard, the sentence a chapter's "What
+we found" ends with, and the rules, intervals and outcomes in words — all from the ledger's JSON
+records, so that every page counts and words a claim alike."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .claims import (
+    CONTROL_KINDS,
+    KINDS,
+    count_failures,
+    is_carried,
+    is_finding,
+    tally,
+    undiscriminated,
+)
+from .formatting import fmt, fmt_se
+from .htmltable import Cell, Row, markup, table_html
+
+LABELS = {
+    "pass": "✓ pass",
+    "fail": "✗ fail",
+    "inconclusive": "? inconclusive",
+    "skipped": "○ skipped",
+}
+
+#: The scorecard's table per kind: its title.
+TITLES = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested",
+          "checks": "Checks"}
+
+
+def join_and(words: Iterable[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+# ----------------------------------------------------------------------------------------------
+# A claim in words
+# ----------------------------------------------------------------------------------------------
+def unconfirmed_reason(c: Mapping[str, Any]) -> str:
+    """Why a failing claim record is not a finding: the controls missing or failed, in words
+    ('' for a finding or a claim that does not fail)."""
+    if c.get("status") != "fail" or is_finding(c):
+        return ""
+    passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
+    failed = [k for k in CONTROL_KINDS if passed.get(k) is False]
+    missing = [k for k in CONTROL_KINDS if k not in passed]
+    parts = []
+    if failed:
+        parts.append(f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed")
+    if missing:
+        parts.append(f"no {join_and(missing, 'or')} control")
+    return "; ".join(parts)
+
+
+def not_a_finding_means(c: Mapping[str, Any]) -> str:
+    """What a failing claim that is not a finding stands for: the paper's result carried to
+    conditions measured to differ (its conditions control failed), or a suspected artefact of our
+    own set-up until its controls pass."""
+    if is_carried(c):
+        return ("the paper's result carried to our conditions, which the run measured to matter, "
+                "not a failed reproduction")
+    return "a suspected artefact of our own set-up until its controls pass"
+
+
+def rules_out(c: Mapping[str, Any]) -> str:
+    """What a claim record's pass rules out, in words ('' when it does not pass, or rules
+    out nothing)."""
+    alt = c.get("alternative")
+    if c.get("kind") == "checks" or c.get("status") != "pass" or not alt or not c.get(
+        "discriminates"
+    ):
+        return ""
+    v = alt.get("value")
+    return f"rules out {alt['label']}" + (
+        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})"
+    )
+
+
+def rule_words(c: Mapping[str, Any]) -> str:
+    """A claim record's rule in words: "within 0.5 of −1", "within 5 % of 2", "at most 0",
+    "at least 1", "between 0.5 and 3", "equal to 1", "true" (the formula when the record has no
+    comparison)."""
+    comparison = c.get("comparison")
+    r, t = c.get("reference"), float(c.get("tolerance") or 0.0)
+    words = {
+        "abs": lambda: f"within {fmt(t)} of {fmt(r)}" if t else f"equal to {fmt(r)}",
+        "rel": lambda: f"within {fmt(100 * t)} % of {fmt(r)}" if t else f"equal to {fmt(r)}",
+        "le": lambda: f"at most {fmt(r + t)}",
+        "ge": lambda: f"at least {fmt(r - t)}",
+        "between": lambda: f"between {fmt(r[0])} and {fmt(r[1])}",
+        "true": lambda: "true",
+    }
+    return words[comparison]() if comparison in words else c.get("rule", "")
+
+
+def interval_words(c: Mapping[str, Any]) -> str:
+    """A claim record's confidence interval in words — level, law, bounds — or '' without one."""
+    if c.get("interval") is None:
+        return ""
+    lo, hi = c["interval"]
+    if c.get("se") is None:
+        law = "as computed"
+    else:
+        law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
+    return f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
+
+
+def se_split(c: Mapping[str, Any]) -> str:
+    """For a claim record whose SE combines ours with a published one (``reference_se``, see
+    :func:`layerwise.stats.versus_reference`): the two parts, √(ours² + theirs²), in words;
+    '' otherwise."""
+    ref, se = c.get("reference_se"), c.get("se")
+    if ref is None or se is None:
+        return ""
+    ours = math.sqrt(max(float(se) ** 2 - float(ref) ** 2, 0.0))
+    return f"ours {fmt_se(ours)} and the authors' {fmt_se(ref)}, combined"
+
+
+def lean_words(c: Mapping[str, Any]) -> str:
+    """How a skipped claim's numbers at this scale would be graded, in words."""
+    lean = c.get("lean")
+    word = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}.get(
+        lean, ""
+    )
+    return f"At this scale it {word}." if word else ""
+
+
+def replicates_now(c: Mapping[str, Any]) -> int | None:
+    """The replicates behind a claim record's standard error (its ``n``, else dof + 1)."""
+    if c.get("n") is not None:
+        return int(c["n"])
+    return None if c.get("dof") is None else int(c["dof"]) + 1
+
+
+def deciding_words(c: Mapping[str, Any]) -> str:
+    """For an undecided claim whose uncertainty is over replicates: how many would decide it at
+    this mean and spread (``replicates_to_decide``) — for a claim graded only at a larger scale
+    whose replicates there are recorded, whether that scale can: "Decided at `paper` if this mean
+    and spread hold: needs ≈ 30 replicates, `paper` runs 64." or "May stay undecided at `paper`:
+    …". '' when nothing would be said."""
+    need = c.get("replicates_to_decide")
+    if not need:
+        return ""
+    runs = (c.get("replicates") or {}).get(c.get("min_scale", "")) if (
+        c.get("status") == "skipped") else None
+    if runs is None:
+        return f"≈ {need} replicates would decide it (now {replicates_now(c)})."
+    at = f"`{c['min_scale']}`"
+    head = {True: f"Decided at {at} if this mean and spread hold",
+            False: f"May stay undecided at {at}"}[need <= runs]
+    return f"{head}: needs ≈ {need} replicates, {at} runs {runs}."
+
+
+def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """A claim record's conditions where ours differ from the paper's: ``[(name, ours, paper)]``."""
+    return [(k, v[0], v[1]) for k, v in (c.get("conditions") or {}).items() if v[0] != v[1]]
+
+
+def sentence_case(text: str) -> str:
+    """``text`` with its first word capitalised when that word is a plain lower-case English word
+    ("regions grow …" → "Regions grow …"); a symbol or formula stays as written ("log(mˡ/m⁰) …",
+    "δχ ≥ 1 …", "q* …")."""
+    first = text.split(" ", 1)[0]
+    if first.isascii() and first.isalpha() and first.islower():
+        return text[0].upper() + text[1:]
+    return text
+
+
+# ----------------------------------------------------------------------------------------------
+# Summaries
+# ----------------------------------------------------------------------------------------------
+#: How a summary names the failures of each kind (:data:`layerwise.claims.FAILURES`): one, many.
+FAILURE_WORDS = {
+    "finding": ("a finding", "findings"),
+    "carried": ("a paper's result carried to our conditions",
+                "papers' results carried to our conditions"),
+    "unconfirmed": ("not a finding until its controls pass",
+                    "not findings until their controls pass"),
+}
+
+
+def failure_words(fails: Mapping[str, int]) -> str:
+    """The failures of one kind of claim by what they are: "2 are findings, 1 is a paper's result
+    carried to our conditions"; one group alone needs no count ("papers' results carried to our
+    conditions")."""
+    groups = [(k, fails[k]) for k in FAILURE_WORDS if fails.get(k)]
+    if len(groups) == 1:
+        k, n = groups[0]
+        return FAILURE_WORDS[k][n > 1]
+    return ", ".join(f"{n} {'are' if n > 1 else 'is'} {FAILURE_WORDS[k][n > 1]}"
+                     for k, n in groups)
+
+
+def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
+          fails: Mapping[str, int] | None = None) -> str:
+    graded = sum(n.values()) - n["skipped"]
+    text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
+    extra = [f"{n['inconclusive']} inconclusive"] if n["inconclusive"] else []
+    if n["fail"]:
+        extra.append(f"{n['fail']} failed" + (f": {failure_words(fails)}" if fails else ""))
+    if weak:
+        extra.insert(
+            0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"
+        )
+    if n["skipped"]:
+        extra.append(f"{n['skipped']} not run at this scale")
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def summary_sentence(
+    t: Mapping[str, Mapping[str, int]],
+    scale: str | None = None,
+    weak: Mapping[str, int] | None = None,
+    failures: Mapping[str, Mapping[str, int]] | None = None,
+) -> str:
+    """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
+    results (2 not run at this scale); confirms 5 of 6 predictions (1 inconclusive); passes 3 of
+    3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
+    out no alternative, not counted as reproduced or confirmed. ``failures``
+    (:func:`layerwise.claims.count_failures`): each kind's failures by what they are — findings,
+    papers' results carried to our conditions, or not findings until their controls pass."""
+    weak, failures = weak or {}, failures or {}
+    parts = [
+        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0),
+              failures.get("reproduces")),
+        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0),
+              failures.get("predicts")),
+        _part(t["checks"], "checks", "passes"),
+    ]
+    parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
+    if not parts:
+        return "No claims."
+    s = "; ".join(parts)
+    s = s[0].upper() + s[1:]
+    return s + (f" — at scale {scale}." if scale else ".")
+
+
+def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
+    """:func:`summary_sentence` of claim records: their tally, passes that rule out no
+    alternative not counted, failures said for what they are."""
+    claims = list(claims)
+    return summary_sentence(tally(claims), scale, undiscriminated(claims), count_failures(claims))
+
+
+def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
+    """What a chapter's "What we found" ends with: the scorecard's summary (:func:`summary_of`),
+    then each claim that does not pass, by outcome — so that no summary can count fewer failures
+    than its scorecard. Cases of one family (:func:`claim_families`) with the same outcome and
+    remark share their statement: "regions grow like N² (Depth 2, Depth 6)"."""
+    claims = list(claims)
+    text = summary_of(claims, scale)
+
+    def remark(c: Mapping[str, Any]) -> str:
+        if c["status"] == "fail":
+            why = unconfirmed_reason(c)
+            return "a finding" if not why else f"not a finding: {why}"
+        if c["status"] == "skipped":
+            lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
+            return f"graded at {c['min_scale']}" + (f"; here it {lean}" if lean else "")
+        return ""
+
+    said: dict[str, list[tuple[str, list[str], str]]] = {}  # outcome → [(statement, cases, remark)]
+    for shared, members in claim_families(claims):
+        for case, c in members:
+            if c["status"] == "pass":
+                continue
+            statement = (shared or c["statement"]).rstrip(".")
+            rows = said.setdefault(c["status"], [])
+            row = next((r for r in rows if r[0] == statement and r[2] == remark(c)), None)
+            if row is None or not case:
+                rows.append((statement, [case] if case else [], remark(c)))
+            else:
+                row[1].append(case)
+    for status, head in (("fail", "Failed"), ("inconclusive", "Inconclusive"),
+                         ("skipped", "Not run at this scale")):
+        items = [
+            st + "".join(f" ({x})" for x in (", ".join(cases), rem) if x)
+            for st, cases, rem in said.get(status, [])
+        ]
+        if items:
+            text += f" {head}: " + "; ".join(items) + "."
+    return text
+
+
+def claim_families(
+    claims: list[Mapping[str, Any]],
+) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
+    """Claims made of several cases (``case=`` of :meth:`layerwise.claims.Ledger.claim`,
+    statement ``"<case>: <shared>"``), grouped: the cases of one shared statement make one family,
+    in the order of its first case. Returns ``[(shared or None, [(case, claim)])]``; a claim
+    without a case, or the only case of its statement, is its own group (``None``), so every
+    claim appears exactly once and in a family only beside another case of the same statement."""
+
+    def shared(c: Mapping[str, Any]) -> str | None:
+        case = c.get("case") or ""
+        prefix = f"{case}: "
+        return c["statement"][len(prefix) :] if case and c["statement"].startswith(prefix) else None
+
+    rests = [shared(c) for c in claims]
+    count = Counter(r for r in rests if r is not None)
+    groups: list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = []
+    where: dict[str, int] = {}
+    for c, rest in zip(claims, rests):
+        if rest is None or count[rest] < 2:
+            groups.append((None, [("", c)]))
+        elif rest in where:
+            groups[where[rest]][1].append((c["case"], c))
+        else:
+            where[rest] = len(groups)
+            groups.append((rest, [(c["case"], c)]))
+    return groups
+
+
+# ----------------------------------------------------------------------------------------------
+# The scorecard
+# ----------------------------------------------------------------------------------------------
+def _span(cls: str, text: str) -> str:
+    return f'<span class="{cls}">{html.escape(text)}</span>'
+
+
+def _measured_html(c: Mapping[str, Any]) -> str:
+    """The measured cell of a scorecard row: the value, its ± , its confidence interval, and the
+    rule it is held to in words."""
+    meas = html.escape(fmt(c["measured"]))
+    if c.get("se") is not None:
+        meas += " " + _span("lw-se", f"± {fmt_se(c['se'])}")
+        split = se_split(c)
+        if split:
+            meas += "<br>" + _span("lw-se", f"({split})")
+    if c.get("interval") is not None:
+        lo, hi = c["interval"]
+        level = f"{100 * c['confidence']:g} %"
+        meas += "<br>" + _span("lw-ci", f"{level} [{fmt(lo)}, {fmt(hi)}]")
+    if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
+        meas = f'<span class="lw-se">at this scale: {meas}</span>'
+    return meas + "<br>" + _span("lw-rule", f"expected {rule_words(c)}")
+
+
+def _controls_html(c: Mapping[str, Any]) -> str:
+    """A row's controls (✓/✗ with their notes) and the conditions that differ from the paper's."""
+    out = ""
+    diff = differing_conditions(c)
+    if diff:
+        words = "; ".join(f"{k} {fmt(o)} (paper: {fmt(p)})" for k, o, p in diff)
+        out += "<br>" + _span("lw-cond", f"Our conditions differ: {words}.")
+    for x in c.get("controls") or ():
+        mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
+        note = f": {x['note']}" if x.get("note") else ""
+        out += "<br>" + _span(f"lw-control lw-control-{cls}", f"{mark} {x['kind']} control{note}")
+    return out
+
+
+def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
+    """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
+    would decide an undecided claim, what a pass rules out (or why it is not counted)."""
+    note = "<br>" + _span("lw-note", c["note"]) if own_note and c.get("note") else ""
+    if c["status"] == "skipped" and c.get("lean"):
+        note += "<br>" + _span("lw-note", lean_words(c))
+    deciding = html.escape(deciding_words(c))
+    if deciding:  # a scale's name as code
+        words = re.sub(r"`([^`]+)`", r"<code>\1</code>", deciding)
+        note += f'<br><span class="lw-note lw-decide">{words}</span>'
+    if c["status"] == "fail":
+        why = unconfirmed_reason(c)
+        note += "<br>" + (
+            _span("lw-note lw-finding", "A finding: it survived all three controls.")
+            if not why
+            else _span("lw-note lw-unconfirmed",
+                       f"Not a finding: {why} — {not_a_finding_means(c)}.")
+        )
+    note += _controls_html(c)
+    ruled = rules_out(c)
+    if ruled:
+        note += "<br>" + _span("lw-alt", f"{ruled[0].upper() + ruled[1:]}.")
+    elif kind != "checks" and c["status"] == "pass":
+        alt = c.get("alternative")
+        why_not = (
+            f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
+            if alt
+            else "no alternative named"
+        )
+        counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
+        note += "<br>" + _span(
+            "lw-alt lw-weak", f"Not discriminating: {why_not}; not counted as {counted}."
+        )
+    return note
+
+
+def _rule_details(c: Mapping[str, Any], summary: str) -> str:
+    """The folded rule and margin of a row, opened by ``summary`` (HTML)."""
+    words = interval_words(c)
+    level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
+    rule = rule_words(c)
+    formula = f" ({c['rule']})" if c.get("rule") and c["rule"] != rule else ""
+    return (
+        f"<details><summary>{summary}</summary>"
+        f"Claim <code>{html.escape(c['id'])}</code>. Rule: {html.escape(rule + formula)}. "
+        f"{html.escape(c['justification'])}{level}</details>"
+    )
+
+
+def _verdict(status: str) -> str:
+    symbol, word = LABELS[status].split(" ", 1)
+    return f'{symbol}<span class="lw-word"> {word}</span>'
+
+
+def _verdict_cell(
+    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None
+) -> Cell:
+    """The outcome cell; a claim skipped at this scale shows the outcome of the tracked evidence at
+    its scale (``tracked``: claim id → (evidence folder, record)), or says it was not run there."""
+    skipped = ""
+    if c["status"] == "skipped":
+        scale = html.escape(c["min_scale"])
+        found = (tracked or {}).get(c["id"])
+        if found:
+            where, rec = found
+            skipped = (
+                f'<br><span class="lw-min">at <code>{scale}</code> (evidence/'
+                f"{html.escape(where)}): {_verdict(rec['status'])}</span>"
+            )
+        else:
+            skipped = f'<br><span class="lw-min">not run at <code>{scale}</code></span>'
+    return Cell(markup(_verdict(c["status"]) + skipped), "lw-verdict", c["status"])
+
+
+def _rows(
+    claims: list[Mapping[str, Any]],
+    kind: str,
+    anchor_prefix: str,
+    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None,
+) -> list[Row]:
+    """The scorecard rows of one kind: a row per claim; a family's shared statement, then a short
+    row per case."""
+    more = ' <span class="lw-more">· rule and margin</span>'
+    rows = []
+    for shared, members in claim_families(claims):
+        if shared is None:
+            c = members[0][1]
+            src = _span("lw-src", c["source"])
+            rows.append(Row([
+                _verdict_cell(c, tracked),
+                Cell(markup(html.escape(c["statement"]) + _notes_html(c, kind)
+                            + _rule_details(c, src + more)), "lw-claim"),
+                Cell(markup(_measured_html(c)), "lw-num"),
+            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']}"))
+            continue
+        sources = list(dict.fromkeys(c["source"] for _, c in members))
+        one_source = len(sources) == 1
+        head = html.escape(sentence_case(shared))
+        notes = {c.get("note", "") for _, c in members}
+        shared_note = notes.pop() if len(notes) == 1 else ""  # said once, not per case
+        if shared_note:
+            head += "<br>" + _span("lw-note", shared_note)
+        if one_source:
+            head += "<br>" + _span("lw-src", sources[0])
+        rows.append(Row([Cell("", "lw-verdict"), Cell(markup(head), "lw-claim", colspan=2)],
+                        cls="lw-family"))
+        for label, c in members:
+            summary = _span("lw-case", label) + (
+                more if one_source else " " + _span("lw-src", f"· {c['source']}") + more
+            )
+            notes_html = _notes_html(c, kind, own_note=not shared_note).removeprefix("<br>")
+            rows.append(Row([
+                _verdict_cell(c, tracked),
+                Cell(markup(_rule_details(c, summary) + notes_html), "lw-claim"),
+                Cell(markup(_measured_html(c)), "lw-num"),
+            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']} lw-member"))
+    return rows
+
+
+def scorecard_html(
+    claims: list[Mapping[str, Any]],
+    scale: str,
+    *,
+    anchor_prefix: str = "claim-",
+    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+) -> str:
+    """A compact scorecard, grouped by kind: one row per claim (outcome; statement with its
+    notes, the source opening the folded rule and justification; measured with its uncertainty,
+    its interval and the rule it is held to in words). Claims that state one thing of several
+    cases (:func:`claim_families`) share one statement row, each case a short row of its own."""
+    parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
+    for kind in KINDS:
+        rows = [c for c in claims if c.get("kind", "checks") == kind]
+        if rows:
+            parts.append(
+                f'<p class="lw-kind"><b>{TITLES[kind]}</b> <small>({html.escape(KINDS[kind])})'
+                "</small></p>"
+                + table_html(("outcome", "claim", "measured"), _rows(rows, kind, anchor_prefix,
+                                                                     tracked), cls="lw-scorecard")
+            )
+    return '<div class="lw-card">' + "".join(parts) + "</div>"
