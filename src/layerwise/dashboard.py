@@ -176,7 +176,8 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
             parts.append(f"{short} none graded")
     o = tally_outcomes(claims)
     found = sum(count_findings(claims).values())
-    extra = [f"{o[k]} {k}" for k in ("fail", "inconclusive", "skipped") if o[k]]
+    words = {"fail": "failed", "inconclusive": "inconclusive", "skipped": "not run"}
+    extra = [f"{o[k]} {w}" for k, w in words.items() if o[k]]
     if o["fail"]:
         extra[0] += f" ({found} {'finding' if found == 1 else 'findings'})"
     if sum(weak.values()):
@@ -285,15 +286,18 @@ def executed_scale(nb: Path) -> str | None:
 #: How the landing page's totals name each kind of claim and its passes.
 TOTAL_ROWS = {"reproduces": "Paper results", "predicts": "Predictions", "checks": "Checks"}
 
-#: The totals' columns: a short head (a phone shows all of them) and what it counts.
+#: The totals' columns: a short head (a phone shows all of them) in the words of the summary
+#: sentence above the table, and what it counts.
 TOTAL_COLUMNS = {
-    "claims": "claims of this kind",
-    "✓ counted": "passed, ruling out a named alternative (counted as reproduced or confirmed)",
-    "✓ weak": "passed without ruling out an alternative (not counted)",
+    "claims": "claims of this kind, graded or not",
+    "✓ counted": "passed and ruled out a named alternative: the N of \"reproduces N of M\" and "
+    "\"confirms N of M\" (M is the claims less those not run)",
+    "✓ not counted": "passed without ruling out an alternative",
     "✗ findings": "failed and survived all three controls: a disagreement with the paper",
-    "✗ not findings": "failed without all three controls passed: the paper's result carried to "
-    "conditions measured to differ, or a suspected artefact of ours until its controls pass",
-    "? open": "inconclusive: the interval straddles the rule",
+    "✗ not findings": "failed without all three controls passed: papers' results carried to our "
+    "conditions (their conditions control failed), or suspected artefacts of ours until their "
+    "controls pass",
+    "? inconclusive": "the interval straddles the rule",
     "○ not run": "graded only at a larger scale, not run in this build",
 }
 
