@@ -327,6 +327,12 @@ def test_moments_rejects_bad_data_sources_before_any_work(moments, tmp_path, cap
         )
     assert moments("--dataset", "digits", "--batch", "5000", "--out", str(out)) == 2
     assert "dataset='digits' holds 1797 images; 5000 per network" in capsys.readouterr().err
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "data_batch_1").write_text("junk")  # there, but not a CIFAR-10 batch
+    assert moments("--dataset", f"cifar10:{tmp_path / 'junk'}", "--out", str(out)) == 2
+    err = capsys.readouterr().err
+    assert f"dataset='cifar10:{tmp_path / 'junk'}': " in err and "is not a CIFAR-10 batch" in err
+    assert "Traceback" not in err
     assert not out.exists()
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .data import check_source
+from .data import DataFormatError, check_source, load_images
 from .executor import resolve_executor, settings
 from .moments import ARCHS, BOUNDARIES, CONV_ALGORITHMS, SAMPLINGS, MomentsConfig, simulate
 from .params import ParameterError, resolve_device
@@ -196,6 +196,10 @@ def main(argv: list[str]) -> int:
         )
         # a missing or malformed data folder, or a data set that cannot be fetched, stops here
         check_source(cfg.dataset, cfg.batch)
+        try:  # and so do files there that do not read (they are read once, and cached)
+            load_images(cfg.dataset, cfg.batch)
+        except DataFormatError as exc:
+            raise ParameterError(f"dataset={cfg.dataset!r}: {exc}") from None
         if a.block is not None and a.block <= 0:
             raise ParameterError(f"block={a.block} must be a positive integer")
         out = Path(a.out)
