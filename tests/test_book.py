@@ -482,18 +482,7 @@ def browser():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1600",
-    ):
+    for flag in (*render.CHROMIUM_FLAGS, "--disable-dev-shm-usage", "--window-size=1280,1600"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=driver))

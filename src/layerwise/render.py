@@ -128,6 +128,19 @@ def pdf_path(root: Path | None = None, scale: str | None = None) -> Path:
     return root / "_build" / "pdf" / f"layerwise-{scale or built_scale(root)}.pdf"
 
 
+#: Headless Chromium, offline and unattended: the PDF print and the browser tests use these.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
 def chromium() -> str | None:
     """The headless browser that prints the PDF, or None when none is installed."""
     names = ("chromium", "chromium-browser", "google-chrome")
@@ -162,14 +175,7 @@ def build_pdf(root: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
             browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
+            *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             "--run-all-compositor-stages-before-draw",
             "--virtual-time-budget=60000",
