@@ -52,15 +52,6 @@ ONE_TORCH_THREAD = frozenset(
 GLUE_PREFIX = "application/papermill.record/"
 
 
-def _display(obj: Any) -> None:
-    try:
-        from IPython.display import display
-
-        display(obj)
-    except ImportError:  # pragma: no cover - IPython ships with the book extra
-        pass
-
-
 def _display_raw(data: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
     """Emit one display_data output (a raw MIME bundle with metadata), as myst-nb's glue does."""
     try:
@@ -246,7 +237,6 @@ class Chapter:
         self.tables: list[str] = []
         self.figure_meta: list[dict[str, Any]] = []
         self.glued: dict[str, str] = {}
-        # glue_all names whose value is a sentence (issue #26)
         self._t0 = time.perf_counter()
         set_style()
         if name in ONE_TORCH_THREAD:
@@ -265,24 +255,6 @@ class Chapter:
         return seeds.torch_seed(self.seed, *keys)
 
     # -- cached computations ------------------------------------------------------------------
-    def _cached(
-        self,
-        name: str,
-        config: Mapping[str, Any],
-        compute: Callable[[], Mapping[str, Any]],
-        fingerprint: str,
-        modules: Sequence[str],
-    ) -> ArrayDict:
-        entry = self.store.get_or_compute(
-            f"{self.name}.{name}",
-            {**config, "seed": self.seed},
-            compute,
-            code_version=fingerprint,
-            code_modules=modules,
-            device=self.device,
-        )
-        return entry.arrays
-
     def cached_call(
         self, func: Callable[..., Mapping[str, Any]], /, *, name: str | None = None, **kwargs: Any
     ) -> ArrayDict:
@@ -292,12 +264,16 @@ class Chapter:
         (:func:`layerwise.provenance.function_fingerprint`) — no hand-written cache label, config or
         version to keep in step with the call. ``name`` (default: the function's name) only labels
         the entry."""
-        return self._cached(
-            name or func.__name__,
-            _call_key(func, kwargs),
+        fingerprint, modules = function_fingerprint(func)
+        entry = self.store.get_or_compute(
+            f"{self.name}.{name or func.__name__}",
+            {**_call_key(func, kwargs), "seed": self.seed},
             lambda: func(**kwargs),
-            *function_fingerprint(func),
+            code_version=fingerprint,
+            code_modules=modules,
+            device=self.device,
         )
+        return entry.arrays
 
     def cached_blocks(
         self,
@@ -309,7 +285,7 @@ class Chapter:
         code: str | Sequence[str],
         shared: tuple[str, ...] = (),
     ) -> ArrayDict:
-        """Like :meth:`cached` for runs split into resumable blocks concatenated on axis 0
+        """Like :meth:`cached_call` for runs split into resumable blocks concatenated on axis 0
         (arrays named in ``shared`` are identical in every block and kept once).  The blocks run
         where ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER`` say
         (:func:`layerwise.executor.resolve_executor`: here by default, or on a Dask cluster); the
@@ -469,34 +445,29 @@ class Chapter:
         they are — use them for sentences whose truth depends on the run ("at this scale …").
         The text is recorded in the results JSON under ``glued`` (and in :attr:`glued`); nothing is
         returned, so a cell ending in a glue shows nothing on the page."""
-        if not re.match(r"^[a-z0-9_]+$", name):
-            raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
-        if name in self.glued:
-            raise ParameterError(f"glue name {name!r} is used twice")
         text = format_value(value, se=se, digits=digits) + (f" {unit}" if unit else "")
-        _display_raw(
-            {GLUE_PREFIX + "text/plain": text},
-            {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
-        )
-        self.glued[name] = text
+        self._record(name, {"text/plain": text}, text)
 
     def glue_math(self, name: str, text: str) -> None:
         """A sentence with inline math (``$\\xi_c$``) for the prose, pasted as MyST markdown with
         {glue:md}`name:myst` so that its symbols are typeset like the prose around it ({glue}
         pastes plain text). The page's plain-text fallback drops the ``$`` signs."""
-        if not re.match(r"^[a-z0-9_]+$", name):
-            raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
-        if name in self.glued:
-            raise ParameterError(f"glue name {name!r} is used twice")
         if not isinstance(text, str) or text.count("$") % 2:
             raise ParameterError(
                 f"glue_math text for {name!r} must be a string with balanced $…$ math"
             )
+        self._record(name, {"text/markdown": text, "text/plain": text.replace("$", "")}, text)
+
+    def _record(self, name: str, data: Mapping[str, str], text: str) -> None:
+        """Emit ``data`` as myst-nb's glue record ``name`` (hidden where it is computed: the
+        prefix and scrapbook metadata of ``myst_nb.glue(..., display=False)``) and keep ``text``
+        in :attr:`glued`."""
+        if not re.match(r"^[a-z0-9_]+$", name):
+            raise ParameterError(f"glue name={name!r} must be lower-case letters, digits and _")
+        if name in self.glued:
+            raise ParameterError(f"glue name {name!r} is used twice")
         _display_raw(
-            {
-                GLUE_PREFIX + "text/markdown": text,
-                GLUE_PREFIX + "text/plain": text.replace("$", ""),
-            },
+            {GLUE_PREFIX + k: v for k, v in data.items()},
             {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
         )
         self.glued[name] = text
@@ -679,11 +650,10 @@ class Chapter:
         data = self.results()
         out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
         try:
-            from IPython.display import HTML
+            from IPython.display import HTML, display
 
             from .dashboard import tracked_claims
 
-            tracked = tracked_claims(repo_root(), self.name)
-            _display(HTML(self.ledger.to_html(tracked)))
+            display(HTML(self.ledger.to_html(tracked_claims(repo_root(), self.name))))
         except ImportError:  # pragma: no cover
             pass
