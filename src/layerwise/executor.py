@@ -377,24 +377,3 @@ def map_units(
     finally:
         if pending:
             client.cancel(list(pending))
-
-
-__all__: Sequence[str] = (
-    "CONNECT_TIMEOUT_S",
-    "EXECUTORS",
-    "CodeMismatch",
-    "check_executor",
-    "client_fingerprint",
-    "close_all",
-    "connect",
-    "kernel_environ",
-    "map_units",
-    "local_cluster",
-    "require_distributed",
-    "restore_environ",
-    "resolve_executor",
-    "run_unit",
-    "timed",
-    "settings",
-    "shared_scheduler",
-)

@@ -77,23 +77,21 @@ def check_positive_int(name: str, value: Any) -> int:
 
 def check_positive(name: str, value: Any) -> float:
     """Validate a strictly positive finite real number."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name}={value!r} must be a positive number") from None
-    if not (x > 0 and x < float("inf")):
-        raise ParameterError(f"{name}={value!r} must be a positive finite number (> 0)")
-    return x
+    return _check_real(name, value, "positive", "> 0")
 
 
 def check_nonnegative(name: str, value: Any) -> float:
     """Validate a non-negative finite real number."""
+    return _check_real(name, value, "non-negative", ">= 0")
+
+
+def _check_real(name: str, value: Any, sign: str, bound: str) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name}={value!r} must be a non-negative number") from None
-    if not (x >= 0 and x < float("inf")):
-        raise ParameterError(f"{name}={value!r} must be a non-negative finite number (>= 0)")
+        raise ParameterError(f"{name}={value!r} must be a {sign} number") from None
+    if not ((x > 0 if bound == "> 0" else x >= 0) and x < float("inf")):
+        raise ParameterError(f"{name}={value!r} must be a {sign} finite number ({bound})")
     return x
 
 

@@ -212,18 +212,6 @@ def clear_cache() -> None:
     _fingerprint.cache_clear()
 
 
-__all__: Sequence[str] = (
-    "PACKAGE",
-    "PACKAGE_ROOT",
-    "all_modules",
-    "clear_cache",
-    "code_fingerprint",
-    "fingerprint_of",
-    "function_fingerprint",
-    "module_closure",
-)
-
-
 def git_commit(
     root: Path, *, short: bool = False, paths: Sequence[str] = ("src", "notebooks")
 ) -> str:
