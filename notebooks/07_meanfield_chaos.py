@@ -67,9 +67,10 @@ train_replicates = None  # independent trainings per (σ_w², depth) cell
 import numpy as np
 import pandas as pd
 
-from layerwise import gaussian, meanfield, poole2016, stats
+from layerwise import gaussian, meanfield, poole2016, stats, trainability
 from layerwise.chapter import Chapter, format_value
 from layerwise.claims import Control
+from layerwise.data import standardise_digits
 from layerwise.figures import ch07 as figures
 from layerwise.params import resolve_from
 from layerwise.studies import ch07 as study
@@ -96,7 +97,8 @@ SCALES = {
     },
 }
 params = resolve_from(SCALES, scale, globals())
-study.check_checkpoint(params["train_early_steps"], params["train_steps"], "train_early_steps")
+trainability.check_checkpoint(params["train_early_steps"], params["train_steps"],
+                              "train_early_steps")
 ch = Chapter("07_meanfield_chaos", scale=scale, seed=seed, device=device, params=params)
 SIGMA_B2 = 0.3**2  # Poole et al.'s circle experiment uses σ_b = 0.3
 SIGMA_WS = (1.3, 2.5, 4.0)  # … and σ_w ∈ {1.3, 2.5, 4.0}
@@ -193,7 +195,10 @@ linear = [meanfield.iterate_maps(q0, c0, params["n_layers"], sw**2, SIGMA_B2, ph
 agreement = study.maps_vs_networks(sims, theory, alternative=linear)
 SW, SW2, SB2 = "σ<sub>w</sub>", "σ<sub>w</sub>²", "σ<sub>b</sub>²"  # table headers (HTML)
 setting_index = pd.MultiIndex.from_tuples(SETTINGS, names=[SW, "q⁰", "c⁰"])
-ch.table(pd.DataFrame(agreement["rows"], index=setting_index),
+ch.table(pd.DataFrame({"max |q − map|/map": agreement["setting_dev_q"],
+                       "largest s.e. (q, relative)": agreement["setting_se_q"],
+                       "max |c − map|": agreement["setting_dev_c"],
+                       "largest s.e. (c)": agreement["setting_se_c"]}, index=setting_index),
          f"Random networks against the maps: the largest deviation of the mean over "
          f"{params['n_nets']} networks from the map over all layers, and the largest standard "
          "error, per setting.", precision=4)
@@ -234,7 +239,7 @@ ch.figure(fig, "maps_vs_networks",
 # noise of order $(1-c^2)/\sqrt N$ is carried on for about $\xi_c$ layers before it is forgotten.
 
 # %%
-deviation_q, deviation_c = agreement["dev_q_est"], agreement["dev_c_est"]
+deviation_q, deviation_c = agreement["dev_q"], agreement["dev_c"]
 MARGIN_Q, MARGIN_C = 0.05, 0.05
 ch.glue("maps_max_dev_q", 100 * deviation_q.mean, digits=2, unit="%")
 ch.glue("maps_max_dev_q_hi", 100 * deviation_q.interval[1], digits=2, unit="%")
@@ -550,9 +555,10 @@ ch.figure(fig, "circle_length",
           f"first {N_PCA} networks).",
           arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()}
           | {"layers": circle_layers})
-growth_df = pd.DataFrame(growth).T[["chi1", "predicted", "measured", "se"]]
+growth_df = pd.DataFrame({sw: {"χ₁": g["chi1"], "½ ln χ₁ (predicted slope)": g["predicted"],
+                               "measured slope": g["slope"].mean,
+                               "s.e. (networks)": g["slope"].se} for sw, g in growth.items()}).T
 growth_df.index.name = SW
-growth_df.columns = ["χ₁", "½ ln χ₁ (predicted slope)", "measured slope", "s.e. (networks)"]
 ch.table(growth_df, "Growth of the circle's exact length per layer (natural log): measured on "
          "networks against half the log of χ₁.", precision=4)
 
@@ -569,10 +575,11 @@ ch.table(growth_df, "Growth of the circle's exact length per layer (natural log)
 # {glue}`circle_decades_sw40` decades.
 
 # %%
-ch.glue("circle_slope_sw40", growth[4.0]["measured"], se=growth[4.0]["se"])
+ch.glue("circle_slope_sw40", growth[4.0]["slope"].mean, se=growth[4.0]["slope"].se)
 ch.glue("circle_pred_sw40", growth[4.0]["predicted"])
 ch.glue("circle_depth", int(params["circle_layers"]))
-ch.glue("circle_decades_sw40", growth[4.0]["decades"], se=growth[4.0]["decades_se"], digits=2)
+ch.glue("circle_decades_sw40", growth[4.0]["decades"].mean, se=growth[4.0]["decades"].se,
+        digits=2)
 
 # %%
 for sw in SIGMA_WS:
@@ -580,17 +587,17 @@ for sw in SIGMA_WS:
     phase = "ordered" if g["chi1"] < 1 else "chaotic"  # not a verdict: χ₁ is the quadrature's
     ch.claim(f"circle_length_rate_sw{str(sw).replace('.', '_')}",
              "the circle's length changes by √χ₁ per layer (log-length slope vs ½ ln χ₁).",
-             case=f"σw = {sw} ({phase})", kind="predicts", measured=g["slope_est"],
+             case=f"σw = {sw} ({phase})", kind="predicts", measured=g["slope"],
              reference=g["predicted"], tol=2.0 / params["circle_width"],
              alternative=(0.0, "a length-preserving map"),
              why="margin 2/N: the O(1/N) finite-width gap between the mean log-stretch and ½ ln χ₁",
              source="Poole et al. 2016, Fig. 4 and §3 (length grows as √χ₁ per layer)",
              caveat=f"{params['circle_nets']} networks are too few to resolve the 2/N margin "
-             f"(mean {abs(g['measured'] - g['predicted']):.4f} from ½ ln χ₁)")
+             f"(mean {abs(g['slope'].mean - g['predicted']):.4f} from ½ ln χ₁)")
 ch.claim("chaotic_circle_grows_exponentially",
          "In the chaotic phase (σw = 4.0) the circle's exact length grows by orders of magnitude "
          "(at least two decades) over the layers simulated.",
-         kind="checks", measured=growth[4.0]["decades_est"], reference=2.0, comparison="ge",
+         kind="checks", measured=growth[4.0]["decades"], reference=2.0, comparison="ge",
          alternative=(0.0, "no growth"),
          why="log10 ℓᴸ/ℓ⁰ of the exact (tangent) length per network; 'orders of magnitude' "
              "read as at least two decades. Near-certain by argument once χ₁ > 1 (½ log10 χ₁ "
@@ -670,12 +677,13 @@ xi = ch.cached_call(study.depth_scale_curve, sigma_b2=SB2_XI, n=params["xi_grid"
 
 # %%
 SWEEP_SB2 = (0.05, 0.3)
-sweep = ch.cached_call(study.depth_scale_sweep,
+sweep = ch.cached_call(meanfield.depth_scale_sweep,
                        sigma_w2s=np.linspace(1.0, 4.0, params["sweep_points"]), sigma_b2s=SWEEP_SB2,
                        width=params["sweep_width"], n_layers=params["sweep_layers"],
                        n_nets=params["sweep_nets"], seed=ch.torch_seed("sweep"),
                        delta=0.1, ordered_gap=0.02, device=ch.device)
-rates = ch.cached_call(study.sweep_rates, sweep=sweep, n_boot=200, seed=ch.torch_seed("sweep_boot"))
+rates = ch.cached_call(meanfield.sweep_rates, sweep=sweep, n_boot=200,
+                       seed=ch.torch_seed("sweep_boot"))
 curves = [xi if sb2 == SB2_XI
           else ch.cached_call(study.depth_scale_curve, sigma_b2=sb2, n=params["xi_grid"])
           for sb2 in SWEEP_SB2]
@@ -736,7 +744,8 @@ MARGIN_XI = 0.10
 PHRASES = {"pass": "agree within the 10 % margin", "fail": "disagree beyond the 10 % margin",
            "inconclusive": "are not decided at this scale (the 99 % interval straddles the margin)"}
 # resolved settings only
-ratios, bias_max = study.sweep_rate_ratios(rates, phase, params["sweep_layers"], margin=MARGIN_XI)
+ratios, bias_max = meanfield.sweep_rate_ratios(rates, phase, params["sweep_layers"],
+                                               margin=MARGIN_XI)
 SWEEP_CLAIMS = (
     ("ordered", "ordered-phase correlations (ξc = ξ∇ = −1/ln χ₁)", "Eq. 9 and Fig. 2",
      "correlations decaying at the length map's rate 1/ξq"),
@@ -835,7 +844,7 @@ ch.glue_math("peak_verdict", "; ".join(peak_words))
 # %%
 TRAIN_SB2 = 0.05
 # per-pixel standardisation, unit length per unit like q⁰ = 1
-digits_x, digits_y = study.standardised_digits()
+digits_x, digits_y = standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)
 train_seeds = [[ch.torch_seed("train", depth, r) for depth in params["train_depths"]]
                for r in range(params["train_replicates"])]
 train_sigma_w2s = np.linspace(1.0, 4.0, params["train_sigmas"])
@@ -848,7 +857,7 @@ cells = ch.cached_units(study.trainability_cell, np.size(train_seeds), x=digits_
                         device=ch.device)
 trainings = study.assemble_trainability(cells, train_sigma_w2s, tuple(params["train_depths"]))
 # the trainability boundary at 50 % accuracy
-bound = study.trainability_boundary(trainings["accuracy"], trainings["sigma_w2"],
+bound = trainability.trainability_boundary(trainings["accuracy"], trainings["sigma_w2"],
                                     trainings["depths"], TRAIN_SB2)
 assert TRAIN_SB2 == SB2_XI  # the depth-scale curve computed (and cached) above serves here too
 
@@ -915,10 +924,10 @@ crit_train = meanfield.critical_sigma_w2(TRAIN_SB2)
 NOT_IDENTIFIED = stats.interval_estimate(np.nan, -np.inf, np.inf)
 train_peak, train_slope, train_k = (bound[k] or NOT_IDENTIFIED
                                     for k in ("peak_est", "slope_est", "k_est"))
-naive = study.boundary_fit(bound["log_l50"], bound["censored"], bound["xi_c"],
+naive = trainability.boundary_fit(bound["log_l50"], bound["censored"], bound["xi_c"],
                            trainings["depths"], cap=False)["slope"]
 TRAIN_TOL = 0.25
-control = study.trainability_control(bound, trainings, tol=TRAIN_TOL / 2, n_sim=100,
+control = trainability.trainability_control(bound, trainings, tol=TRAIN_TOL / 2, n_sim=100,
                                      seed=ch.torch_seed("train_control"))
 ch.glue("train_ceiling", control["ceiling"], digits=2)
 ch.glue("train_grid_top", int(params["train_depths"][-1]))
@@ -930,6 +939,17 @@ ch.glue("train_noise", control["noise"], digits=2)
 ch.glue("train_control_n", control["n_sim"])
 ch.glue("train_control_slope", control["mean"], digits=3)
 ch.glue("train_control_naive", control["naive_mean"], digits=2)
+ESTIMATOR_NOTE = (f"synthetic trainings with L₅₀ = min({control['k']:.2f} ξc, "
+                  f"{control['ceiling']:.0f}) on the run's ξc, depth grid and "
+                  f"{control['replicates']} replicates, noise {control['noise']:.3f}: over "
+                  f"{control['n_sim']} experiments the estimator recovers a slope of "
+                  f"{control['mean']:.3f} (true 1; {TRAIN_TOL / 2:g} allowed); without the "
+                  f"ceiling's censoring it gives {control['naive_mean']:.2f}")
+CEILING_NOTE = (f"the training's ceiling moves from {control['ceiling_early']:.0f} to "
+                f"{control['ceiling']:.0f} layers between the checkpoints (sign by the 99 % "
+                f"interval over replicates: {control['ceiling_moves']:+d}): the training length, "
+                "far shorter than Schoenholz et al.'s, sets the ceiling that censors the settings "
+                "nearest the transition")
 TRAIN_CONDITIONS = {"data": ("1 797 8×8 digits, standardised", "MNIST and CIFAR-10"),
                     "training": (f"{params['train_steps']} SGD steps, batch 64",
                                  "long training (details not in our sources)"),
@@ -959,8 +979,8 @@ ch.claim("trainable_depth_proportional_to_xi_c",
          why="margin: half the distance to the alternative slope ½; an L₅₀ within one grid step "
              "of the deepest L₅₀ of its replicate (the training's ceiling) is censored",
          min_scale="default", source="Schoenholz et al. 2017, Fig. 5 (L ∝ ξc)",
-         controls=[Control("estimator", control["recovers"], control["note"]),
-                   Control("conditions", control["conditions_pass"], control["ceiling_note"])],
+         controls=[Control("estimator", control["recovers"], ESTIMATOR_NOTE),
+                   Control("conditions", control["conditions_pass"], CEILING_NOTE)],
          conditions=TRAIN_CONDITIONS)
 
 # %% [markdown]
@@ -975,7 +995,7 @@ ch.claim("trainable_depth_proportional_to_xi_c",
 # {glue}`train_slope_moves`.
 
 # %%
-shift = study.boundary_shift(trainings["accuracy_early"], trainings["accuracy"],
+shift = trainability.boundary_shift(trainings["accuracy_early"], trainings["accuracy"],
                              trainings["depths"])
 train_shift = shift["shift_est"] or NOT_IDENTIFIED
 ch.claim("trainable_depth_grows_with_training",
@@ -990,11 +1010,11 @@ ch.claim("trainable_depth_grows_with_training",
                 "exceeds what short training reaches)")
 
 # %%
-bound_early = study.trainability_boundary(trainings["accuracy_early"], trainings["sigma_w2"],
+bound_early = trainability.trainability_boundary(trainings["accuracy_early"], trainings["sigma_w2"],
                                           trainings["depths"], TRAIN_SB2)
 # the slope change on the σ_w² whose boundary is a point at both checkpoints (paired)
 both = bound["used"] & bound_early["used"]
-slope_change = study.slope_change(bound, bound_early, trainings["depths"], both)
+slope_change = trainability.slope_change(bound, bound_early, trainings["depths"], both)
 ch.glue("train_ceiling_early", control["ceiling_early"], digits=2)
 ch.glue("train_slope_change", "not identified" if slope_change is None
         else format_value(slope_change.mean, se=slope_change.se, digits=2))

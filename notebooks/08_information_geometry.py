@@ -79,7 +79,7 @@ tangent_pairs = None  # pairs of inputs for the tangent-sensitivity check
 import numpy as np
 import pandas as pd
 
-from layerwise import infogeo, networks
+from layerwise import infogeo, networks, stats
 from layerwise.chapter import Chapter, format_value, join_words
 from layerwise.claims import Control, significant
 from layerwise.data import digits
@@ -166,7 +166,7 @@ def trained_mlp(s):
 
 # %%
 fr_n = params["fr_n"]
-fr_rows = study.fisher_rao_table(train_x[:fr_n], train_y[:fr_n], params["fr_depths"],
+fr_rows = infogeo.fisher_rao_table(train_x[:fr_n], train_y[:fr_n], params["fr_depths"],
                                  params["fr_widths"], lambda *k: ch.torch_seed("fr", *k))
 fr_table = pd.DataFrame(fr_rows)
 FR_COLUMNS = {"rel_diff": "identity, relative error", "euler": "Euler residual",
@@ -261,12 +261,12 @@ ch.glue("mlp_steps", int(len(loss_history)))
 ch.glue("mlp_loss", float(loss_history[-1]), digits=2)
 for split, x, y in (("train", train_x, train_y), ("test", test_x, test_y)):
     ch.glue(f"mlp_{split}_acc", float((networks.forward(net, x).argmax(1).numpy() == y).mean()))
-sweep = ch.cached_call(study.reparam_sweep, name="reparam", params=net, x=train_x, y=train_y,
+sweep = ch.cached_call(infogeo.reparam_sweep, name="reparam", params=net, x=train_x, y=train_y,
                        alphas=params["alphas"], lanczos_iter=params["lanczos_iter"],
                        sharp_draws=params["sharp_draws"], sharp_sigma=params["sharp_sigma"],
                        seed_lanczos=ch.torch_seed("lanczos"),
                        seed_lanczos2=ch.torch_seed("lanczos2"), seed_noise=ch.torch_seed("noise"))
-reparam = study.reparam_summary(sweep)
+reparam = infogeo.reparam_summary(sweep)
 
 # %% [markdown]
 # The trained MLP {glue}`mlp_widths` reached a training loss of {glue}`mlp_loss` after
@@ -368,7 +368,7 @@ kfac_runs = [study.unit_kfac(nets, s) for s in range(params["kfac_seeds"])]
 kfac_runs[0] |= ch.cached_call(study.kfac_subset, trained=trained_mlp(0)[0],  # net 0's blocks
                                init_seed=ch.torch_seed("mlp", 0), x=train_x[: params["kfac_n"]],
                                units=params["kfac_units"])
-kfac = study.kfac_summary(kfac_runs)
+kfac = infogeo.kfac_summary(kfac_runs)
 kfac_found = study.kfac_findings(kfac)
 STATES = study.KFAC_STATES
 errors = {"K-FAC": kfac["err"], "best Kronecker": kfac["best"], "diagonal": kfac["diag"]}
@@ -406,7 +406,17 @@ ch.figure(figures.kfac_spectra(kfac_runs[0], kfac["err"], kfac["best"], kfac["di
                          for t in STATES}))
 
 # %%
-kfac_table = study.kfac_state_table(kfac)
+KFAC_TABLE_ROWS = {"kfac": "K-FAC, within the diagonal blocks (layer mean)",
+                   "best": "best Kronecker product (layer mean)",
+                   "cross": "blocks between layers (dropped)",
+                   "within": "diagonal blocks (Kronecker error)",
+                   "cross_share": "dropped blocks' share of the squared error",
+                   "trace": f"tr(G⊗A)/tr(F), layer {kfac['trace_layer']}"}
+kfac_table = estimates_frame(
+    {KFAC_TABLE_ROWS[key]: {"initialisation": stats.estimate(v["init"]),
+                            "after training": stats.estimate(v["trained"]),
+                            "trained − init": stats.estimate(v["trained"] - v["init"])}
+     for key, v in study.kfac_per_net(kfac).items()}, "quantity")
 ch.table(kfac_table, f"K-FAC's error at He initialisation and after training (mean over {n_nets} "
          "nets with its standard error; the change paired net by net): relative Frobenius errors "
          "within the diagonal blocks (layer means), the dropped blocks between layers and the "
@@ -450,8 +460,13 @@ for t, when in (("init", "at He initialisation"), ("trained", "after training"))
              source="this chapter; Martens & Grosse 2015, §3–4 (F is not block-diagonal)")
 
 # %%
-ch.glue_all(kfac_found["glue"], digits=2)
-ch.glue_all(kfac_found["glue_3"])
+ch.glue_all({"kfac_err_max": kfac_found["err_max"], "diag_err_min": kfac_found["diag_err_min"],
+             "kfac_nets": kfac_found["nets"]}
+            | {f"{name}_{t}": kfac_found[f"{key}_mean"][t] for t in STATES
+               for name, key in (("kfac_err", "err"), ("best_err", "best"), ("cross", "cross"),
+                                 ("within", "within"))}
+            | {f"cross_share_{t}": kfac_found["cross_share"][t] for t in STATES}, digits=2)
+ch.glue_all({"kfac_trace_worst": kfac_found["trace_worst"]})
 ch.glue("kfac_block_rows", int(max(a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:], strict=True))))
 # which part of K-FAC's error dominates, by state: as the claims kfac_cross_share_* grade it
 cross_words = {t: ch.verdict([f"kfac_cross_share_{t}"], "the dropped blocks between layers carry "
@@ -573,7 +588,7 @@ ch.table(pd.DataFrame({t: {k: f"{v[:, AT].mean():.3f} ± {v[:, AT].std(ddof=1):.
 # %% tags=["remove-cell"]
 M_G = "Martens & Grosse 2015, §4 (the inverse Fisher is nearly block-diagonal, nearer still "
 M_G += "block-tridiagonal)"
-truth = ch.cached_call(study.inverse_structure_truth, name="inverse_truth",
+truth = ch.cached_call(infogeo.inverse_structure_truth, name="inverse_truth",
                        sizes=[a * b for a, b in zip(WIDTHS[:-1], WIDTHS[1:], strict=True)],
                        damping=DAMPINGS[AT], seed=ch.torch_seed("inverse_truth"))
 TRUTH = Control("estimator", bool(truth["passed"]), "on a synthetic F of the chapter's layer "
@@ -714,7 +729,11 @@ ch.glue("ng_direction_verdict", ch.verdict(
 
 # %%
 RAND_WIDTHS = [64, params["rand_hidden"], params["rand_hidden"], 10]
-MEASURES, NORMS, LABELS = study.RAND_MEASURES, study.RAND_NORMS, study.RAND_LABELS
+MEASURES, NORMS = study.RAND_MEASURES, study.RAND_NORMS
+LABELS = {"l2": "ℓ₂ norm", "frobenius_product": "Frobenius product",
+          "spectral_product": "spectral product", "path_norm": "ℓ₂ path norm",
+          "fisher_rao_model": "Fisher–Rao (model)",
+          "fisher_rao_empirical": "Fisher–Rao (empirical)"}
 
 
 # one stored unit of work per net: its trainings at every fraction of random labels
@@ -729,7 +748,7 @@ COLUMNS = {"train_accuracy": "{:.3f}", "test_accuracy": "{:.3f}", "final_loss": 
            "margin": "{:.3g}"}
 
 # %%
-ch.table(pd.concat({study.PROTOCOL_NAMES[q]: tables[q].groupby("fraction")[list(COLUMNS)].mean()
+ch.table(pd.concat({figures.PROTOCOL_NAMES[q]: tables[q].groupby("fraction")[list(COLUMNS)].mean()
                     for q in infogeo.PROTOCOLS}, names=["protocol", "fraction random"]
                    ).rename(columns=lambda c: c.replace("_", " ")),
          "Training with a fraction of random labels, per protocol: accuracies, final loss and "
@@ -759,7 +778,14 @@ ch.figure(figures.label_randomisation_protocols(runs), "label_randomisation_prot
               "loss-normalised norms.")
 
 # %%
-rand_table = study.label_randomisation_table(log_ratio, loss_share)
+RAND_TABLE_COLUMNS = {"fisher_rao": "‖θ‖fr / γ", "R": "loss factor R", "M": "margin factor M / γ"}
+# per protocol and Fisher: the log-ratios (100 % / 0 % random labels) of the norm over γ and of
+# its two factors, and the loss factor's share of the norm's change under the fixed budget
+rand_table = estimates_frame(
+    {(figures.PROTOCOL_NAMES[q], f"{k} Fisher"):
+         {RAND_TABLE_COLUMNS[c]: log_ratio[q, f"{c}_{k}"] for c in RAND_TABLE_COLUMNS}
+         | {"share of R": loss_share[q, k] if q == "budget" else None}
+     for q in infogeo.PROTOCOLS for k in ("model", "empirical")}, ["protocol", "Fisher–Rao norm"])
 ch.table(rand_table, "The Fisher–Rao norms over the margin γ between clean and fully random "
          "labels, per protocol: the mean natural log-ratio ln(random / clean) of the norm, of its "
          "loss factor R and of its effective margin M / γ (the first is the sum of the other two), "
@@ -845,8 +871,12 @@ ch.claim("rand_all_fit", "every run reaches its target loss within the step cap 
          source="Liang et al. 2019 / Zhang et al. 2017 protocol (networks memorise random labels)")
 
 # %%
-ch.glue_all(rand["glue"], digits=2)
-ch.glue_all(rand["glue_3"])
+ch.glue_all({f"rand_loss_{labels}_{q}": rand["final_loss"][q, labels]
+             for q in infogeo.PROTOCOLS for labels in ("clean", "random")}
+            | {f"share_{k}_budget": loss_share["budget", k] for k in ("model", "empirical")}
+            | {"rand_unreached": rand["unreached"]}, digits=2)
+ch.glue_all({"rand_acc1": rand["chance"].mean, "rand_steps_clean": rand["target_steps"]["clean"],
+             "rand_steps_random": rand["target_steps"]["random"]})
 ch.glue_all({"rand_seeds": int(params["rand_seeds"]), "rand_budget": int(params["rand_budget"]),
              "rand_target": 10 * params["target_loss"]}, digits=2)
 
@@ -960,7 +990,7 @@ ch.glue("rand_norms_reading", "This is what Liang et al. and Neyshabur et al. as
 # round-off, so it is a unit test; the figure shows the contrast.
 
 # %%
-tangent = study.tangent_check(net, train_x, params["tangent_pairs"], ch.rng("tangent"))
+tangent = infogeo.tangent_check(net, train_x, params["tangent_pairs"], ch.rng("tangent"))
 ch.figure(figures.tangent_sensitivity(tangent["same"], tangent["different"]),
           "tangent_sensitivity",
           "Relative change of the tangent sample sensitivity S(x) = ∂²f₀/∂θ∂x of the trained MLP "

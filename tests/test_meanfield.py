@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from layerwise import gaussian
+from layerwise import gaussian, trainability
 from layerwise import meanfield as mf
+from layerwise.data import standardise_digits
 from layerwise.params import ParameterError
 from layerwise.stats import max_deviation_interval
 from layerwise.studies import ch07 as study
@@ -162,8 +163,8 @@ def _digits_unit():
 def test_training_learns_and_is_deterministic():
     x, y = _digits_unit()
     kw = dict(depth=2, sigma_b2=0.05, width=32, steps=150, lr=0.05, batch=64, seed=3)
-    a = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
-    b = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    a = trainability.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
+    b = trainability.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 1.5]), **kw)
     assert np.all(a["accuracy"] > 0.8) and np.all(
         a["accuracy_init"] < 0.4
     )  # learned, from near chance
@@ -179,16 +180,16 @@ def test_training_checkpoint_changes_nothing_that_follows():
     kw = dict(
         sigma_w2s=np.array([1.0, 2.5]), depth=3, sigma_b2=0.05, width=16, lr=0.05, batch=32, seed=11
     )
-    whole = study.train_depth_grid(x, y, steps=40, **kw)
-    split = study.train_depth_grid(x, y, steps=40, early_steps=15, **kw)
-    short = study.train_depth_grid(x, y, steps=15, **kw)
+    whole = trainability.train_depth_grid(x, y, steps=40, **kw)
+    split = trainability.train_depth_grid(x, y, steps=40, early_steps=15, **kw)
+    short = trainability.train_depth_grid(x, y, steps=15, **kw)
     np.testing.assert_array_equal(split["accuracy"], whole["accuracy"])
     np.testing.assert_array_equal(split["loss"], whole["loss"])
     np.testing.assert_array_equal(split["accuracy_early"], short["accuracy"])
     assert "accuracy_early" not in whole
     for bad in (0, 40, 41, 2.5):
         with pytest.raises(ParameterError, match="early_steps"):
-            study.train_depth_grid(x, y, steps=40, early_steps=bad, **kw)
+            trainability.train_depth_grid(x, y, steps=40, early_steps=bad, **kw)
 
 
 def test_training_bad_input():
@@ -200,7 +201,7 @@ def test_training_bad_input():
     ):
         args = dict(depth=2, sigma_b2=0.05, width=8, steps=1, lr=0.1, batch=8, seed=0) | kw
         with pytest.raises(ParameterError):
-            study.train_depth_grid(x, y, **args)
+            trainability.train_depth_grid(x, y, **args)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -353,10 +354,14 @@ def test_maps_vs_networks_against_brute_force():
     qm = [s["q"].mean(2).mean(0) for s in sims]
     dq = max(abs(m[l] - q[l]) / q[l] for m, (q, _) in zip(qm, maps) for l in range(1, 6))
     dc = max(abs(s["c"].mean(0)[l] - c[l]) for s, (_, c) in zip(sims, maps) for l in range(1, 6))
-    assert r["dev_q"] == pytest.approx(dq, rel=1e-12) and r["dev_c"] == pytest.approx(dc, rel=1e-12)
-    assert (
-        r["interval_q"][0] <= r["dev_q"] <= r["interval_q"][1]
-        and r["interval_c"][0] <= r["dev_c"] <= r["interval_c"][1]
+    assert r["dev_q"].mean == pytest.approx(dq, rel=1e-12)
+    assert r["dev_c"].mean == pytest.approx(dc, rel=1e-12)
+    for e in (r["dev_q"], r["dev_c"]):
+        assert e.interval[0] <= e.mean <= e.interval[1] and e.n == 8
+    # per setting, over all layers (the input included): the largest deviation and s.e.
+    assert r["setting_dev_c"][1] == pytest.approx(np.max(np.abs(sims[1]["c"].mean(0) - maps[1][1])))
+    assert r["setting_se_q"][0] == pytest.approx(
+        np.max(sims[0]["q"].mean(2).std(0, ddof=1) / np.sqrt(8) / maps[0][0])
     )
     np.testing.assert_allclose(r["c_se"][1], sims[1]["c"].std(0, ddof=1) / np.sqrt(8), rtol=1e-12)
     # networks exactly on the maps: no deviation; the table's rows include the (exact) input layer
@@ -365,7 +370,8 @@ def test_maps_vs_networks_against_brute_force():
         for q, c in maps
     ]
     r0 = study.maps_vs_networks(exact, maps)
-    assert r0["dev_q"] < 1e-15 and r0["dev_c"] < 1e-15 and r0["rows"][0]["max |c − map|"] < 1e-15
+    assert r0["dev_q"].mean < 1e-15 and r0["dev_c"].mean < 1e-15
+    assert r0["setting_dev_c"].shape == (2,) and np.all(r0["setting_dev_c"] < 1e-15)
 
 
 def test_phase_diagram_matches_chi1_and_its_critical_line():
@@ -385,11 +391,10 @@ def test_circle_growth_recovers_exact_exponential_rates():
     rates = np.array([0.40, 0.42, 0.44])
     lt = 3.0 * np.exp(rates[:, None] * layers[None])
     g = study.circle_growth(lt, np.exp(2 * 0.42))
-    assert g["predicted"] == pytest.approx(0.42, rel=1e-14) and g["measured"] == pytest.approx(
-        0.42, rel=1e-12
-    )
-    assert g["se"] == pytest.approx(0.02 / np.sqrt(3), rel=1e-9) and g["dof"] == 2
-    assert g["decades"] == pytest.approx(8 * 0.42 / np.log(10), rel=1e-12)
+    assert g["predicted"] == pytest.approx(0.42, rel=1e-14)
+    assert g["slope"].mean == pytest.approx(0.42, rel=1e-12)
+    assert g["slope"].se == pytest.approx(0.02 / np.sqrt(3), rel=1e-9) and g["slope"].dof == 2
+    assert g["decades"].mean == pytest.approx(8 * 0.42 / np.log(10), rel=1e-12)
 
 
 def test_depth_scale_curve_is_depth_scales_pointwise():
@@ -401,7 +406,7 @@ def test_depth_scale_curve_is_depth_scales_pointwise():
 
 
 def test_standardised_digits_have_unit_length():
-    x, y = study.standardised_digits()
+    x, y = standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)
     assert x.ndim == 2 and len(x) == len(y)
     np.testing.assert_allclose((x**2).mean(1), 1.0, rtol=1e-6)  # float32 pixels
 
@@ -416,24 +421,24 @@ def test_trainable_depth_interpolates_the_monotone_fit_in_log_depth_and_censors_
             [0.9, 0.2, 0.6, 0.1],
         ]
     )  # not monotone: the fit pools 0.2 and 0.6 to 0.4 < 0.5
-    log_l50, cens = study.trainable_depth(acc, depths)
+    log_l50, cens = trainability.trainable_depth(acc, depths)
     assert np.exp(log_l50[0]) == pytest.approx(np.sqrt(8 * 16), rel=1e-12)
     assert list(cens) == [0, 1, -1, 0] and np.exp(log_l50[1]) == 32 and np.exp(log_l50[2]) == 4
     # pooled (0.4, 0.4) below 0.5 from depth 8: crossing
     # between 4 (0.9) and 8 (0.4) at (0.9 − 0.5)/(0.9 − 0.4)
     assert log_l50[3] == pytest.approx(np.log(4) + 0.8 * np.log(2), rel=1e-12)
     with pytest.raises(ParameterError):
-        study.trainable_depth(acc, depths[::-1])
+        trainability.trainable_depth(acc, depths[::-1])
 
 
 def test_peak_location_is_the_parabola_vertex_and_not_identified_at_edges_ties_or_censoring():
     grid = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
     values = -((grid - 1.8) ** 2)  # an exact parabola: its vertex
-    assert study.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
-    assert np.isnan(study.peak_location(-grid, grid))  # the largest value at the grid's edge
-    assert np.isnan(study.peak_location([0, 1, 2, 2, 0], grid))  # a tie
+    assert trainability.peak_location(values, grid) == pytest.approx(1.8, rel=1e-12)
+    assert np.isnan(trainability.peak_location(-grid, grid))  # the largest value at the grid's edge
+    assert np.isnan(trainability.peak_location([0, 1, 2, 2, 0], grid))  # a tie
     assert np.isnan(
-        study.peak_location(values, grid, censored=[0, 0, 1, 0, 0])
+        trainability.peak_location(values, grid, censored=[0, 0, 1, 0, 0])
     )  # the maximum is censored
 
 
@@ -453,7 +458,7 @@ def test_trainability_boundary_gives_replicate_estimates():
             1 / (1 + np.exp(4 * (np.log(depths)[None, :] - mid[:, None])))
             + 1e-3 * rng.random((5, 9))
         )
-    b = study.trainability_boundary(np.array(reps), sw2, depths, 0.05)
+    b = trainability.trainability_boundary(np.array(reps), sw2, depths, 0.05)
     np.testing.assert_allclose(b["xi_c"], xi)
     assert b["log_l50"].shape == (3, 5) and np.all(b["censored"] == 0)
     assert b["k_est"].n == 3 and b["k_est"].mean == pytest.approx(2.0, rel=0.1)
@@ -463,10 +468,10 @@ def test_trainability_boundary_gives_replicate_estimates():
     # the peak is where ξ_c is largest on this grid, located within the grid's neighbours
     k = int(np.argmax(xi))
     assert np.all((b["peak"] >= sw2[k - 1]) & (b["peak"] <= sw2[k + 1]))
-    one = study.trainability_boundary(np.array(reps[:1]), sw2, depths, 0.05)
+    one = trainability.trainability_boundary(np.array(reps[:1]), sw2, depths, 0.05)
     assert one["peak_est"] is None and one["k_est"] is None  # one replicate: no interval
     with pytest.raises(ParameterError):
-        study.trainability_boundary(reps[0], sw2, depths, 0.05)
+        trainability.trainability_boundary(reps[0], sw2, depths, 0.05)
 
 
 def test_boundary_shift_against_hand_built_boundaries():
@@ -480,26 +485,26 @@ def test_boundary_shift_against_hand_built_boundaries():
 
     early = grid([[3.0, 4.0, 6.0], [2.5, 3.5, 6.0]])  # third σ_w²: censored (above the grid)
     late = grid([[3.5, 4.2, 6.5], [3.0, 4.5, 6.5]])
-    r = study.boundary_shift(early, late, depths)
+    r = trainability.boundary_shift(early, late, depths)
     np.testing.assert_allclose(r["shift"], np.log(2) * np.array([0.35, 0.75]), rtol=1e-12)
     assert list(r["pairs"]) == [2, 2]
     assert r["shift_est"].n == 2 and r["shift_est"].mean == pytest.approx(np.log(2) * 0.55)
     # no shift when nothing changes; None with one replicate; bad shapes refused
-    assert study.boundary_shift(early, early, depths)["shift_est"].mean == 0.0
-    assert study.boundary_shift(early[:1], late[:1], depths)["shift_est"] is None
+    assert trainability.boundary_shift(early, early, depths)["shift_est"].mean == 0.0
+    assert trainability.boundary_shift(early[:1], late[:1], depths)["shift_est"] is None
     with pytest.raises(ParameterError, match="accuracy_early"):
-        study.boundary_shift(early[0], late[0], depths)
+        trainability.boundary_shift(early[0], late[0], depths)
 
 
 def test_trainability_grid_is_one_training_per_replicate_and_depth():
-    x, y = study.standardised_digits()
+    x, y = standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)
     x, y = x[:200], y[:200]
     kw = dict(sigma_b2=0.05, width=8, steps=3, lr=0.01, batch=16)
     r = study.trainability_grid(
         x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6], [7, 8]], **kw
     )
     assert r["accuracy"].shape == (2, 2, 2) and list(r["depths"]) == [2, 3]
-    one = study.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
+    one = trainability.train_depth_grid(x, y, sigma_w2s=np.array([1.0, 2.0]), depth=3, seed=8, **kw)
     np.testing.assert_array_equal(r["accuracy"][1, :, 1], one["accuracy"])
     early = study.trainability_grid(
         x, y, sigma_w2s=np.array([1.0, 2.0]), depths=(2, 3), seeds=[[5, 6]], early_steps=1, **kw
@@ -529,11 +534,11 @@ def test_circle_ensemble_is_one_circle_experiment_per_seed():
 
 
 def test_sweep_starts():
-    assert study.sweep_starts(0.3, 0.1, 0.02) == pytest.approx((0.4, 0.2))
-    assert study.sweep_starts(0.9, 0.1, 0.02) == pytest.approx(
+    assert mf.sweep_starts(0.3, 0.1, 0.02) == pytest.approx((0.4, 0.2))
+    assert mf.sweep_starts(0.9, 0.1, 0.02) == pytest.approx(
         (0.95, 0.85)
     )  # d = (1 − c*)/2 near the transition
-    assert study.sweep_starts(1.0, 0.1, 0.02) == (0.98, 0.98)
+    assert mf.sweep_starts(1.0, 0.1, 0.02) == (0.98, 0.98)
 
 
 def test_depth_scale_sweep_follows_the_maps_and_chi1():
@@ -541,7 +546,7 @@ def test_depth_scale_sweep_follows_the_maps_and_chi1():
     correlation map and the mean squared error signal shrinks by χ₁ per
     layer (Schoenholz Eq. 14)."""
     sw2, sb2 = np.array([1.2, 3.0]), np.array([0.05, 0.3])
-    s = study.depth_scale_sweep(
+    s = mf.depth_scale_sweep(
         sigma_w2s=sw2, sigma_b2s=sb2, width=800, n_layers=3, n_nets=6, seed=3
     )
     assert s["c"].shape == (2, 2, 6, 2, 4) and s["grad"].shape == (2, 2, 6, 4)
@@ -560,11 +565,11 @@ def test_depth_scale_sweep_follows_the_maps_and_chi1():
             assert abs(ratios.mean() - mf.chi1(a, b)) < 4 * se and se < 0.03
     assert s["c_star"][0, 1] < 1 and s["c_star"][0, 0] == 1.0
     with pytest.raises(ParameterError, match="sigma_b2s"):
-        study.depth_scale_sweep(
+        mf.depth_scale_sweep(
             sigma_w2s=sw2, sigma_b2s=[0.0], width=8, n_layers=2, n_nets=2, seed=0
         )
     with pytest.raises(ParameterError, match="sigma_w2s"):
-        study.depth_scale_sweep(
+        mf.depth_scale_sweep(
             sigma_w2s=[], sigma_b2s=[0.1], width=8, n_layers=2, n_nets=2, seed=0
         )
 
@@ -578,7 +583,7 @@ def test_sweep_rates_recover_exact_decays():
         k: np.array([[mf.depth_scales(a, 0.05)[k] for a in sw2]])
         for k in ("q_star", "c_star", "chi1", "chi_c", "xi_c")
     }
-    starts = np.array([[study.sweep_starts(th["c_star"][0, j], 0.1, 0.02) for j in range(2)]])
+    starts = np.array([[mf.sweep_starts(th["c_star"][0, j], 0.1, 0.02) for j in range(2)]])
     maps = np.array(
         [
             [
@@ -594,7 +599,7 @@ def test_sweep_rates_recover_exact_decays():
         1 + 0.01 * eps[..., 0] * 1e5
     )
     sweep = dict(sigma_w2=sw2, sigma_b2=sb2, c=c, grad=grad, starts=starts, **th)
-    r = study.sweep_rates(sweep, n_boot=20)
+    r = mf.sweep_rates(sweep, n_boot=20)
     np.testing.assert_allclose(r["rate_c"], r["rate_c_map"], rtol=1e-3)
     np.testing.assert_allclose(
         r["rate_c_map"], -np.log(th["chi_c"]), rtol=0.05
@@ -611,7 +616,7 @@ def test_mean_rate_ratio_is_the_precision_weighted_mean():
     m, t, se = np.array([1.1, 0.45, 9.0]), np.array([1.0, 0.5, 1.0]), np.array([0.1, 0.1, 0.1])
     loo = np.stack([m * (1 + 0.01 * k) for k in range(4)], axis=-1)
     alt = np.array([2.0, 1.0, 7.0])
-    out = study.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]), alt)
+    out = mf.mean_rate_ratio(m, t, loo, se, np.array([True, True, False]), alt)
     est = out["est"]
     w = np.array([100.0, 25.0]) / 125
     assert est.mean == pytest.approx(w @ [1.1, 0.9], rel=1e-12) and est.n == 2 and est.dof == 3
@@ -619,7 +624,7 @@ def test_mean_rate_ratio_is_the_precision_weighted_mean():
     assert est.se == pytest.approx(np.sqrt(3 / 4 * np.sum((v - v.mean()) ** 2)), rel=1e-10)
     # the alternative rates, weighted the same way: 2/1 and 1/0.5
     assert out["alternative"] == pytest.approx(w @ [2.0, 2.0], rel=1e-12)
-    assert study.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["est"].n == 0
+    assert mf.mean_rate_ratio(m, t, loo, se, np.zeros(3, bool))["est"].n == 0
 
 
 def test_sweep_rate_ratios_keeps_only_resolved_settings():
@@ -639,7 +644,7 @@ def test_sweep_rate_ratios_keeps_only_resolved_settings():
     R["rate_c_loo"] = np.repeat(R["rate_c"][:, None], 5, axis=1)
     R["rate_grad_loo"] = np.repeat(R["rate_grad"][:, None], 5, axis=1)
     phase = np.array(["ordered", "chaotic", "ordered", "chaotic"])
-    ratios, bias = study.sweep_rate_ratios(R, phase, 30)
+    ratios, bias = mf.sweep_rate_ratios(R, phase, 30)
     ordered, chaotic, grad = (ratios[k]["est"] for k in ("ordered", "chaotic", "grad"))
     assert ordered.n == 1 and ordered.mean == pytest.approx(1.1)
     assert chaotic.n == 1 and chaotic.mean == pytest.approx(0.9)
@@ -650,7 +655,7 @@ def test_sweep_rate_ratios_keeps_only_resolved_settings():
     assert ratios["grad"]["alternative"] == 0
     assert bias == pytest.approx(0.02)
     with pytest.raises(ParameterError, match="n_layers=3"):
-        study.sweep_rate_ratios(R, phase, 3)
+        mf.sweep_rate_ratios(R, phase, 3)
 
 
 def test_linear_maps_are_the_closed_form_recursion_even_where_lengths_explode():

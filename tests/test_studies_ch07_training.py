@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from layerwise.studies import ch07 as study
+from layerwise import trainability
+from layerwise.data import standardise_digits
 
 
 def _digits_unit():
-    x, y = study.standardised_digits()
+    x, y = standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)
     return x[:400], y[:400]
 
 
@@ -34,7 +35,7 @@ def test_grouped_trainings_equal_one_group_bit_for_bit():
         runs = {}
         for threads in (1, 2, 3):
             torch.set_num_threads(threads)
-            runs[threads] = study.train_depth_grid(x, y, **kw)
+            runs[threads] = trainability.train_depth_grid(x, y, **kw)
             assert torch.get_num_threads() == threads  # restored after the groups
     finally:
         torch.set_num_threads(prev)

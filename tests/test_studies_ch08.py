@@ -39,8 +39,8 @@ def test_fisher_rao_table_and_summary():
         keys.append(k)
         return len(keys)
 
-    rows = study.fisher_rao_table(x, y, [1, 2], [4, 5], seed_of)
-    assert len(rows) == len(study.FR_CASES) * 2 * 2 * len(infogeo.FISHER_LABELS)
+    rows = infogeo.fisher_rao_table(x, y, [1, 2], [4, 5], seed_of)
+    assert len(rows) == len(infogeo.FR_CASES) * 2 * 2 * len(infogeo.FISHER_LABELS)
     assert keys[0] == ("relu", False, 1, 4) and len(set(keys)) == len(keys) == len(rows) // 2
     for r in rows:
         assert r["n_params"] == 6 * r["width"] + (r["L"] - 1) * r["width"] ** 2 + r[
@@ -76,7 +76,7 @@ def test_reparam_sweep_invariants_and_closed_forms():
     x, y = data(n=20, d=5, c=10)
     p = networks.init_mlp([5, 6, 6, 10], seed=2)
     al = [0.1, 1.0, 10.0]
-    R = study.reparam_sweep(
+    R = infogeo.reparam_sweep(
         p,
         x,
         y,
@@ -110,7 +110,7 @@ def test_dinh_ranges_follow_from_the_alpha_grid():
     # an order of magnitude, two and two orders respectively
     x, y = data(n=20, d=5, c=10)
     p = networks.init_mlp([5, 6, 6, 10], seed=4)
-    R = study.reparam_sweep(
+    R = infogeo.reparam_sweep(
         p,
         x,
         y,
@@ -122,7 +122,7 @@ def test_dinh_ranges_follow_from_the_alpha_grid():
         seed_lanczos2=2,
         seed_noise=3,
     )
-    s = study.reparam_summary(R)
+    s = infogeo.reparam_summary(R)
     assert s["l2_range"] >= 10 and s["spec_unit_range"] >= 100 and s["lam_ratio"] >= 100
 
 
@@ -143,7 +143,7 @@ def test_reparam_summary_on_closed_form_sweep():
         fr=np.full((2, 5), 1 + 1e-15),
         l2=np.vstack([al + 1 / al, np.ones(5)]),
     )
-    s = study.reparam_summary(R)
+    s = infogeo.reparam_summary(R)
     assert s["i1"] == 2 and s["lam_ratio"] == pytest.approx(1e4)
     assert s["slope_hi"] == pytest.approx(2) and s["slope_lo"] == pytest.approx(-2)
     assert s["lam_conv"] == pytest.approx(1e-3 / (1 + 1e-3))
@@ -165,7 +165,7 @@ def test_reparam_summary_on_closed_form_sweep():
 def test_kfac_study_and_summary():
     x, _ = data(n=15, d=5, c=4)
     trained = networks.init_mlp([5, 4, 4, 4], seed=9)
-    K0 = study.kfac_study(trained, 3, x, units=2)
+    K0 = study.kfac_study(trained, 3, x) | study.kfac_subset(trained, 3, x, 2)
     ref = infogeo.kfac_analysis(networks.init_mlp([5, 4, 4, 4], seed=3), x)
     assert all(np.array_equal(K0[f"init_{k}"], v) for k, v in ref.items())
     assert np.array_equal(K0["trained_kfac_error"], infogeo.kfac_analysis(trained, x)["kfac_error"])
@@ -176,7 +176,7 @@ def test_kfac_study_and_summary():
     ]
     K1 = study.kfac_study(trained, 5, x)
     assert not any("_sub_" in k for k in K1)
-    S = study.kfac_summary([K0, K1])
+    S = infogeo.kfac_summary([K0, K1])
     assert S["err"]["init"].shape == (2, 3)
     assert np.array_equal(S["gap"], S["err"]["trained"].mean(1) - S["err"]["init"].mean(1))
     tr = np.array([K0["init_trace_ratio"], K1["init_trace_ratio"]])
@@ -191,7 +191,7 @@ def test_kfac_study_and_summary():
     assert np.array_equal(S["trace_ratio"]["init"], tr)
     assert np.array_equal(S["trace_ratio"]["trained"], trt)
     with pytest.raises(ParameterError, match="2 nets"):  # a standard error over nets needs two
-        study.kfac_summary([K0])
+        infogeo.kfac_summary([K0])
     worst = [
         max((K[f"{t}_kfac_error"] / K[f"{t}_diag_error"]).max() for t in study.KFAC_STATES)
         for K in (K0, K1)
@@ -231,7 +231,7 @@ def test_check_params_names_the_parameter():
 def test_label_randomisation_run_matches_its_parts():
     x, y = data(n=30, d=6, c=4)
     xt, yt = data(n=10, d=6, c=4, seed=1)
-    r = study.label_randomisation_run(
+    r = infogeo.label_randomisation_run(
         x,
         y,
         xt,
@@ -263,7 +263,7 @@ def test_label_randomisation_run_matches_its_parts():
         float(infogeo.loss_fn(p_budget, x, infogeo.one_hot(y, 4))), rel=1e-12
     )
     # a target that is never reached: the fixed-loss entries are NaN, the budget ones are not
-    r2 = study.label_randomisation_run(
+    r2 = infogeo.label_randomisation_run(
         x,
         y,
         xt,
@@ -287,15 +287,15 @@ def test_label_randomisation_run_matches_its_parts():
 def test_loss_share_closed_forms():
     R = np.array([[1e-3, 1e-2], [2e-3, 2e-2], [1e-3, 1e-2]])
     # M/γ unchanged: the loss factor carries all of the change
-    share = study.loss_share(R, 5 * R)
+    share = infogeo.loss_share(R, 5 * R)
     assert share.mean == pytest.approx(1.0) and share.se == pytest.approx(0.0, abs=1e-12)
     assert share.dof == 2 and share.n == 3
     # M/γ doubles as well: share = log 10 / (log 10 + log 2), exactly, for every pair
-    share = study.loss_share(R, 5 * R * np.array([1.0, 2.0]))
+    share = infogeo.loss_share(R, 5 * R * np.array([1.0, 2.0]))
     assert share.mean == pytest.approx(np.log(10) / np.log(20))
     assert share.se == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ParameterError, match="shape"):
-        study.loss_share(R[:1], R[:1])
+        infogeo.loss_share(R[:1], R[:1])
 
 
 def test_welch_log_ratio_matches_scipy():
@@ -317,14 +317,14 @@ def test_tangent_check_constant_within_regions():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(40, 6, generator=g, dtype=D)
     p = networks.init_mlp([6, 10, 10, 1], seed=5)
-    ts = study.tangent_check(p, x, 6, np.random.default_rng(1))
+    ts = infogeo.tangent_check(p, x, 6, np.random.default_rng(1))
     assert 6 <= len(ts["same"]) <= 12 and len(ts["different"]) <= 6
     assert ts["same"].max() < 1e-12
     assert len(ts["different"]) > 0 and ts["different"].min() > 1e-6
-    again = study.tangent_check(p, x, 6, np.random.default_rng(1))
+    again = infogeo.tangent_check(p, x, 6, np.random.default_rng(1))
     assert all(np.array_equal(ts[k], again[k]) for k in ts)
     with pytest.raises(ParameterError, match="bias-free"):
-        study.tangent_check(
+        infogeo.tangent_check(
             networks.init_mlp([6, 10, 1], bias=True), x, 2, np.random.default_rng(0)
         )
 
@@ -411,14 +411,11 @@ def test_label_randomisation_summary_against_exact_ratios():
     assert study.label_randomisation_summary(reached)["min_train_accuracy"] == 1.0
     reached.loc[3, "budget_train_accuracy"] = 0.93  # one budget run short of its labels
     assert study.label_randomisation_summary(reached)["min_train_accuracy"] == 0.93
-    g = S["glue"]
-    assert (
-        g["rand_unreached"] == 2
-        and g["share_empirical_budget"] == S["loss_share"]["budget", "empirical"]
+    assert S["unreached"] == 2
+    assert S["final_loss"]["budget", "random"] == pytest.approx(
+        10 * S["final_loss"]["budget", "clean"]
     )
-    assert g["rand_loss_random_budget"] == pytest.approx(10 * g["rand_loss_clean_budget"])
-    assert g["share_model_budget"] == S["loss_share"]["budget", "model"]
-    assert S["glue_3"]["rand_steps_random"] == pytest.approx((-1 + 3 * 150) / 4)
+    assert S["target_steps"]["random"] == pytest.approx((-1 + 3 * 150) / 4)
     shrink = study.label_randomisation_summary(
         _synthetic_runs(norm_factor=0.25, r_factor=3.0, fr_factor=9.0)
     )
@@ -427,7 +424,7 @@ def test_label_randomisation_summary_against_exact_ratios():
         for m in study.RAND_NORMS
     )
     assert not any(
-        isinstance(v, str) for v in {**shrink["glue"], **shrink["glue_3"]}.values()
+        isinstance(v, str) for v in {**shrink["final_loss"], **shrink["target_steps"]}.values()
     )  # no sentences
 
 
@@ -464,14 +461,14 @@ def test_kfac_findings_reads_margins_errors_and_the_dominant_part():
         and F["gap"][1] == pytest.approx(0.05)
         and F["gap"][2] == 1
     )
-    assert F["glue"]["kfac_err_max"] == pytest.approx(0.35) and F["glue"][
-        "diag_err_min"
-    ] == pytest.approx(0.7)
-    assert F["glue"]["kfac_nets"] == 2 and F["glue_3"] == {"kfac_trace_worst": Estimate(0.97, 0.01)}
+    assert F["err_max"] == pytest.approx(0.35) and F["diag_err_min"] == pytest.approx(0.7)
+    assert F["nets"] == 2 and F["trace_worst"] == Estimate(0.97, 0.01)
+    assert F["err_mean"]["init"] == pytest.approx(0.2)
+    assert F["best_mean"]["trained"] == pytest.approx(0.175)
     # the dropped blocks dominate at initialisation, the Kronecker factorisation after training
     assert F["cross_mean"] == pytest.approx({"init": 0.4, "trained": 0.1})
     assert F["within_mean"] == pytest.approx({"init": 0.1, "trained": 0.3})
-    assert not any(isinstance(v, str) for v in F["glue"].values())  # numbers only: no sentences
+    assert not any(isinstance(v, str) for v in F.values())  # numbers only: no sentences
     with pytest.raises(ParameterError, match="2 samples"):  # one net: no standard error
         study.kfac_findings(
             {**KS, "gap": np.array([0.1]), "cross_share": {t: np.array([0.9]) for t in err}}
@@ -560,9 +557,9 @@ def test_kfac_units_give_the_trained_nets_and_their_kfac_study(tmp_path):
         net, loss = study.unit_net(units, s)
         assert np.array_equal(loss, a["loss"]) and set(net) == {"W1", "W2", "W3"}
         assert all(np.array_equal(net[k].numpy(), a[k]) for k in net)
-        one = study.kfac_study(
-            study.arrays_to_params(a), torch_seed(3, "mlp", s), x[:15], units=2 if s == 0 else None
-        )
+        one = study.kfac_study(study.arrays_to_params(a), torch_seed(3, "mlp", s), x[:15])
+        if s == 0:
+            one |= study.kfac_subset(study.arrays_to_params(a), torch_seed(3, "mlp", 0), x[:15], 2)
         got = study.unit_kfac(units, s)
         if s == 0:
             got |= study.kfac_subset(net, torch_seed(3, "mlp", 0), x[:15], 2)
@@ -625,7 +622,7 @@ def test_label_randomisation_units_give_the_runs_table():
                 "net": s,
                 **{
                     k: float(v)
-                    for k, v in study.label_randomisation_run(
+                    for k, v in infogeo.label_randomisation_run(
                         fraction=f,
                         label_seed=torch_seed(2, "labels", s, int(round(f * 1000))),
                         init_seed=torch_seed(2, "randnet", s),
@@ -648,7 +645,7 @@ def test_check_params_keeps_the_natural_gradient_nets_among_the_kfac_nets():
         study.check_params({"kfac_seeds": 2, "ng_nets": 3})
 
 
-def test_kfac_state_table_against_the_nets_it_summarises():
+def test_kfac_per_net_reads_each_quantity_per_net():
     err = {"init": np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.4]]), "trained": np.full((2, 3), 0.5)}
     tr = {"init": np.array([[1.0, 1.1, 1.0], [1.0, 1.3, 1.0]]), "trained": np.ones((2, 3))}
     KS = {
@@ -660,52 +657,24 @@ def test_kfac_state_table_against_the_nets_it_summarises():
         "trace_ratio": tr,
         "trace_layer": 2,
     }
-    T = study.kfac_state_table(KS)
-    kfac = T.loc[study.KFAC_TABLE_ROWS["kfac"]]
-    assert kfac["initialisation", "mean"] == pytest.approx(0.25)  # layer means 0.2 and 0.3
-    assert kfac["initialisation", "± s.e."] == pytest.approx(0.05)  # sd 0.1/√2 over √2 nets
-    assert kfac["after training", "± s.e."] == 0  # every net the same
-    assert kfac["trained − init", "mean"] == pytest.approx(0.25)
-    assert kfac["trained − init", "± s.e."] == pytest.approx(0.05)
-    trace = T.loc[f"{study.KFAC_TABLE_ROWS['trace']}, layer 2"]
-    assert trace["initialisation", "mean"] == pytest.approx(1.2)
-    assert trace["trained − init", "mean"] == pytest.approx(-0.2)
-    share = T.loc[study.KFAC_TABLE_ROWS["cross_share"]]
-    assert share["after training", "mean"] == pytest.approx(0.13)
-    assert T.loc[study.KFAC_TABLE_ROWS["best"], ("initialisation", "mean")] == pytest.approx(0.125)
-    assert len(T) == len(study.KFAC_TABLE_ROWS)
-
-
-def test_label_randomisation_table_reads_the_exact_ratios():
-    S = study.label_randomisation_summary(
-        _synthetic_runs(norm_factor=4.0, r_factor=3.0, fr_factor=9.0)
-    )
-    T = study.label_randomisation_table(S["log_ratio"], S["loss_share"])
-    assert list(T.index.names) == ["protocol", "Fisher–Rao norm"] and len(T) == 4
-    col = study.RAND_TABLE_COLUMNS
-    for q, name in study.PROTOCOL_NAMES.items():
-        for k in ("model", "empirical"):
-            row = T.loc[(name, f"{k} Fisher")]
-            assert row[col["fisher_rao"], "mean"] == pytest.approx(np.log(9.0), abs=1e-12)
-            assert row[col["R"], "mean"] == pytest.approx(np.log(3.0), abs=1e-12)
-            assert row[col["M"], "mean"] == pytest.approx(0.0, abs=1e-12)
-            assert row[col["R"], "± s.e."] == S["log_ratio"][q, f"R_{k}"].se
-            if q == "budget":
-                assert row["share of R", "mean"] == pytest.approx(0.5)
-            else:
-                assert np.isnan(row["share of R", "mean"])
+    T = study.kfac_per_net(KS)
+    assert list(T) == ["kfac", "best", "cross", "within", "cross_share", "trace"]
+    np.testing.assert_allclose(T["kfac"]["init"], [0.2, 0.3])  # layer means of each net
+    assert np.all(T["kfac"]["trained"] == 0.5)
+    np.testing.assert_allclose(T["trace"]["init"], tr["init"][:, 1])  # the trace_layer's column
+    np.testing.assert_allclose(T["best"]["init"], [0.1, 0.15])
+    assert T["cross_share"]["trained"].mean() == pytest.approx(0.13)
 
 
 def test_inverse_structure_truth_tells_layers_from_a_rotation():
-    r = study.inverse_structure_truth([120, 60, 40], 0.01, seed=2)
+    r = infogeo.inverse_structure_truth([120, 60, 40], 0.01, seed=2)
     assert r["structured_excess"] == pytest.approx(r["structured_exact"], rel=1e-8)
     assert r["structured_excess"] < -0.5  # block-diagonal above λ but for one weak term
     assert abs(r["rotated_excess"]) < 0.1  # no layer structure: the rotated control's value
     assert r["passed"] == float(abs(r["rotated_excess"]) < 0.05)
-    assert (
-        study.inverse_structure_truth([120, 60, 40], 0.01, seed=2, rotated_tol=1e-9)["passed"] == 0
-    )
+    strict = infogeo.inverse_structure_truth([120, 60, 40], 0.01, seed=2, rotated_tol=1e-9)
+    assert strict["passed"] == 0
     with pytest.raises(ParameterError, match="damping"):
-        study.inverse_structure_truth([12, 6, 4], 0.5, seed=2, mixed=2)
+        infogeo.inverse_structure_truth([12, 6, 4], 0.5, seed=2, mixed=2)
     with pytest.raises(ParameterError, match="mixed"):
-        study.inverse_structure_truth([12, 6, 4], 0.01, seed=2)
+        infogeo.inverse_structure_truth([12, 6, 4], 0.01, seed=2)

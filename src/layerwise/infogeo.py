@@ -36,7 +36,7 @@ Chapter 8's experiment drivers and summaries (the tables, sweeps and runs it gra
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,7 @@ from .networks import (
     has_bias,
     init_mlp,
     n_weight_layers,
+    tangent_sensitivity,
     train,
 )
 from .params import (
@@ -64,7 +65,7 @@ from .params import (
     check_positive,
     check_positive_int,
 )
-from .stats import jackknife_se, mean_se
+from .stats import Estimate, estimate, jackknife_se, mean_se
 
 #: Of :data:`layerwise.networks.ACTIVATIONS`, ``relu`` and ``leaky_relu`` satisfy σ(z) = σ'(z)z,
 #: ``tanh`` does not.
@@ -494,31 +495,26 @@ def train_two_protocols(
     check_nonnegative("target_loss", target_loss)
     params = init_mlp(widths, seed=seed, dtype=dtype)
     yoh, x = one_hot(y, widths[-1], dtype), x.to(dtype)
-    tensors = list(params.values())
-    for t in tensors:
-        t.requires_grad_(True)
-    opt = torch.optim.Adam(tensors, lr=lr)
-    hist: list[float] = []
     out: dict[str, Any] = {"budget": None, "loss": None, "target_step": None}
 
-    def snapshot() -> Params:
-        return {k: v.detach().clone() for k, v in params.items()}
-
-    for k in range(max_steps + 1):
-        opt.zero_grad()
-        value = loss_fn(params, x, yoh)
-        hist.append(float(value.detach()))
+    def read_off(k: int, value: float | None) -> bool:
+        """At step k (the parameters after k updates): take what is due; True stops."""
         if k == budget:
-            out["budget"] = snapshot()
-        if out["loss"] is None and hist[-1] <= target_loss:
-            out["loss"], out["target_step"] = snapshot(), k
-        if k == max_steps or (k >= budget and out["loss"] is not None):
-            break
-        value.backward()
-        opt.step()
-    for t in tensors:
-        t.requires_grad_(False)
-    out["hist"] = np.asarray(hist)
+            out["budget"] = {name: v.detach().clone() for name, v in params.items()}
+        if out["loss"] is None and value is not None and value <= target_loss:
+            out["loss"] = {name: v.detach().clone() for name, v in params.items()}
+            out["target_step"] = k
+        return k == max_steps or (k >= budget and out["loss"] is not None)
+
+    out["hist"] = train(
+        params,
+        lambda idx: loss_fn(params, x, yoh),
+        lr=lr,
+        optimizer="adam",
+        sampling="full",
+        steps=max_steps + 1,  # the read-off at step max_steps stops before its update
+        callback=read_off,
+    )
     return out
 
 
@@ -1009,3 +1005,397 @@ def fisher_subset(
     K = torch.block_diag(*kblocks)
     sizes = np.array([b.shape[0] for b in kblocks])
     return {"exact": F.numpy(), "kfac": K.numpy(), "block_sizes": sizes}
+
+
+# --------------------------------------------------------------------------------------------
+# Studies of the rescalings, the inverse structure, tangents and label randomisation (Chapter 8)
+# --------------------------------------------------------------------------------------------
+
+
+def reparam_sweep(
+    params: Params,
+    x: torch.Tensor,
+    y: np.ndarray,
+    *,
+    alphas: Sequence[float],
+    lanczos_iter: int,
+    sharp_draws: int,
+    sharp_sigma: float,
+    seed_lanczos: int,
+    seed_lanczos2: int,
+    seed_noise: int,
+    n_classes: int = 10,
+) -> dict[str, np.ndarray]:
+    """Dinh et al.'s T_α (row 0) and the unit-wise rescaling (row 1) of the first two layers, for
+    every α: ``dfun`` (max |Δf| / max |f|), ``fr`` (⟨θ, Iθ⟩ relative to α = 1's network), the norms
+    ``l2``, ``spec`` (spectral product), ``fro`` (Frobenius product), the Hessian's top eigenvalue
+    by Lanczos with ``lanczos_iter`` (``lam``) and twice as many iterations (``lam2``), and the
+    expected sharpness with isotropic (``iso``, its draws ``iso_draws``) and weight-proportional
+    noise (``mult``), with their Monte-Carlo standard errors (the same noise draws at every α)."""
+    al = np.asarray(alphas, dtype=float)
+    yoh = one_hot(y, n_classes)
+    f0 = forward(params, x)
+    fr0 = fisher_rao(params, x, y)["direct"]
+    out = {
+        k: np.zeros((2, len(al)))
+        for k in (
+            "dfun",
+            "fr",
+            "l2",
+            "spec",
+            "fro",
+            "lam",
+            "lam2",
+            "iso",
+            "iso_se",
+            "mult",
+            "mult_se",
+        )
+    }
+    out["iso_draws"] = np.zeros((2, len(al), sharp_draws))
+    for t, tf in enumerate((alpha_scale, unit_scale)):
+        for i, a in enumerate(al):
+            q = tf(params, float(a))
+            out["dfun"][t, i] = float((forward(q, x) - f0).abs().max() / f0.abs().max())
+            out["fr"][t, i] = fisher_rao(q, x, y)["direct"] / fr0
+            w = weight_norms(q)
+            out["l2"][t, i] = w["l2"]
+            out["spec"][t, i] = w["spectral_product"]
+            out["fro"][t, i] = w["frobenius_product"]
+            out["lam"][t, i] = hessian_top_eigenvalue(
+                q, x, yoh, n_iter=lanczos_iter, seed=seed_lanczos
+            )
+            out["lam2"][t, i] = hessian_top_eigenvalue(
+                q, x, yoh, n_iter=2 * lanczos_iter, seed=seed_lanczos2
+            )
+            for mode, key in (("isotropic", "iso"), ("multiplicative", "mult")):
+                d = sharpness_draws(
+                    q, x, yoh, sigma=sharp_sigma, n_draws=sharp_draws, mode=mode, seed=seed_noise
+                )
+                e = estimate(d)
+                out[key][t, i], out[key + "_se"][t, i] = e.mean, e.se
+                if key == "iso":
+                    out["iso_draws"][t, i] = d
+    return {"alphas": al, **out}
+
+
+def reparam_summary(R: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The numbers the reparametrisation claims decide, from :func:`reparam_sweep`'s arrays:
+    ``lam_ratio`` = max_α λ_max / λ_max(α = 1) under T_α; the log-log slopes of λ_max between the
+    two largest (``slope_hi``) and the two smallest α (``slope_lo``); ``lam_conv`` = the largest
+    relative difference of Lanczos with n and 2n iterations; ``iso_ratio`` = the smaller of the
+    isotropic expected sharpnesses at the grid's ends over α = 1, an :class:`Estimate` (ratio of
+    means over the same noise draws, jackknife standard error over the paired draws, n − 1 d.o.f.);
+    ``mult_dev``, ``spec_t_dev``, ``inv_dev`` = largest relative deviations of the multiplicative
+    sharpness (both rescalings), the spectral product under T_α and the function/Fisher–Rao norm;
+    ``l2_range``, ``spec_unit_range`` = max/min of ‖θ‖₂ under T_α and of the spectral product under
+    the unit-wise rescaling; ``alpha_second`` = the second-largest α."""
+    al = np.asarray(R["alphas"], dtype=float)
+    i1 = int(np.argmin(np.abs(al - 1)))
+    k_hi = len(al) - 1
+    lam = R["lam"]
+    iso_ratio = [sharpness_ratio(R["iso_draws"][0, e], R["iso_draws"][0, i1]) for e in (0, k_hi)]
+    iso_r, iso_se = min(iso_ratio)
+    n_draws = R["iso_draws"].shape[-1]
+    mult = R["mult"]
+    return {
+        "i1": i1,
+        "lam_ratio": float(lam[0].max() / lam[0, i1]),
+        "slope_hi": float(
+            np.log(lam[0, k_hi] / lam[0, k_hi - 1]) / np.log(al[k_hi] / al[k_hi - 1])
+        ),
+        "slope_lo": float(np.log(lam[0, 1] / lam[0, 0]) / np.log(al[1] / al[0])),
+        "lam_conv": float(np.max(np.abs(R["lam"] - R["lam2"]) / R["lam2"])),
+        "iso_ratio": Estimate(float(iso_r), float(iso_se), n_draws - 1, n_draws),
+        "mult_dev": float(np.max(np.abs(mult - mult[0, i1]) / abs(mult[0, i1]))),
+        "spec_t_dev": float(np.max(np.abs(R["spec"][0] / R["spec"][0, i1] - 1))),
+        "inv_dev": float(max(R["dfun"].max(), np.abs(R["fr"] - 1).max())),
+        "l2_range": float(R["l2"][0].max() / R["l2"][0].min()),
+        "spec_unit_range": float(R["spec"][1].max() / R["spec"][1].min()),
+        "alpha_second": float(al[k_hi - 1]),
+    }
+
+
+def inverse_structure_truth(
+    sizes: Sequence[int],
+    damping: float,
+    seed: int,
+    above: float = 0.3,
+    mixed: int = 10,
+    rotated_tol: float = 0.05,
+) -> dict[str, float]:
+    """Estimator control of the inverse-structure claims on synthetic truth with the chapter's
+    layer ``sizes`` and relative damping: F = Σ w qqᵀ (tr F = P, so λ = ``damping``) whose
+    eigenvectors are layer-local except ``mixed`` per layer, which are mixed across the layers
+    by a random rotation and carry most of F's norm (eigenvalues log-spaced over one decade, the
+    rest of the trace); a fraction ``above`` of the local ones lie above λ (log-spaced over
+    [2λ, 100λ]) and the others are 0. The inverse's part above λ is then block-diagonal but for
+    the weak mixed terms, and F is not. Returns ``structured_excess`` (the claim's quantity,
+    :func:`~layerwise.infogeo.inverse_structure`'s ratio on the directions above λ minus its
+    rotated control's), ``structured_exact`` (the same from the construction itself),
+    ``rotated_excess`` (the claim's quantity for a Haar rotation of the same F: ≈ 0) and
+    ``passed``: 1.0 when the first agrees with the construction to 10⁻⁶ and the last lies within
+    ±``rotated_tol``, else 0.0."""
+    sizes = [check_positive_int("sizes", v) for v in sizes]
+    check_positive("damping", damping)
+    check_fraction("above", above)
+    mixed = check_positive_int("mixed", mixed)
+    if mixed > min(sizes):
+        raise ParameterError(f"mixed={mixed} must be <= the smallest layer size {min(sizes)}")
+    gen = torch.Generator().manual_seed(int(seed))
+    P = sum(sizes)
+    basis = torch.block_diag(*[haar_rotation(n, gen) for n in sizes])
+    starts = np.cumsum([0, *sizes[:-1]])
+    cross = [int(a + k) for a in starts for k in range(mixed)]
+    basis[:, cross] = basis[:, cross] @ haar_rotation(
+        len(cross), gen
+    )  # directions across the layers
+    local = [i for i in range(P) if i not in set(cross)][: int(above * P)]
+    lam = damping  # tr F = P below, so λ = damping · tr F / P = damping
+    w = torch.zeros(P, dtype=torch.float64)
+    w[local] = torch.logspace(
+        float(np.log10(2 * lam)), float(np.log10(100 * lam)), len(local), dtype=torch.float64
+    )
+    spread = torch.logspace(0, 1, len(cross), dtype=torch.float64)
+    w[cross] = spread * (P - float(w[local].sum())) / float(spread.sum())
+    if not float(w[cross].min()) > 100 * lam:
+        raise ParameterError(f"damping={damping!r} is too large for this construction (≤ 0.02)")
+    F = (basis * w) @ basis.T
+
+    def excess(r: Mapping[str, float]) -> float:
+        return (
+            r["inverse_top_off_diagonal"] / r["fisher_off_diagonal"]
+            - r["rotated_inverse_top_off_diagonal"] / r["rotated_fisher_off_diagonal"]
+        )
+
+    structured = inverse_structure(F, lam, sizes)
+    keep = [*cross, *local]
+    top = (basis[:, keep] / (w[keep] + lam)) @ basis[:, keep].T
+    exact = block_shares(top, sizes)["off_diagonal"] / block_shares(F, sizes)["off_diagonal"]
+    R = haar_rotation(P, gen)
+    rotated = inverse_structure(R @ F @ R.T, lam, sizes)
+    control = (
+        structured["rotated_inverse_top_off_diagonal"] / structured["rotated_fisher_off_diagonal"]
+    )
+    out = {
+        "structured_excess": excess(structured),
+        "structured_exact": exact - control,
+        "rotated_excess": excess(rotated),
+    }
+    # the control passes when the construction is recovered to round-off and the rotation
+    # scores its control's value within ``rotated_tol``
+    out["passed"] = float(
+        abs(out["structured_excess"] - out["structured_exact"]) < 1e-6
+        and abs(out["rotated_excess"]) < rotated_tol
+    )
+    return out
+
+
+def loss_share(R: Any, fr_over_margin: Any) -> Estimate:
+    """Share of the change of log(‖θ‖_fr/γ) between two label conditions carried by the loss factor
+    R of :func:`~layerwise.infogeo.fisher_rao_factors`: mean Δlog R / mean Δlog(‖θ‖_fr/γ), where Δ
+    is random − clean for each pair of networks with the same initialisation (arrays of shape
+    (nets, 2), columns clean and random); since log(‖θ‖_fr/γ) = log(L+1) + log R + log(M/γ),
+    1 − share is carried by M/γ. Returns the share with its delete-one jackknife standard error
+    over the pairs and n − 1 d.o.f."""
+    R, F = np.log(np.asarray(R, float)), np.log(np.asarray(fr_over_margin, float))
+    if R.shape != F.shape or R.ndim != 2 or R.shape[1] != 2 or R.shape[0] < 2:
+        raise ParameterError(
+            f"loss_share needs two arrays of shape (nets >= 2, 2); got {R.shape} and {F.shape}"
+        )
+    d = np.stack([R[:, 1] - R[:, 0], F[:, 1] - F[:, 0]], 1)
+    share, se = jackknife_se(lambda s: s[:, 0].mean() / s[:, 1].mean(), d)
+    return Estimate(float(share), float(se), len(d) - 1, len(d))
+
+
+def tangent_check(
+    params: Params, x: torch.Tensor, n_pairs: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Daróczy's Lemma 3.1 seen on data: relative Frobenius change ‖S(x′) − S(x)‖/‖S(x)‖ of the
+    tangent sample sensitivity (:func:`layerwise.networks.tangent_sensitivity`) between points of
+    one activation region (``same``: c·x for a random c in [0.2, 5], and x plus the first of
+    perturbations of size 10⁻³, 10⁻⁴, 10⁻⁵ that keeps the pattern) and between two inputs with
+    different patterns (``different``), for ``n_pairs`` disjoint pairs of rows of ``x``.
+    Bias-free networks only (c·x is in x's region)."""
+    if has_bias(params):
+        raise ParameterError(
+            "tangent_check needs a bias-free network (c·x lies in x's region only then)"
+        )
+    n_pairs = check_positive_int("n_pairs", n_pairs)
+    same, diff = [], []
+    idx = rng.choice(len(x), size=2 * n_pairs, replace=False)
+    for j in range(n_pairs):
+        x0, x1 = x[idx[2 * j]], x[idx[2 * j + 1]]
+        S0 = tangent_sensitivity(params, x0)
+        pat0 = activation_pattern(params, x0)
+
+        def rel(x_: torch.Tensor, S0: torch.Tensor = S0) -> float:
+            return float((tangent_sensitivity(params, x_) - S0).norm() / S0.norm())
+
+        x_c = float(rng.uniform(0.2, 5.0)) * x0
+        if not torch.equal(activation_pattern(params, x_c), pat0):
+            raise AssertionError("c·x left x's activation region: the network has biases?")
+        same.append(rel(x_c))
+        for scale in (1e-3, 1e-4, 1e-5):  # a small perturbation that keeps the pattern
+            x_p = x0 + scale * torch.tensor(rng.standard_normal(x.shape[1]))
+            if torch.equal(activation_pattern(params, x_p), pat0):
+                same.append(rel(x_p))
+                break
+        if not torch.equal(activation_pattern(params, x1), pat0):
+            diff.append(rel(x1))
+    return {"same": np.array(same), "different": np.array(diff)}
+
+
+#: (activation, biases) of the Fisher–Rao table: the two homogeneous cases, then the two that
+#: break it.
+FR_CASES = (("relu", False), ("leaky_relu", False), ("relu", True), ("tanh", False))
+
+
+def fisher_rao_table(
+    x: torch.Tensor,
+    y: np.ndarray,
+    depths: Sequence[int],
+    widths: Sequence[int],
+    seed_of: Callable[..., int],
+    *,
+    n_classes: int = 10,
+    cases: Sequence[tuple[str, bool]] = FR_CASES,
+) -> list[dict[str, Any]]:
+    """Both sides of Liang et al.'s Eq. (3.1) and Euler's residuals for random networks, one row per
+    (case, depth L, width, Fisher labels). The network of (activation, bias, L, width) is
+    :func:`layerwise.networks.init_mlp` ``[d] + [width]·L + [n_classes]`` (biases of standard
+    deviation 0.1) with seed ``seed_of(activation, bias, L, width)``."""
+    rows = []
+    for activation, bias in cases:
+        for L in depths:
+            for w in widths:
+                p = init_mlp(
+                    [x.shape[1]] + [w] * L + [n_classes],
+                    seed=seed_of(activation, bias, L, w),
+                    bias=bias,
+                    bias_std=0.1,
+                )
+                for labels in FISHER_LABELS:
+                    r = fisher_rao(p, x, y, activation, labels=labels)
+                    rows.append(
+                        dict(
+                            case=f"{activation}{' + bias' if bias else ''}",
+                            activation=activation,
+                            bias=bias,
+                            L=L,
+                            width=w,
+                            labels=labels,
+                            n_params=int(flatten(p).numel()),
+                            direct=r["direct"],
+                            identity=r["identity"],
+                            rel_diff=r["rel_diff"],
+                            euler=euler_residual(p, x, activation),
+                            euler_weighted=euler_residual(p, x, activation, weighted=True),
+                        )
+                    )
+    return rows
+
+
+def label_randomisation_run(
+    x: torch.Tensor,
+    y: np.ndarray,
+    x_test: torch.Tensor,
+    y_test: np.ndarray,
+    widths: Sequence[int],
+    *,
+    fraction: float,
+    budget: int,
+    steps: int,
+    lr: float,
+    target_loss: float,
+    label_seed: int,
+    init_seed: int,
+) -> dict[str, np.ndarray]:
+    """One run of the label-randomisation experiment (Liang et al. 2019; Zhang et al. 2017): a
+    ``fraction`` of the training labels randomised, one
+    :func:`~layerwise.infogeo.train_two_protocols` run (at most ``steps`` steps), and for each
+    protocol ``q`` in :data:`~layerwise.infogeo.PROTOCOLS` (``budget``: after ``budget`` steps;
+    ``loss``: at the first loss ≤ ``target_loss``): :func:`~layerwise.infogeo.capacity_measures`
+    and :func:`~layerwise.infogeo.fisher_rao_factors` on the training set, the test accuracy and
+    the training loss, as keys ``{q}_{name}``; also ``target_step`` (−1 if the target was not
+    reached: then the ``loss_…`` entries are NaN)."""
+    yr = randomize_labels(y, fraction, widths[-1], seed=label_seed)
+    run = train_two_protocols(
+        x,
+        yr,
+        widths,
+        budget=budget,
+        max_steps=steps,
+        lr=lr,
+        seed=init_seed,
+        target_loss=target_loss,
+    )
+    yoh = one_hot(yr, widths[-1])
+    target = -1 if run["target_step"] is None else run["target_step"]
+    out: dict[str, np.ndarray] = {"target_step": np.array(target)}
+    for q in PROTOCOLS:
+        p = run[q]
+        if p is None:  # the target loss was not reached within ``steps``
+            p_nan = run["budget"]
+            keys = list(capacity_measures(p_nan, x, yr)) + list(fisher_rao_factors(p_nan, x, yr))
+            out.update(
+                {f"{q}_{k}": np.array(np.nan) for k in keys + ["test_accuracy", "final_loss"]}
+            )
+            continue
+        m = {**capacity_measures(p, x, yr), **fisher_rao_factors(p, x, yr)}
+        with torch.no_grad():
+            m["final_loss"] = float(loss_fn(p, x, yoh))
+        m["test_accuracy"] = float((forward(p, x_test).argmax(1).numpy() == y_test).mean())
+        out.update({f"{q}_{k}": np.array(v) for k, v in m.items()})
+    return out
+
+
+KFAC_STATES = ("init", "trained")
+
+
+def kfac_summary(K: Sequence[Mapping[str, np.ndarray]]) -> dict[str, Any]:
+    """Per-layer errors of :func:`~layerwise.studies.ch08.kfac_study` (:func:`kfac_analysis` at
+    initialisation and after training) over (≥ 2) nets, by state: ``err`` (K-FAC), ``best``
+    (best Kronecker product), ``diag`` (diagonal), each ``{state: (nets, layers)}``; ``cross`` and
+    ``within`` (``{state: (nets,)}``) and ``cross_share`` = cross²/(cross² + within²), the share of
+    K-FAC's squared error ‖F − F̂‖_F² in the blocks between layers it drops; ``gap`` =
+    layer-averaged K-FAC error trained − init per net; ``trace_worst``/``trace_worst_se`` =
+    tr(G⊗A)/tr(F) at initialisation furthest from 1 over layers and nets, with its jackknife
+    standard error; ``trace_worst_trained`` = the same after training (no error); ``trace_mean`` =
+    the :class:`Estimate` over nets of the ratio in the layer (``trace_layer``) whose mean is
+    furthest from 1, and ``trace_mean_trained`` the same mean after training; ``diag_ratio`` = per
+    net, the largest K-FAC error / diagonal error over layers and states."""
+    if len(K) < 2:
+        raise ParameterError(f"kfac_summary needs >= 2 nets for its standard errors, got {len(K)}")
+    S = KFAC_STATES
+    out: dict[str, Any] = {
+        "err": {t: np.array([k[f"{t}_kfac_error"] for k in K]) for t in S},
+        "best": {t: np.array([k[f"{t}_best_kron_error"] for k in K]) for t in S},
+        "diag": {t: np.array([k[f"{t}_diag_error"] for k in K]) for t in S},
+        "cross": {t: np.array([float(k[f"{t}_cross_layer_error"]) for k in K]) for t in S},
+        "within": {t: np.array([float(k[f"{t}_within_block_error"]) for k in K]) for t in S},
+    }
+    out["gap"] = out["err"]["trained"].mean(1) - out["err"]["init"].mean(1)
+    # ‖F − K‖² = ‖dropped blocks‖² + Σ_i ‖F_ii − G_i⊗A_{i−1}‖²: the dropped blocks' share
+    out["cross_share"] = {
+        t: out["cross"][t] ** 2 / (out["cross"][t] ** 2 + out["within"][t] ** 2) for t in S
+    }
+    tr_ratio = np.array([k["init_trace_ratio"] for k in K])
+    tr_se = np.array([k["init_trace_ratio_se"] for k in K])
+    w_net, w_layer = np.unravel_index(np.argmax(np.abs(tr_ratio - 1)), tr_ratio.shape)
+    out["trace_worst"] = float(tr_ratio[w_net, w_layer])
+    out["trace_worst_se"] = float(tr_se[w_net, w_layer])
+    tr_trained = np.array([k["trained_trace_ratio"] for k in K])
+    out["trace_worst_trained"] = float(tr_trained.flat[np.argmax(np.abs(tr_trained - 1))])
+    # averaged over nets (the expectation over the initialisation), the layer furthest from 1
+    layer = int(np.argmax(np.abs(tr_ratio.mean(0) - 1)))
+    out["trace_mean"] = estimate(tr_ratio[:, layer])
+    out["trace_layer"] = layer + 1
+    trained_mean = tr_trained.mean(0)
+    out["trace_mean_trained"] = float(trained_mean[np.argmax(np.abs(trained_mean - 1))])
+    out["trace_ratio"] = {"init": tr_ratio, "trained": tr_trained}
+    # per net, K-FAC's error over the diagonal's in the layer and state where K-FAC does worst
+    out["diag_ratio"] = np.array(
+        [max(float((k[f"{t}_kfac_error"] / k[f"{t}_diag_error"]).max()) for t in S) for k in K]
+    )
+    return out

@@ -12,7 +12,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..plotting import CMAP, depth_colors, legend_in_headroom
-from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS, PROTOCOL_NAMES
+from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS
+
+#: the label-randomisation protocols (:data:`layerwise.infogeo.PROTOCOLS`) as the legends name them
+PROTOCOL_NAMES = {"budget": "fixed budget", "loss": "fixed loss"}
 
 #: float64 machine epsilon; exact zeros are drawn at ε/10 on log axes.
 EPS = float(np.finfo(np.float64).eps)
