@@ -174,25 +174,14 @@ def main(argv: list[str]) -> int:
     status."""
     try:
         a = build_parser().parse_args(argv)
+        as_given = ("arch", "kernel_size", "width", "batch", "depth", "res_depth", "boundary")
+        as_given += ("dataset", "records", "seed", "device", "epsilon", "sampling", "conv")
         cfg = MomentsConfig(
-            arch=a.arch,
-            kernel_size=a.kernel_size,
-            width=a.width,
-            batch=a.batch,
-            depth=a.depth,
-            res_depth=a.res_depth,
-            boundary=a.boundary,
-            dataset=a.dataset,
+            **{k: getattr(a, k) for k in as_given},
             n_sims=a.sims,
-            records=a.records,
-            seed=a.seed,
-            device=a.device,
-            epsilon=a.epsilon,
             reff_signal=not a.no_reff_signal,
             reff_noise=not a.no_reff_noise,
             reff_locations=None if a.reff_locations is None else tuple(a.reff_locations.split(",")),
-            sampling=a.sampling,
-            conv=a.conv,
         )
         # a missing or malformed data folder, or a data set that cannot be fetched, stops here
         check_source(cfg.dataset, cfg.batch)
