@@ -76,18 +76,13 @@ def _timeout(text: str) -> float:
     return value
 
 
-PAPER_ON_CPU = (
-    "[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to "
-    "10 000 random\n"
-    "[layerwise] networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on 2 "
-    "cores), i.e.\n"
-    "[layerwise] days of computing; each simulation block prints its progress and the time left "
-    "below.\n"
-    "[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one "
-    "H100), or compute\n"
-    "[layerwise] there and bring the results here: `python -m layerwise store import DIR` (see "
-    "How to reproduce)."
-)
+PAPER_ON_CPU = """\
+[layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to 10 000
+[layerwise] random networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on
+[layerwise] 2 cores), i.e. days of computing; each simulation shows its progress and the time left.
+[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one H100), or
+[layerwise] compute there and bring the results here: `python -m layerwise store import DIR` (see
+[layerwise] How to reproduce)."""
 
 
 def cmd_list(a: argparse.Namespace, root: Path) -> int:

@@ -58,10 +58,7 @@ def execution_header(info: dict[str, Any], scale: str, stem: str, duration: floa
 
 
 def decorate(executed: Path, results: Path, scale: str) -> None:
-    """Shape the executed notebook for the page: parameter cells removed, code collapsed behind a
-    toggle (``hide-input``), cells that show nothing removed (``remove-cell``; they stay in the
-    downloadable notebook; stderr shows nothing, myst-nb removes it), each figure of
-    ``Chapter.figure`` turned into a numbered ``{glue:figure}`` right after the cell that drew it,
+    """Shape the executed notebook for the page: each code cell as :func:`shape_code_cell` says,
     and the execution header (with the scorecard's one-line summary) added after the title.
     Idempotent: the cells it added before (tags ``lw-execution-header``, ``lw-figure``) are
     replaced."""
@@ -70,49 +67,18 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
     nb = nbformat.read(executed, as_version=4)
     cells = []
     for cell in nb.cells:
-        if "lw-execution-header" in cell.metadata.get(
-            "tags", []
-        ) or "lw-figure" in cell.metadata.get("tags", []):
-            continue
         tags = cell.metadata.setdefault("tags", [])
+        if "lw-execution-header" in tags or "lw-figure" in tags:
+            continue
         cells.append(cell)
-        if cell.cell_type != "code":
-            continue
-        if "parameters" in tags or "injected-parameters" in tags:
-            if "remove-cell" not in tags:
-                tags.append("remove-cell")
-            continue
-        figures, visible = [], False
-        for out in cell.get("outputs", []):
-            meta = out.get("metadata", {})
-            lw = meta.get("layerwise", {})
-            if "figure" in lw:
-                out["data"] = {
-                    (k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v
-                    for k, v in out["data"].items()
-                }
-                meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
-                md = nbformat.v4.new_markdown_cell(
-                    figure_directive(lw["figure"], lw["caption"], lw["alt"], lw.get("phone_px", 0))
-                )
-                md.metadata["tags"] = ["lw-figure"]
-                figures.append(md)
-            elif not (meta.get("scrapbook", {}).get("mime_prefix") or out.get("name") == "stderr"):
-                visible = True  # a glue record or stderr (nb_output_stderr: remove) shows nothing
-        for t in ("hide-input", "remove-cell", "remove-input"):
-            if t in tags:
-                break
-        else:
-            tags.append("hide-input" if (visible or figures) else "remove-cell")
-        cells.extend(figures)
+        if cell.cell_type == "code":
+            cells.extend(shape_code_cell(cell))
     nb.cells = cells
-
     duration = nb.metadata.get("papermill", {}).get("duration")
     info: dict[str, Any] = json.loads(results.read_text()) if results.exists() else {}
-    header = execution_header(info, scale, executed.stem, duration)
     nb.metadata["layerwise"] = {"scale": scale, "chapter": executed.stem}
-    cell = nbformat.v4.new_markdown_cell(header)
-    cell.metadata["tags"] = ["lw-execution-header"]
+    header = nbformat.v4.new_markdown_cell(execution_header(info, scale, executed.stem, duration))
+    header.metadata["tags"] = ["lw-execution-header"]
     first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
     if first_md >= 0:
         # the header goes between the chapter's introduction and its first section: a title cell
@@ -124,5 +90,41 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
             rest = nbformat.v4.new_markdown_cell(src[cut + 1 :])
             rest.metadata["tags"] = ["lw-split-intro"]
             nb.cells.insert(first_md + 1, rest)
-    nb.cells.insert(first_md + 1, cell)
+    nb.cells.insert(first_md + 1, header)
     nbformat.write(nb, executed)
+
+
+def shape_code_cell(cell: Any) -> list[Any]:
+    """Tag an executed code cell for the page — parameter cells removed, code collapsed behind a
+    toggle (``hide-input``), a cell that shows nothing removed (``remove-cell``; it stays in the
+    downloadable notebook; a glue record or stderr shows nothing: myst-nb's
+    ``nb_output_stderr: remove`` keeps stderr off the page) — and return the markdown cells of
+    its figures (``Chapter.figure``'s images moved under the glue prefix, each pasted by a
+    numbered ``{glue:figure}``, :func:`figure_directive`) to go right after it."""
+    import nbformat
+
+    tags = cell.metadata.setdefault("tags", [])
+    if "parameters" in tags or "injected-parameters" in tags:
+        if "remove-cell" not in tags:
+            tags.append("remove-cell")
+        return []
+    figures, visible = [], False
+    for out in cell.get("outputs", []):
+        meta = out.get("metadata", {})
+        lw = meta.get("layerwise", {})
+        if "figure" in lw:
+            out["data"] = {
+                (k if k.startswith(GLUE_PREFIX) else GLUE_PREFIX + k): v
+                for k, v in out["data"].items()
+            }
+            meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
+            md = nbformat.v4.new_markdown_cell(
+                figure_directive(lw["figure"], lw["caption"], lw["alt"], lw.get("phone_px", 0))
+            )
+            md.metadata["tags"] = ["lw-figure"]
+            figures.append(md)
+        elif not (meta.get("scrapbook", {}).get("mime_prefix") or out.get("name") == "stderr"):
+            visible = True
+    if not {"hide-input", "remove-cell", "remove-input"} & set(tags):
+        tags.append("hide-input" if (visible or figures) else "remove-cell")
+    return figures
