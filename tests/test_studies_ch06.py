@@ -98,38 +98,53 @@ def test_slice_demo_against_direct_counts():
 
 def test_grid_vs_exact():
     exact = np.array([10, 5])
-    g = study.grid_vs_exact(exact, np.array([[3, 7, 10, 10], [2, 4, 5, 5]]))
+    g = regions.grid_vs_exact(exact, np.array([[3, 7, 10, 10], [2, 4, 5, 5]]))
     assert g["below"] and g["refines"]
     assert np.array_equal(g["found"], np.array([[0.3, 0.7, 1.0, 1.0], [0.4, 0.8, 1.0, 1.0]]))
-    stall = study.grid_vs_exact(
+    stall = regions.grid_vs_exact(
         exact, np.array([[3, 3, 10, 10], [2, 4, 5, 5]])
     )  # no rise while regions are missed
     assert stall["below"] and not stall["refines"]
-    above = study.grid_vs_exact(
+    above = regions.grid_vs_exact(
         exact, np.array([[3, 7, 11, 11], [2, 4, 5, 5]])
     )  # a grid finds a region too many
     assert not above["below"]
     with pytest.raises(ParameterError, match="shape"):
-        study.grid_vs_exact(exact, np.array([3, 7]))
+        regions.grid_vs_exact(exact, np.array([3, 7]))
 
 
-def test_init_count_table_layout():
+def _init_units(X, neurons, depths, n_nets, seed):
+    units = [study.init_count_unit(i, X=X, neurons=neurons, depths=depths, n_nets=n_nets,
+                                   seed=seed) for i in range(n_nets)]
+    return {k: np.concatenate([u[k] for u in units]) for k in units[0]}
+
+
+def test_init_count_units_layout():
     rng = np.random.default_rng(5)
     X = rng.standard_normal((40, 4))
-    t = study.init_count_table(X, [6, 12], [1, 2, 3], n_nets=2, seed=9)["counts"]
-    flat = study.init_counts(X, study.architectures([6, 12], [1, 2, 3]), 2, 9)
-    assert t.shape == (2, 3, 2) and np.array_equal(t.reshape(6, 2), flat)
+    t = _init_units(X, [6, 12], [1, 2, 3], n_nets=2, seed=9)["counts"]  # (slices, N, depths)
+    assert t.shape == (2, 2, 3) and t.dtype == np.int64
+    # the draws: the triples, then one seed per architecture and slice
+    g = np.random.default_rng(9)
+    triples = study.init_triples(40, 2, g)
+    seeds = g.integers(2**31, size=(6, 2))
+    for a, widths in enumerate(study.architectures([6, 12], [1, 2, 3])):
+        for i in range(2):
+            net = regions.he_mlp(4, widths, 1, seed=int(seeds[a, i]), bias_var=1e-6)
+            plane = regions.plane_through(X[triples[i]])
+            assert t[i].ravel()[a] == regions.count_regions(net, plane)
     # one hidden layer of N neurons: N lines cut the square into at most 1 + N + N(N - 1)/2 pieces
     for n_i, N in enumerate([6, 12]):
-        assert np.all((t[n_i, 0] >= 1) & (t[n_i, 0] <= 1 + N + comb(N, 2)))
+        assert np.all((t[:, n_i, 0] >= 1) & (t[:, n_i, 0] <= 1 + N + comb(N, 2)))
 
 
-def test_count_summary():
+def test_over_nets():
     c = np.array([[[1.0, 3.0, 8.0], [2.0, 2.0, 2.0]]])
-    m, s = study.count_summary(c)
-    assert np.allclose(m, [[4.0, 2.0]]) and np.allclose(s, [[np.sqrt(13.0 / 3), 0.0]])
-    m1, s1 = study.count_summary(c[..., :1])
-    assert np.array_equal(m1, c[..., 0]) and np.array_equal(s1, np.zeros((1, 2)))
+    e = study.over_nets(c)
+    assert np.allclose(e.mean, [[4.0, 2.0]]) and np.allclose(e.se, [[np.sqrt(13.0 / 3), 0.0]])
+    assert (e.dof, e.n) == (2, 3)
+    one = study.over_nets(c[..., :1])
+    assert np.array_equal(one.mean, c[..., 0]) and np.array_equal(one.se, np.zeros((1, 2)))
 
 
 def test_worst_slope_cases():
@@ -162,7 +177,7 @@ def test_worst_slope_cases():
 def test_bottleneck_demo():
     rng = np.random.default_rng(7)
     pts = rng.standard_normal((3, 6))
-    b = study.bottleneck_demo(pts, [8, 2, 8], seeds=[3])
+    b = regions.bottleneck_demo(pts, [8, 2, 8], seeds=[3])
     regs = regions.activation_regions(
         regions.he_mlp(6, [8, 2, 8], 1, seed=3), regions.plane_through(pts)
     )
@@ -185,27 +200,22 @@ def test_bottleneck_demo_searches_and_never_crashes():
     # a wide network with no bottleneck: no two activation regions share a map, so no seed is
     # "found" —
     # the search returns the last network, says so, and does not raise
-    b = study.bottleneck_demo(pts, [8], seeds=[0, 1, 2])
+    b = regions.bottleneck_demo(pts, [8], seeds=[0, 1, 2])
     assert not bool(b["found"]) and int(b["tries"]) == 3 and int(b["seed"]) == 2
     assert (
         len(b["members"]) == 0 and np.isnan(b["deficit"]) and b["labels"].max() + 1 == len(b["n"])
     )
-    none = study.bottleneck_numbers(b)
-    assert none["bn_tries"] == 3 and none["bn_members"] == 0 and np.isnan(none["bn_deficit"])
     # the search stops at the first network with a visible notch, and skips those without
     seeds = list(range(40))
-    hit = study.bottleneck_demo(pts, [8, 2, 8], seeds=seeds)
+    hit = regions.bottleneck_demo(pts, [8, 2, 8], seeds=seeds)
     assert bool(hit["found"]) and hit["deficit"] >= 0.01
     k = int(hit["tries"])
     assert int(hit["seed"]) == seeds[k - 1]
     for s_ in seeds[: k - 1]:
-        assert not bool(study.bottleneck_demo(pts, [8, 2, 8], seeds=[s_])["found"])
-    g = study.bottleneck_numbers(hit)
-    assert g["bn_tries"] == k and g["bn_activation"] == len(hit["n"])
-    assert g["bn_linear"] == hit["labels"].max() + 1 and g["bn_members"] == len(hit["members"])
-    assert g["bn_deficit"] == hit["deficit"]
+        assert not bool(regions.bottleneck_demo(pts, [8, 2, 8], seeds=[s_])["found"])
+    assert hit["labels"].max() + 1 < len(hit["n"])  # regions merged into fewer linear ones
     with pytest.raises(ParameterError, match="at least one seed"):
-        study.bottleneck_demo(pts, [8, 2, 8], seeds=[])
+        regions.bottleneck_demo(pts, [8, 2, 8], seeds=[])
 
 
 def test_sensitivity_on_slice_matches_uniform_draws():
@@ -213,7 +223,7 @@ def test_sensitivity_on_slice_matches_uniform_draws():
     pts = rng.standard_normal((3, 5))
     w = regions.as_weights(regions.he_mlp(5, [6, 6], 3, seed=1))
     flat = np.concatenate([a.ravel() for W, b in w for a in (W, b)])
-    out = study.sensitivity_on_slice(
+    out = regions.sensitivity_on_slice(
         flat,
         [5, 6, 6, 3],
         pts,
@@ -235,32 +245,29 @@ def test_sensitivity_on_slice_matches_uniform_draws():
     assert len(out["within"]) == 4 and out["within"].max() < 1e-10 and len(out["norm"]) == len(regs)
 
 
-def test_train_runs_paired_and_stacked():
+def test_train_counts_paired_by_seed():
     rng = np.random.default_rng(10)
     X, y = rng.standard_normal((48, 5)), rng.integers(0, 3, 48)
-    kw = dict(epochs=2, n_checkpoints=2, lr=1e-2, batch=16)
-    t = study.train_runs(X, y, [4, 4], label_noise=[0.0, 1.0], seeds=[3, 4], **kw)
-    assert t["count"].shape == (2, 2, 3) and t["triple"].shape == (2, 2, 3)
-    one = study.train_counts(X, y, [4, 4], label_noise=1.0, seed=4, **kw)
-    assert all(np.array_equal(t[k][1, 1], one[k]) for k in one)
+    kw = dict(epochs=2, n_checkpoints=2, lr=1e-2, batch=16, seed=4)
+    true, noisy = (regions.train_counts(X, y, [4, 4], label_noise=f, **kw) for f in (0.0, 1.0))
+    assert true["count"].shape == (3,) and list(true["epoch"]) == [0, 1, 2]
     # same seed, different label noise: same slice and same initial network (paired runs)
-    assert np.array_equal(t["triple"][0], t["triple"][1]) and np.array_equal(
-        t["count"][0, :, 0], t["count"][1, :, 0]
-    )
+    assert np.array_equal(true["triple"], noisy["triple"])
+    assert true["count"][0] == noisy["count"][0] and true["loss"][0] != noisy["loss"][0]
 
 
-def test_exact_check_and_line_table_layout():
+def test_exact_check_and_line_unit_layout():
     rng = np.random.default_rng(4)
     X = rng.standard_normal((30, 4)) + 0.5
     chk = study.exact_check_depth1(X, 6, n_nets=3, n_slices=2, seed=1)
     assert chk["counts"].shape == (2, 3) and chk["expected"].shape == (2,)
-    lt = study.line_table(X, [4, 8], [1, 2], n_nets=3, seed=2)
+    lt = study.line_unit(0, X=X, neurons=[4, 8], depths=[1, 2], n_nets=3, seed=2, per_unit=3)
     assert (
-        lt["crossings"].shape == (2, 2, 3)
-        and lt["dist"].shape == (2, 2, 3)
+        lt["crossings"].shape == (3, 2, 2)
+        and lt["dist"].shape == (3, 2, 2)
         and lt["norms"].shape == (3, 2)
     )
-    assert np.all(lt["dist"] > 0) and lt["dist_n1"].shape == (2, 3)
+    assert np.all(lt["dist"] > 0) and lt["dist_n1"].shape == (3, 2)
 
 
 def test_digits_inputs():
@@ -294,7 +301,7 @@ def test_standardise_digits_mean_field_variant():
         data.standardise_digits("pixel", eps=-1.0)
 
 
-def test_train_sweep_layout_and_pairing():
+def test_train_sweep_unit_layout_and_pairing():
     kw = dict(
         epochs=1,
         preprocessings=["raw", "centred"],
@@ -305,15 +312,17 @@ def test_train_sweep_layout_and_pairing():
         batch=256,
         n_lines=2,
     )
-    s = study.train_sweep([4, 4], **kw)
-    assert s["sweep_count"].shape == (2, 2, 1, 2) and s["noise_count"].shape == (2, 1, 2)
-    assert s["sweep_crossings"].shape[:4] == (2, 2, 1, 2) and s["noise_dist"].shape[:3] == (2, 1, 2)
+    u = study.train_sweep_unit(0, widths=[4, 4], **kw)
+    assert u["sweep_count"].shape == (1, 2, 2, 2) and u["noise_count"].shape == (1, 2, 2)
+    assert u["sweep_crossings"].shape[:4] == (1, 2, 2, 2) and u["noise_dist"].shape[:3] == (1, 2, 2)
     # the true-label run of the noise study is the sweep's first run; same seed → same slice and
     # initial count
-    assert np.array_equal(s["noise_count"][0], s["sweep_count"][0, 0])
-    assert np.array_equal(s["sweep_count"][0, 0, :, 0], s["sweep_count"][0, 1, :, 0])
+    assert np.array_equal(u["noise_count"][:, 0], u["sweep_count"][:, 0, 0])
+    assert np.array_equal(u["sweep_count"][:, 0, 0, 0], u["sweep_count"][:, 0, 1, 0])
+    s = study.training_summary(u, kw["preprocessings"], kw["lrs"], kw["label_noise"])["sweep"]
+    assert s["sweep_count"].shape == (2, 2, 1, 2) and s["noise_count"].shape == (2, 1, 2)
     with pytest.raises(ParameterError, match="preprocessings"):
-        study.train_sweep([4], **{**kw, "preprocessings": ["zca"]})
+        study.train_sweep_unit(0, widths=[4], **{**kw, "preprocessings": ["zca"]})
 
 
 def test_slice_view_isometric_on_the_circumcircle():
@@ -322,12 +331,12 @@ def test_slice_view_isometric_on_the_circumcircle():
     pts = np.zeros((3, 4))
     pts[:, 1], pts[:, 3] = 3 * np.cos(t), 3 * np.sin(t)
     pts += [1.0, -2.0, 0.5, 4.0]
-    h, uv = study.slice_view(pts)
+    h, uv = regions.slice_view(pts)
     assert h == pytest.approx(1.25 * 3) and np.allclose(np.linalg.norm(uv, axis=1), 3)
     d = lambda a: np.linalg.norm(a[:, None] - a[None], axis=2)  # noqa: E731
     assert np.allclose(d(uv), d(pts))  # the slice coordinates are an isometry of the three points
     with pytest.raises(ParameterError, match="collinear"):
-        study.slice_view(np.array([[0.0, 0], [1, 1], [2, 2]]))
+        regions.slice_view(np.array([[0.0, 0], [1, 1], [2, 2]]))
 
 
 def test_closed_form_ratio():
@@ -341,9 +350,10 @@ def test_closed_form_ratio():
 
 
 def _init_table(counts, t_k):
+    """Units as init_count_unit gives them, from counts (N, depths, slices)."""
     area = np.array([4.0, 9.0])
     return {
-        "counts": counts,
+        "counts": None if counts is None else np.moveaxis(counts, -1, 0),
         "omega": 2 * np.pi * area * np.asarray(t_k) ** 2,
         "perimeter": np.array([1.0, 2.0]),
         "area": area,
@@ -356,15 +366,14 @@ def test_init_summary_density_closed_forms():
     E = regions.one_layer_expected_count(
         np.array(N, float)[:, None], init["omega"], init["perimeter"]
     )  # (N, slices)
-    init["counts"] = np.stack([E, 2 * E], axis=1)  # depth 1 at the closed form, depth 2 at twice it
+    init["counts"] = np.moveaxis(np.stack([E, 2 * E], axis=1), -1, 0)  # depth 2: twice depth 1
     s = study.init_summary(init, N, depths, n_curve=5)
     assert np.allclose(s["density"]["mean"], [[1, 2]] * 3) and np.allclose(s["density"]["se"], 0)
     assert np.allclose(s["curve"][0], [10, 10 * 2**0.5, 20, 20 * 2**0.5, 40])
     assert np.allclose(s["curve"][1, [0, 2, 4]], E.mean(1))
-    assert s["n_big"] == 40 and s["glue"]["n_big"] == 40
+    assert s["n_big"] == 40
     # T_K = √(Ω / (2π area)) = 0.1 and 0.2; Ω/2π = area·T_K² = 0.04 and 0.36
-    assert s["glue"]["t_k"] == "0.100–0.200" and s["glue"]["omega_frac"] == "0.04–0.36"
-    assert set(s["glue"]) == {"n_big", "t_k", "omega_frac"}
+    assert np.allclose(s["t_k"], [0.1, 0.2]) and np.allclose(s["omega_frac"], [0.04, 0.36])
     # the density at the largest N, per depth: ratio of means, jackknife over the 2 slices
     assert s["density_at_big"] == {1: Estimate(1.0, 0.0, 1, 2), 2: Estimate(2.0, 0.0, 1, 2)}
     # Montúfar et al.: [20, 20] has (20/2)²·(1 + 20 + 190) regions, [40] has 1 + 40 + 780
@@ -395,7 +404,7 @@ def test_init_summary_growth_exponents():
     assert all(
         g.se == pytest.approx(a * np.sqrt(1.5 / 4) / np.log(2)) for g in s["slopes"].values()
     )
-    assert np.allclose(s["mean"], N[:, None] ** 2 * [1.0, 3.0] * 1.15)
+    assert np.allclose(s["count"].mean, N[:, None] ** 2 * [1.0, 3.0] * 1.15)
 
 
 def test_line_summary_exponents_and_closed_forms():
@@ -408,15 +417,17 @@ def test_line_summary_exponents_and_closed_forms():
     )  # depth 2: twice one layer
     closed = np.array([regions.one_layer_distance(n, norms, n_in).mean() for n in N])
     dist = np.broadcast_to(closed[:, None, None], (3, 2, 3)).copy()
-    lines = {"crossings": cross, "dist": dist, "cross_per_neuron": theta, "norms": norms}
-    s = study.line_summary(lines, N, depths, n_in, n_curve=3)
-    assert np.allclose(s["cross_mean"], Nf[:, None] * [1.0, 2.0]) and np.allclose(s["cross_se"], 0)
+    units = {"crossings": np.moveaxis(cross, -1, 0), "dist": np.moveaxis(dist, -1, 0),
+             "cross_per_neuron": theta, "norms": norms}  # as line_unit gives them, segments first
+    s = study.line_summary(units, N, depths, n_in, n_curve=3)
+    assert np.array_equal(s["crossings"], cross) and np.array_equal(s["dist"], dist)
+    assert np.allclose(s["cross"].mean, Nf[:, None] * [1.0, 2.0]) and np.allclose(s["cross"].se, 0)
     assert np.allclose(s["dist_curve"][1], closed) and np.allclose(s["dist_curve"][0], Nf)
-    assert all(np.isclose(s["lx"][d].mean, 1) and s["lx"][d].dof == 2 for d in depths)
+    w = study.window_exponents(s, N, depths, min_width=1)  # every N graded
+    assert all(np.isclose(w["lx"][d].mean, 1) and w["lx"][d].dof == 2 for d in depths)
     # the closed form tends to ∝ 1/N: its exponent between 8 and 32 neurons is close to −1
-    assert all(-1.2 < s["dx"][d].mean < -0.8 for d in depths)
-    assert s["glue"]["line_per_theta"] == "1.00–2.00" and s["glue"]["dist_vs_closed"] == "1.00–1.00"
-    assert set(s["glue"]) == {"line_per_theta", "dist_vs_closed"}
+    assert all(-1.2 < w["dx"][d].mean < -0.8 for d in depths)
+    assert np.allclose(s["per_theta"], [1.0, 2.0]) and np.allclose(s["vs_closed"], 1.0)
 
 
 def _sweep(final, noise_final, S):
@@ -433,13 +444,10 @@ def _sweep(final, noise_final, S):
     )  # 5 → 4 per line
     dist = np.stack([np.full((P_, R_, S, 4), 0.5), np.full((P_, R_, S, 4), 1.0)], axis=3)  # 0.5 → 1
     acc = np.stack([np.full((P_, R_, S), 0.1), np.full((P_, R_, S), 0.9)], axis=-1)
-    return {
-        "sweep_count": count,
-        "noise_count": noise,
-        "sweep_crossings": cross,
-        "sweep_dist": dist,
-        "sweep_acc": acc,
-    }
+    sweep = {"sweep_count": count, "sweep_crossings": cross, "sweep_dist": dist, "sweep_acc": acc}
+    # as train_sweep_unit gives them: one unit per seed, the seed axis first
+    return {k: np.moveaxis(v, 2, 0) for k, v in sweep.items()} | {
+        "noise_count": np.moveaxis(noise, 1, 0)}
 
 
 def test_ratio_estimate():
@@ -478,36 +486,17 @@ def test_training_summary_several_runs():
     assert s["ratio"]["count"].shape == (2, 2, 3, 2) and np.allclose(s["ratio"]["count"][..., 0], 1)
 
 
-def test_training_table_rows_are_the_settings_and_their_ratios():
+def test_training_summary_final_ratios_per_setting():
     final = np.array([[[0.5, 0.6, 0.7], [1.1, 1.2, 1.3]], [[0.8, 0.8, 0.8], [0.9, 1.0, 1.1]]])
     sw = _sweep(final, [[0, 0, 0], [1.5, 1.6, 1.7]], S=3)
     s = study.training_summary(sw, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
-    T = study.training_table(s, ["raw", "pixel"], [1e-3, 1e-4], [0.0, 1.0])
-    # every preprocessing at every rate (all the true-label settings run), then random labels
-    assert list(T.index) == [
-        ("raw", 1e-3, "0 %"),
-        ("raw", 1e-4, "0 %"),
-        ("pixel", 1e-3, "0 %"),
-        ("pixel", 1e-4, "0 %"),
-        ("raw", 1e-3, "100 %"),
-    ]
-    assert list(T.index.names) == ["inputs", "learning rate", "random labels"]
-    assert list(T["regions", "ours"]) == pytest.approx([0.6, 1.2, 0.8, 1.0, 1.6])
-    assert list(T["regions", "ours"])[:4] == pytest.approx([e.mean for e in s["by_setting"]])
+    f = s["final"]  # (preprocessing, learning rate) → Estimate, per quantity
+    assert [e.mean for row in f["count"] for e in row] == pytest.approx([0.6, 1.2, 0.8, 1.0])
+    assert [e for row in f["count"] for e in row] == s["by_setting"]
     se = 0.1 / np.sqrt(3)  # the runs of each setting but pixel at 1e-3 spread by ±0.1
-    assert list(T["regions", "± s.e."]) == pytest.approx([se, se, 0, se, se])
-    # the printed mean and error are the summary's Estimates
-    first = T.loc[("raw", 1e-3, "0 %")]
-    assert (first["crossings", "ours"], first["crossings", "± s.e."]) == pytest.approx(
-        (s["lines"].mean, s["lines"].se)
-    )
-    assert (first["distance", "ours"], first["distance", "± s.e."]) == pytest.approx(
-        (s["dist"].mean, s["dist"].se)
-    )
-    # random labels: no segments recorded
-    assert np.isnan(T.loc[("raw", 1e-3, "100 %"), ("crossings", "ours")])
-    with pytest.raises(ParameterError, match="lrs"):
-        study.training_table(s, ["raw", "pixel"], [1e-3], [0.0, 1.0])
+    assert [e.se for row in f["count"] for e in row] == pytest.approx([se, se, 0, se])
+    assert f["crossings"][0][0] == s["lines"] and f["dist"][0][0] == s["dist"]
+    assert s["sweep"]["sweep_count"].shape == (2, 2, 3, 2)
 
 
 def test_training_summary_one_run_and_bad_shapes():
@@ -535,7 +524,7 @@ def test_input_ranges():
 
 
 def test_sensitivity_summary():
-    s = study.sensitivity_summary(
+    s = regions.sensitivity_summary(
         {
             "norm": np.array([1.0, 2.0]),
             "areas": np.array([3.0, 1.0]),
@@ -551,7 +540,7 @@ def test_sensitivity_summary():
     )
     assert (s["mc"].mean, s["mc"].n) == (2.0, 3) and s["mc"].se == pytest.approx(1 / np.sqrt(3))
     with pytest.raises(ParameterError, match="areas"):
-        study.sensitivity_summary(
+        regions.sensitivity_summary(
             {
                 "norm": np.ones(2),
                 "areas": np.array([1.0, -1.0]),
@@ -628,7 +617,7 @@ def test_train_step_counts_init_and_independence():
     pts = np.stack(
         [np.stack([X[rng.choice(60, 3, replace=False)] for _ in range(2)]) for _ in range(2)]
     )  # (nets=2, slices=2, 3, d)
-    run = study.train_step_counts(X, y, [8, 8], slice_points=pts, steps=[2, 5], seed=9, batch=10)
+    run = regions.train_step_counts(X, y, [8, 8], slice_points=pts, steps=[2, 5], seed=9, batch=10)
     assert list(run["steps"]) == [0, 2, 5] and run["count"].shape == (2, 2, 3)
     seeds = np.random.default_rng(9).integers(2**31, size=3)[1:]  # after the batch order's
     for k in range(2):  # step 0: the He networks drawn from the seed, counted directly
@@ -638,7 +627,7 @@ def test_train_step_counts_init_and_independence():
                 net, regions.plane_through(pts[k, s])
             )
     # Adam acts per coordinate: within the first pass, network 0 trains as if it were alone
-    alone = study.train_step_counts(
+    alone = regions.train_step_counts(
         X, y, [8, 8], slice_points=pts[:1], steps=[2, 5], seed=9, batch=10
     )
     np.testing.assert_array_equal(alone["count"][0], run["count"][0])
@@ -647,12 +636,12 @@ def test_train_step_counts_init_and_independence():
 def test_train_step_counts_learns_and_refuses_bad_points():
     X, y = _blobs(seed=2)
     pts = X[None, None, :3]
-    run = study.train_step_counts(
+    run = regions.train_step_counts(
         X, y, [16, 16], slice_points=pts, steps=[200], seed=0, batch=20, lr=1e-2
     )
     assert run["acc"][0] == 1.0  # three well-separated blobs are fitted
     with pytest.raises(ParameterError, match="slice_points"):
-        study.train_step_counts(X, y, [4], slice_points=X[:3], steps=[1], seed=0)
+        regions.train_step_counts(X, y, [4], slice_points=X[:3], steps=[1], seed=0)
 
 
 def test_step_experiment_slices():
@@ -677,28 +666,35 @@ def _write_idx(folder, images, labels):
         (folder / name).write_bytes(head + arr.astype(np.uint8).tobytes())
 
 
-def test_ladder_experiment_layout_with_an_mnist_rung(tmp_path):
+def _ladder_units(n_units, **kw):
+    units = [study.ladder_unit(i, **kw) for i in range(n_units)]
+    return {**{k: np.concatenate([u[k] for u in units]) for k in ("count", "acc", "n_train")},
+            "steps": units[0]["steps"]}
+
+
+def test_ladder_units_with_an_mnist_rung(tmp_path):
     rng = np.random.default_rng(0)
     _write_idx(tmp_path, rng.integers(0, 256, (12, 28, 28)), np.arange(12) % 10)
     rungs = ["8:20:0", "8:20:1", f"mnist:{tmp_path}"]
-    out = study.ladder_experiment([5], rungs=rungs, n_nets=2, steps=[1, 3], seed=0, batch=4)
+    units = _ladder_units(6, widths=[5], rungs=rungs, n_nets=2, steps=[1, 3], seed=0, batch=4)
+    out = study.ladder_summary(units, len(rungs))
     assert out["count"].shape == (3, 2, 3) and list(out["n_train"]) == [20, 180, 12]
-    assert list(out["steps"]) == [0, 1, 3] and out["acc"].shape == (3, 2)
+    assert list(out["steps"]) == [0, 1, 3] and units["acc"].shape == (6,)
 
 
 def test_ladder_units_are_independent_of_the_split():
     """One unit per network: any unit alone equals its row of the whole ladder, so a long rung
     runs in parts and resumes from the store."""
     kw = dict(widths=[5], rungs=["8:20:0", "8:20:1"], n_nets=2, steps=[1, 3], seed=4, batch=4)
-    whole = study.ladder_experiment(**kw)
+    whole = study.ladder_summary(_ladder_units(4, **kw), 2)
     unit = study.ladder_unit(3, **kw)  # rung 1, network 1
     np.testing.assert_array_equal(unit["count"][0], whole["count"][1, 1])
-    assert unit["n_train"][0] == 180 and unit["acc"][0] == whole["acc"][1, 1]
+    assert unit["n_train"][0] == 180
     with pytest.raises(ParameterError, match="unit index"):
         study.ladder_unit(4, **kw)
     with pytest.raises(ParameterError, match="split"):
-        study.assemble_ladder({"count": np.zeros((3, 2)), "acc": np.zeros(3),
-                               "n_train": np.zeros(3), "steps": np.arange(2)}, 2)
+        study.ladder_summary({"count": np.zeros((3, 2)), "acc": np.zeros(3),
+                              "n_train": np.zeros(3), "steps": np.arange(2)}, 2)
 
 
 def test_rung_images_of_a_digits_rung_and_of_mlxtends_mnist_digits():
@@ -726,8 +722,8 @@ def test_log_ratio_summary_and_signs():
     count = np.array([[[10, 20, 5], [10, 10, 10], [20, 40, 20]]])  # (1 group, 3 nets, T=3)
     out = study.log_ratio_summary(count, np.array([0, 1, 2]))
     lr = np.log([[1, 2, 0.5], [1, 1, 1], [1, 2, 1]])
-    np.testing.assert_allclose(out["mean"][0], lr.mean(0))
-    np.testing.assert_allclose(out["se"][0], lr.std(0, ddof=1) / np.sqrt(3))
+    np.testing.assert_allclose(out["curve"].mean[0], lr.mean(0))
+    np.testing.assert_allclose(out["curve"].se[0], lr.std(0, ddof=1) / np.sqrt(3))
     e = out["at"][0][1]
     assert e.mean == pytest.approx(lr[:, 1].mean()) and e.dof == 2
     with pytest.raises(ParameterError, match="count"):
@@ -745,7 +741,7 @@ def test_step_and_ladder_summaries():
     assert s["early_all"].mean == pytest.approx(per_net.mean())
     assert s["early_all"].se == pytest.approx(per_net.std(ddof=1) / np.sqrt(2))
     assert s["late"][2].mean == pytest.approx(np.log([2.0, 3.0]).mean())
-    assert s["ratio_late"][0] == pytest.approx(np.exp(np.log([0.5, 0.6]).mean()))
+    assert s["late"][0].mean == pytest.approx(np.log([0.5, 0.6]).mean())
     assert s["peak_step"] == 10 and s["acc"] == 0.9 and s["n_nets"] == 2
     late_net = np.log(count[:, :, -1] / count[:, :, 0]).mean(1)
     assert s["late_all"].mean == pytest.approx(late_net.mean())
@@ -755,59 +751,19 @@ def test_step_and_ladder_summaries():
     assert s["steps_effect"].se == pytest.approx(change.std(ddof=1) / np.sqrt(2))
     with pytest.raises(ParameterError, match="early_step"):
         study.step_summary({"steps": steps, "count": count, "acc": np.ones(2)}, 3)
-    lad = {
+    lad = {  # units, rung-major: the three slices as three rungs of two networks
         "steps": steps,
-        "count": np.moveaxis(count, 1, 0),
-        "acc": np.ones((3, 2)),
-        "n_train": np.array([5, 6, 7]),
+        "count": np.moveaxis(count, 1, 0).reshape(6, 3),
+        "acc": np.ones(6),
+        "n_train": np.repeat([5, 6, 7], 2),
     }
-    r = study.ladder_summary(lad)
+    r = study.ladder_summary(lad, 3)
     assert len(r["late"]) == 3 and r["n_nets"] == 2 and list(r["n_train"]) == [5, 6, 7]
-    np.testing.assert_allclose(r["low"], r["mean"].min(1))
+    np.testing.assert_array_equal(r["count"], np.moveaxis(count, 1, 0))
     # the last rung less the first, independent networks: errors in quadrature
     assert r["size_effect"].mean == pytest.approx(r["late"][-1].mean - r["late"][0].mean)
     assert r["size_effect"].se == pytest.approx(np.hypot(r["late"][0].se, r["late"][-1].se))
     assert r["sign"] == [e.sign() for e in r["late"]]
-
-
-def test_init_table_prints_each_estimate_beside_its_comparison():
-    """One row per depth: the density at the largest N and the growth exponent, each Estimate's
-    mean and standard error as given, Montúfar et al.'s factor and Hanin & Rolnick's 2."""
-    at_init = {
-        "n_big": 40,
-        "density_at_big": {1: Estimate(1.02, 0.018, 7, 8), 3: Estimate(0.95, None, None, 1)},
-        "slopes": {1: Estimate(1.98, 0.047, 22, 24), 3: Estimate(2.1, 0.087, 22, 24)},
-        "montufar_factor": {1: 1.0, 3: 51.5},
-    }
-    T = study.init_table(at_init)
-    assert list(T.index) == [1, 3] and T.index.name == "depth"
-    density, growth = T.columns[0][0], T.columns[3][0]
-    assert "N = 40" in density and "Nᵇ" in growth
-    assert list(T.loc[1, density]) == [1.02, 0.018, 1.0]
-    assert T.loc[3, (density, "ours")] == 0.95 and np.isnan(T.loc[3, (density, "± s.e.")])
-    assert T.loc[3, (density, "Montúfar max.")] == 51.5
-    assert list(T.loc[3, growth]) == [2.1, 0.087, 2.0]
-    assert list(T.columns.get_level_values(1)) == ["ours", "± s.e.", "Montúfar max."] + [
-        "ours",
-        "± s.e.",
-        "Hanin & Rolnick",
-    ]
-
-
-def test_line_exponent_table_sets_both_laws_beside_the_papers():
-    wide = {
-        "lx": {2: Estimate(1.01, 0.02, 79, 80), 6: Estimate(1.10, 0.046, 79, 80)},
-        "dx": {2: Estimate(-1.02, 0.088, 79, 80), 6: Estimate(-1.42, 0.08, 79, 80)},
-        "full_dx": {2: Estimate(-1.1, 0.05, 79, 80), 6: Estimate(-1.5, 0.07, 79, 80)},
-        "window": {2: [1, 2, 3], 6: [2, 3]},
-    }
-    T = study.line_exponent_table(wide, [48, 96, 192, 384])
-    assert list(T.index) == [(2, "96–384"), (6, "192–384")]
-    cross, dist, full = T.columns[0][0], T.columns[3][0], T.columns[6][0]
-    assert "crossings" in cross and "distance" in dist and "48–384" in full
-    assert list(T.loc[(6, "192–384"), cross]) == [1.10, 0.046, 1.0]
-    assert list(T.loc[(2, "96–384"), dist]) == [-1.02, 0.088, -1.0]
-    assert list(T.loc[(6, "192–384"), full]) == [-1.5, 0.07]
 
 
 def _drifting_lines(neurons, depths, n=60, seed=0, narrow=8, steep=-2.0):
@@ -840,16 +796,7 @@ def test_window_exponents_leave_the_narrow_drift_out():
     assert w["lx"][1].mean == pytest.approx(1.0, abs=0.05)
     narrow = study.window_exponents(lines, N, depths, 256)  # too few wide N: the two largest
     assert narrow["window"][6] == [3, 4] and not narrow["wide"][6] and narrow["wide"][1]
-    assert study.wide_window(N, 6, 32) == [2, 3, 4]
-
-
-def test_drift_table_rows_are_depths_and_columns_neighbouring_pairs():
-    N, depths = [48, 96, 192], [1, 6]
-    w = study.window_exponents(_drifting_lines(N, depths), N, depths, 8)
-    T = study.drift_table(w, N)
-    assert list(T.index) == depths
-    assert list(T.columns.get_level_values(0)) == ["N 48→96"] * 2 + ["N 96→192"] * 2
-    assert T.loc[6, ("N 96→192", "ours")] == pytest.approx(w["local_dx"][6][1].mean)
+    assert regions.wide_window(N, 6, 32) == [2, 3, 4]
 
 
 def test_exponent_control_recovers_a_known_exponent_and_its_rule_is_strict():
@@ -859,37 +806,11 @@ def test_exponent_control_recovers_a_known_exponent_and_its_rule_is_strict():
     N = [192, 768]
     rng = np.random.default_rng(1)
     v = np.exp(rng.normal(0, 1, 80) + np.array([[0.0], [-np.log(4)]]) + rng.normal(0, .3, (2, 80)))
-    good = study.exponent_control(N, v, -1.0, tol=0.5, n_draws=300, seed=2)
+    good = regions.exponent_control(N, v, -1.0, tol=0.5, n_draws=300, seed=2)
     assert good["recovers"] and good["coverage"] >= 0.95 and abs(good["bias"]) < 0.05
     assert good["sd"] == pytest.approx(np.std(np.log(v[1] / v[0]), ddof=1) / np.sqrt(2))
-    strict = study.exponent_control(N, v, -1.0, tol=1e-4, n_draws=100, seed=2)
+    strict = regions.exponent_control(N, v, -1.0, tol=1e-4, n_draws=100, seed=2)
     assert not strict["recovers"] and strict["bias"] == pytest.approx(good["bias"], abs=0.05)
-
-
-def test_step_table_rows_are_the_slices_and_their_average():
-    steps = np.array([0, 10, 100])
-    count = np.array(
-        [[[10, 12, 5], [10, 11, 4], [10, 9, 20]], [[10, 13, 6], [10, 12, 5], [10, 10, 30]]]
-    )  # (nets, slices, T)
-    s = study.step_summary({"steps": steps, "count": count, "acc": np.ones(2)}, 10)
-    names = ["a", "b", "c"]
-    T = study.step_table(s, names, "all", 10)
-    assert list(T.index) == [*names, "all"]
-    assert [g for g in dict.fromkeys(T.columns.get_level_values(0))] == [
-        "after 10 steps",
-        "after 100 steps",
-    ]
-    early = np.log([1.2, 1.3])  # slice a, networks 1 and 2
-    row = T.loc["a", "after 10 steps"]
-    assert row["mean log-ratio"] == pytest.approx(early.mean())
-    assert row["± s.e."] == pytest.approx(early.std(ddof=1) / np.sqrt(2))
-    assert row["count ratio"] == pytest.approx(np.exp(early.mean()))
-    assert T.loc["c", ("after 100 steps", "mean log-ratio")] == pytest.approx(np.log(6) / 2)
-    pooled = np.log(count[:, :, -1] / count[:, :, 0]).mean(1)
-    assert T.loc["all", ("after 100 steps", "mean log-ratio")] == pytest.approx(pooled.mean())
-    assert T.loc["all", ("after 10 steps", "± s.e.")] == pytest.approx(s["early_all"].se)
-    with pytest.raises(ParameterError, match="slice_names"):
-        study.step_table(s, names[:2], "all", 10)
 
 
 # -- independent units of work (issue #31: Chapter.cached_units, here or on a Dask cluster) -----
@@ -903,48 +824,43 @@ def _same(a, b):
     )
 
 
-def test_init_count_units_give_the_one_call_table(tmp_path):
+def test_init_count_units_through_the_chapter_seam(tmp_path):
     """Each slice is its own unit (the triples and seeds re-drawn from ``seed``): through the
-    chapter's seam, or unit by unit in reverse order, they give :func:`init_count_table`."""
+    chapter's seam, or unit by unit in reverse order, they give the same arrays."""
     from layerwise.chapter import Chapter
 
     X = np.random.default_rng(5).standard_normal((40, 4))
     kw = dict(X=X, neurons=[6, 12], depths=[1, 2, 3], n_nets=3, seed=9)
-    table = study.init_count_table(**kw)
+    direct = _init_units(**kw)
     ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
-    assert _same(study.assemble_init_counts(ch.cached_units(study.init_count_unit, 3, **kw)), table)
+    assert _same(ch.cached_units(study.init_count_unit, 3, **kw), direct)
     backwards = [study.init_count_unit(i, **kw) for i in (2, 1, 0)][::-1]
-    assert _same(study.assemble_init_counts(_concat(backwards)), table)
-    # slice 1 by hand: network (architecture 4 = [12/2]*2, slice 1) counted directly
-    rng = np.random.default_rng(9)
-    t = study.init_triples(40, 3, rng)[1]
-    s = rng.integers(2**31, size=(6, 3))[4, 1]
-    net = regions.he_mlp(4, [6, 6], 1, seed=int(s), bias_var=1e-6)
-    assert backwards[1]["counts"][0, 1, 1] == regions.count_regions(
-        net, regions.plane_through(X[t])
-    )
+    assert _same(_concat(backwards), direct)
     with pytest.raises(ParameterError, match="index"):
         study.init_count_unit(3, **kw)
 
 
-def test_line_units_of_a_fixed_grouping_give_the_one_call_table():
-    """Segments in groups of ``per_unit`` (the last group shorter): the assembled units are
-    :func:`line_table`'s arrays whatever the grouping."""
+def test_line_units_of_a_fixed_grouping_give_the_same_arrays():
+    """Segments in groups of ``per_unit`` (the last group shorter): the concatenated units are
+    the same whatever the grouping, and segment k is the one drawn k-th from ``seed``."""
     X = np.random.default_rng(4).standard_normal((30, 4)) + 0.5
     kw = dict(X=X, neurons=[4, 8], depths=[1, 2], n_nets=5, seed=2)
-    table = study.line_table(**kw)
-    for per_unit in (1, 2, 5):
+    one = study.line_unit(0, per_unit=5, **kw)
+    for per_unit in (1, 2):
         n_units = -(-5 // per_unit)
         units = [study.line_unit(i, per_unit=per_unit, **kw) for i in range(n_units)]
         assert [len(u["norms"]) for u in units][-1] == 5 - per_unit * (n_units - 1)
-        assert _same(study.assemble_lines(_concat(units)), table)
+        assert _same(_concat(units), one)
+    rng = np.random.default_rng(2)
+    pairs = np.array([rng.choice(30, 2, replace=False) for _ in range(5)])
+    np.testing.assert_array_equal(one["norms"], np.linalg.norm(X[pairs], axis=2))
     with pytest.raises(ParameterError, match="index"):
         study.line_unit(3, per_unit=2, **kw)
 
 
-def test_train_sweep_units_give_the_one_call_sweep(tmp_path):
+def test_train_sweep_units_through_the_chapter_seam(tmp_path):
     """One unit per seed (every setting's run of that seed): through the chapter's seam they
-    give :func:`train_sweep`, sweeps (P, R, S, …) and noise runs (L, S, …)."""
+    give the units computed here, and the summary's sweeps (P, R, S, …), noise runs (L, S, …)."""
     from layerwise.chapter import Chapter
 
     kw = dict(
@@ -958,11 +874,16 @@ def test_train_sweep_units_give_the_one_call_sweep(tmp_path):
         batch=256,
         n_lines=2,
     )
-    sweep = study.train_sweep(**kw)
     ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
     units = ch.cached_units(study.train_sweep_unit, 2, **kw)
     assert units["sweep_count"].shape[:3] == (2, 2, 2) and units["noise_count"].shape[:2] == (2, 2)
-    assert _same(study.assemble_train_sweep(units), sweep)
+    assert _same(units, _concat([study.train_sweep_unit(j, **kw) for j in range(2)]))
+    sweep = study.training_summary(units, kw["preprocessings"], kw["lrs"],
+                                   kw["label_noise"])["sweep"]
+    one = regions.train_counts(*data.standardise_digits("centred"), [4, 4], epochs=1,
+                               n_checkpoints=1, label_noise=0.0, seed=6, lr=1e-3, batch=256,
+                               n_lines=2)
+    assert np.array_equal(sweep["sweep_count"][1, 1, 1], one["count"])
 
 
 @pytest.fixture(scope="module")
@@ -992,7 +913,7 @@ def test_init_count_units_on_a_local_dask_cluster_equal_the_local_run(
     ch = Chapter("06_linear_regions", scale="ci", seed=0, results=tmp_path)
     on_dask = ch.cached_units(study.init_count_unit, 4, **kw)
     assert len(list((tmp_path / "store").glob("06_linear_regions.init_count_unit.block/*"))) == 4
-    assert _same(study.assemble_init_counts(on_dask), study.init_count_table(**kw))
+    assert _same(on_dask, _init_units(**kw))
 
 
 def test_tangent_sensitivity_is_constant_on_each_region_and_differs_between_them():
@@ -1008,9 +929,9 @@ def test_tangent_sensitivity_is_constant_on_each_region_and_differs_between_them
                                            rng.normal(0, 0.1, b)])
                            for a, b in zip(dims[:-1], dims[1:])])
     points = rng.normal(size=(3, 4))
-    s = study.sensitivity_on_slice(flat, dims, points, output=0, check=6, seed=0,
+    s = regions.sensitivity_on_slice(flat, dims, points, output=0, check=6, seed=0,
                                    mc_unit=rng.random((20, 2)))
-    summary = study.sensitivity_summary(s)
+    summary = regions.sensitivity_summary(s)
     assert summary["within"] < 1e-12 and summary["between"] > 1e-3
     linear = flat.copy()
     k = 0
@@ -1018,6 +939,6 @@ def test_tangent_sensitivity_is_constant_on_each_region_and_differs_between_them
         k += a * b
         linear[k:k + b] = 1e6  # every unit on: one activation region
         k += b
-    s = study.sensitivity_on_slice(linear, dims, points, output=0, check=6, seed=0,
+    s = regions.sensitivity_on_slice(linear, dims, points, output=0, check=6, seed=0,
                                    mc_unit=rng.random((20, 2)))
     assert len(s["norm"]) == 1 and np.isnan(s["between"]).all()  # no other region to differ from

@@ -35,7 +35,7 @@ study, :mod:`layerwise.studies.ch06`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -46,10 +46,11 @@ from scipy.integrate import quad
 from scipy.spatial import ConvexHull
 from scipy.special import betainc
 
-from .networks import Params, check_widths, from_pairs, init_mlp, n_weight_layers
+from .networks import Params, check_widths, from_pairs, init_mlp, n_weight_layers, train
+from .networks import forward as net_forward
 from .networks import tangent_sensitivity as net_tangent_sensitivity
-from .params import ParameterError, check_positive, check_positive_int
-from .stats import Estimate, jackknife_se, linear_fit
+from .params import ParameterError, check_fraction, check_positive, check_positive_int
+from .stats import Estimate, estimate, jackknife_se, linear_fit
 
 Weights = list[tuple[np.ndarray, np.ndarray]]
 METHODS = ("arrangement", "polygons")
@@ -123,11 +124,6 @@ def he_mlp(d_in: int, widths: Sequence[int], d_out: int = 1, *, seed: int = 0,
                     bias_std=float(np.sqrt(bias_var)), dtype=torch.float32)
 
 
-def n_hidden(weights: Weights) -> int:
-    """Number of hidden (ReLU) neurons."""
-    return int(sum(W.shape[0] for W, _ in weights[:-1]))
-
-
 # --------------------------------------------------------------------------------------------
 # The slice
 # --------------------------------------------------------------------------------------------
@@ -177,6 +173,13 @@ def plane_through(points: np.ndarray, scale: float = 1.25) -> Plane:
     R = float(np.linalg.norm(centre))
     origin = P[0] + centre[0] * e1 + centre[1] * e2
     return Plane(origin, np.stack([e1, e2], axis=1), scale * R)
+
+
+def slice_view(points: np.ndarray) -> tuple[float, np.ndarray]:
+    """The square of the plane through three ``points`` (:func:`plane_through`) as a figure
+    draws it: its half-width and the points in slice coordinates (3, 2)."""
+    plane = plane_through(points)
+    return plane.half_width, plane.to_plane(np.asarray(points, dtype=np.float64))
 
 
 def restrict(weights: Weights, plane: Plane | None) -> Weights:
@@ -550,6 +553,21 @@ def grid_count(net: Any, plane: Plane | None = None, polygon: np.ndarray | None 
     U = U[(cr >= 0).all(1)]
     pats = patterns_at(w2, U)
     return int(len(np.unique(np.packbits(pats, axis=1), axis=0)))
+
+
+def grid_vs_exact(counts: np.ndarray, grid_counts: np.ndarray) -> dict[str, Any]:
+    """Brute-force grids (:func:`grid_count`) against the exact counts (A,) for nested grids
+    (A, G), coarse to fine: ``found`` (A, G), the fraction of the exact count each grid finds;
+    ``below``, no grid above the exact count; ``refines``, every refinement finds strictly more
+    patterns until a grid finds them all."""
+    exact = np.asarray(counts)
+    grids = np.asarray(grid_counts)
+    if grids.ndim != 2 or grids.shape[0] != exact.shape[0]:
+        raise ParameterError(f"grid_counts must have shape (len(counts), n_grids), "
+                             f"got {grids.shape}")
+    refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
+    return {"found": grids / exact[:, None], "below": bool(np.all(grids <= exact[:, None])),
+            "refines": bool(np.all(refines))}
 
 
 def activation_regions_naive(net: Any, plane: Plane | None = None,
@@ -945,3 +963,233 @@ def pair_exponent(neurons: Sequence[int], values: np.ndarray) -> Estimate:
     return Estimate(float(exponent(pairs)), float(se), int(len(pairs) - 1), int(len(pairs)))
 
 
+
+
+def wide_window(neurons: Sequence[int], depth: int, min_width: int) -> list[int]:
+    """Indices of the ``neurons`` (total N, split evenly over ``depth`` layers) whose every layer
+    has at least ``min_width`` units, N/depth ≥ min_width: the window on which a law stated for
+    wide layers is graded."""
+    depth = check_positive_int("depth", depth)
+    min_width = check_positive_int("min_width", min_width)
+    return [k for k, n in enumerate(neurons) if int(n) // depth >= min_width]
+
+
+def local_exponents(neurons: Sequence[int], values: np.ndarray) -> list[Estimate]:
+    """The exponent b of ``value ∝ N^b`` between each pair of consecutive ``neurons``
+    (:func:`pair_exponent` on ``values[k:k+2]``, (len(neurons), n) paired along the last axis):
+    how the exponent drifts as the layers widen."""
+    v = np.asarray(values, dtype=float)
+    return [pair_exponent(neurons[k:k + 2], v[k:k + 2]) for k in range(len(neurons) - 1)]
+
+
+def exponent_control(neurons: Sequence[int], values: np.ndarray, exponent: float, *, tol: float,
+                     n_draws: int, seed: int, confidence: float = 0.99) -> dict[str, Any]:
+    """Estimator control of :func:`pair_exponent` under a claim's own design (the same two end
+    N, the same number of paired segments): ``n_draws`` synthetic data sets
+    log v[k, i] = log v[0, i] + b·log(N_k/N_0) + e_{k,i} with the known ``exponent`` b, each
+    segment's level taken from ``values`` (len(neurons), n) at the smallest N and e ~ N(0, s²),
+    s² = var(log v[−1] − log v[0]) / 2 from the measured values.  Returns the ``coverage`` of the
+    ``confidence`` t intervals, the ``bias`` of the mean estimate, and ``recovers``: coverage at
+    least ``confidence`` − 0.04 and |bias| ≤ ``tol``/5 (a fifth of the claim's margin)."""
+    from .stats import t_interval
+
+    N = np.asarray(neurons, dtype=float)[[0, -1]]
+    v = np.asarray(values, dtype=float)[[0, -1]]
+    n_draws = check_positive_int("n_draws", n_draws)
+    sd = float(np.sqrt(np.var(np.log(v[1] / v[0]), ddof=1) / 2))
+    rng = np.random.default_rng(seed)
+    level = np.log(v[0])
+    hits, got = 0, []
+    for _ in range(n_draws):
+        logv = level + np.array([[0.0], [exponent * np.log(N[1] / N[0])]])
+        e = pair_exponent([int(N[0]), int(N[1])], np.exp(logv + rng.normal(0, sd, logv.shape)))
+        lo, hi = t_interval(e.mean, e.se, e.dof, confidence)
+        hits += int(lo <= exponent <= hi)
+        got.append(e.mean)
+    coverage, bias = hits / n_draws, float(np.mean(got) - exponent)
+    return {"coverage": coverage, "bias": bias, "sd": sd,
+            "recovers": bool(coverage >= confidence - 0.04 and abs(bias) <= tol / 5)}
+
+
+# --------------------------------------------------------------------------------------------
+# Through training: the count at checkpoints (Hanin & Rolnick 2019, §5)
+# --------------------------------------------------------------------------------------------
+def train_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *, epochs: int,
+                 n_checkpoints: int, label_noise: float, seed: int, lr: float = 1e-3,
+                 batch: int = 64, bias_var: float = 1e-6,
+                 n_lines: int = 0) -> dict[str, np.ndarray]:
+    """Train a He-initialised ReLU MLP (:func:`he_mlp`) on (X, y) with Adam and cross-entropy
+    (:func:`layerwise.networks.train`, mini-batches of a fresh permutation each epoch), a fraction
+    ``label_noise`` of the labels replaced by uniformly random ones, and count its activation
+    regions on the plane through three training inputs at ``n_checkpoints`` + 1 epochs
+    (Hanin & Rolnick 2019, §5).  Returns epochs, counts, train accuracy (on the noisy labels),
+    loss, and the final weights flattened with their plane points.  With ``n_lines`` > 0 it also
+    records, at every checkpoint, the boundary crossings of ``n_lines`` segments between pairs of
+    training inputs (``crossings`` (T, n_lines), :func:`line_breakpoints`) and the distance of
+    their 2·``n_lines`` end points to the nearest region boundary (``dist`` (T, 2 n_lines),
+    :func:`boundary_distance`); the pairs come from their own stream, so the other draws are
+    those of a run without them."""
+    label_noise = check_fraction("label_noise", label_noise)
+    epochs = check_positive_int("epochs", epochs)
+    n_checkpoints = check_positive_int("n_checkpoints", n_checkpoints)
+    n_lines = int(n_lines)
+    if n_lines < 0:
+        raise ParameterError(f"n_lines={n_lines!r} must be >= 0")
+    # slice, initial network and batch order depend on ``seed`` only, so runs with different
+    # label noise and the same seed are paired; the noisy labels use their own stream
+    rng = np.random.default_rng(seed)
+    n_cls = int(y.max()) + 1
+    triple = rng.choice(len(X), 3, replace=False)
+    plane = plane_through(X[triple])
+    net = he_mlp(X.shape[1], widths, n_cls, seed=int(rng.integers(2**31)), bias_var=bias_var)
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    lrng = np.random.default_rng([seed, 1])
+    y = y.copy()
+    noisy = lrng.random(len(y)) < label_noise
+    y[noisy] = lrng.integers(0, n_cls, noisy.sum())
+    Xt = torch.tensor(X, dtype=torch.float32)
+    yt = torch.tensor(y)
+    ck = np.unique(np.round(np.linspace(0, epochs, n_checkpoints + 1)).astype(int))
+    rec: dict[str, list] = {"epoch": [], "count": [], "acc": [], "loss": []}
+    if n_lines:
+        pairs = np.random.default_rng([seed, 2]).choice(len(X), (n_lines, 2), replace=True)
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        rec["crossings"], rec["dist"] = [], []
+    per_epoch = -(-len(Xt) // batch)  # steps per pass
+
+    def record(t: int, _loss: Any) -> None:  # after t steps: at the checkpoints' epochs
+        if t % per_epoch or t // per_epoch not in ck:
+            return
+        with torch.no_grad():
+            out = net_forward(net, Xt)
+            rec["loss"].append(float(torch.nn.functional.cross_entropy(out, yt)))
+            rec["acc"].append(float((out.argmax(1) == yt).float().mean()))
+        rec["epoch"].append(t // per_epoch)
+        rec["count"].append(count_regions(net, plane))
+        if n_lines:
+            w = as_weights(net)
+            rec["crossings"].append([len(line_breakpoints(w, X[i], X[j])) for i, j in pairs])
+            rec["dist"].append(boundary_distance(w, X[pairs.ravel()]))
+
+    train(net, lambda idx: torch.nn.functional.cross_entropy(net_forward(net, Xt[idx]), yt[idx]),
+          lr=lr, optimizer="adam", sampling="epochs", epochs=epochs, n=len(Xt), batch=batch,
+          generator=g, callback=record)
+    flat = np.concatenate([a.ravel() for W, b in as_weights(net) for a in (W, b)])
+    return {**{k: np.asarray(v) for k, v in rec.items()}, "weights": flat, "triple": triple}
+
+
+def train_step_counts(X: np.ndarray, y: np.ndarray, widths: Sequence[int], *,
+                      slice_points: np.ndarray, steps: Sequence[int], seed: int,
+                      lr: float = 1e-3, batch: int = 64,
+                      bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """K = len(slice_points) He-initialised ReLU MLPs (:func:`he_mlp`, ``widths`` hidden, one
+    output per class) trained at once and independently with Adam (Kingma & Ba 2015, per
+    coordinate, so the networks do not interact) on the mean cross-entropy of mini-batches of
+    ``batch`` rows of (X, y), each network on its own fresh random permutation per pass
+    (:func:`layerwise.networks.train`, ``sampling="permutations"``); the activation regions of
+    network k on the planes through each triple ``slice_points[k, s]`` (shape (K, S, 3, d)) are
+    counted after every step in ``steps`` (step 0, the initialisation, is always counted).
+    Returns ``steps`` (T,), ``count`` (K, S, T) and the final training accuracy ``acc`` (K,)."""
+    pts = np.asarray(slice_points, dtype=np.float64)
+    if pts.ndim != 4 or pts.shape[2:] != (3, X.shape[1]):
+        raise ParameterError(f"slice_points must have shape (nets, slices, 3, {X.shape[1]}), "
+                             f"got {pts.shape}")
+    ck = np.unique(np.concatenate([[0], [check_positive_int("steps", s) for s in steps]]))
+    batch, lr = check_positive_int("batch", batch), check_positive("lr", lr)
+    K, n_cls = len(pts), int(y.max()) + 1
+    rng = np.random.default_rng(seed)  # the batch order's seed, then one per network
+    gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    nets = [he_mlp(X.shape[1], widths, n_cls, seed=int(s), bias_var=bias_var)
+            for s in rng.integers(2**31, size=K)]
+    net = {k: torch.stack([n[k] for n in nets]) for k in nets[0]}
+    planes = [[plane_through(p) for p in row] for row in pts]
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)
+    counts = np.zeros((K, pts.shape[1], len(ck)), dtype=np.int64)
+
+    def record(t: int, _loss: Any) -> None:  # after t steps: at the checkpoints
+        if t not in ck:
+            return
+        layers = [(net[f"W{l}"].detach().double().numpy(), net[f"b{l}"].detach().double().numpy())
+                  for l in range(1, len(widths) + 2)]
+        for k in range(K):
+            w = [(W[k], b[k]) for W, b in layers]
+            counts[k, :, int(np.searchsorted(ck, t))] = [count_regions(w, p) for p in planes[k]]
+
+    def loss(idx: torch.Tensor) -> torch.Tensor:  # idx (K, batch): each network its own rows
+        out = net_forward(net, Xt[idx])  # (K, batch, classes)
+        return torch.nn.functional.cross_entropy(out.reshape(-1, n_cls), yt[idx].reshape(-1),
+                                                 reduction="sum") / batch
+
+    train(net, loss, lr=lr, optimizer="adam", sampling="permutations", steps=int(ck[-1]),
+          n=len(X), batch=batch, n_nets=K, generator=gen, callback=record)
+    with torch.no_grad():
+        acc = (net_forward(net, Xt).argmax(-1) == yt).double().mean(1).numpy()
+    return {"steps": ck, "count": counts, "acc": acc}
+
+
+# --------------------------------------------------------------------------------------------
+# Linear regions that are not convex; the tangent sensitivity on a slice
+# --------------------------------------------------------------------------------------------
+def bottleneck_demo(points: np.ndarray, widths: Sequence[int], seeds: Sequence[int],
+                    min_deficit: float = 0.01) -> dict[str, Any]:
+    """A He-initialised network with hidden ``widths`` (one output) on the plane through the three
+    ``points`` whose largest merged linear region (:func:`largest_linear_region`) is visibly not
+    convex (convex ``deficit`` ≥ ``min_deficit``): the networks from ``seeds`` are tried in order,
+    a deterministic search for an event that a single draw can miss (no linear region made of
+    several activation regions, or a convex one).  Returns the activation regions (``V``, ``n``,
+    ``areas``, ``patterns``, ``maps``), their linear-region ``labels`` (:func:`linear_regions`),
+    ``members`` and ``deficit`` of the largest merged linear region, ``found`` (bool), ``tries``
+    (networks tried) and ``seed`` (the one shown).  With none found among ``seeds``, the last
+    network is returned with ``found`` False, ``members`` empty and ``deficit`` NaN when none of its
+    linear regions merges."""
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ParameterError("seeds must hold at least one seed")
+    points = np.asarray(points, dtype=np.float64)
+    plane = plane_through(points)
+    for tries, seed in enumerate(seeds, start=1):  # noqa: B007 - tries is returned
+        regs = activation_regions(he_mlp(points.shape[1], widths, 1, seed=seed), plane)
+        lab = linear_regions(regs)
+        members, deficit = (largest_linear_region(regs, lab) if np.any(np.bincount(lab) > 1)
+                            else (np.zeros(0, dtype=np.int64), float("nan")))
+        found = bool(deficit >= min_deficit)
+        if found:
+            break
+    return {"V": regs.vertices, "n": regs.n_vertices, "areas": regs.areas, "labels": lab,
+            "patterns": regs.patterns, "maps": regs.maps, "members": members, "deficit": deficit,
+            "found": np.array(found), "tries": np.array(tries), "seed": np.array(seed)}
+
+
+def sensitivity_on_slice(weights: np.ndarray, dims: Sequence[int], points: np.ndarray, *,
+                         output: int,
+                         check: int, seed: int, mc_unit: np.ndarray) -> dict[str, np.ndarray]:
+    """Tangent sample sensitivity of the network ``unflatten(weights, dims)`` on the plane through
+    the three ``points``: :func:`sensitivity_by_region` on its activation regions (``norm``,
+    ``checked``, ``within``, ``between``), the regions (``V``, ``n``, ``areas``), and
+    ``mc_sq``, ‖Sens‖²_F at uniform points of the square, ``mc_unit`` (n, 2) being uniform draws
+    on [0, 1) mapped to [−h, h) exactly as ``Generator.uniform(−h, h)`` maps them."""
+    w = unflatten(np.asarray(weights, dtype=np.float64), dims)
+    plane = plane_through(points)
+    regs = activation_regions(w, plane)
+    out = sensitivity_by_region(w, plane, regs, output=output, check=check, seed=seed)
+    h = plane.half_width
+    u = -h + (h - -h) * np.asarray(mc_unit, dtype=np.float64)
+    S = net_tangent_sensitivity(from_pairs(w), plane.to_input(u), directions=plane.basis,
+                                output=output).numpy()
+    return {**out, "areas": regs.areas, "mc_sq": (S**2).sum((1, 2)), "V": regs.vertices,
+            "n": regs.n_vertices}
+
+
+def sensitivity_summary(sens: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The numbers Chapter 6 reads off :func:`sensitivity_on_slice`: the largest relative
+    difference of Sens within a checked region (``within``), the median over checked regions of the
+    smallest relative difference to another region (``between``), and the two sides of the slides'
+    identity E_x‖Sens(x)‖² = E_A‖Sens(A)‖² (Daróczy, slides §3): the area-weighted mean of ‖Sens‖²
+    over regions (``by_region``, from ``norm`` and ``areas``) and the
+    :func:`layerwise.stats.estimate` of ``mc_sq`` at uniform points of the square (``mc``)."""
+    areas, norm = np.asarray(sens["areas"], dtype=float), np.asarray(sens["norm"], dtype=float)
+    if areas.shape != norm.shape or np.any(areas < 0) or areas.sum() <= 0:
+        raise ParameterError("areas must be non-negative, not all zero, one per region of norm")
+    return {"within": float(np.max(sens["within"])), "between": float(np.median(sens["between"])),
+            "by_region": float((areas / areas.sum() * norm ** 2).sum()),
+            "mc": estimate(sens["mc_sq"])}

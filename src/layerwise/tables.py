@@ -101,3 +101,30 @@ def estimate_formats(
         return "s.e." in str(col[-1] if isinstance(col, tuple) else col)
 
     return {col: printer(se_digits if is_se(col) else digits) for col in table.columns}
+
+
+def grouped_frame(
+    rows: Mapping[Any, Sequence[Estimate | float | None]],
+    columns: Mapping[str, Sequence[str]],
+    index_name: str | Sequence[str],
+) -> pd.DataFrame:
+    """A table whose columns come in groups (``columns``: each group's header → its
+    sub-columns, left to right) and whose rows (``rows``: label → cells, left to right) hold
+    Estimates, each filling two sub-columns (its mean and its standard error, :func:`cell`; None:
+    a missing one, two NaN) and plain numbers, filling one.  Tuple labels with a sequence of
+    ``index_name`` make a MultiIndex."""
+    cols = pd.MultiIndex.from_tuples([(g, sub) for g, subs in columns.items() for sub in subs])
+    data = []
+    for label, cells in rows.items():
+        row = [v for c in cells for v in (cell(c) if c is None or isinstance(c, Estimate)
+                                          else (float(c),))]
+        if len(row) != len(cols):
+            raise ParameterError(
+                f"row {label!r} fills {len(row)} columns, the table has {len(cols)}"
+            )
+        data.append(row)
+    if isinstance(index_name, str):
+        index = pd.Index(list(rows), name=index_name, tupleize_cols=False)
+    else:
+        index = pd.MultiIndex.from_tuples(list(rows), names=list(index_name))
+    return pd.DataFrame(data, index=index, columns=cols)
