@@ -362,10 +362,11 @@ PATCH_IDS = {f"fixed_layer_law_patches_{tag}": named(ALL_CASES[k]) for k, tag in
 law_out = ch.outcomes("predicts", prefix="fixed_layer_law_patches_")
 ch.glue("law_patch_fails", ch.verdict(
     list(PATCH_IDS), "for every activation",
-    f"for every activation but {join_words([PATCH_IDS[i] for i in law_out['fail']])}, where the "
-    "law leaves more than half of the deviation (its claim fails; the controls below say why)",
-    "in none decided at this scale (the claims are graded from the default scale on; this scale "
-    "shows the values)"))
+    f"for {join_words([PATCH_IDS[i] for i in law_out['pass']]) or 'no activation'}, not for "
+    f"{join_words([PATCH_IDS[i] for i in law_out['fail']])}, where the law leaves more than half "
+    "of the deviation (its claim fails; the controls below say why)",
+    "— for which activations, this run does not decide (the scorecard gives each one's outcome "
+    "and the scale it is graded from)"))
 
 # %%
 # the controls' numbers, for the words on the cause
@@ -396,7 +397,7 @@ ch.table(law_table, "The arcsin law against Eq. 13's idealisation (Donier), per 
          "pair; 1: it does no better than every pair at ν), a ratio over the fixed layers of all "
          f"n ({params['fixed_draws']} per n), with its standard error. The claims hold the pooled "
          "i.i.d. row and every photo-patch row to at most 0.5.",
-         formatter=tables.estimate_formats(law_table))
+         formatter=tables.estimate_formats(law_table), name="tab_law")
 
 # %%
 ctl_rows = {str(k): named(ALL_CASES[k]) for k in by_nu}
@@ -407,18 +408,19 @@ ctl_table = tables.estimate_columns(ctl_rows, [
     ("symmetrised patches", "± s.e. (symmetrised)", law_ctl["patches_symmetric"]),
     ("raw − symmetrised", "± s.e. (difference)", asymmetry)], "activation")
 ch.table(ctl_table, "The controls of the photo-patch law claims: the arcsin law's residual over "
-         "the idealisation's (as in the previous table) on the raw patches, on Gaussian inputs "
+         f"the idealisation's (as in {ch.glued['tab_law']}) on the raw patches, on Gaussian inputs "
          "with the patches' covariance, and on the patches symmetrised (Y beside −Y), with the "
          "weight (β+α)/(β−α) of η's odd part, through which an asymmetric pre-activation law "
          f"enters E[ηᵢηⱼ]; crops of {len(PHOTOS)} photographs, {params['fixed_draws']} layers per "
-         "n, each with its standard error.", formatter=tables.estimate_formats(ctl_table))
+         "n, each with its standard error.", formatter=tables.estimate_formats(ctl_table),
+         name="tab_law_controls")
 
 # %% [markdown]
 # On i.i.d. inputs the law {glue}`law_iid_verdict` (checks of our code): pooled over the
 # activations, its residual is {glue}`law_iid` of the idealisation's, and the spread across layers
 # is {glue}`spread_iid` times its exact value. The $\nu$ of {eq}`eq-01-nu` is then the centre of a
-# distribution of per-pair ratios, not the ratio of any pair. The table after
-# {numref}`fig-01-pair-law` gives the residual for every activation and both kinds of input. On
+# distribution of per-pair ratios, not the ratio of any pair. {glue}`tab_law` gives the residual
+# for every activation and both kinds of input. On
 # photo patches (crops of {glue}`n_photos` photographs), for ReLU it leaves
 # {glue}`law_patches_relu` of the idealisation's residual, and the largest share is left for
 # {glue}`law_worst`. The law beats the idealisation by more than half of its
@@ -427,8 +429,9 @@ ch.table(ctl_table, "The controls of the photo-patch law claims: the arcsin law'
 # **What leaves the rest: two controls.** Eq. 13 assumes $z_i$, $z_j$ "symmetric around 0"; the
 # arcsin law also assumes them Gaussian. We rerun the same layers' measurement (same sides, layers
 # per $n$ and sample sizes) on Gaussian inputs with the patches' own covariance, and on the patches
-# symmetrised — each patch $Y$ beside $-Y$, so that every $z = p^\top Y$ is exactly symmetric. With
-# the patches' covariance but Gaussian, the law leaves {glue}`ctl_gaussian_lo` to
+# symmetrised — each patch $Y$ beside $-Y$, so that every $z = p^\top Y$ is exactly symmetric
+# ({glue}`tab_law_controls` gives every activation's scores). With the patches' covariance but
+# Gaussian, the law leaves {glue}`ctl_gaussian_lo` to
 # {glue}`ctl_gaussian_hi` of the idealisation's residual across the activations (with
 # $\Sigma \ne I$ the weights $Y^\top\Sigma Y$ of $r_{ij}$ are no longer independent of the signs,
 # so the law is not exact there either); with the patches symmetrised, {glue}`ctl_symmetric_lo` to
@@ -830,7 +833,7 @@ ch.table(width_table, "The capacity gap between a fixed layer's exact Σ̃ and E
          f"{', '.join(map(str, params['units_ms']))} at n = {UNITS_N}; each with its "
          "standard error. The claims hold both slopes above −¼ for ReLU and every leaky slope; the "
          "absolute value is shown, not graded.",
-         formatter=tables.estimate_formats(width_table))
+         formatter=tables.estimate_formats(width_table), name="tab_width")
 
 # %% [markdown]
 # The gap {glue}`width_verdict`, and it {glue}`units_verdict` (ReLU's slope against $m$:
@@ -838,7 +841,7 @@ ch.table(width_table, "The capacity gap between a fixed layer's exact Σ̃ and E
 # slope's 99 % interval: against $n$ it closes (slowly) for {glue}`width_closes`, neither closes
 # nor opens measurably for {glue}`width_flat`, and opens for {glue}`width_opens`; against $m$ it
 # closes for {glue}`units_closes`, is flat within the interval for {glue}`units_flat`, and opens
-# for {glue}`units_opens`. The table after {numref}`fig-01-width-gap` gives every activation's
+# for {glue}`units_opens`. {glue}`tab_width` gives every activation's
 # fitted slopes and the gap at the largest $n$. For ReLU the slope against $n$ is
 # {glue}`width_slope_relu`, and at $n$ = {glue}`width_n1` the gap is still
 # {glue}`width_gap_relu_last` of the span; it is {glue}`width_gap_leaky_last` at slope
@@ -876,7 +879,7 @@ ch.figure(figures.pseudo_random_capacities(pseudo_random["kappa_eq25"], converge
 kappa_relu = layer.interpolation_capacities(np.eye(8), pseudo_random["P"], pseudo_random["J"],
                                             [0.5])[0]
 alternative = float(np.linalg.norm(kappa_relu - pseudo_random["kappa_eq25"]))
-ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,}, the capacities of a real "
+ch.claim("empirical_matches_eq25", f"at N = {int(sizes[-1]):,}, the capacities of a real "
          "pseudo-random activation's empirical Σ̃ agree with (P∘P)κᵠ (distance, mean over "
          "replicates)", kind="checks", measured=convergence["error_last"], reference=0.05,
          tol=0.0, comparison="le", source="Donier 2019, Eq. 25", min_scale="default",
@@ -885,7 +888,7 @@ ch.claim("empirical_matches_eq25", f"At N = {int(sizes[-1]):,}, the capacities o
          alternative=(alternative, "Eq. 14 at ReLU's ν = ½, same P and J (half decoupling)"))
 
 # %%
-ch.claim("empirical_converges", "The error of the empirical capacities decays like 1/√N "
+ch.claim("empirical_converges", "the error of the empirical capacities decays like 1/√N "
          "(log-log slope over all replicates)", kind="checks", measured=convergence["slope"],
          reference=-0.5, tol=0.1, comparison="abs",
          why="±0.1 excludes a bias floor (slope 0) and the O(1/N) regime (slope −1)",
