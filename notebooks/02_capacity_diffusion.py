@@ -492,7 +492,7 @@ for arch in diffusion.ARCHS:
 erf_ratio = {a: study.variance_ratio(variances[a][-1], per_layer[a] * depths[-1])
              for a in diffusion.ARCHS}
 ch.glue_all({f"erf_ratio_{arch}": erf_ratio[arch] for arch in diffusion.ARCHS})
-# digits only, for "What we found" (their standard errors are in the table after the t-collapse)
+# digits only, for "What we found" (their standard errors are in the ERF table, tab_erf)
 ch.glue_all({f"found_erf_ratio_{arch}": erf_ratio[arch].mean for arch in diffusion.ARCHS})
 ch.glue("erf_depth_max", int(depths[-1]))
 # which side of the capacity network's variance each ERF lies on (99 % interval of the ratio)
@@ -591,11 +591,9 @@ ch.glue_all({"tc_gamma": tc_exponent}, digits=4)
 ch.glue("tc_depths", ", ".join(str(L) for L in params["tc_depths"]))
 ch.glue("tc_tau", params["tau"], digits=2)
 ch.glue("tc_words", ch.verdict(["t_collapse_exponent"], "the receptive field is a function of t, "
-        "as Eq. 34 has it", "the receptive field is not a function of t alone", "consistent with "
-        "a function of t, not yet pinned to ±0.1 by this many networks"))
-ch.glue("tc_verdict", ch.verdict(["t_collapse_exponent"], "within the ±0.1 margin at 99 %",
-                                 "outside the ±0.1 margin", "consistent with 0 but not yet pinned "
-                                 "to ±0.1 by this many networks"))
+        "as Eq. 34 has it", "the receptive field is not a function of t alone",
+        "the receptive field is consistent with a function of t, not yet pinned to ±0.1 by this "
+        "many networks"))
 
 # %%
 ERF_ROWS = {"plain": "plain, s = 1", "residual": "residual, s = 1",
@@ -612,7 +610,7 @@ ch.table(erf_table, "Effective receptive fields of random 1-D conv nets (ReLU un
          "shrink as 1/L: Donier, Eqs. 29 and 34), and the input ERF variance over the capacity "
          f"network's, of the expected weights (at depth {int(depths[-1])}; for the 1/L nets, mean "
          "over all depths) and of each network's own weights (at the same depth); each with its "
-         "standard error.", formatter=tables.estimate_formats(erf_table))
+         "standard error.", formatter=tables.estimate_formats(erf_table), name="tab_erf")
 
 
 # %% [markdown]
@@ -773,10 +771,10 @@ ch.table(chain_table, "Departure of the input capacities of random networks, com
          f"{params['ch_nets']} networks of 8 inputs (layer widths in the header), with its "
          f"standard error; {params['ch_samples']:,} inputs per network. The claims hold the "
          "pseudo-random rows to at most 0.15 and the ReLU rows above it.",
-         formatter=tables.estimate_formats(chain_table))
+         formatter=tables.estimate_formats(chain_table), name="tab_chain")
 
 # %% [markdown]
-# The table above gives the departure for every kind of unit: through two layers it is
+# {glue}`tab_chain` gives the departure for every kind of unit: through two layers it is
 # {glue}`chain_pseudo_random_two` for pseudo-random units and through three
 # {glue}`chain_pseudo_random_three`, against a sampling floor of a few hundredths:
 # {glue}`chain_words`.
@@ -875,19 +873,17 @@ ch.glue_outcomes("found_outcomes")
 # exact recursion (variance {glue}`found_df_var`, drift {glue}`found_df_drift` of the recursion's;
 # no drift when the kernel fluctuates, {glue}`found_df_mirror`) — checks of our code; the paper's
 # link between $\mathcal D$ and the SDE's coefficient is lost with its equations and is not graded.
-# Through two and three real layers, the input capacities
-# computed directly from the augmented covariance are the capacity network's for pseudo-random
-# units, up to the sampling floor, not for ReLU units (the table after
-# {numref}`fig-02-chain-capacities`).
+# Through two and three real layers, set against the input capacities computed directly from the
+# augmented covariance ({glue}`tab_chain`), {glue}`chain_words`.
 #
 # *Receptive fields.* Real random convolutional ReLU networks, plain and residual, have
 # Gaussian-looking effective receptive fields whose width grows with depth, as
 # {cite:t}`luo2016understanding` found and as the capacity network predicts: the fitted exponent of
-# the width against depth (the table after {numref}`fig-02-t-collapse`) {glue}`erf_verdict`. In the
-# paper's own regime — residual steps that shrink as $1/L$ — the receptive field stops growing with
-# depth (exponent {glue}`tc_verdict`) and depends on $t$ alone, at {glue}`tc_ratio` times the
-# capacity network's size. The capacity network is a *prediction for pseudo-random units*: for
-# those, the mean squared input-gradient equals
+# the width against depth ({glue}`tab_erf`) {glue}`erf_verdict`. In the
+# paper's own regime — residual steps that shrink as $1/L$ — {glue}`tc_words` (the exponent of its
+# width against depth is {glue}`tc_gamma`, against 0 for a field that stops growing with depth), at
+# {glue}`tc_ratio` times the capacity network's size. The capacity network is a *prediction for
+# pseudo-random units*: for those, the mean squared input-gradient equals
 # {eq}`eq-02-gradients` per network, not just on average, so "capacities and gradients are two sides
 # of the same coin" is a theorem there (its Monte-Carlo a check), and the totals are
 # {glue}`pr_ratio_min` to {glue}`pr_ratio_max` times the capacity network's in this run. ReLU units
@@ -897,9 +893,9 @@ ch.glue_outcomes("found_outcomes")
 # although *averaged over networks* the ReLU receptive field keeps the predicted Gaussian shape (its
 # variance at depth {glue}`erf_depth_max` is {glue}`found_erf_ratio_plain` times the capacity
 # prediction for plain networks, {glue}`erf_side_plain`); for residual networks it is
-# {glue}`found_erf_ratio_residual` times, {glue}`erf_side_residual` (standard errors in the same
-# table); set against pseudo-random units on nets of the same law, each against its own capacity
-# network (same table), {glue}`erf_cause`.
+# {glue}`found_erf_ratio_residual` times, {glue}`erf_side_residual` (standard errors in
+# {glue}`tab_erf`); set against pseudo-random units on nets of the same law, each against its own
+# capacity network (same table), {glue}`erf_cause`.
 #
 # *Shattering.* The straight-path weight is $O(1)$ for residual capacity networks
 # ({glue}`wmax_res_last` at $L$ = {glue}`wmax_depth_last`) and decays as $(1/r)^L$ for plain ones.
