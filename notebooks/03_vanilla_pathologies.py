@@ -214,11 +214,12 @@ ch.figure(fig, "fig2_log_moments",
 ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of the noise over "
          "the networks of the histograms above, at four depths: mean, variance, skewness and "
          "excess kurtosis (± standard errors) and the Kolmogorov–Smirnov distance to a Gaussian "
-         "(99 % interval).")
+         "(99 % interval).", name="tab_log_moments")
 
 # %% [markdown]
-# The table reports, for each depth, mean ± standard error over networks, the spread (variance),
-# and two measures of non-Gaussianity. "Nearly Gaussian" is the paper's qualitative word; we make
+# {glue}`tab_log_moments` reports, for each depth, mean ± standard error over networks, the spread
+# (variance), and two measures of non-Gaussianity. "Nearly Gaussian" is the paper's qualitative
+# word; we make
 # it a rule: the largest gap between the distribution function of the log-moment and the Gaussian
 # of the same mean and variance (the Kolmogorov–Smirnov distance) is at most 0.05, i.e.
 # probabilities read off the Gaussian are right to within five percentage points, and the
@@ -394,14 +395,7 @@ ch.glue("ks2_verdict", ch.verdict(
 # log μ₂(dx): {glue}`sd128_mu2dx` and {glue}`sd512_mu2dx`; their published standard deviations
 # of log10, in natural-log units). With our {glue}`p_hist_conv_nets` networks the log of a
 # standard deviation is known to ±{glue}`spread_se_gauss` (one standard error of a Gaussian
-# sample, with theirs), so the two widths lie {glue}`spread_sep` standard errors apart. Ours spread
-# by {glue}`sd_ours_nu2` and {glue}`sd_ours_mu2dx` ({numref}`fig-03-fig2-conv-spread` and the
-# table below). We grade ln(s/s₁₂₈), its
-# standard error the larger of a bootstrap over our networks and the Gaussian value, combined with
-# theirs: it passes when its whole 99 % interval lies strictly between the authors' width-512
-# value, ln(s₅₁₂/s₁₂₈) = −{glue}`spread_distance`, and the mirror value +{glue}`spread_distance` (a
-# net four times narrower), i.e. when a 4× width error either way is ruled out. At this scale
-# {glue}`spread_verdict`
+# sample, with theirs), so the two widths lie {glue}`spread_sep` standard errors apart.
 
 # %%
 ch.figure(figures.log_moment_spreads(fig2_conv["quarters"], spread), "fig2_conv_spread",
@@ -421,7 +415,8 @@ ch.table(pd.DataFrame({(name, who): spread[k][col] for k, name in SIGNAL_NOISE
                                         ("authors, N = 512", "w512")]},
                       index=pd.Index(fig2_conv["quarters"], name="l")),
          "Spread over networks (standard deviation) of the log second moments at four depths l: "
-         "our convolutional nets against the authors' networks at widths 128 and 512.")
+         "our convolutional nets against the authors' networks at widths 128 and 512.",
+         name="tab_spread")
 
 # %% tags=["remove-cell"]
 for k, name in SIGNAL_NOISE:
@@ -465,6 +460,15 @@ ch.glue("spread_verdict", ch.verdict(
                                        "the interval still reaches past the margin.")))
 
 # %% [markdown]
+# Ours spread by {glue}`sd_ours_nu2` and {glue}`sd_ours_mu2dx` at l = L
+# ({numref}`fig-03-fig2-conv-spread`; {glue}`tab_spread` has every depth). We grade ln(s/s₁₂₈),
+# its standard error the larger of a bootstrap over our networks and the Gaussian value, combined
+# with theirs: it passes when its whole 99 % interval lies strictly between the authors' width-512
+# value, ln(s₅₁₂/s₁₂₈) = −{glue}`spread_distance`, and the mirror value +{glue}`spread_distance` (a
+# net four times narrower), i.e. when a 4× width error either way is ruled out. At this scale
+# {glue}`spread_verdict`
+
+# %% [markdown]
 # ## Drift, diffusion, and the conservation of the expectation
 #
 # Because the increments are multiplicative, the expectation $\mathbb E[\nu_2(x^l)]$ can stay
@@ -491,18 +495,7 @@ ch.glue("spread_verdict", ch.verdict(
 # **mean of the log = −variance/2**: the decreasing mean and increasing variance are "opposing
 # forces" ({cite:t}`labatie2019characterizing`, §5). We test {eq}`eq-03-balance` as the ratio
 # $-2\,\overline{Y}/s^2_Y$ at l = L, which is 1 for a log-normal law: for the signal it is
-# {glue}`bal_nu2`. The table after {numref}`fig-03-fig2-drift-diffusion` gives it for signal and
-# noise, beside the drift and the diffusion per layer (slopes through the origin of the mean and
-# the variance against l; their errors come from a bootstrap over networks, since the depths share
-# their networks) and the one-layer conservation. Theorem 1 bounds the variance between two lines
-# through the origin, $v_\min l \le \mathrm{Var} \le v_\max l$ — it does not make the per-layer
-# diffusion constant, and in fully-connected nets it is not: it grows as the batch collapses onto
-# one direction (see the width study below). We measure the shape by the quadratic term c of a fit
-# b·l + c·l², relative to the line D·l at l = L (the table's third row; 0 for a line, about 1.2 for
-# ballistic spreading), and grade it against the authors' fully-connected nets of the same width:
-# c·L/D for log ν₂ is {glue}`curv_nu2` here and {glue}`curv_fc_nu2` for their 10 000 networks;
-# {glue}`tab_curv` gives it for log ν₂ and log μ₂, here, in their fully-connected nets and in
-# their convolutional Fig. 2 nets. So {glue}`v_linear`.
+# {glue}`bal_nu2` ({numref}`fig-03-fig2-drift-diffusion`).
 
 # %%
 lme = fig2["lme"]
@@ -529,7 +522,7 @@ ch.table(drift_table,
          f"term of the variance relative to the line at l = {L}, the log of the mean one-layer "
          f"ratio, and −2·mean/variance at l = {L}; each mean with its standard error over "
          "networks, beside the value that Theorem 1 with a conserved expectation gives (Labatie "
-         "2019, Theorem 1 and §5).", formatter=estimate_formats(drift_table))
+         "2019, Theorem 1 and §5).", formatter=estimate_formats(drift_table), name="tab_drift")
 
 # %% tags=["remove-cell"]
 ch.glue("lme_nu2", float(lme["nu2"][-1, 0]), digits=2)
@@ -577,6 +570,20 @@ ch.table(curv_table, f"Quadratic term c of the fit b·l + c·l² to the variance
          f"across networks, relative to the line D·l at l = {L} (0 for a line, about 1.2 for "
          "ballistic spreading): ours and the authors' published nets (mean and standard error).",
          formatter=estimate_formats(curv_table), name="tab_curv")
+
+# %% [markdown]
+# {glue}`tab_drift` gives the balance for signal and noise, beside the drift and the diffusion per
+# layer (slopes through the origin of the mean and the variance against l; their errors come from a
+# bootstrap over networks, since the depths share their networks) and the one-layer conservation.
+# Theorem 1 bounds the variance between two lines through the origin,
+# $v_\min l \le \mathrm{Var} \le v_\max l$ — it does not make the per-layer diffusion constant,
+# and in fully-connected nets it is not: it grows as the batch collapses onto one direction (see the
+# width study below). We measure the shape by the quadratic term c of a fit b·l + c·l², relative to
+# the line D·l at l = L (the third row of {glue}`tab_drift`; 0 for a line, about 1.2 for ballistic
+# spreading), and grade it against the authors' fully-connected nets of the same width: c·L/D for
+# log ν₂ is {glue}`curv_nu2` here and {glue}`curv_fc_nu2` for their 10 000 networks;
+# {glue}`tab_curv` gives it for log ν₂ and log μ₂, here, in their fully-connected nets and in their
+# convolutional Fig. 2 nets. So {glue}`v_linear`.
 
 
 # %%
@@ -747,7 +754,8 @@ ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as 1/N: 
                 "5/N derived above",
          min_scale="paper",
          note="graded from the paper scale: the default's networks per width leave the slope "
-              "uncertain by more than the margin; the scorecard shows how many would decide it")
+              "uncertain by more than the margin; the scorecard shows how many would decide it "
+              f"(the paper scale runs {SCALES['paper']['width_nets']} per width)")
 ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the "
          "smallest", kind="reproduces", measured=width_study["slowing"], reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "width-independent diffusion"), why="a sign",
@@ -772,8 +780,7 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 #
 # tends to 1. Labatie observes the second case. In the fully-connected nets
 # ({numref}`fig-03-fig3-fc`) the mean increment is {glue}`fc_dchi_early` over the first 10 layers
-# and {glue}`fc_dchi_late` over the last quarter; the table after {numref}`fig-03-fig3-conv` gives
-# their effective rank and χ at l = L beside the convolutional nets' and the authors'.
+# and {glue}`fc_dchi_late` over the last quarter.
 #
 # **Against the authors' fully-connected nets.** The authors published the fully-connected
 # counterpart of Fig. 3 (`vanilla_fc`: width 512, B = 64, CIFAR-10, 200 networks): their
@@ -785,8 +792,8 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 # enter nearly one-dimensional (effective rank {glue}`data_reff_in_patches` after the first layer)
 # where CIFAR-10 does not (the authors' effective rank after two layers is
 # {glue}`fc_reff2_authors`). With the same nets fed Gaussian images, which enter with a much
-# larger effective rank, and patches, $\log_{10}\chi^{L}$ ends at the values of
-# {glue}`tab_data`: {glue}`v_chi_bracket`
+# larger effective rank, and patches, $\log_{10}\chi^{L}$ ends at the values of the data-set
+# study below ({numref}`fig-03-datasets`): {glue}`v_chi_bracket`
 
 # %%
 fc_depth, fc_arrays = run("fig3_fc", base)
@@ -935,7 +942,11 @@ ch.table(fig3_numbers, f"Labatie's Fig. 3 in numbers: the mean increment δχ of
          "nets of width 512 with symmetric and zero-padding boundaries (their published arrays; "
          "Labatie, Fig. 3); mean and standard error over networks, their number in parentheses; – "
          "where the authors' arrays hold no per-network increments.",
-         formatter=estimate_formats(fig3_numbers))
+         formatter=estimate_formats(fig3_numbers), name="tab_fig3")
+
+# %% [markdown]
+# {glue}`tab_fig3` sets the fully-connected nets' increments, effective rank and χ at l = L beside
+# the convolutional nets' and the authors'.
 
 # %% tags=["remove-cell"]
 # the networks that fit the default's 30-minute budget (about a minute each on two cores) decide
@@ -1118,8 +1129,8 @@ for ds, case, kind, src in [
 # ## What we found
 #
 # - **Fig. 2.** Across {glue}`p_hist_nets` networks the mean log signal moment moves by
-#   {glue}`drift_nu2` per layer and its variance by {glue}`diff_nu2` (signal and noise: the table
-#   after {numref}`fig-03-fig2-drift-diffusion`); {glue}`v_cons`. {glue}`v_gauss`
+#   {glue}`drift_nu2` per layer and its variance by {glue}`diff_nu2` (signal and noise:
+#   {glue}`tab_drift`); {glue}`v_cons`. {glue}`v_gauss`
 #   {glue}`v_balance` Our fully-connected nets against the authors' 10 000 of the same setting:
 #   {glue}`v_fc_match` The paper's convolutional nets of width 128 against the authors' 10 000:
 #   {glue}`spread_verdict`
@@ -1129,9 +1140,8 @@ for ds, case, kind, src in [
 #   {glue}`fc_reff_late` and $\log_{10}\chi^L$ = {glue}`fc_log10chi`: {glue}`v_fig3` The authors'
 #   fully-connected nets end at {glue}`fc_chi_authors`; with Gaussian images and patches as
 #   inputs ours end at the values of {glue}`tab_data`: {glue}`v_chi_bracket`
-#   The table
-#   after {numref}`fig-03-fig3-conv` gives the increments {eq}`eq-03-increments` and sets the
-#   convolutional nets and the authors' beside them.
+#   {glue}`tab_fig3` gives the increments {eq}`eq-03-increments` and sets the convolutional nets
+#   and the authors' beside them.
 # - **Pseudo-linearity.** At depth L a fraction {glue}`coact_late` of the units is always on or
 #   always off and the linearity index is {glue}`lin_late`: {glue}`v_coact`
 # - **Data.** {glue}`v_data_cap`.
@@ -1222,7 +1232,8 @@ ch.glue("v_conv_graded", (
        f"need: {ch.glued['conv_to_1_nets']} for the halving, {ch.glued['conv_bound_nets']} for the "
        f"bound (in the last quarter the increments exceed 1 by only "
        f"{ch.glued['conv_excess_late']} on average) and {ch.glued['conv_bracket_nets']} for the "
-       f"bracket (log₁₀ χᴸ spreads by {ch.glued['conv_chi_sd']} between networks)."
+       f"bracket (log₁₀ χᴸ spreads by {ch.glued['conv_chi_sd']} between networks); the paper "
+       f"scale runs {SCALES['paper']['conv_nets']}."
        if ch.status("conv_chi_slow") == "skipped" else "")))
 ch.glue_outcomes("found_outcomes")  # the scorecard's summary and every claim not passing
 
