@@ -125,11 +125,11 @@ PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e
 # Gaussian input noise, a first random layer to width N), but every layer is now
 # $z^l = W^l x^{l-1}$, $y^l = \mathrm{BN}(z^l)$, $x^l = \mathrm{relu}(y^l)$, with batch
 # normalisation in test mode using the batch's own per-channel mean and variance (ε = 10⁻³) and
-# no learned scale or shift. The noise is only rescaled by BN: $dy = dz/\sqrt{v_c+\epsilon}$. The
+# no learned scale or shift. The noise is only rescaled by BN: $dy = dz/\sqrt{v_c+\varepsilon}$. The
 # moments are recorded before the weights (loc1), after the weights (loc2), after BN (loc3) and
 # after the ReLU (loc4), so the increment of χ over a layer splits into a convolution + BN step,
 # $\delta_\mathrm{BN}\chi^l = \chi(\text{loc3})/\chi(\text{loc1})$, and a ReLU step,
-# $\delta_\phi\chi^l = \chi(\text{loc4})/\chi(\text{loc3})$.
+# $\delta_\varphi\chi^l = \chi(\text{loc4})/\chi(\text{loc3})$.
 #
 # **The paper's nets and ours.** The paper's nets are convolutional: 3×3 kernels, periodic
 # boundaries, a stride-2 first layer (32×32 → 16×16), width 512, B = 64, depth 200, CIFAR-10.
@@ -172,8 +172,8 @@ ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth
 # ## Fig. 4 in the paper's convolutional nets
 #
 # {numref}`fig-04-fig4-conv` is the paper's Fig. 4 for our convolutional nets, with the authors'
-# published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over ours;
-# the table after it sets our numbers beside theirs. χ grows as a straight line on the log axis
+# published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over ours.
+# χ grows as a straight line on the log axis
 # (R² = {glue}`conv_r2`) by a factor δχ per layer, the increment of {eq}`eq-04-increments`, of
 # {glue}`conv_dchi_late` over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
 # {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
@@ -232,13 +232,55 @@ ch.table(conv_table,
          f"(MNIST variant, 200 networks; Labatie, Fig. 4): late = layers {late_lmin}–"
          f"{params['conv_depth']}, early = layers ≤ {early_lmax}; each mean with its standard "
          "error over its own networks (– where the authors publish none).",
-         formatter=estimate_formats(conv_table))
+         formatter=estimate_formats(conv_table), name="tab_conv")
+
+# %% [markdown]
+# {glue}`tab_conv` sets our numbers beside the authors'.
 
 # %% [markdown]
 # ### The like-for-like reference, quantity by quantity
 #
+# Which of the authors' three variants is the reference for ours depends on the quantity: the next
+# table sets them beside our nets on two inputs.
+
+# %%
+OTHER = study.compared_inputs(DATA)[1]   # the input our conv nets are set against
+conv_other_cfg = replace(conv, dataset=OTHER, n_sims=max(2, params["conv_nets"] // 2))
+conv_other_depth, conv_other_arrays = run(f"fig4_conv_{OTHER}", conv_other_cfg, block=2)
+conv_ours = {study.input_words(ds): study.conv_late_values(d, A, int(0.75 * conv.depth), conv.depth)
+             for ds, (d, A) in [(DATA, (conv_depth, conv_arrays)),
+                                (OTHER, (conv_other_depth, conv_other_arrays))]}
+variants = study.conv_variant_values(int(0.75 * conv.depth), conv.depth)
+variant_table = study.conv_variant_table(conv_ours, variants)
+ch.table(variant_table, "Our convolutional nets on two inputs beside the authors' three "
+         f"variants (Labatie, Fig. 4; N = 512, B = 64): late = layers {int(0.75 * conv.depth)}–"
+         f"{conv.depth}; the last three columns are effects relative to the level of "
+         f"the authors' {study.VARIANT_WORDS[study.CONV_REFERENCE]} (log₁₀ χ: in decades).",
+         precision=3, name="tab_variants")
+
+# %% tags=["remove-cell"]
+ours_main, ours_other = conv_ours.values()
+conv_effects = {k: study.input_difference(ours_main[k], ours_other[k]) for k in study.VARIANT_ROWS}
+ch.glue("conv_other_name", study.input_words(OTHER))
+ch.glue("conv_other_nets", conv_other_cfg.n_sims)
+VT = variant_table
+ch.glue_all({name: text.replace("-", "−") for name, text in {   # the page's minus sign
+    "zero_pad_rate": f"{100 * VT.iloc[0, -1]:+.1f} %",
+    "zero_pad_nu1": f"{100 * VT.iloc[4, -1]:+.1f} %",
+    "mnist_cifar_rate": f"{100 * VT.iloc[0, -2]:+.1f} %",
+    "mnist_cifar_nu1": f"{100 * VT.iloc[4, -2]:+.1f} %",
+    "mnist_cifar_chi": f"{VT.iloc[5, -2]:+.2f}",
+    "conv_input_chi": f"{VT.iloc[5, -3]:+.2f}"}.items()})
+ch.glue("variant_words", "" if (conv.width, conv.depth) == (512, 200) else
+        "(At this scale our nets are reduced, so their columns are not the authors' nets.)")
+OURS_CONV = conf(conv)
+CONV_REF_CONF = study.authors_configuration(AUTHORS, epsilon=True)
+CONV_CONDITIONS = study.side_by_side(OURS_CONV, CONV_REF_CONF)
+PAPER_CONDITIONS = study.side_by_side(OURS_CONV, PAPER_FIG4)
+
+# %% [markdown]
 # Our convolutional nets have the paper's boundary (periodic) and ε (10⁻³); none of the authors'
-# three variants has our input. The table below sets, per quantity, our nets on
+# three variants has our input. {glue}`tab_variants` sets, per quantity, our nets on
 # {glue}`input_name` and on {glue}`conv_other_name` ({glue}`conv_other_nets` networks of the same
 # nets) beside the three variants, and three effects relative to the reference's level: our input
 # change, the authors' MNIST − CIFAR-10 (both periodic; ε also differs, 10⁻³ against 0) and the
@@ -254,40 +296,6 @@ ch.table(conv_table,
 # MNIST − CIFAR-10 by {glue}`mnist_cifar_chi`; no variant has our input, so it is graded against
 # the paper's Fig. 4(b) bracket (10¹³–10¹⁸), five decades wide, with the input's effect in its
 # conditions control.
-
-# %%
-OTHER = study.compared_inputs(DATA)[1]   # the input our conv nets are set against
-conv_other_cfg = replace(conv, dataset=OTHER, n_sims=max(2, params["conv_nets"] // 2))
-conv_other_depth, conv_other_arrays = run(f"fig4_conv_{OTHER}", conv_other_cfg, block=2)
-conv_ours = {study.input_words(ds): study.conv_late_values(d, A, int(0.75 * conv.depth), conv.depth)
-             for ds, (d, A) in [(DATA, (conv_depth, conv_arrays)),
-                                (OTHER, (conv_other_depth, conv_other_arrays))]}
-variants = study.conv_variant_values(int(0.75 * conv.depth), conv.depth)
-variant_table = study.conv_variant_table(conv_ours, variants)
-ch.table(variant_table, "Our convolutional nets on two inputs beside the authors' three "
-         f"variants (Labatie, Fig. 4; N = 512, B = 64): late = layers {int(0.75 * conv.depth)}–"
-         f"{conv.depth}; the last three columns are effects relative to the level of "
-         f"the authors' {study.VARIANT_WORDS[study.CONV_REFERENCE]} (log₁₀ χ: in decades).",
-         precision=3)
-
-# %% tags=["remove-cell"]
-ours_main, ours_other = conv_ours.values()
-conv_effects = {k: study.input_difference(ours_main[k], ours_other[k]) for k in study.VARIANT_ROWS}
-ch.glue("conv_other_name", study.input_words(OTHER))
-ch.glue("conv_other_nets", conv_other_cfg.n_sims)
-VT = variant_table
-ch.glue_all({"zero_pad_rate": f"{100 * VT.iloc[0, -1]:+.1f} %",
-             "zero_pad_nu1": f"{100 * VT.iloc[4, -1]:+.1f} %",
-             "mnist_cifar_rate": f"{100 * VT.iloc[0, -2]:+.1f} %",
-             "mnist_cifar_nu1": f"{100 * VT.iloc[4, -2]:+.1f} %",
-             "mnist_cifar_chi": f"{VT.iloc[5, -2]:+.2f}",
-             "conv_input_chi": f"{VT.iloc[5, -3]:+.2f}"})
-ch.glue("variant_words", "" if (conv.width, conv.depth) == (512, 200) else
-        "(At this scale our nets are reduced, so their columns are not the authors' nets.)")
-OURS_CONV = conf(conv)
-CONV_REF_CONF = study.authors_configuration(AUTHORS, epsilon=True)
-CONV_CONDITIONS = study.side_by_side(OURS_CONV, CONV_REF_CONF)
-PAPER_CONDITIONS = study.side_by_side(OURS_CONV, PAPER_FIG4)
 
 # %% tags=["remove-cell"]
 ch.glue("conv_scale_note", "" if (conv.width, conv.depth) == (512, 200) else
@@ -405,13 +413,13 @@ ch.glue("steps_words", ch.verdict(
 # **Our convolutional nets.** Averaged over layers {glue}`late_lmin`–{glue}`conv_depth_p`, the
 # noise keeps $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the signal
 # $r_\mathrm{eff}(x)$ = {glue}`conv_reff_x`; the kurtosis of the BN output reaches
-# {glue}`conv_kurt` (the authors' levels are in the table after Fig. 4).
+# {glue}`conv_kurt` (the authors' levels are in {glue}`tab_conv`).
 # {glue}`conv_conditioning_verdict` Across the authors' three variants (MNIST,
 # zero padding, ε = 0) these levels differ by at most {glue}`pub_variant_spread` of their mean over
-# the same layers; our own input moves each of them by the amount in the reference table above,
+# the same layers; our own input moves each of them by the amount in {glue}`tab_variants`,
 # and each level's conditions control in the scorecard says whether that is within its margin.
 #
-# ν₁ and μ₄ rest on few networks at `default` (their spread between networks is wide):
+# ν₁ and μ₄ spread widely between networks, so their levels need many of them.
 # {glue}`tails_lean`
 
 # %% tags=["remove-cell"]
@@ -474,21 +482,32 @@ STATUS_WORDS = {"pass": "passes", "fail": "fails", "inconclusive": "undecided",
 LEANS = {"pass": "its point estimate lies within the margin",
          "fail": "its point estimate lies beyond the margin (it leans to fail)",
          "inconclusive": "its point estimate lies on the margin"}
+
+
+def to_decide(claim_id, nets="conv_nets"):
+    """What more networks can do for a claim, in the scorecard's own count (the
+    replicates that would decide it, with the same mean and spread), beside what `paper` runs."""
+    (claim,) = [c for c in ch.ledger.claims if c.id == claim_id]
+    k = claim.replicates_to_decide()
+    return "" if k is None else (f"; ≈ {k} networks like these would decide it (the paper scale "
+                                 f"runs {SCALES['paper'][nets]})")
+
+
 ch.glue("tails_lean", " ".join(
-    f"{LEVEL_WORDS[k]}: {fmt_estimate(ours_levels[k])} against the authors' "
+    f"For {LEVEL_WORDS[k]}, {fmt_estimate(ours_levels[k])} against the authors' "
     f"{authors['levels'][k]:.3g}: {STATUS_WORDS[ch.status(f'conv_{k}_matches_authors')]} at "
     "this scale; "
-    f"{LEANS[study.rule_outcome(stats.exact(levels[k].mean), 'rel', authors['levels'][k], tol)]}."
+    f"{LEANS[study.rule_outcome(stats.exact(levels[k].mean), 'rel', authors['levels'][k], tol)]}"
+    f"{to_decide(f'conv_{k}_matches_authors')}."
     for k, tol in [("nu1", 0.10), ("kurtosis", 0.25)]))
 
 # %% [markdown]
 # ## The fully-connected nets: exponential growth of χ
 #
-# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets, and the table after it
-# gives its numbers beside the authors' fully-connected nets at the batch nearest ours. Over layers
-# l ≥ 10 the mean increments δχ, $\delta_\mathrm{BN}\chi$ and $\delta_\varphi\chi$ (the table's
-# first rows) are what Theorem 3 predicts to be at least 1 by {eq}`eq-04-increments` (graded in
-# the scorecard); the paper's convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
+# {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers l ≥ 10 the
+# mean increments δχ, $\delta_\mathrm{BN}\chi$ and $\delta_\varphi\chi$ are what Theorem 3
+# predicts to be at least 1 by {eq}`eq-04-increments` (graded in the scorecard); the paper's
+# convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
 # where the ReLU step dominates at first and the BN step takes over
 # with depth. A straight line fitted to log χˡ over l ≥ 10 has R² = {glue}`fc_r2`
 # ({glue}`fc_exp_words`), and the network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last
@@ -544,7 +563,7 @@ ch.table(fc_table, f"Our fully-connected nets (N = {params['width']}, B = {param
          f"networks; their published arrays): increments averaged over layers ≥ {L0}, then the "
          f"last layer, l = {L}; each mean with its standard error over its own networks (– where "
          "the authors' arrays give none), and the Gaussian values of the tails.",
-         formatter=estimate_formats(fc_table))
+         formatter=estimate_formats(fc_table), name="tab_fc")
 
 # %% tags=["remove-cell"]
 # like with like: the authors' fully-connected nets at the same width and (nearest) batch
@@ -558,6 +577,9 @@ ch.glue_all({"pub_fc_batch": fc_rate["batch"], "pub_fc_neighbour": fc_rate["neig
 ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 
 # %% [markdown]
+# {glue}`tab_fc` gives the fully-connected nets' numbers beside the authors' fully-connected nets
+# at the batch nearest ours, the mean increments in its first rows.
+#
 # The paper's Fig. 4(b) ends near χ²⁰⁰ ≈ 10¹⁴ in its convolutional nets (the bracket 10¹³–10¹⁸ is
 # graded on our convolutional nets above). The fully-connected nets have their own reference: the
 # authors' fully-connected runs at the same width and batch (B = {glue}`pub_fc_batch`, CIFAR-10)
@@ -572,8 +594,8 @@ ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 # ## Conditioning of fully-connected nets at a small batch
 #
 # In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
-# {glue}`reff_order` (the effective ranks $r_\mathrm{eff}(x)$ and $r_\mathrm{eff}(dx)$ are in the
-# table after {numref}`fig-04-fig4-fc`). In the authors' own fully-connected nets at B =
+# {glue}`reff_order` (the effective ranks $r_\mathrm{eff}(x)$ and $r_\mathrm{eff}(dx)$ are in
+# {glue}`tab_fc`). In the authors' own fully-connected nets at B =
 # {glue}`pub_fc_batch` the signal keeps $r_\mathrm{eff}(x)$ = {glue}`pub_fc_reff_x` directions
 # and the noise {glue}`pub_fc_reff_dx` (the same table), and the authors' notebook on
 # fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
@@ -618,9 +640,11 @@ ch.glue("reff_order", {  # the sign of the 99 % interval of r_eff(x) − r_eff(d
         "its 200",
     0: "the two effective ranks cannot be told apart at this scale"}[last["reff_gap"].sign()])
 BOUND = "(App. A: the kurtosis is bounded by about B)"
-ch.glue("fat_verdict", "fat tails, as in the paper, though far from its ≈ 10², which a batch of "
-        f"this size cannot reach {BOUND}" if ch.status("kurtosis_fat") == "pass"
-        else f"at this batch the tails are not resolved from the Gaussian's {BOUND}")
+ch.glue("fat_verdict", ch.verdict(
+    ["kurtosis_fat"], "fat tails, as in the paper, though far from its ≈ 10², which a batch of "
+    f"this size cannot reach {BOUND}",
+    f"tails thinner than the Gaussian's, against the paper {BOUND}",
+    f"at this batch the tails are not resolved from the Gaussian's {BOUND}"))
 
 # %% [markdown]
 # ## The BN step's increment and the conditioning of the signal
@@ -677,13 +701,7 @@ ch.claim("dbn_inverse_conditioning", CONDITIONING, case="fully-connected nets", 
 # rate of growth should barely depend on the input, the first layers' growth can
 # ({numref}`fig-04-datasets`). The relative spread (max − min)/mean of the rates is
 # {glue}`rate_spread`.
-#
-# The table after the figure puts numbers on the input's share of χ, against the authors'
-# fully-connected nets on CIFAR-10 at the same width and batch. By layer {glue}`offset_l_early`,
-# photo patches already stand {glue}`offset_early_patches` decades above the authors' nets, digits
-# {glue}`offset_early_digits` and Gaussian images {glue}`offset_early_gaussian`; at layer
-# {glue}`fc_depth` the offsets are {glue}`offset_end_patches`, {glue}`offset_end_digits` and
-# {glue}`offset_end_gaussian`. {glue}`offset_verdict`
+
 
 # %%
 INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
@@ -704,7 +722,7 @@ ch.table(data_study["table"], "BN feedforward nets fed each input: the growth of
          "per layer, log₁₀ δχ from a straight line fitted to log χˡ (± standard error over "
          "networks), and, at the last layer, the mean log₁₀ χ, effective rank of the signal and "
          "kurtosis.",
-         precision=4)
+         precision=4, name="tab_data_rates")
 
 # %%
 data_depth = np.asarray(data_runs[KIND[DATA]][0])
@@ -714,7 +732,7 @@ offsets = study.input_offset_table(data_study["runs"], f"bn_ff_fc_{fc_rate['batc
                                    l_early=offset_l_early, l_end=L)
 ch.table(offsets, "Where the inputs' offset in χ comes from: mean log₁₀ χ early and at the last "
          "layer and the growth between them, per input, against the authors' CIFAR-10 nets (last "
-         "row), with each input's offset from the authors.")
+         "row), with each input's offset from the authors.", name="tab_offsets")
 
 # %% tags=["remove-cell"]
 early_col, end_col = offsets.columns[-2:]
@@ -782,6 +800,15 @@ ch.glue("offset_verdict", ch.verdict(
     "Whether the offset is set over the first layers alone is not decided at this scale."))
 
 # %% [markdown]
+# {glue}`tab_data_rates` gives each input's growth per layer, and {glue}`tab_offsets` puts numbers
+# on the input's share of χ, against the authors' fully-connected nets on CIFAR-10 at the same
+# width and batch. By layer {glue}`offset_l_early`, photo patches already stand
+# {glue}`offset_early_patches` decades above the authors' nets, digits {glue}`offset_early_digits`
+# and Gaussian images {glue}`offset_early_gaussian`; at layer {glue}`fc_depth` the offsets are
+# {glue}`offset_end_patches`, {glue}`offset_end_digits` and {glue}`offset_end_gaussian`.
+# {glue}`offset_verdict`
+
+# %% [markdown]
 # ## Batch size: a finite batch bounds the fat tails
 #
 # Appendix A of the paper notes that with B points the empirical kurtosis of a batch-normalised
@@ -797,25 +824,8 @@ ch.table(study.fc_batch_table(L), f"The authors' fully-connected BN "
 
 # %% [markdown]
 # A larger batch gives fatter tails, a worse-conditioned signal, a better-conditioned noise and a
-# *smaller* χ (a fatter-tailed BN output makes the ReLU step less harmful, δᵩᵪ → 1).
-# {numref}`fig-04-batch-size` measures the same four quantities in our nets (width
-# {glue}`fc_width`), with the authors' values (width 512) as crosses, and the table after it gives
-# how much each changes per doubling of B, in ours and in the authors' nets. At the smallest
-# batch, B = {glue}`b_small`, the signal has {glue}`ratio_small` times the noise's effective rank;
-# at the largest, B = {glue}`b_large`, {glue}`ratio_large` times: {glue}`flip_verdict`.
-#
-# The authors' levels are at hand batch by batch, so the scorecard grades levels, not only
-# directions. A batch-size study resolves a level to within half the distance between the
-# authors' levels at neighbouring batches: nearer than that, our nets at B look like theirs at B
-# and not at another batch. In those units, the largest deviation of ours over the batches is
-# {glue}`bdev_log10_chi` for log₁₀ χ, {glue}`bdev_kurtosis` for the kurtosis, {glue}`bdev_reff_x`
-# for $r_\mathrm{eff}(x)$ and {glue}`bdev_reff_dx` for $r_\mathrm{eff}(dx)$ — against
-# {glue}`bdev_alt_log10_chi`,
-# {glue}`bdev_alt_kurtosis`, {glue}`bdev_alt_reff_x` and {glue}`bdev_alt_reff_dx` if the levels
-# did not depend on the batch. {glue}`batch_unresolved` This is the crossover that reconciles our
-# fully-connected nets with the paper's result: the noise's advantage in conditioning needs
-# samples per channel, which a convolutional net gets from its positions and a fully-connected
-# one only from its batch.
+# *smaller* χ (a fatter-tailed BN output makes the ReLU step less harmful,
+# $\delta_\varphi\chi \to 1$).
 
 # %%
 # the study reads the last layer only: one record (the moments there are the same, bit for bit,
@@ -841,16 +851,16 @@ ch.table(slopes, "Change per doubling of the batch size B at the last layer: the
          f"errors, ours (B = {join_words([str(b) for b in params['batches']])}, "
          f"N = {params['width']}) "
          "and the authors' (B = 64 … 512, N = 512; their published fully-connected arrays), each "
-         "with its standard error.", formatter=estimate_formats(slopes))
+         "with its standard error.", formatter=estimate_formats(slopes), name="tab_batch_slopes")
 
 # %% tags=["remove-cell"]
 ch.glue_all({k: batch[k] for k in ("b_small", "b_large", "ratio_small", "ratio_large")}, digits=2)
 sides = tuple(batch["ratio_estimates"][b].side(1.0) for b in (batch["b_small"], batch["b_large"]))
 ch.glue("flip_verdict", {  # each ratio's 99 % interval against 1, at the smallest and largest B
-    (1, -1): "the ordering of signal and noise turns over within the batches studied here",
-    (-1, 1): "the ordering of signal and noise turns over within the batches studied here",
-    (1, 1): "the signal stays the better conditioned at both ends of the batches studied here",
-    (-1, -1): "the noise stays the better conditioned at both ends of the batches studied here",
+    (1, -1): "the ordering of signal and noise turns over between them",
+    (-1, 1): "the ordering of signal and noise turns over between them",
+    (1, 1): "the signal stays the better conditioned at both ends",
+    (-1, -1): "the noise stays the better conditioned at both ends",
 }.get(sides, "at least one of the two ratios cannot be told from 1 at this scale"))
 
 # %% tags=["remove-cell"]
@@ -876,7 +886,8 @@ for k, name in BATCH_NAMES.items():
                  {**FC_REF_CONF, "batch": join_words([str(b) for b in published.FC_BATCHES])}),
              note="the noise's effective rank r(dx) spreads by 30–40 % of its mean between single "
                   "networks (ours and the authors'), more than the gaps between batches: graded at "
-                  "the paper's 200 networks per batch" if k == "reff_dx" else "")
+                  f"the paper scale, with {SCALES['paper']['batch_nets']} networks per batch"
+                  if k == "reff_dx" else "")
 
 # %% tags=["remove-cell"]
 by_status = {s: [name for k, name in BATCH_NAMES.items() if ch.status(f"batch_{k}_levels") == s]
@@ -890,6 +901,26 @@ if by_status["skipped"]:
     unresolved.append(f"The levels of {join_words(by_status['skipped'])} are graded from a "
                       "larger scale on.")
 ch.glue("batch_unresolved", " ".join(unresolved))
+
+# %% [markdown]
+# {numref}`fig-04-batch-size` measures the same four quantities in our nets (width
+# {glue}`fc_width`), with the authors' values (width 512) as crosses, and {glue}`tab_batch_slopes`
+# gives how much each changes per doubling of B, in ours and in the authors' nets. At the smallest
+# batch, B = {glue}`b_small`, the signal has {glue}`ratio_small` times the noise's effective rank;
+# at the largest, B = {glue}`b_large`, {glue}`ratio_large` times: {glue}`flip_verdict`.
+#
+# The authors' levels are at hand batch by batch, so the scorecard grades levels, not only
+# directions. A batch-size study resolves a level to within half the distance between the
+# authors' levels at neighbouring batches: nearer than that, our nets at B look like theirs at B
+# and not at another batch. In those units, the largest deviation of ours over the batches is
+# {glue}`bdev_log10_chi` for log₁₀ χ, {glue}`bdev_kurtosis` for the kurtosis, {glue}`bdev_reff_x`
+# for $r_\mathrm{eff}(x)$ and {glue}`bdev_reff_dx` for $r_\mathrm{eff}(dx)$ — against
+# {glue}`bdev_alt_log10_chi`,
+# {glue}`bdev_alt_kurtosis`, {glue}`bdev_alt_reff_x` and {glue}`bdev_alt_reff_dx` if the levels
+# did not depend on the batch. {glue}`batch_unresolved` This is the crossover that reconciles our
+# fully-connected nets with the paper's result: the noise's advantage in conditioning needs
+# samples per channel, which a convolutional net gets from its positions and a fully-connected
+# one only from its batch.
 
 
 # %% tags=["remove-cell"]
@@ -929,15 +960,15 @@ ch.glue("rate_words", ch.verdict(["rate_data_independent"],
 #   our boundary and ε, on MNIST): R² = {glue}`conv_r2` for log χ against l, δχ =
 #   {glue}`conv_dchi_late` per layer late in depth against the authors' {glue}`pub_dchi_late`; of
 #   the BN and ReLU steps, {glue}`steps_words` The late levels of $r_\mathrm{eff}$, μ₄ and ν₁
-#   stand beside the authors' in the table after Fig. 4, with the leans above.
+#   stand beside the authors' in {glue}`tab_conv`, with the leans above.
 # - **Fully-connected nets:** R² = {glue}`fc_r2` for log χ against l, kurtosis {glue}`kurt_l` at
 #   the last layer, ρ = {glue}`rho_pooled` between the BN step and the signal's conditioning, and
 #   {glue}`rate_words` (relative spread {glue}`rate_spread`).
 # - **Conditioning at a small batch:** at B = {glue}`fc_batch`, {glue}`reff_order`; a
-#   fully-connected channel sampled at B inputs has $r_\mathrm{eff}$ ≤ B. Over the batches
-#   studied, {glue}`flip_verdict`.
+#   fully-connected channel sampled at B inputs has $r_\mathrm{eff}$ ≤ B. Of the batches
+#   studied, from B = {glue}`b_small` to B = {glue}`b_large`, {glue}`flip_verdict`.
 # - **Like with like:** ours grow by {glue}`fc_log10_dchi` decades per layer against the authors'
-#   {glue}`pub_fc_log10_dchi` at the same width and batch; {glue}`fc_rate_words` Ours minus theirs
+#   {glue}`pub_fc_log10_dchi` at the same width and batch. {glue}`fc_rate_words` Ours minus theirs
 #   at the last layer is {glue}`fc_end_offset` decades of log₁₀ χ, on Gaussian images
 #   {glue}`offset_end_gaussian`. {glue}`offset_verdict`
 

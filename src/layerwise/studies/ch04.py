@@ -155,15 +155,15 @@ def fig4_conv_summary(
 
 #: The rows of :func:`conv_comparison_table`: label → the Fig. 4 quantity (Labatie 2019, §6).
 CONV_ROWS = {
-    "dchi_late": "δχ per layer (late)",
-    "dbn_late": "δχ, BN step (late)",
-    "dphi_late": "δχ, ReLU step (late)",
-    "early_gap": "ReLU − BN step (early)",
+    "dchi_late": "δχ per layer, late",
+    "dbn_late": "δχ (BN step), late",
+    "dphi_late": "δχ (ReLU step), late",
+    "early_gap": "δχ (ReLU step) − δχ (BN step), early",
     "log10_chi_end": "log₁₀ χ at the last layer",
-    "reff_dx": "effective rank r(dx) (late)",
-    "reff_x": "effective rank r(x) (late)",
-    "kurtosis": "kurtosis μ₄ of the BN output (late)",
-    "nu1": "ν₁(|y|) of the BN output (late)",
+    "reff_dx": "effective rank r(dx), late",
+    "reff_x": "effective rank r(x), late",
+    "kurtosis": "kurtosis μ₄ of the BN output, late",
+    "nu1": "ν₁(|y|) of the BN output, late",
 }
 
 
@@ -227,9 +227,9 @@ def bn_ff_fc_findings(depth: Any, panels: Mapping[str, np.ndarray], l_min: float
 
 #: The rows of :func:`fc_comparison_table`: key → label (Labatie 2019, Fig. 4 and App. A).
 FC_ROWS = {
-    "dchi": "δχ per layer (layer mean)",
-    "dbn": "δχ, BN step (layer mean)",
-    "dphi": "δχ, ReLU step (layer mean)",
+    "dchi": "δχ per layer, layer mean",
+    "dbn": "δχ (BN step), layer mean",
+    "dphi": "δχ (ReLU step), layer mean",
     "log10_chi": "log₁₀ χ at the last layer",
     "reff_x": "effective rank r(x) at the last layer",
     "reff_dx": "effective rank r(dx) at the last layer",
@@ -847,11 +847,11 @@ VARIANT_WORDS = {
 (:data:`layerwise.published.BN_FF_CONV_VARIANTS`) the one with our boundary (periodic) and our
 BN ε (10⁻³); its input is MNIST (see :func:`conv_variant_table`)."""
 VARIANT_ROWS = {
-    "log10_dchi": "growth log₁₀ δχ per layer (late)",
-    "reff_x": "effective rank r(x) (late)",
-    "reff_dx": "effective rank r(dx) (late)",
-    "kurtosis": "kurtosis μ₄ of the BN output (late)",
-    "nu1": "ν₁(|y|) of the BN output (late)",
+    "log10_dchi": "growth log₁₀ δχ per layer, late",
+    "reff_x": "effective rank r(x), late",
+    "reff_dx": "effective rank r(dx), late",
+    "kurtosis": "kurtosis μ₄ of the BN output, late",
+    "nu1": "ν₁(|y|) of the BN output, late",
     "log10_chi_end": "log₁₀ χ at the last layer",
 }
 
