@@ -176,9 +176,9 @@ ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUC
 # coincides within a line width, which is at most about 8 % of χ from l = 50 on; we declare 10 % as
 # "describes"). {glue}`overlay_verdict`
 #
-# As a measurement, the free log-log exponent fitted network by network over the same units is
-# $\tau_\mathrm{fit}$ = {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq.
-# 15 value; log χ is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the
+# As a measurement, the *free τ* — the log-log exponent fitted network by network over the same
+# units — is {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq. 15 τ; log χ
+# is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the
 # units is δχ = {glue}`dff_mean` (the paper's Fig. 5(a): about 1.2): the branch alone would explode.
 
 # %%
@@ -243,7 +243,7 @@ ch.claim("eq15_overlay", OVERLAY, case=f"fully-connected ResNets, units {L_MIN}�
                 f"inside the units still drifts over {L} units (next section)")
 
 # %% tags=["remove-cell"]
-ch.glue("overlay_verdict", "The claim is graded from the `default` scale on: the reduced nets here "
+ch.glue("overlay_verdict", "The claim is graded from the default scale on: the reduced nets here "
         "are not in Eq. 15's regime (scorecard note)."
         if ch.status("eq15_overlay") == "skipped" else
         ch.verdict(["eq15_overlay"],
@@ -267,21 +267,15 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units is at least 1: 
 #
 # Theorem 4 is a statement about the asymptotic regime. At the depths we can simulate the
 # feedforward increment inside the units may still drift, so the exponent Eq. 15 gives depends on
-# the window of units over which δχ is averaged. The table after {numref}`fig-05-fig5-fc` computes
-# the Eq. 15 exponent over successive windows, beside the free exponent (the local slope of log χ
-# against log l) and their difference in combined standard errors. From the first window to the
-# last, the Eq. 15 exponent goes from {glue}`win_eq15_first` to {glue}`win_eq15_last`. A
-# `paper`-scale run narrows the error bars; only more depth removes a drift. The script
-# `benchmarks/labatie_spot_checks.py` runs deeper ResNets and the convolutional ones at the paper's
-# settings on a GPU, for a reader who wants to follow the windows further.
+# the window of units over which δχ is averaged.
 
 # %%
 windows = study.exponent_windows(fc_depth, fc_panels["chi"], fc_panels["dff"], RD, L_MIN, L,
                                  n_windows=4)
-ch.table(windows, "The power-law exponent of χ fitted freely over successive windows of units, "
-         "against the exponent predicted from the measured increments (Eq. 15; Labatie 2019, "
+ch.table(windows, "The free τ, the power-law exponent of χ fitted freely over successive windows "
+         "of units, against the Eq. 15 τ, predicted from the measured increments (Labatie 2019, "
          "§7), and their difference in combined standard errors; standard errors over networks.",
-         formatter=estimate_formats(windows))
+         formatter=estimate_formats(windows), name="tab_windows")
 
 # %% tags=["remove-cell"]
 for end, row in [("first", 0), ("last", -1)]:
@@ -289,40 +283,20 @@ for end, row in [("first", 0), ("last", -1)]:
                                      windows["s.e. (Eq. 15)"].iloc[row])}, digits=4)
 
 # %% [markdown]
+# {glue}`tab_windows` computes the Eq. 15 τ over successive windows, beside the free τ (the local
+# slope of log χ against log l) and their difference in combined standard errors. From the first
+# window to the last, the Eq. 15 τ goes from {glue}`win_eq15_first` to {glue}`win_eq15_last`. A
+# `paper`-scale run narrows the error bars; only more depth removes a drift. The script
+# `benchmarks/labatie_spot_checks.py` runs deeper ResNets and the convolutional ones at the paper's
+# settings on a GPU, for a reader who wants to follow the windows further.
+
+# %% [markdown]
 # ## Against the authors' fully-connected ResNets, input by input
 #
 # The authors' fully-connected ResNets have our width, batch and depth but are fed CIFAR-10; ours
 # are fed {glue}`input_name` and, to measure what the input does rather than guess it,
 # {glue}`other_inputs` ({numref}`fig-05-datasets`). Photo patches are 32 × 32 crops of
-# {glue}`n_photographs` photographs, so that a batch of them is nearly rank one. The table after
-# {numref}`fig-05-datasets` sets each quantity next to the authors' value: the feedforward
-# increment inside the units and the exponent of χ over units {glue}`res_lmin`–{glue}`res_units`,
-# and at unit {glue}`res_units` log₁₀ χ, the effective ranks after the first ReLU and the kurtosis
-# after the first BN; standard errors are over networks (the authors' error of the exponent is an
-# upper bound: their file has no covariances between units). {glue}`authors_scale_words`
-#
-# **What the input does not set.** The exponent in the table, $\tau_{\mathrm{ends}}$, is the
-# slope of log χ between units {glue}`res_lmin` and {glue}`res_units`, computed the same way for
-# our nets and the authors' (their file holds E log₁₀ χ per unit, not single networks); the free
-# exponent $\tau_{\mathrm{fit}}$ of the previous section is a least-squares slope over all the
-# units in between — two estimators of one exponent, which differ by their weighting of the
-# units. On {glue}`input_name` $\tau_{\mathrm{ends}}$ =
-# {glue}`tau_patches` against the authors' {glue}`tau_authors`, and our inputs move it by
-# {glue}`tau_input_spread` of the authors' value: {glue}`input_free_words`. The increment
-# inside the units differs from the authors' by {glue}`dff_gap` (the row δχ; τ grows as the fourth
-# power of it). {glue}`tau_verdict` The noise's effective rank at unit {glue}`res_units` is
-# {glue}`reff_dx_ours` against the authors' {glue}`reff_dx_authors`. {glue}`reff_dx_verdict`
-#
-# **What the input sets.** The levels at the last unit — log₁₀ χ, $r_\mathrm{eff}(x)$, μ₄ —
-# carry the first units' transient (the curves of {numref}`fig-05-datasets` are parallel but
-# offset; photo patches end with {glue}`chi_ratio_data` times the χ of Gaussian images), where a
-# badly conditioned input batch raises χ (the paper's App. A makes the same remark about CIFAR-10's
-# three channels). Our gap to the authors' $r_\mathrm{eff}(x)$ is
-# {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit`, the first unit both record, and
-# {glue}`gap_reff_x_last` at unit {glue}`res_units`; for μ₄, {glue}`gap_kurtosis_first` and
-# {glue}`gap_kurtosis_last`. Against the authors' CIFAR-10 level, {glue}`bracket_words` The two
-# levels are compared with the authors' — {glue}`level_verdict` — and
-# {glue}`level_conditions_words`
+# {glue}`n_photographs` photographs, so that a batch of them is nearly rank one.
 
 # %%
 INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
@@ -346,7 +320,8 @@ table = study.authors_table({study.input_words(ds): v for ds, v in values.items(
 ch.table(table, f"BN ResNets at unit {L}: our fully-connected nets per input against the "
          "authors' fully-connected nets on CIFAR-10 (their published arrays; Labatie 2019, §7 and "
          "Fig. 5): mean and standard error over networks, their number in parentheses; – where a "
-         "quantity is not in their arrays.", formatter=estimate_formats(table))
+         "quantity is not in their arrays.", formatter=estimate_formats(table),
+         name="tab_authors")
 
 # %% tags=["remove-cell"]
 wide_batch = 4 * params["batch"]   # the batch alternative of the exponent, and the kurtosis table
@@ -376,7 +351,7 @@ def controls(key, tol, authors_level, label):
 
 # %% tags=["remove-cell"]
 tau_controls = controls("tau", TAU_MARGIN, authors["tau"], "exponent")
-ch.claim("tau_matches_authors", f"the exponent of χ over units {L_MIN}–{L} agrees with the "
+ch.claim("tau_matches_authors", f"the end-to-end τ of χ over units {L_MIN}–{L} agrees with the "
          "authors' fully-connected nets within 5 %", kind="reproduces", measured=versus["tau"],
          reference=authors["tau"][0], tol=TAU_MARGIN, comparison="rel",
          alternative=(tau_4b.mean, f"the same nets at batch {wide_batch}"),
@@ -409,8 +384,8 @@ for key, words in LEVEL_CASES.items():
              controls=level_controls[key],
              why="the half-width of the authors' 10–90 % band of single networks at that unit, "
                  f"relative to their mean; {WITH_AUTHORS}",
-             caveat=f"the authors feed CIFAR-10, we feed {study.input_words(DATA)}: the table "
-                    "after the data-set figure shows how far the input moves this level")
+             caveat=f"the authors feed CIFAR-10, we feed {study.input_words(DATA)}: "
+                    f"{ch.glued['tab_authors']} shows how far the input moves this level")
 
 # %% tags=["remove-cell"]
 lchi_diff = study.input_difference(values["patches"]["log10_chi"],
@@ -435,7 +410,7 @@ ch.glue("bracket_words", "; ".join(
 # %% tags=["remove-cell"]
 gaps = {k: study.gap_carried(fc_depth, fc_arrays, k) for k in ("reff_x", "kurtosis")}
 ch.glue("gap_first_unit", gaps["reff_x"]["first"])
-ch.glue_all({f"gap_{k}_{w}": f"{100 * gaps[k][f'gap_{w}']:+.0f} %"
+ch.glue_all({f"gap_{k}_{w}": f"{100 * gaps[k][f'gap_{w}']:+.0f} %".replace("-", "−")
              for k in gaps for w in ("first", "last")})
 ch.glue("other_inputs", ", ".join(study.input_words(ds) for ds in INPUTS[1:]))
 ch.glue("n_photographs", len(data.photographs()))
@@ -459,10 +434,11 @@ ch.glue("level_conditions_words", {  # the conditions controls of r(x) and μ₄
     True: "our input moves neither beyond the comparison's margin, so they are compared as "
           "reproductions."}[all(level_controls[k][-1].passed for k in ("reff_x", "kurtosis"))])
 ch.glue("authors_scale_words", "" if study.matches_authors(params) else "At this scale our nets "
-        "are smaller than the authors', so the comparisons are graded from the `default` scale on.")
+        "are smaller than the authors', so the comparisons are graded from the default scale on.")
 
 # %% tags=["remove-cell"]
-ch.glue("dff_gap", f"{100 * (values[DATA]['dff'].mean() / authors['dff'][0] - 1):+.2f} %")
+ch.glue("dff_gap", f"{100 * (values[DATA]['dff'].mean() / authors['dff'][0] - 1):+.2f} %"
+        .replace("-", "−"))
 ch.glue("tau_verdict", ch.verdict(
     ["tau_matches_authors"], "The two agree within the 5 % margin.",
     "The two differ beyond the 5 % margin.",
@@ -476,6 +452,37 @@ ch.glue("level_verdict", ch.verdict(
     "they agree with the authors' within their spread of single networks",
     "they differ from the authors' beyond their spread of single networks",
     "they are not decided at this scale"))
+
+# %% [markdown]
+# {glue}`tab_authors` sets each quantity next to the authors' value: the feedforward
+# increment inside the units and the exponent of χ over units {glue}`res_lmin`–{glue}`res_units`
+# (the *end-to-end τ*),
+# and at unit {glue}`res_units` log₁₀ χ, the effective ranks after the first ReLU and the kurtosis
+# after the first BN; standard errors are over networks (the authors' error of the exponent is an
+# upper bound: their file has no covariances between units). {glue}`authors_scale_words`
+#
+# **What the input does not set.** The end-to-end τ is the slope of log χ between units
+# {glue}`res_lmin` and {glue}`res_units`, computed the same way for our nets
+# and the authors' (their file holds E log₁₀ χ per unit, not single networks); the free τ of the
+# previous section is a least-squares slope over all the units in between — two estimators of one
+# exponent, which differ by their weighting of the units (on our nets the free τ is
+# {glue}`tau_fit`). On {glue}`input_name` the end-to-end τ is
+# {glue}`tau_patches` against the authors' {glue}`tau_authors`, and our inputs move it by
+# {glue}`tau_input_spread` of the authors' value: {glue}`input_free_words`. The increment
+# inside the units differs from the authors' by {glue}`dff_gap` (the row δχ; τ grows as the fourth
+# power of it). {glue}`tau_verdict` The noise's effective rank at unit {glue}`res_units` is
+# {glue}`reff_dx_ours` against the authors' {glue}`reff_dx_authors`. {glue}`reff_dx_verdict`
+#
+# **What the input sets.** The levels at the last unit — log₁₀ χ, $r_\mathrm{eff}(x)$, μ₄ —
+# carry the first units' transient (the curves of {numref}`fig-05-datasets` are parallel but
+# offset; photo patches end with {glue}`chi_ratio_data` times the χ of Gaussian images), where a
+# badly conditioned input batch raises χ (the paper's App. A makes the same remark about CIFAR-10's
+# three channels). Our gap to the authors' $r_\mathrm{eff}(x)$ is
+# {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit`, the first unit both record, and
+# {glue}`gap_reff_x_last` at unit {glue}`res_units`; for μ₄, {glue}`gap_kurtosis_first` and
+# {glue}`gap_kurtosis_last`. Against the authors' CIFAR-10 level, {glue}`bracket_words` The two
+# levels are compared with the authors' — {glue}`level_verdict` — and
+# {glue}`level_conditions_words`
 
 # %% [markdown]
 # ## No pathology: many directions, close to Gaussian
@@ -496,11 +503,12 @@ ch.glue("level_verdict", ch.verdict(
 # Fig. 4(d). It establishes that skip connections keep the tails close to Gaussian in those nets.
 # It does not fix a level for fully-connected nets, nor one that holds for every input: the
 # authors' own fully-connected CIFAR-10 nets at our N, B and depth end at {glue}`mu4_authors`, and
-# ours on {glue}`input_name` at {glue}`res_kurt` (the other inputs: the row μ₄ of the table after
-# {numref}`fig-05-datasets`) — the comparison we can grade is the fully-connected one above, and
-# the level it compares depends on the input. The table below separates the input and the batch: a
-# fully-connected channel's kurtosis is estimated from the B inputs alone, and even for Gaussian
-# data that estimate is biased low, to 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch.
+# ours on {glue}`input_name` at {glue}`res_kurt` (the other inputs: the row μ₄ of
+# {glue}`tab_authors`) — the comparison we can grade is the fully-connected one above, and the
+# level it compares depends on the input, and on the batch: a fully-connected channel's kurtosis
+# is estimated from the B inputs alone, and even for Gaussian data that estimate is biased low, to
+# 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch. The next table separates the input and the
+# batch.
 
 # %%
 OTHER = "patches" if DATA == "gaussian" else "gaussian"   # the kurtosis table's second row
@@ -511,7 +519,8 @@ kurtosis_table = study.kurtosis_table(
      *((study.input_words(ds), params["batch"], data_arrays[ds][1]) for ds in INPUTS[2:])])
 ch.table(kurtosis_table, "Kurtosis after the first BN of the last unit, per input and batch "
          "size: mean over networks with its standard error, against the low bias 3(B − 1)/(B + 1) "
-         "of the kurtosis of B Gaussian values.", formatter=estimate_formats(kurtosis_table))
+         "of the kurtosis of B Gaussian values.", formatter=estimate_formats(kurtosis_table),
+         name="tab_kurtosis")
 
 # %% tags=["remove-cell"]
 kurt = study.kurtosis_findings(kurtosis_table)   # the kurtoses and what separates them
@@ -531,7 +540,8 @@ ch.glue("other_name", study.input_words(OTHER))
 # From {glue}`input_name` to {glue}`other_name` at B = {glue}`res_batch` the kurtosis goes from
 # {glue}`res_kurt` to {glue}`kurt_other`. {glue}`kurt_data_verdict` With {glue}`batch_4b`
 # images per batch it is {glue}`kurt_patches_4b`. {glue}`kurt_batch_verdict` The largest
-# kurtosis in the table, {glue}`kurt_largest`, is to be set against the ≈ 10² of the paper's
+# kurtosis in {glue}`tab_kurtosis`, {glue}`kurt_largest`, is to be set against the ≈ 10² of the
+# paper's
 # convolutional feedforward nets (its Fig. 4(d)).
 
 
@@ -559,7 +569,7 @@ ch.glue("other_name", study.input_words(OTHER))
 # In ours, fed {glue}`input_name` at B = {glue}`res_batch`, the ratio is {glue}`reff_ratio`
 # (ResNet {glue}`res_reff_x`, feedforward {glue}`ff_reff_x`): {glue}`ratio_words` Where ours differs
 # from the authors', it is the input's doing, not the fully-connected architecture's: the input
-# moves the ResNet's $r_\mathrm{eff}(x)$ (the table after {numref}`fig-05-datasets`). We therefore
+# moves the ResNet's $r_\mathrm{eff}(x)$ ({glue}`tab_authors`). We therefore
 # grade only the statement the paper makes about ResNets (several directions preserved) and report
 # the ratio.
 
@@ -664,7 +674,8 @@ conv_overlay = labatie.power_overlay(conv_depth, conv_panels["chi"],
 # %%
 CONV_LABEL = (f"reduced convolutional ResNets (N = {params['conv_width']}, B = "
               f"{params['conv_batch']}, {params['conv_depth']} units, "
-              f"{conv_panels['chi'].shape[0]} network(s)"
+              f"{conv_panels['chi'].shape[0]} "
+              f"{'network' if conv_panels['chi'].shape[0] == 1 else 'networks'}"
               + ("; an illustration, not the paper's N = 512, B = 64)" if CONV_REDUCED else ")"))
 fig = figures.fig5(conv_depth, conv_panels,
                    f"BN ResNet, conv 3×3 periodic, {'reduced, ' if CONV_REDUCED else ''}"
@@ -691,7 +702,7 @@ ch.glue("conv_reduced_words", (
     "of 2 layers) costs minutes per network on a CPU, beyond the budget of this scale; at the "
     f"reduced width the noise's effective rank cannot exceed N = {params['conv_width']} (the "
     "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
-    "claim is graded at the `paper` scale only.") if CONV_REDUCED else
+    "claim is graded at the paper scale only.") if CONV_REDUCED else
     "It runs at the paper's width and batch.")
 
 # %% tags=["remove-cell"]
@@ -706,7 +717,8 @@ ch.claim("conv_eq15_overlay", OVERLAY,
              study.configuration("bn_res", 3, params["conv_width"], params["conv_batch"],
                                  params["conv_depth"], DATA, res_depth=RD), PAPER_FIG5),
          note="graded at the paper scale only: below it the convolutional nets are reduced "
-              "(N = 32, B = 8 at default) because a paper-width one costs minutes per network on "
+              f"(N = {SCALES['default']['conv_width']}, B = {SCALES['default']['conv_batch']} at "
+              "default) because a paper-width one costs minutes per network on "
               "a CPU; the reduced width caps the noise's effective rank r(dx) at N and leaves the "
               "nets outside the paper's regime")
 
@@ -722,11 +734,11 @@ ch.glue_outcomes("found_summary")  # the scorecard's summary and every claim not
 # - **The power law:** log χ against log l has R² = {glue}`res_r2` over units ≥
 #   {glue}`res_lmin`, against R² = {glue}`ff_r2` in l for the same layers without skip
 #   connections; the increment inside the units is δχ = {glue}`dff_mean`. The Eq. 15 overlay (the
-#   paper's Fig. 5(b)) deviates from our χ by at most {glue}`overlay_max_dev`. The free exponent
-#   $\tau_{\mathrm{fit}}$ = {glue}`tau_fit` is {glue}`tau_distance` combined standard errors from
-#   the Eq. 15 value {glue}`tau_eq15` — a measurement, not a claim of the paper.
+#   paper's Fig. 5(b)) deviates from our χ by at most {glue}`overlay_max_dev`. The free τ,
+#   {glue}`tau_fit`, is {glue}`tau_distance` combined standard errors from the Eq. 15 τ,
+#   {glue}`tau_eq15` — a measurement, not a claim of the paper.
 # - **Against the authors' fully-connected ResNets** (CIFAR-10; ours fed {glue}`input_name`):
-#   the end-to-end exponent $\tau_{\mathrm{ends}}$ = {glue}`tau_patches` against
+#   the end-to-end τ is {glue}`tau_patches` against
 #   {glue}`tau_authors`: {glue}`tau_verdict` Our inputs move it by {glue}`tau_input_spread`,
 #   {glue}`input_free_words`.
 #   The noise's effective rank: {glue}`reff_dx_verdict` The levels $r_\mathrm{eff}(x)$ and μ₄:
