@@ -1,6 +1,8 @@
 """Checks that glued prose reads as written by a person (issue #46): no phrase said twice in a row,
-no count left dangling after a colon, every paragraph ending with a full stop. Used on the rendered
-pages by tests/test_book.py and tested on synthetic text in tests/test_prose.py."""
+no count left dangling after a colon, every paragraph ending with a full stop, no minus sign typed
+as a hyphen (a value formatted with Python's "-5.7 %" beside the page's "−5.7 %"), no markdown
+left raw (a glued plain-text string shows its `backticks`). Used on the rendered pages by
+tests/test_book.py and tested on synthetic text in tests/test_prose.py."""
 
 from __future__ import annotations
 
@@ -12,6 +14,11 @@ from html.parser import HTMLParser
 DOUBLED = re.compile(r"\b((?:\w+\W+){3,}?\w+)\W+\1\b", re.IGNORECASE)
 #: A sentence that ends in a bare count after a colon ("Graded only from a larger scale: 4.").
 DANGLING = re.compile(r":\s*[−-]?\d+(?:[.,]\d+)?\s*\.?$")
+#: A hyphen standing for a minus sign before a number ("-53 %"): the page writes − (U+2212).
+HYPHEN_MINUS = re.compile(r"(?:^|(?<=[\s(\[=≈]))-\d")
+#: Markdown code left raw in visible text: {glue} pastes plain text, so "`default`" shows its
+#: backticks (code the page renders is in <code>, outside the text checked).
+RAW_CODE = re.compile(r"`[^`\s][^`]*`")
 #: How a finished paragraph may end (a full stop, a question, a colon before a list or an
 #: equation, a closing bracket or quote after one of them).
 ENDS = re.compile(r"[.!?:;]\W{0,3}$|[.!?]['\"”’)\]]+$")
@@ -34,6 +41,11 @@ def prose_problems(paragraph: str) -> list[str]:
     for s in sentences(text):
         if DANGLING.search(s):
             out.append(f"dangling count: {s[-60:]!r}")
+    for m in HYPHEN_MINUS.finditer(text):
+        out.append(f"hyphen for a minus sign: {text[max(m.start() - 20, 0) : m.end() + 10]!r}")
+    m = RAW_CODE.search(text)
+    if m:
+        out.append(f"markdown left raw: {m.group(0)!r}")
     if not ENDS.search(text):
         out.append(f"no full stop at the end: {text[-60:]!r}")
     return out

@@ -15,6 +15,12 @@ def test_doubled_phrases_dangling_counts_and_missing_full_stops_are_found():
     assert prose_problems("The kurtosis stays moderate at every depth") == [
         "no full stop at the end: 'The kurtosis stays moderate at every depth'"
     ]
+    assert prose_problems("The claim is graded from the `default` scale on.") == [
+        "markdown left raw: '`default`'"
+    ]
+    assert prose_problems("Our gap to the authors' rank is -53 % at unit 5.") == [
+        "hyphen for a minus sign: \"he authors' rank is -53 % at uni\""
+    ]
 
 
 def test_written_paragraphs_pass():
@@ -24,6 +30,7 @@ def test_written_paragraphs_pass():
         "Three inputs move it by a tenth of a decade, as Figure 5.3 shows:",
         'The book calls this "a finding."',
         "The regions grow, then shrink, then grow again; the interval decides (Table 6.3).",
+        "Our gap is −53 % on 1-D nets of width-512, B = 64, slope −0.5 (log-log).",
     ):
         assert prose_problems(text) == [], text
 
