@@ -223,21 +223,8 @@ def test_the_book_runner_checks_the_scheduler_before_any_chapter(tmp_path, monke
     monkeypatch.setattr(book, "run_chapter", started)
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     t0 = time.perf_counter()
-    rc = book.main(
-        [
-            "run",
-            "--chapters",
-            "03",
-            "--scale",
-            "ci",
-            "--device",
-            "cpu",
-            "--executor",
-            "dask",
-            "--scheduler",
-            "tcp://127.0.0.1:9",
-        ]
-    )
+    args = "run --chapters 03 --scale ci --device cpu --executor dask --scheduler tcp://127.0.0.1:9"
+    rc = book.main(args.split())
     assert rc == 2 and time.perf_counter() - t0 < 15
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
     assert book.main(["run", "--chapters", "03", "--scale", "ci", "--executor", "spark"]) == 2
@@ -250,30 +237,8 @@ def test_the_moments_cli_refuses_an_unreachable_scheduler_before_any_work(tmp_pa
     from layerwise.moments_cli import main
 
     out = tmp_path / "m.npz"
-    assert (
-        main(
-            [
-                "--arch",
-                "vanilla",
-                "--kernel-size",
-                "1",
-                "--width",
-                "8",
-                "--batch",
-                "4",
-                "--depth",
-                "4",
-                "--executor",
-                "dask",
-                "--scheduler",
-                "tcp://127.0.0.1:9",
-                "--out",
-                str(out),
-                "--quiet",
-            ]
-        )
-        == 2
-    )
+    args = "--arch vanilla --kernel-size 1 --width 8 --batch 4 --depth 4 --executor dask --quiet"
+    assert main([*args.split(), "--scheduler", "tcp://127.0.0.1:9", "--out", str(out)]) == 2
     assert not out.exists()
 
 
@@ -281,25 +246,8 @@ def test_the_moments_cli_on_a_cluster_writes_the_local_arrays(tmp_path, monkeypa
     from layerwise.moments_cli import main
 
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
-    args = [
-        "--arch",
-        "vanilla",
-        "--kernel-size",
-        "1",
-        "--width",
-        "16",
-        "--batch",
-        "8",
-        "--depth",
-        "8",
-        "--records",
-        "4",
-        "--sims",
-        "5",
-        "--device",
-        "cpu",
-        "--quiet",
-    ]
+    args = "--arch vanilla --kernel-size 1 --width 16 --batch 8 --depth 8 --records 4 --sims 5"
+    args = [*args.split(), "--device", "cpu", "--quiet"]
     assert main([*args, "--executor", "local", "--out", str(tmp_path / "local.npz")]) == 0
     assert (
         main([*args, "--executor", "dask", "--block", "2", "--out", str(tmp_path / "dask.npz")])
@@ -376,9 +324,9 @@ def test_a_scheduler_address_is_connected_to(client):
 # Chapter 7's trainability cells through the same seam (Chapter.cached_units)
 # ----------------------------------------------------------------------------------------------
 def _train_args() -> dict:
-    from layerwise.studies import ch07
+    from layerwise.data import standardise_digits
 
-    x, y = ch07.standardised_digits()
+    x, y = standardise_digits("pixel", eps=1e-8, unit_length=True, dtype=np.float32)  # Chapter 7's
     return dict(
         x=x[:120],
         y=y[:120],

@@ -119,6 +119,34 @@ def raw_notation_texts(fig: Any) -> list[str]:
     return out
 
 
+def check_figure(fig: Any, name: str) -> float:
+    """Refuse a figure the book could not show legibly — a name that is not lower-case letters,
+    digits and _, wider than :data:`MAX_FIGURE_WIDTH_IN` inches, text below :data:`MIN_FONT_PT`
+    at the column's width (:func:`small_texts`), notation written raw outside mathtext
+    (:func:`raw_notation_texts`) — and return its width in inches."""
+    if not re.match(r"^[a-z0-9_]+$", name):
+        raise ParameterError(f"figure name={name!r} must be lower-case letters, digits and _")
+    width = float(fig.get_size_inches()[0])
+    if width > MAX_FIGURE_WIDTH_IN + 1e-9:
+        raise ParameterError(
+            f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits the "
+            "book's column with fonts >= 10 pt (use a 2×2 grid instead of 1×4 panels)"
+        )
+    small = small_texts(fig)
+    if small:
+        raise ParameterError(
+            f"figure {name!r} has text below {MIN_FONT_PT} pt at the size the book shows it: "
+            f"{small[:5]} (drop explicit small font sizes; the book's style sets ≥ 10 pt)"
+        )
+    raw = raw_notation_texts(fig)
+    if raw:
+        raise ParameterError(
+            f"figure {name!r} writes notation raw outside mathtext: {raw[:5]} (typeset it: "
+            "r'$r_{ij}$')"
+        )
+    return width
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` without Markdown emphasis or roles (for alt text)."""
     plain = re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", text)
@@ -557,29 +585,8 @@ class Chapter:
         size at the book's column width."""
         import matplotlib.pyplot as plt
 
-        if not re.match(r"^[a-z0-9_]+$", name):
-            raise ParameterError(f"figure name={name!r} must be lower-case letters, digits and _")
-        width = float(fig.get_size_inches()[0])
-        if width > MAX_FIGURE_WIDTH_IN + 1e-9:
-            raise ParameterError(
-                f"figure {name!r} is {width:.1f} in wide; at most {MAX_FIGURE_WIDTH_IN} in fits "
-                "the book's column "
-                "with fonts >= 10 pt (use a 2×2 grid instead of 1×4 panels)"
-            )
-        small = small_texts(fig)
-        if small:
-            raise ParameterError(
-                f"figure {name!r} has text below {MIN_FONT_PT} pt at the size the book shows it: "
-                f"{small[:5]} "
-                "(drop explicit small font sizes; the book's style sets ≥ 10 pt)"
-            )
+        width = check_figure(fig, name)
         covered = legends_over_data(fig)  # plotted points under a legend, per axes
-        raw = raw_notation_texts(fig)
-        if raw:
-            raise ParameterError(
-                f"figure {name!r} writes notation raw outside mathtext: {raw[:5]} (typeset it: "
-                "r'$r_{ij}$')"
-            )
         phone = phone_width(fig)
         paths = save_figure(fig, self.figure_dir / name, arrays)
         rel = str(paths[0].relative_to(self.results_dir.parent))

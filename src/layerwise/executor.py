@@ -78,10 +78,8 @@ def settings(kind: str | None = None, scheduler: str | None = None) -> tuple[str
         scheduler = scheduler.strip() or None
     if scheduler is not None and kind != "dask":
         raise ParameterError(
-            f"scheduler={scheduler!r} is only used with executor='dask' (make: "
-            "EXECUTOR=dask "
-            f"SCHEDULER={scheduler}; book: --executor dask --scheduler "
-            f"{scheduler})"
+            f"scheduler={scheduler!r} is only used with executor='dask' (make: EXECUTOR=dask "
+            f"SCHEDULER={scheduler}; book: --executor dask --scheduler {scheduler})"
         )
     return kind, scheduler
 
@@ -99,25 +97,15 @@ def require_distributed() -> Any:
 
 
 def _probe(address: str, timeout: float) -> None:
-    """Fail fast, naming ``address``, when nothing listens there (a refused TCP connection)."""
+    """Fail fast, naming ``address``, when it is not an address or nothing listens there (a
+    refused TCP connection); ``inproc://`` or ``ucx://`` addresses are left to distributed."""
     from distributed.comm import parse_address
     from distributed.comm.addressing import parse_host_port
 
-    how = (
-        "start one with `dask scheduler` (and `dask worker ADDRESS` on each machine, with the "
-        "same "
-        "layerwise commit installed), or leave the scheduler out for a LocalCluster on this "
-        "machine"
-    )
     try:
         proto, loc = parse_address(address)
-    except ValueError as exc:
-        raise ParameterError(
-            f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})"
-        ) from None
-    if proto not in ("tcp", "tls"):
-        return  # inproc:// or ucx://: leave it to distributed
-    try:
+        if proto not in ("tcp", "tls"):
+            return
         host, port = parse_host_port(loc)
     except ValueError as exc:
         raise ParameterError(
@@ -127,7 +115,11 @@ def _probe(address: str, timeout: float) -> None:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except OSError as exc:
-        raise ParameterError(f"no Dask scheduler reachable at {address} ({exc}); {how}") from None
+        raise ParameterError(
+            f"no Dask scheduler reachable at {address} ({exc}); start one with `dask scheduler` "
+            "(and `dask worker ADDRESS` on each machine, with the same layerwise commit "
+            "installed), or leave the scheduler out for a LocalCluster on this machine"
+        ) from None
 
 
 #: The Dask setting that the LocalCluster unsets for its workers (``None`` removes it): glibc's
@@ -254,10 +246,8 @@ def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOU
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise ParameterError(
-            f"no Dask scheduler reachable at {scheduler} within {timeout:.0f} s "
-            f"({exc}); start "
-            "one with `dask scheduler` and workers with `dask worker "
-            f"{scheduler}`"
+            f"no Dask scheduler reachable at {scheduler} within {timeout:.0f} s ({exc}); start "
+            f"one with `dask scheduler` and workers with `dask worker {scheduler}`"
         ) from None
 
 
