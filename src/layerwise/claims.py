@@ -447,8 +447,9 @@ class Claim:
         ):
             return None
         edges = accepted_set(self.comparison, self.reference, self.tolerance)
-        # inconclusive now: n itself does not decide, so the search starts above it
-        return replicates_to_decide(self.measured, self.se, self.n, edges, self.confidence)
+        # inconclusive with n replicates (whatever the t's d.o.f.): the search starts above n
+        return replicates_to_decide(self.measured, self.se, self.n, edges, self.confidence,
+                                    start=self.n + 1)
 
     def rule(self) -> str:
         """The rule as a formula, with the reference and margin filled in (a negative value in
