@@ -38,7 +38,7 @@ def test_the_newest_paper_evidence_gives_the_outcome_and_its_interval(tmp_path):
     rec = study.tracked_record(tmp_path, "train_grows_large_data")
     assert rec["folder"] == "paper-ch06-ladder-new" and rec["status"] == "pass"
     e = rec["estimate"]
-    assert (e.mean, e.se, e.dof) == (0.31, 0.07, 23) and e.bounds() == (0.12, 0.5)
+    assert (e.mean, e.se, e.dof, e.n) == (0.31, 0.07, 23, 24) and e.bounds() == (0.12, 0.5)
     assert e.sign() == 1  # the recorded interval decides the direction, not a recomputed one
     assert rec["conditions"]["data"][0].startswith("28×28")
     assert study.tracked_record(tmp_path, "no_such_claim") is None

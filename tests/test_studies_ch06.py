@@ -78,7 +78,7 @@ def test_slice_demo_against_direct_counts():
     rng = np.random.default_rng(4)
     pts = rng.standard_normal((3, 5))
     archs, seeds = [[6], [3, 3]], [11, 12]
-    out = study.slice_demo(pts, archs, seeds, [3, 9, 27])
+    out = regions.slice_demo(pts, archs, seeds, [3, 9, 27])
     plane = regions.plane_through(pts)
     for k, (w, s) in enumerate(zip(archs, seeds, strict=True)):
         net = regions.he_mlp(5, w, 1, seed=s)
@@ -93,7 +93,7 @@ def test_slice_demo_against_direct_counts():
         out["grid_counts"] <= out["counts"][:, None]
     )
     with pytest.raises(ParameterError, match="one seed"):
-        study.slice_demo(pts, archs, seeds[:1], [3])
+        regions.slice_demo(pts, archs, seeds[:1], [3])
 
 
 def test_grid_vs_exact():

@@ -28,9 +28,14 @@ Hanin & Rolnick's laws at initialisation: the exact one-layer expectation of the
 square (Crofton + Euler, :func:`one_layer_expected_count`), boundary crossings along a segment
 (:func:`line_breakpoints`) and the exact distance to the nearest boundary
 (:func:`boundary_distance`) with their one-layer closed forms; the growth exponents of counts
-(:func:`growth_exponent`, :func:`pair_exponent`) and Montúfar et al.'s maximum
-(:func:`montufar_max`).  Chapter 6's experiments on digits (slices, training sweeps) are its
-study, :mod:`layerwise.studies.ch06`.
+(:func:`growth_exponent`, :func:`pair_exponent`, on a window of wide layers
+:func:`wide_window`, checked on synthetic truth by :func:`exponent_control`) and Montúfar et
+al.'s maximum (:func:`montufar_max`).  Through training (Hanin & Rolnick 2019, §5): the count at
+checkpoints of one network (:func:`train_counts`) or of stacked networks trained at once
+(:func:`train_step_counts`), both by :func:`layerwise.networks.train`.  Geometry: the search for
+a visibly non-convex linear region (:func:`bottleneck_demo`) and the tangent sensitivity on a
+slice (:func:`sensitivity_on_slice`, :func:`sensitivity_summary`).  Chapter 6's experiments on
+the digits are its study, :mod:`layerwise.studies.ch06`.
 """
 
 from __future__ import annotations
@@ -568,6 +573,30 @@ def grid_vs_exact(counts: np.ndarray, grid_counts: np.ndarray) -> dict[str, Any]
     refines = (np.diff(grids, axis=1) > 0) | (grids[:, :-1] == exact[:, None])
     return {"found": grids / exact[:, None], "below": bool(np.all(grids <= exact[:, None])),
             "refines": bool(np.all(refines))}
+
+
+def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
+               grid_sizes: Sequence[int], bias_var: float = 1e-6) -> dict[str, np.ndarray]:
+    """One He-initialised network per architecture (:func:`he_mlp`, ``seeds[k]``, one output) on
+    the plane through the three ``points``: its activation regions (``V{k}``, ``n{k}``, total
+    area ``area{k}``), the distinct grid patterns for each of ``grid_sizes`` (``grid{k}``,
+    :func:`grid_count`), and the exact counts and grid counts of all architectures stacked
+    (``counts`` (A,), ``grid_counts`` (A, len(grid_sizes)))."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(seeds) != len(archs):
+        raise ParameterError(f"one seed per architecture: {len(seeds)} seeds for {len(archs)} "
+                             "architectures")
+    plane = plane_through(points)
+    out: dict[str, np.ndarray] = {}
+    for k, (w, s) in enumerate(zip(archs, seeds, strict=True)):
+        net = he_mlp(points.shape[1], w, 1, seed=int(s), bias_var=bias_var)
+        regs = activation_regions(net, plane)
+        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
+        out[f"grid{k}"] = np.array([grid_count(net, plane, n=g) for g in grid_sizes])
+        out[f"area{k}"] = regs.areas.sum()
+    out["counts"] = np.array([len(out[f"n{k}"]) for k in range(len(archs))])
+    out["grid_counts"] = np.array([out[f"grid{k}"] for k in range(len(archs))])
+    return out
 
 
 def activation_regions_naive(net: Any, plane: Plane | None = None,

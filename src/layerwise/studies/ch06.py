@@ -37,12 +37,10 @@ from ..params import (
     check_positive_int,
 )
 from ..regions import (
-    activation_regions,
     as_weights,
     boundary_distance,
     count_regions,
     density_by_depth,
-    grid_count,
     growth_exponent,
     he_mlp,
     line_breakpoints,
@@ -254,30 +252,6 @@ def worst_slope(slopes: Mapping[int, Estimate], neurons: Sequence[int], depths: 
     case = "narrow" if narrow else side
     return {"depth": worst, "slope": slopes[worst], "w_small": w_small, "c_w": float(c_w),
             "c_1": float(c_1), "case": case}
-
-
-def slice_demo(points: np.ndarray, archs: Sequence[Sequence[int]], seeds: Sequence[int],
-               grid_sizes: Sequence[int], bias_var: float = 1e-6) -> dict[str, np.ndarray]:
-    """One He-initialised network per architecture (:func:`he_mlp`, ``seeds[k]``, one output) on
-    the plane through the three ``points``: its activation regions (``V{k}``, ``n{k}``, total
-    area ``area{k}``), the distinct grid patterns for each of ``grid_sizes`` (``grid{k}``,
-    :func:`grid_count`), and the exact counts and grid counts of all architectures stacked
-    (``counts`` (A,), ``grid_counts`` (A, len(grid_sizes)))."""
-    points = np.asarray(points, dtype=np.float64)
-    if len(seeds) != len(archs):
-        raise ParameterError(f"one seed per architecture: {len(seeds)} seeds for {len(archs)} "
-                             "architectures")
-    plane = plane_through(points)
-    out: dict[str, np.ndarray] = {}
-    for k, (w, s) in enumerate(zip(archs, seeds, strict=True)):
-        net = he_mlp(points.shape[1], w, 1, seed=int(s), bias_var=bias_var)
-        regs = activation_regions(net, plane)
-        out[f"V{k}"], out[f"n{k}"] = regs.vertices, regs.n_vertices
-        out[f"grid{k}"] = np.array([grid_count(net, plane, n=g) for g in grid_sizes])
-        out[f"area{k}"] = regs.areas.sum()
-    out["counts"] = np.array([len(out[f"n{k}"]) for k in range(len(archs))])
-    out["grid_counts"] = np.array([out[f"grid{k}"] for k in range(len(archs))])
-    return out
 
 
 def exact_check_depth1(X: np.ndarray, n: int, n_nets: int, n_slices: int, seed: int,
@@ -612,7 +586,9 @@ def tracked_record(root: str | Path, claim_id: str,
         return None
     folder, rec = found
     interval = tuple(rec["interval"]) if rec.get("interval") else None
+    dof = rec.get("dof")
+    n = rec.get("n") or (int(dof) + 1 if dof is not None else None)  # a mean over n replicates
     return {"folder": folder, "status": rec["status"],
             "estimate": Estimate(float(rec["measured"]), rec.get("se"), rec.get("dof"),
-                                 rec.get("n"), interval),
+                                 n, interval),
             "conditions": {k: tuple(v) for k, v in rec.get("conditions", {}).items()}}
