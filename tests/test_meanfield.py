@@ -679,3 +679,17 @@ def test_poole_circle_settings_lie_in_the_phases_the_paper_names():
     # and the boundary between them lies where the critical line says, at this bias
     crit = mf.critical_sigma_w2(0.3**2)
     assert 1.3**2 < crit < 2.5**2
+
+
+def test_the_circle_grows_by_orders_of_magnitude_only_in_the_chaotic_phase():
+    """Poole et al. 2016, Fig. 4 (formerly the chapter's claim chaotic_circle_grows_exponentially,
+    certain by argument once χ₁ > 1): the exact length of the propagated circle grows by about
+    ½ log10 χ₁ decades per layer in the chaotic phase, by orders of magnitude over a dozen
+    layers, and shrinks in the ordered phase."""
+    for sigma_w, grows in ((4.0, True), (1.3, False)):
+        r = mf.circle_experiment(sigma_w2=sigma_w**2, sigma_b2=0.09, width=300, n_layers=12,
+                                 n_points=100, seed=1, pca=False)
+        decades = np.log10(r["length_tangent"][-1] / r["length_tangent"][0])
+        expected = 12 * 0.5 * np.log10(mf.chi1(sigma_w**2, 0.09))
+        assert decades == pytest.approx(expected, abs=0.15 * abs(expected) + 0.05)
+        assert (decades >= 2) if grows else (decades < 0)
