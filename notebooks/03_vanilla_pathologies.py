@@ -774,11 +774,12 @@ ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width
 # point), or the increments tend to one and the signal collapses onto a *line* — its effective rank
 #
 # $$
-# r_\mathrm{eff}(x^l) = \operatorname{Tr} C / \lambda_{\max}(C) \qquad (C \text{ the channel
+# r(x^l) = \operatorname{Tr} C / \lambda_{\max}(C) \qquad (C \text{ the channel
 # covariance})
 # $$ (eq-03-reff)
 #
-# tends to 1. Labatie observes the second case. In the fully-connected nets
+# tends to 1 (the paper writes it $r_\mathrm{eff}$; the book writes $r$, in tables and claims too).
+# Labatie observes the second case. In the fully-connected nets
 # ({numref}`fig-03-fig3-fc`) the mean increment is {glue}`fc_dchi_early` over the first 10 layers
 # and {glue}`fc_dchi_late` over the last quarter.
 #

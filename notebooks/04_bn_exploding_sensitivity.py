@@ -155,10 +155,10 @@ PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e
 #
 # **Two differences of estimator from the authors' code.** Our inputs are standardised per colour
 # channel, the authors' fully-connected code per pixel. And the engine's effective rank of the
-# noise, $r_{\mathrm{eff}}(dx)$, uses the uncentred covariance of dx, the authors' code the centred
+# noise, $r(dx)$, uses the uncentred covariance of dx, the authors' code the centred
 # one. The book does not measure the size of either difference, so neither is ruled out as a
 # cause of a gap in the quantities it touches; the comparisons with the authors'
-# $r_{\mathrm{eff}}(dx)$ below run at their batch, B = 64, and only from the `default` scale on
+# $r(dx)$ below run at their batch, B = 64, and only from the `default` scale on
 # (at `ci` the reduced convolutional nets run at B = 8 and are not compared with the authors').
 
 # %% tags=["remove-cell"]
@@ -286,7 +286,7 @@ PAPER_CONDITIONS = study.side_by_side(OURS_CONV, PAPER_FIG4)
 # change, the authors' MNIST − CIFAR-10 (both periodic; ε also differs, 10⁻³ against 0) and the
 # authors' zero padding − periodic (both CIFAR-10; ε also differs). {glue}`variant_words`
 # **Reference per quantity.** For the growth rate, the BN and ReLU steps and the late levels
-# ($r_\mathrm{eff}$, μ₄, ν₁) the reference is `bn_ff_mnist`: the variant with our boundary and ε
+# (the effective ranks, μ₄, ν₁) the reference is `bn_ff_mnist`: the variant with our boundary and ε
 # — zero padding moves the rate and ν₁ by {glue}`zero_pad_rate` and {glue}`zero_pad_nu1` of the
 # reference's level, the input and ε together by {glue}`mnist_cifar_rate` and
 # {glue}`mnist_cifar_nu1` — and the input difference that remains between it and ours is graded
@@ -402,8 +402,8 @@ ch.glue("steps_words", ch.verdict(
 #
 # **The paper's statement.** {cite:t}`labatie2019characterizing` (§6, "Experimental
 # verification" (i), and Fig. 4(c)) confirms that in batch-normalised feedforward nets the
-# *noise remains well-conditioned while the signal becomes ill-conditioned*: $r_\mathrm{eff}(dx^l)$
-# stays near 200 while $r_\mathrm{eff}(x^l)$, after a brief rise over the first layers, falls to
+# *noise remains well-conditioned while the signal becomes ill-conditioned*: $r(dx^l)$
+# stays near 200 while $r(x^l)$, after a brief rise over the first layers, falls to
 # about 2. The assumption
 # of "well-conditioned noise" also carries its analysis of residual units (App. F). The
 # batch-normalised pre-activations become fat-tailed at the same time: their kurtosis climbs to
@@ -411,8 +411,8 @@ ch.glue("steps_words", ch.verdict(
 # values per channel carry the unit variance that BN imposes (Fig. 4(d)).
 #
 # **Our convolutional nets.** Averaged over layers {glue}`late_lmin`–{glue}`conv_depth_p`, the
-# noise keeps $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the signal
-# $r_\mathrm{eff}(x)$ = {glue}`conv_reff_x`; the kurtosis of the BN output reaches
+# noise keeps $r(dx)$ = {glue}`conv_reff_dx` directions and the signal
+# $r(x)$ = {glue}`conv_reff_x`; the kurtosis of the BN output reaches
 # {glue}`conv_kurt` (the authors' levels are in {glue}`tab_conv`).
 # {glue}`conv_conditioning_verdict` Across the authors' three variants (MNIST,
 # zero padding, ε = 0) these levels differ by at most {glue}`pub_variant_spread` of their mean over
@@ -594,14 +594,14 @@ ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 # ## Conditioning of fully-connected nets at a small batch
 #
 # In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
-# {glue}`reff_order` (the effective ranks $r_\mathrm{eff}(x)$ and $r_\mathrm{eff}(dx)$ are in
+# {glue}`reff_order` (the effective ranks $r(x)$ and $r(dx)$ are in
 # {glue}`tab_fc`). In the authors' own fully-connected nets at B =
-# {glue}`pub_fc_batch` the signal keeps $r_\mathrm{eff}(x)$ = {glue}`pub_fc_reff_x` directions
+# {glue}`pub_fc_batch` the signal keeps $r(x)$ = {glue}`pub_fc_reff_x` directions
 # and the noise {glue}`pub_fc_reff_dx` (the same table), and the authors' notebook on
 # fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
 # the paper's statement is about its convolutional nets. The architecture explains it. In a
 # fully-connected net a channel is sampled only at the B inputs of the batch, so the covariance of
-# the signal (and of the noise) across the N channels has rank at most B and **$r_\mathrm{eff}$ ≤
+# the signal (and of the noise) across the N channels has rank at most B and **$r$ ≤
 # B**; in the paper's convolutional nets each channel is sampled at B × 16 × 16 positions, room for
 # the noise to keep its hundreds of directions. Within the few directions a small batch leaves,
 # batch normalisation's up-weighting of the low-signal directions concentrates the noise, while the
@@ -650,7 +650,7 @@ ch.glue("fat_verdict", ch.verdict(
 # ## The BN step's increment and the conditioning of the signal
 #
 # The convexity argument behind Theorem 3 predicts that the worse conditioned the incoming signal
-# (the smaller $r_\mathrm{eff}(x^{l-1})$), the larger $\delta_\mathrm{BN}\chi^l$ — the paper's
+# (the smaller $r(x^{l-1})$), the larger $\delta_\mathrm{BN}\chi^l$ — the paper's
 # "Experimental verification" (ii), stated for its convolutional nets. We pool all (network,
 # layer ≥ 10) pairs and measure the Spearman rank correlation, with an error from a bootstrap over
 # whole networks. In the convolutional nets, ρ = {glue}`conv_rho_pooled`. In the fully-connected
@@ -914,7 +914,7 @@ ch.glue("batch_unresolved", " ".join(unresolved))
 # authors' levels at neighbouring batches: nearer than that, our nets at B look like theirs at B
 # and not at another batch. In those units, the largest deviation of ours over the batches is
 # {glue}`bdev_log10_chi` for log₁₀ χ, {glue}`bdev_kurtosis` for the kurtosis, {glue}`bdev_reff_x`
-# for $r_\mathrm{eff}(x)$ and {glue}`bdev_reff_dx` for $r_\mathrm{eff}(dx)$ — against
+# for $r(x)$ and {glue}`bdev_reff_dx` for $r(dx)$ — against
 # {glue}`bdev_alt_log10_chi`,
 # {glue}`bdev_alt_kurtosis`, {glue}`bdev_alt_reff_x` and {glue}`bdev_alt_reff_dx` if the levels
 # did not depend on the batch. {glue}`batch_unresolved` This is the crossover that reconciles our
@@ -959,13 +959,13 @@ ch.glue("rate_words", ch.verdict(["rate_data_independent"],
 #   {glue}`conv_batch_p`, {glue}`conv_nets_p` networks, graded against the authors' variant with
 #   our boundary and ε, on MNIST): R² = {glue}`conv_r2` for log χ against l, δχ =
 #   {glue}`conv_dchi_late` per layer late in depth against the authors' {glue}`pub_dchi_late`; of
-#   the BN and ReLU steps, {glue}`steps_words` The late levels of $r_\mathrm{eff}$, μ₄ and ν₁
+#   the BN and ReLU steps, {glue}`steps_words` The late effective ranks, μ₄ and ν₁
 #   stand beside the authors' in {glue}`tab_conv`, with the leans above.
 # - **Fully-connected nets:** R² = {glue}`fc_r2` for log χ against l, kurtosis {glue}`kurt_l` at
 #   the last layer, ρ = {glue}`rho_pooled` between the BN step and the signal's conditioning, and
 #   {glue}`rate_words` (relative spread {glue}`rate_spread`).
 # - **Conditioning at a small batch:** at B = {glue}`fc_batch`, {glue}`reff_order`; a
-#   fully-connected channel sampled at B inputs has $r_\mathrm{eff}$ ≤ B. Of the batches
+#   fully-connected channel sampled at B inputs has $r$ ≤ B. Of the batches
 #   studied, from B = {glue}`b_small` to B = {glue}`b_large`, {glue}`flip_verdict`.
 # - **Like with like:** ours grow by {glue}`fc_log10_dchi` decades per layer against the authors'
 #   {glue}`pub_fc_log10_dchi` at the same width and batch. {glue}`fc_rate_words` Ours minus theirs

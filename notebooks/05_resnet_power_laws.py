@@ -149,9 +149,9 @@ CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
 #
 # **Two differences of estimator from the authors' code.** Our inputs are standardised per colour
 # channel, the authors' fully-connected code per pixel. And the engine's effective rank of the
-# noise, $r_{\mathrm{eff}}(dx)$, uses the uncentred covariance of dx, the authors' code the centred
+# noise, $r(dx)$, uses the uncentred covariance of dx, the authors' code the centred
 # one. The book does not measure the size of either difference, so neither is ruled out as a
-# cause of a gap in the quantities it touches; $r_{\mathrm{eff}}(dx)$ is compared with the
+# cause of a gap in the quantities it touches; $r(dx)$ is compared with the
 # authors' only at their batch, B = 64, and not for the reduced convolutional ResNets below
 # (B = 8, as at the `ci` scale).
 
@@ -473,11 +473,11 @@ ch.glue("level_verdict", ch.verdict(
 # power of it). {glue}`tau_verdict` The noise's effective rank at unit {glue}`res_units` is
 # {glue}`reff_dx_ours` against the authors' {glue}`reff_dx_authors`. {glue}`reff_dx_verdict`
 #
-# **What the input sets.** The levels at the last unit — log₁₀ χ, $r_\mathrm{eff}(x)$, μ₄ —
+# **What the input sets.** The levels at the last unit — log₁₀ χ, $r(x)$, μ₄ —
 # carry the first units' transient (the curves of {numref}`fig-05-datasets` are parallel but
 # offset; photo patches end with {glue}`chi_ratio_data` times the χ of Gaussian images), where a
 # badly conditioned input batch raises χ (the paper's App. A makes the same remark about CIFAR-10's
-# three channels). Our gap to the authors' $r_\mathrm{eff}(x)$ is
+# three channels). Our gap to the authors' $r(x)$ is
 # {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit`, the first unit both record, and
 # {glue}`gap_reff_x_last` at unit {glue}`res_units`; for μ₄, {glue}`gap_kurtosis_first` and
 # {glue}`gap_kurtosis_last`. Against the authors' CIFAR-10 level, {glue}`bracket_words` The two
@@ -488,11 +488,11 @@ ch.glue("level_verdict", ch.verdict(
 # ## No pathology: many directions, close to Gaussian
 #
 # The paper's §7 contrasts the ResNet's signal with the feedforward net's: "(i) many directions of
-# signal variance preserved" — in its Fig. 5(c) $r_\mathrm{eff}(x^l)$ stays near 15 while
-# $r_\mathrm{eff}(dx^l)$ is near 300, against $r_\mathrm{eff}(x)$ ≈ 2 in the convolutional
+# signal variance preserved" — in its Fig. 5(c) $r(x^l)$ stays near 15 while
+# $r(dx^l)$ is near 300, against $r(x)$ ≈ 2 in the convolutional
 # feedforward nets of its Fig. 4(c) — and "(ii) close to Gaussian data distribution, as indicated
 # e.g. by μ₄ close to the Gaussian kurtosis of 3". In our fully-connected ResNets, at unit
-# {glue}`res_units` the signal keeps $r_\mathrm{eff}(x)$ = {glue}`res_reff_x` directions after the
+# {glue}`res_units` the signal keeps $r(x)$ = {glue}`res_reff_x` directions after the
 # first ReLU (the noise:
 # {glue}`res_reff_dx`; in a fully-connected net both are at most B = {glue}`res_batch`), and the
 # kurtosis after the first BN is {glue}`res_kurt`.
@@ -557,19 +557,20 @@ ch.glue("other_name", study.input_words(OTHER))
 # {glue}`ff_r2_log` in log l).
 #
 # **Conditioning: the paper's contrast and ours.** In the paper's convolutional nets the contrast
-# is stark: the BN feedforward signal collapses to $r_\mathrm{eff}$ ≈ 2 (its Fig. 4(c)) while the
+# is stark: the BN feedforward signal collapses to an effective rank $r$ ≈ 2 (its Fig. 4(c)) while
+# the
 # ResNet keeps ≈ 15 (its Fig. 5(c)); in both, the noise stays well-conditioned (≈ 200–300).
 # {doc}`04_bn_exploding_sensitivity` reproduces the feedforward half of this contrast in the
 # paper's convolutional nets at its width and batch, against the authors' published arrays. A
-# fully-connected net samples each channel at the B inputs only ($r_\mathrm{eff}$ ≤ B), so its
+# fully-connected net samples each channel at the B inputs only ($r$ ≤ B), so its
 # feedforward signal cannot collapse as far as a convolutional one — but the direction of the
 # contrast survives it: the authors' own fully-connected nets at N = 512, B = 64 on CIFAR-10 keep
-# $r_\mathrm{eff}(x)$ = {glue}`authors_res_reff` in the ResNet at unit 500 against
+# $r(x)$ = {glue}`authors_res_reff` in the ResNet at unit 500 against
 # {glue}`authors_ff_reff` in the feedforward net at layer 200, a ratio of {glue}`authors_ratio`.
 # In ours, fed {glue}`input_name` at B = {glue}`res_batch`, the ratio is {glue}`reff_ratio`
 # (ResNet {glue}`res_reff_x`, feedforward {glue}`ff_reff_x`): {glue}`ratio_words` Where ours differs
 # from the authors', it is the input's doing, not the fully-connected architecture's: the input
-# moves the ResNet's $r_\mathrm{eff}(x)$ ({glue}`tab_authors`). We therefore
+# moves the ResNet's $r(x)$ ({glue}`tab_authors`). We therefore
 # grade only the statement the paper makes about ResNets (several directions preserved) and report
 # the ratio.
 
@@ -656,7 +657,7 @@ ch.claim("power_not_exponential", "a power law describes χ better than an expon
 # architecture, in {glue}`conv_label`. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates
 # from χ by at most
 # {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
-# $r_\mathrm{eff}(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
+# $r(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
 
 # %%
 conv_depth, conv_arrays = run("fig5_conv", replace(
@@ -741,11 +742,11 @@ ch.glue_outcomes("found_summary")  # the scorecard's summary and every claim not
 #   the end-to-end τ is {glue}`tau_patches` against
 #   {glue}`tau_authors`: {glue}`tau_verdict` Our inputs move it by {glue}`tau_input_spread`,
 #   {glue}`input_free_words`.
-#   The noise's effective rank: {glue}`reff_dx_verdict` The levels $r_\mathrm{eff}(x)$ and μ₄:
+#   The noise's effective rank: {glue}`reff_dx_verdict` The levels $r(x)$ and μ₄:
 #   {glue}`level_verdict`; {glue}`level_conditions_words` Our gap to the authors' r(x) is
 #   {glue}`gap_reff_x_first` at unit {glue}`gap_first_unit` and {glue}`gap_reff_x_last` at the
 #   last unit.
-# - **Conditioning:** the ResNet-to-feedforward ratio of $r_\mathrm{eff}(x)$ is
+# - **Conditioning:** the ResNet-to-feedforward ratio of $r(x)$ is
 #   {glue}`reff_ratio` on our input against {glue}`authors_ratio` in the authors' fully-connected
 #   nets on CIFAR-10.
 # - **The convolutional ResNets** are {glue}`conv_label`: their claim is not run below the `paper`

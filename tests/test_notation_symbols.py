@@ -39,6 +39,11 @@ FORBIDDEN = {
     re.compile(r"\\delta_(?:\{|\\rm|\\text|BN|\\phi)"): (
         r"$\delta_\mathrm{BN}\chi$, $\delta_\varphi\chi$"
     ),
+    # the effective rank is r (r(x), r(dx)) in math as in tables and claims; Chapter 3 says once
+    # that the paper writes it r_eff
+    re.compile(r"(?<!writes it \$)r_(?:\\mathrm\{eff\}|\{\\mathrm\{eff\}\})"): (
+        "$r(x)$, as in the tables"
+    ),
     # Chapter 5's three exponents are named in words on every page: the Eq. 15 τ, the free τ, the
     # end-to-end τ (the tables' words), not τ with a subscript in the prose only
     re.compile(r"\\tau_|τ_|τ(?:fit|ends)\b"): "the Eq. 15 τ, the free τ or the end-to-end τ",
@@ -95,6 +100,7 @@ def typography_problems(texts: list[str]) -> list[str]:
         (['"dbn_late": "δχ, BN step (late)"'], "δχ, BN step"),
         ([r"the BN step's $\delta_{BN}\chi$"], r"\\delta_{"),
         ([r"the free exponent $\tau_\mathrm{fit}$ = 0.648"], r"\\tau_"),
+        ([r"the signal keeps $r_\mathrm{eff}(x)$ = 8.55 directions"], "r_"),
     ],
 )
 def test_each_second_form_is_found(texts, found):
@@ -112,6 +118,7 @@ def test_one_form_per_symbol_passes():
         r"$\delta_\mathrm{BN}\chi^l$ and $\delta_\varphi\chi^l$, with φ the ReLU",
         "increments δχ, δχ (BN step), δχ (ReLU step) per layer; ε = 10⁻³",
         "the Eq. 15 τ, the free τ and the end-to-end τ over units 50–500",
+        r"its effective rank $r(x^l)$ (the paper writes it $r_\mathrm{eff}$)",
     ]) == []
 
 

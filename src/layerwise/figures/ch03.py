@@ -122,7 +122,7 @@ def sensitivity(
     for ax, arr, lab, key in [
         (axes[0], dchi, r"$\delta\chi^l$", "dchi"),
         (axes[1], chi, r"$\chi^l$", "chi"),
-        (axes[2], reff, r"$r_\mathrm{eff}(x^l)$", "reff_x"),
+        (axes[2], reff, r"$r(x^l)$", "reff_x"),
     ]:
         m = arr.mean(0)
         lo, hi = np.quantile(arr, [0.1, 0.9], axis=0)
@@ -172,7 +172,7 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
                 A[key] if key != "nu2_signal_loc3" else np.log(A[key] / A["nu2_signal_loc1"][:, :1])
             )
             ax.plot(d, arr.mean(0), label=ds)
-    labels = [r"$\chi^l$", r"$r_\mathrm{eff}(x^l)$", r"mean $\log\nu_2(x^l)/\nu_2(x^0)$"]
+    labels = [r"$\chi^l$", r"$r(x^l)$", r"mean $\log\nu_2(x^l)/\nu_2(x^0)$"]
     for ax, lab in zip(axes, labels, strict=False):
         ax.set_xlabel("layer l")
         ax.set_ylabel(lab)

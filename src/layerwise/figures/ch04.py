@@ -71,7 +71,7 @@ def dbn_vs_conditioning(
     bar.solids.set_alpha(1)
     fig.get_layout_engine().set(wspace=0.12)  # room between the bar's label and the right panel
     axes[0].set_xscale("log")
-    axes[0].set_xlabel(r"$r_\mathrm{eff}(x^{l-1})$")
+    axes[0].set_xlabel(r"$r(x^{l-1})$")
     axes[0].set_ylabel(r"$\delta_\mathrm{BN}\chi^l$")
     axes[1].plot(depth, within)
     axes[1].axhline(0, color="k", lw=0.8)
@@ -90,7 +90,7 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
         axes[0].plot(dd_, np.log10(Qd["chi"]).mean(0), label=ds)
         axes[1].plot(dd_, Qd["reff_x"].mean(0), label=ds)
     axes[0].set_ylabel(r"mean $\log_{10}\chi^l$")
-    axes[1].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
+    axes[1].set_ylabel(r"$r(x^l)$")
     axes[1].set_yscale("log")
     for ax in axes:
         ax.set_xlabel("layer l")
@@ -110,8 +110,8 @@ def batch_size(BT: Any, authors: Any, depth: int) -> Any:
     labels = {
         "log10_chi": rf"$\log_{{10}}\chi^{{{L}}}$",
         "kurtosis": rf"kurtosis $\mu_4(y^{{{L}}})$",
-        "reff_x": rf"$r_\mathrm{{eff}}(x^{{{L}}})$",
-        "reff_dx": rf"$r_\mathrm{{eff}}(dx^{{{L}}})$",
+        "reff_x": rf"$r(x^{{{L}}})$",
+        "reff_dx": rf"$r(dx^{{{L}}})$",
     }
     for a, k in zip(ax.ravel(), labels, strict=False):
         a.errorbar(BT["B"], BT[k], yerr=2 * BT[f"se_{k}"], marker="o", capsize=3, label="ours")

@@ -83,7 +83,7 @@ def resnet_vs_ff(
     axes[2].set_xscale("log")
     axes[2].set_yscale("log")
     axes[2].set_xlabel("layer / unit l")
-    axes[2].set_ylabel(r"$r_\mathrm{eff}(x^l)$")
+    axes[2].set_ylabel(r"$r(x^l)$")
     axes[2].set_title("(c)", loc="left")
     legend_in_headroom(axes[2], ncols=1)
     clear_legends(fig)
