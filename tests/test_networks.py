@@ -320,30 +320,27 @@ def test_epoch_sampling_sees_every_example_once_per_epoch():
 def test_callback_sees_every_state_and_can_stop():
     # callback(t, loss) after t updates: the recorded loss, then None after the last update
     X, Y = _regression(n=10)
-    p = nw.init_mlp([3, 2], seed=1)
+
+    def fit(steps, callback=None):
+        p = nw.init_mlp([3, 2], seed=1)
+        hist = nw.train(
+            p,
+            lambda idx: ((nw.forward(p, X) - Y) ** 2).mean(),
+            lr=0.01,
+            steps=steps,
+            callback=callback,
+        )
+        return p, hist
+
     seen = []
-    hist = nw.train(
-        p,
-        lambda idx: ((nw.forward(p, X) - Y) ** 2).mean(),
-        lr=0.01,
-        steps=4,
-        callback=lambda t, loss: seen.append((t, loss)),
-    )
+    _, hist = fit(4, lambda t, loss: seen.append((t, loss)))
     assert [t for t, _ in seen] == [0, 1, 2, 3, 4] and seen[-1][1] is None
     assert [loss for _, loss in seen[:-1]] == hist.tolist()
     # stopping at t = 2: three losses recorded, two updates, no final call
-    q = nw.init_mlp([3, 2], seed=1)
     calls = []
-    h = nw.train(
-        q,
-        lambda idx: ((nw.forward(q, X) - Y) ** 2).mean(),
-        lr=0.01,
-        steps=4,
-        callback=lambda t, loss: calls.append(t) or t == 2,
-    )
+    q, h = fit(4, lambda t, loss: calls.append(t) or t == 2)
     assert calls == [0, 1, 2] and len(h) == 3
-    r = nw.init_mlp([3, 2], seed=1)
-    nw.train(r, lambda idx: ((nw.forward(r, X) - Y) ** 2).mean(), lr=0.01, steps=2)
+    r, _ = fit(2)
     for k in q:
         assert torch.equal(q[k], r[k])
 
