@@ -526,9 +526,9 @@ def test_a_caveat_is_recorded_only_when_the_numbers_do_not_pass():
     ]
     assert [c.note for c in (passing, unresolved, failing, skipped)] == [
         "",
-        "too few nets",
-        "read off a figure; too few nets",
-        "too few nets",
+        "Too few nets.",
+        "Read off a figure; too few nets.",
+        "Too few nets.",
     ]
 
 
@@ -1007,7 +1007,7 @@ def test_a_family_says_a_shared_note_once_and_keeps_a_formula_as_written():
             note=note,
         )
     page = led.to_html()
-    assert page.count("graded from the paper scale") == 1
+    assert page.count("Graded from the paper scale.") == 1  # said once, as a sentence
     assert "log(mˡ/m⁰) is nearly Gaussian" in page and "Log(mˡ" not in page
     assert claims.sentence_case("regions grow") == "Regions grow"
     assert claims.sentence_case("δχ ≥ 1") == "δχ ≥ 1" and claims.sentence_case("q* at") == "q* at"
@@ -1170,8 +1170,8 @@ def test_the_interval_is_in_the_row_itself_not_only_in_the_folded_details():
     make(led, id="exact", measured=0.5, reference=0.0, comparison="ge")
     page = led.to_html()
     num = _cells(page, "se").split('class="lw-num"')[1]
-    assert f'<span class="lw-ci">99 % [{claims.fmt(lo)}, {claims.fmt(hi)}]</span>' in num
-    assert '<span class="lw-ci">99 % [0.25, 0.75]</span>' in _cells(page, "boot")
+    assert f'<span class="lw-ci">99\u00a0% [{claims.fmt(lo)}, {claims.fmt(hi)}]</span>' in num
+    assert '<span class="lw-ci">99\u00a0% [0.25, 0.75]</span>' in _cells(page, "boot")
     assert "lw-ci" not in _cells(page, "exact")  # a value without uncertainty has no interval
 
 
@@ -1266,3 +1266,18 @@ def test_the_summary_words_each_kind_of_failure_for_what_it_is():
     line = summary_of(only.records())
     assert "2 failed: papers' results carried to our conditions" in line
     assert "until their controls pass" not in line and "finding" not in line
+
+
+def test_a_caveat_is_a_sentence_of_its_own_after_the_note():
+    """A note and the caveat added when the numbers do not pass read as two sentences (not
+    "… can decide it 12 runs per setting leave the interval …")."""
+    kw = dict(measured=1.0, se=0.5, dof=3, reference=1.0, tol=0.1, min_scale="paper")
+    c = make(note="graded from the paper scale, which can decide it",
+             caveat="12 runs per setting leave the interval wider than the window", **kw)
+    assert c.note == ("Graded from the paper scale, which can decide it. 12 runs per setting leave "
+                      "the interval wider than the window.")
+    c = make(note="Runs are few (see §6.5).", caveat="the mean ratio is 0.86", **kw)
+    assert c.note == "Runs are few (see §6.5). The mean ratio is 0.86."
+    assert make(caveat="q* is small", **kw).note == "q* is small."
+    passing = make(note="a note", caveat="never said", measured=1.0, reference=1.0, tol=0.1)
+    assert passing.note == "a note"  # a pass records the note as written, without the caveat

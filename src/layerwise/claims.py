@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .formatting import fmt
+from .formatting import fmt, join_sentences
 from .formatting import fmt_se as fmt_se  # how numbers print, importable from here too
 from .formatting import scientific as scientific
 from .formatting import significant as significant
@@ -628,8 +628,8 @@ class ClaimOptions:
             n=self.n,
             replicates=dict(self.replicates or {}),
         )
-        if self.caveat and c.evaluate() != "pass":
-            c.note = f"{self.note} {self.caveat}" if self.note else self.caveat
+        if self.caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
+            c.note = join_sentences(self.note, self.caveat)
         return c
 
 

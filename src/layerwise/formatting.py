@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -57,3 +58,32 @@ def significant(x: float, digits: int) -> str:
     if x == 0 or 1e-3 <= abs(x) < 1e5:  # rounded, then written out (99.99 to 2 digits: 100)
         return np.format_float_positional(float(f"{x:.{digits}g}"), trim="-").replace("-", "−")
     return scientific(x, digits)
+
+
+def sentence_case(text: str) -> str:
+    """``text`` with its first word capitalised when that word is a plain lower-case English word
+    ("regions grow …" → "Regions grow …"); a symbol or formula stays as written ("log(mˡ/m⁰) …",
+    "δχ ≥ 1 …", "q* …")."""
+    first = text.split(" ", 1)[0]
+    if first.isascii() and first.isalpha() and first.islower():
+        return text[0].upper() + text[1:]
+    return text
+
+
+def as_sentence(text: str) -> str:
+    """``text`` as a sentence of its own: :func:`sentence_case`, and a full stop at the end unless
+    it ends with one (``.``, ``!`` or ``?``, perhaps before a closing bracket or quote)."""
+    text = sentence_case(text.strip())
+    return text if not text or re.search(r"[.!?][)\]'\"”’]*$", text) else text + "."
+
+
+def join_sentences(*parts: str) -> str:
+    """Phrases of a chapter joined as prose: each a sentence of its own (:func:`as_sentence`),
+    unless one ends with ``;``, ``,``, ``:`` or a dash, which the next continues."""
+    text = ""
+    for part in (p.strip() for p in parts if p and p.strip()):
+        if not text or re.search(r"[;,:—–]$", text):
+            text = f"{text} {part}".strip()
+        else:
+            text = f"{as_sentence(text)} {sentence_case(part)}"
+    return as_sentence(text)

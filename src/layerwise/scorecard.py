@@ -21,7 +21,7 @@ from .claims import (
     tally,
     undiscriminated,
 )
-from .formatting import fmt, fmt_se
+from .formatting import as_sentence, fmt, fmt_se, sentence_case
 from .htmltable import Cell, Row, markup, table_html
 
 LABELS = {
@@ -163,16 +163,6 @@ def deciding_words(c: Mapping[str, Any]) -> str:
 def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """A claim record's conditions where ours differ from the paper's: ``[(name, ours, paper)]``."""
     return [(k, v[0], v[1]) for k, v in (c.get("conditions") or {}).items() if v[0] != v[1]]
-
-
-def sentence_case(text: str) -> str:
-    """``text`` with its first word capitalised when that word is a plain lower-case English word
-    ("regions grow …" → "Regions grow …"); a symbol or formula stays as written ("log(mˡ/m⁰) …",
-    "δχ ≥ 1 …", "q* …")."""
-    first = text.split(" ", 1)[0]
-    if first.isascii() and first.isalpha() and first.islower():
-        return text[0].upper() + text[1:]
-    return text
 
 
 # ----------------------------------------------------------------------------------------------
@@ -338,7 +328,7 @@ def _measured_html(c: Mapping[str, Any]) -> str:
             meas += "<br>" + _span("lw-se", f"({split})")
     if c.get("interval") is not None:
         lo, hi = c["interval"]
-        level = f"{100 * c['confidence']:g} %"
+        level = f"{100 * c['confidence']:g}\u00a0%"  # "99 %" kept on one line
         meas += "<br>" + _span("lw-ci", f"{level} [{fmt(lo)}, {fmt(hi)}]")
     if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
         meas = f'<span class="lw-se">at this scale: {meas}</span>'
@@ -362,7 +352,7 @@ def _controls_html(c: Mapping[str, Any]) -> str:
 def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
     """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
     would decide an undecided claim, what a pass rules out (or why it is not counted)."""
-    note = "<br>" + _span("lw-note", c["note"]) if own_note and c.get("note") else ""
+    note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c["status"] == "skipped" and c.get("lean"):
         note += "<br>" + _span("lw-note", lean_words(c))
     deciding = html.escape(deciding_words(c))
@@ -460,7 +450,7 @@ def _rows(
         notes = {c.get("note", "") for _, c in members}
         shared_note = notes.pop() if len(notes) == 1 else ""  # said once, not per case
         if shared_note:
-            head += "<br>" + _span("lw-note", shared_note)
+            head += "<br>" + _span("lw-note", as_sentence(shared_note))
         if one_source:
             head += "<br>" + _span("lw-src", sources[0])
         rows.append(Row([Cell("", "lw-verdict"), Cell(markup(head), "lw-claim", colspan=2)],
