@@ -1065,12 +1065,16 @@ ch.glue("fn3_verdict", ch.verdict([f"footnote3_{norm}_{tag}" for tag in FN3 for 
         "departs from a closed form by more than the declared 10 % in at least one case",
         "is consistent with both closed forms, but this run cannot confirm agreement to 10 % in "
         "every case"))
+# the direction of an undecided slope: its sign, decided by the slope's own 99 % interval
+FALLS = {-1: "falls", 0: "is not seen to fall or rise", 1: "rises"}
 ch.glue("emp_verdict", ch.verdict(["empirical_converges"], "at the rate 1/√N (within the "
-        "declared ±0.1 on the exponent)", "but at a rate different from 1/√N", "(the error falls, "
-        "but this run's replicates cannot pin the exponent to −½ ± 0.1)"))
+        "declared ±0.1 on the exponent)", "but at a rate different from 1/√N",
+        f"(the error {FALLS[convergence['slope'].sign()]}, but this run's replicates cannot pin "
+        "the exponent to −½ ± 0.1)"))
+DECAYS = {-1: "decays", 0: "is not seen to decay or grow", 1: "grows"}
 ch.glue("rate_verdict", ch.verdict(["fixed_layer_rate_iid"], "decays at the exact law's rate "
-        "1/√n", "decays at a rate other than 1/√n", "decays, but this run does not pin its rate to "
-        "−½ ± 0.1"))
+        "1/√n", "decays at a rate other than 1/√n",
+        f"{DECAYS[rate_iid.sign()]}, but this run does not pin its rate to −½ ± 0.1"))
 ch.glue("rate_patches_verdict", ch.verdict(["fixed_layer_rate_patches"], "does not decay like "
         "1/√n", "decays like 1/√n after all", "is not decided against 1/√n by this run"))
 ch.glue_outcomes("found_outcomes")
