@@ -760,7 +760,7 @@ def growth_exponent(neurons: Sequence[int], counts: np.ndarray) -> Estimate:
 
 
 def unflatten(flat: np.ndarray, dims: Sequence[int]) -> Weights:
-    """Inverse of the flattening used by :func:`layerwise.studies.ch06.train_counts` for layer
+    """Inverse of the flattening used by :func:`train_counts` for layer
     sizes ``dims``."""
     out, k = [], 0
     for a, b in zip(dims[:-1], dims[1:], strict=True):

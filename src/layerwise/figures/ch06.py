@@ -313,7 +313,8 @@ def counts_by_step(
 ) -> Any:
     """1×2: mean ± SE log-ratio log(count_t / count_0) against the training step (log axis,
     step 0 left out), one curve per group: each panel is ``(title, steps (T,), mean (G, T),
-    se (G, T), labels (G,))`` (:func:`layerwise.studies.ch06.log_ratio_summary`)."""
+    se (G, T), labels (G,))`` (the ``curve`` Estimate of
+    :func:`layerwise.studies.ch06.log_ratio_summary`)."""
     fig, axes = plt.subplots(1, len(panels), figsize=(7.5, 3.6), sharey=True, squeeze=False)
     for ax, (title, steps, mean, se, labels) in zip(axes[0], panels, strict=True):
         s = np.asarray(steps)[1:]
