@@ -754,8 +754,9 @@ ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as 1/N: 
                 "5/N derived above",
          min_scale="paper",
          note="graded from the paper scale: the default's networks per width leave the slope "
-              "uncertain by more than the margin; the scorecard shows how many would decide it "
-              f"(the paper scale runs {SCALES['paper']['width_nets']} per width)")
+              "uncertain by more than the margin",
+         replicates={"paper": SCALES["paper"]["width_nets"]}
+         if params["widths"] == SCALES["paper"]["widths"] else {})
 ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the "
          "smallest", kind="reproduces", measured=width_study["slowing"], reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "width-independent diffusion"), why="a sign",
@@ -815,8 +816,9 @@ NETS = {"fc": "fully-connected nets", "conv": "convolutional nets"}   # the clai
 
 
 def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None, bound_note="",
-                          to1_min_scale=None, to1_note=""):
-    """Claims and glue on the increments δχ of Fig. 3(a), for the run tagged ``tag``."""
+                          to1_min_scale=None, to1_note="", replicates=None):
+    """Claims and glue on the increments δχ of Fig. 3(a), for the run tagged ``tag``
+    (``replicates``: the networks a larger scale runs, for the scorecard's 'decided at …')."""
     early, late = sensitivity["early"], sensitivity["late"]
     case = NETS[tag]
     ch.glue_all({f"{tag}_dchi_early": early, f"{tag}_dchi_late": late}, digits=4)
@@ -826,7 +828,7 @@ def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None
              alternative=(1.0, "δχ = 1, χ constant (the infinite-width value), at the bound"),
              source="Labatie 2019, Theorem 2", min_scale=bound_min_scale or min_scale,
              note=bound_note or "δχ tends to 1: the bound is tested, not confirmed, until the "
-                                "interval is tight")
+                                "interval is tight", replicates=replicates)
     ch.claim(f"{tag}_dchi_to_1", "δχ → 1: the excess δχ − 1 in the last quarter is below half "
              "its value in the first 10 layers", case=case, kind="reproduces",
              measured=sensitivity["drop"], reference=0.0, tol=0.0, comparison="le",
@@ -834,12 +836,12 @@ def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None
                           "δχ kept at its first-10-layer value (exponential growth)"),
              why="'tends to': the excess at least halves (paired per network)",
              source="Labatie 2019, Fig. 3(a) and Theorem 2", min_scale=to1_min_scale or min_scale,
-             note=to1_note)
+             note=to1_note, replicates=replicates)
 
 
 # %%
 def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_scale=None,
-                      chi_controls=(), chi_conditions=None):
+                      chi_controls=(), chi_conditions=None, replicates=None):
     """Claims and glue on the signal's rank and the growth of χ (Fig. 3(b)); returns log10 χᴸ."""
     reff, log10chi = sensitivity["reff"], sensitivity["log10chi"]
     case = NETS[tag]
@@ -851,7 +853,7 @@ def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_sca
                           "no collapse: effective rank r of the signal at the first record"),
              why="1.5: less than half a second direction (photo patches enter nearly rank one: "
                  "the Gaussian-input claim rules out 'no collapse')",
-             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale)
+             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale, replicates=replicates)
     ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log₁₀ χ at layer {L} between 0 and 1 (χ between "
                                 "1 and "
              "10)", case=case, kind="reproduces", measured=log10chi, reference=(0.0, 1.0),
@@ -860,7 +862,8 @@ def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_sca
                           f"δχ kept at its first-10-layer value over {L} layers"),
              why="a bracket read off the paper's Fig. 3 (exponential growth would give χ ≫ 10)",
              source="Labatie 2019, Fig. 3 and §5", min_scale=chi_min_scale or min_scale,
-             note=chi_note, controls=chi_controls, conditions=chi_conditions)
+             note=chi_note, controls=chi_controls, conditions=chi_conditions,
+             replicates=replicates)
     return log10chi
 
 
@@ -963,6 +966,10 @@ ch.glue("conv_excess_late", late.mean - 1, digits=2)
 ch.glue("conv_chi_sd", log10chi_conv.se * np.sqrt(log10chi_conv.n), digits=2)
 
 # %% tags=["remove-cell"]
+# the networks `paper` runs, for the scorecard's "decided at paper" — only where our nets are the
+# paper's (at ci they are reduced, and their spread says nothing about the paper's nets)
+SAME_CONV = all(params[k] == SCALES["paper"][k] for k in ("conv_width", "conv_batch"))
+PAPER_CONV_NETS = {"paper": SCALES["paper"]["conv_nets"]} if SAME_CONV else {}
 fig3_increment_claims(
     "conv", fig3_conv, min_scale="default", bound_min_scale="paper",
     bound_note=f"graded from the paper scale: the last quarter's δχ exceeds 1 by "
@@ -970,7 +977,8 @@ fig3_increment_claims(
                f"between networks; {ch.glued['conv_bound_nets']} networks would put the 99 % "
                f"interval above 1 ({params['conv_nets']} here)", to1_min_scale="paper",
     to1_note=f"graded from the paper scale: {ch.glued['conv_to_1_nets']} networks would put the "
-             f"99 % interval of the excess's change below 0 ({params['conv_nets']} here)")
+             f"99 % interval of the excess's change below 0 ({params['conv_nets']} here)",
+    replicates=PAPER_CONV_NETS)
 
 # %% tags=["remove-cell"]
 conv_cond = conditions(params["conv_width"], params["conv_batch"], 512, 64, fig3_conv["n"], 200,
@@ -984,7 +992,7 @@ conv_log10chi = fig3_shape_claims(
              f"{authors_ends['vanilla_symmetric']['log10chi_std']:.2f}); "
              f"{ch.glued['conv_bracket_nets']} networks would place the mean's 99 % interval "
              f"inside or outside the bracket ({params['conv_nets']} here)",
-    chi_conditions=conv_cond,
+    chi_conditions=conv_cond, replicates=PAPER_CONV_NETS,
     chi_controls=[Control("reference", all(e.side(0.0) == 1 and e.side(1.0) == -1
                                            for e in authors_conv_chi.values()),
                           "the bracket on the authors' convolutional nets (width 512, B = 64, "
