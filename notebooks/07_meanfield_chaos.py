@@ -128,11 +128,11 @@ ch.glue("gh_error_q20", abs(hermite_q20 - gaussian.expectation(tanh_squared, 20.
 
 # %% [markdown]
 # All Gaussian integrals in this chapter are computed by composite Gauss–Legendre quadrature with
-# panels narrower than the scale $1/\sqrt q$ on which $\tanh(\sqrt q z)$ varies: tanh has poles at $\pm i\pi/2$, so plain
-# Gauss–Hermite converges slowly once $q$ is large (its error for $\mathbb E[\tanh(\sqrt{20}\,z)^2]$
-# with 201 nodes is {glue}`gh_error_q20`), while this rule is accurate to $10^{-12}$ (tested in
-# `tests/test_meanfield.py` against adaptive quadrature and the closed-form erf kernel
-# {cite}`williams1997computing`).
+# panels narrower than the scale $1/\sqrt q$ on which $\tanh(\sqrt q z)$ varies: tanh has poles at
+# $\pm i\pi/2$, so plain Gauss–Hermite converges slowly once $q$ is large (its error for
+# $\mathbb E[\tanh(\sqrt{20}\,z)^2]$ with 201 nodes is {glue}`gh_error_q20`), while this rule is
+# accurate to $10^{-12}$ (tested in `tests/test_meanfield.py` against adaptive quadrature and the
+# closed-form erf kernel {cite}`williams1997computing`).
 
 # %%
 qgrid = np.linspace(0, 20, 201)
@@ -363,7 +363,8 @@ ch.figure(figures.phase_diagram(phases, [(sw**2, SIGMA_B2) for sw in SIGMA_WS]),
 
 ch.glue("crit_sw2_sb005", meanfield.critical_sigma_w2(0.05), digits=4)
 # %% [markdown]
-# At the bias Schoenholz et al. use for their depth scales, $\sigma_b^2 = 0.05$, the transition is at $\sigma_w^2$ = {glue}`crit_sw2_sb005`.
+# At the bias Schoenholz et al. use for their depth scales, $\sigma_b^2 = 0.05$, the transition is
+# at $\sigma_w^2$ = {glue}`crit_sw2_sb005`.
 
 # %% [markdown]
 # ## Against the authors' own figures

@@ -286,8 +286,9 @@ def trainability_boundary(
     sigma_b2: float,
     threshold: float = 0.5,
 ) -> dict[str, Any]:
-    """The trainability boundary of a replicated :func:`trainability_grid` (accuracy (replicates,
-    σ_w², depths)) against ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
+    """The trainability boundary of a replicated
+    :func:`~layerwise.studies.ch07.trainability_grid` (accuracy (replicates, σ_w², depths)) against
+    ξ_c (Schoenholz et al. 2017, §5: trainable for L ≲ 6 ξ_c).
 
     Per replicate r and σ_w²: ``log_l50``/``censored`` (:func:`trainable_depth`) and ``capped``
     (:func:`ceiling_capped`). Per replicate: ``peak`` (:func:`peak_location` of log L₅₀ over σ_w²,

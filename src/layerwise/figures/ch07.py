@@ -217,7 +217,7 @@ def depth_scale_sweep(
     one row per σ_b². Left: ξ_c and |ξ_∇| (lines, log scale) and the networks' 1/|rate| (dots);
     right: the rates 1/ξ_c and 1/ξ_∇ themselves (lines) against the measured ones (± 2 s.e.).
     ``curves[i]``: :func:`layerwise.studies.ch07.depth_scale_curve` at ``sweep["sigma_b2"][i]``;
-    ``rates``: :func:`layerwise.studies.ch07.sweep_rates`."""
+    ``rates``: :func:`layerwise.meanfield.sweep_rates`."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 

@@ -67,7 +67,7 @@ def fisher_rao_identity(
 
 
 def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
-    """Four panels against α for :func:`layerwise.studies.ch08.reparam_sweep`'s arrays, T_α solid
+    """Four panels against α for :func:`layerwise.infogeo.reparam_sweep`'s arrays, T_α solid
     and unit-wise dashed (one legend above the panels): invariants, norms, λ_max of the Hessian,
     expected sharpness (noise scale ``sigma``); each panel's quantities keep one colour and marker,
     named in a legend in the panel's headroom."""

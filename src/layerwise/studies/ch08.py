@@ -436,10 +436,10 @@ def label_randomisation_unit(
     **run: Any,
 ) -> dict[str, np.ndarray]:
     """Net ``s`` of the label-randomisation experiment at every fraction of ``fractions``, one
-    independent unit of work: :func:`label_randomisation_run` with the labels of
+    independent unit of work: :func:`~layerwise.infogeo.label_randomisation_run` with the labels of
     ``torch_seed(seed, "labels", s, ‰)`` (‰ the fraction in per mille) and the initialisation
     of ``torch_seed(seed, "randnet", s)``; each output as an array (1, len(fractions)).
-    ``run``: the other arguments of :func:`label_randomisation_run`.
+    ``run``: the other arguments of :func:`~layerwise.infogeo.label_randomisation_run`.
     :func:`label_randomisation_rows` turns the units into the table's rows."""
     s = int(s)
     if s < 0 or not fractions:
@@ -490,9 +490,10 @@ RAND_NORMS = RAND_MEASURES[:4]
 
 
 def protocol_table(runs: Any, q: str) -> Any:
-    """One protocol's columns of the label-randomisation runs (:func:`label_randomisation_run` rows
-    with ``fraction`` and ``net``), the prefix ``{q}_`` dropped, and each measure (and effective
-    margin M) divided by the margin γ as ``'<measure>/γ'``."""
+    """One protocol's columns of the label-randomisation runs
+    (:func:`~layerwise.infogeo.label_randomisation_run` rows with ``fraction`` and ``net``), the
+    prefix ``{q}_`` dropped, and each measure (and effective margin M) divided by the margin γ as
+    ``'<measure>/γ'``."""
     check_choice("q", q, PROTOCOLS)
     own = runs.filter(regex=f"^{q}_").rename(columns=lambda c: c[len(q) + 1 :])
     T = runs[["fraction", "net", "target_step"]].join(own)
@@ -503,17 +504,17 @@ def protocol_table(runs: Any, q: str) -> Any:
 
 def label_randomisation_summary(runs: pd.DataFrame) -> dict[str, Any]:
     """Everything Chapter 8 reads off the label-randomisation runs (a DataFrame of
-    :func:`label_randomisation_run` outputs with ``fraction`` and ``net``; fractions 0 and 1
-    present, the same nets at both): per protocol the :func:`protocol_table` (``tables``); the
-    Spearman ρ of each margin-normalised measure with the fraction at a fixed loss (``rho``); the
-    Welch mean log-ratio (random / clean) of each measure over γ, of the effective margins and of
-    the loss factors R (``log_ratio[q, name]``, an :class:`Estimate`; :func:`welch_log_ratio`); the
-    loss factor's share of the Fisher–Rao rise (``loss_share[q, k]``, :func:`loss_share`); the
-    test accuracy at 100 % random labels (``chance``); the smallest training accuracy over every
-    run and both protocols, a fixed-loss run that did not reach its target counting as 0
-    (``min_train_accuracy``); per protocol the mean final loss of the clean and random nets
-    (``final_loss[q, "clean" | "random"]``); the mean steps to the target loss at a fixed loss
-    (``target_steps["clean" | "random"]``) and the number of runs that never reached it
+    :func:`~layerwise.infogeo.label_randomisation_run` outputs with ``fraction`` and ``net``;
+    fractions 0 and 1 present, the same nets at both): per protocol the :func:`protocol_table`
+    (``tables``); the Spearman ρ of each margin-normalised measure with the fraction at a fixed loss
+    (``rho``); the Welch mean log-ratio (random / clean) of each measure over γ, of the effective
+    margins and of the loss factors R (``log_ratio[q, name]``, an :class:`Estimate`;
+    :func:`welch_log_ratio`); the loss factor's share of the Fisher–Rao rise (``loss_share[q, k]``,
+    :func:`loss_share`); the test accuracy at 100 % random labels (``chance``); the smallest
+    training accuracy over every run and both protocols, a fixed-loss run that did not reach its
+    target counting as 0 (``min_train_accuracy``); per protocol the mean final loss of the clean and
+    random nets (``final_loss[q, "clean" | "random"]``); the mean steps to the target loss at a
+    fixed loss (``target_steps["clean" | "random"]``) and the number of runs that never reached it
     (``unreached``)."""
     meas = list(RAND_MEASURES)
     RT = {q: protocol_table(runs, q) for q in PROTOCOLS}
