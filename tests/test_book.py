@@ -209,6 +209,20 @@ def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
     assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
 
 
+def test_run_chapter_stops_a_chapter_past_its_time_limit(tmp_path, monkeypatch):
+    import time
+
+    root = _tiny_repo(tmp_path, "import time\ntime.sleep(120)")
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    t0 = time.perf_counter()
+    with pytest.raises(runner.ChapterFailed, match="at scale ci exceeded its time limit of 3 s"):
+        runner.run_chapter(
+            "01", root / "notebooks" / "01_tiny.ipynb", scale="ci", timeout=3, root=root,
+            executed_dir=tmp_path / "ex",
+        )
+    assert time.perf_counter() - t0 < 60
+
+
 @pytest.mark.parametrize("executor", ["local", "dask"])
 def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor):
     """Ctrl-C during ``make chapter`` (SIGINT to the terminal's whole process group, here while

@@ -284,10 +284,9 @@ def run_chapter(
     }
     if executor is not None:
         env["LAYERWISE_EXECUTOR"] = executor
+        env.pop("LAYERWISE_SCHEDULER", None)
         if scheduler:
             env["LAYERWISE_SCHEDULER"] = scheduler
-        else:
-            env.pop("LAYERWISE_SCHEDULER", None)
     arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
     started = time.time()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
@@ -307,17 +306,8 @@ def run_chapter(
                 f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s"
             ) from None
         err.seek(0)
-        detail = err.read()
-    if proc.returncode != 0:
-        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail.strip())  # strip ANSI colours from tracebacks
-        head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")
-        where = f" in cell {head.split(chr(9))[1]}" if head else ""
-        if head:
-            detail = detail[detail.index(head) :]
-        raise ChapterFailed(
-            f"chapter {nb.stem} failed at scale {scale}{where} (executed copy: "
-            f"{out}):\n{detail[-6000:]}"
-        )
+        if proc.returncode != 0:
+            raise _failure(f"chapter {nb.stem} failed at scale {scale}", err.read(), out)
     results = results_dir / scale / f"{nb.stem}.json"
     if not results.exists() or results.stat().st_mtime < started - 1:
         raise ChapterFailed(
@@ -327,8 +317,16 @@ def run_chapter(
     return out
 
 
-if (
-    __name__ == "__main__"
-):  # the child process of run_chapter: python -m layerwise.runner '{"nb": …}'
+def _failure(what: str, stderr: str, out: Path) -> ChapterFailed:
+    """The error of a failed child: ``what``, the failing cell's number (from its ``CELL`` line)
+    and, from there on, its stderr without ANSI colours."""
+    detail = re.sub(r"\x1b\[[0-9;]*m", "", stderr.strip())
+    head = next((ln for ln in detail.splitlines() if ln.startswith("CELL\t")), "")
+    where = f" in cell {head.split(chr(9))[1]}" if head else ""
+    detail = detail[detail.index(head) :] if head else detail
+    return ChapterFailed(f"{what}{where} (executed copy: {out}):\n{detail[-6000:]}")
+
+
+if __name__ == "__main__":  # the child process of run_chapter: python -m layerwise.runner '{…}'
     a = json.loads(sys.argv[1])
     sys.exit(execute(a["nb"], a["out"], a["params"], a["cwd"]))
