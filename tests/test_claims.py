@@ -1258,13 +1258,13 @@ def test_the_summary_words_each_kind_of_failure_for_what_it_is():
     _failing(led, "carried", carried)
     _failing(led, "open", [Control("reference", True)])
     line = summary_of(led.records())
-    assert ("3 failed: 1 is a finding, 1 is a paper's result carried to our conditions, 1 is not "
-            "a finding until its controls pass" in line)
+    assert ("3 failed: 1 is a finding, 1 is a result carried from the paper to our conditions, 1 "
+            "is not a finding until its controls pass" in line)
     only = Ledger("default")
     _failing(only, "c1", carried)
     _failing(only, "c2", carried)
     line = summary_of(only.records())
-    assert "2 failed: papers' results carried to our conditions" in line
+    assert "2 failed: results carried from the paper to our conditions" in line
     assert "until their controls pass" not in line and "finding" not in line
 
 

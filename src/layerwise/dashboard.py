@@ -294,8 +294,8 @@ TOTAL_COLUMNS = {
     "\"confirms N of M\" (M is the claims less those not run)",
     "✓ not counted": "passed without ruling out an alternative",
     "✗ findings": "failed and survived all three controls: a disagreement with the paper",
-    "✗ not findings": "failed without all three controls passed: papers' results carried to our "
-    "conditions (their conditions control failed), or suspected artefacts of ours until their "
+    "✗ not findings": "failed without all three controls passed: results carried from the paper to "
+    "our conditions (their conditions control failed), or suspected artefacts of ours until their "
     "controls pass",
     "? inconclusive": "the interval straddles the rule",
     "○ not run": "graded only at a larger scale, not run in this build",

@@ -171,17 +171,17 @@ def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 #: How a summary names the failures of each kind (:data:`layerwise.claims.FAILURES`): one, many.
 FAILURE_WORDS = {
     "finding": ("a finding", "findings"),
-    "carried": ("a paper's result carried to our conditions",
-                "papers' results carried to our conditions"),
+    "carried": ("a result carried from the paper to our conditions",
+                "results carried from the paper to our conditions"),
     "unconfirmed": ("not a finding until its controls pass",
                     "not findings until their controls pass"),
 }
 
 
 def failure_words(fails: Mapping[str, int]) -> str:
-    """The failures of one kind of claim by what they are: "2 are findings, 1 is a paper's result
-    carried to our conditions"; one group alone needs no count ("papers' results carried to our
-    conditions")."""
+    """The failures of one kind of claim by what they are: "2 are findings, 1 is a result carried
+    from the paper to our conditions"; one group alone needs no count ("results carried from the
+    paper to our conditions")."""
     groups = [(k, fails[k]) for k in FAILURE_WORDS if fails.get(k)]
     if len(groups) == 1:
         k, n = groups[0]
@@ -217,7 +217,8 @@ def summary_sentence(
     3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
     out no alternative, not counted as reproduced or confirmed. ``failures``
     (:func:`layerwise.claims.count_failures`): each kind's failures by what they are — findings,
-    papers' results carried to our conditions, or not findings until their controls pass."""
+    results carried from the paper to our conditions, or not findings until their controls
+    pass."""
     weak, failures = weak or {}, failures or {}
     parts = [
         _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0),
