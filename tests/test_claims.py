@@ -1211,7 +1211,7 @@ def test_a_deferred_claim_says_whether_its_scale_can_decide_it_from_the_row_s_ow
     e = estimate(values)
     need = claims.replicates_to_decide(e.mean, e.se, e.n, (0.6, math.inf))
     assert need is not None and need > e.n
-    rows = {}
+    rows, found = {}, {}
     for name, runs in (("enough", need), ("short", need - 1), ("unknown", None)):
         led = Ledger("ci")
         rep = {"paper": runs} if runs else None
@@ -1219,6 +1219,12 @@ def test_a_deferred_claim_says_whether_its_scale_can_decide_it_from_the_row_s_ow
                  replicates=rep).to_json()
         assert c["status"] == "skipped" and c["replicates_to_decide"] == need
         rows[name] = _cells(led.to_html(), name)
+        found[name] = claims.outcomes_sentence(led.records(), "ci")
+    # "What we found" says the same as the row, from the same count
+    assert (f"(graded at paper; here it is undecided; may stay undecided at paper: needs ≈ {need} "
+            f"replicates, paper runs {need - 1})" in found["short"])
+    assert "decided at paper if this mean and spread hold" in found["enough"]
+    assert found["unknown"].endswith("(graded at paper; here it is undecided).")
     assert (f"Decided at <code>paper</code> if this mean and spread hold: needs ≈ {need} "
             f"replicates, <code>paper</code> runs {need}." in rows["enough"])
     assert (f"May stay undecided at <code>paper</code>: needs ≈ {need} replicates, "

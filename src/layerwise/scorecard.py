@@ -141,23 +141,32 @@ def replicates_now(c: Mapping[str, Any]) -> int | None:
     return None if c.get("dof") is None else int(c["dof"]) + 1
 
 
-def deciding_words(c: Mapping[str, Any]) -> str:
-    """For an undecided claim whose uncertainty is over replicates: how many would decide it at
-    this mean and spread (``replicates_to_decide``) — for a claim graded only at a larger scale
-    whose replicates there are recorded, whether that scale can: "Decided at `paper` if this mean
-    and spread hold: needs ≈ 30 replicates, `paper` runs 64." or "May stay undecided at `paper`:
-    …". '' when nothing would be said."""
+def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
+    """For a claim graded only at a larger scale whose replicates there are recorded
+    (``replicates=``) and whose numbers here are undecided: whether that scale can decide it, at
+    this mean and spread — "decided at `paper` if this mean and spread hold: needs ≈ 30
+    replicates, `paper` runs 64" or "may stay undecided at `paper`: needs ≈ 90 replicates,
+    `paper` runs 64" ('' otherwise). ``code`` quotes the scale's name."""
     need = c.get("replicates_to_decide")
-    if not need:
+    runs = (c.get("replicates") or {}).get(c.get("min_scale", ""))
+    if c.get("status") != "skipped" or not need or runs is None:
         return ""
-    runs = (c.get("replicates") or {}).get(c.get("min_scale", "")) if (
-        c.get("status") == "skipped") else None
-    if runs is None:
-        return f"≈ {need} replicates would decide it (now {replicates_now(c)})."
-    at = f"`{c['min_scale']}`"
-    head = {True: f"Decided at {at} if this mean and spread hold",
-            False: f"May stay undecided at {at}"}[need <= runs]
-    return f"{head}: needs ≈ {need} replicates, {at} runs {runs}."
+    at = f"{code}{c['min_scale']}{code}"
+    head = {True: f"decided at {at} if this mean and spread hold",
+            False: f"may stay undecided at {at}"}[need <= runs]
+    return f"{head}: needs ≈ {need} replicates, {at} runs {runs}"
+
+
+def deciding_words(c: Mapping[str, Any]) -> str:
+    """For an undecided claim whose uncertainty is over replicates: whether the scale that grades
+    it can decide it (:func:`next_scale_words`), else how many replicates would decide it at this
+    mean and spread (``replicates_to_decide``): "≈ 59 replicates would decide it (now 36)." ('' when
+    nothing would be said)."""
+    nxt = next_scale_words(c)
+    if nxt:
+        return sentence_case(nxt) + "."
+    need = c.get("replicates_to_decide")
+    return f"≈ {need} replicates would decide it (now {replicates_now(c)})." if need else ""
 
 
 def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
@@ -256,7 +265,9 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
             return "a finding" if not why else f"not a finding: {why}"
         if c["status"] == "skipped":
             lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
-            return f"graded at {c['min_scale']}" + (f"; here it {lean}" if lean else "")
+            nxt = next_scale_words(c, code="")
+            return "; ".join([f"graded at {c['min_scale']}"] + (
+                [f"here it {lean}"] if lean else []) + ([nxt] if nxt else []))
         return ""
 
     said: dict[str, list[tuple[str, list[str], str]]] = {}  # outcome → [(statement, cases, remark)]
