@@ -1111,6 +1111,29 @@ def test_tracked_claims_reads_the_newest_evidence_at_a_scale(tmp_path):
     assert tracked_claims(tmp_path, "06_y") == {}
 
 
+def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatch):
+    import json
+
+    from layerwise.dashboard import save_evidence, tracked_claims
+    from layerwise.params import ParameterError
+
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    run = tmp_path / "results" / "paper"
+    run.mkdir(parents=True)
+    claims = [{"id": "ladder", "status": "pass"}, {"id": "small", "status": "fail"},
+              {"id": "later", "status": "skipped"}]
+    (run / "06_x.json").write_text(json.dumps({"device": "cpu", "claims": claims}))
+    (run / "07_y.json").write_text(json.dumps({"device": "cpu", "claims": claims}))
+    with pytest.raises(ParameterError, match=r"claims=\['later'\].*allowed: ladder, small"):
+        save_evidence("paper", "p", tmp_path, chapters=["06"], claims=["later"])
+    dest = save_evidence("paper", "p", tmp_path, chapters=["06"], claims=["ladder"],
+                         note="the ladder at paper, the rest at default sizes")
+    assert sorted(f.name for f in dest.glob("*.json")) == ["06_x.json", "META.json"]
+    meta = json.loads((dest / "META.json").read_text())
+    assert meta["claims"] == ["ladder"] and meta["part"].startswith("the ladder")
+    assert list(tracked_claims(tmp_path, "06_x")) == ["ladder"]  # "small" is not evidence
+
+
 def test_estimate_side_and_sign_follow_the_interval_rule():
     from layerwise.stats import Estimate, exact
 

@@ -147,7 +147,7 @@ def cmd_robustness(a: argparse.Namespace, root: Path) -> int:
 def cmd_evidence(a: argparse.Namespace, root: Path) -> int:
     """``evidence``: this machine's ledgers at a scale copied into ``evidence/``."""
     check_scale(a.scale)
-    print("saved", save_evidence(a.scale, a.name, root, a.command))
+    print("saved", save_evidence(a.scale, a.name, root, a.command, a.chapters, a.claims, a.note))
     return 0
 
 
@@ -287,6 +287,14 @@ def parser() -> argparse.ArgumentParser:
         default="",
         help="the command that produced the results (recorded in META.json)",
     )
+    e.add_argument("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
+    e.add_argument(
+        "--claims",
+        nargs="*",
+        default=[],
+        help="keep only these claim ids: the evidence is a part of the run, for them only",
+    )
+    e.add_argument("--note", default="", help="what the part is (with --claims)")
     return p
 
 

@@ -119,19 +119,50 @@ def tracked_claims(
 
 
 def save_evidence(
-    scale: str, name: str | None = None, root: Path | None = None, command: str = ""
+    scale: str,
+    name: str | None = None,
+    root: Path | None = None,
+    command: str = "",
+    chapters: Iterable[str] = (),
+    claims: Iterable[str] = (),
+    note: str = "",
 ) -> Path:
-    """Copy this machine's ledgers at ``scale`` (and each chapter's first figure, as a thumbnail)
-    into ``evidence/<name>/`` with ``META.json``: machine, device, date, code version (git commit),
-    command.  Raw arrays are not copied: the ledgers and figures are the evidence."""
+    """Copy this machine's ledgers at ``scale`` (and their figures) into ``evidence/<name>/`` with
+    ``META.json``: machine, device, date, code version (git commit), command.  Raw arrays are not
+    copied: the ledgers and figures are the evidence.
+
+    ``chapters`` (numbers or names) keeps only those chapters.  ``claims`` makes the evidence a
+    *part* of a run: only those claim ids are kept in the copied ledgers (each must be graded in
+    them), so a run made for some claims — e.g. one experiment at ``paper`` with the rest of the
+    chapter at smaller settings — is never read as evidence for the others; ``note`` says what
+    the part is (META ``part``)."""
     root = root or repo_root()
     check_scale(scale)
     src = results_root(root) / scale
     files = sorted(src.glob("[0-9][0-9]_*.json"))
+    wanted = [str(c) for c in chapters]
+    if wanted:
+        files = [f for f in files if any(f.stem == w or f.stem[:2] == w.zfill(2) for w in wanted)]
     if not files:
         raise ParameterError(
-            f"scale={scale!r}: no chapter results under {src}; run `make book SCALE={scale}` first"
+            f"scale={scale!r}: no chapter results under {src}"
+            + (f" for chapters {wanted}" if wanted else "")
+            + f"; run `make book SCALE={scale}` first"
         )
+    keep = list(claims)
+    if keep:
+        graded = {
+            c["id"]
+            for f in files
+            for c in json.loads(f.read_text()).get("claims", [])
+            if c.get("status") != "skipped"
+        }
+        unknown = [c for c in keep if c not in graded]
+        if unknown:
+            raise ParameterError(
+                f"claims={unknown}: not graded in the ledgers under {src}; allowed: "
+                + ", ".join(sorted(graded))
+            )
     first = json.loads(files[0].read_text())
     device = first.get("device", "?")
     name = name or f"{scale}-{device}-{time.strftime('%Y-%m-%d')}"
@@ -140,8 +171,10 @@ def save_evidence(
         shutil.rmtree(dest)
     (dest / "figures").mkdir(parents=True)
     for f in files:
-        shutil.copy2(f, dest / f.name)
         data = json.loads(f.read_text())
+        if keep:
+            data["claims"] = [c for c in data.get("claims", []) if c["id"] in keep]
+        (dest / f.name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         for rel in data.get("figures", []):
             png = src.parent / rel
             if png.exists():
@@ -157,6 +190,8 @@ def save_evidence(
         "command": command or f"make book SCALE={scale}",
         "chapters": [f.stem for f in files],
     }
+    if keep:
+        meta.update(part=note or "a part of the run", claims=keep)
     (dest / "META.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
     return dest
 
@@ -248,6 +283,11 @@ def write_dashboard(root: Path | None = None) -> Path:
                 f"{m.get('device', '?')}, "
                 f"{m.get('date', '?')}, code `{m.get('git_commit', '?')}`, command "
                 f"`{m.get('command', '?')}`."
+                + (
+                    f" A part of that run ({m['part']}), evidence for "
+                    + ", ".join(f"`{c}`" for c in m["claims"]) + " only."
+                    if m.get("claims") else ""
+                )
             )
         lines.append("")
     lines += ["## Claims", ""]
