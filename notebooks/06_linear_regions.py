@@ -956,6 +956,7 @@ ch.figure(fig, "activation_vs_linear",
           + " (Daróczy, slides §3; Hanin & Rolnick 2019, §2).",
           arrays={"labels": bottleneck["labels"], "members": bottleneck["members"],
                   "areas": bottleneck["areas"]})
+# %%
 ch.glue_all({"bn_activation": len(bottleneck["n"]),
              "bn_linear": int(bottleneck["labels"].max() + 1)})
 tries = int(bottleneck["tries"])

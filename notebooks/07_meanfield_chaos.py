@@ -476,6 +476,7 @@ ch.claim("critical_line_matches_poole_fig2",
                            f"{np.max(np.abs(replica['dot_deviation'])):.2f} px of it (2 px "
                            "allowed); their median is the bias taken off"),
                    Control("conditions", SAME_GRID, GRID_NOTE)])
+# %%
 ch.glue("poole_line_verdict", ch.verdict(
     ["critical_line_matches_poole_fig2"], "the order-to-chaos transition of the paper's Fig. 2 is "
     "ours, point for point, to the resolution of the picture", "the order-to-chaos transition of "
@@ -571,6 +572,7 @@ ch.figure(fig, "circle_length",
           f"first {N_PCA} networks).",
           arrays={f"{k}_sw{sw}": v for k, d in lengths.items() for sw, v in d.items()}
           | {"layers": circle_layers})
+# %%
 growth_df = pd.DataFrame({sw: {"χ₁": g["chi1"], "½ ln χ₁ (predicted slope)": g["predicted"],
                                "measured slope": g["slope"].mean,
                                "s.e. (networks)": g["slope"].se} for sw, g in growth.items()}).T
@@ -813,6 +815,7 @@ for i, sb2 in enumerate(SWEEP_SB2):
         symbol = r"$\xi_c$ (correlations)" if q == "c" else r"$|\xi_\nabla|$ (gradients)"
         peak_words.append(rf"{symbol} peaks at $\sigma_w^2$ = {peak.mean:.3g} for $\sigma_b^2$ = "
                           f"{sb2} (transition {crit:.3g})")
+# %%
 ch.glue_math("peak_verdict", "; ".join(peak_words))
 ch.glue("peak_claims_verdict", ch.verdict(
     [f"{q}_peaks_at_transition_sb2_{str(sb2).replace('.', '_')}" for sb2 in SWEEP_SB2
@@ -924,6 +927,7 @@ ch.glue("train_noise", control["noise"], digits=2)
 ch.glue("train_control_n", control["n_sim"])
 ch.glue("train_control_slope", control["mean"], digits=3)
 ch.glue("train_control_naive", control["naive_mean"], digits=2)
+# %%
 ESTIMATOR_NOTE = (f"synthetic trainings with L₅₀ = min({control['k']:.2f} ξc, "
                   f"{control['ceiling']:.0f}) on the run's ξc, depth grid and "
                   f"{control['replicates']} replicates, noise {control['noise']:.3f}: over "
