@@ -1131,6 +1131,11 @@ def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatc
     assert sorted(f.name for f in dest.glob("*.json")) == ["06_x.json", "META.json"]
     meta = json.loads((dest / "META.json").read_text())
     assert meta["claims"] == ["ladder"] and meta["part"].startswith("the ladder")
+    assert meta["git_commit"] != "abc1234"  # the ledger records no commit: the checkout's
+    (run / "06_x.json").write_text(json.dumps({"device": "cpu", "claims": claims,
+                                               "git_commit": "abc1234"}))
+    dest = save_evidence("paper", "p", tmp_path, chapters=["06"], claims=["ladder"])
+    assert json.loads((dest / "META.json").read_text())["git_commit"] == "abc1234"
     assert list(tracked_claims(tmp_path, "06_x")) == ["ladder"]  # "small" is not evidence
 
 

@@ -30,7 +30,7 @@ from .claims import Ledger, scientific
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import repo_root, results_root, store_root
 from .plotting import legends_over_data, save_figure, set_style
-from .provenance import fingerprint_of, function_fingerprint
+from .provenance import fingerprint_of, function_fingerprint, git_commit
 from .store import ArrayDict, ResultsStore, versions
 
 CHAPTER_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
@@ -633,6 +633,9 @@ class Chapter:
             "device": self.device,
             "wall_time_s": round(time.perf_counter() - self._t0, 3),
             "versions": versions(),
+            # the code that computed these results (evidence copied later records this, not the
+            # copying checkout's commit)
+            "git_commit": git_commit(Path(__file__).resolve().parents[2]),
             "params": json.loads(json.dumps(self.params, default=str)),
             "claims": [c.to_json() for c in self.ledger.claims],
             "figures": list(self.figures),

@@ -179,7 +179,9 @@ def save_evidence(
             png = src.parent / rel
             if png.exists():
                 shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
-    commit = git_commit(root)
+    # the commit the ledgers record having run (the copying checkout's only where they do not)
+    ran = {json.loads(f.read_text()).get("git_commit") for f in files}
+    commit = ran.pop() if len(ran) == 1 and None not in ran else git_commit(root)
     meta = {
         "scale": scale,
         "device": device,
