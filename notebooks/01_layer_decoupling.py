@@ -157,7 +157,15 @@ ch = Chapter("01_layer_decoupling", scale=scale, seed=seed, device=device, param
 # $z_i = p_i^\top Y$ is symmetric given $Y$, $\eta$ is a fair coin independent of $Y$, and
 # {eq}`eq-01-nu` holds *exactly*. Its Monte-Carlo can only disagree with the formula through a bug;
 # it is unit-tested (`tests/test_capacity.py`) and shown below only as a labelled check.
-#
+
+# %%
+for name in ("fixed_draws", "fixed_m"):
+    ch.glue(name, params[name])
+PHOTOS = [name for name, _ in data.photographs()]
+ch.glue("n_photos", {1: "one", 2: "two", 3: "three", 4: "four"}.get(len(PHOTOS), len(PHOTOS)))
+ch.glue("photo_names", join_words([name.removesuffix(".jpg").replace("_", " ") for name in PHOTOS]))
+
+# %% [markdown]
 # **A real layer has one $P$.** We draw {glue}`fixed_draws` layers $P$ ($m$ = {glue}`fixed_m`
 # unit-norm columns, uniform on the sphere), keep each fixed, and measure on $N$ inputs the
 # least-squares ratio of every off-diagonal block of the empirical $\tilde\Sigma$ to the empirical
@@ -206,11 +214,7 @@ for kind in INPUTS:
     for k, tag in ((2, "relu"), (3, "abs")):
         for stat, v in study.ratio_spread(fixed[kind][f"ratios_{k}"][at_n64]).items():
             ch.glue(f"fix64_{kind}_{tag}_{stat}", v, digits=2)
-for name in ("fixed_draws", "fixed_m"):
-    ch.glue(name, params[name])
-PHOTOS = [name for name, _ in data.photographs()]
-ch.glue("n_photos", {1: "one", 2: "two", 3: "three", 4: "four"}.get(len(PHOTOS), len(PHOTOS)))
-ch.glue("photo_names", join_words([name.removesuffix(".jpg").replace("_", " ") for name in PHOTOS]))
+ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in LEAKY_SLOPES))
 
 # %% [markdown]
 # Averaged over layers, Eq. 15 holds *exactly*, for any inputs: for columns uniform on the sphere,
@@ -352,7 +356,6 @@ ch.claim("fixed_layer_spread_iid", "i.i.d. inputs: the mean square of a fixed Re
              "few dozen layers of six pairs resolve", source="Donier 2019, Eq. 14; derived here")
 
 # %%
-ch.glue("leaky_slopes", ", ".join(f"{a:g}" for a in LEAKY_SLOPES))
 ch.glue_all({"law_iid": law["iid"]["pooled"], "spread_iid": spread_iid,
              "law_patches_relu": law["patches"]["2"]},
             digits=4)   # claims' values: the scorecard's four significant digits, same ±
@@ -546,7 +549,12 @@ ch.glue("n_fix_last", int(ns_fixed[-1]))
 # p_jp_i^\top),
 # \qquad \mathbb{E}[\eta z] = \frac{\beta-\alpha}{\sqrt{2\pi}} .
 # $$ (eq-01-footnote3)
-#
+
+# %%
+for tag in ("relu", "abs"):  # the closed form's error along p_j, (β − α)²/(2π)
+    ch.glue(f"fn3_opnorm_{tag}", capacity.footnote3_opnorm(tag))
+
+# %% [markdown]
 # The deviation is a rank-2 matrix of fixed size, and its size depends on the norm:
 #
 # * **Frobenius**, relative to $\|I\|_F = \sqrt n$: $\sqrt2(\beta-\alpha)^2/(2\pi\sqrt n)$, which
@@ -592,7 +600,6 @@ for tag, case in FN3.items():
 for tag in ("relu", "abs"):
     ch.glue_all({f"fn3_ratio_{tag}": fn3_pooled[tag]["frobenius"],
                  f"fn3_dir_{tag}": fn3_pooled[tag]["direction"]}, digits=4)
-    ch.glue(f"fn3_opnorm_{tag}", capacity.footnote3_opnorm(tag))
 
 
 # %% [markdown]
@@ -649,7 +656,16 @@ for tag in ("relu", "abs"):
 # `tests/test_capacity.py` (Eq. 18 to $10^{-10}$ for random Wishart $\Sigma$, $P$,
 # $\partial A/\partial W$ and subspaces; Eq. 25 against a brute-force sum, with the total
 # conserved).
-#
+
+# %%
+CAP_CASES = {"relu": ["relu", None], "leaky_relu_0.2": ["leaky_relu", 0.2]}  # tag → case
+CAP_INPUTS = ["iid", "patches"]
+nu_eq13 = [capacity.nu_closed_form(*case) for case in CAP_CASES.values()]
+ch.glue_all({"cap_n": params["cap_side"] ** 2, "cap_m": params["cap_m"],
+             "cap_draws": params["cap_draws"], "cap_samples": params["cap_samples"]})
+ch.glue("nu_leaky", nu_eq13[1], digits=2)
+
+# %% [markdown]
 # **In between.** Plugging the $\tilde\Sigma$ of {eq}`eq-01-eq14` into {eq}`eq-01-capacity`
 # interpolates between the two limits {eq}`eq-01-limits`: $\nu = 1$ gives Eq. 18 and, for
 # $\Sigma = I$, $\nu = 0$ gives Eq. 25. This is how the paper's decoupling scale places ReLU-type
@@ -662,18 +678,8 @@ for tag in ("relu", "abs"):
 # the exact Gaussian $\tilde\Sigma$ of the same fixed layer (the arcsin and rank-2 terms included,
 # with the inputs' covariance; for the patches, a Gaussian with their covariance, which they are
 # not).
-#
-# We do not read off an "effective $\hat\nu$" (the $\nu$ of the point of the curve nearest
-# $\kappa_\mathrm{emp}$): the curve is far from uniform in $\nu$ — on average {glue}`arc_half_iid`
-# of its length (i.i.d. inputs) and {glue}`arc_half_patches` (patches) is run between $\nu = 0$ and
-# $\nu = \tfrac12$, so the $\nu$ of the nearest point says more about the parametrisation than about
-# the layer, and $\kappa_\mathrm{emp}$ is not on the curve anyway. We compare distances instead, in
-# units of the span between the two limits.
 
 # %%
-CAP_CASES = {"relu": ["relu", None], "leaky_relu_0.2": ["leaky_relu", 0.2]}  # tag → case
-CAP_INPUTS = ["iid", "patches"]
-nu_eq13 = [capacity.nu_closed_form(*case) for case in CAP_CASES.values()]
 capacities = ch.cached_call(study.intermediate_capacities, cases=list(CAP_CASES.values()),
                             inputs=CAP_INPUTS, side=params["cap_side"], m=params["cap_m"], p=5,
                             draws=params["cap_draws"], n_samples=params["cap_samples"],
@@ -706,9 +712,6 @@ for (a, kind), (c, (tag, case)) in itertools.product(enumerate(CAP_INPUTS),
 # %%
 ch.glue_all(study.capacity_prose_numbers(capacities, distances, CAP_INPUTS, ["relu", "leaky"]),
             digits=2)
-ch.glue_all({"cap_n": params["cap_side"] ** 2, "cap_m": params["cap_m"],
-             "cap_draws": params["cap_draws"], "cap_samples": params["cap_samples"]})
-ch.glue("nu_leaky", nu_eq13[1], digits=2)
 ch.glue("cap_gap_verdict", ch.verdict([f"capacity_exact_beats_eq14_{tag}" for tag in CAP_CASES],
         "closer to the exact fixed-layer capacities than to Eq. 14's in every case",
         "not closer to the exact fixed-layer capacities than to Eq. 14's in every case",
@@ -721,6 +724,13 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 
 
 # %% [markdown]
+# We do not read off an "effective $\hat\nu$" (the $\nu$ of the point of the curve nearest
+# $\kappa_\mathrm{emp}$): the curve is far from uniform in $\nu$ — on average {glue}`arc_half_iid`
+# of its length (i.i.d. inputs) and {glue}`arc_half_patches` (patches) is run between $\nu = 0$ and
+# $\nu = \tfrac12$, so the $\nu$ of the nearest point says more about the parametrisation than about
+# the layer, and $\kappa_\mathrm{emp}$ is not on the curve anyway. We compare distances instead, in
+# units of the span between the two limits.
+#
 # **What the capacities show.** Measured in units of the distance between the two limits, the
 # empirical capacities of i.i.d. layers sit {glue}`d14_iid_relu` (ReLU) and {glue}`d14_iid_leaky`
 # (leaky ReLU, $\nu$ = {glue}`nu_leaky`) from {eq}`eq-01-eq14` at the $\nu$ of {eq}`eq-01-nu`,
@@ -736,7 +746,15 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # {glue}`cap_patch_verdict`. Eq. 25 also needs $\Sigma = I$ (Donier's footnote 5): for the patches,
 # the $\nu = 0$ end of {eq}`eq-01-eq14` with Eq. 21's orthonormalisation differs from
 # $(P\circ P)\kappa^\varphi$ by {glue}`eq25_patch_gap` of the span between the limits.
-#
+
+# %%
+WIDTH_M, UNITS_N = 16, 64   # where the sweeps cross: m of the sweep over n, n of the one over m
+ch.glue_all({"width_n0": int(params["width_ns"][0]), "width_n1": int(params["width_ns"][-1]),
+             "width_m": WIDTH_M, "width_draws": params["width_draws"]})
+ch.glue("units_n", UNITS_N)
+ch.glue("units_ms", ", ".join(map(str, params["units_ms"])))
+
+# %% [markdown]
 # **The gap against width and against the number of units.** Footnote 3 says the independence of
 # the $y$'s from the $z$'s "becomes a good approximation for $m \gg 1$"; entry by entry the error
 # of the previous section shrinks with $n$, along $p_i$ and $p_j$ it does not. Does the capacity
@@ -754,7 +772,6 @@ ch.glue("cap_patch_verdict", ch.verdict([f"capacity_exact_beats_eq14_patches_{ta
 # (or $1/\sqrt m$); whether the gap closes at all, slowly, is read from each slope's 99 % interval.
 
 # %%
-WIDTH_M, UNITS_N = 16, 64   # where the sweeps cross: m of the sweep over n, n of the one over m
 WIDTH_CASES = ([["relu", None]] + [["leaky_relu", a] for a in sorted(LEAKY_SLOPES)]
                + [["abs", None]])
 width = ch.cached_call(study.capacity_gap_vs_width, cases=WIDTH_CASES, ns=params["width_ns"],
@@ -790,8 +807,6 @@ for c, t, tag in zip(WIDTH_CASES[:-1], trend_m[:-1], WIDTH_TAGS, strict=True):
              "1/√m", alternative=(-0.5, "the gap closes like 1/√m, as 'a good approximation for "
              "m ≫ 1' (footnote 3) would have it at a Monte-Carlo rate"),
              source="Donier 2019, footnote 3 and Eq. 14; derived here")
-ch.glue("units_n", UNITS_N)
-ch.glue("units_ms", ", ".join(map(str, params["units_ms"])))
 ch.glue_all({"units_slope_relu": trend_m[0]["slope"]}, digits=4)
 ch.glue("units_verdict", ch.verdict([f"capacity_gap_units_{tag}" for tag in WIDTH_TAGS],
         "does not shrink like 1/√m for ReLU or any leaky slope either",
@@ -804,9 +819,7 @@ for what, tr in (("width", trend), ("units", trend_m)):
     for word, sign in (("closes", -1), ("flat", 0), ("opens", 1)):
         ch.glue(f"{what}_{word}", join_words([named(c) for c, t in zip(WIDTH_CASES, tr, strict=True)
                                               if t["slope"].sign() == sign]) or "none")
-ch.glue_all({"width_n0": int(width["ns"][0]), "width_n1": int(width["ns"][-1]),
-             "width_m": WIDTH_M, "width_draws": params["width_draws"],
-             "width_slope_relu": trend[0]["slope"]}, digits=4)
+ch.glue_all({"width_slope_relu": trend[0]["slope"]}, digits=4)
 ch.glue("width_gap_relu_last", float(trend[0]["mean"][-1]), digits=2)
 ch.glue("width_gap_leaky_last", float(trend[-2]["mean"][-1]), digits=2)
 ch.glue("width_leaky_top", WIDTH_CASES[-2][1], digits=2)
@@ -918,7 +931,13 @@ ch.glue_all({"emp_slope": convergence["slope"], "emp_err_last": convergence["err
 # (his Eq. 37): there "one expects some parameter redundancy across layers as the
 # scales of successive layers compensate each other — which is exactly what is found", while for
 # sigmoid or tanh "the equations would find some redundancy when there is in fact none".
-#
+
+# %%
+JAC_CASES = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
+JAC_N, JAC_M, JAC_INPUTS = 8, 4, 200
+ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS})
+
+# %% [markdown]
 # We show this on the Jacobian of $\varphi(Y) = A^\top f(P^\top Y)$ with respect to all $nm + m$
 # parameters $(P, A)$, on {glue}`jac_inputs` Gaussian inputs ($n$ = {glue}`jac_n`, $m$ =
 # {glue}`jac_m`): the *true* Jacobian ($\partial\varphi/\partial p_i = a_i f'(z_i) Y$) and the
@@ -933,8 +952,6 @@ ch.glue_all({"emp_slope": convergence["slope"], "emp_err_last": convergence["err
 # not graded as reproductions.
 
 # %%
-JAC_CASES = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
-JAC_N, JAC_M, JAC_INPUTS = 8, 4, 200
 jacobians = ch.cached_call(study.redundancy_table, cases=JAC_CASES, n=JAC_N, m=JAC_M,
                            n_inputs=JAC_INPUTS, seed=ch.seed)
 singular_values = {name: {"true Jacobian": jacobians[f"sv_true_{k}"],
@@ -951,8 +968,7 @@ ch.figure(figures.redundancy(singular_values), "redundancy",
 # %%
 # exact counts of the construction: unit-tested
 redundant = study.redundancy_counts(jacobians["table"], JAC_CASES, JAC_M)
-ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS,
-             "jac_linear": redundant["linear_true"], "jac_relu": redundant["relu_true"],
+ch.glue_all({"jac_linear": redundant["linear_true"], "jac_relu": redundant["relu_true"],
              "jac_tanh_true": redundant["tanh_true"], "jac_tanh_aug": redundant["tanh_aug"]})
 
 # %% [markdown]
@@ -961,7 +977,12 @@ ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS,
 # {glue}`jac_tanh_true` and its frozen-$\eta$ version {glue}`jac_tanh_aug`: Appendix A's diagnosis,
 # which follows from {eq}`eq-01-eq37` alone — applied to lower layers, the augmented-space formulas
 # see the redundancy of a homogeneous activation correctly and invent one for tanh.
-#
+
+# %%
+TREES, TREE_INPUTS = [[2, 3], [3, 2], [2, 4]], 400
+ch.glue("tree_inputs", TREE_INPUTS)
+
+# %% [markdown]
 # **The paper's own check.** Donier reports that the formula "retrieve[s] the correct total capacity
 # for a few handpicked hierarchical architectures". We repeat it on trees of the Wavenet kind — $n$
 # = `fan_in` to the power `levels` inputs, each unit reading its own `fan_in` units of the level
@@ -971,11 +992,10 @@ ch.glue_all({"jac_n": JAC_N, "jac_m": JAC_M, "jac_inputs": JAC_INPUTS,
 # applied to every layer, $\eta$ frozen).
 
 # %%
-TREES, TREE_INPUTS = [[2, 3], [3, 2], [2, 4]], 400
 trees = ch.cached_call(study.appendix_a_trees, cases=JAC_CASES, architectures=TREES,
                        n_inputs=TREE_INPUTS, seed=ch.seed)["table"]
 tree_rows = study.tree_summary(trees, JAC_CASES)
-ch.glue_all({"tree_inputs": TREE_INPUTS, "tree_pl_match": tree_rows["pl_match"],
+ch.glue_all({"tree_pl_match": tree_rows["pl_match"],
              "tree_pl_cases": tree_rows["pl_cases"]})
 for key in ("params", "hidden", "expected", "leaky_relu_true", "abs_true", "relu_true",
             "tanh_true", "tanh_aug"):

@@ -347,7 +347,17 @@ ch.glue("drift_depth_last", int(drift["layers"][-1]))
 # unit inputs; in our reconstruction the capacity's $\mathcal D$ is half its *neighbour* part only,
 # because the self-coupling $p_0$ keeps capacity where it is. The drift goes the way capacity flows,
 # from a unit to the inputs it reads (the capacity PDE runs backwards in layers), and vanishes when
-# the kernel is mirrored at random from layer to layer (Eq. 47). As Appendix B says, the weights are
+# the kernel is mirrored at random from layer to layer (Eq. 47).
+
+# %%
+DF_TAPS2 = (0.5, 1.0, 1.5)     # c_{−1}, c_0, c_{+1}: v = 1, 𝒟 = 1 site² per unit t
+DF_STEPS, DF_GROUPS, DF_RING = 100, 24, 31  # layers (ε = 1/100), groups of paths, ring size
+ch.glue_all({"df_steps": DF_STEPS, "df_groups": DF_GROUPS, "df_paths": params["df_paths"],
+             "df_ring": DF_RING})
+ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
+
+# %% [markdown]
+# As Appendix B says, the weights are
 # pseudo-random: every weight of every layer is $\pm\sqrt{\varepsilon\,c_k}$ with an independent
 # sign ($c_k = p_k^2$), {glue}`df_steps` layers ($\varepsilon$ = 1/{glue}`df_steps`), on a ring of
 # {glue}`df_ring` units, $(c_{-1}, c_0, c_{+1})$ = ({glue}`df_taps`). We propagate the pathwise
@@ -359,8 +369,6 @@ ch.glue("drift_depth_last", int(drift["layers"][-1]))
 # groups.
 
 # %%
-DF_TAPS2 = (0.5, 1.0, 1.5)     # c_{−1}, c_0, c_{+1}: v = 1, 𝒟 = 1 site² per unit t
-DF_STEPS, DF_GROUPS, DF_RING = 100, 24, 31  # layers (ε = 1/100), groups of paths, ring size
 df_runs = ch.cached_call(study.differential_runs, ring=DF_RING, taps2=DF_TAPS2, steps=DF_STEPS,
                          paths=params["df_paths"], groups=DF_GROUPS, seed=ch.seed,
                          increments="sign", noise="weight")
@@ -406,9 +414,6 @@ ch.glue_all({f"found_{name}": df[key].mean for name, key in (
 ch.glue_all({"df_alt": df["var_alt"], "df_rec_var": df["recursion_var"],
              "df_rec_drift": df["recursion_drift"], "df_ring11": float(ring11),
              "df_per_group": per_group}, digits=3)
-ch.glue_all({"df_steps": DF_STEPS, "df_groups": DF_GROUPS, "df_paths": params["df_paths"],
-             "df_ring": DF_RING})
-ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
 
 # %% [markdown]
 # The pooled variance of the sensitivity profile at $t = 1$ is {glue}`df_var` times the exact
@@ -506,6 +511,7 @@ ch.glue("erf_verdict", ch.verdict(["erf_sqrt_depth_plain", "erf_sqrt_depth_resid
         "departs from ½ by more than 0.05 for at least one architecture",
         f"is consistent with ½, but {params['erf_nets']} networks per depth cannot pin it to "
         "±0.05"))
+ch.glue("erf_pr_nets", params["erf_pr_nets"])
 
 
 # %% [markdown]
@@ -535,7 +541,8 @@ ch.claim("erf_pseudo_random_residual", "Residual conv nets with pseudo-random un
          alternative=(relu_own.mean, "the ReLU nets' ratio (same law of weights)"))
 ch.glue_all({"erf_pr_ratio": pr_ratio}, digits=4)
 ch.glue_all({"erf_relu_own": relu_own}, digits=2)
-ch.glue("erf_pr_nets", params["erf_pr_nets"])
+ch.glue("tc_depths", ", ".join(str(L) for L in params["tc_depths"]))
+ch.glue("tc_tau", params["tau"], digits=2)
 ch.glue("erf_cause", ch.verdict(["erf_pseudo_random_residual"],
         "the deficit is ReLU's: its units do not decouple, and the cross terms of the gradient "
         "narrow the field",
@@ -588,8 +595,6 @@ ch.claim("t_collapse_exponent", "Residual ReLU nets with per-layer step ∝ 1/L:
 tc_ratio = study.variance_ratio(tc_variances, 2 / 3 * params["tau"])
 ch.glue_all({"tc_ratio": tc_ratio})
 ch.glue_all({"tc_gamma": tc_exponent}, digits=4)
-ch.glue("tc_depths", ", ".join(str(L) for L in params["tc_depths"]))
-ch.glue("tc_tau", params["tau"], digits=2)
 ch.glue("tc_words", ch.verdict(["t_collapse_exponent"], "the receptive field is a function of t, "
         "as Eq. 34 has it", "the receptive field is not a function of t alone",
         "the receptive field is consistent with a function of t, not yet pinned to ±0.1 by this "
@@ -698,6 +703,7 @@ ch.glue("relu_verdict", ch.verdict(
     "in every architecture"))
 ch.glue("relu_verdict_found", ch.verdict(RELU_IDS, "a departure beyond the 5 % margin",
                                          "within 5 %", "not resolved against the 5 % margin"))
+ch.glue("ch_samples", params["ch_samples"])
 
 # %% [markdown]
 # Over the {glue}`pr_nets_total` networks (plain and residual), the pseudo-random total is
@@ -751,7 +757,6 @@ for w in CHAIN_WIDTHS:
              alternative=(0.0, "the chain holds, as for pseudo-random units"))
 ch.glue_all({f"chain_pseudo_random_{w}": departure[("pseudo_random", w)] for w in CHAIN_WIDTHS},
             digits=4)
-ch.glue("ch_samples", params["ch_samples"])
 CHAIN_IDS = [f"chain_{u}_{w}" for u in ("pseudo_random", "relu_departs") for w in CHAIN_WIDTHS]
 ch.glue("chain_words", ch.verdict(
     CHAIN_IDS, "the capacity network is the capacity of a real network when its units decouple, "
