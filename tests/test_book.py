@@ -168,7 +168,6 @@ def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch, ca
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     nb = runner.select(["1"], root)["01"]
     out = runner.run_chapter(
-        "01",
         nb,
         scale="ci",
         seed=4,
@@ -192,7 +191,7 @@ def test_run_chapter_executes_in_a_child_and_decorates(tmp_path, monkeypatch, ca
         for o in c.outputs
     )
     with pytest.raises(ParameterError, match=r"unknown parameter\(s\) \['depth'\]"):
-        runner.run_chapter("01", nb, scale="ci", overrides={"depth": 3}, root=root)
+        runner.run_chapter(nb, scale="ci", overrides={"depth": 3}, root=root)
 
 
 def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
@@ -205,7 +204,7 @@ def test_run_chapter_names_the_failing_cell(tmp_path, monkeypatch):
     with pytest.raises(
         runner.ChapterFailed, match="chapter 01_tiny failed at scale ci in cell 3"
     ) as err:
-        runner.run_chapter("01", nb, scale="ci", root=root, executed_dir=tmp_path / "ex")
+        runner.run_chapter(nb, scale="ci", root=root, executed_dir=tmp_path / "ex")
     assert "ValueError" in str(err.value) and "width must be given" in str(err.value)
 
 
@@ -217,7 +216,7 @@ def test_run_chapter_stops_a_chapter_past_its_time_limit(tmp_path, monkeypatch):
     t0 = time.perf_counter()
     with pytest.raises(runner.ChapterFailed, match="at scale ci exceeded its time limit of 3 s"):
         runner.run_chapter(
-            "01", root / "notebooks" / "01_tiny.ipynb", scale="ci", timeout=3, root=root,
+            root / "notebooks" / "01_tiny.ipynb", scale="ci", timeout=3, root=root,
             executed_dir=tmp_path / "ex",
         )
     assert time.perf_counter() - t0 < 60
@@ -392,7 +391,6 @@ def test_training_chapters_do_not_fail_under_the_other_kernel_set(chapter, tmp_p
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", second_kernel_set())
     runner.run_chapter(
-        chapter[:2],
         ROOT / "notebooks" / f"{chapter}.ipynb",
         scale="ci",
         device="cpu",

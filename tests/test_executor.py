@@ -396,9 +396,9 @@ def _fake_chapters(tmp_path, monkeypatch, fail_at: str | None = None) -> list[st
 
     seen: list[str | None] = []
 
-    def fake(key, nb, *, scale, scheduler=None, executor=None, **kw):
+    def fake(nb, *, scale, scheduler=None, executor=None, **kw):
         seen.append(scheduler)
-        if key == fail_at:
+        if nb.stem[:2] == fail_at:
             raise KeyboardInterrupt
         with distributed.Client(scheduler, timeout=20, set_as_default=False) as c:
             assert len(c.nthreads()) == ex.LOCAL_WORKERS and executor == "dask"

@@ -188,7 +188,6 @@ def test_bad_overrides_stop_before_papermill(key, item, message, no_papermill, c
     assert rc == 2 and message in err and "Traceback" not in err, err
     with pytest.raises(ParameterError, match=item.split("=")[0]):  # run_chapter has the same gate
         runner.run_chapter(
-            key,
             CHAPTERS[key],
             scale="ci",
             overrides=runner.parse_overrides([item]),

@@ -323,12 +323,11 @@ def _run_chapters(
 ) -> list[str]:
     """Run the chapters of ``todo`` one after the other; the names of those that failed."""
     failures = []
-    for key, nb in todo.items():
+    for nb in todo.values():
         t0 = time.perf_counter()
         print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
         try:
             run_chapter(
-                key,
                 nb,
                 scale=a.scale,
                 seed=a.seed,

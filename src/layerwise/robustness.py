@@ -129,10 +129,9 @@ def run_all(
                 f.write(f"{git_commit(root, short=True)} {numbers}\n")
             t0 = time.perf_counter()
             with _environment(LAYERWISE_RESULTS=str(run_dir), ATEN_CPU_CAPABILITY=KERNELS[kernel]):
-                for key, nb in pending.items():
+                for nb in pending.values():
                     try:
                         run_chapter(
-                            key,
                             nb,
                             scale=scale,
                             seed=seed,

@@ -248,7 +248,6 @@ def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
 
 
 def run_chapter(
-    key: str,
     nb: Path,
     *,
     scale: str,
