@@ -1113,6 +1113,7 @@ def test_tracked_claims_reads_the_newest_evidence_at_a_scale(tmp_path):
 
 def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatch):
     import json
+    import shutil
 
     from layerwise.dashboard import save_evidence, tracked_claims
     from layerwise.params import ParameterError
@@ -1136,6 +1137,21 @@ def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatc
                                                "git_commit": "abc1234"}))
     dest = save_evidence("paper", "p", tmp_path, chapters=["06"], claims=["ladder"])
     assert json.loads((dest / "META.json").read_text())["git_commit"] == "abc1234"
+    figs = run / "figures" / "06_x"
+    figs.mkdir(parents=True)
+    for name in ("ladder", "other"):
+        (figs / f"{name}.png").write_bytes(b"png")
+    (run / "06_x.json").write_text(json.dumps({"device": "cpu", "claims": claims, "figures": [
+        "paper/figures/06_x/ladder.png", "paper/figures/06_x/other.png"]}))
+    shown = {(): [], ("ladder",): ["06_x__ladder.png"]}
+    for names, kept in shown.items():
+        dest = save_evidence("paper", "p", tmp_path, claims=["ladder"], figures=list(names))
+        assert sorted(p.name for p in (dest / "figures").iterdir()) == kept
+    dest = save_evidence("paper", "p", tmp_path, claims=["ladder"])  # a part: named figures only
+    assert not list((dest / "figures").iterdir())
+    dest = save_evidence("paper", "whole", tmp_path, chapters=["06"])  # a whole run: every figure
+    assert len(list((dest / "figures").iterdir())) == 2
+    shutil.rmtree(dest)
     assert list(tracked_claims(tmp_path, "06_x")) == ["ladder"]  # "small" is not evidence
 
 

@@ -147,7 +147,8 @@ def cmd_robustness(a: argparse.Namespace, root: Path) -> int:
 def cmd_evidence(a: argparse.Namespace, root: Path) -> int:
     """``evidence``: this machine's ledgers at a scale copied into ``evidence/``."""
     check_scale(a.scale)
-    print("saved", save_evidence(a.scale, a.name, root, a.command, a.chapters, a.claims, a.note))
+    print("saved", save_evidence(a.scale, a.name, root, a.command, a.chapters, a.claims, a.note,
+                                     a.figures))
     return 0
 
 
@@ -295,6 +296,12 @@ def parser() -> argparse.ArgumentParser:
         help="keep only these claim ids: the evidence is a part of the run, for them only",
     )
     e.add_argument("--note", default="", help="what the part is (with --claims)")
+    e.add_argument(
+        "--figures",
+        nargs="*",
+        default=None,
+        help="keep only these figures (names without .png; default: all, none with --claims)",
+    )
     return p
 
 

@@ -126,6 +126,7 @@ def save_evidence(
     chapters: Iterable[str] = (),
     claims: Iterable[str] = (),
     note: str = "",
+    figures: Iterable[str] | None = None,
 ) -> Path:
     """Copy this machine's ledgers at ``scale`` (and their figures) into ``evidence/<name>/`` with
     ``META.json``: machine, device, date, code version (git commit), command.  Raw arrays are not
@@ -135,7 +136,8 @@ def save_evidence(
     *part* of a run: only those claim ids are kept in the copied ledgers (each must be graded in
     them), so a run made for some claims — e.g. one experiment at ``paper`` with the rest of the
     chapter at smaller settings — is never read as evidence for the others; ``note`` says what
-    the part is (META ``part``)."""
+    the part is (META ``part``).  ``figures`` (names without extension) keeps only those figures;
+    default: every figure of a whole run, none of a part."""
     root = root or repo_root()
     check_scale(scale)
     src = results_root(root) / scale
@@ -177,6 +179,8 @@ def save_evidence(
         (dest / f.name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         for rel in data.get("figures", []):
             png = src.parent / rel
+            if (png.stem not in figures) if figures is not None else bool(keep):
+                continue
             if png.exists():
                 shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
     # the commit the ledgers record having run (the copying checkout's only where they do not)
