@@ -118,6 +118,13 @@ def conf(cfg):
 PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e-3)
 
 
+# %% tags=["remove-cell"]
+ch.glue("input_name", study.input_words(DATA))
+ch.glue("input_summary", data.describe(DATA)["summary"])
+ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth": params["depth"],
+             **{f"{k}_p": params[k]
+                for k in ("conv_width", "conv_batch", "conv_depth", "conv_nets")}})
+
 # %% [markdown]
 # ## Set-up
 #
@@ -161,25 +168,11 @@ PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e
 # $r(dx)$ below run at their batch, B = 64, and only from the `default` scale on
 # (at `ci` the reduced convolutional nets run at B = 8 and are not compared with the authors').
 
-# %% tags=["remove-cell"]
-ch.glue("input_name", study.input_words(DATA))
-ch.glue("input_summary", data.describe(DATA)["summary"])
-ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth": params["depth"],
-             **{f"{k}_p": params[k]
-                for k in ("conv_width", "conv_batch", "conv_depth", "conv_nets")}})
-
 # %% [markdown]
 # ## Fig. 4 in the paper's convolutional nets
 #
 # {numref}`fig-04-fig4-conv` is the paper's Fig. 4 for our convolutional nets, with the authors'
 # published curves (MNIST variant, mean and 10–90 % band over their 200 networks) dashed over ours.
-# χ grows as a straight line on the log axis
-# (R² = {glue}`conv_r2`) by a factor δχ per layer, the increment of {eq}`eq-04-increments`, of
-# {glue}`conv_dchi_late` over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
-# {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
-# decades per layer, with our and the authors' errors combined). In the paper's Fig. 4(a) the BN
-# step contributes most of that growth late in depth and the ReLU step over the first layers
-# (graded here over layers ≤ {glue}`early_lmax`); {glue}`steps_words` {glue}`conv_scale_note`
 
 # %%
 conv = replace(base, kernel_size=3, width=params["conv_width"], batch=params["conv_batch"],
@@ -235,6 +228,11 @@ ch.table(conv_table,
          formatter=estimate_formats(conv_table), name="tab_conv")
 
 # %% [markdown]
+# χ grows as a straight line on the log axis
+# (R² = {glue}`conv_r2`) by a factor δχ per layer, the increment of {eq}`eq-04-increments`, of
+# {glue}`conv_dchi_late` over layers {glue}`late_lmin`–{glue}`conv_depth_p`, against
+# {glue}`pub_dchi_late` for the authors' networks (the scorecard grades its logarithm, log₁₀ δχ in
+# decades per layer, with our and the authors' errors combined).
 # {glue}`tab_conv` sets our numbers beside the authors'.
 
 # %% [markdown]
@@ -398,6 +396,10 @@ ch.glue("steps_words", ch.verdict(
     "whether ours cross is not decided at this scale (see the scorecard)."))
 
 # %% [markdown]
+# In the paper's Fig. 4(a) ({numref}`fig-04-fig4-conv` has it dashed) the BN step contributes most
+# of χ's growth late in depth and the ReLU step over the first layers (graded here over layers
+# ≤ {glue}`early_lmax`); {glue}`steps_words` {glue}`conv_scale_note`
+#
 # ## The signal becomes ill-conditioned, the noise stays well-conditioned
 #
 # **The paper's statement.** {cite:t}`labatie2019characterizing` (§6, "Experimental
@@ -409,18 +411,6 @@ ch.glue("steps_words", ch.verdict(
 # batch-normalised pre-activations become fat-tailed at the same time: their kurtosis climbs to
 # about 10² while their mean absolute value falls well below the Gaussian √(2/π) — a few large
 # values per channel carry the unit variance that BN imposes (Fig. 4(d)).
-#
-# **Our convolutional nets.** Averaged over layers {glue}`late_lmin`–{glue}`conv_depth_p`, the
-# noise keeps $r(dx)$ = {glue}`conv_reff_dx` directions and the signal
-# $r(x)$ = {glue}`conv_reff_x`; the kurtosis of the BN output reaches
-# {glue}`conv_kurt` (the authors' levels are in {glue}`tab_conv`).
-# {glue}`conv_conditioning_verdict` Across the authors' three variants (MNIST,
-# zero padding, ε = 0) these levels differ by at most {glue}`pub_variant_spread` of their mean over
-# the same layers; our own input moves each of them by the amount in {glue}`tab_variants`,
-# and each level's conditions control in the scorecard says whether that is within its margin.
-#
-# ν₁ and μ₄ spread widely between networks, so their levels need many of them.
-# {glue}`tails_lean`
 
 # %% tags=["remove-cell"]
 ch.claim("conv_noise_well_signal_ill_conditioned", "the noise keeps at least ten times as many "
@@ -502,6 +492,18 @@ ch.glue("tails_lean", " ".join(
     for k, tol in [("nu1", 0.10), ("kurtosis", 0.25)]))
 
 # %% [markdown]
+# **Our convolutional nets.** Averaged over layers {glue}`late_lmin`–{glue}`conv_depth_p`, the
+# noise keeps $r(dx)$ = {glue}`conv_reff_dx` directions and the signal
+# $r(x)$ = {glue}`conv_reff_x`; the kurtosis of the BN output reaches
+# {glue}`conv_kurt` (the authors' levels are in {glue}`tab_conv`).
+# {glue}`conv_conditioning_verdict` Across the authors' three variants (MNIST,
+# zero padding, ε = 0) these levels differ by at most {glue}`pub_variant_spread` of their mean over
+# the same layers; our own input moves each of them by the amount in {glue}`tab_variants`,
+# and each level's conditions control in the scorecard says whether that is within its margin.
+#
+# ν₁ and μ₄ spread widely between networks, so their levels need many of them.
+# {glue}`tails_lean`
+#
 # ## The fully-connected nets: exponential growth of χ
 #
 # {numref}`fig-04-fig4-fc` is the paper's Fig. 4 for fully-connected nets. Over layers l ≥ 10 the
@@ -509,9 +511,7 @@ ch.glue("tails_lean", " ".join(
 # predicts to be at least 1 by {eq}`eq-04-increments` (graded in the scorecard); the paper's
 # convolutional nets settle near 1.17, 1.14 and 1.02 (its Fig. 4(a)),
 # where the ReLU step dominates at first and the BN step takes over
-# with depth. A straight line fitted to log χˡ over l ≥ 10 has R² = {glue}`fc_r2`
-# ({glue}`fc_exp_words`), and the network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last
-# layer, l = {glue}`fc_depth`.
+# with depth.
 
 # %%
 fc_panels = labatie.bn_ff_panels(fc_arrays)   # the run of the convolutional section's alternative
@@ -550,6 +550,9 @@ for k, name in [("dchi", "δχ"), ("dbn", "δχ (BN step)"), ("dphi", "δχ (ReL
              measured=fc["increments"][k], reference=1.0, tol=0.0,
              comparison="ge", alternative=(1.0, "a step that leaves χ unchanged"),
              why=WHY_BOUND, source="Labatie 2019, Theorem 3 and Fig. 4(a)", conditions=FC_PAPER)
+ch.glue("fc_exp_words", ch.verdict(["chi_exponential"], "exponential growth, as Theorem 3 says",
+                                   "short of the 0.99 that 'exponential' asks",
+                                   "not decided at this scale"))
 
 # %%
 last = study.last_layer_findings(fc_panels)   # the last record, over networks
@@ -577,6 +580,10 @@ ch.glue_all({"pub_fc_batch": fc_rate["batch"], "pub_fc_neighbour": fc_rate["neig
 ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 
 # %% [markdown]
+# A straight line fitted to log χˡ over l ≥ 10 has R² = {glue}`fc_r2`
+# ({glue}`fc_exp_words`), and the network reaches log₁₀ χ = {glue}`fc_log10chi_l` at its last
+# layer, l = {glue}`fc_depth`.
+#
 # {glue}`tab_fc` gives the fully-connected nets' numbers beside the authors' fully-connected nets
 # at the batch nearest ours, the mean increments in its first rows.
 #
@@ -585,32 +592,14 @@ ch.glue("pub_fc_log10chi", fc_rate["authors_end"], digits=4)
 # authors' fully-connected runs at the same width and batch (B = {glue}`pub_fc_batch`, CIFAR-10)
 # grow by {glue}`pub_fc_log10_dchi` decades per layer over layers ≥ 10, ours by
 # {glue}`fc_log10_dchi`; the comparison's margin is {glue}`fc_rate_margin` of theirs, the half-gap
-# to their rate at B = {glue}`pub_fc_neighbour` ({glue}`pub_fc_neighbour_rate`).
-# {glue}`fc_rate_words` They end at log₁₀ χ = {glue}`pub_fc_log10chi`; ours minus theirs is
-# {glue}`fc_end_offset` decades. Where that offset comes from is measured data set by data set in
-# *Does the data set matter?* below.
+# to their rate at B = {glue}`pub_fc_neighbour` ({glue}`pub_fc_neighbour_rate`). They end at
+# log₁₀ χ = {glue}`pub_fc_log10chi`; ours minus theirs is {glue}`fc_end_offset` decades. Where that
+# offset comes from is measured data set by data set in *Does the data set matter?* below, where
+# the rates are graded too.
 
 # %% [markdown]
 # ## Conditioning of fully-connected nets at a small batch
-#
-# In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
-# {glue}`reff_order` (the effective ranks $r(x)$ and $r(dx)$ are in
-# {glue}`tab_fc`). In the authors' own fully-connected nets at B =
-# {glue}`pub_fc_batch` the signal keeps $r(x)$ = {glue}`pub_fc_reff_x` directions
-# and the noise {glue}`pub_fc_reff_dx` (the same table), and the authors' notebook on
-# fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
-# the paper's statement is about its convolutional nets. The architecture explains it. In a
-# fully-connected net a channel is sampled only at the B inputs of the batch, so the covariance of
-# the signal (and of the noise) across the N channels has rank at most B and **$r$ ≤
-# B**; in the paper's convolutional nets each channel is sampled at B × 16 × 16 positions, room for
-# the noise to keep its hundreds of directions. Within the few directions a small batch leaves,
-# batch normalisation's up-weighting of the low-signal directions concentrates the noise, while the
-# batch also caps how fat-tailed and how ill-conditioned the signal can become (App. A). The
-# ordering therefore turns with the batch: the authors' fully-connected arrays at B ≥ 128 show the
-# paper's ordering, with the noise's rank held far below 200, and the batch-size study below
-# compares ours with theirs batch by batch. As for the tails, the kurtosis of the BN output at l =
-# {glue}`fc_depth` is {glue}`kurt_l` (Gaussian: 3; ν₁(|y|) is in the same table):
-# {glue}`fat_verdict`.
+
 
 # %% tags=["remove-cell"]
 ch.claim("kurtosis_fat", f"the BN output at l = {L} is fat-tailed: kurtosis μ₄ above the "
@@ -630,9 +619,6 @@ ch.claim("nu1_small", f"ν₁(|y|)/√ν₂ of the BN output at l = {L} is below
 ch.glue_all({"kurt_l": last["kurtosis"]})
 pub_ends = published.bn_ff_endpoints(f"bn_ff_fc_{pub_batch}", L)
 ch.glue_all({"pub_fc_reff_x": pub_ends["reff_x"][0], "pub_fc_reff_dx": pub_ends["reff_dx"][0]})
-ch.glue("fc_exp_words", ch.verdict(["chi_exponential"], "exponential growth, as Theorem 3 says",
-                                   "short of the 0.99 that 'exponential' asks",
-                                   "not decided at this scale"))
 ch.glue("reff_order", {  # the sign of the 99 % interval of r_eff(x) − r_eff(dx)
     1: "the signal keeps more directions than the noise, the reverse of the paper's "
        "convolutional nets",
@@ -647,16 +633,32 @@ ch.glue("fat_verdict", ch.verdict(
     f"at this batch the tails are not resolved from the Gaussian's {BOUND}"))
 
 # %% [markdown]
+# In our fully-connected nets at l = {glue}`fc_depth`, with B = {glue}`fc_batch`,
+# {glue}`reff_order` (the effective ranks $r(x)$ and $r(dx)$ are in
+# {glue}`tab_fc`). In the authors' own fully-connected nets at B =
+# {glue}`pub_fc_batch` the signal keeps $r(x)$ = {glue}`pub_fc_reff_x` directions
+# and the noise {glue}`pub_fc_reff_dx` (the same table), and the authors' notebook on
+# fully-connected networks notes that a smaller batch leaves the noise ill-conditioned;
+# the paper's statement is about its convolutional nets. The architecture explains it. In a
+# fully-connected net a channel is sampled only at the B inputs of the batch, so the covariance of
+# the signal (and of the noise) across the N channels has rank at most B and **$r$ ≤
+# B**; in the paper's convolutional nets each channel is sampled at B × 16 × 16 positions, room for
+# the noise to keep its hundreds of directions. Within the few directions a small batch leaves,
+# batch normalisation's up-weighting of the low-signal directions concentrates the noise, while the
+# batch also caps how fat-tailed and how ill-conditioned the signal can become (App. A). The
+# ordering therefore turns with the batch: the authors' fully-connected arrays at B ≥ 128 show the
+# paper's ordering, with the noise's rank held far below 200, and the batch-size study below
+# compares ours with theirs batch by batch. As for the tails, the kurtosis of the BN output at l =
+# {glue}`fc_depth` is {glue}`kurt_l` (Gaussian: 3; ν₁(|y|) is in the same table):
+# {glue}`fat_verdict`.
+#
 # ## The BN step's increment and the conditioning of the signal
 #
 # The convexity argument behind Theorem 3 predicts that the worse conditioned the incoming signal
 # (the smaller $r(x^{l-1})$), the larger $\delta_\mathrm{BN}\chi^l$ — the paper's
 # "Experimental verification" (ii), stated for its convolutional nets. We pool all (network,
 # layer ≥ 10) pairs and measure the Spearman rank correlation, with an error from a bootstrap over
-# whole networks. In the convolutional nets, ρ = {glue}`conv_rho_pooled`. In the fully-connected
-# nets, ρ = {glue}`rho_pooled`; there the networks are many enough to separate the mechanism from
-# the common trend with depth: the same correlation *across networks at fixed depth*, averaged
-# over layers, is {glue}`rho_within` ({numref}`fig-04-dbn-vs-conditioning`).
+# whole networks.
 
 # %% tags=["remove-cell"]
 conv_conditioning = study.dbn_conditioning(conv_depth, conv_arrays, conv_panels, l_min=L0,
@@ -692,19 +694,27 @@ ch.claim("dbn_inverse_conditioning", CONDITIONING, case="fully-connected nets", 
          why="the paper states the sign only; the bootstrap resamples whole networks",
          source="Labatie 2019, §6 'Experimental verification' (ii)", conditions=FC_PAPER)
 
+# %% tags=["remove-cell"]
+INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
+ch.glue("data_others", join_words([study.input_words(ds) for ds in INPUTS[1:]]))
+ch.glue("n_photographs", len(data.photographs()))
+
 # %% [markdown]
+# In the convolutional nets, ρ = {glue}`conv_rho_pooled`. In the fully-connected
+# nets, ρ = {glue}`rho_pooled`; there the networks are many enough to separate the mechanism from
+# the common trend with depth: the same correlation *across networks at fixed depth*, averaged
+# over layers, is {glue}`rho_within` ({numref}`fig-04-dbn-vs-conditioning`).
+#
 # ## Does the data set matter?
 #
 # The paper feeds CIFAR-10 and reports equivalent behaviour on MNIST (its App. A); we feed
 # {glue}`input_name` and, to measure what the input does, {glue}`data_others` (photo patches are
 # 32 × 32 crops of {glue}`n_photographs` photographs, nearly rank one as a batch). The per-layer
 # rate of growth should barely depend on the input, the first layers' growth can
-# ({numref}`fig-04-datasets`). The relative spread (max − min)/mean of the rates is
-# {glue}`rate_spread`.
+# ({numref}`fig-04-datasets`).
 
 
 # %%
-INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
 KIND = {ds: ds.partition(":")[0] for ds in INPUTS}   # "cifar10:DIR" → "cifar10"
 data_runs = {KIND[ds]: run(f"data_{KIND[ds]}", replace(base, dataset=ds,
                                                        n_sims=params["data_nets"], records=L // 4,
@@ -742,8 +752,6 @@ ch.glue_all({f"offset_{when}_{ds}": float(offsets.loc[ds, col])
              for ds in ["patches", "digits", "gaussian"]}, digits=2)
 
 ch.glue("rate_spread", data_study["spread"].mean, digits=2)
-ch.glue("data_others", join_words([study.input_words(ds) for ds in INPUTS[1:]]))
-ch.glue("n_photographs", len(data.photographs()))
 batch_rates = list(fc_rate["by_batch"].values())   # the authors' growth per layer at each B
 
 
@@ -807,6 +815,10 @@ ch.glue("offset_verdict", ch.verdict(
 # and Gaussian images {glue}`offset_early_gaussian`; at layer {glue}`fc_depth` the offsets are
 # {glue}`offset_end_patches`, {glue}`offset_end_digits` and {glue}`offset_end_gaussian`.
 # {glue}`offset_verdict`
+#
+# The relative spread (max − min)/mean of the rates is {glue}`rate_spread`. The growth rate of our
+# fully-connected nets is graded against the authors' at B = {glue}`pub_fc_batch`, with a margin of
+# {glue}`fc_rate_margin` of theirs. {glue}`fc_rate_words`
 
 # %% [markdown]
 # ## Batch size: a finite batch bounds the fat tails

@@ -121,6 +121,13 @@ TAU_MARGIN = 0.05
 CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
 
 
+# %% tags=["remove-cell"]
+ch.glue_all({"res_width": params["width"], "res_batch": params["batch"], "res_units": L})
+ch.glue("input_name", study.input_words(DATA))
+ch.glue("input_summary", data.describe(DATA)["summary"])
+ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUCED else
+        "at the paper's width and batch")
+
 # %% [markdown]
 # ## Set-up
 #
@@ -155,13 +162,6 @@ CONV_REDUCED = (params["conv_width"], params["conv_batch"]) != (512, 64)
 # authors' only at their batch, B = 64, and not for the reduced convolutional ResNets below
 # (B = 8, as at the `ci` scale).
 
-# %% tags=["remove-cell"]
-ch.glue_all({"res_width": params["width"], "res_batch": params["batch"], "res_units": L})
-ch.glue("input_name", study.input_words(DATA))
-ch.glue("input_summary", data.describe(DATA)["summary"])
-ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUCED else
-        "at the paper's width and batch")
-
 # %% [markdown]
 # ## The power law and Eq. 15
 #
@@ -170,16 +170,6 @@ ch.glue("conv_size_words", "reduced for the CPU (see its section)" if CONV_REDUC
 # increment "averaged over the whole evolution", on the measured χˡ and concludes that "Eq. (15)
 # very well describes the evolution of χ in practice" (§7). Theorem 4 itself bounds χ between two
 # power laws with unspecified constants; it does not claim that a free fit of the exponent equals τ.
-# We therefore grade the overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, $c\,l^\tau$
-# with the Eq. 15 exponent τ = {glue}`tau_eq15` and a fitted constant c stays within
-# {glue}`overlay_max_dev` of the geometric mean of χˡ at its worst unit (the paper's overlay
-# coincides within a line width, which is at most about 8 % of χ from l = 50 on; we declare 10 % as
-# "describes"). {glue}`overlay_verdict`
-#
-# As a measurement, the *free τ* — the log-log exponent fitted network by network over the same
-# units — is {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq. 15 τ; log χ
-# is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the
-# units is δχ = {glue}`dff_mean` (the paper's Fig. 5(a): about 1.2): the branch alone would explode.
 
 # %%
 fc_depth, fc_arrays = run("fig5_fc", base)
@@ -263,6 +253,17 @@ ch.claim("dff_gt_1", "the feedforward increment inside the units is at least 1: 
          why="Theorem 3's bound applied inside the units", source="Labatie 2019, §7 and App. F.1")
 
 # %% [markdown]
+# We therefore grade the overlay as the paper draws it: over units l ≥ {glue}`res_lmin`, $c\,l^\tau$
+# with the Eq. 15 exponent τ = {glue}`tau_eq15` and a fitted constant c stays within
+# {glue}`overlay_max_dev` of the geometric mean of χˡ at its worst unit (the paper's overlay
+# coincides within a line width, which is at most about 8 % of χ from l = 50 on; we declare 10 % as
+# "describes"). {glue}`overlay_verdict`
+#
+# As a measurement, the *free τ* — the log-log exponent fitted network by network over the same
+# units — is {glue}`tau_fit`, {glue}`tau_distance` combined standard errors from the Eq. 15 τ; log χ
+# is linear in log l with R² = {glue}`res_r2`. The feedforward increment inside the
+# units is δχ = {glue}`dff_mean` (the paper's Fig. 5(a): about 1.2): the branch alone would explode.
+#
 # ### Where the exponents are measured matters
 #
 # Theorem 4 is a statement about the asymptotic regime. At the depths we can simulate the
@@ -290,6 +291,11 @@ for end, row in [("first", 0), ("last", -1)]:
 # `benchmarks/labatie_spot_checks.py` runs deeper ResNets and the convolutional ones at the paper's
 # settings on a GPU, for a reader who wants to follow the windows further.
 
+# %% tags=["remove-cell"]
+INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
+ch.glue("other_inputs", ", ".join(study.input_words(ds) for ds in INPUTS[1:]))
+ch.glue("n_photographs", len(data.photographs()))
+
 # %% [markdown]
 # ## Against the authors' fully-connected ResNets, input by input
 #
@@ -299,7 +305,6 @@ for end, row in [("first", 0), ("last", -1)]:
 # {glue}`n_photographs` photographs, so that a batch of them is nearly rank one.
 
 # %%
-INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
 data_arrays = {DATA: (fc_depth, fc_arrays),
                **{ds: run(f"data_{ds}", replace(base, dataset=ds, n_sims=params["data_nets"]))
                   for ds in INPUTS[1:]}}
@@ -412,8 +417,6 @@ gaps = {k: study.gap_carried(fc_depth, fc_arrays, k) for k in ("reff_x", "kurtos
 ch.glue("gap_first_unit", gaps["reff_x"]["first"])
 ch.glue_all({f"gap_{k}_{w}": f"{100 * gaps[k][f'gap_{w}']:+.0f} %".replace("-", "−")
              for k in gaps for w in ("first", "last")})
-ch.glue("other_inputs", ", ".join(study.input_words(ds) for ds in INPUTS[1:]))
-ch.glue("n_photographs", len(data.photographs()))
 ch.glue_all({"tau_patches": stats.estimate_or_point(values[DATA]["tau"]),
              "tau_authors": authors["tau"],
              "reff_dx_ours": stats.estimate_or_point(values[DATA]["reff_dx"]),
@@ -491,24 +494,7 @@ ch.glue("level_verdict", ch.verdict(
 # signal variance preserved" — in its Fig. 5(c) $r(x^l)$ stays near 15 while
 # $r(dx^l)$ is near 300, against $r(x)$ ≈ 2 in the convolutional
 # feedforward nets of its Fig. 4(c) — and "(ii) close to Gaussian data distribution, as indicated
-# e.g. by μ₄ close to the Gaussian kurtosis of 3". In our fully-connected ResNets, at unit
-# {glue}`res_units` the signal keeps $r(x)$ = {glue}`res_reff_x` directions after the
-# first ReLU (the noise:
-# {glue}`res_reff_dx`; in a fully-connected net both are at most B = {glue}`res_batch`), and the
-# kurtosis after the first BN is {glue}`res_kurt`.
-#
-# **What Fig. 5(d) shows and what it does not.** Fig. 5(d) plots *convolutional* nets on CIFAR-10:
-# μ₄ rises slowly from about 3.6 to about 4.0 over 500 units ({glue}`fig5d_ref` at unit
-# {glue}`res_units`, read off the figure), against about 10² in the feedforward nets of its
-# Fig. 4(d). It establishes that skip connections keep the tails close to Gaussian in those nets.
-# It does not fix a level for fully-connected nets, nor one that holds for every input: the
-# authors' own fully-connected CIFAR-10 nets at our N, B and depth end at {glue}`mu4_authors`, and
-# ours on {glue}`input_name` at {glue}`res_kurt` (the other inputs: the row μ₄ of
-# {glue}`tab_authors`) — the comparison we can grade is the fully-connected one above, and the
-# level it compares depends on the input, and on the batch: a fully-connected channel's kurtosis
-# is estimated from the B inputs alone, and even for Gaussian data that estimate is biased low, to
-# 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch. The next table separates the input and the
-# batch.
+# e.g. by μ₄ close to the Gaussian kurtosis of 3".
 
 # %%
 OTHER = "patches" if DATA == "gaussian" else "gaussian"   # the kurtosis table's second row
@@ -537,6 +523,25 @@ ch.glue_all({"kurt_other": kurt["gaussian"]})
 ch.glue("other_name", study.input_words(OTHER))
 
 # %% [markdown]
+# In our fully-connected ResNets, at unit
+# {glue}`res_units` the signal keeps $r(x)$ = {glue}`res_reff_x` directions after the
+# first ReLU (the noise:
+# {glue}`res_reff_dx`; in a fully-connected net both are at most B = {glue}`res_batch`), and the
+# kurtosis after the first BN is {glue}`res_kurt`.
+#
+# **What Fig. 5(d) shows and what it does not.** Fig. 5(d) plots *convolutional* nets on CIFAR-10:
+# μ₄ rises slowly from about 3.6 to about 4.0 over 500 units ({glue}`fig5d_ref` at unit
+# {glue}`res_units`, read off the figure), against about 10² in the feedforward nets of its
+# Fig. 4(d). It establishes that skip connections keep the tails close to Gaussian in those nets.
+# It does not fix a level for fully-connected nets, nor one that holds for every input: the
+# authors' own fully-connected CIFAR-10 nets at our N, B and depth end at {glue}`mu4_authors`, and
+# ours on {glue}`input_name` at {glue}`res_kurt` (the other inputs: the row μ₄ of
+# {glue}`tab_authors`) — the comparison we can grade is the fully-connected one above, and the
+# level it compares depends on the input, and on the batch: a fully-connected channel's kurtosis
+# is estimated from the B inputs alone, and even for Gaussian data that estimate is biased low, to
+# 3(B − 1)/(B + 1) = {glue}`gauss_bias` at this batch. {glue}`tab_kurtosis` separates the input
+# and the batch.
+#
 # From {glue}`input_name` to {glue}`other_name` at B = {glue}`res_batch` the kurtosis goes from
 # {glue}`res_kurt` to {glue}`kurt_other`. {glue}`kurt_data_verdict` With {glue}`batch_4b`
 # images per batch it is {glue}`kurt_patches_4b`. {glue}`kurt_batch_verdict` The largest
@@ -552,27 +557,7 @@ ch.glue("other_name", study.input_words(OTHER))
 # {doc}`04_bn_exploding_sensitivity`) and plot both on one figure
 # ({numref}`fig-05-resnet-vs-ff`): log χ against l for the feedforward nets, against log l for the
 # ResNets. Both are straight lines — the ResNet's evolution is the feedforward one with depth
-# replaced by its logarithm {cite:p}`labatie2019characterizing` (§7). The feedforward fit has R² =
-# {glue}`ff_r2` in l (against
-# {glue}`ff_r2_log` in log l).
-#
-# **Conditioning: the paper's contrast and ours.** In the paper's convolutional nets the contrast
-# is stark: the BN feedforward signal collapses to an effective rank $r$ ≈ 2 (its Fig. 4(c)) while
-# the
-# ResNet keeps ≈ 15 (its Fig. 5(c)); in both, the noise stays well-conditioned (≈ 200–300).
-# {doc}`04_bn_exploding_sensitivity` reproduces the feedforward half of this contrast in the
-# paper's convolutional nets at its width and batch, against the authors' published arrays. A
-# fully-connected net samples each channel at the B inputs only ($r$ ≤ B), so its
-# feedforward signal cannot collapse as far as a convolutional one — but the direction of the
-# contrast survives it: the authors' own fully-connected nets at N = 512, B = 64 on CIFAR-10 keep
-# $r(x)$ = {glue}`authors_res_reff` in the ResNet at unit 500 against
-# {glue}`authors_ff_reff` in the feedforward net at layer 200, a ratio of {glue}`authors_ratio`.
-# In ours, fed {glue}`input_name` at B = {glue}`res_batch`, the ratio is {glue}`reff_ratio`
-# (ResNet {glue}`res_reff_x`, feedforward {glue}`ff_reff_x`): {glue}`ratio_words` Where ours differs
-# from the authors', it is the input's doing, not the fully-connected architecture's: the input
-# moves the ResNet's $r(x)$ ({glue}`tab_authors`). We therefore
-# grade only the statement the paper makes about ResNets (several directions preserved) and report
-# the ratio.
+# replaced by its logarithm {cite:p}`labatie2019characterizing` (§7).
 
 # %%
 ff_depth, ff_arrays = run("ff_compare", replace(base, arch="bn_ff", depth=params["ff_depth"],
@@ -651,13 +636,28 @@ ch.claim("power_not_exponential", "a power law describes χ better than an expon
 
 
 # %% [markdown]
-# ## Convolutional ResNets, reduced for the CPU
+# In {numref}`fig-05-resnet-vs-ff` the feedforward fit has R² = {glue}`ff_r2` in l (against
+# {glue}`ff_r2_log` in log l).
 #
-# {numref}`fig-05-fig5-conv` repeats Fig. 5 with 3×3 periodic convolutions, the paper's
-# architecture, in {glue}`conv_label`. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates
-# from χ by at most
-# {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
-# $r(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
+# **Conditioning: the paper's contrast and ours.** In the paper's convolutional nets the contrast
+# is stark: the BN feedforward signal collapses to an effective rank $r$ ≈ 2 (its Fig. 4(c)) while
+# the
+# ResNet keeps ≈ 15 (its Fig. 5(c)); in both, the noise stays well-conditioned (≈ 200–300).
+# {doc}`04_bn_exploding_sensitivity` reproduces the feedforward half of this contrast in the
+# paper's convolutional nets at its width and batch, against the authors' published arrays. A
+# fully-connected net samples each channel at the B inputs only ($r$ ≤ B), so its
+# feedforward signal cannot collapse as far as a convolutional one — but the direction of the
+# contrast survives it: the authors' own fully-connected nets at N = 512, B = 64 on CIFAR-10 keep
+# $r(x)$ = {glue}`authors_res_reff` in the ResNet at unit 500 against
+# {glue}`authors_ff_reff` in the feedforward net at layer 200, a ratio of {glue}`authors_ratio`.
+# In ours, fed {glue}`input_name` at B = {glue}`res_batch`, the ratio is {glue}`reff_ratio`
+# (ResNet {glue}`res_reff_x`, feedforward {glue}`ff_reff_x`): {glue}`ratio_words` Where ours differs
+# from the authors', it is the input's doing, not the fully-connected architecture's: the input
+# moves the ResNet's $r(x)$ ({glue}`tab_authors`). We therefore
+# grade only the statement the paper makes about ResNets (several directions preserved) and report
+# the ratio.
+#
+# ## Convolutional ResNets, reduced for the CPU
 
 # %%
 conv_depth, conv_arrays = run("fig5_conv", replace(
@@ -705,6 +705,13 @@ ch.glue("conv_reduced_words", (
     "paper's ≈ 300) and the tails are those of a narrow net (the paper's μ₄: 3.6–4.0), so its "
     "claim is graded at the paper scale only.") if CONV_REDUCED else
     "It runs at the paper's width and batch.")
+
+# %% [markdown]
+# {numref}`fig-05-fig5-conv` repeats Fig. 5 with 3×3 periodic convolutions, the paper's
+# architecture, in {glue}`conv_label`. {glue}`conv_reduced_words` Its Eq. 15 overlay deviates
+# from χ by at most
+# {glue}`conv_overlay_dev` over units ≥ {glue}`conv_lmin`; at the last unit the noise keeps
+# $r(dx)$ = {glue}`conv_reff_dx` directions and the kurtosis is {glue}`conv_kurt`.
 
 # %% tags=["remove-cell"]
 ch.claim("conv_eq15_overlay", OVERLAY,
