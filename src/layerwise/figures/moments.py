@@ -56,7 +56,7 @@ def plot_increment_panel(
     its BN and activation factors ``Q["dbn"]``, ``Q["dphi"]``, against the neutral value 1."""
     plot_band(ax, d, Q[key], label, "C0")
     plot_band(ax, d, Q["dbn"], r"$\delta_\mathrm{BN}\chi$", "C1")
-    plot_band(ax, d, Q["dphi"], r"$\delta_\phi\chi$", "C2")
+    plot_band(ax, d, Q["dphi"], r"$\delta_\varphi\chi$", "C2")
     plot_reference(ax, reference, "dbn", "C1", "authors (dashed)")
     plot_reference(ax, reference, "dphi", "C2")
     ax.axhline(1, color="k", lw=0.8)
@@ -74,8 +74,8 @@ def plot_signal_panels(
 ) -> None:
     """Panels (c) and (d) of Labatie's Figs. 4–5: effective ranks of signal and noise; kurtosis
     and ν₁(|y|)/√ν₂ of the normalised pre-activation, with their Gaussian values dotted."""
-    plot_band(ax_reff, d, Q["reff_x"], r"signal $r_\mathrm{eff}(x^l)$", "C0")
-    plot_band(ax_reff, d, Q["reff_dx"], r"noise $r_\mathrm{eff}(dx^l)$", "C1")
+    plot_band(ax_reff, d, Q["reff_x"], r"signal $r(x^l)$", "C0")
+    plot_band(ax_reff, d, Q["reff_dx"], r"noise $r(dx^l)$", "C1")
     plot_reference(ax_reff, reference, "reff_x", "C0", "authors (dashed)")
     plot_reference(ax_reff, reference, "reff_dx", "C1")
     ax_reff.set_yscale("log")
