@@ -56,8 +56,10 @@ def page_texts(num: str) -> list[str]:
     nb = jupytext.read(chapter_notebook(num))
     texts = [c.source for c in nb.cells if c.cell_type == "markdown"]
     texts += [s for c in nb.cells if c.cell_type == "code" for s in _reader_strings(c.source)]
-    for module in ("studies", "figures"):
-        path = ROOT / "src" / "layerwise" / module / f"ch{num}.py"
+    paths = [ROOT / "src" / "layerwise" / m / f"ch{num}.py" for m in ("studies", "figures")]
+    if num in ("03", "04", "05"):  # the moments chapters' shared figures (Figs. 2-5 panels)
+        paths.append(ROOT / "src" / "layerwise" / "figures" / "moments.py")
+    for path in paths:
         if path.exists():
             texts += module_strings(path.read_text(encoding="utf-8"))
     return texts
