@@ -1150,6 +1150,8 @@ ch.claim("data_reff_input_differs", "patches enter much less well-conditioned th
              "directions",
          source="ours: the input data of this book (Set-up), which the data-set comparison relies "
                 "on")
+
+# %%
 for ds, case, kind, src in [
         ("digits", "digits", "reproduces",
          "Labatie 2019, App. A (MNIST: 'an equivalent behaviour')"),
