@@ -613,3 +613,20 @@ def test_isotropic_sharpness_is_the_transformed_quadratic_form():
     for lo, hi in ((1e2, 1e3), (1e-2, 1e-3)):
         assert predicted(hi)[1] / predicted(lo)[1] == pytest.approx(100.0, rel=0.05)
     assert min(quads[1e-1], quads[1e1]) > 10 * quads[1.0]
+
+
+def test_damped_eigh_gives_the_damped_inverse_and_refuses_an_indefinite_sum():
+    # one eigen-decomposition serves every damping: (F + λI)⁻¹ = Q diag(1/(w + λ)) Qᵀ
+    g = torch.Generator().manual_seed(5)
+    U = torch.randn(7, 12, generator=g, dtype=D)
+    F = U.T @ U / 7  # rank 7 < 12: five zero eigenvalues (± round-off)
+    w, q = ig.damped_eigh(F, 1e-3)
+    assert np.all(np.diff(w) >= 0)
+    for lam in (1e-3, 0.1, 10.0):
+        want = torch.linalg.inv(F + lam * torch.eye(12, dtype=D)).numpy()
+        assert np.allclose((q / (w + lam)) @ q.T, want, rtol=0, atol=1e-9 * np.abs(want).max())
+    # passing the eigenpairs changes nothing but the work
+    sizes = [5, 4, 3]
+    assert ig.inverse_structure(F, 0.1, sizes, (w, q)) == ig.inverse_structure(F, 0.1, sizes)
+    with pytest.raises(ParameterError, match="lam"):
+        ig.damped_eigh(-torch.eye(3, dtype=D), 0.5)

@@ -865,8 +865,25 @@ def rotated_block_shares(trace: float, frob2: float, sizes: Sequence[int]) -> di
     return {"off_diagonal": (P**2 - float(s @ s)) * per_entry, "off_tridiagonal": far * per_entry}
 
 
+def damped_eigh(F: torch.Tensor, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs (w ascending, columns of q) of a symmetric positive semi-definite F, by
+    LAPACK's divide-and-conquer driver (``evd``: the whole spectrum costs less than MRRR's part
+    of it above a threshold, and one decomposition gives (F + λI)⁻¹ and its solves for every λ).
+    Checks that F + ``lam``·I is positive definite (F's round-off eigenvalues below 0 stay above
+    −λ), as its Cholesky factor would."""
+    w, q = scipy.linalg.eigh(F.numpy(), driver="evd")
+    if not w[0] + lam > 0:
+        raise ParameterError(
+            f"F + lam*I is not positive definite: lam={lam!r}, F's smallest eigenvalue {w[0]!r}"
+        )
+    return w, q
+
+
 def inverse_structure(
-    F: torch.Tensor, lam: float, sizes: Sequence[int], inv: torch.Tensor | None = None
+    F: torch.Tensor,
+    lam: float,
+    sizes: Sequence[int],
+    eig: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, float]:
     """The layer structure of the damped inverse (F + λI)⁻¹ of a symmetric positive
     semi-definite F against F's own and against a structureless F of the same spectrum.
@@ -880,15 +897,17 @@ def inverse_structure(
     ``rotated_inverse_off_diagonal``, ``rotated_inverse_top_off_diagonal``;
     :func:`rotated_block_shares`: same spectrum, no layer structure); ``below_damping_fraction``,
     the fraction of F's eigenvalues ≤ λ, and ``below_damping_inverse_share``, their share of
-    ‖(F + λI)⁻¹‖_F². ``inv``: the inverse if already computed. NaN for J₊ when no eigenvalue
+    ‖(F + λI)⁻¹‖_F². ``eig``: F's eigenpairs as :func:`damped_eigh` gives them, if already
+    computed; the inverse is J₊ plus the same sum over w ≤ λ. NaN for J₊ when no eigenvalue
     exceeds λ."""
     lam = check_positive("lam", lam)
     P = F.shape[0]
-    if inv is None:
-        inv = torch.cholesky_inverse(torch.linalg.cholesky(F + lam * torch.eye(P, dtype=F.dtype)))
-    # the eigenpairs of F above the damping only (LAPACK's MRRR driver, eigenvalues in (λ, ∞))
-    w, q = scipy.linalg.eigh(F.numpy(), subset_by_value=(lam, np.inf), driver="evr")
-    d = 1.0 / (w + lam)  # the inverse's eigenvalues on those directions
+    w, q = damped_eigh(F, lam) if eig is None else eig
+    k = int(np.searchsorted(w, lam, side="right"))  # w ascending: w[k:] > λ ≥ w[:k]
+    d_all = 1.0 / (w + lam)  # the inverse's eigenvalues
+    d = d_all[k:]  # on the directions above the damping
+    top = (q[:, k:] * d) @ q[:, k:].T
+    inv = torch.as_tensor(top + (q[:, :k] * d_all[:k]) @ q[:, :k].T)
     inv2 = float((inv**2).sum())
     shares = {
         "fisher": block_shares(F, sizes),
@@ -896,8 +915,8 @@ def inverse_structure(
         "rotated_fisher": rotated_block_shares(float(torch.trace(F)), float((F**2).sum()), sizes),
         "rotated_inverse": rotated_block_shares(float(torch.trace(inv)), inv2, sizes),
     }
-    if len(w):
-        shares["inverse_top"] = block_shares(torch.as_tensor((q * d) @ q.T), sizes)
+    if len(d):
+        shares["inverse_top"] = block_shares(torch.as_tensor(top), sizes)
         shares["rotated_inverse_top"] = rotated_block_shares(d.sum(), (d**2).sum(), sizes)
     else:  # no direction above the damping: the inverse is λ⁻¹I to round-off
         shares["inverse_top"] = shares["rotated_inverse_top"] = dict.fromkeys(
@@ -910,7 +929,7 @@ def inverse_structure(
             for part, v in sh.items()
             if not (m.startswith("rotated") and part == "off_tridiagonal")
         },
-        "below_damping_fraction": 1.0 - len(w) / P,
+        "below_damping_fraction": 1.0 - len(d) / P,
         "below_damping_inverse_share": 1.0 - float((d**2).sum()) / inv2,
     }
 
@@ -933,9 +952,11 @@ def natural_gradient_comparison(
     ``cos_blocks`` — the exact diagonal blocks inverted alone, ⊕_l (F_ll + λI)⁻¹∇L_l (what
     dropping the blocks between layers costs, without the Kronecker factorisation);
     ``cos_diagonal`` — (diag F + λ)⁻¹∇L; ``cos_gradient`` — ∇L itself (no preconditioner). The
-    exact and block solves go through Cholesky factors of the damped matrices (positive definite
-    for λ > 0); K-FAC's through the eigen-decompositions of G_l and A_{l−1} (a Kronecker
-    product's eigenvectors are the products of its factors'). Structure at δ =
+    exact solves go through one eigen-decomposition of F (:func:`damped_eigh`: F + λI =
+    Q(Λ + λ)Qᵀ for every λ, and the same pairs give the structure below), the block solves
+    through Cholesky factors of the damped blocks (positive definite for λ > 0); K-FAC's through
+    the eigen-decompositions of G_l and A_{l−1} (a Kronecker product's eigenvectors are the
+    products of its factors'). Structure at δ =
     ``structure_damping``: the keys of :func:`inverse_structure` (the block shares of F, of
     (F + λI)⁻¹ and of its part above the damping, with their rotated controls); ``lambda`` the
     absolute dampings."""
@@ -962,13 +983,12 @@ def natural_gradient_comparison(
     out: dict[str, list[float]] = {
         k: [] for k in ("cos_kfac", "cos_blocks", "cos_diagonal", "cos_gradient", "lambda")
     }
-    inv = None
+    eig = damped_eigh(F, min(dampings + [structure_damping]) * scale)
+    w, q = (torch.as_tensor(v) for v in eig)
+    gq = q.T @ g  # ∇L in F's eigenbasis
     for d in dampings:
         lam = d * scale
-        chol = torch.linalg.cholesky(F + lam * eye)
-        exact = torch.cholesky_solve(g[:, None], chol)[:, 0]
-        if d == structure_damping:
-            inv = torch.cholesky_inverse(chol)
+        exact = q @ (gq / (w + lam))
         kfac, blocks = torch.empty_like(g), torch.empty_like(g)
         for sl, wg, qg, wa, qa, vt in layers:
             # (G ⊗ A + λI)⁻¹ vec(V) = vec(Q_G [(Q_Gᵀ V Q_A) ⊘ (λ_G λ_Aᵀ + λ)] Q_Aᵀ)
@@ -984,7 +1004,7 @@ def natural_gradient_comparison(
         ):
             out[key].append(_cosine(v, exact))
         out["lambda"].append(lam)
-    structure = inverse_structure(F, structure_damping * scale, sizes, inv)
+    structure = inverse_structure(F, structure_damping * scale, sizes, eig)
     return {k: np.asarray(v) for k, v in (out | structure).items()}
 
 
