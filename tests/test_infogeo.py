@@ -630,3 +630,13 @@ def test_damped_eigh_gives_the_damped_inverse_and_refuses_an_indefinite_sum():
     assert ig.inverse_structure(F, 0.1, sizes, (w, q)) == ig.inverse_structure(F, 0.1, sizes)
     with pytest.raises(ParameterError, match="lam"):
         ig.damped_eigh(-torch.eye(3, dtype=D), 0.5)
+
+
+def test_gram_is_the_symmetric_product():
+    g = torch.Generator().manual_seed(6)
+    U = torch.randn(9, 13, generator=g, dtype=D)
+    for a in (U.numpy().T, np.ascontiguousarray(U.numpy().T), U.numpy()[:, 2:7]):
+        G = ig.gram(a, 0.25)
+        assert np.array_equal(G, G.T)  # symmetric to the last bit
+        assert np.allclose(G, 0.25 * a @ a.T, rtol=1e-13, atol=1e-13)
+    assert np.array_equal(ig.gram(np.zeros((4, 0))), np.zeros((4, 4)))

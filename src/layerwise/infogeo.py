@@ -865,6 +865,20 @@ def rotated_block_shares(trace: float, frob2: float, sizes: Sequence[int]) -> di
     return {"off_diagonal": (P**2 - float(s @ s)) * per_entry, "off_tridiagonal": far * per_entry}
 
 
+def gram(a: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``scale`` · a aᵀ (float64, symmetric to the last bit) by BLAS ``dsyrk``, which computes
+    one triangle: half the work of a general product. For a = Uᵀ (a transposed C-contiguous
+    matrix, Fortran-contiguous) BLAS reads it in place."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape[1] == 0:
+        return np.zeros((a.shape[0], a.shape[0]))
+    n = a.shape[0]
+    c = scipy.linalg.blas.dsyrk(scale, a, beta=0.0, c=np.zeros((n, n), order="F"), overwrite_c=1)
+    full = c + c.T  # the upper triangle and its mirror; the lower triangle of c is 0
+    full.flat[:: n + 1] = c.diagonal()
+    return full
+
+
 def damped_eigh(F: torch.Tensor, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """All eigenpairs (w ascending, columns of q) of a symmetric positive semi-definite F, by
     LAPACK's divide-and-conquer driver (``evd``: the whole spectrum costs less than MRRR's part
@@ -906,8 +920,8 @@ def inverse_structure(
     k = int(np.searchsorted(w, lam, side="right"))  # w ascending: w[k:] > λ ≥ w[:k]
     d_all = 1.0 / (w + lam)  # the inverse's eigenvalues
     d = d_all[k:]  # on the directions above the damping
-    top = (q[:, k:] * d) @ q[:, k:].T
-    inv = torch.as_tensor(top + (q[:, :k] * d_all[:k]) @ q[:, :k].T)
+    top = gram(q[:, k:] * np.sqrt(d))  # Σ_{w>λ} qqᵀ/(w + λ)
+    inv = torch.as_tensor(top + gram(q[:, :k] * np.sqrt(d_all[:k])))
     inv2 = float((inv**2).sum())
     shares = {
         "fisher": block_shares(F, sizes),
@@ -966,7 +980,7 @@ def natural_gradient_comparison(
         raise ParameterError("dampings must hold at least one relative damping")
     stats = layer_statistics(params, x, activation)
     U = fisher_scores(stats)
-    F = U.T @ U / stats["p"].shape[0]
+    F = torch.as_tensor(gram(U.numpy().T, 1.0 / stats["p"].shape[0]))  # UᵀU/n
     P = F.shape[0]
     scale = float(torch.trace(F)) / P
     g = loss_gradient(stats, y)
