@@ -301,21 +301,20 @@ def hessian_top_eigenvalue(
     seed: int = 0,
 ) -> float:
     """Largest eigenvalue of the Hessian of the mean loss by Lanczos (full re-orthogonalisation)
-    on exact Hessian-vector products (forward-over-reverse, ``jvp(grad)``)."""
+    on exact Hessian-vector products (reverse-over-reverse: the gradient's graph is built once and
+    each product is one backward pass through it, without forward-mode's per-call tracing)."""
     _check_activation(activation)
     n_iter = check_positive_int("n_iter", n_iter)
-    theta = flatten(params).detach()
-    unflat = unflattener(params)
+    theta = flatten(params).detach().requires_grad_(True)
     P = theta.numel()
     n_iter = min(n_iter, P)
-
-    def lossf(v: torch.Tensor) -> torch.Tensor:
-        return loss_fn(unflat(v), x, yoh, activation)
-
-    g = grad(lossf)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(
+            loss_fn(unflattener(params)(theta), x, yoh, activation), theta, create_graph=True
+        )
 
     def hvp(u: torch.Tensor) -> torch.Tensor:
-        return jvp(g, (theta,), (u,))[1]
+        return torch.autograd.grad(g, theta, u, retain_graph=True)[0]
 
     gen = torch.Generator().manual_seed(int(seed))
     q = torch.randn(P, generator=gen, dtype=theta.dtype)
