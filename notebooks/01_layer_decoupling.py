@@ -278,7 +278,7 @@ law_ctl = {kind: study.law_summary(fixed_ctl[kind], ALL_CASES, list(LAW_CASES))
 # what the symmetrisation changes: raw − symmetrised score, per activation
 asymmetry = {str(k): study.difference(law["patches"][str(k)], law_ctl["patches_symmetric"][str(k)])
              for k in LAW_CASES}
-odd = {str(k): study.odd_weight(*ALL_CASES[k]) for k in LAW_CASES}
+odd = {str(k): capacity.odd_weight(*ALL_CASES[k]) for k in LAW_CASES}
 skew_patches = float(np.abs(fixed["patches"]["skew"]).mean())   # mean |skewness| of z = pᵀY
 spread_iid = study.spread_against_exact(fixed["iid"], ALL_CASES, 2)
 
@@ -493,7 +493,7 @@ DEV_CASES = {1: "leaky ReLU a=0.2", 2: "relu", 3: "abs"}
 ns_fixed = fixed["iid"]["ns"]
 deviation = {kind: study.deviation_fits(fixed[kind], NU_CASES, DEV_CASES, n_min=9)
              for kind in INPUTS}
-amplitude = {lab: layer.footnote3_direction_closed_form(*NU_CASES[k])
+amplitude = {lab: capacity.footnote3_direction_closed_form(*NU_CASES[k])
              for k, lab in DEV_CASES.items()}
 ch.figure(figures.fixed_layer_deviation(ns_fixed, {INPUTS[k]: deviation[k] for k in INPUTS},
                                         amplitude),
@@ -552,7 +552,7 @@ ch.glue("n_fix_last", int(ns_fixed[-1]))
 
 # %%
 for tag in ("relu", "abs"):  # the closed form's error along p_j, (β − α)²/(2π)
-    ch.glue(f"fn3_opnorm_{tag}", capacity.footnote3_opnorm(tag))
+    ch.glue(f"fn3_opnorm_{tag}", capacity.footnote3_direction_closed_form(tag))
 
 # %% [markdown]
 # The deviation is a rank-2 matrix of fixed size, and its size depends on the norm:
@@ -710,8 +710,12 @@ for (a, kind), (c, (tag, case)) in itertools.product(enumerate(CAP_INPUTS),
              alternative=(0.0, "no effect: Eq. 14 fits as well"), caveat="too few layers")
 
 # %%
-ch.glue_all(study.capacity_prose_numbers(capacities, distances, CAP_INPUTS, ["relu", "leaky"]),
+prose = study.capacity_prose_numbers(capacities, distances)  # d14, dex, dlin: [input, case]
+ch.glue_all({f"{key}_{kind}_{tag}": prose[key][a, c] for key in ("d14", "dex", "dlin")
+             for a, kind in enumerate(CAP_INPUTS) for c, tag in enumerate(["relu", "leaky"])},
             digits=2)
+ch.glue_all({**{f"arc_half_{kind}": prose["arc_half"][a] for a, kind in enumerate(CAP_INPUTS)},
+             "eq25_patch_gap": prose["eq25_patch_gap"]}, digits=2)
 ch.glue("cap_gap_verdict", ch.verdict([f"capacity_exact_beats_eq14_{tag}" for tag in CAP_CASES],
         "closer to the exact fixed-layer capacities than to Eq. 14's in every case",
         "not closer to the exact fixed-layer capacities than to Eq. 14's in every case",
@@ -878,8 +882,8 @@ pseudo_random = ch.cached_call(study.pseudo_random_layer_capacities, n=8, m=16, 
 convergence = study.capacity_convergence(pseudo_random["kappa"], pseudo_random["kappa_eq25"],
                                          params["emp_sizes"])
 sizes, errors = convergence["sizes"], convergence["errors"]
-ch.figure(figures.pseudo_random_capacities(pseudo_random["kappa_eq25"], convergence["k_mean"],
-                                           convergence["k_se"], sizes, errors, convergence["fit"]),
+ch.figure(figures.pseudo_random_capacities(pseudo_random["kappa_eq25"], convergence["kappa_last"],
+                                           sizes, errors, convergence["fit"]),
           "pseudo_random_capacities", "Capacities of a pseudo-random layer, input-space capacities "
           "κ = (P∘P)κᵠ of Donier's Eq. 25 against those from an empirical augmented covariance "
           "of a hashed pseudo-random activation (left), and the convergence of the latter as the "
@@ -967,7 +971,7 @@ ch.figure(figures.redundancy(singular_values), "redundancy",
 
 # %%
 # exact counts of the construction: unit-tested
-redundant = study.redundancy_counts(jacobians["table"], JAC_CASES, JAC_M)
+redundant = layer.redundancy_counts(jacobians["table"], JAC_CASES, JAC_M)
 ch.glue_all({"jac_linear": redundant["linear_true"], "jac_relu": redundant["relu_true"],
              "jac_tanh_true": redundant["tanh_true"], "jac_tanh_aug": redundant["tanh_aug"]})
 

@@ -10,6 +10,7 @@ from conftest import assert_fits_column
 from layerwise import capacity as cap
 from layerwise.figures import ch01 as F
 from layerwise.plotting import legends_over_data
+from layerwise.stats import Estimate
 
 
 def test_nu_scale_plots_the_table_the_fixed_layers_and_one_tick_per_case():
@@ -129,11 +130,12 @@ def test_redundancy_spectra_one_panel_per_activation():
 
 
 def test_pseudo_random_capacities_bars_and_convergence():
-    k25, k_mean, k_se = np.array([1.0, 2.0, 2.0]), np.array([1.1, 1.9, 2.0]), np.full(3, 0.01)
+    k25, k_mean = np.array([1.0, 2.0, 2.0]), np.array([1.1, 1.9, 2.0])
+    kappa_last = [Estimate(k, 0.01, 4, 5) for k in k_mean]
     sizes = np.array([100.0, 1000.0])
     errors = np.array([[0.3, 0.2], [0.1, 0.08]])
     fig = F.pseudo_random_capacities(
-        k25, k_mean, k_se, sizes, errors, {"slope": -0.5, "slope_se": 0.02}
+        k25, kappa_last, sizes, errors, {"slope": -0.5, "slope_se": 0.02}
     )
     assert_fits_column(fig)
     assert len(fig.axes) == 2

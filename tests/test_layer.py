@@ -61,7 +61,7 @@ def test_gaussian_augmented_covariance_reduces_to_eq14_and_footnote3():
     np.testing.assert_allclose(b, expected, atol=1e-12)
     # along p_j the error is (β−α)²/(2π) whatever n (the operator-norm statement)
     assert np.linalg.norm((b - 0.5 * np.eye(n)) @ Q[:, 1]) == pytest.approx(
-        lay.footnote3_direction_closed_form("relu")
+        cap.footnote3_direction_closed_form("relu")
     )
     assert np.linalg.eigvalsh(St).min() > -1e-10  # a covariance
 
@@ -127,7 +127,7 @@ def test_fixed_layer_ratio_deviation_decays_like_one_over_root_n_for_iid_inputs(
     np.testing.assert_allclose(R["diag_0"], 1.0, atol=0.03)
     d = study.ratio_deviation_fit(R["ratios_0"], R["ns"], 0.5, R["noise_0"])
     assert -0.75 < d["fit"]["slope"] < -0.3
-    amp = lay.footnote3_direction_closed_form("relu")  # (β−α)²/(2π) = 1/π
+    amp = cap.footnote3_direction_closed_form("relu")  # (β−α)²/(2π) = 1/π
     assert d["rms"].mean(1)[1] == pytest.approx(amp / 6, rel=0.35)
 
 
@@ -245,7 +245,7 @@ def test_appendix_a_redundancy_counts_hold_for_every_draw(seed):
             name, n=8, m=4, n_inputs=200, rng=np.random.default_rng(seed), slope=slope
         )
         assert np.array_equal(J["true"], J["augmented"])
-    red = study.redundancy_counts(
+    red = lay.redundancy_counts(
         study.redundancy_table(cases=cases, n=8, m=4, n_inputs=200, seed=seed)["table"], cases, 4
     )
     assert (red["relu_type_mismatch"], red["tanh_excess"], red["tanh_true"], red["tanh_aug"]) == (
@@ -272,6 +272,17 @@ def test_pair_law_is_the_orthant_moment_and_a_monte_carlo(name, slope):
         assert abs(e.mean() - lay.pair_law(r, name, slope)) < 4 * e.std() / math.sqrt(len(e))
     with pytest.raises(ParameterError, match="rho"):
         lay.pair_law(1.5, name, slope)
+
+
+def test_pair_law_of_pseudo_random_units_is_zero_at_every_correlation():
+    rhos = np.array([-0.9, 0.0, 0.7])
+    assert np.array_equal(lay.pair_law(rhos, "pseudo_random"), np.zeros(3))
+    u = np.random.default_rng(4).standard_normal((200_000, 2))
+    z2 = 0.9 * u[:, 0] + math.sqrt(1 - 0.81) * u[:, 1]  # strongly correlated pre-activations
+    e = cap.eta("pseudo_random", u[:, 0], unit_seed=1) * cap.eta("pseudo_random", z2, unit_seed=2)
+    assert abs(e.mean()) < 4 * e.std() / math.sqrt(len(e))
+    with pytest.raises(ParameterError, match="activation"):
+        lay.pair_law(rhos, "tanh")
 
 
 @pytest.mark.parametrize("n", [4, 16, 64])
@@ -366,3 +377,43 @@ def test_skewness_against_scipy():
 
     Z = np.random.default_rng(3).exponential(size=(500, 3))
     np.testing.assert_allclose(lay.skewness(Z), st.skew(Z, axis=0), rtol=1e-12)
+
+
+def test_fixed_layer_pairs_linear_blocks_and_pseudo_random_law():
+    rng = np.random.default_rng(6)
+    Y = rng.standard_normal((500, 9))
+    P = cap.random_unit_columns(9, 4, rng)
+    f = lay.fixed_layer_pairs(Y, P, [["linear", None], ["pseudo_random", None]], Sigma=np.eye(9))
+    assert f["ratios"].shape == (2, 6) and f["skew"].shape == (4,)
+    np.testing.assert_allclose(f["ratios"][0], 1.0, atol=1e-12)  # linear: every block is Σ̂
+    np.testing.assert_allclose(f["diag"], 1.0, atol=1e-12)  # η² = 1 for both
+    assert f["noise"][0] == pytest.approx(0.0, abs=1e-20)
+    np.testing.assert_array_equal(f["law"][1], np.zeros(6))
+    np.testing.assert_allclose(f["law"][0], 1.0)
+
+
+def test_eq14_capacity_gaps_vanish_for_the_linear_layer_and_not_for_relu():
+    rng = np.random.default_rng(8)
+    P, J = cap.random_unit_columns(6, 3, rng), rng.standard_normal((3, 2))
+    gaps = lay.eq14_capacity_gaps(P, J, [["linear", None], ["relu", None]])
+    assert gaps[0] == pytest.approx(0.0, abs=1e-9)  # linear: Eq. 14 at ν = 1 is exact
+    assert gaps[1] > 1e-3
+
+
+def test_fixed_layer_capacities_sum_to_the_read_out_rank():
+    rng = np.random.default_rng(9)
+    Y = rng.standard_normal((4000, 5))
+    P, J = cap.random_unit_columns(5, 4, rng), rng.standard_normal((4, 2))
+    emp, exact = lay.fixed_layer_capacities(Y, np.eye(5), P, J, [["relu", None], ["abs", None]])
+    assert emp.shape == exact.shape == (2, 5)
+    np.testing.assert_allclose(emp.sum(1), 2.0, rtol=1e-9)  # the trace of a rank-p projector
+    np.testing.assert_allclose(exact.sum(1), 2.0, rtol=1e-9)
+    np.testing.assert_allclose(emp, exact, atol=0.1)  # 4000 inputs: near their expectation
+
+
+def test_redundancy_and_tree_tables_refuse_a_generator_count_that_does_not_match():
+    cases = [["relu", None], ["tanh", None]]
+    with pytest.raises(ParameterError, match="rngs"):
+        lay.redundancy_table(cases, n=3, m=2, n_inputs=20, rngs=[np.random.default_rng(0)])
+    with pytest.raises(ParameterError, match="rngs"):
+        lay.tree_capacity_table(cases, [[2, 2]], n_inputs=20, rngs=[[np.random.default_rng(0)]])

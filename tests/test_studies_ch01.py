@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from layerwise import capacity as cap
+from layerwise import layer as lay
 from layerwise.chapter import Chapter
 from layerwise.params import ParameterError
-from layerwise.stats import Estimate
+from layerwise.stats import Estimate, mean_se
 from layerwise.studies import ch01 as study
 
 
@@ -26,13 +27,14 @@ def test_stream_draws_what_the_chapter_draws(tmp_path):
 
 def test_nu_table_rows_are_the_monte_carlo_of_each_case_and_eq13():
     cases = [["relu", None], ["leaky_relu", 0.5], ["abs", None]]
-    T = study.nu_table(cases=cases, n=16, m=4, n_samples=4000, seed=1)["table"]
+    kw = dict(cases=cases, n=16, m=4, n_samples=4000, seed=1)
+    T = np.concatenate([study.nu_table_unit(k, **kw)["table"] for k in range(len(cases))])
     assert T.shape == (3, 5)
     for k, (name, slope) in enumerate(cases):
         r = cap.nu_monte_carlo(
             name, n=16, m=4, n_samples=4000, rng=study.stream(1, "nu", k), slope=slope
         )
-        assert T[k, :4].tolist() == [r["nu"], r["se"], r["diag"], r["diag_se"]]
+        assert T[k, :4].tolist() == [r["nu"].mean, r["nu"].se, r["diag"].mean, r["diag"].se]
         assert T[k, 4] == cap.nu_closed_form(name, slope)
         assert (
             abs(T[k, 0] - T[k, 4]) < 5 * T[k, 1] + 1e-12
@@ -73,15 +75,18 @@ def test_capacity_convergence_recovers_a_known_rate():
         R["errors"], 3.0 * np.array(sizes, float)[:, None] ** -0.5 * np.ones((1, 2))
     )
     assert R["fit"]["slope"] == pytest.approx(-0.5, abs=1e-12)
-    assert R["dof"] == 4 * 2 - 2  # every replicate is a point of the fit
-    assert (R["slope"].mean, R["slope"].dof) == (R["fit"]["slope"], R["dof"])
+    assert R["slope"].dof == 4 * 2 - 2  # every replicate is a point of the fit
+    assert (R["slope"].mean, R["slope"].se) == (R["fit"]["slope"], R["fit"]["slope_se"])
     assert R["error_last"].mean == pytest.approx(3.0 / 80) and R["error_last"].dof == 1
-    np.testing.assert_allclose(R["k_mean"], kappa[-1].mean(0))
+    np.testing.assert_allclose([e.mean for e in R["kappa_last"]], kappa[-1].mean(0))
+    np.testing.assert_allclose([e.se for e in R["kappa_last"]], mean_se(kappa[-1])[1])
 
 
 def test_smooth_nu_table_against_the_gelu_closed_form():
     qs = np.array([0.1, 1.0])
-    T = study.smooth_nu_table(names=["gelu"], qs=qs, n=500, m=4, n_samples=20000, seed=0)["gelu"]
+    kw = dict(names=["gelu"], qs=qs, n=500, m=4, n_samples=20000, seed=0)
+    rows = np.concatenate([study.smooth_nu_unit(u, **kw)["rows"] for u in range(len(qs))])
+    T = study.assemble_smooth_nu(rows, ["gelu"])["gelu"]
     assert np.array_equal(T[:, 0], qs)
     for q, nu, se in T:
         assert abs(nu - cap.nu_gelu_closed_form(q)) < 5 * se + 0.01
@@ -124,7 +129,7 @@ def test_deviation_fits_recover_the_one_over_root_n_law():
         out["relu"]["rms"], np.broadcast_to(0.3 / np.sqrt(ns)[:, None], (4, 3))
     )
     assert out["relu"]["fit"]["slope"] == pytest.approx(-0.5)
-    assert out["relu"]["dof"] == 3 * 3 - 2  # n ≥ 9: three sizes × three layers
+    assert out["relu"]["slope"].dof == 3 * 3 - 2  # n ≥ 9: three sizes × three layers
     slope = out["relu"]["slope"]
     assert (slope.mean, slope.se, slope.dof) == (
         out["relu"]["fit"]["slope"],
@@ -164,20 +169,21 @@ def test_capacity_gap_and_prose_numbers_closed_forms():
         "eq25": np.zeros((2, draws, n)),
     }
     res["eq25"][..., 1] = 0.5  # ‖(0, ½, 0, 0)‖ = ½ from the ν = 0 end
-    out = study.capacity_prose_numbers(res, dist, ["iid", "patches"], ["relu", "leaky"])
-    assert out["d14_iid_leaky"] == Estimate(pytest.approx(2.0))  # mean of (3, 4, 5)/2, exact
-    assert out["dex_iid_relu"] == Estimate(pytest.approx(0.5))
-    assert out["dlin_patches_relu"] == Estimate(pytest.approx(2.0))  # ‖κ(1)‖ = 4, span 2
-    assert out["arc_half_iid"] == Estimate(pytest.approx(0.25))
-    assert out["eq25_patch_gap"] == Estimate(pytest.approx(0.25))
-    with pytest.raises(ParameterError, match="inputs"):
-        study.capacity_prose_numbers(res, dist, ["iid"], ["relu", "leaky"])
+    out = study.capacity_prose_numbers(res, dist)
+    assert out["d14"][0, 1] == pytest.approx(2.0)  # mean of (3, 4, 5)/2
+    assert out["dex"][0, 0] == pytest.approx(0.5)
+    assert out["dlin"][1, 0] == pytest.approx(2.0)  # ‖κ(1)‖ = 4, span 2
+    assert out["arc_half"][0] == pytest.approx(0.25)
+    assert out["eq25_patch_gap"] == pytest.approx(0.25)
+    one_kind = {k: np.asarray(v)[:1] for k, v in res.items() if k != "nus"} | {"nus": res["nus"]}
+    with pytest.raises(ParameterError, match="two"):
+        study.capacity_prose_numbers(one_kind, dist)
 
 
 def test_redundancy_counts_of_appendix_a():
     cases = [["linear", None], ["relu", None], ["leaky_relu", 0.2], ["abs", None], ["tanh", None]]
     table = np.array([[12, 12], [4, 4], [4, 4], [4, 4], [0, 4]])
-    r = study.redundancy_counts(table, cases, 4)
+    r = lay.redundancy_counts(table, cases, 4)
     assert (r["relu_type_mismatch"], r["tanh_excess"], r["linear_true"], r["tanh_aug"]) == (
         0,
         4,
@@ -185,9 +191,9 @@ def test_redundancy_counts_of_appendix_a():
         4,
     )
     table[2] = [4, 6]  # a leaky ReLU mismatch of 2
-    assert study.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
+    assert lay.redundancy_counts(table, cases, 4)["relu_type_mismatch"] == 2
     with pytest.raises(ParameterError, match="tanh"):
-        study.redundancy_counts(table[:4], cases[:4], 4)
+        lay.redundancy_counts(table[:4], cases[:4], 4)
 
 
 def test_paired_ratio_closed_form_and_delta_method():
@@ -285,7 +291,7 @@ def test_nu_units_through_the_chapter_seam_give_the_table(tmp_path):
 
     cases = [["relu", None], ["leaky_relu", 0.2], ["abs", None]]
     kw = dict(cases=cases, n=16, m=4, n_samples=500, seed=3)
-    table = study.nu_table(**kw)["table"]
+    table = np.concatenate([study.nu_table_unit(k, **kw)["table"] for k in range(len(cases))])
     ch = Chapter("01_layer_decoupling", scale="ci", seed=3, results=tmp_path)
     via_seam = ch.cached_units(study.nu_table_unit, len(cases), **kw)["table"]
     assert np.array_equal(via_seam, table)
@@ -294,7 +300,7 @@ def test_nu_units_through_the_chapter_seam_give_the_table(tmp_path):
     r = capacity.nu_monte_carlo(
         "leaky_relu", n=16, m=4, n_samples=500, rng=stream(3, "nu", 1), slope=0.2
     )  # case 1 by hand
-    assert table[1, 0] == r["nu"] and table[1, 1] == r["se"]
+    assert (table[1, 0], table[1, 1]) == (r["nu"].mean, r["nu"].se)
 
 
 def test_smooth_nu_units_assemble_per_name(tmp_path):
@@ -302,7 +308,8 @@ def test_smooth_nu_units_assemble_per_name(tmp_path):
 
     qs = np.array([0.1, 1.0])
     kw = dict(names=["gelu", "tanh"], qs=qs, n=200, m=4, n_samples=400, seed=0)
-    direct = study.smooth_nu_table(**kw)
+    units = [study.smooth_nu_unit(u, **kw)["rows"] for u in range(4)]
+    direct = study.assemble_smooth_nu(np.concatenate(units), kw["names"])
     ch = Chapter("01_layer_decoupling", scale="ci", seed=0, results=tmp_path)
     rows = ch.cached_units(study.smooth_nu_unit, 4, **kw)["rows"]
     seam = study.assemble_smooth_nu(rows, kw["names"])
@@ -312,9 +319,9 @@ def test_smooth_nu_units_assemble_per_name(tmp_path):
 
 
 def test_odd_weight_of_the_activations():
-    assert study.odd_weight("abs") == pytest.approx(0.0, abs=1e-12)
-    assert study.odd_weight("relu") == pytest.approx(1.0)
-    assert study.odd_weight("leaky_relu", 0.5) == pytest.approx(3.0)
+    assert cap.odd_weight("abs") == pytest.approx(0.0, abs=1e-12)
+    assert cap.odd_weight("relu") == pytest.approx(1.0)
+    assert cap.odd_weight("leaky_relu", 0.5) == pytest.approx(3.0)
 
 
 def test_odd_part_enters_the_pair_moment_with_that_weight():
@@ -332,7 +339,7 @@ def test_odd_part_enters_the_pair_moment_with_that_weight():
                 for b in (0, 1)
             )
             s = 2 * p - 1
-            odd = (beta - alpha) ** 2 / 4 * study.odd_weight(name, slope) * 2 * s
+            odd = (beta - alpha) ** 2 / 4 * cap.odd_weight(name, slope) * 2 * s
             want = cap.nu_closed_form(name, slope) + odd + (beta - alpha) ** 2 / 4 * s * s
             assert brute == pytest.approx(want, rel=1e-12)
 

@@ -9,7 +9,8 @@ What is implemented, with the paper's equation numbers:
 * the decoupling scale ν = (α+β)²/4 for η = α·1{z≤0} + β·1{z>0}, α²+β² = 2 [Eqs. 12–13, 15],
   its Monte-Carlo estimator, and the generalisation ν(f; q) = (E η)²/E[η²], z ~ N(0, q), for
   smooth activations computed by quadrature (:mod:`layerwise.gaussian`; beyond the paper);
-* the exact finite-n correction to Eq. 13 for orthonormal projections (footnote 3);
+* the exact finite-n correction to Eq. 13 for orthonormal projections (footnote 3) in two norms,
+  Frobenius and along p_j, and the Monte-Carlo of one fixed layer that measures both;
 * capacities: the capacity matrix K = Σ·∂A/∂W, orthonormalised (an orthonormal basis of its
   column space, Euclidean inner product), κ(S) = ‖KᵀS‖_F² [Eqs. 9, 16–18]; the pseudo-random rule
   κ = (P∘P) κ^φ [Eqs. 22–25]; capacities from an *empirical* augmented covariance;
@@ -29,7 +30,7 @@ from scipy.special import expit, ndtr
 
 from . import gaussian
 from .params import ParameterError, check_choice, check_positive, check_positive_int
-from .stats import mean_se
+from .stats import Estimate, mean_se
 
 #: Activations whose η is piecewise constant, η = α·1{z≤0} + β·1{z>0} (or pseudo-random).
 PIECEWISE: tuple[str, ...] = ("linear", "leaky_relu", "relu", "abs", "pseudo_random")
@@ -82,6 +83,16 @@ def nu_closed_form(name: str, slope: float | None = None) -> float:
         return 0.0
     al, be = eta_levels(name, slope)
     return (al + be) ** 2 / 4.0
+
+
+def odd_weight(name: str, slope: float | None = None) -> float:
+    """(β+α)/(β−α) for η of Donier's Eq. 12: the weight with which an asymmetric pre-activation law
+    enters E[η_iη_j] through η's odd part — η = (β+α)/2 + (β−α)/2·sign z, so
+    E[η_iη_j] = ((β+α)/2)² + (β²−α²)/4·(E sign z_i + E sign z_j) + ((β−α)/2)² E[sign z_i sign z_j],
+    whose middle term over the arcsin term's scale is (β+α)/(β−α): 0 for the absolute value, 1 for
+    ReLU, (1+a)/(1−a) for a leaky ReLU of slope a."""
+    alpha, beta = eta_levels(name, slope)
+    return float((beta + alpha) / (beta - alpha))
 
 
 def _mix32(k: Any) -> Any:
@@ -151,7 +162,7 @@ def nu_monte_carlo(
     slope: float | None = None,
     q: float = 1.0,
     batch: int = 20000,
-) -> dict[str, float]:
+) -> dict[str, Estimate]:
     """Monte-Carlo estimate of ν with its standard error, from samples of a random layer.
 
     Y ~ N(0, q·I_n) and a fresh P (m unit-norm columns, uniform on the sphere) per sample; z = PᵀY.
@@ -165,7 +176,8 @@ def nu_monte_carlo(
     O(nm) (``nu_monte_carlo_bruteforce`` draws P explicitly; the tests check they agree).
     For piecewise-constant η this estimator is unbiased for Eq. 13 at every n (E[η_i | Y] is the
     same for every Y); for smooth η it carries an O(1/n) bias.
-    Returns ``nu``, ``se``, ``diag`` (mean of Σ_i η_i²|Y|²/(m n q), 1 for Eq. 12's normalisation).
+    Returns Estimates (samples − 1 d.o.f.): ``nu`` and ``diag`` (mean of Σ_i η_i²|Y|²/(m n q), 1 for
+    Eq. 12's normalisation).
     """
     check_activation(name)
     n, m, n_samples = (
@@ -194,12 +206,15 @@ def nu_monte_carlo(
     return _ratio_stats(t, d)
 
 
-def _ratio_stats(t: np.ndarray, d: np.ndarray) -> dict[str, float]:
+def _ratio_stats(t: np.ndarray, d: np.ndarray) -> dict[str, Estimate]:
     N = len(t)
     nu = float(t.mean() / d.mean())
     se = float(mean_se(t - nu * d)[1] / abs(d.mean()))  # delta method for a ratio of means
     d_mean, d_se = mean_se(d)
-    return {"nu": nu, "se": se, "diag": float(d_mean), "diag_se": float(d_se), "n_samples": N}
+    return {
+        "nu": Estimate(nu, se, N - 1, N),
+        "diag": Estimate(float(d_mean), float(d_se), N - 1, N),
+    }
 
 
 def random_unit_columns(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -217,7 +232,7 @@ def nu_monte_carlo_bruteforce(
     rng: np.random.Generator,
     slope: float | None = None,
     q: float = 1.0,
-) -> dict[str, float]:
+) -> dict[str, Estimate]:
     """The estimator of :func:`nu_monte_carlo` with P drawn explicitly per sample (slow; for
     tests)."""
     check_activation(name)
@@ -345,7 +360,17 @@ def footnote3_error_closed_form(name: str, n: int, slope: float | None = None) -
     return math.sqrt(2.0) * (be - al) ** 2 / (2.0 * math.pi * math.sqrt(n))
 
 
-def footnote3_error_mc(
+def footnote3_direction_closed_form(name: str, slope: float | None = None) -> float:
+    """‖(E[η_iη_j YYᵀ] − νI) p_j‖ = (E ηz)² = (β−α)²/(2π) for Y ~ N(0, I_n), p_i ⟂ p_j unit,
+    at every n: the deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ) maps p_j to (E ηz)² p_i, and this is its
+    operator norm."""
+    if name == "pseudo_random":
+        return 0.0
+    al, be = eta_levels(name, slope)
+    return (be - al) ** 2 / (2.0 * math.pi)
+
+
+def footnote3_mc(
     name: str,
     *,
     n: int,
@@ -353,15 +378,14 @@ def footnote3_error_mc(
     rng: np.random.Generator,
     slope: float | None = None,
     n_batches: int = 10,
-    chunk: int = 4096,
-) -> dict[str, float]:
-    """Monte-Carlo ‖E[η_1η_2 YYᵀ] − νΣ‖_F/‖Σ‖_F for a *fixed* P with two orthonormal columns.
+    chunk: int = 8192,
+) -> dict[str, np.ndarray]:
+    """Monte-Carlo of one fixed layer with two orthonormal columns p_1 ⟂ p_2, Y ~ N(0, I_n): per
+    batch, unbiased estimates (the noise floor Σ var̂/N_b subtracted) of the squared relative
+    Frobenius error ‖Ê − νI‖²_F/n and of the squared error along p_2, ‖(Ê − νI)p_2‖², Ê = mean
+    η_1η_2 YYᵀ.
 
-    The squared Frobenius norm is estimated without its noise floor: in each of ``n_batches``
-    batches, ‖Ê − νI‖² − Σ_kl var̂(η_1η_2 y_k y_l)/N_b (unbiased for ‖bias‖²); the batches give the
-    standard error.  Returns ``err2`` (squared relative error), ``err2_se`` and ``err`` (=
-    √max(err2, 0)).
-    """
+    Returns ``frob2`` and ``dir2`` (n_batches,)."""
     n, n_samples = check_positive_int("n", n), check_positive_int("n_samples", n_samples)
     if n < 2:
         raise ParameterError(f"n={n} must be >= 2 (two orthonormal columns)")
@@ -369,27 +393,34 @@ def footnote3_error_mc(
     Q, _ = np.linalg.qr(rng.standard_normal((n, 2)))
     seeds = np.array([11, 12]) + 1000 * int(rng.integers(1 << 20))
     nb = n_samples // n_batches
-    ests = []
+    if nb < 2:
+        raise ParameterError(f"n_samples={n_samples} must be >= 2·n_batches={2 * n_batches}")
+    frob, dirs = [], []
     for _ in range(n_batches):
-        S1 = np.zeros((n, n))
-        S2 = np.zeros((n, n))
+        S1, S2 = np.zeros((n, n)), np.zeros((n, n))
+        v1, v2 = np.zeros(n), np.zeros(n)
         done = 0
         while done < nb:
             b = min(chunk, nb - done)
             Y = rng.standard_normal((b, n))
-            e = eta(name, Y @ Q, slope=slope, unit_seed=seeds[None, :])
-            w = e[:, 0] * e[:, 1]
-            Yw = Y * w[:, None]
+            Z = Y @ Q
+            e = eta(name, Z, slope=slope, unit_seed=seeds[None, :])
+            Yw = Y * (e[:, 0] * e[:, 1])[:, None]
             S1 += Yw.T @ Y
             S2 += (Yw * Yw).T @ (Y * Y)
+            u = Yw * Z[:, 1:2]  # η_1η_2 Y z_2: its mean is Ê p_2
+            v1 += u.sum(0)
+            v2 += (u * u).sum(0)
             done += b
         M = S1 / nb
         var = (S2 / nb - M * M) * nb / (nb - 1)
         dev = M - nu * np.eye(n)
-        ests.append((np.sum(dev * dev) - var.sum() / nb) / n)
-    ests = np.array(ests)
-    err2 = float(ests.mean())
-    return {"err2": err2, "err2_se": float(mean_se(ests)[1]), "err": math.sqrt(max(err2, 0.0))}
+        frob.append((np.sum(dev * dev) - var.sum() / nb) / n)
+        vm = v1 / nb
+        vvar = (v2 / nb - vm * vm) * nb / (nb - 1)
+        dv = vm - nu * Q[:, 1]
+        dirs.append(float(dv @ dv - vvar.sum() / nb))
+    return {"frob2": np.array(frob), "dir2": np.array(dirs)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -506,13 +537,6 @@ def activation_label(name: str, slope: float | None = None) -> str:
 def banded_covariance(n: int, rho: float) -> np.ndarray:
     """Σ_kl = ρ^|k−l| (the correlated inputs of the Fig. 3 heat-maps)."""
     return rho ** np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
-
-
-def footnote3_opnorm(name: str, slope: float | None = None) -> float:
-    """Operator norm (β−α)²/(2π) of the footnote-3 deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ), at every
-    n."""
-    a, b = eta_levels(name, slope)
-    return (b - a) ** 2 / (2 * math.pi)
 
 
 def nu_smooth_curve(name: str, qs: Sequence[float]) -> np.ndarray:

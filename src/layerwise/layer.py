@@ -9,8 +9,6 @@ Donier 2019 ("Capacity allocation through neural network layers"), §2 and Appen
   when p_iᵀΣp_j = 0 and the rank-2 term is neglected);
 * the off-diagonal block ratios r_ij = ⟨Σ̃_ij, Σ⟩/⟨Σ, Σ⟩ of a fixed layer measured from samples
   (Gaussian or photo patches), which Eq. 14 sets to ν;
-* footnote 3 in two norms: the Frobenius error √2(β−α)²/(2π√n) and the error along p_j,
-  ‖(E[η_iη_jYYᵀ] − νI)p_j‖ = (β−α)²/(2π), the same at every n;
 * capacities κ_i [Eqs. 9, 23] from an augmented covariance (empirical, exact, or Eq. 14's
   (ν11ᵀ + (1−ν)I)⊗Σ, which interpolates between Eq. 18 at ν = 1 and Eq. 25 at ν = 0);
 * Appendix A: the Jacobian of φ(Y) = Aᵀf(PᵀY) in (P, A), true and with η frozen (Eqs. 5–6 applied
@@ -21,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,6 +129,24 @@ def empirical_capacities(Y: np.ndarray, E: np.ndarray, P: np.ndarray, J: np.ndar
     return capacity.input_capacities(Yt.T @ V / N, n)
 
 
+def fixed_layer_capacities(
+    Y: np.ndarray, Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, cases: Sequence[Sequence[Any]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Input capacities of a fixed layer P with read-out J, per (activation, slope) of ``cases``:
+    from the empirical Σ̃ of the inputs Y (:func:`empirical_capacities`) and from the exact Gaussian
+    Σ̃ for inputs of covariance ``Sigma`` (:func:`gaussian_augmented_covariance`). Returns both,
+    each (cases, n)."""
+    Z = Y @ P
+    emp = [
+        empirical_capacities(Y, capacity.eta(name, Z, slope=slope), P, J) for name, slope in cases
+    ]
+    exact = [
+        augmented_capacities(gaussian_augmented_covariance(Sigma, P, name, slope), P, J)
+        for name, slope in cases
+    ]
+    return np.array(emp), np.array(exact)
+
+
 def interpolation_capacities(
     Sigma: np.ndarray, P: np.ndarray, J: np.ndarray, nus: Sequence[float]
 ) -> np.ndarray:
@@ -236,69 +253,36 @@ def block_ratios_sampled(
     return {"r": r, "se": se}
 
 
-# ------------------------------------------------------------------------------------------------
-# Footnote 3 in two norms
-# ------------------------------------------------------------------------------------------------
-def footnote3_direction_closed_form(name: str, slope: float | None = None) -> float:
-    """‖(E[η_iη_j YYᵀ] − νI) p_j‖ = (E ηz)² = (β−α)²/(2π) for Y ~ N(0, I_n), p_i ⟂ p_j unit,
-    at every n: the deviation (E ηz)²(p_ip_jᵀ + p_jp_iᵀ) maps p_j to (E ηz)² p_i."""
-    if name == "pseudo_random":
-        return 0.0
-    al, be = capacity.eta_levels(name, slope)
-    return (be - al) ** 2 / (2.0 * math.pi)
-
-
-def footnote3_mc(
-    name: str,
+def fixed_layer_pairs(
+    Y: np.ndarray,
+    P: np.ndarray,
+    cases: Sequence[Sequence[Any]],
     *,
-    n: int,
-    n_samples: int,
-    rng: np.random.Generator,
-    slope: float | None = None,
-    n_batches: int = 10,
-    chunk: int = 8192,
+    Sigma: np.ndarray,
+    q: np.ndarray | None = None,
+    unit_seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """Monte-Carlo of one fixed layer with two orthonormal columns p_1 ⟂ p_2, Y ~ N(0, I_n): per
-    batch, unbiased estimates (the noise floor Σ var̂/N_b subtracted) of the squared relative
-    Frobenius error ‖Ê − νI‖²_F/n and of the squared error along p_2, ‖(Ê − νI)p_2‖², Ê = mean
-    η_1η_2 YYᵀ.
-
-    Returns ``frob2`` and ``dir2`` (n_batches,)."""
-    n, n_samples = check_positive_int("n", n), check_positive_int("n_samples", n_samples)
-    if n < 2:
-        raise ParameterError(f"n={n} must be >= 2 (two orthonormal columns)")
-    nu = capacity.nu_closed_form(name, slope)
-    Q, _ = np.linalg.qr(rng.standard_normal((n, 2)))
-    seeds = np.array([11, 12]) + 1000 * int(rng.integers(1 << 20))
-    nb = n_samples // n_batches
-    if nb < 2:
-        raise ParameterError(f"n_samples={n_samples} must be >= 2·n_batches={2 * n_batches}")
-    frob, dirs = [], []
-    for _ in range(n_batches):
-        S1, S2 = np.zeros((n, n)), np.zeros((n, n))
-        v1, v2 = np.zeros(n), np.zeros(n)
-        done = 0
-        while done < nb:
-            b = min(chunk, nb - done)
-            Y = rng.standard_normal((b, n))
-            Z = Y @ Q
-            e = capacity.eta(name, Z, slope=slope, unit_seed=seeds[None, :])
-            Yw = Y * (e[:, 0] * e[:, 1])[:, None]
-            S1 += Yw.T @ Y
-            S2 += (Yw * Yw).T @ (Y * Y)
-            u = Yw * Z[:, 1:2]  # η_1η_2 Y z_2: its mean is Ê p_2
-            v1 += u.sum(0)
-            v2 += (u * u).sum(0)
-            done += b
-        M = S1 / nb
-        var = (S2 / nb - M * M) * nb / (nb - 1)
-        dev = M - nu * np.eye(n)
-        frob.append((np.sum(dev * dev) - var.sum() / nb) / n)
-        vm = v1 / nb
-        vvar = (v2 / nb - vm * vm) * nb / (nb - 1)
-        dv = vm - nu * Q[:, 1]
-        dirs.append(float(dv @ dv - vvar.sum() / nb))
-    return {"frob2": np.array(frob), "dir2": np.array(dirs)}
+    """One fixed layer P (n × m) on the inputs Y (N, n), for every (activation, slope) of ``cases``
+    (pseudo-random units seeded ``unit_seed`` + 0..m−1): ``ratios`` (cases, m(m−1)/2) the
+    off-diagonal block ratios r_ij, i < j, of :func:`block_ratios_sampled` [Eq. 14], ``noise``
+    (cases,) their mean squared standard error (the sampling noise floor), ``diag`` (cases,) the
+    mean diagonal ratio (1 in Eq. 14), ``law`` (cases, m(m−1)/2) :func:`pair_law` at the
+    pre-activations' correlations under ``Sigma``, and ``skew`` (m,) the sample skewness of every
+    pre-activation z_i = p_iᵀY. ``q``: :func:`gram_quadratic_forms` of Y, when layers share Y."""
+    m = P.shape[1]
+    iu = np.triu_indices(m, 1)
+    q = gram_quadratic_forms(Y) if q is None else q
+    Z = Y @ P
+    rho = pair_correlations(Sigma, P)[iu]
+    out: dict[str, list[Any]] = {"ratios": [], "diag": [], "noise": [], "law": []}
+    for name, slope in cases:
+        E = capacity.eta(name, Z, slope=slope, unit_seed=(np.arange(m) + unit_seed)[None, :])
+        br = block_ratios_sampled(Y, E, q)
+        out["ratios"].append(br["r"][iu])
+        out["diag"].append(np.diag(br["r"]).mean())
+        out["noise"].append(np.mean(br["se"][iu] ** 2))
+        out["law"].append(pair_law(rho, name, slope))
+    return {"skew": skewness(Z), **{k: np.array(v) for k, v in out.items()}}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -369,12 +353,15 @@ def pair_correlations(Sigma: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 def pair_law(rho: np.ndarray, name: str, slope: float | None = None) -> np.ndarray:
     """E[η_iη_j] = ν + (β−α)² arcsin ρ_ij / (2π) for (z_i, z_j) bivariate normal of correlation
-    ρ_ij and η of Donier's Eq. 12 (ν = (α+β)²/4, Eq. 13, at ρ = 0)."""
-    capacity.check_activation(name, ("linear", "leaky_relu", "relu", "abs"))
-    al, be = capacity.eta_levels(name, slope)
+    ρ_ij and η of Donier's Eq. 12 (ν = (α+β)²/4, Eq. 13, at ρ = 0); 0 at every ρ for the
+    pseudo-random activation, whose units draw independent signs (Eq. 11)."""
+    capacity.check_activation(name, ("linear", "leaky_relu", "relu", "abs", "pseudo_random"))
     rho = np.asarray(rho, float)
     if np.any(np.abs(rho) > 1.0):
         raise ParameterError("rho must lie in [-1, 1]")
+    if name == "pseudo_random":
+        return np.zeros_like(rho)
+    al, be = capacity.eta_levels(name, slope)
     return (al + be) ** 2 / 4.0 + (be - al) ** 2 * np.arcsin(rho) / (2.0 * math.pi)
 
 
@@ -438,6 +425,23 @@ def gaussian_capacity_matrix(
     return K.reshape(m * n, J.shape[1])
 
 
+def eq14_capacity_gaps(P: np.ndarray, J: np.ndarray, cases: Sequence[Sequence[Any]]) -> np.ndarray:
+    """Per (activation, slope) of ``cases``, the distance ‖κ_exact − κ_Eq14(ν)‖ between the input
+    capacities of a fixed layer P (n × m) with read-out J (m × p) on i.i.d. Gaussian inputs (Σ = I)
+    from its exact Σ̃ (:func:`gaussian_capacity_matrix`) and from Eq. 14 at Eq. 13's ν, in units of
+    the span ‖κ(ν=1) − κ(ν=0)‖ between the two limits (Eqs. 18, 25). Returns (cases,)."""
+    n = P.shape[0]
+    eye = np.eye(n)
+    ends = interpolation_capacities(eye, P, J, [0.0, 1.0])
+    span = float(np.linalg.norm(ends[1] - ends[0]))
+    gaps = []
+    for name, slope in cases:
+        k14 = interpolation_capacities(eye, P, J, [capacity.nu_closed_form(name, slope)])[0]
+        K = gaussian_capacity_matrix(eye, P, J, name, slope)
+        gaps.append(np.linalg.norm(capacity.input_capacities(K, n) - k14) / span)
+    return np.array(gaps)
+
+
 def tree_jacobians(
     name: str,
     *,
@@ -495,3 +499,83 @@ def tree_jacobians(
         "augmented": jac(True),
         "hidden": np.array(sum(units[:-1])),
     }
+
+
+def redundancy_table(
+    cases: Sequence[Sequence[Any]],
+    *,
+    n: int,
+    m: int,
+    n_inputs: int,
+    rngs: Sequence[np.random.Generator],
+) -> dict[str, np.ndarray]:
+    """:func:`two_layer_jacobians` and :func:`redundant_directions` per (activation, slope) of
+    ``cases``, case k drawn from ``rngs[k]``: ``table`` (cases, 2) the redundant directions of the
+    true and augmented Jacobians, and the normalised singular values ``sv_true_k``, ``sv_aug_k``."""
+    if len(rngs) != len(cases):
+        raise ParameterError(
+            f"rngs must hold one generator per case ({len(cases)}), not {len(rngs)}"
+        )
+    rows, out = [], {}
+    for k, ((name, slope), rng) in enumerate(zip(cases, rngs, strict=True)):
+        J = two_layer_jacobians(name, n=n, m=m, n_inputs=n_inputs, rng=rng, slope=slope)
+        rt, st = redundant_directions(J["true"])
+        ra, sa = redundant_directions(J["augmented"])
+        rows.append([rt, ra])
+        out[f"sv_true_{k}"], out[f"sv_aug_{k}"] = st / st[0], sa / sa[0]
+    out["table"] = np.array(rows, dtype=np.int64)
+    return out
+
+
+def redundancy_counts(table: np.ndarray, cases: Sequence[Sequence[Any]], m: int) -> dict[str, int]:
+    """Appendix A's counts from a :func:`redundancy_table` (rows: cases; columns: redundant
+    directions of the true and the frozen-η Jacobian): ``relu_type_mismatch``, the largest
+    |count − m| over the ReLU-type activations (relu, leaky_relu, abs) and both Jacobians (0 when
+    both find the m scale redundancies); ``tanh_excess``, frozen-η minus true count for tanh (m
+    when the formula invents them); and ``<name>_true`` / ``<name>_aug`` for every case."""
+    t = np.asarray(table)
+    red = {c[0]: t[k] for k, c in enumerate(cases)}
+    missing = sorted({"relu", "leaky_relu", "abs", "tanh"} - set(red))
+    if missing:
+        raise ParameterError(
+            f"cases must include relu, leaky_relu, abs and tanh; missing {missing}"
+        )
+    out = {
+        "relu_type_mismatch": max(
+            abs(int(red[a][0]) - m) + abs(int(red[a][1]) - m) for a in ("relu", "leaky_relu", "abs")
+        ),
+        "tanh_excess": int(red["tanh"][1]) - int(red["tanh"][0]),
+    }
+    for name, r in red.items():
+        out[f"{name}_true"], out[f"{name}_aug"] = int(r[0]), int(r[1])
+    return out
+
+
+def tree_capacity_table(
+    cases: Sequence[Sequence[Any]],
+    architectures: Sequence[Sequence[int]],
+    *,
+    n_inputs: int,
+    rngs: Sequence[Sequence[np.random.Generator]],
+) -> np.ndarray:
+    """Donier's Appendix A check on hierarchical architectures: for every (fan_in, levels) of
+    ``architectures`` and every (activation, slope) of ``cases``, :func:`tree_jacobians` (drawn
+    from ``rngs[a][k]``) and the total capacity each Jacobian gives — its numerical rank, the
+    number of independent parameters (:func:`redundant_directions`).
+
+    Returns (architectures, cases, 4): parameters, hidden units, total capacity from the true
+    Jacobian, and from the augmented one (η frozen, Eqs. 5–6 on every layer)."""
+    n_inputs = check_positive_int("n_inputs", n_inputs)
+    if len(rngs) != len(architectures) or any(len(r) != len(cases) for r in rngs):
+        raise ParameterError("rngs must hold one generator per (architecture, case)")
+    table = np.zeros((len(architectures), len(cases), 4), dtype=np.int64)
+    for a, (fan_in, levels) in enumerate(architectures):
+        for k, (name, slope) in enumerate(cases):
+            J = tree_jacobians(
+                name, fan_in=fan_in, levels=levels, n_inputs=n_inputs, rng=rngs[a][k], slope=slope
+            )
+            n_par = J["true"].shape[1]
+            red_t = redundant_directions(J["true"])[0]
+            red_a = redundant_directions(J["augmented"])[0]
+            table[a, k] = [n_par, int(J["hidden"]), n_par - red_t, n_par - red_a]
+    return table

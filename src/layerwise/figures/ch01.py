@@ -11,6 +11,7 @@ import numpy as np
 
 from ..capacity import activation_label, eta_levels, nu_closed_form
 from ..plotting import CMAP, clear_legends, legend_in_headroom
+from ..stats import Estimate
 
 
 def nu_scale(
@@ -211,13 +212,13 @@ def redundancy(sv: Mapping[str, Mapping[str, np.ndarray]]) -> Any:
 
 def pseudo_random_capacities(
     kappa_eq25: np.ndarray,
-    k_mean: np.ndarray,
-    k_se: np.ndarray,
+    kappa_last: Sequence[Estimate],
     sizes: np.ndarray,
     errors: np.ndarray,
     fit: Mapping[str, float],
 ) -> Any:
-    """Left: κ_i of Eq. 25 against the empirical capacities at the largest N (± 3 SE), as bars.
+    """Left: κ_i of Eq. 25 against the empirical capacities at the largest N (``kappa_last``, one
+    Estimate per input; ± 3 SE), as bars.
     Right: the distance to Eq. 25 against N per replicate, their mean, and the N^{-1/2} guide.
     Each legend sits in headroom above the data."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
@@ -226,9 +227,9 @@ def pseudo_random_capacities(
     ax.bar(np.arange(n) - w / 2, kappa_eq25, w, label=r"Eq. 25: $(P\circ P)\,\kappa^\varphi$")
     ax.bar(
         np.arange(n) + w / 2,
-        k_mean,
+        [e.mean for e in kappa_last],
         w,
-        yerr=3 * k_se,
+        yerr=[3 * e.se for e in kappa_last],
         capsize=3,
         label=f"empirical, N = {int(sizes[-1]):,} (± 3 SE)",
     )

@@ -16,7 +16,7 @@ import numpy as np
 from .. import capacity, layer
 from ..params import ParameterError, check_positive_int
 from ..seeds import stream
-from ..stats import Estimate, estimate, exact, inverse_variance_mean, linear_fit, mean_se
+from ..stats import Estimate, estimate, inverse_variance_mean, linear_fit, mean_se
 
 #: Columns of a :func:`footnote3_two_norms` row for each norm: n, measured, its SE, closed form.
 FOOTNOTE3_COLUMNS: dict[str, list[int]] = {"frobenius": [0, 1, 2, 3], "direction": [0, 4, 5, 6]}
@@ -28,29 +28,17 @@ FOOTNOTE3_COLUMNS: dict[str, list[int]] = {"frobenius": [0, 1, 2, 3], "direction
 def nu_table_unit(
     k: int, *, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """Case ``k`` of :func:`nu_table`, one independent unit of work (stream ("nu", k)):
-    ``table`` (1, 5)."""
+    """:func:`layerwise.capacity.nu_monte_carlo` of case ``k`` of ``cases`` (activation, slope),
+    stream ("nu", k), one unit of work (a chapter maps it over the cases through
+    ``Chapter.cached_units``, here or on a cluster). Returns ``table`` (1, 5): ν, its SE, the
+    diagonal ratio, its SE, and ν of Eq. 13."""
     name, slope = cases[k]
     r = capacity.nu_monte_carlo(
         name, n=n, m=m, n_samples=n_samples, rng=stream(seed, "nu", k), slope=slope
     )
-    row = [r["nu"], r["se"], r["diag"], r["diag_se"], capacity.nu_closed_form(name, slope)]
+    nu, dg = r["nu"], r["diag"]
+    row = [nu.mean, nu.se, dg.mean, dg.se, capacity.nu_closed_form(name, slope)]
     return {"table": np.array([row])}
-
-
-def nu_table(
-    *, cases: Sequence[Sequence[Any]], n: int, m: int, n_samples: int, seed: int
-) -> dict[str, np.ndarray]:
-    """:func:`layerwise.capacity.nu_monte_carlo` for every (activation, slope) of ``cases``,
-    stream ("nu", k): the units :func:`nu_table_unit` in order (a chapter submits them through
-    ``Chapter.cached_units``, here or on a cluster, with the same rows).
-
-    Returns ``table`` (cases, 5): ν, its SE, the diagonal ratio, its SE, and ν of Eq. 13."""
-    units = [
-        nu_table_unit(k, cases=cases, n=n, m=m, n_samples=n_samples, seed=seed)
-        for k in range(len(cases))
-    ]
-    return {"table": np.concatenate([u["table"] for u in units])}
 
 
 def fixed_layer_ratios(
@@ -75,9 +63,8 @@ def fixed_layer_ratios(
     m, draws = check_positive_int("m", m), check_positive_int("draws", draws)
     if m < 2:
         raise ParameterError(f"m={m} must be >= 2 (off-diagonal blocks need two units)")
-    iu = np.triu_indices(m, 1)
     out: dict[str, np.ndarray] = {"ns": np.array([s * s for s in sides], float)}
-    R = np.zeros((len(cases), len(sides), draws, len(iu[0])))
+    R = np.zeros((len(cases), len(sides), draws, m * (m - 1) // 2))
     LAW = np.zeros_like(R)
     D = np.zeros((len(cases), len(sides), draws))
     NZ = np.zeros((len(cases), len(sides), draws))
@@ -90,31 +77,16 @@ def fixed_layer_ratios(
             P = capacity.random_unit_columns(
                 side * side, m, stream(seed, "fixed_P", inputs, side, d)
             )
-            Z = Y @ P
-            SK[a, d] = layer.skewness(Z)
-            rho = layer.pair_correlations(Sigma, P)[iu]
-            for k, (name, slope) in enumerate(cases):
-                E = capacity.eta(
-                    name, Z, slope=slope, unit_seed=(np.arange(m) + 1000 * (d + 1))[None, :]
-                )
-                br = layer.block_ratios_sampled(Y, E, q)
-                r = br["r"]
-                R[k, a, d], D[k, a, d] = r[iu], np.diag(r).mean()
-                NZ[k, a, d] = np.mean(br["se"][iu] ** 2)
-                LAW[k, a, d] = case_law(rho, name, slope)
+            f = layer.fixed_layer_pairs(Y, P, cases, Sigma=Sigma, q=q, unit_seed=1000 * (d + 1))
+            SK[a, d] = f["skew"]
+            R[:, a, d], D[:, a, d], NZ[:, a, d], LAW[:, a, d] = (
+                f[k] for k in ("ratios", "diag", "noise", "law")
+            )
     out["skew"] = SK
     for k in range(len(cases)):
         out[f"ratios_{k}"], out[f"diag_{k}"], out[f"noise_{k}"] = R[k], D[k], NZ[k]
         out[f"law_{k}"] = LAW[k]
     return out
-
-
-def case_law(rho: np.ndarray, name: str, slope: float | None = None) -> np.ndarray:
-    """E[η_iη_j] for pre-activation correlations ``rho``: :func:`layerwise.layer.pair_law` (the
-    arcsin law of Donier's Eq. 12 activations), 0 for the pseudo-random activation (Eq. 11)."""
-    if name == "pseudo_random":
-        return np.zeros_like(np.asarray(rho, float))
-    return layer.pair_law(rho, name, slope)
 
 
 def paired_ratio(a: np.ndarray, b: np.ndarray) -> Estimate:
@@ -155,16 +127,6 @@ def law_summary(
         sum(v["law"] for v in per.values()), sum(v["ideal"] for v in per.values())
     )
     return out
-
-
-def odd_weight(name: str, slope: float | None = None) -> float:
-    """(β+α)/(β−α) for η of Donier's Eq. 12: the weight with which an asymmetric pre-activation law
-    enters E[η_iη_j] through η's odd part — η = (β+α)/2 + (β−α)/2·sign z, so
-    E[η_iη_j] = ((β+α)/2)² + (β²−α²)/4·(E sign z_i + E sign z_j) + ((β−α)/2)² E[sign z_i sign z_j],
-    whose middle term over the arcsin term's scale is (β+α)/(β−α): 0 for the absolute value, 1 for
-    ReLU, (1+a)/(1−a) for a leaky ReLU of slope a."""
-    alpha, beta = capacity.eta_levels(name, slope)
-    return float((beta + alpha) / (beta - alpha))
 
 
 def difference(a: Estimate, b: Estimate) -> Estimate:
@@ -245,22 +207,25 @@ def ratio_deviation_fit(
 ) -> dict[str, Any]:
     """Root-mean-square deviation of the off-diagonal ratios from ν per layer (``rms``: (len(ns),
     draws)), its sampling noise floor ``noise`` (mean squared SE) subtracted from the mean square,
-    and the log-log least-squares fit of rms on n over every layer with n ≥ ``n_min`` (``fit``;
-    ``dof`` = points − 2; ``slope``, the fitted exponent as an Estimate with that SE and d.o.f.)."""
+    and the log-log least-squares fit of rms on n over every layer with n ≥ ``n_min``
+    (:func:`loglog_slope`: ``fit`` and ``slope``, the exponent as an Estimate)."""
     ms = np.mean((np.asarray(ratios) - nu) ** 2, axis=-1)
     if noise is not None:
         ms = ms - np.asarray(noise)
     rms = np.sqrt(np.clip(ms, 1e-12, None))
     ns = np.asarray(ns, float)
     use = ns >= n_min
-    fit = linear_fit(np.repeat(np.log(ns[use]), rms.shape[1]), np.log(rms[use]).ravel())
-    dof = int(use.sum() * rms.shape[1] - 2)
-    return {
-        "rms": rms,
-        "fit": fit,
-        "dof": dof,
-        "slope": Estimate(fit["slope"], fit["slope_se"], dof, dof + 2),
-    }
+    fit, slope = loglog_slope(ns[use], rms[use])
+    return {"rms": rms, "fit": fit, "slope": slope}
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[dict[str, float], Estimate]:
+    """The least-squares line of log y on log x (:func:`layerwise.stats.linear_fit`) with every
+    replicate a point (``y``: (len(x), replicates)): the fit and its slope as an Estimate with
+    points − 2 d.o.f."""
+    y = np.asarray(y, float)
+    fit = linear_fit(np.repeat(np.log(np.asarray(x, float)), y.shape[1]), np.log(y).ravel())
+    return fit, Estimate(fit["slope"], fit["slope_se"], int(y.size - 2), y.size)
 
 
 def deviation_fits(
@@ -290,14 +255,14 @@ def deviation_fits(
 def footnote3_two_norms(
     *, cases: Sequence[Sequence[Any]], ns: Sequence[int], n_samples: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """:func:`layerwise.layer.footnote3_mc` for every case and n (stream ("fn3", k, j)). Returns
+    """:func:`layerwise.capacity.footnote3_mc` for every case and n (stream ("fn3", k, j)). Returns
     per case ``rows_k`` (len(ns), 7): n, the squared Frobenius error, its SE, its closed form²,
     the squared error along p_j, its SE, its closed form² — SEs over the batches."""
     out = {}
     for k, (name, slope) in enumerate(cases):
         rows = []
         for j, n in enumerate(ns):
-            r = layer.footnote3_mc(
+            r = capacity.footnote3_mc(
                 name, n=n, n_samples=n_samples, rng=stream(seed, "fn3", k, j), slope=slope
             )
             f, fse = mean_se(r["frob2"])
@@ -310,7 +275,7 @@ def footnote3_two_norms(
                     capacity.footnote3_error_closed_form(name, n, slope) ** 2,
                     d,
                     dse,
-                    layer.footnote3_direction_closed_form(name, slope) ** 2,
+                    capacity.footnote3_direction_closed_form(name, slope) ** 2,
                 ]
             )
         out[f"rows_{k}"] = np.array(rows, dtype=np.float64)
@@ -382,13 +347,7 @@ def intermediate_capacities(
             J = rng.standard_normal((m, p))
             curve[a, d] = layer.interpolation_capacities(Sigma, P, J, nus)
             eq25[a, d] = capacity.pseudo_random_capacities(P, capacity.feature_capacities(J))
-            Z = Y @ P
-            for c, (name, slope) in enumerate(cases):
-                emp[a, c, d] = layer.empirical_capacities(
-                    Y, capacity.eta(name, Z, slope=slope), P, J
-                )
-                St = layer.gaussian_augmented_covariance(Sigma, P, name, slope)
-                exact_[a, c, d] = layer.augmented_capacities(St, P, J)
+            emp[a, :, d], exact_[a, :, d] = layer.fixed_layer_capacities(Y, Sigma, P, J, cases)
     return {"nus": nus, "emp": emp, "exact": exact_, "curve": curve, "eq25": eq25}
 
 
@@ -419,35 +378,32 @@ def capacity_gap(dist: Mapping[str, np.ndarray], input_index: int, case_index: i
 
 
 def capacity_prose_numbers(
-    res: Mapping[str, np.ndarray],
-    dist: Mapping[str, np.ndarray],
-    inputs: Sequence[str],
-    tags: Sequence[str],
-) -> dict[str, Estimate]:
-    """Estimates of :func:`intermediate_capacities` for the prose, per input kind and case tag:
-    ``d14_<kind>_<tag>``, ``dex_…`` and ``dlin_…`` the mean distance of the empirical capacities to
-    Eq. 14 at Eq. 13's ν, to the exact Σ̃'s and to the linear limit (Eq. 18), in units of the span
-    between the limits; per input kind ``arc_half_<kind>``, the mean fraction of the length of the
-    curve κ(ν) run between ν = 0 and ½; ``eq25_patch_gap`` (for the second input kind): the mean
-    distance of the ν = 0 end of Eq. 14 to (P∘P)κ^φ (Eq. 25) in span units (all without SE)."""
-    if len(inputs) < 2:
-        raise ParameterError(
-            f"inputs={list(inputs)!r} must name two input kinds (i.i.d. and patches)"
-        )
-    out: dict[str, Estimate] = {}
+    res: Mapping[str, np.ndarray], dist: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Means over the layers of an :func:`intermediate_capacities` run, for the prose: ``d14``,
+    ``dex`` and ``dlin`` (inputs, cases), the distance of the empirical capacities to Eq. 14 at
+    Eq. 13's ν, to the exact Σ̃'s and to the linear limit (Eq. 18), in units of the span between
+    the limits; ``arc_half`` (inputs,), the fraction of the length of the curve κ(ν) run between
+    ν = 0 and ½; ``eq25_patch_gap`` (for the second input kind), the distance of the ν = 0 end of
+    Eq. 14 to (P∘P)κ^φ (Eq. 25) in span units."""
     nus, curve, emp = (np.asarray(res[k]) for k in ("nus", "curve", "emp"))
+    n_inputs, n_cases = emp.shape[:2]
+    if n_inputs < 2:
+        raise ParameterError(f"res holds {n_inputs} input kind(s); it needs two (i.i.d., patches)")
+    out = {key: np.zeros((n_inputs, n_cases)) for key in ("d14", "dex", "dlin")}
+    out["arc_half"] = np.zeros(n_inputs)
     half = int(np.argmin(np.abs(nus - 0.5)))
-    for a, kind in enumerate(inputs):
+    for a in range(n_inputs):
         span = dist["span"][a, 0]
-        for c, tag in enumerate(tags):
-            out[f"d14_{kind}_{tag}"] = exact(np.mean(dist["d_eq14"][a, c] / dist["span"][a, c]))
-            out[f"dex_{kind}_{tag}"] = exact(np.mean(dist["d_exact"][a, c] / dist["span"][a, c]))
+        for c in range(n_cases):
+            out["d14"][a, c] = np.mean(dist["d_eq14"][a, c] / dist["span"][a, c])
+            out["dex"][a, c] = np.mean(dist["d_exact"][a, c] / dist["span"][a, c])
             dlin = np.linalg.norm(emp[a, c] - curve[a][:, -1], axis=-1)
-            out[f"dlin_{kind}_{tag}"] = exact(np.mean(dlin / span))
+            out["dlin"][a, c] = np.mean(dlin / span)
         seg = np.linalg.norm(np.diff(curve[a], axis=1), axis=-1)  # (draws, grid − 1)
-        out[f"arc_half_{kind}"] = exact(np.mean(seg[:, :half].sum(1) / seg.sum(1)))
+        out["arc_half"][a] = np.mean(seg[:, :half].sum(1) / seg.sum(1))
     ends = np.asarray(res["eq25"])[1] - np.asarray(res["curve"])[1][:, 0]
-    out["eq25_patch_gap"] = exact(np.mean(np.linalg.norm(ends, axis=-1) / dist["span"][1, 0]))
+    out["eq25_patch_gap"] = np.mean(np.linalg.norm(ends, axis=-1) / dist["span"][1, 0])
     return out
 
 
@@ -455,10 +411,8 @@ def capacity_gap_vs_width(
     *, cases: Sequence[Sequence[Any]], ns: Sequence[int], m: int, p: int, draws: int, seed: int
 ) -> dict[str, np.ndarray]:
     """The intermediate-ν gap of fixed layers against the input dimension n: for every n and draw
-    d, a layer P (n × m unit columns) and J ∈ ℝ^{m×p} (stream ("width_layer", n, d)), i.i.d.
-    Gaussian inputs (Σ = I), and per case the distance ‖κ_exact − κ_Eq14(ν)‖ between the capacities
-    of the layer's exact Σ̃ (:func:`layerwise.layer.gaussian_capacity_matrix`) and of Eq. 14 at
-    Eq. 13's ν, in units of the span ‖κ(ν=1) − κ(ν=0)‖ between the two limits (Eqs. 18, 25).
+    d, a layer P (n × m unit columns) and J ∈ ℝ^{m×p} (stream ("width_layer", n, d)) and its
+    :func:`layerwise.layer.eq14_capacity_gaps` (i.i.d. Gaussian inputs).
 
     Returns ``ns`` and ``gap`` (cases, len(ns), draws)."""
     m, p, draws = (check_positive_int(k, v) for k, v in (("m", m), ("p", p), ("draws", draws)))
@@ -467,18 +421,10 @@ def capacity_gap_vs_width(
     gap = np.zeros((len(cases), len(ns), draws))
     for a, n in enumerate(ns):
         n = check_positive_int("ns", n)
-        eye = np.eye(n)
         for d in range(draws):
             rng = stream(seed, "width_layer", n, d)
             P = capacity.random_unit_columns(n, m, rng)
-            J = rng.standard_normal((m, p))
-            ends = layer.interpolation_capacities(eye, P, J, [0.0, 1.0])
-            span = float(np.linalg.norm(ends[1] - ends[0]))
-            for c, (name, slope) in enumerate(cases):
-                nu = capacity.nu_closed_form(name, slope)
-                k14 = layer.interpolation_capacities(eye, P, J, [nu])[0]
-                K = layer.gaussian_capacity_matrix(eye, P, J, name, slope)
-                gap[c, a, d] = np.linalg.norm(capacity.input_capacities(K, n) - k14) / span
+            gap[:, a, d] = layer.eq14_capacity_gaps(P, rng.standard_normal((m, p)), cases)
     return {"ns": np.array(ns, float), "gap": gap}
 
 
@@ -501,18 +447,11 @@ def capacity_gap_vs_units(
 
 def width_trend(gap: np.ndarray, ns: np.ndarray) -> dict[str, Any]:
     """Log-log least-squares fit of a (len(ns), draws) gap on n over every layer
-    (:func:`layerwise.stats.linear_fit`): ``slope`` as an Estimate (points − 2 d.o.f.), ``fit``,
-    ``mean`` (len(ns),), the gap's mean over draws, and ``last``, the gap at the largest n as an
-    Estimate over draws."""
-    gap, ns = np.asarray(gap, float), np.asarray(ns, float)
-    fit = linear_fit(np.repeat(np.log(ns), gap.shape[1]), np.log(gap).ravel())
-    dof = int(gap.size - 2)
-    return {
-        "fit": fit,
-        "slope": Estimate(fit["slope"], fit["slope_se"], dof, gap.size),
-        "mean": gap.mean(1),
-        "last": estimate(gap[-1]),
-    }
+    (:func:`loglog_slope`: ``fit`` and ``slope``), ``mean`` (len(ns),), the gap's mean over draws,
+    and ``last``, the gap at the largest n as an Estimate over draws."""
+    gap = np.asarray(gap, float)
+    fit, slope = loglog_slope(ns, gap)
+    return {"fit": fit, "slope": slope, "mean": gap.mean(1), "last": estimate(gap[-1])}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -552,24 +491,19 @@ def capacity_convergence(
     kappa: np.ndarray, kappa_ref: np.ndarray, sizes: Sequence[int]
 ) -> dict[str, Any]:
     """Distance of empirical capacities (sizes, reps, n) to a reference (n,): ``errors`` (sizes,
-    reps), the log-log ``fit`` of error on N over all replicates
-    (:func:`layerwise.stats.linear_fit`) with its ``dof`` (points − 2) and the exponent as an
-    Estimate (``slope``), ``error_last`` the error at the largest N estimated over replicates, and
-    the mean and SE over replicates of the capacities at the largest N (``k_mean``, ``k_se``)."""
+    reps), the log-log fit of error on N over all replicates (:func:`loglog_slope`: ``fit`` and
+    ``slope``), ``error_last`` the error at the largest N and ``kappa_last`` each input's capacity
+    there, as Estimates over the replicates."""
     errs = np.linalg.norm(np.asarray(kappa) - kappa_ref, axis=-1)
     sizes = np.array(sizes, float)
-    fit = linear_fit(np.repeat(np.log(sizes), errs.shape[1]), np.log(errs).ravel())
-    k_mean, k_se = mean_se(np.asarray(kappa)[-1])
-    dof = int(errs.size - 2)
+    fit, slope = loglog_slope(sizes, errs)
     return {
         "errors": errs,
         "sizes": sizes,
         "fit": fit,
-        "dof": dof,
-        "slope": Estimate(fit["slope"], fit["slope_se"], dof, errs.size),
+        "slope": slope,
         "error_last": estimate(errs[-1]),
-        "k_mean": k_mean,
-        "k_se": k_se,
+        "kappa_last": [estimate(k) for k in np.asarray(kappa)[-1].T],
     }
 
 
@@ -579,44 +513,9 @@ def capacity_convergence(
 def redundancy_table(
     *, cases: Sequence[Sequence[Any]], n: int, m: int, n_inputs: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """:func:`layerwise.layer.two_layer_jacobians` and :func:`layerwise.layer.redundant_directions`
-    per case (stream ("jac", k)): ``table`` (cases, 2) the redundant directions of the true and
-    augmented Jacobians, and the normalised singular values ``sv_true_k``, ``sv_aug_k``."""
-    rows, out = [], {}
-    for k, (name, slope) in enumerate(cases):
-        J = layer.two_layer_jacobians(
-            name, n=n, m=m, n_inputs=n_inputs, rng=stream(seed, "jac", k), slope=slope
-        )
-        rt, st = layer.redundant_directions(J["true"])
-        ra, sa = layer.redundant_directions(J["augmented"])
-        rows.append([rt, ra])
-        out[f"sv_true_{k}"], out[f"sv_aug_{k}"] = st / st[0], sa / sa[0]
-    out["table"] = np.array(rows, dtype=np.int64)
-    return out
-
-
-def redundancy_counts(table: np.ndarray, cases: Sequence[Sequence[Any]], m: int) -> dict[str, int]:
-    """Appendix A's counts from a :func:`redundancy_table` (rows: cases; columns: redundant
-    directions of the true and the frozen-η Jacobian): ``relu_type_mismatch``, the largest
-    |count − m| over the ReLU-type activations (relu, leaky_relu, abs) and both Jacobians (0 when
-    both find the m scale redundancies); ``tanh_excess``, frozen-η minus true count for tanh (m
-    when the formula invents them); and ``<name>_true`` / ``<name>_aug`` for every case."""
-    t = np.asarray(table)
-    red = {c[0]: t[k] for k, c in enumerate(cases)}
-    missing = sorted({"relu", "leaky_relu", "abs", "tanh"} - set(red))
-    if missing:
-        raise ParameterError(
-            f"cases must include relu, leaky_relu, abs and tanh; missing {missing}"
-        )
-    out = {
-        "relu_type_mismatch": max(
-            abs(int(red[a][0]) - m) + abs(int(red[a][1]) - m) for a in ("relu", "leaky_relu", "abs")
-        ),
-        "tanh_excess": int(red["tanh"][1]) - int(red["tanh"][0]),
-    }
-    for name, r in red.items():
-        out[f"{name}_true"], out[f"{name}_aug"] = int(r[0]), int(r[1])
-    return out
+    """:func:`layerwise.layer.redundancy_table` of ``cases``, case k on stream ("jac", k)."""
+    rngs = [stream(seed, "jac", k) for k in range(len(cases))]
+    return layer.redundancy_table(cases, n=n, m=m, n_inputs=n_inputs, rngs=rngs)
 
 
 def appendix_a_trees(
@@ -626,30 +525,12 @@ def appendix_a_trees(
     n_inputs: int,
     seed: int,
 ) -> dict[str, np.ndarray]:
-    """Donier's Appendix A check on hierarchical architectures: for every (fan_in, levels) of
-    ``architectures`` and every case, :func:`layerwise.layer.tree_jacobians` (stream ("tree", a,
-    k)) and the total capacity each Jacobian gives — its numerical rank, the number of independent
-    parameters (:func:`layerwise.layer.redundant_directions`).
-
-    Returns ``table`` (architectures, cases, 4): parameters, hidden units, total capacity from the
-    true Jacobian, and from the augmented one (η frozen, Eqs. 5–6 on every layer)."""
-    n_inputs = check_positive_int("n_inputs", n_inputs)
-    table = np.zeros((len(architectures), len(cases), 4), dtype=np.int64)
-    for a, (fan_in, levels) in enumerate(architectures):
-        for k, (name, slope) in enumerate(cases):
-            J = layer.tree_jacobians(
-                name,
-                fan_in=fan_in,
-                levels=levels,
-                n_inputs=n_inputs,
-                rng=stream(seed, "tree", a, k),
-                slope=slope,
-            )
-            n_par = J["true"].shape[1]
-            red_t = layer.redundant_directions(J["true"])[0]
-            red_a = layer.redundant_directions(J["augmented"])[0]
-            table[a, k] = [n_par, int(J["hidden"]), n_par - red_t, n_par - red_a]
-    return {"table": table}
+    """:func:`layerwise.layer.tree_capacity_table` of ``architectures`` × ``cases``, (a, k) on
+    stream ("tree", a, k): ``table`` (architectures, cases, 4)."""
+    rngs = [
+        [stream(seed, "tree", a, k) for k in range(len(cases))] for a, _ in enumerate(architectures)
+    ]
+    return {"table": layer.tree_capacity_table(cases, architectures, n_inputs=n_inputs, rngs=rngs)}
 
 
 def tree_summary(table: np.ndarray, cases: Sequence[Sequence[Any]]) -> dict[str, Any]:
@@ -678,28 +559,19 @@ def tree_summary(table: np.ndarray, cases: Sequence[Sequence[Any]]) -> dict[str,
 def smooth_nu_unit(
     u: int, *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """Unit ``u = k · len(qs) + j`` of :func:`smooth_nu_table`: activation ``names[k]`` at
-    ``qs[j]``, stream ("smooth", k, j). Returns ``rows`` (1, 3): q, ν, SE."""
+    """:func:`layerwise.capacity.nu_monte_carlo` of a smooth activation at a pre-activation
+    variance, unit ``u = k · len(qs) + j``: ``names[k]`` at ``qs[j]``, stream ("smooth", k, j).
+    Returns ``rows`` (1, 3): q, ν, SE."""
     k, j = divmod(u, len(qs))
     q = float(qs[j])
     r = capacity.nu_monte_carlo(
         names[k], n=n, m=m, n_samples=n_samples, q=q, rng=stream(seed, "smooth", k, j)
     )
-    return {"rows": np.array([[q, r["nu"], r["se"]]])}
+    return {"rows": np.array([[q, r["nu"].mean, r["nu"].se]])}
 
 
 def assemble_smooth_nu(rows: np.ndarray, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The (len(names) · len(qs), 3) rows of the :func:`smooth_nu_unit` units, per name."""
+    """The (len(names) · len(qs), 3) rows of the :func:`smooth_nu_unit` units in order, per name:
+    an array (len(qs), 3) of q, ν, SE."""
     per = np.asarray(rows).reshape(len(names), -1, 3)
     return {name: per[k] for k, name in enumerate(names)}
-
-
-def smooth_nu_table(
-    *, names: Sequence[str], qs: np.ndarray, n: int, m: int, n_samples: int, seed: int
-) -> dict[str, np.ndarray]:
-    """:func:`layerwise.capacity.nu_monte_carlo` of smooth activations at pre-activation variances
-    ``qs``, stream ("smooth", k, j): the units :func:`smooth_nu_unit` in order. Returns per name
-    an array (len(qs), 3): q, ν, SE."""
-    kw = dict(names=names, qs=qs, n=n, m=m, n_samples=n_samples, seed=seed)
-    rows = [smooth_nu_unit(u, **kw)["rows"] for u in range(len(names) * len(qs))]
-    return assemble_smooth_nu(np.concatenate(rows), names)
