@@ -274,7 +274,7 @@ ch.glue("diff_envs", params["envs"])
 
 # %%
 A_LEFT, A_RIGHT = 10.0, 30.0
-drift = ch.cached_call(study.drift_limit, ring=params["ring"], left=A_LEFT, right=A_RIGHT,
+drift = ch.cached_call(diffusion.drift_limit, ring=params["ring"], left=A_LEFT, right=A_RIGHT,
                        layers=params["drift_layers"])
 ch.figure(figures.drift_limit(drift, show=[50, 200, 1600]), "drift_limit",
           "A Dirac through L = 1/ε identical drifting layers I + εΔ (a = 10 to the left, b = 30 "
@@ -372,7 +372,7 @@ ch.glue("df_taps", ", ".join(f"{c:g}" for c in DF_TAPS2))
 df_runs = ch.cached_call(study.differential_runs, ring=DF_RING, taps2=DF_TAPS2, steps=DF_STEPS,
                          paths=params["df_paths"], groups=DF_GROUPS, seed=ch.seed,
                          increments="sign", noise="weight")
-df = study.differential_summary(df_runs, DF_TAPS2, steps=DF_STEPS)
+df = differential.differential_summary(df_runs, DF_TAPS2, steps=DF_STEPS)
 ch.figure(figures.differential_layers(df), "differential_layers",
           "Differential layers with pseudo-random weights: the variance (left) and mean position "
           "(right) of the mean squared sensitivity of one unit at t = 1 to the state at t, fixed "

@@ -212,9 +212,7 @@ def test_residual_step_makes_a_step_of_one_over_l():
 
 def _chain_inputs(act, seed=0, samples=6000, widths=(4, 3)):
     rng = np.random.default_rng(seed)
-    net = C.chain_network(
-        n=4, widths=list(widths), activation=act, samples=samples, rng=rng
-    )
+    net = C.chain_network(n=4, widths=list(widths), activation=act, samples=samples, rng=rng)
     J = rng.standard_normal((widths[-1], 2))
     return net, J
 
@@ -266,3 +264,30 @@ def test_chain_network_linear_units_and_refusal():
         C.chain_network(
             n=4, widths=[2], activation="swish", samples=5, rng=np.random.default_rng(0)
         )
+
+
+def test_random_residual_profiles_are_the_dense_capacity_network_of_their_rates():
+    rng = np.random.default_rng(2)
+    ring, L = 9, 4
+    rates = rng.uniform(0.1, 0.4, (2, L, 2, ring))
+    prof = C.random_residual_profiles(rates)
+    assert prof.shape == (2, L + 1, ring)
+    np.testing.assert_allclose(prof.sum(-1), 1.0, rtol=1e-12)  # each layer conserves capacity
+    for e in range(2):
+        Ds = [C.residual_layer(ring, 1.0 / L, rates[e, l, 0], rates[e, l, 1]) for l in range(L)]
+        dense = C.capacity_network(Ds, np.eye(ring)[ring // 2])  # [κ^L, …, κ⁰]
+        np.testing.assert_allclose(prof[e], dense, atol=1e-14)
+    same = np.broadcast_to(rates[:, -1:], rates.shape)  # every layer the top layer's rates
+    np.testing.assert_allclose(
+        C.random_residual_profiles(rates, frozen=True), C.random_residual_profiles(same), atol=0
+    )
+
+
+def test_straight_path_curves_closed_forms():
+    rates = [np.full((L, 2), 0.5) for L in (1, 4, 16)]
+    W = C.straight_path_curves(rates)
+    # residual: Π_l (1 − 2·0.5/L) = (1 − 1/L)^L; plain uniform layers keep 1/3 and 1/5 per layer
+    np.testing.assert_allclose(W["w_res"], [(1 - 1 / L) ** L for L in (1, 4, 16)], atol=1e-15)
+    np.testing.assert_allclose(W["w_res_pred"], math.exp(-1.0))
+    np.testing.assert_allclose(W["w_plain3"], [3.0**-L for L in (1, 4, 16)], rtol=1e-12)
+    np.testing.assert_allclose(W["w_plain5"], [5.0**-L for L in (1, 4, 16)], rtol=1e-12)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from layerwise import diffusion
+from layerwise import differential, diffusion
 from layerwise.claims import quantile
 from layerwise.params import ParameterError
 from layerwise.stats import Estimate
@@ -60,9 +60,9 @@ def test_erf_width_fit_of_three_tap_walks_has_exponent_one_half():
 
 
 def test_chapter2_gradient_runs_are_the_conv_net_runs_of_their_streams():
-    E = study.erf_gradients(
-        depths=[2], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0
-    )
+    kw = dict(depths=[2], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
+    units = [study.erf_unit(u, **kw) for u in range(2)]
+    E = study.assemble_erf({k: np.concatenate([u[k] for u in units]) for k in ("g2", "pred")}, [2])
     r = diffusion.conv_net_gradients(
         arch="residual",
         activation="relu",
@@ -141,7 +141,7 @@ def test_welch_difference_against_scipy():
 
 def test_drift_limit_walk_moments_are_exact():
     ring, a, b = 201, 3.0, 7.0
-    R = study.drift_limit(ring=ring, left=a, right=b, layers=[20, 80])
+    R = diffusion.drift_limit(ring=ring, left=a, right=b, layers=[20, 80])
     c0 = ring // 2
     for L, prof in zip(R["layers"], R["profiles"], strict=False):
         tot, mu, var = diffusion.circular_moments(prof, c0)
@@ -245,10 +245,10 @@ def test_harmonic_mean_rate_against_quadrature():
     from scipy import integrate
 
     inv, _ = integrate.quad(lambda a: 1 / a / 20.0, 10.0, 30.0)
-    assert study.harmonic_mean_rate(10.0, 30.0) == pytest.approx(1 / inv, rel=1e-10)
-    assert study.harmonic_mean_rate(5.0, 5.0) == 5.0
+    assert diffusion.harmonic_mean_rate(10.0, 30.0) == pytest.approx(1 / inv, rel=1e-10)
+    assert diffusion.harmonic_mean_rate(5.0, 5.0) == 5.0
     with pytest.raises(ParameterError):
-        study.harmonic_mean_rate(0.0, 1.0)
+        diffusion.harmonic_mean_rate(0.0, 1.0)
 
 
 def test_sampled_walk_summary_of_exact_and_shifted_walks():
@@ -278,14 +278,14 @@ def test_differential_summary_reads_moments_of_gaussian_profiles():
     fixed = np.array([[gauss(t * 2.0, 4.0 * t + 1e-9) for t in times]] * 2)
     mirrored = np.array([[gauss(0.0, 4.0 * t + 1e-9) for t in times]] * 2)
     taps = (1.0, 5.0, 3.0)  # v = 2, 𝒟 = 2
-    S = study.differential_summary({"fixed": fixed, "mirrored": mirrored}, taps)
+    S = differential.differential_summary({"fixed": fixed, "mirrored": mirrored}, taps)
     assert S["var_ratio"].mean == pytest.approx(1.0, rel=1e-6)
     assert S["drift_ratio"].mean == pytest.approx(1.0, rel=1e-6)
     assert S["mirror_drift"].mean == pytest.approx(0.0, abs=1e-9)
     assert S["var_alt"] == pytest.approx(9.0 / 4.0)
     np.testing.assert_allclose(S["t"], times)
     with pytest.raises(ParameterError, match="asymmetric"):
-        study.differential_summary({"fixed": fixed, "mirrored": mirrored}, (1.0, 1.0, 1.0))
+        differential.differential_summary({"fixed": fixed, "mirrored": mirrored}, (1.0, 1.0, 1.0))
 
 
 def test_differential_runs_refuses_steps_off_the_grid():
@@ -336,11 +336,14 @@ def test_chain_table_same_weights_across_activations_and_departure():
 
 def test_erf_units_through_the_chapter_seam_give_the_runs(tmp_path):
     """Chapter 2's gradient runs as independent units through ``Chapter.cached_units``: the
-    assembled runs are those of the one-call study, named by architecture and depth."""
+    assembled runs are those of the units called in order, named by architecture and depth."""
     from layerwise.chapter import Chapter
 
     kw = dict(depths=[2, 3], channels=2, length=8, inputs=8, nets=1, res_scale=1.0, seed=0)
-    direct = study.erf_gradients(**kw)
+    run = [study.erf_unit(u, **kw) for u in range(4)]
+    direct = study.assemble_erf(
+        {k: np.concatenate([u[k] for u in run]) for k in ("g2", "pred")}, kw["depths"]
+    )
     ch = Chapter("02_capacity_diffusion", scale="ci", seed=0, results=tmp_path)
     units = ch.cached_units(study.erf_unit, 4, **kw)
     seam = study.assemble_erf(units, kw["depths"])
@@ -387,7 +390,7 @@ def test_differential_summary_against_the_exact_recursion():
     taps, steps = (0.5, 1.0, 1.5), 50
     exact = differential.expected_profiles(11, taps, steps, steps // 10)
     mirrored = differential.expected_profiles(11, taps, steps, steps // 10, mirror=True)
-    S = study.differential_summary(
+    S = differential.differential_summary(
         {"fixed": np.stack([exact] * 3), "mirrored": np.stack([mirrored] * 3)}, taps, steps=steps
     )
     assert S["var_ratio"].mean == pytest.approx(1.0, rel=1e-12)
@@ -405,10 +408,10 @@ def test_pooled_moment_ratio_is_the_ratio_of_means_over_all_paths():
     g = np.zeros((2, 9))
     g[0, 4], g[0, 5] = 1.0, 1.0  # mean position +0.5, mass 2
     g[1, 4], g[1, 3] = 9.0, 9.0  # mean position −0.5, mass 18
-    e = study.pooled_moment_ratio(g, 0, 1.0)
+    e = differential.pooled_moment_ratio(g, 0, 1.0)
     assert e.mean == pytest.approx((2 * 0.5 - 18 * 0.5) / 20)
     with pytest.raises(ParameterError, match="reference"):
-        study.pooled_moment_ratio(g, 0, 0.0)
+        differential.pooled_moment_ratio(g, 0, 0.0)
 
 
 def test_erf_exponent_control_recovers_one_half_and_would_see_a_ring_too_small():

@@ -5,9 +5,11 @@ What is implemented, with the paper's equation numbers:
 
 * the capacity network κ⁰ = D_1⋯D_L κ^L [Eqs. 27–28]; its residual limit D = I + εΔ with a local
   generator Δ, the drift v and diffusion 𝒟 of the continuum limit and the Gaussian heat kernel
-  [Eqs. 29–34]; the straight-path weight w_max = Π_l (D_l)_ii [Eqs. 35–36]; the input capacities
-  of a real multi-layer network from its empirical augmented covariance (Eq. 23 through all
-  layers), to set against D_1⋯D_L κ^L [Eq. 28];
+  [Eqs. 29–34], the deep limit of a drifting Δ against exp(Δ) and Eq. 32, and the profiles of
+  random residual layers (rates drawn per layer and position); the straight-path weight
+  w_max = Π_l (D_l)_ii [Eqs. 35–36]; the input capacities of a real multi-layer network from its
+  empirical augmented covariance (Eq. 23 through all layers), to set against D_1⋯D_L κ^L
+  [Eq. 28];
 * random deep 1-D convolutional networks (torch) whose mean squared input-gradient is compared
   with the capacity network (Luo et al. 2016), and gradient correlations at nearby inputs for
   plain vs residual networks (Balduzzi et al. 2017).
@@ -25,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from scipy import integrate
+from scipy.linalg import expm
 
 from .capacity import (
     check_activation,
@@ -32,6 +35,7 @@ from .capacity import (
     input_capacities,
     pseudo_random_sign,
     random_unit_columns,
+    stochastic_matrix,
 )
 from .params import ParameterError, check_choice, check_positive, check_positive_int
 
@@ -115,6 +119,96 @@ def circular_moments(kappa: np.ndarray, center: int) -> tuple[float, float, floa
     mu = (kappa * off).sum(-1) / tot
     var = (kappa * off**2).sum(-1) / tot - mu**2
     return tot, mu, var
+
+
+def drift_limit(*, ring: int, left: float, right: float, layers: Sequence[int]) -> dict[str, Any]:
+    """The deep limit of Eq. 29 with a layer-independent, translation-invariant Δ that drifts
+    (column i sends ``left`` to i−1 and ``right`` to i+1): a Dirac at the ring's centre through L
+    layers I + Δ/L, for every L of ``layers``, against the two limits of the paper.
+
+    * Eq. 30: π(1) = exp(Δ)π(0) (scipy's expm); ``l1_expm`` (len(layers),) the L1 distance of
+      (I + Δ/L)^L δ to it — the Euler step of Eq. 30, first order in ε = 1/L;
+    * Eq. 32: the Gaussian of drift v = right − left and 𝒟 = (left + right)/2 at t = 1 (the
+      continuum limit of Eq. 30, Eq. 31); ``l1_eq32`` the L1 distance of exp(Δ)δ to it, and
+      ``edge`` the leading Edgeworth term of exp(Δ)δ, a continuous-time walk whose cumulants are
+      κ_n = right + (−1)^n left: skewness v/(2𝒟)^{3/2}, excess kurtosis 1/(2𝒟).
+
+    Returns also ``profile_expm``, ``profiles`` (len(layers), ring) and ``gauss`` (ring,)."""
+    ring = check_positive_int("ring", ring)
+    Ls = [check_positive_int("layers", L) for L in layers]
+    c0 = ring // 2
+    Dl = local_delta(ring, left, right)
+    delta = np.eye(ring)[c0]
+    pi1 = expm(Dl) @ delta
+    profs = []
+    for L in Ls:
+        D = residual_layer(ring, 1.0 / L, left, right)
+        k = delta.copy()
+        for _ in range(L):
+            k = D @ k
+        profs.append(k)
+    profs = np.array(profs)
+    v, diff = right - left, (left + right) / 2
+    gauss = heat_kernel(np.arange(ring), c0, diff, 1.0, drift=v)
+    return {
+        "layers": np.array(Ls),
+        "profiles": profs,
+        "profile_expm": pi1,
+        "gauss": gauss,
+        "l1_expm": np.abs(profs - pi1).sum(1),
+        "l1_eq32": float(np.abs(pi1 - gauss).sum()),
+        "edge": edgeworth_l1(1.0 / (2 * diff), v / (2 * diff) ** 1.5),
+        "drift": v,
+        "diffusion": diff,
+    }
+
+
+def harmonic_mean_rate(a_lo: float, a_hi: float) -> float:
+    """Harmonic mean (a_hi − a_lo)/ln(a_hi/a_lo) of a rate uniform on [a_lo, a_hi]: the diffusion
+    constant of a *static* one-dimensional random environment (rates frozen across layers), the
+    alternative to Eq. 33's arithmetic mean 𝒟 = E[a] for layers redrawn at every depth."""
+    a_lo, a_hi = check_positive("a_lo", a_lo), check_positive("a_hi", a_hi)
+    if a_hi <= a_lo:
+        return a_lo
+    return (a_hi - a_lo) / math.log(a_hi / a_lo)
+
+
+def random_residual_profiles(rates: np.ndarray, frozen: bool = False) -> np.ndarray:
+    """Capacity profiles of a Dirac at the centre of a ring through random residual layers
+    D_l = I + Δ_l/L [Eq. 29] (:func:`residual_layer`), many networks at once: ``rates``
+    (networks, L, 2, ring) holds every layer's a (to i − 1) and b (to i + 1) per position; with
+    ``frozen`` every layer takes the top layer's rates (a static random medium: random per
+    position, the same at every depth). Returns (networks, L + 1, ring): row i is the profile
+    after the top i layers, κ^{l−1} = (I + εΔ_l)κ^l."""
+    ab = np.asarray(rates, float)
+    envs, layers, _, ring = ab.shape
+    eps = 1.0 / layers
+    prof = np.zeros((envs, layers + 1, ring))
+    k = np.zeros((envs, ring))
+    k[:, ring // 2] = 1.0
+    prof[:, 0] = k
+    for i, l in enumerate(range(layers - 1, -1, -1)):  # top layer first
+        a, b = ab[:, layers - 1 if frozen else l, 0], ab[:, layers - 1 if frozen else l, 1]
+        k = k + eps * (np.roll(a * k, -1, 1) + np.roll(b * k, 1, 1) - (a + b) * k)
+        prof[:, i + 1] = k
+    return prof
+
+
+def straight_path_curves(rates: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """w_max after L layers [Eqs. 35–36] for every (L, 2) array of ``rates``: residual layers
+    I + Δ/L on 5 units with those (a, b) per layer (``w_res``) against the exp(Σ εΔ_ii) of Eq. 36
+    (``w_res_pred``), and uniform plain layers of receptive field 3 and 5 at the same depths
+    (``w_plain3``, ``w_plain5``)."""
+    w_res, w_res_pred, w_plain3, w_plain5 = [], [], [], []
+    for ab in rates:
+        L = len(ab)
+        Dl = [residual_layer(5, 1.0 / L, a, b) for a, b in ab]
+        w_res.append(straight_path_weight(Dl, 2)[-1])
+        w_res_pred.append(math.exp(-(ab.sum(1) / L).sum()))
+        w_plain3.append(straight_path_weight([stochastic_matrix(np.ones((3, 3)))] * L, 1)[-1])
+        w_plain5.append(straight_path_weight([stochastic_matrix(np.ones((5, 5)))] * L, 2)[-1])
+    curves = {"w_res": w_res, "w_res_pred": w_res_pred, "w_plain3": w_plain3}
+    return {k: np.array(v) for k, v in (curves | {"w_plain5": w_plain5}).items()}
 
 
 def straight_path_weight(Ds: Sequence[np.ndarray], i: int) -> np.ndarray:

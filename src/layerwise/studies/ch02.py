@@ -12,15 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.linalg import expm
 
 from ..capacity import feature_capacities, stochastic_matrix
-from ..differential import (
-    differential_coefficients,
-    differential_sensitivities,
-    expected_profiles,
-    profile_moments,
-)
+from ..differential import differential_sensitivities
 from ..diffusion import (
     ARCHS,
     capacity_network,
@@ -29,15 +23,16 @@ from ..diffusion import (
     circular_moments,
     conv_net_gradients,
     edgeworth_l1,
+    harmonic_mean_rate,
     heat_kernel,
-    local_delta,
+    random_residual_profiles,
     residual_layer,
     residual_layer_profiles,
     residual_step,
     shattering_gradients,
-    straight_path_weight,
     walk_excess_kurtosis,
 )
+from ..diffusion import straight_path_curves as straight_path_curves_of
 from ..params import ParameterError, check_positive, check_positive_int
 from ..seeds import stream
 from ..seeds import torch_seed as stream_seed
@@ -46,12 +41,9 @@ from ..stats import (
     estimate,
     interval_estimate,
     inverse_variance_mean,
-    jackknife_se,
     linear_fit,
     t_quantile,
 )
-
-# the page's tables of estimates are built as Chapter 1's are
 
 
 # ------------------------------------------------------------------------------------------------
@@ -76,20 +68,9 @@ def residual_diffusion_profiles(
     ring, layers, envs = (
         check_positive_int(k, v) for k, v in (("ring", ring), ("layers", layers), ("envs", envs))
     )
-    eps = 1.0 / layers
-    residual_layer(ring, eps, a_hi, a_hi)  # refuses a negative diagonal, 1 − 2ε·a_hi < 0
-    # the draws of residual_layer's a, b per layer, in the same order: (envs, layers, 2, ring)
-    ab = np.stack(
-        [stream(seed, "env", e).uniform(a_lo, a_hi, (layers, 2, ring)) for e in range(envs)]
-    )
-    prof = np.zeros((envs, layers + 1, ring))
-    k = np.zeros((envs, ring))
-    k[:, ring // 2] = 1.0
-    prof[:, 0] = k
-    for i, l in enumerate(range(layers - 1, -1, -1)):  # κ^{l−1} = (I + εΔ_l)κ^l, top layer first
-        a, b = ab[:, layers - 1 if frozen else l, 0], ab[:, layers - 1 if frozen else l, 1]
-        k = k + eps * (np.roll(a * k, -1, 1) + np.roll(b * k, 1, 1) - (a + b) * k)
-        prof[:, i + 1] = k
+    residual_layer(ring, 1.0 / layers, a_hi, a_hi)  # refuses a negative diagonal, 1 − 2ε·a_hi < 0
+    rates = [stream(seed, "env", e).uniform(a_lo, a_hi, (layers, 2, ring)) for e in range(envs)]
+    prof = random_residual_profiles(np.stack(rates), frozen=frozen)
     return {"profiles": prof.astype(np.float32)}
 
 
@@ -138,48 +119,6 @@ def residual_diffusion_summary(profiles: np.ndarray, diffusion: float) -> dict[s
 # ------------------------------------------------------------------------------------------------
 # A drift, and the limit ε → 0 (Eqs. 30–32)
 # ------------------------------------------------------------------------------------------------
-def drift_limit(*, ring: int, left: float, right: float, layers: Sequence[int]) -> dict[str, Any]:
-    """The deep limit of Eq. 29 with a layer-independent, translation-invariant Δ that drifts
-    (column i sends ``left`` to i−1 and ``right`` to i+1): a Dirac at the ring's centre through L
-    layers I + Δ/L, for every L of ``layers``, against the two limits of the paper.
-
-    * Eq. 30: π(1) = exp(Δ)π(0) (scipy's expm); ``l1_expm`` (len(layers),) the L1 distance of
-      (I + Δ/L)^L δ to it — the Euler step of Eq. 30, first order in ε = 1/L;
-    * Eq. 32: the Gaussian of drift v = right − left and 𝒟 = (left + right)/2 at t = 1 (the
-      continuum limit of Eq. 30, Eq. 31); ``l1_eq32`` the L1 distance of exp(Δ)δ to it, and
-      ``edge`` the leading Edgeworth term of exp(Δ)δ, a continuous-time walk whose cumulants are
-      κ_n = right + (−1)^n left: skewness v/(2𝒟)^{3/2}, excess kurtosis 1/(2𝒟).
-
-    Returns also ``profile_expm``, ``profiles`` (len(layers), ring) and ``gauss`` (ring,)."""
-    ring = check_positive_int("ring", ring)
-    Ls = [check_positive_int("layers", L) for L in layers]
-    c0 = ring // 2
-    Dl = local_delta(ring, left, right)
-    delta = np.eye(ring)[c0]
-    pi1 = expm(Dl) @ delta
-    profs = []
-    for L in Ls:
-        D = residual_layer(ring, 1.0 / L, left, right)
-        k = delta.copy()
-        for _ in range(L):
-            k = D @ k
-        profs.append(k)
-    profs = np.array(profs)
-    v, diff = right - left, (left + right) / 2
-    gauss = heat_kernel(np.arange(ring), c0, diff, 1.0, drift=v)
-    return {
-        "layers": np.array(Ls),
-        "profiles": profs,
-        "profile_expm": pi1,
-        "gauss": gauss,
-        "l1_expm": np.abs(profs - pi1).sum(1),
-        "l1_eq32": float(np.abs(pi1 - gauss).sum()),
-        "edge": edgeworth_l1(1.0 / (2 * diff), v / (2 * diff) ** 1.5),
-        "drift": v,
-        "diffusion": diff,
-    }
-
-
 def convergence_rate(
     layers: Sequence[float], l1: Sequence[float], skip: int = 1
 ) -> dict[str, float]:
@@ -195,35 +134,45 @@ def convergence_rate(
 # ------------------------------------------------------------------------------------------------
 # The effective receptive field of real networks
 # ------------------------------------------------------------------------------------------------
-def erf_unit(
-    u: int,
+def conv_gradients(
+    arch: str,
+    activation: str,
+    depth: int,
+    keys: Sequence[Any],
     *,
-    depths: Sequence[int],
+    seed: int,
     channels: int,
     length: int,
     inputs: int,
     nets: int,
     res_scale: float,
-    seed: int,
     device: str = "cpu",
 ) -> dict[str, np.ndarray]:
-    """Unit ``u = a · len(depths) + i`` of :func:`erf_gradients`: architecture ``ARCHS[a]`` at
-    depth ``depths[i]``, torch seed of stream ("erf", arch, depth). Returns ``g2`` and ``pred``
-    with a leading unit axis of 1."""
-    a, i = divmod(u, len(depths))
-    arch, d = ARCHS[a], depths[i]
-    r = conv_net_gradients(
+    """:func:`layerwise.diffusion.conv_net_gradients` of ``nets`` networks of ``arch`` and
+    ``activation`` at ``depth``, torch seed of stream (``*keys``) — the chapter's one way to run
+    them (``inputs`` inputs per network, ``channels`` × ``length`` units per layer)."""
+    return conv_net_gradients(
         arch=arch,
-        activation="relu",
-        depth=d,
+        activation=activation,
+        depth=depth,
         channels=channels,
         length=length,
         n_inputs=inputs,
         n_nets=nets,
-        seed=stream_seed(seed, "erf", arch, d),
+        seed=stream_seed(seed, *keys),
         res_scale=res_scale,
         device=device,
     )
+
+
+def erf_unit(u: int, *, depths: Sequence[int], seed: int, **net: Any) -> dict[str, np.ndarray]:
+    """Unit ``u = a · len(depths) + i`` of the chapter's ERF runs: :func:`conv_gradients` of ReLU
+    nets of architecture ``ARCHS[a]`` at depth ``depths[i]``, stream ("erf", arch, depth); ``net``
+    the sizes of :func:`conv_gradients`. Returns ``g2`` and ``pred`` with a leading unit axis of
+    1."""
+    a, i = divmod(u, len(depths))
+    arch, d = ARCHS[a], depths[i]
+    r = conv_gradients(arch, "relu", d, ("erf", arch, d), seed=seed, **net)
     return {"g2": np.asarray(r["g2"])[None], "pred": np.asarray(r["pred"])[None]}
 
 
@@ -236,34 +185,6 @@ def assemble_erf(units: Mapping[str, np.ndarray], depths: Sequence[int]) -> dict
         for key in ("g2", "pred"):
             out[f"{ARCHS[a]}_{depths[i]}_{key}"] = units[key][u]
     return out
-
-
-def erf_gradients(
-    *,
-    depths: Sequence[int],
-    channels: int,
-    length: int,
-    inputs: int,
-    nets: int,
-    res_scale: float,
-    seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`layerwise.diffusion.conv_net_gradients` of plain and residual ReLU nets at every
-    depth, torch seed of stream ("erf", arch, depth): the units :func:`erf_unit` in order.
-    Returns ``{arch}_{depth}_g2`` and ``{arch}_{depth}_pred``."""
-    kw = dict(
-        depths=depths,
-        channels=channels,
-        length=length,
-        inputs=inputs,
-        nets=nets,
-        res_scale=res_scale,
-        seed=seed,
-        device=device,
-    )
-    units = [erf_unit(u, **kw) for u in range(len(ARCHS) * len(depths))]
-    return assemble_erf({k: np.concatenate([u[k] for u in units]) for k in ("g2", "pred")}, depths)
 
 
 def erf_width_fit(
@@ -352,35 +273,13 @@ def residual_t_collapse(
 # ------------------------------------------------------------------------------------------------
 # Capacities and gradients: two sides of the same coin
 # ------------------------------------------------------------------------------------------------
-def pseudo_random_gradients(
-    *,
-    depth: int,
-    channels: int,
-    length: int,
-    inputs: int,
-    nets: int,
-    res_scale: float,
-    seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`layerwise.diffusion.conv_net_gradients` of the same plain and residual networks
-    (torch seed of stream ("pr", arch)) with pseudo-random and with ReLU activations; keys
-    ``{arch}_{activation}_{key}``."""
+def pseudo_random_gradients(*, depth: int, seed: int, **net: Any) -> dict[str, np.ndarray]:
+    """:func:`conv_gradients` of the same plain and residual networks (stream ("pr", arch)) with
+    pseudo-random and with ReLU activations; keys ``{arch}_{activation}_{key}``."""
     out = {}
     for arch in ARCHS:
         for act in ("pseudo_random", "relu"):
-            r = conv_net_gradients(
-                arch=arch,
-                activation=act,
-                depth=depth,
-                channels=channels,
-                length=length,
-                n_inputs=inputs,
-                n_nets=nets,
-                seed=stream_seed(seed, "pr", arch),
-                res_scale=res_scale,
-                device=device,
-            )
+            r = conv_gradients(arch, act, depth, ("pr", arch), seed=seed, **net)
             for k, v in r.items():
                 out[f"{arch}_{act}_{k}"] = v
     return out
@@ -448,27 +347,11 @@ def ratio_means(
 # Shattering (Eqs. 35–36; Balduzzi et al. 2017)
 # ------------------------------------------------------------------------------------------------
 def straight_path_curves(depths: Sequence[int], seed: int) -> dict[str, np.ndarray]:
-    """w_max after L layers for residual layers I + Δ/L on 5 units (a, b ~ U(0.25, 0.75), stream
-    ("wmax", L)) with the exp(Σ εΔ_ii) of Eq. 36, and for uniform plain layers of receptive field
-    3 and 5."""
-    w_res, w_res_pred, w_plain3, w_plain5 = [], [], [], []
-    for Lk in depths:
-        r = stream(seed, "wmax", int(Lk))
-        ab = r.uniform(0.25, 0.75, size=(Lk, 2))
-        Dl = [residual_layer(5, 1.0 / Lk, a, b) for a, b in ab]
-        w_res.append(straight_path_weight(Dl, 2)[-1])
-        w_res_pred.append(math.exp(-(ab.sum(1) / Lk).sum()))
-        w_plain3.append(straight_path_weight([stochastic_matrix(np.ones((3, 3)))] * Lk, 1)[-1])
-        w_plain5.append(straight_path_weight([stochastic_matrix(np.ones((5, 5)))] * Lk, 2)[-1])
-    return {
-        k: np.array(v)
-        for k, v in (
-            ("w_res", w_res),
-            ("w_res_pred", w_res_pred),
-            ("w_plain3", w_plain3),
-            ("w_plain5", w_plain5),
-        )
-    }
+    """:func:`layerwise.diffusion.straight_path_curves` at every depth L of ``depths``, the rates
+    a, b ~ U(0.25, 0.75) of its residual layers from stream ("wmax", L)."""
+    return straight_path_curves_of(
+        [stream(seed, "wmax", int(L)).uniform(0.25, 0.75, size=(L, 2)) for L in depths]
+    )
 
 
 def shattering_table(
@@ -510,16 +393,6 @@ def welch_difference(a: Sequence[float], b: Sequence[float]) -> Estimate:
 # ------------------------------------------------------------------------------------------------
 # The sampled networks against the walk (Eqs. 33–34)
 # ------------------------------------------------------------------------------------------------
-def harmonic_mean_rate(a_lo: float, a_hi: float) -> float:
-    """Harmonic mean (a_hi − a_lo)/ln(a_hi/a_lo) of a rate uniform on [a_lo, a_hi]: the diffusion
-    constant of a *static* one-dimensional random environment (rates frozen across layers), the
-    alternative to Eq. 33's arithmetic mean 𝒟 = E[a] for layers redrawn at every depth."""
-    a_lo, a_hi = check_positive("a_lo", a_lo), check_positive("a_hi", a_hi)
-    if a_hi <= a_lo:
-        return a_lo
-    return (a_hi - a_lo) / math.log(a_hi / a_lo)
-
-
 def sampled_walk_summary(
     profiles: np.ndarray, diffusion: float, a_lo: float, a_hi: float, confidence: float
 ) -> dict[str, Any]:
@@ -571,33 +444,11 @@ def spread_estimate(x: np.ndarray) -> Estimate:
     return Estimate(sd, sd / math.sqrt(2 * (x.size - 1)), x.size - 1, x.size)
 
 
-def erf_pseudo_random(
-    *,
-    depth: int,
-    channels: int,
-    length: int,
-    inputs: int,
-    nets: int,
-    res_scale: float,
-    seed: int,
-    device: str = "cpu",
-) -> dict[str, np.ndarray]:
-    """:func:`layerwise.diffusion.conv_net_gradients` of residual nets with pseudo-random units at
-    one depth (torch seed of stream ("erf_pr", depth)): the test of whether the ReLU nets' ERF
-    departs from the capacity network because ReLU units are not fully decoupling. Returns ``g2``
-    (nets, length) and ``pred``."""
-    r = conv_net_gradients(
-        arch="residual",
-        activation="pseudo_random",
-        depth=depth,
-        channels=channels,
-        length=length,
-        n_inputs=inputs,
-        n_nets=nets,
-        seed=stream_seed(seed, "erf_pr", depth),
-        res_scale=res_scale,
-        device=device,
-    )
+def erf_pseudo_random(*, depth: int, seed: int, **net: Any) -> dict[str, np.ndarray]:
+    """:func:`conv_gradients` of residual nets with pseudo-random units at one depth (stream
+    ("erf_pr", depth)): the test of whether the ReLU nets' ERF departs from the capacity network
+    because ReLU units are not fully decoupling. Returns ``g2`` (nets, length) and ``pred``."""
+    r = conv_gradients("residual", "pseudo_random", depth, ("erf_pr", depth), seed=seed, **net)
     return {"g2": r["g2"], "pred": r["pred"]}
 
 
@@ -645,64 +496,6 @@ def differential_runs(
         )
         for name in ("fixed", "mirrored")
     }
-
-
-def pooled_moment_ratio(groups: np.ndarray, which: int, reference: float) -> Estimate:
-    """Moment ``which`` (0: mean position, 1: variance) of the profile pooled over all groups (the
-    mean of the groups' mean r∘r: a ratio of means over every path, the capacity's definition)
-    over ``reference``, with the jackknife standard error over groups (len(groups) − 1 d.o.f.).
-
-    Pooling matters: the paths' squared sensitivities are heavy-tailed (their total is a product of
-    per-step factors), so the moments of each group's own profile — a ratio of means over a few
-    hundred paths — are biased towards the typical path and their scatter understates the error."""
-    groups = np.asarray(groups, float)
-    if reference == 0:
-        raise ParameterError("reference must not be 0")
-
-    def moment(g: np.ndarray) -> float:
-        return float(profile_moments(g.mean(0))[which]) / reference
-
-    mean, se = jackknife_se(moment, groups)
-    return Estimate(mean, se, len(groups) - 1, len(groups))
-
-
-def differential_summary(
-    runs: Mapping[str, np.ndarray], taps2: Sequence[float], steps: int | None = None
-) -> dict[str, Any]:
-    """What the chapter grades from :func:`differential_runs` (profiles (groups, times, ring)):
-
-    * ``var_ratio``/``drift_ratio``: Estimates (:func:`pooled_moment_ratio`) of the fixed kernel's
-      variance and mean position at t = 1 over those of the exact expectation of the same scheme
-      (:func:`layerwise.differential.expected_profiles` with ``steps``, same ring) — 1, a check
-      of the Monte-Carlo against the recursion; without ``steps``, over the continuum's 2𝒟 and v
-      (Eqs. 46–47 with 𝒟, v of :func:`layerwise.differential.differential_coefficients`);
-    * ``mirror_drift``: the mirrored kernels' pooled mean position over v (Eq. 47: 0);
-    * ``recursion_var``/``recursion_drift``: the exact scheme's variance over 2𝒟 and mean over v
-      (the O(ε) of the step and the ring's wrap-around; 1 without ``steps``);
-    * ``var_alt``: Σ_k c_k/(c_{−1} + c_{+1}), the ratio if the SDE's whole coefficient spread
-      capacity; ``t`` and per run ``{name}_var``/``{name}_mu`` (groups, times) for the figure."""
-    coef = differential_coefficients(taps2)
-    v, diff = coef["drift"], coef["diffusion"]
-    if v == 0:
-        raise ParameterError(f"taps2={taps2!r} must be asymmetric (c_-1 != c_+1) to grade a drift")
-    out: dict[str, Any] = dict(coef)
-    for name, prof in runs.items():
-        mu, var = profile_moments(prof)
-        out[f"{name}_mu"], out[f"{name}_var"] = mu, var
-    out["t"] = np.linspace(0.0, 1.0, out["fixed_var"].shape[1])
-    ring = np.shape(runs["fixed"])[-1]
-    if steps is None:
-        exact_mu, exact_var = v, 2 * diff
-    else:
-        exact = expected_profiles(ring, taps2, steps, steps)[-1]
-        exact_mu, exact_var = (float(x) for x in profile_moments(exact))
-    out["recursion_var"], out["recursion_drift"] = exact_var / (2 * diff), exact_mu / v
-    out["var_ratio"] = pooled_moment_ratio(runs["fixed"][:, -1], 1, exact_var)
-    out["var_alt"] = coef["sde_total"] / exact_var
-    out["drift_ratio"] = pooled_moment_ratio(runs["fixed"][:, -1], 0, exact_mu)
-    out["mirror_drift"] = pooled_moment_ratio(runs["mirrored"][:, -1], 0, v)
-    out["mirror_var_ratio"] = pooled_moment_ratio(runs["mirrored"][:, -1], 1, exact_var)
-    return out
 
 
 def own_capacity_ratio(g2: np.ndarray, pred: np.ndarray) -> Estimate:
