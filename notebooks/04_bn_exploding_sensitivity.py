@@ -60,14 +60,28 @@ dataset = None        # input: patches | digits | gaussian | cifar10 | mnist | c
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from layerwise import data, labatie, published, stats
 from layerwise.chapter import Chapter, format_value, join_words
+from layerwise.controls import (
+    authors_configuration,
+    compared_inputs,
+    conditions_control,
+    configuration,
+    estimator_control,
+    input_difference,
+    input_words,
+    reference_control,
+    rule_outcome,
+    side_by_side,
+)
 from layerwise.figures import ch04 as figures
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
+from layerwise.stats import Estimate
 from layerwise.studies import ch04 as study
-from layerwise.tables import estimate_formats
+from layerwise.tables import estimate_columns, estimate_formats
 
 # %% tags=["remove-cell"]
 SCALES = {
@@ -110,16 +124,16 @@ def fmt_estimate(e):
 
 def conf(cfg):
     """The configuration of engine config ``cfg`` in the words of a claim's ``conditions``."""
-    return study.configuration(cfg.arch, cfg.kernel_size, cfg.width, cfg.batch, cfg.depth,
-                               cfg.dataset, boundary=cfg.boundary, epsilon=cfg.epsilon)
+    return configuration(cfg.arch, cfg.kernel_size, cfg.width, cfg.batch, cfg.depth,
+                         cfg.dataset, boundary=cfg.boundary, epsilon=cfg.epsilon)
 
 
 #: The paper's own nets (Fig. 4: conv 3×3 periodic, N = 512, B = 64, depth 200, CIFAR-10, ε = 10⁻³).
-PAPER_FIG4 = study.configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e-3)
+PAPER_FIG4 = configuration("bn_ff", 3, 512, 64, 200, "cifar10", epsilon=1e-3)
 
 
 # %% tags=["remove-cell"]
-ch.glue("input_name", study.input_words(DATA))
+ch.glue("input_name", input_words(DATA))
 ch.glue("input_summary", data.describe(DATA)["summary"])
 ch.glue_all({"fc_width": params["width"], "fc_batch": params["batch"], "fc_depth": params["depth"],
              **{f"{k}_p": params[k]
@@ -187,7 +201,10 @@ conv_fit = labatie.exp_fit(conv_depth, conv_panels["chi"], l_min=L0)
 
 # %%
 AUTHORS = study.CONV_REFERENCE   # authors' variant with our boundary and ε (data: MNIST)
-AUTHORS_WORDS = study.VARIANT_WORDS[AUTHORS]
+VARIANT_WORDS = {"bn_ff_mnist": "MNIST input, periodic, ε = 10⁻³",   # their arrays' names are code
+                 "bn_ff_zero_padding": "CIFAR-10, zero padding",
+                 "bn_ff_epsilon": "CIFAR-10, periodic, ε = 0"}
+AUTHORS_WORDS = VARIANT_WORDS[AUTHORS]
 fig = figures.fig4(conv_depth, conv_panels,
                    f"BN feedforward, conv 3×3 periodic, N = {params['conv_width']}, "
                    f"B = {params['conv_batch']}", conv_fit,
@@ -219,7 +236,23 @@ ch.glue_all({"late_lmin": late_lmin, "early_lmax": early_lmax, "conv_r2": conv_f
              "pub_dchi_late": authors["dchi_late"]}, digits=4)
 
 # %%
-conv_table = study.conv_comparison_table(conv_study, published.bn_ff_endpoints(AUTHORS, conv.depth))
+CONV_ROWS = {"dchi_late": "δχ per layer, late", "dbn_late": "δχ (BN step), late",
+             "dphi_late": "δχ (ReLU step), late",
+             "early_gap": "δχ (ReLU step) − δχ (BN step), early",
+             "log10_chi_end": "log₁₀ χ at the last layer", "reff_dx": "effective rank r(dx), late",
+             "reff_x": "effective rank r(x), late",
+             "kurtosis": "kurtosis μ₄ of the BN output, late",
+             "nu1": "ν₁(|y|) of the BN output, late"}
+conv_ours_row = {k: conv_study[k] for k in ("dbn_late", "dphi_late", "early_gap", "log10_chi_end")}
+conv_theirs_row = {"dchi_late": Estimate(authors["dchi_late"], dchi_late.reference_se),
+                   "dbn_late": authors["dbn_late"], "dphi_late": authors["dphi_late"],
+                   "log10_chi_end": Estimate(*published.bn_ff_endpoints(AUTHORS,
+                                                                        conv.depth)["log10_chi"]),
+                   **conv_study["authors_levels"]}
+conv_table = estimate_columns(CONV_ROWS, [
+    ("ours", "± s.e.", {**conv_ours_row, **conv_study["ours_levels"],   # our own error only
+                        "dchi_late": dchi_late._replace(se=dchi_late.own_se)}),
+    ("authors", "± s.e. (authors)", conv_theirs_row)], "quantity")
 ch.table(conv_table,
          f"Our convolutional nets ({conv_panels['chi'].shape[0]} networks) against the authors' "
          f"(MNIST variant, 200 networks; Labatie, Fig. 4): late = layers {late_lmin}–"
@@ -242,24 +275,44 @@ ch.table(conv_table,
 # table sets them beside our nets on two inputs.
 
 # %%
-OTHER = study.compared_inputs(DATA)[1]   # the input our conv nets are set against
+OTHER = compared_inputs(DATA)[1]   # the input our conv nets are set against
 conv_other_cfg = replace(conv, dataset=OTHER, n_sims=max(2, params["conv_nets"] // 2))
 conv_other_depth, conv_other_arrays = run(f"fig4_conv_{OTHER}", conv_other_cfg, block=2)
-conv_ours = {study.input_words(ds): study.conv_late_values(d, A, int(0.75 * conv.depth), conv.depth)
+conv_ours = {input_words(ds): study.conv_late_values(d, A, int(0.75 * conv.depth), conv.depth)
              for ds, (d, A) in [(DATA, (conv_depth, conv_arrays)),
                                 (OTHER, (conv_other_depth, conv_other_arrays))]}
 variants = study.conv_variant_values(int(0.75 * conv.depth), conv.depth)
-variant_table = study.conv_variant_table(conv_ours, variants)
+
+# %%
+VARIANT_ROWS = {"log10_dchi": "growth log₁₀ δχ per layer, late",
+                "reff_x": "effective rank r(x), late", "reff_dx": "effective rank r(dx), late",
+                "kurtosis": "kurtosis μ₄ of the BN output, late",
+                "nu1": "ν₁(|y|) of the BN output, late",
+                "log10_chi_end": "log₁₀ χ at the last layer"}
+variant_rows = []
+for k, label in VARIANT_ROWS.items():   # effects over the reference's level (log₁₀ χ: decades)
+    ref = variants[AUTHORS][k].mean
+    scale = 1.0 if k == "log10_chi_end" else abs(ref)
+    ours_k = [float(np.mean(v[k])) for v in conv_ours.values()]   # chosen input, then the other
+    theirs = {v: variants[v][k].mean for v in variants}
+    r = {"quantity": label, **{f"ours, {name}": m for name, m in zip(conv_ours, ours_k)},
+         **{f"authors, {VARIANT_WORDS[v]}": m for v, m in theirs.items()}}
+    r["input (ours)"] = (ours_k[0] - ours_k[1]) / scale
+    r["MNIST − CIFAR-10, periodic"] = (theirs["bn_ff_mnist"] - theirs["bn_ff_epsilon"]) / scale
+    r["zero padding − periodic, CIFAR-10"] = (theirs["bn_ff_zero_padding"]
+                                              - theirs["bn_ff_epsilon"]) / scale
+    variant_rows.append(r)
+variant_table = pd.DataFrame(variant_rows).set_index("quantity")
 ch.table(variant_table, "Our convolutional nets on two inputs beside the authors' three "
          f"variants (Labatie, Fig. 4; N = 512, B = 64): late = layers {int(0.75 * conv.depth)}–"
          f"{conv.depth}; the last three columns are effects relative to the level of "
-         f"the authors' {study.VARIANT_WORDS[study.CONV_REFERENCE]} (log₁₀ χ: in decades).",
+         f"the authors' {AUTHORS_WORDS} (log₁₀ χ: in decades).",
          precision=3, name="tab_variants")
 
 # %% tags=["remove-cell"]
 ours_main, ours_other = conv_ours.values()
-conv_effects = {k: study.input_difference(ours_main[k], ours_other[k]) for k in study.VARIANT_ROWS}
-ch.glue("conv_other_name", study.input_words(OTHER))
+conv_effects = {k: input_difference(ours_main[k], ours_other[k]) for k in study.VARIANT_KEYS}
+ch.glue("conv_other_name", input_words(OTHER))
 ch.glue("conv_other_nets", conv_other_cfg.n_sims)
 VT = variant_table
 ch.glue_all({name: text.replace("-", "−") for name, text in {   # the page's minus sign
@@ -272,9 +325,9 @@ ch.glue_all({name: text.replace("-", "−") for name, text in {   # the page's m
 ch.glue("variant_words", "" if (conv.width, conv.depth) == (512, 200) else
         "(At this scale our nets are reduced, so their columns are not the authors' nets.)")
 OURS_CONV = conf(conv)
-CONV_REF_CONF = study.authors_configuration(AUTHORS, epsilon=True)
-CONV_CONDITIONS = study.side_by_side(OURS_CONV, CONV_REF_CONF)
-PAPER_CONDITIONS = study.side_by_side(OURS_CONV, PAPER_FIG4)
+CONV_REF_CONF = authors_configuration(AUTHORS, epsilon=True)
+CONV_CONDITIONS = side_by_side(OURS_CONV, CONV_REF_CONF)
+PAPER_CONDITIONS = side_by_side(OURS_CONV, PAPER_FIG4)
 
 # %% [markdown]
 # Our convolutional nets have the paper's boundary (periodic) and ε (10⁻³); none of the authors'
@@ -333,18 +386,18 @@ ch.claim("conv_dchi_gt_1", INCREMENT, case="δχ, convolutional nets", kind="pre
 
 
 # %% tags=["remove-cell"]
-MINE = conv_ours[study.input_words(DATA)]   # our per-network late values on the chosen input
+MINE = conv_ours[input_words(DATA)]   # our per-network late values on the chosen input
 
 
 def conv_controls(key, tol, label):
     """The three controls of a level or rate ``key`` graded within ``tol`` (relative) of the
     authors' reference variant."""
     ref = variants[AUTHORS][key]
-    return [study.reference_control(ref, "rel", ref[0], tol, f"the authors' own {label}"),
-            study.estimator_control(MINE[key], "rel", ref[0], tol, ref[0], ref[0] * (1 + 3 * tol),
-                                    reference_se=ref[1], seed=seed),
-            study.conditions_control(OURS_CONV, CONV_REF_CONF, {"input": conv_effects[key]},
-                                     tol * abs(ref[0]))]
+    return [reference_control(ref, "rel", ref.mean, tol, f"the authors' own {label}"),
+            estimator_control(MINE[key], "rel", ref.mean, tol, ref.mean, ref.mean * (1 + 3 * tol),
+                              reference_se=ref.se, seed=seed),
+            conditions_control(OURS_CONV, CONV_REF_CONF, {"input": conv_effects[key]},
+                               tol * abs(ref.mean))]
 
 # %% tags=["remove-cell"]
 ch.claim("conv_rate_matches_authors", f"the growth of χ per layer over layers {late_lmin}–"
@@ -363,14 +416,14 @@ ch.claim("conv_chi_200_range", f"χ at layer {params['conv_depth']} reaches 10¹
          why="a bracket around the end of the paper's Fig. 4(b) (χ²⁰⁰ ≈ 10¹⁴ on its log axis); the "
              "authors' conv variants end at 10¹³·¹–10¹³·⁹",
          source="Labatie 2019, Fig. 4(b)", min_scale="default", conditions=PAPER_CONDITIONS,
-         controls=[study.reference_control(variants["bn_ff_epsilon"]["log10_chi_end"], "between",
-                                           (13.0, 18.0), None, "the authors' periodic CIFAR-10 "
-                                           "variant (ε = 0), the nearest to the paper's run"),
-                   study.estimator_control(MINE["log10_chi_end"], "between", (13.0, 18.0), None,
-                                           15.5, 12.0, seed=seed),
-                   study.conditions_control(OURS_CONV, PAPER_FIG4,
-                                            {"input": conv_effects["log10_chi_end"]}, 2.5,
-                                            " decade")])
+         controls=[reference_control(variants["bn_ff_epsilon"]["log10_chi_end"], "between",
+                                     (13.0, 18.0), None, "the authors' periodic CIFAR-10 "
+                                     "variant (ε = 0), the nearest to the paper's run"),
+                   estimator_control(MINE["log10_chi_end"], "between", (13.0, 18.0), None,
+                                     15.5, 12.0, seed=seed),
+                   conditions_control(OURS_CONV, PAPER_FIG4,
+                                      {"input": conv_effects["log10_chi_end"]}, 2.5,
+                                      " decade")])
 
 # %% tags=["remove-cell"]
 for gap, window, order, curves in [
@@ -385,11 +438,11 @@ for gap, window, order, curves in [
              why=f"the order of the two curves of Fig. 4(a) ({curves})",
              source="Labatie 2019, Fig. 4(a) and §6", min_scale="default",
              conditions=PAPER_CONDITIONS,
-             controls=[study.reference_control((their_gap, 0.0), "ge", 0.0, 0.0,
-                                               f"the authors' ({AUTHORS_WORDS}) increments"),
-                       study.estimator_control(conv_study["gap_values"][gap], "ge", 0.0, 0.0,
-                                               their_gap, -their_gap, seed=seed),
-                       study.conditions_control(OURS_CONV, PAPER_FIG4, {}, 0.0)])
+             controls=[reference_control((their_gap, 0.0), "ge", 0.0, 0.0,
+                                         f"the authors' ({AUTHORS_WORDS}) increments"),
+                       estimator_control(conv_study["gap_values"][gap], "ge", 0.0, 0.0,
+                                         their_gap, -their_gap, seed=seed),
+                       conditions_control(OURS_CONV, PAPER_FIG4, {}, 0.0)])
 ch.glue("steps_words", ch.verdict(
     ["conv_bn_step_dominates_late", "conv_relu_step_dominates_early"],
     "ours show the same crossing.", "ours do not show that crossing (see the scorecard).",
@@ -421,13 +474,13 @@ ch.claim("conv_noise_well_signal_ill_conditioned", "the noise keeps at least ten
          why="10: 'well- against ill-conditioned' (the paper's Fig. 4(c): ≈ 200 against ≈ 2)",
          source="Labatie 2019, §6 'Experimental verification' (i) and Fig. 4(c)",
          min_scale="default", conditions=PAPER_CONDITIONS,
-         controls=[study.reference_control((authors["levels"]["reff_dx"]
-                                            / authors["levels"]["reff_x"], 0.0), "ge", 10.0, 0.0,
-                                           f"the authors' ({AUTHORS_WORDS}) levels"),
-                   study.estimator_control(MINE["reff_dx"] / MINE["reff_x"], "ge", 10.0, 0.0,
-                                           authors["levels"]["reff_dx"]
-                                           / authors["levels"]["reff_x"], 1.0, seed=seed),
-                   study.conditions_control(OURS_CONV, PAPER_FIG4, {"input": study.input_difference(
+         controls=[reference_control((authors["levels"]["reff_dx"]
+                                      / authors["levels"]["reff_x"], 0.0), "ge", 10.0, 0.0,
+                                     f"the authors' ({AUTHORS_WORDS}) levels"),
+                   estimator_control(MINE["reff_dx"] / MINE["reff_x"], "ge", 10.0, 0.0,
+                                     authors["levels"]["reff_dx"]
+                                     / authors["levels"]["reff_x"], 1.0, seed=seed),
+                   conditions_control(OURS_CONV, PAPER_FIG4, {"input": input_difference(
                        MINE["reff_dx"] / MINE["reff_x"],
                        ours_other["reff_dx"] / ours_other["reff_x"])}, 10.0)])
 levels, ours_levels = conv_study["levels"], conv_study["ours_levels"]
@@ -487,7 +540,7 @@ ch.glue("tails_lean", " ".join(
     f"For {LEVEL_WORDS[k]}, {fmt_estimate(ours_levels[k])} against the authors' "
     f"{authors['levels'][k]:.3g}: {STATUS_WORDS[ch.status(f'conv_{k}_matches_authors')]} at "
     "this scale; "
-    f"{LEANS[study.rule_outcome(stats.exact(levels[k].mean), 'rel', authors['levels'][k], tol)]}"
+    f"{LEANS[rule_outcome(stats.exact(levels[k].mean), 'rel', authors['levels'][k], tol)]}"
     f"{to_decide(f'conv_{k}_matches_authors')}."
     for k, tol in [("nu1", 0.10), ("kurtosis", 0.25)]))
 
@@ -539,7 +592,7 @@ fc_log10chi = fc["log10chi"]
 ch.glue_all({"fc_log10chi_l": fc_log10chi})
 fc_law = labatie.growth_law_r2(fc_depth, fc_panels["chi"], l_min=L0)   # R² in l and log l
 OURS_FC = conf(base)
-FC_PAPER = study.side_by_side(OURS_FC, PAPER_FIG4)   # a statement of the paper's Fig. 4 nets
+FC_PAPER = side_by_side(OURS_FC, PAPER_FIG4)   # a statement of the paper's Fig. 4 nets
 ch.claim("chi_exponential", LINEAR, case="fully-connected nets", kind="reproduces",
          measured=fc_law["exponential"],
          reference=0.99, tol=0.0, comparison="ge", alternative=(fc_law["power"].mean, POWER_LAW),
@@ -559,8 +612,18 @@ last = study.last_layer_findings(fc_panels)   # the last record, over networks
 pub_batch = study.published_batch(params["batch"])   # the authors' nets nearest to our batch
 
 
-fc_table = study.fc_comparison_table(fc["increments"], fc["log10chi"], last,
-                                     published.bn_ff_endpoints(f"bn_ff_fc_{pub_batch}", L))
+FC_ROWS = {"dchi": "δχ per layer, layer mean", "dbn": "δχ (BN step), layer mean",
+           "dphi": "δχ (ReLU step), layer mean", "log10_chi": "log₁₀ χ at the last layer",
+           "reff_x": "effective rank r(x) at the last layer",
+           "reff_dx": "effective rank r(dx) at the last layer",
+           "kurtosis": "kurtosis μ₄ of the BN output at the last layer",
+           "nu1": "ν₁(|y|) of the BN output at the last layer"}
+fc_authors_end = published.bn_ff_endpoints(f"bn_ff_fc_{pub_batch}", L)   # their last layer
+fc_table = estimate_columns(FC_ROWS, [   # increments: δχ = δ_BN χ · δ_φ χ, Eq. (14) of §6
+    ("ours", "± s.e.", {**fc["increments"], "log10_chi": fc["log10chi"], **last}),
+    ("authors", "± s.e. (authors)", {k: Estimate(*v) for k, v in fc_authors_end.items()}),
+    ("Gaussian", None, {"kurtosis": labatie.GAUSS_KURTOSIS, "nu1": labatie.GAUSS_ABS_MEAN})],
+    "quantity")
 ch.table(fc_table, f"Our fully-connected nets (N = {params['width']}, B = {params['batch']}, "
          f"{fc['n']} networks) against the authors' at B = {pub_batch} (N = 512, CIFAR-10, 200 "
          f"networks; their published arrays): increments averaged over layers ≥ {L0}, then the "
@@ -695,8 +758,8 @@ ch.claim("dbn_inverse_conditioning", CONDITIONING, case="fully-connected nets", 
          source="Labatie 2019, §6 'Experimental verification' (ii)", conditions=FC_PAPER)
 
 # %% tags=["remove-cell"]
-INPUTS = study.compared_inputs(DATA)   # the chosen input first, then the built-in others
-ch.glue("data_others", join_words([study.input_words(ds) for ds in INPUTS[1:]]))
+INPUTS = compared_inputs(DATA)   # the chosen input first, then the built-in others
+ch.glue("data_others", join_words([input_words(ds) for ds in INPUTS[1:]]))
 ch.glue("n_photographs", len(data.photographs()))
 
 # %% [markdown]
@@ -721,14 +784,20 @@ data_runs = {KIND[ds]: run(f"data_{KIND[ds]}", replace(base, dataset=ds,
                                                        reff_locations=("loc4",)))
              for ds in INPUTS}
 data_study = study.bn_ff_dataset_study(data_runs, l_min=L0, seed=seed)
-ch.figure(figures.datasets({study.input_words(k): r for k, r in data_study["runs"].items()}),
+ch.figure(figures.datasets({input_words(k): r for k, r in data_study["runs"].items()}),
           "datasets",
           "Log χ and effective rank of the signal of BN feedforward nets fed "
-          + join_words([study.input_words(ds) for ds in INPUTS])
+          + join_words([input_words(ds) for ds in INPUTS])
           + " (the paper uses CIFAR-10 and reports MNIST as equivalent, its App. A).",
           arrays=data_study["arrays"],
           alt="Mean log χ and the signal's effective rank against depth for each input.")
-ch.table(data_study["table"], "BN feedforward nets fed each input: the growth of χ in decades "
+LAST_WORDS = {"log10_chi": "log₁₀ χᴸ", "reff_x": "effective rank r(xᴸ)",
+              "kurtosis": "kurtosis at L"}
+data_table = estimate_columns({ds: ds for ds in data_study["decades"]}, [
+    ("log₁₀ δχ (decades per layer)", "± s.e.", data_study["decades"]),
+    *[(words, None, {ds: last[k] for ds, last in data_study["last"].items()})
+      for k, words in LAST_WORDS.items()]], "data")
+ch.table(data_table, "BN feedforward nets fed each input: the growth of χ in decades "
          "per layer, log₁₀ δχ from a straight line fitted to log χˡ (± standard error over "
          "networks), and, at the last layer, the mean log₁₀ χ, effective rank of the signal and "
          "kurtosis.",
@@ -738,8 +807,15 @@ ch.table(data_study["table"], "BN feedforward nets fed each input: the growth of
 data_depth = np.asarray(data_runs[KIND[DATA]][0])
 after = data_depth >= L0  # not a verdict: the records after the transient
 offset_l_early = int(data_depth[after][0])
-offsets = study.input_offset_table(data_study["runs"], f"bn_ff_fc_{fc_rate['batch']}",
-                                   l_early=offset_l_early, l_end=L)
+chi_at = study.chi_levels(data_study["runs"], f"bn_ff_fc_{fc_rate['batch']}",
+                          l_early=offset_l_early, l_end=L)   # the authors' last
+THEIRS = "authors (CIFAR-10)"
+at_early, at_end = f"log₁₀ χ at l = {offset_l_early}", f"log₁₀ χ at l = {L}"
+offsets = pd.DataFrame([({"authors": THEIRS}.get(ds, ds), *v) for ds, v in chi_at.items()],
+                       columns=["data", at_early, at_end]).set_index("data")
+offsets["growth"] = offsets[at_end] - offsets[at_early]
+offsets[f"offset at l = {offset_l_early}"] = offsets[at_early] - offsets.loc[THEIRS, at_early]
+offsets[f"offset at l = {L}"] = offsets[at_end] - offsets.loc[THEIRS, at_end]
 ch.table(offsets, "Where the inputs' offset in χ comes from: mean log₁₀ χ early and at the last "
          "layer and the growth between them, per input, against the authors' CIFAR-10 nets (last "
          "row), with each input's offset from the authors.", name="tab_offsets")
@@ -765,14 +841,14 @@ ch.claim("rate_data_independent", "the exponential rate of χ barely depends on 
              "spread includes the upward bias of a max − min",
          source="Labatie 2019, App. A (MNIST instead of CIFAR-10: equivalent behaviour)",
          conditions={"architecture": (OURS_FC["architecture"], PAPER_FIG4["architecture"]),
-                     "input": (join_words([study.input_words(ds) for ds in INPUTS]),
+                     "input": (join_words([input_words(ds) for ds in INPUTS]),
                                "CIFAR-10 and MNIST")})
 
 
 # %% tags=["remove-cell"]
 rates = {k: study.late_ours(d, A, L0, L)["log10_dchi"] for k, (d, A) in data_runs.items()}
-FC_REF_CONF = study.authors_configuration(f"bn_ff_fc_{fc_rate['batch']}", epsilon=True)
-rate_ref = fc_rate["authors_se"]
+FC_REF_CONF = authors_configuration(f"bn_ff_fc_{fc_rate['batch']}", epsilon=True)
+rate_ref = fc_rate["reference"]
 ch.claim("fc_rate_matches_authors", f"the growth of χ in decades per layer (log₁₀ δχ) over layers "
          f"{L0}–{L} agrees with the authors' fully-connected nets at B = {fc_rate['batch']}",
          kind="reproduces",
@@ -783,16 +859,16 @@ ch.claim("fc_rate_matches_authors", f"the growth of χ in decades per layer (log
              "rate identifies the batch; the error combines ours with theirs",
          source="Labatie 2019, Theorem 3 and App. A; the authors' fully-connected arrays "
                 "for B = 64 … 512 (N = 512, CIFAR-10)", min_scale="default",
-         conditions=study.side_by_side(OURS_FC, FC_REF_CONF),
-         controls=[study.reference_control(rate_ref, "rel", rate_ref[0], fc_rate["margin"],
-                                           f"the authors' own rate at B = {fc_rate['batch']}"),
-                   study.estimator_control(fc_rate["values"], "rel", rate_ref[0],
-                                           fc_rate["margin"], rate_ref[0],
-                                           rate_ref[0] * (1 + 3 * fc_rate["margin"]),
-                                           reference_se=rate_ref[1], seed=seed),
-                   study.conditions_control(OURS_FC, FC_REF_CONF, {"input": study.input_difference(
+         conditions=side_by_side(OURS_FC, FC_REF_CONF),
+         controls=[reference_control(rate_ref, "rel", rate_ref.mean, fc_rate["margin"],
+                                     f"the authors' own rate at B = {fc_rate['batch']}"),
+                   estimator_control(fc_rate["values"], "rel", rate_ref.mean,
+                                     fc_rate["margin"], rate_ref.mean,
+                                     rate_ref.mean * (1 + 3 * fc_rate["margin"]),
+                                     reference_se=rate_ref.se, seed=seed),
+                   conditions_control(OURS_FC, FC_REF_CONF, {"input": input_difference(
                        rates[KIND[INPUTS[0]]], rates[KIND[INPUTS[1]]])},
-                       fc_rate["margin"] * abs(rate_ref[0]))])
+                       fc_rate["margin"] * abs(rate_ref.mean))])
 
 
 # %% tags=["remove-cell"]
@@ -830,7 +906,11 @@ ch.glue("offset_verdict", ch.verdict(
 # l = 200; `layerwise.published`) make them concrete:
 
 # %%
-ch.table(study.fc_batch_table(L), f"The authors' fully-connected BN "
+BATCH_WORDS = {"reff_x": "effective rank r(x)", "reff_dx": "effective rank r(dx)",
+               "kurtosis": "kurtosis μ₄", "log10_chi": "log₁₀ χ"}
+authors_batches = pd.DataFrame(published.bn_ff_fc_batch_study(L)).astype({"B": int}).set_index("B")
+authors_batches = authors_batches.drop(columns="nu1").rename(columns=BATCH_WORDS)
+ch.table(authors_batches, f"The authors' fully-connected BN "
          f"nets (width 512, CIFAR-10) at layer {L}, per batch size B: the quantities the paper "
          "says a larger batch changes.", precision=2)
 
@@ -846,7 +926,7 @@ batch_runs = {b: run(f"batch_{b}", replace(base, batch=b, n_sims=params["batch_n
                                            reff_locations=("loc4",)))
               for b in params["batches"]}
 batch = study.bn_ff_batch_study(batch_runs)   # last-record means per B, their trends against log2 B
-ch.figure(figures.batch_size(batch["table"], published.bn_ff_fc_batch_study(L), L), "batch_size",
+ch.figure(figures.batch_size(batch["levels"], published.bn_ff_fc_batch_study(L), L), "batch_size",
           f"χ at l = {L}, kurtosis of the BN output and effective ranks of signal and noise of "
           "fully-connected BN nets against the batch size B (Labatie App. A): ours at "
           f"N = {params['width']}, ±2 SE over {params['batch_nets']} networks each; crosses: the "
@@ -857,7 +937,11 @@ ch.figure(figures.batch_size(batch["table"], published.bn_ff_fc_batch_study(L), 
               "error bars and the authors' as crosses.")
 
 # %%
-slopes = study.batch_slope_table(batch["slope"], L)
+BATCH_ROWS = {"log10_chi": "log₁₀ χ at the last layer", "kurtosis": "kurtosis μ₄ of the BN output",
+              "reff_x": "effective rank r(x)", "reff_dx": "effective rank r(dx)"}
+slopes = estimate_columns(BATCH_ROWS, [("ours", "± s.e.", batch["slope"]),   # per doubling of B
+                                       ("authors", "± s.e. (authors)",
+                                        study.authors_batch_slopes(L))], "quantity")
 ch.table(slopes, "Change per doubling of the batch size B at the last layer: the slope of a "
          "straight line in log₂ B fitted to the means at each batch, weighted by their standard "
          f"errors, ours (B = {join_words([str(b) for b in params['batches']])}, "
@@ -876,7 +960,7 @@ ch.glue("flip_verdict", {  # each ratio's 99 % interval against 1, at the smalle
 }.get(sides, "at least one of the two ratios cannot be told from 1 at this scale"))
 
 # %% tags=["remove-cell"]
-levels_vs = study.batch_levels_versus_authors(batch["table"], n=params["batch_nets"], depth=L)
+levels_vs = study.batch_levels_versus_authors(batch["levels"], n=params["batch_nets"], depth=L)
 BATCH_NAMES = {"log10_chi": f"log₁₀ χ at layer {L}", "kurtosis": "the kurtosis of the BN output",
                "reff_x": f"effective rank r(x) at layer {L}",
                "reff_dx": f"effective rank r(dx) at layer {L}"}
@@ -893,7 +977,7 @@ for k, name in BATCH_NAMES.items():
                  "batch-size study resolves; errors combine ours with theirs, simultaneous over "
                  "the batches", source="Labatie 2019, App. A; the authors' fully-connected arrays "
                  "for B = 64 … 512", min_scale="paper" if k == "reff_dx" else "default",
-             conditions=study.side_by_side(
+             conditions=side_by_side(
                  {**OURS_FC, "batch": join_words([str(b) for b in params["batches"]])},
                  {**FC_REF_CONF, "batch": join_words([str(b) for b in published.FC_BATCHES])}),
              note="the noise's effective rank r(dx) spreads by 30–40 % of its mean between single "
@@ -944,9 +1028,9 @@ ch.claim("fc_large_batch_paper_ordering", "fully-connected nets of the paper's w
          why="a fully-connected channel is sampled at the B inputs only (effective rank r ≤ B), "
              "so the noise's advantage should return as B grows, as in the authors' arrays "
              "(B ≥ 128)",
-         conditions=study.side_by_side(
+         conditions=side_by_side(
              {**OURS_FC, "batch": batch["b_max"]},
-             study.authors_configuration(f"bn_ff_fc_{max(published.FC_BATCHES)}", epsilon=True)),
+             authors_configuration(f"bn_ff_fc_{max(published.FC_BATCHES)}", epsilon=True)),
          source="ours, from Labatie 2019 App. A and the authors' fully-connected arrays for "
                 "B = 128 … 512",
          min_scale="default",

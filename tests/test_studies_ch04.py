@@ -65,29 +65,6 @@ def test_monotone_trend_slope_and_significance():
     assert t["slope"] == pytest.approx(1.0) and t["z"] > 10
 
 
-def test_exp_rate_table_recovers_rates():
-    d = np.arange(1.0, 41.0)
-    runs = {}
-    for ds, r in [("a", 0.1), ("b", 0.2)]:
-        rates = r + np.array([-0.01, 0.0, 0.01])
-        chi = np.exp(rates[:, None] * d)
-        runs[ds] = (
-            d,
-            {"chi": chi, "reff_x": np.full((3, 40), 2.0), "kurt_z": np.full((3, 40), 5.0)},
-        )
-    T = ch04.exp_rate_table(runs, l_min=10)
-    assert list(T.index) == ["a", "b"]
-    rate, se, log10chi, reff, kurt = ch04.RATE_COLUMNS
-    assert list(T.columns) == list(ch04.RATE_COLUMNS)
-    ln10 = math.log(10)  # decades per layer: the natural-log rate over ln 10
-    assert T.loc["a", rate] == pytest.approx(0.1 / ln10) and T.loc["b", rate] == pytest.approx(
-        0.2 / ln10
-    )
-    assert T.loc["a", se] == pytest.approx(0.01 / math.sqrt(3) / ln10)
-    assert T.loc["b", log10chi] == pytest.approx(0.2 * 40 / ln10)
-    assert T.loc["a", reff] == 2.0 and T.loc["a", kurt] == 5.0
-
-
 def test_batch_endpoints_means_and_errors():
     rng = np.random.default_rng(4)
     runs = {
@@ -95,35 +72,27 @@ def test_batch_endpoints_means_and_errors():
         for B in (16, 32)
     }
     T = ch04.batch_endpoints(runs)
-    assert list(T.columns) == [
-        "B",
-        "log10_chi",
-        "se_log10_chi",
-        "kurtosis",
-        "se_kurtosis",
-        "reff_x",
-        "se_reff_x",
-        "reff_dx",
-        "se_reff_dx",
-    ]
-    assert list(T["B"]) == [16, 32]
+    assert list(T) == ["log10_chi", "kurtosis", "reff_x", "reff_dx"]
+    assert all(list(by_batch) == [16, 32] for by_batch in T.values())
     v = np.log10(runs[32]["chi"][:, -1])
-    assert T["log10_chi"].iloc[1] == pytest.approx(v.mean())
-    assert T["se_log10_chi"].iloc[1] == pytest.approx(v.std(ddof=1) / math.sqrt(6))
-    assert T["reff_dx"].iloc[0] == pytest.approx(runs[16]["reff_dx"][:, -1].mean())
+    assert T["log10_chi"][32].mean == pytest.approx(v.mean())
+    assert T["log10_chi"][32].se == pytest.approx(v.std(ddof=1) / math.sqrt(6))
+    assert (T["log10_chi"][32].dof, T["log10_chi"][32].n) == (5, 6)
+    assert T["reff_dx"][16].mean == pytest.approx(runs[16]["reff_dx"][:, -1].mean())
 
 
 def test_batch_findings_reads_ratios_and_trends():
     def table(rx, rdx):
-        B = np.array([16, 64, 256])
-        cols = {
-            "B": B,
+        means = {
             "log10_chi": [16.0, 15.0, 14.0],
             "kurtosis": [2.5, 2.8, 2.9],
             "reff_x": rx,
             "reff_dx": rdx,
         }
-        return pd.DataFrame({**cols, **{f"se_{k}": [0.1, 0.1, 0.1] for k in ch04.BATCH_ENDPOINTS}})
+        return {
+            k: {b: Estimate(m, 0.1) for b, m in zip((16, 64, 256), v, strict=True)}
+            for k, v in means.items()
+        }
 
     F = ch04.batch_findings(table([4.0, 3.0, 1.0], [2.0, 2.0, 2.0]))
     assert np.allclose(F["ratio"], [2.0, 1.5, 0.5])
@@ -220,14 +189,22 @@ def test_bn_ff_dataset_study_spread_of_known_rates():
         {ds: (depth, _bn_ff_arrays(m + wiggle, depth)) for ds, m in rates.items()}, l_min=10, seed=0
     )
     assert D["spread"].mean == pytest.approx(0.02 / 0.11)  # (max − min)/mean
-    rate, se = ch04.RATE_COLUMNS[:2]
-    assert np.allclose(D["table"][rate], list(rates.values()))  # decades per layer
+    decades = D["decades"]  # log₁₀ δχ per layer, an estimate over the 4 networks
+    assert [decades[ds].mean for ds in rates] == pytest.approx(list(rates.values()))
+    assert decades["digits"].se == pytest.approx(np.std(wiggle, ddof=1) / 2)
+    assert decades["digits"].dof == 3
     ref = stats.relative_spread(  # the spread of the natural-log rates, networks − 1 d.o.f.
-        D["table"][rate] * math.log(10), D["table"][se] * math.log(10), dof=3, seed=0
+        pd.Series({ds: e.mean * math.log(10) for ds, e in decades.items()}),
+        pd.Series({ds: e.se * math.log(10) for ds, e in decades.items()}),
+        dof=3,
+        seed=0,
     )
     assert D["spread"].interval[0] < D["spread"].interval[1] and D["spread"] == ref
     assert set(D["arrays"]) == {f"{ds}_{k}" for ds in rates for k in ("chi", "reff_x")}
     assert np.allclose(D["arrays"]["digits_chi"], D["runs"]["digits"][1]["chi"].mean(0))
+    last = D["last"]["gaussian"]  # means over networks at the last record
+    assert last["log10_chi"] == pytest.approx(0.12 * 40)
+    assert (last["reff_x"], last["kurtosis"]) == (3.0, 3.0)
     with pytest.raises(ParameterError, match="same number of networks"):
         ch04.bn_ff_dataset_study(
             {
@@ -259,8 +236,12 @@ def test_bn_ff_batch_study_slopes_and_the_large_batch_gap():
         for B in Bs
     }
     S = ch04.bn_ff_batch_study(runs)  # r_eff(dx): no trend, wide scatter → its interval holds 0
-    assert S["b_max"] == 128 and list(S["table"]["B"]) == list(Bs)
-    assert set(S["arrays"]) == set(S["table"].columns)
+    assert S["b_max"] == 128 and list(S["levels"]["kurtosis"]) == list(Bs)
+    assert list(S["arrays"]) == ["B"] + [
+        c for k in ch04.BATCH_ENDPOINTS for c in (k, f"se_{k}")
+    ]  # the figure's data: each level's means and standard errors by batch
+    assert list(S["arrays"]["B"]) == list(Bs)
+    assert list(S["arrays"]["se_reff_x"]) == [S["levels"]["reff_x"][b].se for b in Bs]
     assert S["slope"]["kurtosis"].mean == pytest.approx(0.5) and S["slope"]["kurtosis"].dof == 5
     assert S["slope"]["reff_x"].mean == pytest.approx(-1.0)
     assert S["slope"]["log10_chi"].mean == pytest.approx(-1.0)
@@ -355,20 +336,6 @@ def test_fig4_conv_summary_of_reduced_nets_and_one_network_as_a_point():
     )
 
 
-def test_fc_batch_table_is_the_authors_study_by_batch_size():
-    T = ch04.fc_batch_table(200)
-    authors = published.bn_ff_fc_batch_study(200)
-    assert list(T.index) == [64, 128, 256, 512] and T.index.name == "B"
-    assert list(T.columns) == [
-        "effective rank r(x)",
-        "effective rank r(dx)",
-        "kurtosis μ₄",
-        "log₁₀ χ",
-    ]
-    for k, title in zip(("reff_x", "reff_dx", "kurtosis", "log10_chi"), T.columns, strict=True):
-        assert np.allclose(T[title], authors[k])
-
-
 # ----------------------------------------------------------------------------------------------
 # Like with like: the authors' fully-connected nets (issue #28)
 # ----------------------------------------------------------------------------------------------
@@ -425,15 +392,14 @@ def test_fc_rate_versus_authors_recovers_their_rate_and_an_offset():
 
 
 def _authors_batch_table(n_se=1e-6, **shift):
-    rows = []
-    for b in published.FC_BATCHES:
-        e = published.bn_ff_endpoints(f"bn_ff_fc_{b}", 200)
-        row = {"B": b}
-        for k in ch04.BATCH_ENDPOINTS:
-            row[k] = e[k][0] + shift.get(f"{k}_{b}", 0.0)
-            row[f"se_{k}"] = n_se
-        rows.append(row)
-    return pd.DataFrame(rows)
+    ends = {b: published.bn_ff_endpoints(f"bn_ff_fc_{b}", 200) for b in published.FC_BATCHES}
+    return {
+        k: {
+            b: Estimate(e[k][0] + shift.get(f"{k}_{b}", 0.0), n_se, 199, 200)
+            for b, e in ends.items()
+        }
+        for k in ch04.BATCH_ENDPOINTS
+    }
 
 
 def test_batch_levels_versus_authors_in_units_of_the_half_gap():
@@ -460,78 +426,36 @@ def test_batch_levels_versus_authors_in_units_of_the_half_gap():
     assert expect > 1.0  # the alternative is ruled out by the claim's margin
     with pytest.raises(ParameterError, match="none of the batches"):
         ch04.batch_levels_versus_authors(
-            pd.DataFrame(
-                {"B": [8], **{c: [1.0] for k in ch04.BATCH_ENDPOINTS for c in (k, f"se_{k}")}}
-            ),
-            n=4,
+            {k: {8: Estimate(1.0, 1.0)} for k in ch04.BATCH_ENDPOINTS}, n=4
         )
 
 
-def test_input_offset_table_separates_the_early_offset_from_the_growth():
+def test_chi_levels_separate_the_early_offset_from_the_growth():
     depth, arrays = _authors_fc_arrays("bn_ff_fc_64", shift=0.3)
     panels = {"chi": arrays["chi_loc4"]}
-    t = ch04.input_offset_table({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=12, l_end=200)
-    assert list(t.index) == ["patches", "authors (CIFAR-10)"]
-    assert t.loc["patches", "offset at l = 12"] == pytest.approx(0.3)
-    assert t.loc["patches", "offset at l = 200"] == pytest.approx(0.3)
-    assert t.loc["patches", "growth"] == pytest.approx(t.loc["authors (CIFAR-10)", "growth"])
-    with pytest.raises(ParameterError, match="depth=11"):
-        ch04.input_offset_table({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=11, l_end=200)
+    t = ch04.chi_levels({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=12, l_end=200)
+    assert list(t) == ["patches", "authors"]
+    assert t["patches"] - t["authors"] == pytest.approx([0.3, 0.3])  # the same offset at both
+    c = published.moment("bn_ff_fc_64", "chi_loc4")
+    assert t["authors"][1] == c.mean_log10[c.index(200)]
+    with pytest.raises(ParameterError, match="l_early=11"):
+        ch04.chi_levels({"patches": (depth, panels)}, "bn_ff_fc_64", l_early=11, l_end=200)
 
 
-def test_conv_comparison_table_sets_ours_beside_the_authors_with_their_own_errors():
+def test_fig4_conv_summary_gives_the_authors_levels_with_their_own_errors():
     _, _, S = _conv_summary()
-    end = published.bn_ff_endpoints("bn_ff_mnist")
-    T = ch04.conv_comparison_table(S, end)
-    assert list(T.index) == list(ch04.CONV_ROWS.values())
-    row = T.loc[ch04.CONV_ROWS["dchi_late"]]
-    # ours with our own error only; the authors' with theirs (the scorecard combines the two)
-    assert row["ours"] == pytest.approx(S["dchi_late"].mean)
-    assert row["± s.e."] == pytest.approx(S["dchi_late"].own_se)
-    assert math.hypot(row["± s.e."], row["± s.e. (authors)"]) == pytest.approx(S["dchi_late"].se)
-    kurt = T.loc[ch04.CONV_ROWS["kurtosis"]]
-    assert kurt["authors"] == S["authors"]["levels"]["kurtosis"]
-    assert kurt["± s.e. (authors)"] == S["authors_se"]["kurtosis"]
-    assert (
-        tuple(T.loc[ch04.CONV_ROWS["log10_chi_end"], ["authors", "± s.e. (authors)"]])
-        == end["log10_chi"]
-    )
-    assert math.isnan(T.loc[ch04.CONV_ROWS["dbn_late"], "± s.e. (authors)"])  # not published
+    theirs = published.late_published("bn_ff_mnist", 150, 200)
+    for k in published.FIG4_LATE:
+        assert S["authors_levels"][k] == Estimate(*theirs[k])
+        assert S["authors_levels"][k].mean == S["authors"]["levels"][k]
+    # our own error and the authors' make the scorecard's combined one
+    dchi = S["dchi_late"]
+    assert math.hypot(dchi.own_se, dchi.reference_se) == pytest.approx(dchi.se)
 
 
-def test_fc_comparison_table_sets_ours_beside_the_authors_and_the_gaussian():
-    inc = {
-        k: Estimate(1.0 + i / 10, 0.01 * (i + 1), 7, 8)
-        for i, k in enumerate(("dchi", "dbn", "dphi"))
-    }
-    last = {
-        "reff_x": Estimate(10.0, 0.5, 7, 8),
-        "reff_dx": Estimate(6.0, 0.25, 7, 8),
-        "reff_gap": Estimate(4.0, 0.5, 7, 8),  # not a row of the table
-        "kurtosis": Estimate(3.5, 0.125, 7, 8),
-        "nu1": Estimate(0.78, None),
-    }
-    end = published.bn_ff_endpoints("bn_ff_fc_64")
-    T = ch04.fc_comparison_table(inc, Estimate(18.0, 0.01, 7, 8), last, end)
-    assert list(T.index) == list(ch04.FC_ROWS.values())
-    assert list(T.columns) == ["ours", "± s.e.", "authors", "± s.e. (authors)", "Gaussian"]
-    row = T.loc[ch04.FC_ROWS["dbn"]]
-    assert (row["ours"], row["± s.e."]) == (1.1, 0.02) and math.isnan(row["authors"])
-    for k in ("reff_x", "reff_dx", "kurtosis", "nu1", "log10_chi"):
-        assert tuple(T.loc[ch04.FC_ROWS[k], ["authors", "± s.e. (authors)"]]) == end[k]
-    assert T.loc[ch04.FC_ROWS["log10_chi"], "ours"] == 18.0
-    assert math.isnan(T.loc[ch04.FC_ROWS["nu1"], "± s.e."])  # a single network: no error
-    assert T.loc[ch04.FC_ROWS["kurtosis"], "Gaussian"] == labatie.GAUSS_KURTOSIS
-    assert T.loc[ch04.FC_ROWS["nu1"], "Gaussian"] == pytest.approx(labatie.GAUSS_ABS_MEAN)
-    assert T["Gaussian"].notna().sum() == 2
-
-
-def test_batch_slope_table_fits_the_authors_arrays_as_ours():
-    ours = {k: Estimate(float(i), 0.1 * (i + 1), 31, 32) for i, k in enumerate(ch04.BATCH_ROWS)}
-    T = ch04.batch_slope_table(ours, 200)
-    assert list(T.index) == list(ch04.BATCH_ROWS.values())
-    assert list(T["ours"]) == [0.0, 1.0, 2.0, 3.0]
-    assert list(T["± s.e."]) == pytest.approx([0.1, 0.2, 0.3, 0.4])
+def test_authors_batch_slopes_fit_the_authors_arrays_as_ours():
+    T = ch04.authors_batch_slopes(200)
+    assert list(T) == list(ch04.BATCH_ENDPOINTS)
     # the authors': a straight line in log₂ B through their means, weighted by their errors
     B = np.array(published.FC_BATCHES, float)
     ends = [
@@ -541,82 +465,25 @@ def test_batch_slope_table_fits_the_authors_arrays_as_ours():
     X = np.stack([np.ones_like(B), np.log2(B)], 1) / s[:, None]
     beta, *_ = np.linalg.lstsq(X, m / s, rcond=None)
     cov = np.linalg.inv(X.T @ X)
-    kurt = T.loc[ch04.BATCH_ROWS["kurtosis"]]
-    assert kurt["authors"] == pytest.approx(beta[1], rel=1e-10)
-    assert kurt["± s.e. (authors)"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-10)
+    assert T["kurtosis"].mean == pytest.approx(beta[1], rel=1e-10)
+    assert T["kurtosis"].se == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-10)
     # the paper's direction in the authors' own arrays: fatter tails and a smaller χ with B
-    assert kurt["authors"] > 0 and T.loc[ch04.BATCH_ROWS["log10_chi"], "authors"] < 0
+    assert T["kurtosis"].mean > 0 and T["log10_chi"].mean < 0
 
 
-# ---------------------------------------------------------------------------------------------
-# The input, the reference configurations and the three controls
-# ---------------------------------------------------------------------------------------------
-def test_input_words_and_compared_inputs():
-    assert ch04.input_words("cifar10:/data/x") == "CIFAR-10"
-    assert ch04.compared_inputs("patches") == ["patches", "digits", "gaussian"]
-    assert ch04.compared_inputs("gaussian") == ["gaussian", "patches", "digits"]
-    assert ch04.compared_inputs("cifar10") == ["cifar10", "patches", "digits", "gaussian"]
-    with pytest.raises(ParameterError, match="dataset='imagenet'"):
-        ch04.input_words("imagenet")
-
-
-def test_authors_configuration_of_the_conv_reference_and_the_fc_resnets():
-    c = ch04.authors_configuration("bn_ff_mnist", epsilon=True)
-    assert c == {"architecture": "BN feedforward, conv 3×3 periodic", "width": 512, "batch": 64,
-                 "depth": 200, "input": "MNIST", "BN ε": 0.001}
-    assert ch04.authors_configuration("bn_res_fc")["depth"] == "500 units of 2 layers"
-    ours = ch04.configuration("bn_ff", 3, 512, 64, 200, "patches", epsilon=1e-3)
-    pairs = ch04.side_by_side(ours, c)
-    assert [k for k, (a, b) in pairs.items() if a != b] == ["input"]
-
-
-def test_reference_control_applies_the_rule_to_the_authors_data():
-    assert ch04.reference_control((10.0, 0.1), "rel", 10.0, 0.1, "x").passed
-    # a margin tighter than the authors' own error cannot pass on their own data
-    assert not ch04.reference_control((10.0, 0.5), "rel", 10.0, 0.01, "x").passed
-    assert not ch04.reference_control((3.2, 0.0), "between", (13.0, 18.0), None, "x").passed
-
-
-def test_estimator_control_catches_a_rule_that_cannot_fail():
-    rng = np.random.default_rng(1)
-    values = 10 + rng.standard_normal(24)
-    good = ch04.estimator_control(values, "rel", 10.0, 0.1, 10.0, 13.0, reference_se=0.05)
-    assert good.kind == "estimator" and good.passed
-    # a margin so wide that a 30 % shift still passes: the control fails
-    wide = ch04.estimator_control(values, "rel", 10.0, 1.0, 10.0, 13.0, reference_se=0.05)
-    assert not wide.passed and "13: pass" in wide.note
-
-
-def test_conditions_control_passes_only_when_every_difference_is_measured_harmless():
-    from layerwise.stats import Estimate
-
-    ours, theirs = {"input": "photo patches", "width": 512}, {"input": "CIFAR-10", "width": 512}
-    small = Estimate(0.01, 0.005, 20, 21)
-    big = Estimate(1.0, 0.1, 20, 21)
-    assert ch04.conditions_control(ours, theirs, {"input": small}, 0.1).passed
-    assert not ch04.conditions_control(ours, theirs, {"input": big}, 0.1).passed
-    assert not ch04.conditions_control(ours, theirs, {"input": None}, 0.1).passed
-    assert ch04.conditions_control(theirs, theirs, {}, 0.1).passed
-
-
-def test_input_difference_needs_two_networks_each():
-    e = ch04.input_difference([1.0, 2.0, 3.0], [0.0, 1.0])
-    assert e.mean == pytest.approx(1.5) and e.dof == 1
-    assert ch04.input_difference([1.0], [0.0, 1.0]) is None
-
-
-def test_conv_variant_table_reference_is_the_periodic_mnist_variant():
+def test_conv_variant_values_reference_is_the_periodic_mnist_variant():
     v = ch04.conv_variant_values(150, 200)
-    ours = {"a": {k: np.array([v["bn_ff_mnist"][k][0]] * 2) for k in ch04.VARIANT_ROWS},
-            "b": {k: np.array([v["bn_ff_mnist"][k][0]] * 2) for k in ch04.VARIANT_ROWS}}
-    T = ch04.conv_variant_table(ours, v)
-    assert np.allclose(T["input (ours)"], 0.0)
+    assert set(v) == set(published.BN_FF_CONV_VARIANTS) and ch04.CONV_REFERENCE in v
+    assert set(v[ch04.CONV_REFERENCE]) == set(ch04.VARIANT_KEYS)
+    late = published.late_published("bn_ff_zero_padding", 150, 200)
+    assert v["bn_ff_zero_padding"]["nu1"] == Estimate(*late["nu1"])
+    end = published.bn_ff_endpoints("bn_ff_epsilon", 200)["log10_chi"]
+    assert v["bn_ff_epsilon"]["log10_chi_end"] == Estimate(*end)
     # the authors' periodic pair (MNIST, CIFAR-10 ε = 0) agree on the late rate within 1 %;
     # zero padding moves it by about −4 %
-    rate = T.loc[ch04.VARIANT_ROWS["log10_dchi"]]
-    assert abs(rate["MNIST − CIFAR-10, periodic"]) < 0.01
-    assert rate["zero padding − periodic, CIFAR-10"] == pytest.approx(-0.04, abs=0.01)
-    # the variants are named in words on the page, not by their arrays' names
-    assert not any("_" in c for c in T.columns)
-
-
+    rate = {k: e["log10_dchi"].mean for k, e in v.items()}
+    ref = abs(rate["bn_ff_mnist"])
+    assert abs(rate["bn_ff_mnist"] - rate["bn_ff_epsilon"]) / ref < 0.01
+    assert (rate["bn_ff_zero_padding"] - rate["bn_ff_epsilon"]) / ref == pytest.approx(
+        -0.04, abs=0.01
+    )

@@ -99,10 +99,11 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     return fig
 
 
-def batch_size(BT: Any, authors: Any, depth: int) -> Any:
+def batch_size(levels: Any, authors: Any, depth: int) -> Any:
     """log₁₀ χ, kurtosis, r_eff(x) and r_eff(dx) at layer ``depth`` against the batch size: ours
-    (``BT`` from :func:`layerwise.labatie.batch_endpoints`) with ±2 SE, the authors' (``authors``:
-    ``B`` and the same names, e.g. :func:`layerwise.published.bn_ff_fc_batch_study`) as crosses."""
+    (``levels``: quantity → batch size → estimate, :func:`layerwise.studies.ch04.batch_endpoints`)
+    with ±2 SE, the authors' (``authors``: ``B`` and the same names, e.g.
+    :func:`layerwise.published.bn_ff_fc_batch_study`) as crosses."""
     import matplotlib.pyplot as plt
 
     L = depth
@@ -114,7 +115,9 @@ def batch_size(BT: Any, authors: Any, depth: int) -> Any:
         "reff_dx": rf"$r(dx^{{{L}}})$",
     }
     for a, k in zip(ax.ravel(), labels, strict=False):
-        a.errorbar(BT["B"], BT[k], yerr=2 * BT[f"se_{k}"], marker="o", capsize=3, label="ours")
+        B, ours = list(levels[k]), list(levels[k].values())
+        means, ses = np.array([e.mean for e in ours]), np.array([e.se for e in ours])
+        a.errorbar(B, means, yerr=2 * ses, marker="o", capsize=3, label="ours")
         a.plot(authors["B"], authors[k], "kx", ms=7, label="authors (N = 512)")
         a.set_xscale("log", base=2)
         a.set_xlabel("batch size B")
