@@ -71,7 +71,7 @@ from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
 from layerwise.stats import Estimate
 from layerwise.studies import ch03 as study
-from layerwise.tables import estimate_formats, estimates_frame
+from layerwise.tables import estimate_columns, estimate_formats, estimates_frame, grouped_frame
 
 # %%
 SCALES = {
@@ -201,7 +201,7 @@ hist_depth, hist_arrays = run("fig2_hist", hist_cfg)
 # Fig. 2, drift, diffusion, conservation, balance
 fig2 = study.vanilla_log_moments(hist_depth, hist_arrays, L, seed=seed)
 logs, quarters, qi = fig2["logs"], fig2["quarters"], fig2["qi"]
-fig = figures.log_moment_histograms(logs, quarters, fig2["fits"])
+fig = figures.log_moment_histograms(logs, quarters, fig2["gauss"])
 ch.figure(fig, "fig2_log_moments",
           f"Histograms over {fig2['n']} random fully-connected vanilla nets of the log second "
           "moments of signal (left) and noise (right) at four depths, with Gaussian fits (curves); "
@@ -211,10 +211,23 @@ ch.figure(fig, "fig2_log_moments",
                   "log_mu2dx": logs["mu2dx"][:, qi]})
 
 # %%
-ch.table(study.log_moment_table(fig2), "Log second moments of the signal and of the noise over "
-         "the networks of the histograms above, at four depths: mean, variance, skewness and "
-         "excess kurtosis (± standard errors) and the Kolmogorov–Smirnov distance to a Gaussian "
-         "(99 % interval).", name="tab_log_moments")
+def pm(e, digits):
+    """An estimate as the table writes it, mean ± standard error, with the book's minus sign."""
+    return f"{e.mean:.{digits}f} ± {e.se:.{digits}f}".replace("-", "−")
+
+
+log_moment_rows = [
+    {"quantity": name, "l": q, "mean": pm(g["mean"], 3), "variance": pm(g["variance"], 3),
+     "skewness": pm(g["skewness"], 2), "excess kurtosis": pm(g["excess_kurtosis"], 2),
+     "KS distance [99 % interval]": f"{ks.mean:.3f} [{ks.bounds()[0]:.2f}, "
+                                    f"{ks.bounds()[1]:.2f}]".replace("-", "−")}
+    for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]
+    for q, g, ks in zip(quarters, fig2["gauss"][key], fig2["ks"][key], strict=True)]
+ch.table(pd.DataFrame(log_moment_rows).set_index(["quantity", "l"]),
+         "Log second moments of the signal and of the noise over the networks of the histograms "
+         "above, at four depths: mean, variance, skewness and excess kurtosis (± standard "
+         "errors) and the Kolmogorov–Smirnov distance to a Gaussian (99 % interval).",
+         name="tab_log_moments")
 
 # %% [markdown]
 # {glue}`tab_log_moments` reports, for each depth, mean ± standard error over networks, the spread
@@ -250,10 +263,10 @@ gauss_controls = [Control("estimator", gauss_control.side(0.05) == -1,
 
 # %%
 for key, name in SIGNAL_NOISE:
-    ks = fig2["ks"][key][-1]
+    ks = fig2["ks"][key][-1]   # at l = L, with its guaranteed 99 % interval
     theirs = study.published_ks_gaussian(HISTO_FC, study.LOG_MOMENTS[key][1], AUTHORS_L)
-    ch.glue(f"ks_{key}", ks["ks"], digits=4)   # claims' values: the scorecard's 4 digits
-    ch.glue(f"ks_{key}_hi", ks["hi"], digits=4)
+    ch.glue(f"ks_{key}", ks.mean, digits=4)   # claims' values: the scorecard's 4 digits
+    ch.glue(f"ks_{key}_hi", ks.bounds()[1], digits=4)
     ch.glue(f"ks_authors_{key}", theirs["log"].mean, digits=2)
     ch.glue(f"ks_authors_{key}_hi", theirs["log"].bounds()[1], digits=2)
     ch.claim(f"fig2_{key}_nearly_gaussian", f"log(mˡ/m⁰) at l = {AUTHORS_L} is nearly Gaussian "
@@ -266,8 +279,8 @@ for key, name in SIGNAL_NOISE:
                  "authors' 10 000 networks, whose guaranteed interval (DKW bound + fitted mean "
                  "and variance + 0.01 for the distribution rebuilt from its percentiles) can "
                  "decide it — ours below 1200 networks cannot",
-             note=f"our {fig2['n']} networks: KS {ks['ks']:.3f}, 99 % interval up to "
-                  f"{ks['hi']:.3f}; that they are distributed as the authors' is graded by "
+             note=f"our {fig2['n']} networks: KS {ks.mean:.3f}, 99 % interval up to "
+                  f"{ks.bounds()[1]:.3f}; that they are distributed as the authors' is graded by "
                   "the two-sample KS claim against their networks below",
              controls=[Control("reference", theirs["log"].side(0.05) == -1,
                                f"the rule on the authors' networks: KS {theirs['log'].mean:.3f}, "
@@ -498,7 +511,7 @@ ch.glue("spread_verdict", ch.verdict(
 
 # %%
 lme = fig2["lme"]
-diffusion_fit = {k: r["diffusion"] for k, r in fig2["drift_diffusion"].items()}
+diffusion_fit = {k: e.mean for k, e in fig2["diffusion"].items()}
 fig = figures.drift_diffusion(hist_depth, logs, lme, diffusion_fit)
 ch.figure(fig, "fig2_drift_diffusion",
           "Mean (±2 SE band) and variance over networks of the log-moments against depth, with "
@@ -513,7 +526,18 @@ ch.figure(fig, "fig2_drift_diffusion",
                   "log_sample_mean_mu2dx": lme["mu2dx"][:, 0]})
 
 # %%
-drift_table = study.drift_diffusion_table(fig2)
+DRIFT_ROWS = {  # key of the study → the quantity, and what Theorem 1 with a conserved
+    # expectation gives for it (Labatie 2019, §5)
+    "drift": ("drift of the mean log-moment, per layer", "negative"),
+    "diffusion": ("diffusion (growth of its variance), per layer", "positive"),
+    "curvature": ("quadratic term of the variance at the last depth, c·L/D", "0"),
+    "conservation": ("log E[mˡ/mˡ⁻¹], one layer (conservation)", "0"),
+    "balance": ("−2·mean/variance at the last depth (log-normal balance)", "1")}
+drift_table = estimate_columns(
+    {k: label for k, (label, _) in DRIFT_ROWS.items()},
+    [("signal ν₂", "± s.e. (ν₂)", {k: fig2[k]["nu2"] for k in DRIFT_ROWS}),
+     ("noise μ₂", "± s.e. (μ₂)", {k: fig2[k]["mu2dx"] for k in DRIFT_ROWS})], "quantity")
+drift_table["theory"] = [theory for _, theory in DRIFT_ROWS.values()]
 ch.table(drift_table,
          f"Drift, diffusion, conservation and log-normal balance of the log second moments "
          f"log(mˡ/m⁰) of signal and noise over the {fig2['n']} fully-connected nets above: drift "
@@ -524,7 +548,7 @@ ch.table(drift_table,
          "2019, Theorem 1 and §5).", formatter=estimate_formats(drift_table), name="tab_drift")
 
 # %% tags=["remove-cell"]
-ch.glue("lme_nu2", float(lme["nu2"][-1, 0]), digits=2)
+ch.glue("lme_nu2", fig2["lme_last"]["nu2"].mean, digits=2)
 ch.glue_all({"drift_nu2": fig2["drift"]["nu2"], "diff_nu2": fig2["diffusion"]["nu2"],
              "bal_nu2": fig2["balance"]["nu2"],
              **{f"cons_{key}": fig2["conservation"][key] for key in ("nu2", "mu2dx")}},
@@ -555,7 +579,7 @@ for key, _ in SIGNAL_NOISE:
                                           rate=max(fig2["diffusion"][key].mean, 1e-6),
                                           drift=fig2["drift"][key].mean, seed=seed)
     curv[key] = dict(ours=fig2["curvature"][key], fc=fc_c, conv=conv_c, bounds=bounds,
-                     walk=walk["curvature"], ballistic=fig2["drift_diffusion"][key]["ballistic"])
+                     walk=walk["curvature"], ballistic=fig2["ballistic"][key])
     ch.glue_all({f"curv_{key}": curv[key]["ours"], f"curv_fc_{key}": fc_c,
                  f"curv_conv_{key}": conv_c}, digits=2)
 
@@ -652,8 +676,7 @@ for key, name in SIGNAL_NOISE:
                  "the drifting typical value",
              source="Labatie 2019, §5 (He initialisation stabilises ν₂, μ₂ in expectation); He "
                     "et al. 2015")
-lme_last = Estimate(float(lme["nu2"][-1, 0]), float(lme["nu2"][-1, 1]), fig2["n"] - 1,
-                          fig2["n"])   # log of the sample mean of ν₂ᴸ/ν₂⁰ and its error
+lme_last = fig2["lme_last"]["nu2"]   # log of the sample mean of ν₂ᴸ/ν₂⁰, with its error
 ch.glue("v_lme", {-1: "is below 0 beyond its 99 % interval: the sample misses the fat tail that "
                       "carries the expectation",
                   0: "is still compatible with 0 within its 99 % interval",
@@ -937,14 +960,21 @@ ch.figure(fig, "fig3_conv",
 # %% tags=["remove-cell"]
 authors_ends = study.authors_fig3_ends()
 ch.glue("pub_vanilla_chi",
-        " and ".join(f"log₁₀ χ = {e['log10chi']:.2f}" for e in authors_ends.values()))
-ch.glue("pub_vanilla_reff", " and ".join(f"{e['reff']:.2f}" for e in authors_ends.values()))
+        " and ".join(f"log₁₀ χ = {e['log10chi'].mean:.2f}" for e in authors_ends.values()))
+ch.glue("pub_vanilla_reff", " and ".join(f"{e['reff'].mean:.2f}" for e in authors_ends.values()))
 
 # %%
-fig3_numbers = study.fig3_table(
-    {"fully-connected": fig3_fc, "convolutional": fig3_conv},
-    {"authors, symmetric": authors_ends["vanilla_symmetric"],
-     "authors, zero padding": authors_ends["vanilla_zero_padding"]})
+FIG3_ROWS = {"early": "mean δχ, layers 1–10", "late": "mean δχ, last quarter of depth",
+             "reff": "effective rank r(x) at the last layer",
+             "log10chi": "log₁₀ χ at the last layer"}
+fig3_columns = {   # each run and its number of networks; the authors' give no increments
+    f"fully-connected ({fig3_fc['n']})": fig3_fc, f"convolutional ({fig3_conv['n']})": fig3_conv,
+    **{f"authors, {words} ({authors_ends[v]['log10chi'].n})": authors_ends[v]
+       for v, words in [("vanilla_symmetric", "symmetric"),
+                        ("vanilla_zero_padding", "zero padding")]}}
+fig3_numbers = grouped_frame(
+    {label: [run.get(k) for run in fig3_columns.values()] for k, label in FIG3_ROWS.items()},
+    {head: ("mean", "s.e.") for head in fig3_columns}, "quantity")
 ch.table(fig3_numbers, f"Labatie's Fig. 3 in numbers: the mean increment δχ of χ over layers "
          f"1–10 and over the last quarter of depth, and the signal's effective rank and log₁₀ χ at "
          f"layer {L}, for our fully-connected (width {params['width']}) and convolutional (3×3 "
@@ -989,8 +1019,7 @@ fig3_increment_claims(
 # %% tags=["remove-cell"]
 conv_cond = conditions(params["conv_width"], params["conv_batch"], 512, 64, fig3_conv["n"], 200,
                        arch="conv 3×3, periodic", ref_arch="conv 3×3, symmetric/zero padding")
-authors_conv_chi = {v: Estimate(e["log10chi"], e["log10chi_se"], e["n"] - 1, e["n"])
-                    for v, e in authors_ends.items()}
+authors_conv_chi = {v: e["log10chi"] for v, e in authors_ends.items()}
 conv_log10chi = fig3_shape_claims(
     "conv", fig3_conv, min_scale="default", chi_min_scale="paper",
     chi_note=f"graded from the paper scale: log10 χᴸ spreads by {ch.glued['conv_chi_sd']} between "

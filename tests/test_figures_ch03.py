@@ -10,7 +10,7 @@ from scipy import stats
 from layerwise import published
 from layerwise.figures import ch03 as F
 from layerwise.plotting import legends_over_data
-from layerwise.stats import mean_se
+from layerwise.stats import Estimate, mean_se
 
 
 def _logs(n=30, L=8, seed=0):
@@ -20,8 +20,11 @@ def _logs(n=30, L=8, seed=0):
 
 def test_log_moment_histograms_draws_one_gaussian_and_one_histogram_per_depth():
     logs, quarters = _logs(), [2, 4, 6, 8]
-    fits = {
-        k: [{"mu": float(a[:, q - 1].mean()), "sigma": float(a[:, q - 1].std())} for q in quarters]
+    fits = {  # the study's Gaussian fits: estimates of the mean and the variance
+        k: [
+            {"mean": Estimate(float(a[:, q - 1].mean())), "variance": Estimate(a[:, q - 1].var())}
+            for q in quarters
+        ]
         for k, a in logs.items()
     }
     fig = F.log_moment_histograms(logs, quarters, fits)
@@ -33,7 +36,8 @@ def test_log_moment_histograms_draws_one_gaussian_and_one_histogram_per_depth():
         # each curve is the fitted Gaussian density
         for ln, f in zip(lines, fits[key], strict=False):
             x = ln.get_xdata()
-            np.testing.assert_allclose(ln.get_ydata(), stats.norm.pdf(x, f["mu"], f["sigma"]))
+            sigma = np.sqrt(f["variance"].mean)
+            np.testing.assert_allclose(ln.get_ydata(), stats.norm.pdf(x, f["mean"].mean, sigma))
         assert len(ax.patches) == 4 * 14  # 15 bin edges below 500 networks, one histogram per depth
         # the densities integrate to 1 over the bins
         heights = np.array([p.get_height() for p in ax.patches[:14]])

@@ -41,7 +41,15 @@ def test_vanilla_log_moments_recovers_drift_diffusion_conservation_and_balance()
     assert G["quarters"] == [10, 20, 30, 40] and G["qi"] == [9, 19, 29, 39] and G["n"] == n
     np.testing.assert_array_equal(G["moments"]["nu2"], nu2)  # layers 0..L reassembled
     np.testing.assert_allclose(G["logs"]["mu2dx"], np.log(mu2[:, 1:] / mu2[:, :1]))
-    assert G["fits"]["nu2"][1]["mu"] == pytest.approx(G["logs"]["nu2"][:, 19].mean())
+    g = G["gauss"]["nu2"][1]  # the Gaussian fit at l = 20, as estimates over the networks
+    assert g["mean"].mean == pytest.approx(G["logs"]["nu2"][:, 19].mean()) and g["mean"].n == n
+    f = labatie.gaussian_fit(G["logs"]["mu2dx"][:, 39])
+    h = G["gauss"]["mu2dx"][3]
+    assert (h["variance"].mean, h["variance"].se) == (f["var"], f["se_var"])
+    assert (h["excess_kurtosis"].mean, h["excess_kurtosis"].se) == (
+        f["excess_kurtosis"],
+        f["se_kurtosis"],
+    )
     y = G["logs"]["nu2"][
         :, -1
     ]  # the alternatives: the ratio itself is skewed and far from Gaussian
@@ -52,7 +60,8 @@ def test_vanilla_log_moments_recovers_drift_diffusion_conservation_and_balance()
         stats.ks_gaussian_interval(np.exp(y - y.max()))["ks"]
     )
     for key, v in (("nu2", s2), ("mu2dx", 2 * s2)):
-        r = G["drift_diffusion"][key]
+        qs = np.array(G["quarters"], float)
+        r = labatie.drift_diffusion(qs, G["logs"][key][:, G["qi"]], seed=0)
         assert r["drift"] == pytest.approx(-v / 2, abs=4 * r["se_drift"])
         assert r["diffusion"] == pytest.approx(v, abs=4 * r["se_diffusion"])
         c = labatie.one_layer_conservation(G["moments"][key])
@@ -62,28 +71,22 @@ def test_vanilla_log_moments_recovers_drift_diffusion_conservation_and_balance()
         assert abs(G["skew"][key].mean) <= 4 * G["skew"][key].se
         assert G["drift"][key].mean == r["drift"] and G["diffusion"][key].se == r["se_diffusion"]
         assert G["curvature"][key].mean == r["curvature_var"]
+        assert G["ballistic"][key] == r["ballistic"]
         assert (
             G["conservation"][key].mean == c["log_mean"] and G["conservation"][key].dof == c["dof"]
         )
-        assert G["ks"][key][-1]["lo"] == 0.0  # Gaussian logs
-        assert G["ks_last"][key].mean == G["ks"][key][-1]["ks"]
-        assert G["ks_last"][key].interval == (G["ks"][key][-1]["lo"], G["ks"][key][-1]["hi"])
+        ks = stats.ks_gaussian_interval(G["logs"][key][:, -1])
+        assert G["ks"][key][-1].interval[0] == 0.0  # Gaussian logs
+        assert G["ks"][key][-1].mean == ks["ks"] and G["ks"][key][-1].interval == (
+            ks["lo"],
+            ks["hi"],
+        )
         assert G["lme"][key].shape == (L, 2)
         assert G["lme"][key][0, 0] == pytest.approx(stats.log_mean_exp(G["logs"][key][:, 0])[0])
+        lme = stats.log_mean_exp(G["logs"][key][:, -1])
+        assert (G["lme_last"][key].mean, G["lme_last"][key].se) == lme
     with pytest.raises(ParameterError):  # the run must record every layer
         ch03.vanilla_log_moments(np.arange(0, L), _engine_arrays(nu2, mu2, rng), L)
-
-
-def test_log_moment_table_has_one_row_per_quantity_and_quarter():
-    rng = np.random.default_rng(2)
-    nu2, mu2 = _random_walk(30, 8, 0.02, rng), _random_walk(30, 8, 0.02, rng)
-    G = ch03.vanilla_log_moments(np.arange(1, 9), _engine_arrays(nu2, mu2, rng), 8)
-    T = ch03.log_moment_table(G)
-    assert T.shape == (8, 5) and T.index.names == ["quantity", "l"]
-    f = G["fits"]["mu2dx"][3]
-    assert T.loc[("log μ₂(dx)", 8), "mean"] == f"{f['mu']:.3f} ± {f['se_mu']:.3f}".replace("-", "−")
-    assert T.loc[("log μ₂(dx)", 8), "mean"].startswith("−")  # the log-moment drifts below 0
-    assert not any("-" in v for v in T.to_numpy().ravel())  # the book's minus sign only
 
 
 def test_width_diffusion_finds_the_inverse_width_law():
@@ -192,66 +195,18 @@ def test_fig2_versus_authors_reads_their_percentiles_at_the_four_depths():
 def test_authors_fig3_ends_are_the_published_last_records():
     ends = ch03.authors_fig3_ends()
     chi = published.moment("vanilla_symmetric", "chi_loc3")
-    assert ends["vanilla_symmetric"]["log10chi"] == chi.mean_log10[-1]
+    assert ends["vanilla_symmetric"]["log10chi"].mean == chi.mean_log10[-1]
     assert ends["vanilla_symmetric"]["log10chi_std"] == chi.std_log10[-1]
     assert set(ends) == {"vanilla_symmetric", "vanilla_zero_padding"}
     # standard errors over their networks: the spread of single networks over √n
     reff = published.moment("vanilla_zero_padding", "reff_signal_loc3")
-    zero = ends["vanilla_zero_padding"]
-    assert zero["n"] == reff.n == 200
-    assert zero["reff"] == reff.mean[-1]
-    assert zero["reff_se"] == pytest.approx(reff.std[-1] / math.sqrt(200))
-    assert ends["vanilla_symmetric"]["log10chi_se"] == pytest.approx(
+    zero = ends["vanilla_zero_padding"]["reff"]
+    assert zero.n == reff.n == 200 and zero.dof == 199
+    assert zero.mean == reff.mean[-1]
+    assert zero.se == pytest.approx(reff.std[-1] / math.sqrt(200))
+    assert ends["vanilla_symmetric"]["log10chi"].se == pytest.approx(
         chi.std_log10[-1] / math.sqrt(chi.n)
     )
-
-
-def test_drift_diffusion_table_prints_each_estimate_beside_the_theory():
-    rng = np.random.default_rng(3)
-    nu2, mu2 = _random_walk(60, 8, 0.02, rng), _random_walk(60, 8, 0.04, rng)
-    G = ch03.vanilla_log_moments(np.arange(1, 9), _engine_arrays(nu2, mu2, rng), 8)
-    T = ch03.drift_diffusion_table(G)
-    assert list(T.columns) == ["signal ν₂", "± s.e. (ν₂)", "noise μ₂", "± s.e. (μ₂)", "theory"]
-    assert list(T.index) == [label for label, _ in ch03.DRIFT_DIFFUSION_ROWS.values()]
-    for key, (label, theory) in ch03.DRIFT_DIFFUSION_ROWS.items():
-        assert T.loc[label, "signal ν₂"] == G[key]["nu2"].mean
-        assert T.loc[label, "± s.e. (μ₂)"] == G[key]["mu2dx"].se
-        assert T.loc[label, "theory"] == theory
-    drift = ch03.DRIFT_DIFFUSION_ROWS["drift"][0]
-    # the noise diffuses twice as fast: its drift is about −0.02 per layer, the signal's −0.01
-    assert T.loc[drift, "noise μ₂"] == pytest.approx(-0.02, abs=4 * T.loc[drift, "± s.e. (μ₂)"])
-    balance = ch03.DRIFT_DIFFUSION_ROWS["balance"][0]
-    assert T.loc[balance, "signal ν₂"] == pytest.approx(1.0, abs=4 * T.loc[balance, "± s.e. (ν₂)"])
-
-
-def test_fig3_table_sets_ours_beside_the_authors():
-    def run(early, late, reff, log10chi, n):
-        return {
-            "n": n,
-            **{
-                k: stats.Estimate(m, s, n - 1, n)
-                for k, (m, s) in dict(early=early, late=late, reff=reff, log10chi=log10chi).items()
-            },
-        }
-
-    ours = {"fully-connected": run((1.1, 0.01), (1.0, 0.001), (1.2, 0.05), (0.7, 0.1), 8)}
-    ours["one net"] = {**run((1.2, 0.0), (1.0, 0.0), (2.0, 0.0), (1.0, 0.0), 1)}
-    ours["one net"]["reff"] = stats.Estimate(2.0, None, 0, 1)  # a single network: no error
-    ends = ch03.authors_fig3_ends()
-    T = ch03.fig3_table(ours, {"authors, symmetric": ends["vanilla_symmetric"]})
-    assert list(T.index) == list(ch03.FIG3_ROWS.values())
-    assert [c for c, _ in T.columns[::2]] == [
-        "fully-connected (8)",
-        "one net (1)",
-        "authors, symmetric (200)",
-    ]
-    fc = T["fully-connected (8)"]
-    assert list(fc["mean"]) == [1.1, 1.0, 1.2, 0.7] and list(fc["s.e."]) == [0.01, 0.001, 0.05, 0.1]
-    assert math.isnan(T.loc[ch03.FIG3_ROWS["reff"], ("one net (1)", "s.e.")])
-    a = T["authors, symmetric (200)"]
-    assert a["mean"].isna().tolist() == [True, True, False, False]  # no per-network increments
-    assert a.loc[ch03.FIG3_ROWS["log10chi"], "mean"] == ends["vanilla_symmetric"]["log10chi"]
-    assert a.loc[ch03.FIG3_ROWS["reff"], "s.e."] == ends["vanilla_symmetric"]["reff_se"]
 
 
 def test_ks_versus_published_accepts_the_same_law_and_rejects_a_shifted_one():
@@ -403,9 +358,9 @@ def test_authors_fc_arrays_decide_fig2_and_refute_the_strict_noise_balance():
 
 def test_variance_curvature_closed_forms_and_the_authors_curvature():
     d = np.array([50.0, 100, 150, 200])
-    assert study.variance_curvature(d, 0.02 * d) == pytest.approx(0.0, abs=1e-12)
+    assert labatie.variance_curvature(d, 0.02 * d) == pytest.approx(0.0, abs=1e-12)
     ballistic = d.max() * (d @ d) / np.sum(d**3)
-    assert study.variance_curvature(d, 1e-4 * d**2) == pytest.approx(ballistic)
+    assert labatie.variance_curvature(d, 1e-4 * d**2) == pytest.approx(ballistic)
     fc = study.published_curvature("vanilla_histo_fc", "mu2_noise_loc3")
     # the former rule |c·L/D| <= 0.25 fails on the authors' own fc noise: a misreading
     assert fc.side(0.25) == 1

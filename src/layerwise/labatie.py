@@ -7,7 +7,8 @@ signal and noise at several locations inside the layer.  This module turns those
 
 * Gaussian fits of log-moments and the log-normal bookkeeping of Labatie §5 / Fig. 2
   (:func:`gaussian_fit`, :func:`conservation_defect`);
-* drift and diffusion of the log-moments, linear in depth (:func:`drift_diffusion`);
+* drift and diffusion of the log-moments, linear in depth, and the curvature of a variance
+  curve (:func:`drift_diffusion`, :func:`variance_curvature`);
 * exponential and power-law fits of the normalised sensitivity χ^l (:func:`exp_fit`,
   :func:`power_fit`) and the exponent predicted by Theorem 4 / Eq. 15 (:func:`tau_prediction`);
 * co-activation (pseudo-linearity, §5): the fraction of units that are always on or always off
@@ -160,6 +161,15 @@ def drift_diffusion(depth: Any, logs: Any, *, n_boot: int = 200, seed: int = 0) 
         "se_curvature_mean": float(se[3]),
         "ballistic": ballistic,
     }
+
+
+def variance_curvature(depth: Any, var: Any) -> float:
+    """The curvature of :func:`drift_diffusion` for a variance curve ``var`` at ``depth``: the
+    quadratic term c of a fit b·l + c·l², times l_max, over the slope D through the origin (0 for a
+    line, l_max·Σl²/Σl³ for var ∝ l²)."""
+    d, v = np.asarray(depth, dtype=float), np.asarray(var, dtype=float)
+    (_, c), *_ = np.linalg.lstsq(np.stack([d, d**2], axis=1), v, rcond=None)
+    return float(c * d.max() / (d @ v / (d @ d)))
 
 
 # ---------------------------------------------------------------------------------------------

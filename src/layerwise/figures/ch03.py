@@ -27,11 +27,12 @@ LOG_MOMENTS = [
 def log_moment_histograms(
     logs: Mapping[str, np.ndarray],
     quarters: Sequence[int],
-    fits: Mapping[str, Sequence[Mapping[str, float]]],
+    fits: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> Figure:
     """Labatie's Fig. 2: histograms over networks of the log-moments ``logs[key]`` (networks ×
-    layers 1..L) at the depths ``quarters``, with the Gaussian ``fits`` (``mu``, ``sigma``) as
-    curves; signal left, noise right."""
+    layers 1..L) at the depths ``quarters``, with the Gaussian ``fits`` (estimates of its
+    ``mean`` and ``variance``, ``gauss`` of :func:`layerwise.studies.ch03.vanilla_log_moments`)
+    as curves; signal left, noise right."""
     qi = [q - 1 for q in quarters]
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
     colors = plt.get_cmap("rocket")(np.linspace(0.15, 0.75, 4))
@@ -43,7 +44,11 @@ def log_moment_histograms(
         for c, q, i, f in zip(colors, quarters, qi, fits[key], strict=False):
             ax.hist(arr[:, i], bins=bins, density=True, color=c, alpha=0.35)
             ax.plot(
-                grid, stats.norm.pdf(grid, f["mu"], f["sigma"]), color=c, lw=2, label=f"l = {q}"
+                grid,
+                stats.norm.pdf(grid, f["mean"].mean, np.sqrt(f["variance"].mean)),
+                color=c,
+                lw=2,
+                label=f"l = {q}",
             )
         ax.set_xlabel(lab)
         ax.set_ylabel("density over networks")

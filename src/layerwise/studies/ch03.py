@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import published
 from ..claims import replicates_to_decide
@@ -24,6 +23,7 @@ from ..labatie import (
     lognormal_balance,
     lognormal_skewness,
     one_layer_conservation,
+    variance_curvature,
 )
 from ..params import ParameterError
 from ..stats import (
@@ -37,7 +37,6 @@ from ..stats import (
     ratio_of_means,
     skewness_se,
 )
-from ..tables import cell
 
 #: The two log-moments of Fig. 2: key → the engine's arrays at the layer input (loc1) and output.
 LOG_MOMENTS = {
@@ -58,14 +57,17 @@ def vanilla_log_moments(
     (networks × layers 1..L; loc1 of layer 1 is x⁰).  Returns, for ``"nu2"`` (signal ν₂) and
     ``"mu2dx"`` (noise μ₂): ``moments`` (networks × (L + 1), layers 0..L), ``logs`` = log m^l/m⁰
     (l = 1..L), at the ``quarters`` L/4, L/2, 3L/4, L (column indices ``qi``) the Gaussian
-    fits ``fits`` and guaranteed KS intervals ``ks`` (``ks_last``: at l = L, as an estimate);
-    the ``drift_diffusion`` slopes over the quarters and their estimates (``drift``,
-    ``diffusion``, ``curvature``: the quadratic term of the variance relative to the line), the
-    ``conservation`` of the expectation one layer at a time, the log-normal ``balance`` and the
-    ``skew`` at l = L (estimates over the networks), and ``lme`` (L × 2: log of the sample mean
-    of m^l/m⁰ and its error).  ``n`` is the number of networks.  The alternatives of the Fig. 2
-    claims, at l = L: ``raw_ks``, the KS distance to a Gaussian of the moment ratio itself (not
-    its log), and ``lognormal_skew``, the skewness of a log-normal with the measured variance."""
+    fits ``gauss`` (:func:`~layerwise.labatie.gaussian_fit` as estimates: ``mean``, ``variance``,
+    ``skewness``, ``excess_kurtosis``) and the KS distances ``ks`` with their guaranteed
+    intervals; the estimates over the networks of the drift-diffusion slopes over the quarters
+    (``drift``, ``diffusion``, ``curvature``: the quadratic term of the variance relative to the
+    line, whose value for ballistic spreading is ``ballistic``), of the ``conservation`` of the
+    expectation one layer at a time, of the log-normal ``balance`` and of the ``skew`` at l = L;
+    ``lme`` (L × 2: log of the sample mean of m^l/m⁰ and its error, the figure's curve) and
+    ``lme_last``, its value at l = L as an estimate.  ``n`` is the number of networks.  The
+    alternatives of the Fig. 2 claims, at l = L: ``raw_ks``, the KS distance to a Gaussian of the
+    moment ratio itself (not its log), and ``lognormal_skew``, the skewness of a log-normal with
+    the measured variance."""
     d = np.asarray(depth)
     L = int(n_layers)
     if not np.array_equal(d, np.arange(1, L + 1)):
@@ -85,8 +87,21 @@ def vanilla_log_moments(
     def over_networks(value: float, se: float) -> Estimate:
         return Estimate(float(value), float(se), n - 1, n)
 
+    def gauss(f: Mapping[str, float]) -> dict[str, Estimate]:
+        dof, m = f["n"] - 1, f["n"]
+        return {
+            "mean": Estimate(f["mu"], f["se_mu"], dof, m),
+            "variance": Estimate(f["var"], f["se_var"], dof, m),
+            "skewness": Estimate(f["skew"], f["se_skew"], dof, m),
+            "excess_kurtosis": Estimate(f["excess_kurtosis"], f["se_kurtosis"], dof, m),
+        }
+
+    def ks(x: np.ndarray) -> Estimate:
+        r = ks_gaussian_interval(x)
+        return interval_estimate(r["ks"], r["lo"], r["hi"], n=r["n"])
+
     conservation = {k: one_layer_conservation(m) for k, m in moments.items()}
-    ks = {k: [ks_gaussian_interval(a[:, i]) for i in qi] for k, a in logs.items()}
+    lme = {k: np.array([log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()}
     return {
         "depth": d,
         "moments": moments,
@@ -94,13 +109,9 @@ def vanilla_log_moments(
         "quarters": quarters,
         "qi": qi,
         "n": n,
-        "fits": {k: [gaussian_fit(a[:, i]) for i in qi] for k, a in logs.items()},
-        "ks": ks,
-        "ks_last": {
-            k: interval_estimate(r[-1]["ks"], r[-1]["lo"], r[-1]["hi"], n=r[-1]["n"])
-            for k, r in ks.items()
-        },
-        "drift_diffusion": dd,
+        "gauss": {k: [gauss(gaussian_fit(a[:, i])) for i in qi] for k, a in logs.items()},
+        "ks": {k: [ks(a[:, i]) for i in qi] for k, a in logs.items()},
+        "ballistic": {k: r["ballistic"] for k, r in dd.items()},
         "drift": {k: over_networks(r["drift"], r["se_drift"]) for k, r in dd.items()},
         "diffusion": {k: over_networks(r["diffusion"], r["se_diffusion"]) for k, r in dd.items()},
         "curvature": {
@@ -113,7 +124,8 @@ def vanilla_log_moments(
             k: over_networks(*lognormal_balance(a[:, -1], seed=seed)) for k, a in logs.items()
         },
         "skew": {k: over_networks(*skewness_se(a[:, -1], seed=seed)) for k, a in logs.items()},
-        "lme": {k: np.array([log_mean_exp(a[:, i]) for i in range(L)]) for k, a in logs.items()},
+        "lme": lme,
+        "lme_last": {k: over_networks(*v[-1]) for k, v in lme.items()},
         "raw_ks": {
             k: ks_gaussian_interval(np.exp(a[:, -1] - a[:, -1].max()))["ks"]
             for k, a in logs.items()
@@ -122,54 +134,6 @@ def vanilla_log_moments(
             k: lognormal_skewness(np.var(a[:, -1], ddof=1)) for k, a in logs.items()
         },
     }
-
-
-def log_moment_table(study: Mapping[str, Any]) -> pd.DataFrame:
-    """The table under Labatie's Fig. 2: for signal and noise at each quarter of depth, mean,
-    variance, skewness and excess kurtosis (± standard errors) and the KS distance with its 99 %
-    interval, as a pandas DataFrame indexed by (quantity, l)."""
-    rows = []
-    for key, name in [("nu2", "log ν₂(x)"), ("mu2dx", "log μ₂(dx)")]:
-        for q, f, k in zip(study["quarters"], study["fits"][key], study["ks"][key], strict=True):
-            cells = {
-                "mean": f"{f['mu']:.3f} ± {f['se_mu']:.3f}",
-                "variance": f"{f['var']:.3f} ± {f['se_var']:.3f}",
-                "skewness": f"{f['skew']:.2f} ± {f['se_skew']:.2f}",
-                "excess kurtosis": f"{f['excess_kurtosis']:.2f} ± {f['se_kurtosis']:.2f}",
-                "KS distance [99 % interval]": f"{k['ks']:.3f} [{k['lo']:.2f}, {k['hi']:.2f}]",
-            }  # the book's minus sign, as in the prose and the scorecard
-            rows.append(
-                {"quantity": name, "l": q, **{c: v.replace("-", "−") for c, v in cells.items()}}
-            )
-    return pd.DataFrame(rows).set_index(["quantity", "l"])
-
-
-#: The rows of :func:`drift_diffusion_table`: key of :func:`vanilla_log_moments` → the quantity
-#: and what Theorem 1 with a conserved expectation gives for it (Labatie 2019, §5).
-DRIFT_DIFFUSION_ROWS = {
-    "drift": ("drift of the mean log-moment, per layer", "negative"),
-    "diffusion": ("diffusion (growth of its variance), per layer", "positive"),
-    "curvature": ("quadratic term of the variance at the last depth, c·L/D", "0"),
-    "conservation": ("log E[mˡ/mˡ⁻¹], one layer (conservation)", "0"),
-    "balance": ("−2·mean/variance at the last depth (log-normal balance)", "1"),
-}
-
-
-def drift_diffusion_table(study: Mapping[str, Any]) -> pd.DataFrame:
-    """The drift, diffusion, conservation and log-normal balance of :func:`vanilla_log_moments`
-    (Labatie 2019, Theorem 1 and §5: E[m^l] conserved, so E Y = −Var Y / 2 for a log-normal
-    log-ratio Y) in one table: one row per quantity of :data:`DRIFT_DIFFUSION_ROWS`, for signal
-    ν₂ and noise μ₂ the estimate's mean and its standard error, and the value the theory gives."""
-    rows = []
-    for key, (label, theory) in DRIFT_DIFFUSION_ROWS.items():
-        row: dict[str, Any] = {"quantity": label}
-        for moment, name in [("nu2", "ν₂"), ("mu2dx", "μ₂")]:
-            mean, se = cell(study[key][moment])
-            row[f"{'signal' if moment == 'nu2' else 'noise'} {name}"] = mean
-            row[f"± s.e. ({name})"] = se
-        row["theory"] = theory
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("quantity")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -404,54 +368,23 @@ def _first_recorded(a: Any) -> np.ndarray:
 
 def authors_fig3_ends(
     variants: tuple[str, ...] = ("vanilla_symmetric", "vanilla_zero_padding"),
-) -> dict[str, dict[str, float]]:
-    """The authors' convolutional vanilla nets (Fig. 3 variants) at their last record: mean
-    log10 χ (``log10chi``), its spread between networks (``log10chi_std``) and the mean
-    effective rank of the signal (``reff``), per variant."""
+) -> dict[str, dict[str, Any]]:
+    """The authors' convolutional vanilla nets (Fig. 3 variants) at their last record, per
+    variant: estimates over their networks of log10 χ (``log10chi``) and of the effective rank of
+    the signal (``reff``), and the spread of log10 χ between networks (``log10chi_std``)."""
     out = {}
     for v in variants:
         chi = published.moment(v, "chi_loc3")
         reff = published.moment(v, "reff_signal_loc3")
+        sd, n, n_reff = float(chi.std_log10[-1]), int(chi.n), int(reff.n)
         out[v] = {
-            "log10chi": float(chi.mean_log10[-1]),
-            "log10chi_std": float(chi.std_log10[-1]),
-            "log10chi_se": float(chi.std_log10[-1]) / math.sqrt(chi.n),
-            "reff": float(reff.mean[-1]),
-            "reff_se": float(reff.std[-1]) / math.sqrt(reff.n),
-            "n": int(chi.n),
+            "log10chi": Estimate(float(chi.mean_log10[-1]), sd / math.sqrt(n), n - 1, n),
+            "log10chi_std": sd,
+            "reff": Estimate(
+                float(reff.mean[-1]), float(reff.std[-1]) / math.sqrt(n_reff), n_reff - 1, n_reff
+            ),
         }
     return out
-
-
-#: The rows of :func:`fig3_table`: key of :func:`sensitivity_study` → the quantity, for the reader.
-FIG3_ROWS = {
-    "early": "mean δχ, layers 1–10",
-    "late": "mean δχ, last quarter of depth",
-    "reff": "effective rank r(x) at the last layer",
-    "log10chi": "log₁₀ χ at the last layer",
-}
-
-
-def fig3_table(
-    ours: Mapping[str, Mapping[str, Any]], authors: Mapping[str, Mapping[str, float]]
-) -> pd.DataFrame:
-    """Labatie's Fig. 3 (Theorem 2: δχ ≥ 1 and → 1, r_eff(x) → 1, slow growth of χ) in numbers:
-    one row per quantity of :data:`FIG3_ROWS`, two columns (mean, s.e.) per run of ``ours``
-    (label → :func:`sensitivity_study` of that run; columns named ``"<label> (<networks>)"``)
-    and per variant of ``authors`` (label → an entry of :func:`authors_fig3_ends`: log10 χ and
-    r_eff at their last record with their standard errors over their networks; NaN for the
-    increments, which their arrays give as a ratio of geometric means only)."""
-    cols: dict[tuple[str, str], list[float]] = {}
-    for label, s in ours.items():
-        head = f"{label} ({s['n']})"
-        cells = [cell(s[k]) for k in FIG3_ROWS]
-        cols[(head, "mean")] = [m for m, _ in cells]
-        cols[(head, "s.e.")] = [se for _, se in cells]
-    for label, a in authors.items():
-        head = f"{label} ({a['n']})"
-        cols[(head, "mean")] = [math.nan, math.nan, a["reff"], a["log10chi"]]
-        cols[(head, "s.e.")] = [math.nan, math.nan, a["reff_se"], a["log10chi_se"]]
-    return pd.DataFrame(cols, index=pd.Index(list(FIG3_ROWS.values()), name="quantity"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -576,20 +509,11 @@ def published_balance(experiment: str, moment: str, depth: int) -> Estimate:
     return Estimate(b, se, n - 1, n)
 
 
-def variance_curvature(depth: Any, var: Any) -> float:
-    """The curvature of :func:`layerwise.labatie.drift_diffusion` for a variance curve ``var`` at
-    ``depth``: the quadratic term c of a fit b·l + c·l², times l_max, over the slope D through
-    the origin (0 for a line, l_max·Σl²/Σl³ for var ∝ l²)."""
-    d, v = np.asarray(depth, dtype=float), np.asarray(var, dtype=float)
-    (_, c), *_ = np.linalg.lstsq(np.stack([d, d**2], axis=1), v, rcond=None)
-    return float(c * d.max() / (d @ v / (d @ d)))
-
-
 def published_curvature(experiment: str, moment: str) -> Estimate:
-    """:func:`variance_curvature` of the variance of ln m over the authors' networks at their
-    recorded depths, with a delta-method standard error that treats the depths' variances as
-    independent, each with the Gaussian-sample error var·√(2/(n − 1)) (an approximation: the
-    published file holds no covariances between depths)."""
+    """:func:`~layerwise.labatie.variance_curvature` of the variance of ln m over the authors'
+    networks at their recorded depths, with a delta-method standard error that treats the depths'
+    variances as independent, each with the Gaussian-sample error var·√(2/(n − 1)) (an
+    approximation: the published file holds no covariances between depths)."""
     m = published.moment(experiment, moment)
     var = np.asarray(m.std_ln, dtype=float) ** 2
     c0 = variance_curvature(m.depth, var)
