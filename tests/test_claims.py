@@ -1155,6 +1155,25 @@ def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatc
     assert list(tracked_claims(tmp_path, "06_x")) == ["ladder"]  # "small" is not evidence
 
 
+def test_the_landing_says_which_claims_not_run_here_tracked_evidence_decides(tmp_path):
+    import json
+
+    from layerwise.dashboard import decided_elsewhere
+
+    d = tmp_path / "evidence" / "paper-x"
+    d.mkdir(parents=True)
+    (d / "META.json").write_text(json.dumps({"scale": "paper", "date": "2026-11-28"}))
+    (d / "06_x.json").write_text(json.dumps({"claims": [{"id": "a", "status": "pass"},
+                                                        {"id": "c", "status": "fail"}]}))
+    rec = [("06_x", "T", {"id": i, "status": s, "statement": f"claim {i}"})
+           for i, s in (("a", "skipped"), ("b", "skipped"), ("c", "pass"))]
+    text = decided_elsewhere(tmp_path, rec)
+    assert text.startswith("Of the 2 claims not run at this scale, 1 is decided")
+    assert "(1 ✓ pass)" in text and "claim a</a> (`evidence/paper-x/`: ✓ pass)" in text
+    assert "claim b" not in text and "claim c" not in text  # c ran here: its own outcome counts
+    assert decided_elsewhere(tmp_path, rec[1:]) == ""
+
+
 def test_estimate_side_and_sign_follow_the_interval_rule():
     from layerwise.stats import Estimate, exact
 

@@ -406,6 +406,29 @@ def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
 INPUT_CONDITIONS = ("input", "data", "data set", "dataset")
 
 
+def decided_elsewhere(root: Path, records: list[tuple[str, str, dict[str, Any]]]) -> str:
+    """The claims this build did not run (graded only at a larger scale) that tracked evidence at
+    that scale decides, with its outcomes and a link to each scorecard row ('' when none): so
+    the totals' "not run" column is not read as "undecided" where evidence exists."""
+    skipped = [(ch, c) for ch, _, c in records if c["status"] == "skipped"]
+    tracked = {ch: tracked_claims(root, ch) for ch in {ch for ch, _ in skipped}}
+    got = [(ch, c, *tracked[ch][c["id"]]) for ch, c in skipped if c["id"] in tracked[ch]]
+    if not got:
+        return ""
+    outcomes = tally_outcomes([rec for *_, rec in got])
+    said = ", ".join(f"{n} {LABELS[k]}" for k, n in outcomes.items() if n and k != "skipped")
+    items = [
+        f'<a href="chapters/{ch}.html#claim-{html.escape(c["id"])}">{html.escape(c["statement"])}'
+        f"</a> (`evidence/{folder}/`: {LABELS[rec['status']]})"
+        for ch, c, folder, rec in got
+    ]
+    return (
+        f"Of the {len(skipped)} claims not run at this scale, {len(got)} "
+        f"{'is' if len(got) == 1 else 'are'} decided by tracked "
+        f"evidence of the larger scale ({said}): " + "; ".join(items) + ".\n"
+    )
+
+
 def inputs_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
     """Which chapters ran on other data than their paper, from the claims' recorded conditions: one
     line per chapter with each distinct (ours, the paper's) input pair ('' when none differs)."""
@@ -491,6 +514,8 @@ def write_summary(root: Path | None = None) -> Path:
             f"every run. {evidence_line(root)}\n\n"
             f"**The whole book.** {summary_of(every_claim, None)}\n\n"
             + totals_table(every_claim)
+            + "\n"
+            + decided_elsewhere(root, records)
             + "\n"
             + findings_list(records)
             + "\n"
