@@ -801,10 +801,11 @@ for k in range(len(PLANES)):
 # %%
 paper_rung, rung_steps = RUNG_NAMES[-1], int(rungs["steps"][-1])  # the ladder's last rung
 rung_images = int(rungs["n_train"][-1])
-ch.claim("train_grows_large_data", "On the ladder's last rung, at the paper scale a training "
-         f"set of MNIST's kind and size (here {paper_rung}, {rung_images} images), the count "
-         f"after {rung_steps} steps is above its initial value (mean log-ratio over "
-         f"{rungs['n_nets']} networks)", kind="reproduces",
+ch.claim("train_grows_large_data", "On the ladder's last rung — at the paper scale a training "
+         "set of MNIST's kind and size — the count after the last counted step is above its "
+         "initial value (mean log-ratio over networks)",
+         case=f"{paper_rung}, {rung_images} images, {rung_steps} steps, {rungs['n_nets']} nets",
+         kind="reproduces",
          measured=rungs["late"][-1], reference=0.0, tol=0.0, comparison="ge",
          alternative=no_change, min_scale="paper",
          replicates={"paper": SCALES["paper"]["ladder_nets"]},

@@ -418,8 +418,9 @@ def decided_elsewhere(root: Path, records: list[tuple[str, str, dict[str, Any]]]
     outcomes = tally_outcomes([rec for *_, rec in got])
     said = ", ".join(f"{n} {LABELS[k]}" for k, n in outcomes.items() if n and k != "skipped")
     items = [
-        f'<a href="chapters/{ch}.html#claim-{html.escape(c["id"])}">{html.escape(c["statement"])}'
-        f"</a> (`evidence/{folder}/`: {LABELS[rec['status']]})"
+        f'<a href="chapters/{ch}.html#claim-{html.escape(c["id"])}">'
+        f"{html.escape(rec.get('statement', c['statement']))}</a> (`evidence/{folder}/`: "
+        f"{LABELS[rec['status']]})"  # the evidence's own statement: its settings, not ours
         for ch, c, folder, rec in got
     ]
     return (
