@@ -401,19 +401,21 @@ ch.glue("ks2_verdict", ch.verdict(
 # ### The right width? The spread over networks
 
 # %%
+sds = {k: {"ours": np.array([e.mean for e in spread[k]["ours"]]),   # the SDs at the four depths
+           "w128": spread[k]["w128"], "w512": spread[k]["w512"]} for k, _ in SIGNAL_NOISE}
 ch.figure(figures.log_moment_spreads(fig2_conv["quarters"], spread), "fig2_conv_spread",
           f"Spread over networks (standard deviation) of the log second moments of signal (left) "
           f"and noise (right) against depth: our {fig2_conv['n']} convolutional nets of width "
           f"{params['hist_conv_width']} (±2 SE) against the authors' 10 000 networks at width 128 "
           "(Fig. 2) and at width 512; their variance grows like depth/width.",
           arrays={"depth": np.array(fig2_conv["quarters"]),
-                  **{f"sd_{k}_{c}": spread[k][c] for k, _ in SIGNAL_NOISE
+                  **{f"sd_{k}_{c}": sds[k][c] for k, _ in SIGNAL_NOISE
                      for c in ("ours", "w128", "w512")}},
           alt="Standard deviation of the log-moments at four depths: ours with error bars, the "
               "authors' widths 128 and 512 as dashed and dotted lines.")
 
 # %%
-ch.table(pd.DataFrame({(name, who): spread[k][col] for k, name in SIGNAL_NOISE
+ch.table(pd.DataFrame({(name, who): sds[k][col] for k, name in SIGNAL_NOISE
                        for who, col in [("ours", "ours"), ("authors, N = 128", "w128"),
                                         ("authors, N = 512", "w512")]},
                       index=pd.Index(fig2_conv["quarters"], name="l")),
@@ -428,7 +430,7 @@ for k, name in SIGNAL_NOISE:
         np.random.default_rng(seed).normal(0.0, r["w128"][-1], spread["n"]), r["w128"][-1],
         spread["m"], seed=seed)
     ch.glue_all({f"sd128_{k}": r["w128"][-1], f"sd512_{k}": r["w512"][-1],
-                 f"sd_ours_{k}": r["ours"][-1], f"ksw_{k}": r["ks_widths"]}, digits=2)
+                 f"sd_ours_{k}": r["ours"][-1].mean, f"ksw_{k}": r["ks_widths"]}, digits=2)
     ch.claim(f"fig2_conv_{k}_spread_width128", f"the spread over networks of log(mˡ/m⁰) at "
              f"l = {L} is the authors' width-128 one, not a 4× wider or narrower net's: "
              "|ln(s/s₁₂₈)| < ln(s₁₂₈/s₅₁₂)", case=name, kind="reproduces",
@@ -773,15 +775,16 @@ width_runs = {w: run(f"width_{w}", replace(base, width=w, n_sims=params["width_n
                                           reff_signal=False, reff_noise=False))
               for w in params["widths"]}
 width_study = study.width_diffusion(width_runs, quarters, seed=seed)
-diffusion, diffusion_se = width_study["diffusion"], width_study["se"]
+diffusion = width_study["diffusion"]   # per width, with its error over the networks
 ch.glue_all({"width_exponent": width_study["exponent"]}, digits=4)
-ch.glue("width_nd", ", ".join(f"{x:.2f}" for x in diffusion * np.array(params["widths"])))
-fig = figures.width_dependence(params["widths"], diffusion, diffusion_se)
+ch.glue("width_nd", ", ".join(f"{e.mean * w:.2f}" for e, w in zip(diffusion, params["widths"])))
+fig = figures.width_dependence(params["widths"], diffusion)
 ch.figure(fig, "width_dependence",
           "Width times the per-layer diffusion of log ν₂(x) for fully-connected vanilla nets "
           "against the width; a constant means diffusion ∝ 1/N (Labatie, App. A: 'the diffusion "
           "gets slower with larger N').",
-          arrays={"width": np.array(params["widths"]), "diffusion": diffusion, "se": diffusion_se})
+          arrays={"width": np.array(params["widths"]), "diffusion": [e.mean for e in diffusion],
+                  "se": [e.se for e in diffusion]})
 
 # %%
 ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as 1/N: log-log slope −1 ± "

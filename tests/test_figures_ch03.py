@@ -65,7 +65,7 @@ def test_drift_diffusion_plots_mean_minus_half_variance_and_the_fit():
 
 def test_width_dependence_plots_n_times_diffusion_against_the_single_input_value():
     W, D, se = [32, 64, 128], np.array([0.1, 0.06, 0.035]), np.array([0.01, 0.005, 0.002])
-    fig = F.width_dependence(W, D, se)
+    fig = F.width_dependence(W, [Estimate(m, e) for m, e in zip(D, se, strict=True)])
     assert_fits_column(fig)
     (ax,) = fig.axes
     lines = ax.get_lines()
@@ -80,7 +80,7 @@ def test_width_dependence_keeps_the_legend_off_a_zigzag():
     # "best" corner covered two of them; in the headroom above the data it covers none
     W = np.array([32, 64, 128, 256])
     D = np.array([8.0, 2.0, 8.0, 2.0]) / W
-    assert legends_over_data(F.width_dependence(W, D, 0.05 * D)) == {}
+    assert legends_over_data(F.width_dependence(W, [Estimate(m, 0.05 * m) for m in D])) == {}
 
 
 @pytest.mark.parametrize("n", [3, 6])

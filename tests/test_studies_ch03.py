@@ -106,14 +106,18 @@ def test_width_diffusion_finds_the_inverse_width_law():
     d, A = runs[64]
     lg = np.log(A["nu2_signal_loc3"][:, [9, 19, 29, 39]] / A["nu2_signal_loc1"][:, :1])
     ref = labatie.drift_diffusion(np.array(quarters, float), lg, seed=0)
-    assert WD["diffusion"][1] == pytest.approx(ref["diffusion"], rel=1e-12)
-    assert WD["se"][1] == pytest.approx(ref["se_diffusion"], rel=1e-9)
-    np.testing.assert_allclose(
-        WD["diffusion"] * WD["widths"], 5.0, atol=4 * (WD["se"] * WD["widths"]).max()
-    )
-    assert WD["fit"]["slope"] == pytest.approx(-1.0, abs=4 * WD["fit"]["slope_se"])
-    assert WD["exponent"].mean == WD["fit"]["slope"] and WD["exponent"].dof == n - 1
-    assert WD["slowing"].mean == pytest.approx(WD["diffusion"][0] - WD["diffusion"][-1])
+    assert WD["diffusion"][1].mean == pytest.approx(ref["diffusion"], rel=1e-12)
+    assert WD["diffusion"][1].se == pytest.approx(ref["se_diffusion"], rel=1e-9)
+    assert WD["diffusion"][1].dof == n - 1
+    D = np.array([e.mean for e in WD["diffusion"]])
+    se = np.array([e.se for e in WD["diffusion"]])
+    np.testing.assert_allclose(D * WD["widths"], 5.0, atol=4 * (se * WD["widths"]).max())
+    # the weighted fit of log D against log N
+    fit = stats.linear_fit(np.log(WD["widths"]), np.log(D), sigma=se / D)
+    assert WD["exponent"].mean == fit["slope"] and WD["exponent"].se == fit["slope_se"]
+    assert WD["exponent"].mean == pytest.approx(-1.0, abs=4 * WD["exponent"].se)
+    assert WD["exponent"].dof == n - 1
+    assert WD["slowing"].mean == pytest.approx(D[0] - D[-1])
 
 
 def test_sensitivity_study_matches_brute_force_increments():
@@ -305,7 +309,10 @@ def test_fig2_spread_reads_the_authors_two_widths():
     r = S["mu2dx"]
     np.testing.assert_allclose(r["w128"], w128.std_log10 * math.log(10))
     np.testing.assert_allclose(r["w512"], w512.std_log10 * math.log(10))
-    np.testing.assert_allclose(r["ours"], G["logs"]["mu2dx"][:, [49, 99, 149, 199]].std(0, ddof=1))
+    sd = G["logs"]["mu2dx"][:, [49, 99, 149, 199]].std(0, ddof=1)
+    np.testing.assert_allclose([e.mean for e in r["ours"]], sd)
+    np.testing.assert_allclose([e.se for e in r["ours"]], sd / math.sqrt(2 * 29))  # Gaussian
+    assert r["ours"][-1].dof == 29
     assert r["alternative"] == pytest.approx(math.log(r["w512"][-1] / r["w128"][-1]))
     assert r["distance"] == -r["alternative"] > 0.6  # a 4× width halves the spread
     est = ch03.log_spread_versus_published(G["logs"]["mu2dx"][:, -1], r["w128"][-1], 10000, seed=1)

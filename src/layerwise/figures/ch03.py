@@ -90,10 +90,12 @@ def drift_diffusion(
     return fig
 
 
-def width_dependence(widths: Sequence[int], diffusion: np.ndarray, se: np.ndarray) -> Figure:
-    """N × the per-layer diffusion of log ν₂ against the width N (±2 SE), with the single-input
-    value 5 dashed (Labatie, App. A)."""
+def width_dependence(widths: Sequence[int], diffusion: Sequence[Any]) -> Figure:
+    """N × the per-layer diffusion of log ν₂ (``diffusion``: an estimate per width) against the
+    width N (±2 SE), with the single-input value 5 dashed (Labatie, App. A)."""
     W = np.array(widths)
+    se = np.array([e.se for e in diffusion])
+    diffusion = np.array([e.mean for e in diffusion])
     fig, ax = plt.subplots(figsize=(5, 3.6))
     ax.errorbar(
         list(widths),
@@ -231,15 +233,16 @@ def log_moment_cdfs(
 
 def log_moment_spreads(quarters: Sequence[int], spread: Mapping[str, Mapping[str, Any]]) -> Figure:
     """The spread over networks (standard deviation) of the log-moments of signal (left) and noise
-    (right) against depth: ours with ±2 SE bars against the authors' widths 128 and 512
-    (``spread`` of :func:`layerwise.studies.ch03.fig2_spread`)."""
+    (right) against depth: ours (estimates) with ±2 SE bars against the authors' widths 128 and
+    512 (``spread`` of :func:`layerwise.studies.ch03.fig2_spread`)."""
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     q = np.asarray(quarters)
     for ax, (key, lab) in zip(axes, LOG_MOMENTS, strict=False):
         r = spread[key]
         ax.plot(q, r["w128"], "o--", color="C0", label="authors, N = 128")
         ax.plot(q, r["w512"], "s:", color="C2", label="authors, N = 512")
-        ax.errorbar(q, r["ours"], yerr=2 * r["ours_se"], fmt="k^-", capsize=3, label="ours")
+        sd, se = np.array([e.mean for e in r["ours"]]), np.array([e.se for e in r["ours"]])
+        ax.errorbar(q, sd, yerr=2 * se, fmt="k^-", capsize=3, label="ours")
         ax.set_xlabel("depth l")
         ax.set_ylabel("SD over networks")
         ax.set_title(lab)

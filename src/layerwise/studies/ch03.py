@@ -241,8 +241,8 @@ def fig2_spread(study: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
     on the paper's convolutional nets of width 128) against the authors' two published widths:
     their standard deviation over networks of log10 at each depth (``vanilla_histo``, width 128,
     and ``vanilla_histo_512``, width 512; 10 000 networks each), in natural-log units.  Per key
-    of :data:`LOG_MOMENTS`: ``ours``, ``w128``, ``w512`` (SDs at the quarters; ``ours_se`` the
-    Gaussian-sample standard error of ours, s/√(2(n − 1))), ``estimate``
+    of :data:`LOG_MOMENTS`: ``ours`` (our SDs at the quarters, as estimates with the
+    Gaussian-sample standard error s/√(2(n − 1))), ``w128``, ``w512`` (the authors'), ``estimate``
     (:func:`log_spread_versus_published` at l = L against width 128), ``alternative``
     ln(σ₅₁₂/σ₁₂₈) at l = L (≈ −ln 2: σ ∝ 1/√N), ``distance`` its size, ``separation``
     (:func:`spread_separation` of the two widths at our ``n``) and
@@ -262,8 +262,7 @@ def fig2_spread(study: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
         alt = math.log(s512[-1] / s128[-1])
         out["m"] = w128.n
         out[k] = {
-            "ours": sd,
-            "ours_se": sd / math.sqrt(2 * (n - 1)),
+            "ours": [Estimate(float(s), float(s) / math.sqrt(2 * (n - 1)), n - 1, n) for s in sd],
             "w128": s128,
             "w512": s512,
             "estimate": log_spread_versus_published(ours[:, -1], s128[-1], w128.n, seed=seed),
@@ -297,9 +296,9 @@ def width_diffusion(
     ``runs`` ({w: (depth, arrays)} of engine runs of equally many networks), the per-layer
     diffusion over the depths ``quarters`` (:func:`~layerwise.labatie.drift_diffusion`, bootstrap
     SEs), and a weighted fit of log diffusion against log N (``fit``: slope ≈ −1 when diffusion ∝
-    1/N).  Returns ``widths``, ``diffusion``, ``se`` (arrays over widths), ``fit``, and as
-    estimates with networks − 1 d.o.f. the fitted ``exponent`` and the difference ``slowing`` of
-    the diffusions at the smallest and the largest width."""
+    1/N).  Returns ``widths`` and, as estimates with networks − 1 d.o.f., the ``diffusion`` at each
+    width, the fitted ``exponent`` and the difference ``slowing`` of the diffusions at the smallest
+    and the largest width."""
     widths = list(runs)
     diff = []
     for w in widths:
@@ -317,9 +316,7 @@ def width_diffusion(
     n = n.pop()
     return {
         "widths": np.array(widths),
-        "diffusion": D,
-        "se": Dse,
-        "fit": fit,
+        "diffusion": [Estimate(float(m), float(e), n - 1, n) for m, e in zip(D, Dse, strict=True)],
         "exponent": Estimate(fit["slope"], fit["slope_se"], n - 1, n),
         "slowing": Estimate(float(D[0] - D[-1]), float(np.hypot(Dse[0], Dse[-1])), n - 1, n),
     }
