@@ -1095,6 +1095,35 @@ def test_a_claim_graded_at_a_larger_scale_says_it_was_not_run_and_how_it_leans()
     assert "at <code>paper</code> (evidence/paper-cpu-2026-11-28): ✓" in page
 
 
+def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
+    led = Ledger("default")
+    led.claim("later", "x is 1", kind="reproduces", measured=3.0, se=0.1, dof=9, n=10,
+              reference=1.0, tol=0.1, why="w", source="s", alternative=(0.0, "zero"),
+              min_scale="paper", note="graded at paper", replicates={"paper": 20})
+    rec = {"id": "later", "status": "pass", "measured": 1.02, "se": 0.01, "dof": 19,
+           "interval": [0.99, 1.05], "confidence": 0.99, "note": "the paper run's note",
+           "controls": [{"kind": "conditions", "passed": True, "note": "same data"}]}
+    page = led.to_html({"later": ("paper-x", rec)})
+    assert "Decided at paper by the tracked evidence in evidence/paper-x: ✓ pass" in page
+    assert "1.02" in page and "[0.99, 1.05]" in page and "at this scale: 3" in page
+    assert "The paper run&#x27;s note." in page and "✓ conditions control: same data" in page
+    assert "leans" not in page and "replicates" not in page  # no projection once decided
+    bare = led.to_html()
+    assert "leans to fail" in bare and "Decided at" not in bare
+
+
+def test_the_carried_note_is_a_sentence_of_its_own(tmp_path):
+    from layerwise.chapter import Chapter
+    from layerwise.claims import Control
+
+    ch = Chapter("42_demo", scale="ci", seed=0, results=tmp_path / "r")
+    ch.claim("c", "x is 1", kind="reproduces", measured=1.0, se=0.1, dof=9, reference=1.0,
+             tol=0.5, why="w", source="s", alternative=(3.0, "three"), note="graded at paper",
+             controls=[Control("conditions", False, "inputs differ")])
+    note = ch.ledger.claims[0].to_json()["note"]
+    assert note.startswith("Graded at paper. Graded as a prediction:"), note
+
+
 def test_tracked_claims_reads_the_newest_evidence_at_a_scale(tmp_path):
     import json
 

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from . import seeds
-from .claims import Ledger, scientific
+from .claims import Ledger
+from .formatting import join_sentences, scientific
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import repo_root, results_root, store_root
 from .plotting import legends_over_data, save_figure, set_style
@@ -423,7 +424,7 @@ class Chapter:
                 "Graded as a prediction: the paper's result carried to our conditions, which this "
                 "run measured to differ from the paper's in a way that matters."
             )
-            kw["note"] = f"{kw['note']} {carried}" if kw.get("note") else carried
+            kw["note"] = join_sentences(kw.get("note") or "", carried)
         self.ledger.claim(id, statement, **kw)
 
     def status(self, id: str) -> str:

@@ -342,9 +342,35 @@ def _measured_html(c: Mapping[str, Any]) -> str:
         lo, hi = c["interval"]
         level = f"{100 * c['confidence']:g}\u00a0%"  # "99 %" kept on one line
         meas += "<br>" + _span("lw-ci", f"{level} [{fmt(lo)}, {fmt(hi)}]")
-    if c["status"] == "skipped":  # a value at a scale too small to decide is not a result
+    here = c.get("_here")
+    if here is not None:  # the tracked evidence's value decides; this scale's shown small
+        scale = html.escape(here["min_scale"])
+        meas = (f'<span class="lw-min">at <code>{scale}</code>:</span> {meas}<br>'
+                + _span("lw-se", f"at this scale: {fmt(here['measured'])}"
+                        + (f" ± {fmt_se(here['se'])}" if here.get("se") is not None else "")))
+    elif c["status"] == "skipped":  # a value at a scale too small to decide is not a result
         meas = f'<span class="lw-se">at this scale: {meas}</span>'
     return meas + "<br>" + _span("lw-rule", f"expected {rule_words(c)}")
+
+
+#: The fields of a tracked evidence record a skipped claim's row shows instead of this run's.
+EVIDENCE_FIELDS = ("measured", "se", "dof", "n", "interval", "confidence", "controls",
+                   "conditions", "note", "comparison", "reference", "tol")
+
+
+def with_evidence(
+    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None
+) -> Mapping[str, Any]:
+    """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence of
+    its scale decides is shown with the evidence's value, interval, note, controls and conditions
+    (what the decision rests on), this run's value kept as ``_here``; else the record itself."""
+    found = (tracked or {}).get(c["id"]) if c["status"] == "skipped" else None
+    if not found:
+        return c
+    where, rec = found
+    shown = {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}}
+    shown.update(_here=c, _evidence=where, _evidence_status=rec["status"], lean=None)
+    return shown
 
 
 def _controls_html(c: Mapping[str, Any]) -> str:
@@ -365,9 +391,16 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
     """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
     would decide an undecided claim, what a pass rules out (or why it is not counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
+    if c.get("_evidence"):
+        note += "<br>" + _span(
+            "lw-note lw-decide",
+            f"Decided at {c['min_scale']} by the tracked evidence in evidence/{c['_evidence']}: "
+            f"{LABELS[c['_evidence_status']]}; the value, note and controls shown are that "
+            "run's.",
+        )
     if c["status"] == "skipped" and c.get("lean"):
         note += "<br>" + _span("lw-note", lean_words(c))
-    deciding = html.escape(deciding_words(c))
+    deciding = "" if c.get("_evidence") else html.escape(deciding_words(c))
     if deciding:  # a scale's name as code
         words = re.sub(r"`([^`]+)`", r"<code>\1</code>", deciding)
         note += f'<br><span class="lw-note lw-decide">{words}</span>'
@@ -447,7 +480,7 @@ def _rows(
     rows = []
     for shared, members in claim_families(claims):
         if shared is None:
-            c = members[0][1]
+            c = with_evidence(members[0][1], tracked)
             src = _span("lw-src", c["source"])
             rows.append(Row([
                 _verdict_cell(c, tracked),
@@ -468,6 +501,7 @@ def _rows(
         rows.append(Row([Cell("", "lw-verdict"), Cell(markup(head), "lw-claim", colspan=2)],
                         cls="lw-family"))
         for label, c in members:
+            c = with_evidence(c, tracked)
             summary = _span("lw-case", label) + (
                 more if one_source else " " + _span("lw-src", f"· {c['source']}") + more
             )
