@@ -16,17 +16,6 @@ import numpy as np
 import pandas as pd
 
 from .. import published
-from ..controls import (  # noqa: F401  (Chapter 5's study imports these from here)
-    authors_configuration,
-    compared_inputs,
-    conditions_control,
-    configuration,
-    estimator_control,
-    input_difference,
-    input_words,
-    reference_control,
-    side_by_side,
-)
 from ..labatie import bn_ff_panels, exp_fit
 from ..params import ParameterError
 from ..stats import (

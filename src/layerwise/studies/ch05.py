@@ -17,6 +17,17 @@ import pandas as pd
 
 from .. import published
 from ..claims import Control, accepted_set, grade
+from ..controls import (  # noqa: F401  (the input and the controls, shared with Chapter 4)
+    authors_configuration,
+    compared_inputs,
+    conditions_control,
+    configuration,
+    estimator_control,
+    input_difference,
+    input_words,
+    reference_control,
+    side_by_side,
+)
 from ..labatie import (
     power_fit,
     power_overlay,
@@ -34,17 +45,6 @@ from ..stats import (
     versus_reference,
 )
 from ..tables import cell
-from .ch04 import (  # noqa: F401  (the input and the controls, shared with Chapter 4)
-    authors_configuration,
-    compared_inputs,
-    conditions_control,
-    configuration,
-    estimator_control,
-    input_difference,
-    input_words,
-    reference_control,
-    side_by_side,
-)
 
 AUTHORS_FC = "bn_res_fc"
 """The authors' fully-connected BN ResNets (:mod:`layerwise.published`)."""
