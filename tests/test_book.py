@@ -598,12 +598,15 @@ def test_the_raw_notation_check_flags_raw_text_and_skips_math_and_code(browser, 
     assert [n for n, _ in dense] == [5] and dense[0][1].startswith("slopes"), dense
 
 
-#: Captions of tables that run past the right edge of the screen (a wide table scrolls in its
-#: container; its caption must stay readable without scrolling).
+#: Captions of tables that run past the right edge of the screen or of the table's scroll
+#: container (a wide table scrolls in its container; its caption must stay readable without
+#: scrolling, on a phone and on a desktop).
 CUT_CAPTIONS_JS = (
     "const w = document.documentElement.clientWidth;"
     "return [...document.querySelectorAll('article table caption')]"
-    ".filter(c => c.getBoundingClientRect().right > w + 1)"
+    ".filter(c => { const box = c.closest('.pst-scrollable-table-container, .table-wrapper');"
+    " const edge = box ? Math.min(w, box.getBoundingClientRect().right) : w;"
+    " return c.getBoundingClientRect().right > edge + 1; })"
     ".map(c => c.textContent.trim().slice(0, 40))"
 )
 #: Paragraphs of the article that carry more than four "x ± y" values (issue #30: a sentence
@@ -720,6 +723,8 @@ def test_rendered_page_displays_offline(ci_book, browser, page):
     assert wide == [], f"{page}: elements wider than the 1280 px viewport: {wide}"
     uncaptioned = browser.execute_script(UNCAPTIONED_TABLES_JS)
     assert uncaptioned == [], f"{page}: tables without a 'Table N.k:' caption: {uncaptioned}"
+    cut = browser.execute_script(CUT_CAPTIONS_JS)
+    assert cut == [], f"{page}: table captions cut by their scroll container at 1280 px: {cut}"
     unlinked = browser.execute_script(UNLINKED_FIGURES_JS)
     assert unlinked == [], f"{page}: figures not linked to their full-size image: {unlinked}"
     n_raw, raw = browser.execute_script(RAW_NOTATION_JS)
