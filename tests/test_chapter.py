@@ -87,4 +87,4 @@ def test_a_reproduction_whose_conditions_control_failed_is_graded_as_a_predictio
     assert kinds == {"carried": "predicts", "as_dict": "predicts", "same": "reproduces",
                      "bare": "reproduces"}
     note = ch.ledger.claims[0].note
-    assert note.startswith("own note. Graded as a prediction: the paper's result carried")
+    assert note.startswith("Own note. Graded as a prediction: the paper's result carried")

@@ -212,7 +212,9 @@ def test_chapter_kernels_of_a_dask_run_keep_the_threads_of_a_local_run(
         monkeypatch.delenv(var, raising=False)
     # the runner's own subprocess module only: the cluster's worker processes start as usual
     monkeypatch.setattr(
-        runner, "subprocess", types.SimpleNamespace(Popen=NoKernel, DEVNULL=subprocess.DEVNULL)
+        runner, "subprocess", types.SimpleNamespace(
+            Popen=NoKernel, DEVNULL=subprocess.DEVNULL, TimeoutExpired=subprocess.TimeoutExpired
+        )
     )
     monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
     monkeypatch.delenv("LAYERWISE_SCHEDULER", raising=False)

@@ -195,6 +195,8 @@ def test_run_unit_checks_the_fingerprint_before_computing():
         lambda i: {"x": [i]}, 3, "layerwise.moments", ex.client_fingerprint("layerwise.moments")
     )
     assert arrays["x"].tolist() == [3] and set(info) == {"wall_time_s", "worker"}
+    _, local = ex.timed(lambda i: {"x": [i]}, 3)  # a unit computed here records no worker
+    assert set(local) == {"wall_time_s"}
 
 
 def test_an_unreachable_scheduler_fails_fast_naming_it():

@@ -305,12 +305,15 @@ def client_fingerprint(code: str | Sequence[str] | None) -> str:
 
 
 def timed(
-    func: Callable[[int], Mapping[str, Any]], i: int
+    func: Callable[[int], Mapping[str, Any]], i: int, *, worker: bool = False
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """``func(i)`` as arrays, and ``{"wall_time_s", "worker"}`` (this machine's host name)."""
+    """``func(i)`` as arrays, and ``{"wall_time_s"}`` — with ``"worker"`` (this machine's host
+    name) when ``worker``: a unit computed on a cluster's worker says so in its store entry, a
+    local one does not."""
     t0 = time.perf_counter()
     arrays = {k: np.asarray(v) for k, v in func(i).items()}
-    return arrays, {"wall_time_s": time.perf_counter() - t0, "worker": platform.node()}
+    info: dict[str, Any] = {"wall_time_s": time.perf_counter() - t0}
+    return arrays, info | ({"worker": platform.node()} if worker else {})
 
 
 def run_unit(
@@ -330,7 +333,7 @@ def run_unit(
             "workers (pip install -e '.[dask]' in a checkout of the client's commit) and restart "
             "them"
         )
-    return timed(func, i)
+    return timed(func, i, worker=True)
 
 
 def map_units(
