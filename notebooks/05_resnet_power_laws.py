@@ -473,8 +473,10 @@ ch.glue("level_verdict", ch.verdict(
 # {glue}`tau_patches` against the authors' {glue}`tau_authors`, and our inputs move it by
 # {glue}`tau_input_spread` of the authors' value: {glue}`input_free_words`. The increment
 # inside the units differs from the authors' by {glue}`dff_gap` (the row δχ; τ grows as the fourth
-# power of it). {glue}`tau_verdict` The noise's effective rank at unit {glue}`res_units` is
-# {glue}`reff_dx_ours` against the authors' {glue}`reff_dx_authors`. {glue}`reff_dx_verdict`
+# power of it). {glue}`tau_verdict`
+#
+# The noise's effective rank at unit {glue}`res_units` is {glue}`reff_dx_ours` against the
+# authors' {glue}`reff_dx_authors`. {glue}`reff_dx_verdict`
 #
 # **What the input sets.** The levels at the last unit — log₁₀ χ, $r(x)$, μ₄ —
 # carry the first units' transient (the curves of {numref}`fig-05-datasets` are parallel but
