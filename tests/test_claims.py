@@ -1101,6 +1101,7 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
               reference=1.0, tol=0.1, why="w", source="s", alternative=(0.0, "zero"),
               min_scale="paper", note="graded at paper", replicates={"paper": 20})
     rec = {"id": "later", "status": "pass", "measured": 1.02, "se": 0.01, "dof": 19,
+           "statement": "x is 1 (the paper run's own settings)",
            "interval": [0.99, 1.05], "confidence": 0.99, "note": "the paper run's note",
            "controls": [{"kind": "conditions", "passed": True, "note": "same data"}]}
     page = led.to_html({"later": ("paper-x", rec)})
@@ -1108,6 +1109,7 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
     assert "1.02" in page and "[0.99, 1.05]" in page and "at this scale: 3" in page
     assert "The paper run&#x27;s note." in page and "✓ conditions control: same data" in page
     assert "leans" not in page and "replicates" not in page  # no projection once decided
+    assert "x is 1 (the paper run&#x27;s own settings)" in page  # its statement, not this run's
     bare = led.to_html()
     assert "leans to fail" in bare and "Decided at" not in bare
 

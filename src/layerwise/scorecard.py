@@ -354,8 +354,8 @@ def _measured_html(c: Mapping[str, Any]) -> str:
 
 
 #: The fields of a tracked evidence record a skipped claim's row shows instead of this run's.
-EVIDENCE_FIELDS = ("measured", "se", "dof", "n", "interval", "confidence", "controls",
-                   "conditions", "note", "comparison", "reference", "tol")
+EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval", "confidence",
+                   "controls", "conditions", "note", "comparison", "reference", "tol")
 
 
 def with_evidence(
