@@ -203,7 +203,7 @@ def test_chapter_kernels_of_a_dask_run_keep_the_threads_of_a_local_run(
         def kill(self):
             pass
 
-        def wait(self):
+        def wait(self, timeout=None):
             return self.returncode
 
     saved = dict(os.environ)  # the nannies write into it: put it back afterwards
