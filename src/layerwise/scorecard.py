@@ -448,20 +448,16 @@ def _verdict(status: str) -> str:
     return f'{symbol}<span class="lw-word"> {word}</span>'
 
 
-def _verdict_cell(
-    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None
-) -> Cell:
-    """The outcome cell; a claim skipped at this scale shows the outcome of the tracked evidence at
-    its scale (``tracked``: claim id → (evidence folder, record)), or says it was not run there."""
+def _verdict_cell(c: Mapping[str, Any]) -> Cell:
+    """The outcome cell; a claim skipped at this scale shows the outcome of the tracked evidence
+    of its scale when its row carries it (:func:`with_evidence`), or says it was not run there."""
     skipped = ""
     if c["status"] == "skipped":
         scale = html.escape(c["min_scale"])
-        found = (tracked or {}).get(c["id"])
-        if found:
-            where, rec = found
+        if c.get("_evidence"):
             skipped = (
                 f'<br><span class="lw-min">at <code>{scale}</code> (evidence/'
-                f"{html.escape(where)}): {_verdict(rec['status'])}</span>"
+                f"{html.escape(c['_evidence'])}): {_verdict(c['_evidence_status'])}</span>"
             )
         else:
             skipped = f'<br><span class="lw-min">not run at <code>{scale}</code></span>'
@@ -483,7 +479,7 @@ def _rows(
             c = with_evidence(members[0][1], tracked)
             src = _span("lw-src", c["source"])
             rows.append(Row([
-                _verdict_cell(c, tracked),
+                _verdict_cell(c),
                 Cell(markup(html.escape(c["statement"]) + _notes_html(c, kind)
                             + _rule_details(c, src + more)), "lw-claim"),
                 Cell(markup(_measured_html(c)), "lw-num"),
@@ -507,7 +503,7 @@ def _rows(
             )
             notes_html = _notes_html(c, kind, own_note=not shared_note).removeprefix("<br>")
             rows.append(Row([
-                _verdict_cell(c, tracked),
+                _verdict_cell(c),
                 Cell(markup(_rule_details(c, summary) + notes_html), "lw-claim"),
                 Cell(markup(_measured_html(c)), "lw-num"),
             ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']} lw-member"))
