@@ -151,12 +151,13 @@ def save_evidence(
             + (f" for chapters {wanted}" if wanted else "")
             + f"; run `make book SCALE={scale}` first"
         )
+    ledgers = {f: json.loads(f.read_text()) for f in files}  # each read once
     keep = list(claims)
     if keep:
         graded = {
             c["id"]
-            for f in files
-            for c in json.loads(f.read_text()).get("claims", [])
+            for data in ledgers.values()
+            for c in data.get("claims", [])
             if c.get("status") != "skipped"
         }
         unknown = [c for c in keep if c not in graded]
@@ -165,17 +166,16 @@ def save_evidence(
                 f"claims={unknown}: not graded in the ledgers under {src}; allowed: "
                 + ", ".join(sorted(graded))
             )
-    first = json.loads(files[0].read_text())
+    first = ledgers[files[0]]
     device = first.get("device", "?")
     name = name or f"{scale}-{device}-{time.strftime('%Y-%m-%d')}"
     dest = root / EVIDENCE_DIR / name
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "figures").mkdir(parents=True)
-    for f in files:
-        data = json.loads(f.read_text())
+    for f, data in ledgers.items():
         if keep:
-            data["claims"] = [c for c in data.get("claims", []) if c["id"] in keep]
+            data = data | {"claims": [c for c in data.get("claims", []) if c["id"] in keep]}
         (dest / f.name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         for rel in data.get("figures", []):
             png = src.parent / rel
@@ -184,7 +184,7 @@ def save_evidence(
             if png.exists():
                 shutil.copy2(png, dest / "figures" / f"{f.stem}__{png.name}")
     # the commit the ledgers record having run (the copying checkout's only where they do not)
-    ran = {json.loads(f.read_text()).get("git_commit") for f in files}
+    ran = {data.get("git_commit") for data in ledgers.values()}
     commit = ran.pop() if len(ran) == 1 and None not in ran else git_commit(root)
     meta = {
         "scale": scale,
