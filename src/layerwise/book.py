@@ -80,9 +80,10 @@ PAPER_ON_CPU = """\
 [layerwise] WARNING: the paper scale on a CPU is very long. Chapters 3–5 simulate up to 10 000
 [layerwise] random networks of the papers' size (a width-512 conv network alone takes ≈ 2 min on
 [layerwise] 2 cores), i.e. days of computing; each simulation shows its progress and the time left.
-[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (≈ 20–40 min per chapter on one H100), or
+[layerwise] On a machine with a CUDA GPU use DEVICE=cuda (measured on one H200: ≈ 5.5 h for
+[layerwise] Chapter 3, ≈ 0.4 h for Chapter 4, ≈ 1.5 h for Chapter 5; the README's `paper` table), or
 [layerwise] compute there and bring the results here: `python -m layerwise store import DIR` (see
-[layerwise] How to reproduce)."""
+[layerwise] How to reproduce; benchmarks/gpu_paper_part.py computes a chapter's convolutional nets)."""
 
 
 def cmd_list(a: argparse.Namespace, root: Path) -> int:
