@@ -1112,6 +1112,10 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
     assert "x is 1 (the paper run&#x27;s own settings)" in page  # its statement, not this run's
     bare = led.to_html()
     assert "leans to fail" in bare and "Decided at" not in bare
+    undecided = led.to_html({"later": ("paper-x", {**rec, "status": "inconclusive"})})
+    assert "Decided at" not in undecided
+    assert "Run at paper in the tracked evidence in evidence/paper-x and undecided there too" in (
+        undecided)
 
 
 def test_the_carried_note_is_a_sentence_of_its_own(tmp_path):
@@ -1203,6 +1207,13 @@ def test_the_landing_says_which_claims_not_run_here_tracked_evidence_decides(tmp
     assert "(1 ✓ pass)" in text and "claim a</a> (`evidence/paper-x/`: ✓ pass)" in text
     assert "claim b" not in text and "claim c" not in text  # c ran here: its own outcome counts
     assert decided_elsewhere(tmp_path, rec[1:]) == ""
+    # evidence that ran the claim but did not decide it is not counted as deciding it
+    (d / "06_x.json").write_text(json.dumps({"claims": [{"id": "a", "status": "pass"},
+                                                        {"id": "b", "status": "inconclusive"}]}))
+    text = decided_elsewhere(tmp_path, rec)
+    assert "1 is decided by tracked evidence of the larger scale (1 ✓ pass)" in text
+    assert "1 was run at the larger scale and is undecided there too" in text
+    assert "claim b</a> (`evidence/paper-x/`: ? inconclusive)" in text
 
 
 def test_estimate_side_and_sign_follow_the_interval_rule():

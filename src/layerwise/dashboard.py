@@ -412,22 +412,35 @@ def decided_elsewhere(root: Path, records: list[tuple[str, str, dict[str, Any]]]
     the totals' "not run" column is not read as "undecided" where evidence exists."""
     skipped = [(ch, c) for ch, _, c in records if c["status"] == "skipped"]
     tracked = {ch: tracked_claims(root, ch) for ch in {ch for ch, _ in skipped}}
-    got = [(ch, c, *tracked[ch][c["id"]]) for ch, c in skipped if c["id"] in tracked[ch]]
-    if not got:
+    ran = [(ch, c, *tracked[ch][c["id"]]) for ch, c in skipped if c["id"] in tracked[ch]]
+    if not ran:
         return ""
-    outcomes = tally_outcomes([rec for *_, rec in got])
-    said = ", ".join(f"{n} {LABELS[k]}" for k, n in outcomes.items() if n and k != "skipped")
-    items = [
-        f'<a href="chapters/{ch}.html#claim-{html.escape(c["id"])}">'
-        f"{html.escape(rec.get('statement', c['statement']))}</a> (`evidence/{folder}/`: "
-        f"{LABELS[rec['status']]})"  # the evidence's own statement: its settings, not ours
-        for ch, c, folder, rec in got
-    ]
-    return (
-        f"Of the {len(skipped)} claims not run at this scale, {len(got)} "
-        f"{'is' if len(got) == 1 else 'are'} decided by tracked "
-        f"evidence of the larger scale ({said}): " + "; ".join(items) + ".\n"
-    )
+
+    def listed(group: list) -> str:
+        return "; ".join(
+            f'<a href="chapters/{ch}.html#claim-{html.escape(c["id"])}">'
+            f"{html.escape(rec.get('statement', c['statement']))}</a> (`evidence/{folder}/`: "
+            f"{LABELS[rec['status']]})"  # the evidence's own statement: its settings, not ours
+            for ch, c, folder, rec in group
+        )
+
+    got = [r for r in ran if r[3]["status"] in ("pass", "fail")]
+    open_ = [r for r in ran if r[3]["status"] not in ("pass", "fail")]
+    text = f"Of the {len(skipped)} claims not run at this scale, "
+    if got:
+        outcomes = tally_outcomes([rec for *_, rec in got])
+        said = ", ".join(f"{n} {LABELS[k]}" for k, n in outcomes.items() if n and k != "skipped")
+        text += (
+            f"{len(got)} {'is' if len(got) == 1 else 'are'} decided by tracked evidence of the "
+            f"larger scale ({said}): {listed(got)}."
+        )
+    if open_:
+        text += (
+            f"{' ' if got else ''}{len(open_)} {'was' if len(open_) == 1 else 'were'} run at "
+            f"the larger scale and {'is' if len(open_) == 1 else 'are'} undecided there too: "
+            f"{listed(open_)}."
+        )
+    return text + "\n"
 
 
 def inputs_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:

@@ -392,11 +392,15 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
     would decide an undecided claim, what a pass rules out (or why it is not counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c.get("_evidence"):
-        note += "<br>" + _span(
-            "lw-note lw-decide",
+        said = (
             f"Decided at {c['min_scale']} by the tracked evidence in evidence/{c['_evidence']}: "
-            f"{LABELS[c['_evidence_status']]}; the value, note and controls shown are that "
-            "run's.",
+            f"{LABELS[c['_evidence_status']]}"
+            if c["_evidence_status"] in ("pass", "fail")
+            else f"Run at {c['min_scale']} in the tracked evidence in evidence/{c['_evidence']} "
+            f"and undecided there too: {LABELS[c['_evidence_status']]}"
+        )
+        note += "<br>" + _span(
+            "lw-note lw-decide", f"{said}; the value, note and controls shown are that run's."
         )
     if c["status"] == "skipped" and c.get("lean"):
         note += "<br>" + _span("lw-note", lean_words(c))
