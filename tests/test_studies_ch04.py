@@ -420,6 +420,11 @@ def test_batch_levels_versus_authors_in_units_of_the_half_gap():
     se_128 = published.bn_ff_endpoints("bn_ff_fc_128", 200)["kurtosis"][1]
     width = sps.t.isf(0.01 / 8, 199) * math.hypot(se_128, 1e-6) / half
     assert (lo, hi) == pytest.approx((1.0 - width, 1.0 + width))
+    # with our levels exact, the upper end the authors' errors alone leave
+    alone = sps.t.isf(0.01 / 8, 199) * se_128 / half
+    assert moved["kurtosis"]["upper_theirs_alone"] == pytest.approx(1.0 + alone)
+    for k in ch04.BATCH_ENDPOINTS:  # never above the interval that adds our errors
+        assert same[k]["upper_theirs_alone"] <= same[k]["deviation"].interval[1]
     # the no-batch-effect alternative: the B = 64 level at every batch, by hand
     expect = max(abs(kurt[64] - kurt[b]) / ch04.nearest_half_gap(kurt, b) for b in kurt)
     assert same["kurtosis"]["no_batch_effect"] == pytest.approx(expect)

@@ -434,6 +434,8 @@ def batch_levels_versus_authors(
     max_B |d_B| with its simultaneous interval (:func:`layerwise.stats.max_deviation_interval`,
     Bonferroni over the batches, networks − 1 d.o.f.); ``no_batch_effect`` the same maximum for
     levels that do not depend on the batch (our level at the smallest batch, at every batch);
+    ``upper_theirs_alone`` the interval's upper end with our levels known exactly (the authors'
+    errors alone: above the rule's 1, no number of our networks decides it at this mean);
     ``d`` and ``batches`` the per-batch deviations."""
     ours_b = list(levels["reff_x"])
     batches = sorted(int(b) for b in ours_b if b in published.FC_BATCHES)
@@ -450,13 +452,19 @@ def batch_levels_versus_authors(
         ref = np.array([theirs[b] for b in batches])
         ours = np.array([levels[k][b].mean for b in batches], dtype=float)
         se = np.array([levels[k][b].se for b in batches], dtype=float)
-        se = np.hypot(se, [authors[b][k][1] for b in batches]) / half
+        theirs_se = np.array([authors[b][k][1] for b in batches], dtype=float) / half
+        se = np.hypot(se / half, theirs_se)
         d = (ours - ref) / half
         dev, (lo, hi) = max_deviation_interval(
             d, se, np.zeros_like(d), dof=max(n - 1, 1), confidence=confidence
         )
+        # the same interval with our levels known exactly: the authors' networks alone
+        _, (_, hi_theirs) = max_deviation_interval(
+            d, theirs_se, np.zeros_like(d), dof=max(n - 1, 1), confidence=confidence
+        )
         out[k] = {
             "deviation": interval_estimate(dev, lo, hi, n=n),
+            "upper_theirs_alone": hi_theirs,
             "no_batch_effect": float(np.max(np.abs(ours[0] - ref) / half)),
             "d": d,
             "batches": batches,
