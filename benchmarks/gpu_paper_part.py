@@ -70,8 +70,8 @@ def parse_set(items: list[str], table: dict) -> dict:
 def chapter_plan(chapter: str, params: dict, device: str) -> list:
     """The runs of ``chapter``'s paper-width convolutional nets as its notebook builds them:
     ``(name, MomentsConfig, block, share of the networks)``, the main run first."""
-    from layerwise.moments import MomentsConfig
     from layerwise.controls import compared_inputs
+    from layerwise.moments import MomentsConfig
 
     if chapter == "05":
         base = MomentsConfig(arch="bn_res", kernel_size=1, width=params["width"],

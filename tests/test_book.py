@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -313,11 +314,97 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
             "device='tpu' is not allowed",
         ),
         (["frobnicate"], "command='frobnicate' is not allowed"),
+        (
+            ["book", "run", "--scale", "ci", "--chapters", "07", "--jobs", "0"],
+            "jobs='0' is not allowed; expected a positive integer",
+        ),
     ],
 )
 def test_bad_command_lines_fail_fast_with_a_clear_message(args, message):
     p = run_cli(*args, timeout=60)
     assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+def _fake_chapters(tmp_path, monkeypatch, fail=(), interrupt=()):
+    """``book._run_chapters`` over stand-in chapters: a fake ``run_chapter`` that records when each
+    ran, writes its ledger and fails (or is interrupted) where asked."""
+    import threading
+    import types
+
+    spans, lock = {}, threading.Lock()
+    monkeypatch.setenv("LAYERWISE_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "results" / "ci").mkdir(parents=True)
+
+    def fake(nb, *, scale, quiet=False, **_):
+        t0 = time.monotonic()
+        if nb.stem in interrupt:
+            raise KeyboardInterrupt
+        time.sleep(0.3)
+        with lock:
+            spans[nb.stem] = (t0, time.monotonic(), quiet)
+        if nb.stem in fail:
+            raise runner.ChapterFailed(f"chapter {nb.stem} failed")
+        (tmp_path / "results" / scale / f"{nb.stem}.json").write_text('{"claims": []}')
+
+    monkeypatch.setattr(book, "run_chapter", fake)
+    names = ["01_layer_decoupling", "02_capacity_diffusion", "03_vanilla_pathologies",
+             "06_linear_regions", "07_meanfield_chaos", "08_information_geometry"]
+    todo = {n[:2]: tmp_path / f"{n}.ipynb" for n in names}
+    # the last recorded wall times decide which one-core chapter starts first: the longest
+    for n, wall in [("08_information_geometry", 200), ("06_linear_regions", 60)]:
+        (tmp_path / "results" / "ci" / f"{n}.json").write_text(json.dumps({"wall_time_s": wall}))
+
+    def run(jobs):
+        a = types.SimpleNamespace(scale="ci", seed=0, device="cpu", jobs=jobs)
+        return book._run_chapters(a, todo, {}, None, tmp_path, "local", None)
+
+    return spans, run
+
+
+def test_one_core_chapters_run_side_by_side_and_the_others_alone(tmp_path, monkeypatch, capsys):
+    spans, run = _fake_chapters(tmp_path, monkeypatch, fail=("02_capacity_diffusion",))
+    assert run(2) == ["02_capacity_diffusion"]  # a failure is reported, the others still run
+    one_core = ["01_layer_decoupling", "02_capacity_diffusion", "06_linear_regions",
+                "08_information_geometry"]
+    assert sorted(spans) == sorted([*one_core, "03_vanilla_pathologies", "07_meanfield_chaos"])
+    overlap = lambda a, b: spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]  # noqa: E731
+    assert any(overlap(a, b) for a in one_core for b in one_core if a < b)  # side by side
+    for alone in ("03_vanilla_pathologies", "07_meanfield_chaos"):  # never beside another
+        assert not any(overlap(alone, b) for b in spans if b != alone)
+        assert spans[alone][2] is False  # with its progress bars
+    assert all(spans[n][2] for n in one_core)  # side by side: no bars
+    first = min(one_core, key=lambda n: spans[n][0])
+    assert first == "08_information_geometry"  # the longest last time starts first
+    out = capsys.readouterr().out
+    assert "4 one-core chapters, 2 at a time" in out and "08_information_geometry done in" in out
+
+
+def test_jobs_1_runs_every_chapter_alone_in_book_order(tmp_path, monkeypatch):
+    spans, run = _fake_chapters(tmp_path, monkeypatch)
+    assert run(1) == []
+    order = sorted(spans, key=lambda n: spans[n][0])
+    assert order == sorted(spans)  # book order
+    assert all(spans[a][1] <= spans[b][0] for a, b in zip(order, order[1:]))
+    assert not any(q for *_, q in spans.values())
+
+
+def test_an_interrupt_beside_other_chapters_stops_them_all(tmp_path, monkeypatch):
+    class Proc:
+        killed = False
+
+        def kill(self):
+            self.killed = True
+
+    proc = Proc()
+    runner.LIVE.add(proc)
+    try:
+        spans, run = _fake_chapters(tmp_path, monkeypatch, interrupt=("06_linear_regions",))
+        with pytest.raises(KeyboardInterrupt):
+            run(2)
+        assert proc.killed  # every chapter process still running is stopped
+        assert "03_vanilla_pathologies" not in spans  # and nothing after starts
+    finally:
+        runner.LIVE.discard(proc)
 
 
 # -------------------------------------------------------------------------------------------

@@ -22,18 +22,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .chapter import ONE_TORCH_THREAD
 from .claims import tally_outcomes
-from .dashboard import save_evidence, write_dashboard
+from .dashboard import EVIDENCE_DIR, save_evidence, write_dashboard
 from .executor import check_executor, shared_scheduler
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
 from .render import build_html, build_pdf, built_scale, chromium, pdf_path
 from .runner import (
+    LIVE,
     TIMEOUTS,
     ChapterFailed,
     chapters,
@@ -48,6 +52,19 @@ from .shape import KINDS, shape_table
 #: What Ctrl-C prints (exit status 130, the shell's for SIGINT): every finished simulation block
 #: is in the results store, so the same command picks up from there.
 INTERRUPTED = "interrupted — re-run the same command to resume from the store"
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive integer, else a message naming it."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"jobs={text!r} is not allowed; expected a positive integer (1: one chapter at a time)"
+        )
+    return value
 
 
 def _seed(text: str) -> int:
@@ -83,7 +100,7 @@ PAPER_ON_CPU = """\
 [layerwise] On a machine with a CUDA GPU use DEVICE=cuda (measured on one H200: ≈ 5.5 h for
 [layerwise] Chapter 3, ≈ 0.4 h for Chapter 4, ≈ 1.5 h for Chapter 5; the README's `paper` table), or
 [layerwise] compute there and bring the results here: `python -m layerwise store import DIR` (see
-[layerwise] How to reproduce; benchmarks/gpu_paper_part.py computes a chapter's convolutional nets)."""
+[layerwise] How to reproduce; benchmarks/gpu_paper_part.py computes a chapter's conv nets there)."""
 
 
 def cmd_list(a: argparse.Namespace, root: Path) -> int:
@@ -214,6 +231,12 @@ def _run_options(r: argparse.ArgumentParser) -> None:
         help="override a chapter parameter",
     )
     r.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=min(2, os.cpu_count() or 1),
+        help="how many one-core chapters run side by side (default: 2, or 1 on one core)",
+    )
+    r.add_argument(
         "--timeout",
         type=_timeout,
         default=None,
@@ -320,6 +343,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _last_wall_time(nb: Path, scale: str, root: Path) -> float:
+    """How long chapter ``nb`` took at ``scale`` last time: its ledger here, else the newest
+    tracked evidence at that scale (0 when neither has it)."""
+    found = [results_root(root) / scale / f"{nb.stem}.json"]
+    found += sorted((root / EVIDENCE_DIR).glob(f"{scale}-*/{nb.stem}.json"), reverse=True)
+    for f in found:
+        if f.exists():
+            return float(json.loads(f.read_text()).get("wall_time_s") or 0.0)
+    return 0.0
+
+
 def _run_chapters(
     a: argparse.Namespace,
     todo: dict[str, Path],
@@ -329,9 +363,12 @@ def _run_chapters(
     executor: str,
     scheduler: str | None,
 ) -> list[str]:
-    """Run the chapters of ``todo`` one after the other; the names of those that failed."""
-    failures = []
-    for nb in todo.values():
+    """Run the chapters of ``todo``; the names of those that failed. The one-core chapters
+    (:data:`layerwise.chapter.ONE_TORCH_THREAD`) run ``a.jobs`` at a time, the longest last time
+    first, without progress bars; then every other chapter alone, in book order (each uses every
+    core). On Dask (``executor`` not local) all run one after the other."""
+
+    def run(nb: Path, quiet: bool = False) -> bool:
         t0 = time.perf_counter()
         print(f"[layerwise] chapter {nb.stem} at scale {a.scale} ...", flush=True)
         try:
@@ -345,19 +382,39 @@ def _run_chapters(
                 root=root,
                 executor=executor,
                 scheduler=scheduler,
+                quiet=quiet,
             )
         except ChapterFailed as exc:
             print(f"[layerwise] FAILED: {exc}", file=sys.stderr, flush=True)
-            failures.append(nb.stem)
-            continue
+            return False
         res = json.loads((results_root(root) / a.scale / f"{nb.stem}.json").read_text())
         n = tally_outcomes(res.get("claims", []))
         print(
-            f"[layerwise]   done in {time.perf_counter() - t0:.1f} s: {n['pass']} claims "
-            f"passed, {n['fail']} failed, "
+            f"[layerwise]   {nb.stem} done in {time.perf_counter() - t0:.1f} s: {n['pass']} "
+            f"claims passed, {n['fail']} failed, "
             f"{n['inconclusive']} inconclusive, {n['skipped']} skipped",
             flush=True,
         )
+        return True
+
+    jobs = a.jobs if executor == "local" else 1
+    beside = [nb for nb in todo.values() if jobs > 1 and nb.stem in ONE_TORCH_THREAD]
+    beside.sort(key=lambda nb: -_last_wall_time(nb, a.scale, root))
+    failures = []
+    if len(beside) > 1:
+        print(f"[layerwise] {len(beside)} one-core chapters, {jobs} at a time (no progress "
+              "bars):", ", ".join(nb.stem for nb in beside), flush=True)
+        with ThreadPoolExecutor(jobs) as pool:
+            try:
+                ok = list(pool.map(lambda nb: run(nb, quiet=True), beside))
+            except KeyboardInterrupt:  # stop every chapter running beside this one
+                for proc in list(LIVE):
+                    proc.kill()
+                raise
+        failures += [nb.stem for nb, good in zip(beside, ok) if not good]
+    else:
+        beside = []
+    failures += [nb.stem for nb in todo.values() if nb not in beside and not run(nb)]
     return failures
 
 

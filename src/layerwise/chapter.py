@@ -42,12 +42,15 @@ MAX_FIGURE_WIDTH_IN = 7.5
 #: the column (:data:`COLUMN_IN` inches) when it is wider.
 MIN_FONT_PT = 9.9
 COLUMN_IN = 7.2
-#: Chapters whose torch work is many small tensors (tiny convolutions, 2-D region counting, small
-#: MLPs): one intra-op thread is several times faster than two on a shared 2-core machine, where a
-#: second thread mostly spins (measured 10–80× under load). Set when the chapter starts, however
-#: it is run, so the notebooks carry no thread settings and the numbers do not depend on the runner.
+#: Chapters whose torch work is many small tensors (Monte-Carlo batches, tiny convolutions, 2-D
+#: region counting, small MLPs): one intra-op thread is as fast as two or several times faster on a
+#: shared 2-core machine, where a second thread mostly spins (measured 10–80× under load; Chapter 1:
+#: 54 s against 56 s, the same ledger). Set when the chapter starts, however it is run, so the
+#: notebooks carry no thread settings and the numbers do not depend on the runner; ``book run``
+#: runs these chapters ``--jobs`` at a time (:mod:`layerwise.book`).
 ONE_TORCH_THREAD = frozenset(
-    {"02_capacity_diffusion", "06_linear_regions", "08_information_geometry"}
+    {"01_layer_decoupling", "02_capacity_diffusion", "06_linear_regions",
+     "08_information_geometry"}
 )
 #: myst-nb's prefix for glued values that are not displayed where they are computed.
 GLUE_PREFIX = "application/papermill.record/"

@@ -247,6 +247,11 @@ def execute(nb: str, out: str, params: dict[str, Any], cwd: str) -> int:
     return 0
 
 
+#: The chapters' child processes running now (several with ``book run --jobs``): what an
+#: interrupted run stops (:mod:`layerwise.book`).
+LIVE: set[subprocess.Popen] = set()
+
+
 def run_chapter(
     nb: Path,
     *,
@@ -259,6 +264,7 @@ def run_chapter(
     executed_dir: Path | None = None,
     executor: str | None = None,
     scheduler: str | None = None,
+    quiet: bool = False,
 ) -> Path:
     """Execute one chapter with papermill in a subprocess; raise :class:`ChapterFailed` on error.
 
@@ -267,7 +273,8 @@ def run_chapter(
     executed copy is then shaped for the page (:func:`layerwise.pages.decorate`).  ``executor`` and
     ``scheduler`` (validated by the caller, :func:`layerwise.executor.check_executor`) become the
     kernel's ``$LAYERWISE_EXECUTOR``/``$LAYERWISE_SCHEDULER``; left out, the caller's are
-    inherited."""
+    inherited. ``quiet`` turns the progress bars off (``TQDM_DISABLE``: chapters running side by
+    side); warnings and failures are still shown."""
     from .pages import decorate
 
     root = root or repo_root()
@@ -281,6 +288,8 @@ def run_chapter(
         "LAYERWISE_RESULTS": str(results_dir),
         "PYTHONHASHSEED": "0",
     }
+    if quiet:
+        env["TQDM_DISABLE"] = "1"
     if executor is not None:
         env["LAYERWISE_EXECUTOR"] = executor
         env.pop("LAYERWISE_SCHEDULER", None)
@@ -293,6 +302,7 @@ def run_chapter(
         proc = subprocess.Popen(
             [sys.executable, "-m", "layerwise.runner", arg], env=env, stdout=2, stderr=err
         )
+        LIVE.add(proc)
         try:
             proc.wait(timeout=timeout)
         except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:  # Ctrl-C: stop the chapter
@@ -304,6 +314,8 @@ def run_chapter(
             raise ChapterFailed(
                 f"chapter {nb.stem} at scale {scale} exceeded its time limit of {timeout:.0f} s"
             ) from None
+        finally:
+            LIVE.discard(proc)
         err.seek(0)
         if proc.returncode != 0:
             raise _failure(f"chapter {nb.stem} failed at scale {scale}", err.read(), out)
