@@ -42,12 +42,14 @@ MAX_FIGURE_WIDTH_IN = 7.5
 #: the column (:data:`COLUMN_IN` inches) when it is wider.
 MIN_FONT_PT = 9.9
 COLUMN_IN = 7.2
-#: Chapters whose torch work is many small tensors (Monte-Carlo batches, tiny convolutions, 2-D
-#: region counting, small MLPs): one intra-op thread is as fast as two or several times faster on a
-#: shared 2-core machine, where a second thread mostly spins (measured 10–80× under load; Chapter 1:
-#: 54 s against 56 s, the same ledger). Set when the chapter starts, however it is run, so the
-#: notebooks carry no thread settings and the numbers do not depend on the runner; ``book run``
-#: runs these chapters ``--jobs`` at a time (:mod:`layerwise.book`).
+#: Chapters whose torch and BLAS work is many small tensors (Monte-Carlo batches, tiny
+#: convolutions, 2-D region counting, small MLPs and their Fishers): one thread each for torch and
+#: for numpy's BLAS is as fast as two or faster on a 2-core machine, where a second thread mostly
+#: spins (measured 10–80× under load; Chapter 8 alone: 206 s with two BLAS threads, 172 s with
+#: one beside Chapter 6), and frees the other core for a chapter beside it. Set when the chapter
+#: starts, however it is run, so the notebooks carry no thread settings and the numbers do not
+#: depend on the runner; ``book run`` runs these chapters ``--jobs`` at a time
+#: (:mod:`layerwise.book`).
 ONE_TORCH_THREAD = frozenset(
     {"01_layer_decoupling", "02_capacity_diffusion", "06_linear_regions",
      "08_information_geometry"}
@@ -273,8 +275,10 @@ class Chapter:
         set_style()
         if name in ONE_TORCH_THREAD:
             import torch  # only here: a chapter without torch work does not pay its import
+            from threadpoolctl import threadpool_limits
 
             torch.set_num_threads(1)
+            threadpool_limits(limits=1)  # numpy's BLAS too, for the rest of this process
 
     # -- randomness ---------------------------------------------------------------------------
     def rng(self, *keys: Any) -> np.random.Generator:

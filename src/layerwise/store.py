@@ -279,7 +279,7 @@ class ResultsStore:
             desc=name.split(".", 1)[-1],
             unit="block",
             leave=False,
-            disable=not progress,
+            disable=not progress or os.environ.get("TQDM_DISABLE") == "1",  # chapters side by side
         )
         with bar, contextlib.closing(units):  # an error or Ctrl-C withdraws queued units
             for i, arrays, info in units:
