@@ -421,8 +421,10 @@ def test_batch_levels_versus_authors_in_units_of_the_half_gap():
     width = sps.t.isf(0.01 / 8, 199) * math.hypot(se_128, 1e-6) / half
     assert (lo, hi) == pytest.approx((1.0 - width, 1.0 + width))
     # with our levels exact, the upper end the authors' errors alone leave
-    alone = sps.t.isf(0.01 / 8, 199) * se_128 / half
+    alone = sps.t.isf(0.01 / 8, published.FC_BATCH_NETS - 1) * se_128 / half
     assert moved["kurtosis"]["upper_theirs_alone"] == pytest.approx(1.0 + alone)
+    few = ch04.batch_levels_versus_authors(_authors_batch_table(kurtosis_128=half), n=8)
+    assert few["kurtosis"]["upper_theirs_alone"] == pytest.approx(1.0 + alone)  # their d.o.f.
     for k in ch04.BATCH_ENDPOINTS:  # never above the interval that adds our errors
         assert same[k]["upper_theirs_alone"] <= same[k]["deviation"].interval[1]
     # the no-batch-effect alternative: the B = 64 level at every batch, by hand

@@ -190,6 +190,10 @@ def bn_ff_endpoints(experiment: str, depth: int = 200) -> dict[str, tuple[float,
     return {k: moment(experiment, name).mean_se(depth, log10=lg) for k, (name, lg) in get.items()}
 
 
+#: Networks per batch size in the authors' fully-connected batch-size study (``bn_ff_fc_<B>``).
+FC_BATCH_NETS = 200
+
+
 def bn_ff_fc_batch_study(depth: int = 200) -> dict[str, list[float]]:
     """The authors' fully-connected batch-size study (width 512, CIFAR-10, 200 networks per B) at
     ``depth``.

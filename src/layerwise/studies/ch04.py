@@ -435,7 +435,8 @@ def batch_levels_versus_authors(
     Bonferroni over the batches, networks − 1 d.o.f.); ``no_batch_effect`` the same maximum for
     levels that do not depend on the batch (our level at the smallest batch, at every batch);
     ``upper_theirs_alone`` the interval's upper end with our levels known exactly (the authors'
-    errors alone: above the rule's 1, no number of our networks decides it at this mean);
+    errors alone, with their 200 networks' d.o.f.: above the rule's 1, no number of our networks
+    decides it at this mean);
     ``d`` and ``batches`` the per-batch deviations."""
     ours_b = list(levels["reff_x"])
     batches = sorted(int(b) for b in ours_b if b in published.FC_BATCHES)
@@ -460,7 +461,8 @@ def batch_levels_versus_authors(
         )
         # the same interval with our levels known exactly: the authors' networks alone
         _, (_, hi_theirs) = max_deviation_interval(
-            d, theirs_se, np.zeros_like(d), dof=max(n - 1, 1), confidence=confidence
+            d, theirs_se, np.zeros_like(d), dof=published.FC_BATCH_NETS - 1,
+            confidence=confidence,
         )
         out[k] = {
             "deviation": interval_estimate(dev, lo, hi, n=n),
