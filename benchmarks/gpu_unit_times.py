@@ -5,7 +5,8 @@ Each row builds the run's configuration from its chapter's ``paper`` scale (as t
 runs a warm-up, then one block of networks through ``--layers`` layers (units for the ResNets),
 and extrapolates linearly to the run's depth::
 
-    python benchmarks/gpu_unit_times.py [--layers 20] [--block 4] [--out results/bench/gpu_units.json]
+    python benchmarks/gpu_unit_times.py [--layers 20] [--block 4] \
+        [--out results/bench/gpu_units.json]
 """
 
 from __future__ import annotations

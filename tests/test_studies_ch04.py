@@ -425,6 +425,11 @@ def test_batch_levels_versus_authors_in_units_of_the_half_gap():
     assert moved["kurtosis"]["upper_theirs_alone"] == pytest.approx(1.0 + alone)
     few = ch04.batch_levels_versus_authors(_authors_batch_table(kurtosis_128=half), n=8)
     assert few["kurtosis"]["upper_theirs_alone"] == pytest.approx(1.0 + alone)  # their d.o.f.
+    # a level exactly on the bound: the authors' errors alone straddle it, whatever ours
+    assert moved["kurtosis"]["ours_cannot_decide"] and few["kurtosis"]["ours_cannot_decide"]
+    assert not same["kurtosis"]["ours_cannot_decide"]  # on their level: decidable
+    far = ch04.batch_levels_versus_authors(_authors_batch_table(kurtosis_128=3 * half), n=200)
+    assert not far["kurtosis"]["ours_cannot_decide"]  # three half-gaps off: decidable (a fail)
     for k in ch04.BATCH_ENDPOINTS:  # never above the interval that adds our errors
         assert same[k]["upper_theirs_alone"] <= same[k]["deviation"].interval[1]
     # the no-batch-effect alternative: the B = 64 level at every batch, by hand

@@ -421,7 +421,11 @@ def fc_rate_versus_authors(
 
 
 def batch_levels_versus_authors(
-    levels: Mapping[str, Mapping[int, Estimate]], n: int, depth: int = 200, confidence: float = 0.99
+    levels: Mapping[str, Mapping[int, Estimate]],
+    n: int,
+    depth: int = 200,
+    confidence: float = 0.99,
+    bound: float = 1.0,
 ) -> dict[str, dict[str, Any]]:
     """The batch-size study's levels (:func:`batch_endpoints`, ``n`` networks per batch) against
     the authors' fully-connected nets at the same batch sizes (Labatie 2019, App. A,
@@ -435,8 +439,9 @@ def batch_levels_versus_authors(
     Bonferroni over the batches, networks − 1 d.o.f.); ``no_batch_effect`` the same maximum for
     levels that do not depend on the batch (our level at the smallest batch, at every batch);
     ``upper_theirs_alone`` the interval's upper end with our levels known exactly (the authors'
-    errors alone, with their 200 networks' d.o.f.: above the rule's 1, no number of our networks
-    decides it at this mean);
+    errors alone, with their 200 networks' d.o.f.); ``ours_cannot_decide`` whether that interval
+    still holds the claim's ``bound`` (then no number of our networks decides the rule at this
+    mean);
     ``d`` and ``batches`` the per-batch deviations."""
     ours_b = list(levels["reff_x"])
     batches = sorted(int(b) for b in ours_b if b in published.FC_BATCHES)
@@ -460,13 +465,14 @@ def batch_levels_versus_authors(
             d, se, np.zeros_like(d), dof=max(n - 1, 1), confidence=confidence
         )
         # the same interval with our levels known exactly: the authors' networks alone
-        _, (_, hi_theirs) = max_deviation_interval(
+        _, (lo_theirs, hi_theirs) = max_deviation_interval(
             d, theirs_se, np.zeros_like(d), dof=published.FC_BATCH_NETS - 1,
             confidence=confidence,
         )
         out[k] = {
             "deviation": interval_estimate(dev, lo, hi, n=n),
             "upper_theirs_alone": hi_theirs,
+            "ours_cannot_decide": bool(lo_theirs <= bound < hi_theirs),
             "no_batch_effect": float(np.max(np.abs(ours[0] - ref) / half)),
             "d": d,
             "batches": batches,
