@@ -261,6 +261,36 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
     )
 
 
+def test_evidence_of_one_scale_is_one_column_newest_claim_first(tmp_path, monkeypatch):
+    """Two tracked parts at ``paper`` (and one whole run) read as one dashboard column: each
+    claim from the newest folder that graded it, the folders named in the cell, each listed."""
+    import time
+
+    root = _repo(tmp_path, monkeypatch)
+    paper = root / "results" / "paper"
+    paper.mkdir(parents=True)
+    claims = _ledger_json("paper")
+    for name, measured in [("paper-cpu-old", 1.0), ("paper-gpu-new", 1.04)]:
+        got = [dict(c, measured=measured) if c["id"] == "r1" else c for c in claims]
+        (paper / "01_first.json").write_text(json.dumps(_results(got, "paper")))
+        dashboard.save_evidence("paper", name, root=root, claims=["r1"], note=f"part {name}")
+        time.sleep(1.1)  # the dates order the folders
+    (paper / "02_second.json").write_text(json.dumps(_results(claims, "paper")))
+    (paper / "01_first.json").unlink()
+    dashboard.save_evidence("paper", "paper-cpu-whole", root=root)
+    runs = dashboard.load_runs(root)
+    (merged,) = [r for r in runs if r["scale"] == "paper" and r["where"] != "build"]
+    assert merged["label"] == "paper (tracked: 3 runs and parts)"
+    first = merged["chapters"]["01_first"]
+    assert [c["measured"] for c in first["claims"]] == [1.04]  # the newest part's value
+    assert first["sources"] == ["paper-cpu-old", "paper-gpu-new"]
+    text = dashboard.write_dashboard(root).read_text()
+    assert text.count("paper (tracked: 3 runs and parts)") == 3  # summary and both chapters
+    assert "evidence/paper-cpu-old/<br>evidence/paper-gpu-new/" in text
+    for name in ("paper-cpu-old", "paper-gpu-new", "paper-cpu-whole"):
+        assert f"(`evidence/{name}/`)" in text  # each folder still listed with its META
+
+
 def test_landing_cards_follow_the_executed_scale(tmp_path, monkeypatch):
     root = _repo(tmp_path, monkeypatch)
     (root / "book" / "chapters").mkdir(parents=True)

@@ -19,7 +19,7 @@ import html
 import json
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
                     "chapters": chs,
                 }
             )
+    evidence = []
     for meta_file in sorted((root / EVIDENCE_DIR).glob("*/META.json")):
         meta = json.loads(meta_file.read_text())
         chs = {
@@ -87,7 +88,7 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
         }
         if chs:
             label = f"{meta['scale']} ({meta.get('device', '?')}, {meta.get('date', '?')[:10]})"
-            runs.append(
+            evidence.append(
                 {
                     "label": label,
                     "scale": meta["scale"],
@@ -96,7 +97,34 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
                     "chapters": chs,
                 }
             )
+    for scale in dict.fromkeys(r["scale"] for r in evidence):
+        group = [r for r in evidence if r["scale"] == scale]
+        runs.append(group[0] if len(group) == 1 else merged_evidence(group))
     return runs
+
+
+def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several evidence folders of one scale (a whole run and parts of others) as one column:
+    per chapter, each claim from the newest folder that graded it (as the scorecards read it,
+    :func:`tracked_claims`), and the folders it came from (``sources``)."""
+    chapters: dict[str, dict[str, Any]] = {}
+    for r in sorted(group, key=lambda r: str(r["meta"].get("date", ""))):  # newer overrides
+        for ch, data in r["chapters"].items():
+            got = chapters.setdefault(ch, {"claims": {}, "sources": []})
+            for c in data.get("claims", []):
+                if c.get("status") != "skipped" or c["id"] not in got["claims"]:
+                    got["claims"][c["id"]] = c
+            got["sources"].append(r["where"])
+    scale = group[0]["scale"]
+    return {
+        "label": f"{scale} (tracked: {len(group)} runs and parts)",
+        "scale": scale,
+        "where": "evidence",
+        "meta": {},
+        "parts": group,
+        "chapters": {ch: {"claims": list(d["claims"].values()), "sources": d["sources"]}
+                     for ch, d in sorted(chapters.items())},
+    }
 
 
 def tracked_claims(
@@ -229,6 +257,14 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
     )
 
 
+def _where_cell(data: Mapping[str, Any]) -> str:
+    """A summary cell's second line: the chapter's wall time, or the evidence folders a merged
+    column took its claims from."""
+    if "sources" in data:
+        return "<br>".join(f"evidence/{html.escape(s)}/" for s in data["sources"])
+    return f"{data['wall_time_s']:.0f} s"
+
+
 def write_dashboard(root: Path | None = None) -> Path:
     """Write ``book/dashboard.md``: per chapter and run, the claims by kind and outcome; then every
     claim with its outcome in each run, linked to its row in the chapter's scorecard."""
@@ -269,7 +305,7 @@ def write_dashboard(root: Path | None = None) -> Path:
         link = f'<a href="chapters/{ch}.html">{html.escape(titles.get(ch, ch))}</a>'
         rows.append(Row([markup(link)] + [
             markup(f"{_kind_cell(r['chapters'][ch]['claims'])}<br>"
-                   f"<small>{r['chapters'][ch]['wall_time_s']:.0f} s</small>")
+                   f"<small>{_where_cell(r['chapters'][ch])}</small>")
             if ch in r["chapters"] else markup("<small>not run</small>")
             for r in runs
         ]))
@@ -279,7 +315,7 @@ def write_dashboard(root: Path | None = None) -> Path:
     ]))
     lines += ["## Summary", "", table_html(["chapter", *head], rows, cls="lw-dash", scroll=True),
               ""]
-    evid = [r for r in runs if r["where"] != "build"]
+    evid = [p for r in runs if r["where"] != "build" for p in r.get("parts", [r])]
     if evid:
         lines += ["### Evidence runs", ""]
         for r in evid:
