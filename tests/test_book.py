@@ -223,12 +223,14 @@ def test_run_chapter_stops_a_chapter_past_its_time_limit(tmp_path, monkeypatch):
     assert time.perf_counter() - t0 < 60
 
 
-@pytest.mark.parametrize("executor", ["local", "dask"])
-def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor):
+@pytest.mark.parametrize("executor, how", [("local", "ctrl-c"), ("dask", "ctrl-c"),
+                                           ("local", "kill")])
+def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor, how):
     """Ctrl-C during ``make chapter`` (SIGINT to the terminal's whole process group, here while
     the chapter's kernel is in a cell): one line saying how to resume, exit status 130, no
     traceback (with ``--executor dask``, none from the LocalCluster's workers either), and the
-    chapter's kernel gone."""
+    chapter's kernel gone. A plain ``kill`` of the command alone (SIGTERM) stops it the same
+    way, with status 143."""
     import signal
     import time
 
@@ -261,12 +263,15 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path, executor):
         while not started.exists() or not started.read_text():
             assert p.poll() is None and time.monotonic() < deadline, p.communicate()
             time.sleep(0.2)
-        os.killpg(p.pid, signal.SIGINT)
+        if how == "ctrl-c":
+            os.killpg(p.pid, signal.SIGINT)
+        else:  # a plain `kill` of the command alone: its chapter must not run on
+            os.kill(p.pid, signal.SIGTERM)
         _, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-    assert p.returncode == 130, err
+    assert p.returncode == (130 if how == "ctrl-c" else 143), err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == book.INTERRUPTED, err
     kernel = int(started.read_text())
     deadline = time.monotonic() + 30  # the kernel polls its parent and leaves when it is gone

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -329,18 +330,30 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """A plain ``kill`` (SIGTERM) of the command: stopped as Ctrl-C stops it."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m layerwise book COMMAND``: the command's exit status; 2 with one line for a bad
-    option or a failed chapter's gate, 130 with one line for Ctrl-C."""
+    option or a failed chapter's gate, 130 with one line for Ctrl-C and 143 for SIGTERM (each
+    stops the running chapters first)."""
     a = parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return a.handler(a, repo_root())
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; the store keeps what finished
+    except KeyboardInterrupt as exc:  # one line, not a traceback; the store keeps what finished
         print(INTERRUPTED, file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _last_wall_time(nb: Path, scale: str, root: Path) -> float:
