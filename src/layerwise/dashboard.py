@@ -105,26 +105,41 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
 
 def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
     """Several evidence folders of one scale (a whole run and parts of others) as one column:
-    per chapter, each claim from the newest folder that graded it (as the scorecards read it,
-    :func:`tracked_claims`), and the folders it came from (``sources``)."""
-    chapters: dict[str, dict[str, Any]] = {}
-    for r in sorted(group, key=lambda r: str(r["meta"].get("date", ""))):  # newer overrides
-        for ch, data in r["chapters"].items():
-            got = chapters.setdefault(ch, {"claims": {}, "sources": []})
-            for c in data.get("claims", []):
-                if c.get("status") != "skipped" or c["id"] not in got["claims"]:
-                    got["claims"][c["id"]] = c
-            got["sources"].append(r["where"])
+    per chapter, each claim as the scorecards read it (:func:`newest_claims`), and the folders the
+    chapter came from (``sources``)."""
+    by_date = sorted(group, key=lambda r: (str(r["meta"].get("date", "")), r["where"]))
     scale = group[0]["scale"]
+    chapters = {}
+    for ch in sorted({ch for r in group for ch in r["chapters"]}):
+        have = [r for r in by_date if ch in r["chapters"]]
+        newest = newest_claims(
+            (str(r["meta"].get("date", "")), r["where"], r["chapters"][ch].get("claims", []))
+            for r in have
+        )
+        chapters[ch] = {"claims": [c for _, c in newest.values()],
+                        "sources": [r["where"] for r in have]}
     return {
         "label": f"{scale} (tracked: {len(group)} runs and parts)",
         "scale": scale,
         "where": "evidence",
         "meta": {},
         "parts": group,
-        "chapters": {ch: {"claims": list(d["claims"].values()), "sources": d["sources"]}
-                     for ch, d in sorted(chapters.items())},
+        "chapters": chapters,
     }
+
+
+def newest_claims(
+    dated: Iterable[tuple[str, str, list[dict[str, Any]]]],
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """One chapter's claims from several evidence folders, given as ``(date, folder, claims)``:
+    ``{claim id: (folder, record)}``, each claim from the newest folder that graded it (a claim
+    skipped everywhere: from the first folder that lists it)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for _, folder, claims in sorted(dated, key=lambda t: (t[0], t[1])):  # newer overrides
+        for c in claims:
+            if c.get("status") != "skipped" or c["id"] not in out:
+                out[c["id"]] = (folder, c)
+    return out
 
 
 def tracked_claims(
@@ -133,17 +148,14 @@ def tracked_claims(
     """The claims of ``chapter`` in the newest tracked evidence at each of ``scales``:
     ``{claim id: (evidence folder, record)}`` — what a scorecard shows for a claim graded only at a
     larger scale (SPEC §1 "Undecided is visible")."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
-    metas = []
+    dated = []
     for meta_file in (Path(root) / EVIDENCE_DIR).glob("*/META.json"):
         meta = json.loads(meta_file.read_text())
-        if meta.get("scale") in tuple(scales) and (meta_file.parent / f"{chapter}.json").exists():
-            metas.append((str(meta.get("date", "")), meta_file.parent))
-    for _, folder in sorted(metas):  # newer evidence overrides older
-        for c in json.loads((folder / f"{chapter}.json").read_text()).get("claims", []):
-            if c.get("status") != "skipped":
-                out[c["id"]] = (folder.name, c)
-    return out
+        ledger = meta_file.parent / f"{chapter}.json"
+        if meta.get("scale") in tuple(scales) and ledger.exists():
+            claims = json.loads(ledger.read_text()).get("claims", [])
+            dated.append((str(meta.get("date", "")), meta_file.parent.name, claims))
+    return {k: v for k, v in newest_claims(dated).items() if v[1].get("status") != "skipped"}
 
 
 def save_evidence(
