@@ -43,6 +43,14 @@ def set_style() -> None:
     )
 
 
+def tight_layout(fig: Any, **kw: Any) -> None:
+    """Lay ``fig`` out once, now, with matplotlib's tight layout (``rect`` keeps room for a
+    legend outside the panels) in place of the style's constrained layout, which is switched off
+    first: the same layout as ``fig.tight_layout`` on a constrained figure, without its warning."""
+    fig.set_layout_engine("none")
+    fig.tight_layout(**kw)
+
+
 def depth_colors(n: int) -> list[Any]:
     """``n`` colours from the sequential map, for curves indexed by depth or time."""
     import seaborn as sns

@@ -14,7 +14,7 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 from scipy import stats
 
 from ..labatie import SINGLE_INPUT_DIFFUSION_TIMES_N
-from ..plotting import clear_legends, legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom, tight_layout
 from ..stats import mean_se
 
 #: (key, axis label) of the two log-moments of Fig. 2: signal ν₂(x) and noise μ₂(dx).
@@ -53,7 +53,7 @@ def log_moment_histograms(
         ax.set_xlabel(lab)
         ax.set_ylabel("density over networks")
         legend_in_headroom(ax)
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -85,7 +85,7 @@ def drift_diffusion(
     axes[1].set_xlabel("layer l")
     axes[1].set_ylabel("variance over networks")
     legend_in_headroom(axes[1])
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -110,7 +110,7 @@ def width_dependence(widths: Sequence[int], diffusion: Sequence[Any]) -> Figure:
     ax.set_xlabel("width N")
     ax.set_ylabel("N × (variance of log ν₂ per layer)")
     legend_in_headroom(ax)  # the error bars of any seed stay clear of the legend
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -147,7 +147,7 @@ def sensitivity(
     axes[2].axhline(1, color="k", lw=0.8)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    tight_layout(fig, rect=(0, 0.1, 1, 1))
     return fig
 
 
@@ -165,7 +165,7 @@ def coactivation(coact: Mapping[str, np.ndarray]) -> Figure:
         ax.set_xlabel("layer l")
         ax.set_ylabel(lab)
         ax.set_ylim(0, 1.02)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -187,7 +187,7 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     axes[1].yaxis.set_major_formatter(ScalarFormatter())
     axes[1].yaxis.set_minor_formatter(NullFormatter())
     legend_in_headroom(axes[0], ncols=len(runs))  # above the curves, whatever the seed
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -227,7 +227,7 @@ def log_moment_cdfs(
         frameon=False,
         title="ours solid, authors dashed",
     )
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    tight_layout(fig, rect=(0, 0.16, 1, 1))
     return fig
 
 
@@ -249,5 +249,5 @@ def log_moment_spreads(quarters: Sequence[int], spread: Mapping[str, Mapping[str
         ax.set_ylim(bottom=0)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    tight_layout(fig, rect=(0, 0.09, 1, 1))
     return fig

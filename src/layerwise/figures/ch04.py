@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..plotting import tight_layout
 from . import moments as P
 
 
@@ -95,7 +96,7 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     for ax in axes:
         ax.set_xlabel("layer l")
     axes[0].legend()
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -123,5 +124,5 @@ def batch_size(levels: Any, authors: Any, depth: int) -> Any:
         a.set_xlabel("batch size B")
         a.set_ylabel(labels[k])
     ax[0, 0].legend()
-    fig.tight_layout()
+    tight_layout(fig)
     return fig

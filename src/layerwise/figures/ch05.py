@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import clear_legends, legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom, tight_layout
 from . import moments as P
 
 
@@ -103,5 +103,5 @@ def datasets(runs: Mapping[str, tuple[np.ndarray, Mapping[str, np.ndarray]]]) ->
     ax.set_xlabel("residual unit l")
     ax.set_ylabel(r"geometric mean $\chi^l$")
     ax.legend()
-    fig.tight_layout()
+    tight_layout(fig)
     return fig

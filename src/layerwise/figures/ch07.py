@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import clear_legends, legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom, tight_layout
 
 
 def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
@@ -39,7 +39,7 @@ def length_map(q: np.ndarray, curves: Mapping[float, Mapping[str, Any]]) -> Any:
     axes[1].set(
         xlabel="layer $l$", ylabel="$q^l$", yscale="log", title="iterates from several $q^0$"
     )
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -75,7 +75,7 @@ def maps_vs_networks(
         loc="lower center",
         bbox_to_anchor=(0.5, -0.02),
     )
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    tight_layout(fig, rect=(0, 0.12, 1, 1))
     return fig
 
 
@@ -203,7 +203,7 @@ def circle_length(
         title="how flat the curve stays",
     )
     legend_in_headroom(axes[1])
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
 
@@ -266,7 +266,7 @@ def depth_scale_sweep(
         )
     axes[0, 0].legend(loc="upper right")
     axes[0, 1].legend(loc="lower left")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 

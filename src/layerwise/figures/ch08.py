@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..plotting import CMAP, depth_colors, legend_in_headroom
+from ..plotting import CMAP, depth_colors, legend_in_headroom, tight_layout
 from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS
 
 #: the label-randomisation protocols (:data:`layerwise.infogeo.PROTOCOLS`) as the legends name them
@@ -62,7 +62,7 @@ def fisher_rao_identity(
         ylabel="relative difference (floor ε/10)",
         title="round-off vs. broken assumptions",
     )
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -141,7 +141,7 @@ def reparametrisation(R: Mapping[str, np.ndarray], sigma: float) -> Figure:
         plt.Line2D([], [], color="k", ls=s_, label=n) for s_, n in zip(ls, names, strict=True)
     ]
     fig.legend(handles=styles, loc="upper center", ncols=2, bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    tight_layout(fig, rect=(0, 0, 1, 0.95))
     # the legends go in after the layout, which no longer changes the panels: their headroom
     # holds no data by construction (no plotting.clear_legends pass, a draw of the figure, needed)
     for a in (axes[0], axes[1], axes[3]):
@@ -248,7 +248,7 @@ def kfac_spectra(
         handlelength=1.6,
         columnspacing=1.0,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    tight_layout(fig, rect=(0, 0, 1, 0.95))
     legend_in_headroom(axes[3], ncols=3, handles=keys)
     return fig
 
@@ -310,7 +310,7 @@ def label_randomisation(
         ylabel="margin γ",
         title="margin (10th percentile)",
     )
-    fig.tight_layout()
+    tight_layout(fig)
     for a in axes[:2]:  # the measures' legends above their curves
         legend_in_headroom(a)
     return fig
@@ -372,7 +372,7 @@ def label_randomisation_protocols(table: Mapping[str, Any]) -> Figure:
     )
     for ax in axes:
         ax.legend()
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -390,7 +390,7 @@ def tangent_sensitivity(same: Any, different: Any) -> Figure:
         xlabel=r"$\|S(x^\prime) - S(x)\|_F\,/\,\|S(x)\|_F$  (floored at ε/10)",
         ylim=(-0.5, 1.5),
     )
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -427,5 +427,5 @@ def natural_gradient(
     axes[0].set_ylabel("cosine with (F + λI)⁻¹∇L")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))  # the legend below the panels, off the data
+    tight_layout(fig, rect=(0, 0.2, 1, 1))  # the legend below the panels, off the data
     return fig

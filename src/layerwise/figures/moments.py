@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..labatie import GAUSS_ABS_MEAN, GAUSS_KURTOSIS
-from ..plotting import clear_legends, legend_in_headroom
+from ..plotting import clear_legends, legend_in_headroom, tight_layout
 
 
 def plot_band(
@@ -136,6 +136,6 @@ def four_panels(
         a.set_xlabel(xlabel)
         a.set_title(f"({letter})", loc="left")
     fig.suptitle(title)
-    fig.tight_layout()
+    tight_layout(fig)
     clear_legends(fig)
     return fig
