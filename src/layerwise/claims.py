@@ -41,15 +41,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .formatting import fmt, join_sentences
-from .formatting import fmt_se as fmt_se  # how numbers print, importable from here too
-from .formatting import scientific as scientific
-from .formatting import significant as significant
+from .formatting import fmt, fmt_se, join_sentences, significant  # noqa: F401 (importable here)
 from .params import ParameterError, check_choice, check_scale, scale_rank
 
 #: How ``measured`` is compared with ``reference`` and the margin ``tol`` (the accepted set A).
@@ -125,18 +122,6 @@ def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, .
             raise ParameterError(f"claim {claim_id}: control {c.kind!r} is given twice")
         out.append(Control(c.kind, bool(c.passed), str(c.note or "").strip()))
     return tuple(sorted(out, key=lambda c: list(CONTROL_KINDS).index(c.kind)))
-
-
-def _conditions(claim_id: str, conditions: Mapping[str, Any] | None) -> dict[str, list[Any]]:
-    """``{name: [ours, paper's]}`` from ``{name: (ours, paper's)}``, values as JSON plain types."""
-    out: dict[str, list[Any]] = {}
-    for name, pair in (conditions or {}).items():
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
-            raise ParameterError(
-                f"claim {claim_id}: conditions[{name!r}] must be (ours, paper's), got {pair!r}"
-            )
-        out[str(name)] = [v if isinstance(v, str) else _num(v) for v in pair]
-    return out
 
 
 def is_finding(c: Mapping[str, Any]) -> bool:
@@ -264,7 +249,6 @@ def outcome(
     return grade((measured - half, measured + half), accepted_set(comparison, reference, tol))
 
 
-
 @dataclass
 class Claim:
     """One entry of the ledger; field names follow the results JSON schema."""
@@ -295,101 +279,76 @@ class Claim:
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
+        """Check the claim (each refusal names the claim and the keyword to fix), bring its
+        numbers to plain floats, derive the interval from ``se`` and grade it."""
+
+        def refuse(bad: Any, message: str) -> None:
+            if bad:
+                raise ParameterError(f"claim {self.id}: {message}")
+
         check_choice("kind", self.kind, KINDS)
         check_choice("comparison", self.comparison, COMPARISONS)
         check_scale(self.min_scale)
-        if self.comparison in ("abs", "rel") and self.tolerance is None:
-            raise ParameterError(
-                f"claim {self.id}: comparison={self.comparison!r} needs a margin "
-                "tol >= 0 (0 allowed)"
-            )
-        if self.tolerance is not None and not self.tolerance >= 0:
-            raise ParameterError(
-                f"claim {self.id}: tol={self.tolerance!r} must be >= 0; the margin is part of the "
-                "rule — "
-                "put the measurement's uncertainty in se= or interval="
-            )
-        if self.comparison == "between" and (
-            not isinstance(self.reference, (list, tuple))
-            or len(self.reference) != 2
-            or self.reference[0] > self.reference[1]
-        ):
-            raise ParameterError(
-                f"claim {self.id}: comparison='between' needs reference=(lo, hi) with lo <= hi"
-            )
-        if self.comparison not in ("between", "true") and not isinstance(
-            _num(self.reference), float
-        ):
-            raise ParameterError(
-                f"claim {self.id}: comparison={self.comparison!r} needs a numeric reference"
-            )
-        if not self.justification.strip():
-            raise ParameterError(
-                f"claim {self.id}: every claim needs a justification of its rule and margin (why=)"
-            )
-        if not self.source.strip():
-            raise ParameterError(
-                f"claim {self.id}: every claim needs a source (paper and "
-                "figure/equation/table, or 'ours: …')"
-            )
-        if self.se is not None and self.interval is not None:
-            raise ParameterError(
-                f"claim {self.id}: give the uncertainty as se= or as interval=, not both"
-            )
-        if self.comparison == "true" and (self.se is not None or self.interval is not None):
-            raise ParameterError(f"claim {self.id}: comparison='true' takes no uncertainty")
-        if self.se is not None and not float(self.se) >= 0:
-            raise ParameterError(f"claim {self.id}: se={self.se!r} must be a non-negative number")
-        if self.dof is not None and self.se is None:
-            raise ParameterError(f"claim {self.id}: dof= qualifies a standard error; give se= too")
-        if self.reference_se is not None and (
-            self.se is None or not 0 <= float(self.reference_se) <= float(self.se)
-        ):
-            raise ParameterError(
-                f"claim {self.id}: reference_se={self.reference_se!r} is the published part of "
-                "se= and must lie between 0 and se"
-            )
+        comp, ref, tol, se = self.comparison, self.reference, self.tolerance, self.se
+        refuse(comp in ("abs", "rel") and tol is None,
+               f"comparison={comp!r} needs a margin tol >= 0 (0 allowed)")
+        refuse(tol is not None and not tol >= 0,
+               f"tol={tol!r} must be >= 0; the margin is part of the rule — put the measurement's "
+               "uncertainty in se= or interval=")
+        refuse(comp == "between" and (not isinstance(ref, (list, tuple)) or len(ref) != 2
+                                      or ref[0] > ref[1]),
+               "comparison='between' needs reference=(lo, hi) with lo <= hi")
+        refuse(comp not in ("between", "true") and not isinstance(_num(ref), float),
+               f"comparison={comp!r} needs a numeric reference")
+        refuse(not self.justification.strip(),
+               "every claim needs a justification of its rule and margin (why=)")
+        refuse(not self.source.strip(),
+               "every claim needs a source (paper and figure/equation/table, or 'ours: …')")
+        refuse(se is not None and self.interval is not None,
+               "give the uncertainty as se= or as interval=, not both")
+        refuse(comp == "true" and (se is not None or self.interval is not None),
+               "comparison='true' takes no uncertainty")
+        refuse(se is not None and not float(se) >= 0, f"se={se!r} must be a non-negative number")
+        refuse(self.dof is not None and se is None, "dof= qualifies a standard error; give se= too")
+        refuse(self.reference_se is not None
+               and (se is None or not 0 <= float(self.reference_se) <= float(se)),
+               f"reference_se={self.reference_se!r} is the published part of se= and must lie "
+               "between 0 and se")
         self.confidence = float(self.confidence)
         quantile(self.confidence, self.dof)  # validates confidence and dof
         self.measured, self.reference = _num(self.measured), _num(self.reference)
-        self.tolerance = None if self.tolerance is None else float(self.tolerance)
-        self.se = None if self.se is None else float(self.se)
-        self.dof = None if self.dof is None else float(self.dof)
+        self.tolerance, self.se, self.dof = (
+            None if v is None else float(v) for v in (tol, se, self.dof))
         if self.interval is not None:
             lo, hi = (float(v) for v in self.interval)
-            if not lo <= hi:
-                raise ParameterError(
-                    f"claim {self.id}: interval={self.interval!r} must be (lo, hi) with lo <= hi"
-                )
+            refuse(not lo <= hi, f"interval={self.interval!r} must be (lo, hi) with lo <= hi")
             self.interval = (lo, hi)
         elif self.se is not None and isinstance(self.measured, float):
             q = quantile(self.confidence, self.dof)
             self.interval = (self.measured - q * self.se, self.measured + q * self.se)
-        if self.alternative is not None:
-            if not (
-                isinstance(self.alternative, (list, tuple))
-                and len(self.alternative) == 2
-                and isinstance(self.alternative[1], str)
-                and self.alternative[1].strip()
-            ):
-                raise ParameterError(
-                    f"claim {self.id}: alternative= must be (value, 'what the "
-                    "value is'), "
-                    f"got {self.alternative!r}"
-                )
-            value = _num(self.alternative[0])
-            if self.comparison != "true" and not isinstance(value, float):
-                raise ParameterError(
-                    f"claim {self.id}: alternative value {self.alternative[0]!r} "
-                    "must be a number "
-                    f"for comparison={self.comparison!r}"
-                )
-            self.alternative = (value, self.alternative[1].strip())
+        alt = self.alternative
+        if alt is not None:
+            refuse(not (isinstance(alt, (list, tuple)) and len(alt) == 2
+                        and isinstance(alt[1], str) and alt[1].strip()),
+                   f"alternative= must be (value, 'what the value is'), got {alt!r}")
+            value = _num(alt[0])
+            refuse(comp != "true" and not isinstance(value, float),
+                   f"alternative value {alt[0]!r} must be a number for comparison={comp!r}")
+            self.alternative = (value, alt[1].strip())
         self.controls = _controls(self.id, self.controls)
-        self.conditions = _conditions(self.id, self.conditions)
+        conditions = dict(self.conditions or {})  # {name: (ours, paper's)}
+        for name, pair in conditions.items():
+            refuse(not (isinstance(pair, (list, tuple)) and len(pair) == 2),
+                   f"conditions[{name!r}] must be (ours, paper's), got {pair!r}")
+        self.conditions = {str(k): [_num(v) for v in pair] for k, pair in conditions.items()}
         if self.n is None and self.dof is not None:
             self.n = int(self.dof) + 1  # a mean's t: n − 1 degrees of freedom
-        self.replicates = _replicates(self.id, self.replicates)
+        replicates = dict(self.replicates or {})  # {scale: replicates it runs}
+        for scale, k in replicates.items():
+            check_scale(scale)
+            refuse(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1,
+                   f"replicates[{scale!r}]={k!r} must be a whole number >= 1")
+        self.replicates = {scale: int(k) for scale, k in replicates.items()}
         self.status = "skipped" if self.skipped else self.evaluate()
 
     @property
@@ -439,11 +398,8 @@ class Claim:
         when its numbers here, graded as if it were not skipped, are inconclusive: what this
         scale would need to decide it."""
         outcome = self.evaluate() if self.status == "skipped" else self.status
-        if (
-            outcome != "inconclusive"
-            or self.se is None
-            or self.dof is None
-            or not isinstance(self.measured, float)
+        if outcome != "inconclusive" or self.se is None or self.dof is None or not isinstance(
+            self.measured, float
         ):
             return None
         edges = accepted_set(self.comparison, self.reference, self.tolerance)
@@ -473,17 +429,11 @@ class Claim:
         return "x is true"
 
     def to_json(self) -> dict[str, Any]:
+        """The claim's JSON record: its fields, the rule in full, the derived flags."""
+        plain = ("id", "kind", "statement", "case", "measured", "se", "reference_se", "dof", "n")
         controls = [c.to_json() for c in self.controls]
         return {
-            "id": self.id,
-            "kind": self.kind,
-            "statement": self.statement,
-            "case": self.case,
-            "measured": self.measured,
-            "se": self.se,
-            "reference_se": self.reference_se,
-            "dof": self.dof,
-            "n": self.n,
+            **{k: getattr(self, k) for k in plain},
             "interval": None if self.interval is None else list(self.interval),
             "confidence": self.confidence if self.interval is not None else None,
             "reference": self.reference,
@@ -509,128 +459,11 @@ class Claim:
         }
 
 
-def _replicates(claim_id: str, replicates: Mapping[str, Any] | None) -> dict[str, int]:
-    """``{scale: replicates it runs}`` checked: known scales, positive whole numbers."""
-    out = {}
-    for scale, k in (replicates or {}).items():
-        check_scale(scale)
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ParameterError(
-                f"claim {claim_id}: replicates[{scale!r}]={k!r} must be a whole number >= 1"
-            )
-        out[scale] = int(k)
-    return out
-
-
-@dataclass(frozen=True)
-class ClaimOptions:
-    """What a chapter says about one claim: the keywords of :meth:`Ledger.claim`, read and checked
-    once (:meth:`read`) before the claim is graded.
-
-    ``kind`` is one of :data:`KINDS`; ``measured`` the value (or a
-    :class:`layerwise.stats.Estimate`, which carries its se, dof, n and interval); ``reference``,
-    ``comparison`` (:data:`COMPARISONS`) and ``tol`` the rule and its margin (what "agrees"
-    means); ``se``/``dof`` or ``interval`` the measurement's uncertainty at level ``confidence``
-    (default the ledger's); ``why`` justifies both at this scale; ``source`` the paper and figure,
-    equation or table (or "ours: …"); ``min_scale`` the smallest scale that grades it.
-    ``note`` says why a claim that is not expected to pass at this scale does not; ``caveat`` is a
-    note recorded only when the numbers do not pass the rule (graded as if the claim were not
-    skipped). ``alternative`` is ``(value, "what it is")``: the credible alternative the rule must
-    exclude (see the module docstring). ``case`` names the case of a claim made of several
-    (``"depth 2"``): its statement is then the part the cases share, recorded as
-    ``"<case>: <statement>"`` (:func:`layerwise.scorecard.claim_families`). ``controls``
-    (:class:`Control` entries: reference, estimator, conditions) record what a disagreement
-    survived — a fail is a *finding* only when all three passed; ``conditions`` maps a condition
-    to ``(ours, paper's)``. ``replicates`` maps a scale to the replicates it runs
-    (``{"paper": 64}``), so that a claim graded only at a larger scale says whether that scale
-    can decide it; ``n`` is the number of replicates behind ``se`` (an Estimate's own)."""
-
-    kind: str
-    measured: Any
-    why: str
-    source: str
-    reference: Any = None
-    tol: float | None = None
-    comparison: str = "abs"
-    se: float | None = None
-    dof: float | None = None
-    n: int | None = None
-    interval: tuple[float, float] | None = None
-    reference_se: float | None = None
-    confidence: float | None = None
-    min_scale: str = "ci"
-    note: str = ""
-    caveat: str = ""
-    alternative: tuple[Any, str] | None = None
-    case: str = ""
-    controls: Iterable[Any] | None = None
-    conditions: Mapping[str, Any] | None = None
-    replicates: Mapping[str, int] | None = None
-
-    @classmethod
-    def read(cls, claim_id: str, options: Mapping[str, Any]) -> ClaimOptions:
-        """The options of claim ``claim_id`` from a chapter's keywords: unknown or missing ones
-        refused by name, an Estimate unpacked (it carries its own uncertainty: no se=, dof= or
-        interval= beside it)."""
-        names = {f.name for f in fields(cls)} - {"reference_se"}
-        unknown = sorted(set(options) - names)
-        if unknown:
-            raise ParameterError(
-                f"claim {claim_id}: {', '.join(unknown)} is not a claim keyword; choose from: "
-                + ", ".join(sorted(names))
-            )
-        missing = [k for k in ("kind", "measured", "why", "source") if k not in options]
-        if missing:
-            raise ParameterError(f"claim {claim_id}: give {', '.join(k + '=' for k in missing)}")
-        kw = dict(options)
-        from .stats import Estimate
-
-        if isinstance(kw["measured"], Estimate):  # one estimate type from stats to the ledger
-            if any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")):
-                raise ParameterError(
-                    f"claim {claim_id}: measured= is an Estimate, which carries its own se and "
-                    "dof; give no se=, dof=, n= or interval="
-                )
-            e = kw["measured"]
-            kw.update(measured=e.mean, se=e.se, dof=e.dof, n=e.n, interval=e.interval,
-                      reference_se=e.reference_se)
-        case = kw.get("case", "")
-        if case and (not isinstance(case, str) or ": " in case):
-            raise ParameterError(
-                f"claim {claim_id}: case={case!r} must be a short label without ': '"
-            )
-        return cls(**kw)
-
-    def claim(self, claim_id: str, statement: str, scale: str, confidence: float) -> Claim:
-        """The graded claim at ``scale`` (``confidence`` unless the options set their own)."""
-        c = Claim(
-            claim_id,
-            f"{self.case}: {statement}" if self.case else statement,
-            self.kind,
-            self.measured,
-            self.reference,
-            self.tol,
-            self.comparison,
-            self.why,
-            self.source,
-            self.min_scale,
-            scale,
-            se=self.se,
-            dof=self.dof,
-            interval=self.interval,
-            confidence=confidence if self.confidence is None else self.confidence,
-            note=self.note,
-            alternative=self.alternative,
-            reference_se=self.reference_se,
-            case=self.case,
-            controls=tuple(self.controls or ()),
-            conditions=dict(self.conditions or {}),
-            n=self.n,
-            replicates=dict(self.replicates or {}),
-        )
-        if self.caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
-            c.note = join_sentences(self.note, self.caveat)
-        return c
+#: The keywords of :meth:`Ledger.claim`; the first four are required.
+REQUIRED = ("kind", "measured", "why", "source")
+KEYWORDS = sorted(REQUIRED + (
+    "reference", "tol", "comparison", "se", "dof", "n", "interval", "confidence", "min_scale",
+    "note", "caveat", "alternative", "case", "controls", "conditions", "replicates"))
 
 
 class Ledger:
@@ -643,11 +476,57 @@ class Ledger:
         self.claims: list[Claim] = []
 
     def claim(self, id: str, statement: str, **options: Any) -> Claim:
-        """Record and grade one claim; ``options`` are the keywords :class:`ClaimOptions`
-        describes (``kind=``, ``measured=``, ``why=``, ``source=`` required)."""
+        """Record and grade one claim; unknown or missing keywords are refused by name.
+
+        ``kind`` is one of :data:`KINDS`; ``measured`` the value (or a
+        :class:`layerwise.stats.Estimate`, which carries its se, dof, n and interval: no se=,
+        dof=, n= or interval= beside it); ``reference``, ``comparison`` (:data:`COMPARISONS`,
+        default ``abs``) and ``tol`` the rule and its margin (what "agrees" means); ``se``/``dof``
+        or ``interval`` the measurement's uncertainty at level ``confidence`` (default the
+        ledger's); ``why`` justifies both at this scale; ``source`` the paper and figure, equation
+        or table (or "ours: …"); ``min_scale`` the smallest scale that grades it (default ``ci``).
+        ``note`` says why a claim that is not expected to pass at this scale does not; ``caveat``
+        is a note recorded only when the numbers do not pass the rule (graded as if the claim were
+        not skipped). ``alternative`` is ``(value, "what it is")``: the credible alternative the
+        rule must exclude (see the module docstring). ``case`` names the case of a claim made of
+        several (``"depth 2"``): its statement is then the part the cases share, recorded as
+        ``"<case>: <statement>"`` (:func:`layerwise.scorecard.claim_families`). ``controls``
+        (:class:`Control` entries: reference, estimator, conditions) record what a disagreement
+        survived — a fail is a *finding* only when all three passed; ``conditions`` maps a
+        condition to ``(ours, paper's)``. ``replicates`` maps a scale to the replicates it runs
+        (``{"paper": 64}``), so that a claim graded only at a larger scale says whether that scale
+        can decide it; ``n`` is the number of replicates behind ``se`` (an Estimate's own)."""
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
-        c = ClaimOptions.read(id, options).claim(id, statement, self.scale, self.confidence)
+        unknown = sorted(set(options) - set(KEYWORDS))
+        if unknown:
+            raise ParameterError(f"claim {id}: {', '.join(unknown)} is not a claim keyword; "
+                                 f"choose from: {', '.join(KEYWORDS)}")
+        missing = [k for k in REQUIRED if k not in options]
+        if missing:
+            raise ParameterError(f"claim {id}: give {', '.join(k + '=' for k in missing)}")
+        kw = {"reference": None, "tol": None, "comparison": "abs", "min_scale": "ci", **options}
+        from .stats import Estimate
+
+        if isinstance(kw["measured"], Estimate):  # one estimate type from stats to the ledger
+            if any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")):
+                raise ParameterError(
+                    f"claim {id}: measured= is an Estimate, which carries its own se and "
+                    "dof; give no se=, dof=, n= or interval="
+                )
+            e = kw["measured"]
+            kw.update(measured=e.mean, se=e.se, dof=e.dof, n=e.n, interval=e.interval,
+                      reference_se=e.reference_se)
+        case, caveat, confidence = (kw.pop(k, d) for k, d in
+                                    (("case", ""), ("caveat", ""), ("confidence", None)))
+        if case and (not isinstance(case, str) or ": " in case):
+            raise ParameterError(f"claim {id}: case={case!r} must be a short label without ': '")
+        rule = [kw.pop(k) for k in ("kind", "measured", "reference", "tol", "comparison", "why",
+                                    "source", "min_scale")]  # Claim's positional fields
+        c = Claim(id, f"{case}: {statement}" if case else statement, *rule, self.scale, case=case,
+                  confidence=self.confidence if confidence is None else confidence, **kw)
+        if caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
+            c.note = join_sentences(c.note, caveat)
         self.claims.append(c)
         return c
 
@@ -679,9 +558,8 @@ class Ledger:
         return scorecard_html(self.records(), self.scale, tracked=tracked)
 
 
-# ----------------------------------------------------------------------------------------------
-# Tallies of the JSON records (so dashboard, headers and scorecards count alike)
-# ----------------------------------------------------------------------------------------------
+# Tallies of the JSON records (so dashboard, headers and scorecards count alike); records from
+# before claims had kinds count as ``checks``.
 def tally_outcomes(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over claim records."""
     out = dict.fromkeys(OUTCOMES, 0)
@@ -691,9 +569,7 @@ def tally_outcomes(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """Outcome counts per kind: ``{"reproduces": {"pass": …, …}, "predicts": …, "checks": …}``.
-
-    Records from before claims had kinds count as ``checks``."""
+    """Outcome counts per kind: ``{"reproduces": {"pass": …, …}, "predicts": …, "checks": …}``."""
     out = {k: dict.fromkeys(OUTCOMES, 0) for k in KINDS}
     for c in claims:
         out[c.get("kind", "checks")][c["status"]] += 1
@@ -717,19 +593,13 @@ def undiscriminated(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 FAILURES = ("finding", "carried", "unconfirmed")
 
 
-def failure_kind(c: Mapping[str, Any]) -> str:
-    """Which of :data:`FAILURES` a failing claim record is ('' for one that does not fail)."""
-    if c.get("status") != "fail":
-        return ""
-    return "finding" if is_finding(c) else ("carried" if is_carried(c) else "unconfirmed")
-
-
 def count_failures(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """Per kind, the failing claims by :data:`FAILURES`."""
     out = {k: dict.fromkeys(FAILURES, 0) for k in KINDS}
     for c in claims:
         if c.get("status") == "fail":
-            out[c.get("kind", "checks")][failure_kind(c)] += 1
+            what = "finding" if is_finding(c) else ("carried" if is_carried(c) else "unconfirmed")
+            out[c.get("kind", "checks")][what] += 1
     return out
 
 
@@ -738,12 +608,9 @@ def count_findings(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {k: n["finding"] for k, n in count_failures(claims).items()}
 
 
-#: The rendering's names (:mod:`layerwise.scorecard`), importable from here as before the split.
-_RENDERING = frozenset({
-    "LABELS", "claim_families", "interval_words", "join_and", "lean_words",
-    "not_a_finding_means", "outcomes_sentence", "rules_out", "scorecard_html", "se_split",
-    "sentence_case", "summary_of", "summary_sentence", "unconfirmed_reason",
-})
+#: The rendering's names (:mod:`layerwise.scorecard`) read from here.
+_RENDERING = frozenset({"claim_families", "not_a_finding_means", "outcomes_sentence", "rules_out",
+                        "se_split", "sentence_case", "summary_of", "unconfirmed_reason"})
 
 
 def __getattr__(name: str) -> Any:
