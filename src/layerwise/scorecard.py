@@ -35,6 +35,9 @@ LABELS = {
 TITLES = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested",
           "checks": "Checks"}
 
+#: How a skipped claim's numbers at this scale would be graded (its ``lean``), in words.
+LEAN = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}
+
 
 def join_and(words: Iterable[str], last: str = "and") -> str:
     """``a``, ``a and b``, ``a, b and c``."""
@@ -53,12 +56,9 @@ def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
     failed = [k for k in CONTROL_KINDS if passed.get(k) is False]
     missing = [k for k in CONTROL_KINDS if k not in passed]
-    parts = []
-    if failed:
-        parts.append(f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed")
-    if missing:
-        parts.append(f"no {join_and(missing, 'or')} control")
-    return "; ".join(parts)
+    return "; ".join(
+        ([f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed"] if failed
+         else []) + ([f"no {join_and(missing, 'or')} control"] if missing else []))
 
 
 def not_a_finding_means(c: Mapping[str, Any]) -> str:
@@ -76,13 +76,11 @@ def rules_out(c: Mapping[str, Any]) -> str:
     out nothing)."""
     alt = c.get("alternative")
     if c.get("kind") == "checks" or c.get("status") != "pass" or not alt or not c.get(
-        "discriminates"
-    ):
+            "discriminates"):
         return ""
     v = alt.get("value")
     return f"rules out {alt['label']}" + (
-        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})"
-    )
+        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})")
 
 
 def rule_words(c: Mapping[str, Any]) -> str:
@@ -102,18 +100,6 @@ def rule_words(c: Mapping[str, Any]) -> str:
     return words[comparison]() if comparison in words else c.get("rule", "")
 
 
-def interval_words(c: Mapping[str, Any]) -> str:
-    """A claim record's confidence interval in words — level, law, bounds — or '' without one."""
-    if c.get("interval") is None:
-        return ""
-    lo, hi = c["interval"]
-    if c.get("se") is None:
-        law = "as computed"
-    else:
-        law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
-    return f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
-
-
 def se_split(c: Mapping[str, Any]) -> str:
     """For a claim record whose SE combines ours with a published one (``reference_se``, see
     :func:`layerwise.stats.versus_reference`): the two parts, √(ours² + theirs²), in words;
@@ -126,19 +112,9 @@ def se_split(c: Mapping[str, Any]) -> str:
 
 
 def lean_words(c: Mapping[str, Any]) -> str:
-    """How a skipped claim's numbers at this scale would be graded, in words."""
-    lean = c.get("lean")
-    word = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}.get(
-        lean, ""
-    )
+    """How a skipped claim's numbers at this scale would be graded (:data:`LEAN`), in words."""
+    word = LEAN.get(c.get("lean"), "")
     return f"At this scale it {word}." if word else ""
-
-
-def replicates_now(c: Mapping[str, Any]) -> int | None:
-    """The replicates behind a claim record's standard error (its ``n``, else dof + 1)."""
-    if c.get("n") is not None:
-        return int(c["n"])
-    return None if c.get("dof") is None else int(c["dof"]) + 1
 
 
 def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
@@ -152,26 +128,23 @@ def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
     if c.get("status") != "skipped" or not need or runs is None:
         return ""
     at = f"{code}{c['min_scale']}{code}"
-    head = {True: f"decided at {at} if this mean and spread hold",
-            False: f"may stay undecided at {at}"}[need <= runs]
+    head = f"decided at {at} if this mean and spread hold" if need <= runs else (
+        f"may stay undecided at {at}")
     return f"{head}: needs ≈ {need} replicates, {at} runs {runs}"
 
 
 def deciding_words(c: Mapping[str, Any]) -> str:
     """For an undecided claim whose uncertainty is over replicates: whether the scale that grades
     it can decide it (:func:`next_scale_words`), else how many replicates would decide it at this
-    mean and spread (``replicates_to_decide``): "≈ 59 replicates would decide it (now 36)." ('' when
-    nothing would be said)."""
+    mean and spread (``replicates_to_decide``) over the replicates behind its standard error (its
+    ``n``, else dof + 1): "≈ 59 replicates would decide it (now 36)." ('' when nothing would be
+    said)."""
     nxt = next_scale_words(c)
-    if nxt:
-        return sentence_case(nxt) + "."
-    need = c.get("replicates_to_decide")
-    return f"≈ {need} replicates would decide it (now {replicates_now(c)})." if need else ""
-
-
-def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
-    """A claim record's conditions where ours differ from the paper's: ``[(name, ours, paper)]``."""
-    return [(k, v[0], v[1]) for k, v in (c.get("conditions") or {}).items() if v[0] != v[1]]
+    need, n, dof = c.get("replicates_to_decide"), c.get("n"), c.get("dof")
+    if nxt or not need:
+        return sentence_case(nxt) + "." if nxt else ""
+    now = int(n) if n is not None else (None if dof is None else int(dof) + 1)
+    return f"≈ {need} replicates would decide it (now {now})."
 
 
 # ----------------------------------------------------------------------------------------------
@@ -199,19 +172,22 @@ def failure_words(fails: Mapping[str, int]) -> str:
                      for k, n in groups)
 
 
+#: How :func:`summary_sentence` counts the passes of each kind: (noun, verb).
+SUMMARY_WORDS = {"reproduces": ("paper results", "reproduces"),
+                 "predicts": ("predictions", "confirms"), "checks": ("checks", "passes")}
+
+
 def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
           fails: Mapping[str, int] | None = None) -> str:
+    """One kind's part of :func:`summary_sentence`: passes of the graded, then what else."""
     graded = sum(n.values()) - n["skipped"]
     text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
-    extra = [f"{n['inconclusive']} inconclusive"] if n["inconclusive"] else []
-    if n["fail"]:
-        extra.append(f"{n['fail']} failed" + (f": {failure_words(fails)}" if fails else ""))
-    if weak:
-        extra.insert(
-            0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"
-        )
-    if n["skipped"]:
-        extra.append(f"{n['skipped']} not run at this scale")
+    extra = [words for count, words in (
+        (weak, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"),
+        (n["inconclusive"], f"{n['inconclusive']} inconclusive"),
+        (n["fail"], f"{n['fail']} failed" + (f": {failure_words(fails)}" if fails else "")),
+        (n["skipped"], f"{n['skipped']} not run at this scale"),
+    ) if count]
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -229,19 +205,10 @@ def summary_sentence(
     results carried from the paper to our conditions, or not findings until their controls
     pass."""
     weak, failures = weak or {}, failures or {}
-    parts = [
-        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0),
-              failures.get("reproduces")),
-        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0),
-              failures.get("predicts")),
-        _part(t["checks"], "checks", "passes"),
-    ]
-    parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
-    if not parts:
-        return "No claims."
-    s = "; ".join(parts)
-    s = s[0].upper() + s[1:]
-    return s + (f" — at scale {scale}." if scale else ".")
+    s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
+        _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
+        for k, (noun, verb) in SUMMARY_WORDS.items() if sum(t[k].values()))
+    return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".") if s else "No claims."
 
 
 def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
@@ -264,8 +231,7 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
             why = unconfirmed_reason(c)
             return "a finding" if not why else f"not a finding: {why}"
         if c["status"] == "skipped":
-            lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
-            nxt = next_scale_words(c, code="")
+            lean, nxt = LEAN.get(c.get("lean"), ""), next_scale_words(c, code="")
             return "; ".join([f"graded at {c['min_scale']}"] + (
                 [f"here it {lean}"] if lean else []) + ([nxt] if nxt else []))
         return ""
@@ -375,11 +341,9 @@ def with_evidence(
 
 def _controls_html(c: Mapping[str, Any]) -> str:
     """A row's controls (✓/✗ with their notes) and the conditions that differ from the paper's."""
-    out = ""
-    diff = differing_conditions(c)
-    if diff:
-        words = "; ".join(f"{k} {fmt(o)} (paper: {fmt(p)})" for k, o, p in diff)
-        out += "<br>" + _span("lw-cond", f"Our conditions differ: {words}.")
+    differ = "; ".join(f"{k} {fmt(v[0])} (paper: {fmt(v[1])})"
+                       for k, v in (c.get("conditions") or {}).items() if v[0] != v[1])
+    out = "<br>" + _span("lw-cond", f"Our conditions differ: {differ}.") if differ else ""
     for x in c.get("controls") or ():
         mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
         note = f": {x['note']}" if x.get("note") else ""
@@ -435,8 +399,14 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
 
 
 def _rule_details(c: Mapping[str, Any], summary: str) -> str:
-    """The folded rule and margin of a row, opened by ``summary`` (HTML)."""
-    words = interval_words(c)
+    """The folded rule and margin of a row, opened by ``summary`` (HTML): the rule in words (and
+    as a formula), the justification, the confidence interval's level, law and bounds."""
+    words = ""
+    if c.get("interval") is not None:
+        lo, hi = c["interval"]
+        law = ("as computed" if c.get("se") is None
+               else "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f.")
+        words = f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
     level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
     rule = rule_words(c)
     formula = f" ({c['rule']})" if c.get("rule") and c["rule"] != rule else ""
@@ -457,14 +427,10 @@ def _verdict_cell(c: Mapping[str, Any]) -> Cell:
     of its scale when its row carries it (:func:`with_evidence`), or says it was not run there."""
     skipped = ""
     if c["status"] == "skipped":
-        scale = html.escape(c["min_scale"])
-        if c.get("_evidence"):
-            skipped = (
-                f'<br><span class="lw-min">at <code>{scale}</code> (evidence/'
-                f"{html.escape(c['_evidence'])}): {_verdict(c['_evidence_status'])}</span>"
-            )
-        else:
-            skipped = f'<br><span class="lw-min">not run at <code>{scale}</code></span>'
+        at = f"<code>{html.escape(c['min_scale'])}</code>"
+        where = (f"at {at} (evidence/{html.escape(c['_evidence'])}): "
+                 f"{_verdict(c['_evidence_status'])}" if c.get("_evidence") else f"not run at {at}")
+        skipped = f'<br><span class="lw-min">{where}</span>'
     return Cell(markup(_verdict(c["status"]) + skipped), "lw-verdict", c["status"])
 
 
@@ -477,17 +443,18 @@ def _rows(
     """The scorecard rows of one kind: a row per claim; a family's shared statement, then a short
     row per case."""
     more = ' <span class="lw-more">· rule and margin</span>'
+
+    def row(c: Mapping[str, Any], claim: str, cls: str) -> Row:
+        return Row([_verdict_cell(c), Cell(markup(claim), "lw-claim"),
+                    Cell(markup(_measured_html(c)), "lw-num")], f"{anchor_prefix}{c['id']}", cls)
+
     rows = []
     for shared, members in claim_families(claims):
         if shared is None:
             c = with_evidence(members[0][1], tracked)
-            src = _span("lw-src", c["source"])
-            rows.append(Row([
-                _verdict_cell(c),
-                Cell(markup(html.escape(c["statement"]) + _notes_html(c, kind)
-                            + _rule_details(c, src + more)), "lw-claim"),
-                Cell(markup(_measured_html(c)), "lw-num"),
-            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']}"))
+            rows.append(row(c, html.escape(c["statement"]) + _notes_html(c, kind)
+                            + _rule_details(c, _span("lw-src", c["source"]) + more),
+                            f"lw-{c['status']}"))
             continue
         sources = list(dict.fromkeys(c["source"] for _, c in members))
         one_source = len(sources) == 1
@@ -506,11 +473,8 @@ def _rows(
                 more if one_source else " " + _span("lw-src", f"· {c['source']}") + more
             )
             notes_html = _notes_html(c, kind, own_note=not shared_note).removeprefix("<br>")
-            rows.append(Row([
-                _verdict_cell(c),
-                Cell(markup(_rule_details(c, summary) + notes_html), "lw-claim"),
-                Cell(markup(_measured_html(c)), "lw-num"),
-            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']} lw-member"))
+            rows.append(row(c, _rule_details(c, summary) + notes_html,
+                            f"lw-{c['status']} lw-member"))
     return rows
 
 
