@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 #: The theme's scroll container: a table wider than the column scrolls inside it on a phone
 #: instead of widening the page (the page's CSS shades the edges that hide columns).
@@ -54,18 +54,11 @@ def markup(html: str) -> Markup:
     return Markup(html)
 
 
-def text(value: object) -> Markup:
-    """``value`` as escaped text (markup stays as it is)."""
-    return escape(value if isinstance(value, Markup) else str(value))
-
-
 def table_html(
     head: Iterable[str], rows: Iterable[Row], *, cls: str, scroll: bool = False
 ) -> str:
     """The table: header ``head`` (escaped), ``rows``, class ``cls``; inside the theme's scroll
-    container when ``scroll``."""
-    cells = [
-        Row([c if isinstance(c, Cell) else Cell(text(c)) for c in r.cells], r.id, r.cls)
-        for r in rows
-    ]
+    container when ``scroll``; a plain cell is escaped text (the template's autoescape)."""
+    cells = [Row([c if isinstance(c, Cell) else Cell(c) for c in r.cells], r.id, r.cls)
+             for r in rows]
     return _TEMPLATE.render(head=list(head), rows=cells, cls=cls, scroll=scroll)
