@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -99,6 +100,12 @@ class Control(NamedTuple):
         return {"kind": self.kind, "passed": bool(self.passed), "note": self.note}
 
 
+def _refuse(claim_id: str, bad: Any, message: str) -> None:
+    """Refuse claim ``claim_id`` with ``message`` when ``bad`` holds."""
+    if bad:
+        raise ParameterError(f"claim {claim_id}: {message}")
+
+
 def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, ...]:
     """Validated :class:`Control` entries from Controls, ``{kind, passed, note}`` dicts or
     ``(kind, passed, note)`` tuples; each kind at most once."""
@@ -108,18 +115,11 @@ def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, .
             c = Control(c.get("kind"), c.get("passed"), c.get("note", ""))
         elif not isinstance(c, Control):
             c = Control(*c)
-        if c.kind not in CONTROL_KINDS:
-            raise ParameterError(
-                f"claim {claim_id}: control kind={c.kind!r} is not allowed; choose one of: "
-                + ", ".join(map(repr, CONTROL_KINDS))
-            )
-        if not isinstance(c.passed, (bool, np.bool_)):
-            raise ParameterError(
-                f"claim {claim_id}: control {c.kind!r} needs passed=True or False (computed), "
-                f"got {c.passed!r}"
-            )
-        if any(o.kind == c.kind for o in out):
-            raise ParameterError(f"claim {claim_id}: control {c.kind!r} is given twice")
+        _refuse(claim_id, c.kind not in CONTROL_KINDS, f"control kind={c.kind!r} is not allowed; "
+                "choose one of: " + ", ".join(map(repr, CONTROL_KINDS)))
+        _refuse(claim_id, not isinstance(c.passed, (bool, np.bool_)),
+                f"control {c.kind!r} needs passed=True or False (computed), got {c.passed!r}")
+        _refuse(claim_id, any(o.kind == c.kind for o in out), f"control {c.kind!r} is given twice")
         out.append(Control(c.kind, bool(c.passed), str(c.note or "").strip()))
     return tuple(sorted(out, key=lambda c: list(CONTROL_KINDS).index(c.kind)))
 
@@ -281,11 +281,7 @@ class Claim:
     def __post_init__(self) -> None:
         """Check the claim (each refusal names the claim and the keyword to fix), bring its
         numbers to plain floats, derive the interval from ``se`` and grade it."""
-
-        def refuse(bad: Any, message: str) -> None:
-            if bad:
-                raise ParameterError(f"claim {self.id}: {message}")
-
+        refuse = partial(_refuse, self.id)
         check_choice("kind", self.kind, KINDS)
         check_choice("comparison", self.comparison, COMPARISONS)
         check_scale(self.min_scale)
@@ -498,29 +494,25 @@ class Ledger:
         can decide it; ``n`` is the number of replicates behind ``se`` (an Estimate's own)."""
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
+        refuse = partial(_refuse, id)
         unknown = sorted(set(options) - set(KEYWORDS))
-        if unknown:
-            raise ParameterError(f"claim {id}: {', '.join(unknown)} is not a claim keyword; "
-                                 f"choose from: {', '.join(KEYWORDS)}")
+        refuse(unknown, f"{', '.join(unknown)} is not a claim keyword; choose from: "
+               + ", ".join(KEYWORDS))
         missing = [k for k in REQUIRED if k not in options]
-        if missing:
-            raise ParameterError(f"claim {id}: give {', '.join(k + '=' for k in missing)}")
+        refuse(missing, f"give {', '.join(k + '=' for k in missing)}")
         kw = {"reference": None, "tol": None, "comparison": "abs", "min_scale": "ci", **options}
         from .stats import Estimate
 
-        if isinstance(kw["measured"], Estimate):  # one estimate type from stats to the ledger
-            if any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")):
-                raise ParameterError(
-                    f"claim {id}: measured= is an Estimate, which carries its own se and "
-                    "dof; give no se=, dof=, n= or interval="
-                )
-            e = kw["measured"]
+        if isinstance(e := kw["measured"], Estimate):  # one estimate type from stats to ledger
+            refuse(any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")),
+                   "measured= is an Estimate, which carries its own se and dof; give no se=, "
+                   "dof=, n= or interval=")
             kw.update(measured=e.mean, se=e.se, dof=e.dof, n=e.n, interval=e.interval,
                       reference_se=e.reference_se)
         case, caveat, confidence = (kw.pop(k, d) for k, d in
                                     (("case", ""), ("caveat", ""), ("confidence", None)))
-        if case and (not isinstance(case, str) or ": " in case):
-            raise ParameterError(f"claim {id}: case={case!r} must be a short label without ': '")
+        refuse(case and (not isinstance(case, str) or ": " in case),
+               f"case={case!r} must be a short label without ': '")
         rule = [kw.pop(k) for k in ("kind", "measured", "reference", "tol", "comparison", "why",
                                     "source", "min_scale")]  # Claim's positional fields
         c = Claim(id, f"{case}: {statement}" if case else statement, *rule, self.scale, case=case,
@@ -530,26 +522,10 @@ class Ledger:
         self.claims.append(c)
         return c
 
-    @property
-    def failed(self) -> list[Claim]:
-        return [c for c in self.claims if c.status == "fail"]
-
     def records(self) -> list[dict[str, Any]]:
         """The claims as JSON records (what the results file, the scorecard and the dashboard
         read)."""
         return [c.to_json() for c in self.claims]
-
-    def counts(self) -> dict[str, int]:
-        return tally_outcomes(self.records())
-
-    def tally(self) -> dict[str, dict[str, int]]:
-        return tally(self.records())
-
-    def summary(self) -> str:
-        """The scorecard's one line (:func:`layerwise.scorecard.summary_of`)."""
-        from .scorecard import summary_of
-
-        return summary_of(self.records(), self.scale)
 
     def to_html(self, tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
         """The scorecard (:func:`layerwise.scorecard.scorecard_html`)."""
