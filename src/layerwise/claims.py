@@ -165,15 +165,8 @@ def quantile(confidence: float, dof: float | None = None) -> float:
     return t_quantile(confidence, dof)
 
 
-def replicates_to_decide(
-    mean: float,
-    se: float | None,
-    n: int | None,
-    edges: Iterable[float],
-    confidence: float = 0.99,
-    *,
-    start: int | None = None,
-) -> int | None:
+def replicates_to_decide(mean: float, se: float | None, n: int | None, edges: Iterable[float],
+                         confidence: float = 0.99, *, start: int | None = None) -> int | None:
     """The smallest number of replicates k ≥ ``start`` (default ``n``, at least 2) at which a mean
     over ``n`` replicates with the same value and spread (se·√n) would put its whole t interval
     (``confidence``, k − 1 d.o.f.) on one side of the nearest finite of ``edges``: the smallest k
@@ -231,22 +224,21 @@ def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
     return "inconclusive"
 
 
-def outcome(
-    measured: float,
-    comparison: str,
-    reference: Any,
-    tol: float | None = 0.0,
-    *,
-    se: float | None = None,
-    dof: float | None = None,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> str:
-    """The outcome the ledger gives a claim with these
-    numbers — ``pass``, ``fail`` or ``inconclusive`` (its t interval measured ± t·se against
-    the rule's accepted set; a point without ``se``), for a chapter that words its prose or
-    a claim's note before recording the claim."""
+def outcome(measured: float, comparison: str, reference: Any, tol: float | None = 0.0, *,
+            se: float | None = None, dof: float | None = None,
+            confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The outcome the ledger gives a claim with these numbers — ``pass``, ``fail`` or
+    ``inconclusive`` (its t interval measured ± t·se against the rule's accepted set; a point
+    without ``se``), for a chapter that words its prose or a claim's note before recording it."""
     half = 0.0 if se is None else quantile(confidence, dof) * se
     return grade((measured - half, measured + half), accepted_set(comparison, reference, tol))
+
+
+#: The fields of a claim's JSON record, in the order the results files write them.
+RECORD = ("id", "kind", "statement", "case", "measured", "se", "reference_se", "dof", "n",
+          "interval", "confidence", "reference", "tolerance", "comparison", "rule", "justification",
+          "source", "min_scale", "note", "alternative", "discriminates", "replicates_to_decide",
+          "replicates", "controls", "conditions", "lean", "status", "finding", "passed")
 
 
 @dataclass
@@ -407,52 +399,34 @@ class Claim:
         """The rule as a formula, with the reference and margin filled in (a negative value in
         parentheses: ``|x − (−1)| ≤ 0.5``); :func:`layerwise.scorecard.rule_words` says it in
         words."""
-        r, t = self.reference, fmt(self.tolerance or 0.0)
-
-        def v(x: float) -> str:
-            return f"({fmt(x)})" if x < 0 else fmt(x)
-
-        if self.comparison == "abs":
-            return f"|x − {v(r)}| ≤ {t}" if self.tolerance else f"x = {fmt(r)}"
-        if self.comparison == "rel":
-            return f"|x − {v(r)}| ≤ {t}·|{fmt(r)}|"
-        if self.comparison == "le":
-            return f"x ≤ {fmt(r + (self.tolerance or 0.0))}"
-        if self.comparison == "ge":
-            return f"x ≥ {fmt(r - (self.tolerance or 0.0))}"
-        if self.comparison == "between":
+        r, t, comp = self.reference, self.tolerance or 0.0, self.comparison
+        if comp in ("le", "ge"):
+            return f"x ≤ {fmt(r + t)}" if comp == "le" else f"x ≥ {fmt(r - t)}"
+        if comp == "between":
             return f"{fmt(r[0])} ≤ x ≤ {fmt(r[1])}"
-        return "x is true"
+        if comp not in ("abs", "rel"):
+            return "x is true"
+        if comp == "abs" and not self.tolerance:
+            return f"x = {fmt(r)}"
+        near = f"|x − {f'({fmt(r)})' if r < 0 else fmt(r)}| ≤ {fmt(t)}"
+        return near + (f"·|{fmt(r)}|" if comp == "rel" else "")
 
     def to_json(self) -> dict[str, Any]:
-        """The claim's JSON record: its fields, the rule in full, the derived flags."""
-        plain = ("id", "kind", "statement", "case", "measured", "se", "reference_se", "dof", "n")
-        controls = [c.to_json() for c in self.controls]
-        return {
-            **{k: getattr(self, k) for k in plain},
+        """The claim's JSON record (:data:`RECORD`): its fields as they are, and the derived ones —
+        the rule as a formula, whether it discriminates, the replicates that would decide it, the
+        outcome its numbers lean to when skipped, whether its failure is a finding."""
+        controls, alt = [c.to_json() for c in self.controls], self.alternative
+        derived = {
             "interval": None if self.interval is None else list(self.interval),
             "confidence": self.confidence if self.interval is not None else None,
-            "reference": self.reference,
-            "tolerance": self.tolerance,
-            "comparison": self.comparison,
             "rule": self.rule(),
-            "justification": self.justification,
-            "source": self.source,
-            "min_scale": self.min_scale,
-            "note": self.note,
-            "alternative": None
-            if self.alternative is None
-            else {"value": self.alternative[0], "label": self.alternative[1]},
-            "discriminates": self.discriminates,
+            "alternative": None if alt is None else {"value": alt[0], "label": alt[1]},
             "replicates_to_decide": self.replicates_to_decide(),
-            "replicates": self.replicates,
             "controls": controls,
-            "conditions": self.conditions,
             "lean": self.evaluate() if self.status == "skipped" else None,
-            "status": self.status,
             "finding": is_finding({"status": self.status, "controls": controls}),
-            "passed": self.passed,
         }
+        return {k: derived[k] if k in derived else getattr(self, k) for k in RECORD}
 
 
 #: The keywords of :meth:`Ledger.claim`; the first four are required.
