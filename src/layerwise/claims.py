@@ -150,9 +150,7 @@ def _num(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_num(v) for v in x]
     try:
-        if isinstance(x, np.bool_):
-            return bool(x)
-        return float(x)
+        return bool(x) if isinstance(x, np.bool_) else float(x)
     except (TypeError, ValueError):
         return str(x)
 
@@ -337,7 +335,8 @@ class Claim:
             refuse(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1,
                    f"replicates[{scale!r}]={k!r} must be a whole number >= 1")
         self.replicates = {scale: int(k) for scale, k in replicates.items()}
-        self.status = "skipped" if self.skipped else self.evaluate()
+        skipped = scale_rank(self.scale) < scale_rank(self.min_scale)
+        self.status = "skipped" if skipped else self.evaluate()
 
     @property
     def discriminates(self) -> bool | None:
@@ -354,10 +353,6 @@ class Claim:
             return False
         a, b = accepted_set(self.comparison, self.reference, self.tolerance)
         return not (a < v < b)
-
-    @property
-    def skipped(self) -> bool:
-        return scale_rank(self.scale) < scale_rank(self.min_scale)
 
     @property
     def passed(self) -> bool | None:

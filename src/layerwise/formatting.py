@@ -17,11 +17,9 @@ def fmt(x: Any) -> str:
     """Short human form of a number, pair or flag."""
     if x is None:
         return "—"
-    if isinstance(x, bool):
-        return str(x)
     if isinstance(x, (list, tuple)):
         return "[" + ", ".join(fmt(v) for v in x) + "]"
-    return x if isinstance(x, str) else significant(x, 4)
+    return str(x) if isinstance(x, (bool, str)) else significant(x, 4)
 
 
 def fmt_se(x: Any) -> str:

@@ -49,9 +49,9 @@ class Row:
     cls: str = ""
 
 
-def markup(html: str) -> Markup:
-    """``html`` taken as markup: the caller escaped what it holds of the records' text."""
-    return Markup(html)
+#: ``markup(html)``: ``html`` taken as markup — the caller escaped what it holds of the records'
+#: text.
+markup = Markup
 
 
 def table_html(

@@ -24,12 +24,9 @@ from .claims import (
 from .formatting import as_sentence, fmt, fmt_se, sentence_case
 from .htmltable import Cell, Row, markup, table_html
 
-LABELS = {
-    "pass": "✓ pass",
-    "fail": "✗ fail",
-    "inconclusive": "? inconclusive",
-    "skipped": "○ skipped",
-}
+#: Each outcome as the scorecard and dashboard show it: its symbol and word.
+LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive",
+          "skipped": "○ skipped"}
 
 #: The scorecard's table per kind: its title.
 TITLES = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested",
@@ -45,9 +42,7 @@ def join_and(words: Iterable[str], last: str = "and") -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
-# ----------------------------------------------------------------------------------------------
 # A claim in words
-# ----------------------------------------------------------------------------------------------
 def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     """Why a failing claim record is not a finding: the controls missing or failed, in words
     ('' for a finding or a claim that does not fail)."""
@@ -147,9 +142,7 @@ def deciding_words(c: Mapping[str, Any]) -> str:
     return f"≈ {need} replicates would decide it (now {now})."
 
 
-# ----------------------------------------------------------------------------------------------
 # Summaries
-# ----------------------------------------------------------------------------------------------
 #: How a summary names the failures of each kind (:data:`layerwise.claims.FAILURES`): one, many.
 FAILURE_WORDS = {
     "finding": ("a finding", "findings"),
@@ -191,12 +184,9 @@ def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def summary_sentence(
-    t: Mapping[str, Mapping[str, int]],
-    scale: str | None = None,
-    weak: Mapping[str, int] | None = None,
-    failures: Mapping[str, Mapping[str, int]] | None = None,
-) -> str:
+def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None,
+                     weak: Mapping[str, int] | None = None,
+                     failures: Mapping[str, Mapping[str, int]] | None = None) -> str:
     """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
     results (2 not run at this scale); confirms 5 of 6 predictions (1 inconclusive); passes 3 of
     3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
@@ -259,9 +249,8 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
     return text
 
 
-def claim_families(
-    claims: list[Mapping[str, Any]],
-) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
+def claim_families(claims: list[Mapping[str, Any]],
+                   ) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
     """Claims made of several cases (``case=`` of :meth:`layerwise.claims.Ledger.claim`,
     statement ``"<case>: <shared>"``), grouped: the cases of one shared statement make one family,
     in the order of its first case. Returns ``[(shared or None, [(case, claim)])]``; a claim
@@ -275,22 +264,16 @@ def claim_families(
 
     rests = [shared(c) for c in claims]
     count = Counter(r for r in rests if r is not None)
-    groups: list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = []
-    where: dict[str, int] = {}
-    for c, rest in zip(claims, rests):
-        if rest is None or count[rest] < 2:
-            groups.append((None, [("", c)]))
-        elif rest in where:
-            groups[where[rest]][1].append((c["case"], c))
-        else:
-            where[rest] = len(groups)
-            groups.append((rest, [(c["case"], c)]))
-    return groups
+    groups: dict[str | int, tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = {}
+    for i, (c, rest) in enumerate(zip(claims, rests)):
+        if rest is None or count[rest] < 2:  # its own group, keyed by its place
+            groups[i] = (None, [("", c)])
+        else:  # a family, keyed by its shared statement, placed at its first case
+            groups.setdefault(rest, (rest, []))[1].append((c["case"], c))
+    return list(groups.values())
 
 
-# ----------------------------------------------------------------------------------------------
 # The scorecard
-# ----------------------------------------------------------------------------------------------
 def _span(cls: str, text: str) -> str:
     return f'<span class="{cls}">{html.escape(text)}</span>'
 
@@ -324,9 +307,8 @@ EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval"
                    "controls", "conditions", "note", "comparison", "reference", "tol")
 
 
-def with_evidence(
-    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None
-) -> Mapping[str, Any]:
+def with_evidence(c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None,
+                  ) -> Mapping[str, Any]:
     """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence of
     its scale decides is shown with the evidence's value, interval, note, controls and conditions
     (what the decision rests on), this run's value kept as ``_here``; else the record itself."""
@@ -356,45 +338,33 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
     would decide an undecided claim, what a pass rules out (or why it is not counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c.get("_evidence"):
-        said = (
-            f"Decided at {c['min_scale']} by the tracked evidence in evidence/{c['_evidence']}: "
-            f"{LABELS[c['_evidence_status']]}"
-            if c["_evidence_status"] in ("pass", "fail")
-            else f"Run at {c['min_scale']} in the tracked evidence in evidence/{c['_evidence']} "
-            f"and undecided there too: {LABELS[c['_evidence_status']]}"
-        )
-        note += "<br>" + _span(
-            "lw-note lw-decide", f"{said}; the value, note and controls shown are that run's."
-        )
+        at, there = c["min_scale"], f"the tracked evidence in evidence/{c['_evidence']}"
+        said = (f"Decided at {at} by {there}" if c["_evidence_status"] in ("pass", "fail")
+                else f"Run at {at} in {there} and undecided there too")
+        note += "<br>" + _span("lw-note lw-decide", f"{said}: {LABELS[c['_evidence_status']]}; "
+                               "the value, note and controls shown are that run's.")
     if c["status"] == "skipped" and c.get("lean"):
         note += "<br>" + _span("lw-note", lean_words(c))
-    deciding = "" if c.get("_evidence") else html.escape(deciding_words(c))
+    deciding = "" if c.get("_evidence") else deciding_words(c)
     if deciding:  # a scale's name as code
-        words = re.sub(r"`([^`]+)`", r"<code>\1</code>", deciding)
-        note += f'<br><span class="lw-note lw-decide">{words}</span>'
+        note += "<br>" + re.sub(r"`([^`]+)`", r"<code>\1</code>",
+                                _span("lw-note lw-decide", deciding))
     if c["status"] == "fail":
         why = unconfirmed_reason(c)
-        note += "<br>" + (
-            _span("lw-note lw-finding", "A finding: it survived all three controls.")
-            if not why
-            else _span("lw-note lw-unconfirmed",
-                       f"Not a finding: {why} — {not_a_finding_means(c)}.")
-        )
+        note += "<br>" + (_span("lw-note lw-unconfirmed",
+                                f"Not a finding: {why} — {not_a_finding_means(c)}.") if why else
+                          _span("lw-note lw-finding", "A finding: it survived all three controls."))
     note += _controls_html(c)
     ruled = rules_out(c)
     if ruled:
         note += "<br>" + _span("lw-alt", f"{ruled[0].upper() + ruled[1:]}.")
     elif kind != "checks" and c["status"] == "pass":
         alt = c.get("alternative")
-        why_not = (
-            f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
-            if alt
-            else "no alternative named"
-        )
+        why_not = (f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range" if alt
+                   else "no alternative named")
         counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
-        note += "<br>" + _span(
-            "lw-alt lw-weak", f"Not discriminating: {why_not}; not counted as {counted}."
-        )
+        note += "<br>" + _span("lw-alt lw-weak",
+                               f"Not discriminating: {why_not}; not counted as {counted}.")
     return note
 
 
@@ -434,12 +404,8 @@ def _verdict_cell(c: Mapping[str, Any]) -> Cell:
     return Cell(markup(_verdict(c["status"]) + skipped), "lw-verdict", c["status"])
 
 
-def _rows(
-    claims: list[Mapping[str, Any]],
-    kind: str,
-    anchor_prefix: str,
-    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None,
-) -> list[Row]:
+def _rows(claims: list[Mapping[str, Any]], kind: str, anchor_prefix: str,
+          tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None) -> list[Row]:
     """The scorecard rows of one kind: a row per claim; a family's shared statement, then a short
     row per case."""
     more = ' <span class="lw-more">· rule and margin</span>'
@@ -478,13 +444,8 @@ def _rows(
     return rows
 
 
-def scorecard_html(
-    claims: list[Mapping[str, Any]],
-    scale: str,
-    *,
-    anchor_prefix: str = "claim-",
-    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
-) -> str:
+def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-",
+                   tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
     """A compact scorecard, grouped by kind: one row per claim (outcome; statement with its
     notes, the source opening the folded rule and justification; measured with its uncertainty,
     its interval and the rule it is held to in words). Claims that state one thing of several
