@@ -5,11 +5,9 @@ A claim is a quantitative statement a chapter makes, in code: what was measured 
 uncertainty, when it has one), what it is compared with (a paper's value, a prediction, a bound),
 by which rule, with which margin and why that margin is honest at the scale the chapter ran at.
 
-**Kinds.** ``reproduces``: a number, curve, panel or statement of a paper or of its authors'
-published data (the source names the figure, equation, table or array); ``predicts``: a
-theoretical prediction — the paper's or one derived in the chapter — against our measurement;
-``checks``: an identity, conservation law or consistency of two computations of ours, kept in the
-book only when a reader learns from it (round-off identities are unit tests, not claims).
+**Kinds** (:data:`KINDS`): a ``reproduces`` claim's source names the figure, equation, table or
+array; a ``checks`` claim is kept only when a reader learns from it (round-off identities are unit
+tests, not claims).
 
 **Outcomes.** The rule (``comparison`` with ``reference`` and the margin ``tol``) defines an
 accepted set A of values, an interval.  A measurement with a standard error ``se`` (and ``dof``
@@ -73,24 +71,21 @@ KINDS: dict[str, str] = {
 OUTCOMES: tuple[str, ...] = ("pass", "fail", "inconclusive", "skipped")
 
 #: The three controls a disagreement must survive before it is a finding (SPEC §1 "Findings and
-#: their controls"), in the order scorecards list them.
+#: their controls"), in the order scorecards list them, and when each passes.
 CONTROL_KINDS: dict[str, str] = {
-    "reference": "the claim's own rule applied to the authors' data or the paper's stated numbers",
-    "estimator": "the estimator recovers a known answer from synthetic data under the same design",
-    "conditions": "our conditions (input, width, batch, depth, training) beside the paper's",
+    "reference": "the authors' own data (or the paper's stated number) satisfy the claim's rule — "
+    "a shape the authors' arrays fail is a misreading of the paper, not a finding",
+    "estimator": "the estimator behind the claim recovers a known answer from synthetic data under "
+    "the same design (grid and its ceiling, fit window, replicates)",
+    "conditions": "our conditions (input, width, batch, depth, training) match the paper's in "
+    "every respect the chapter measured to matter — else the paper's result is carried to ours",
 }
 
 
 class Control(NamedTuple):
-    """The outcome of one control of a claim: ``kind`` one of :data:`CONTROL_KINDS`, ``passed``
-    computed by the chapter's code (never typed), ``note`` what was done and what came out.
-
-    * ``reference`` passes when the authors' own data (or the paper's stated number) satisfy the
-      claim's rule — a shape the authors' arrays fail is a misreading of the paper, not a finding;
-    * ``estimator`` passes when the estimator behind the claim recovers a known answer from
-      synthetic data under the same design (grid and its ceiling, fit window, replicates);
-    * ``conditions`` passes when our conditions match the paper's in every respect the chapter
-      measured to matter — otherwise the claim is the paper's result carried to our conditions."""
+    """The outcome of one control of a claim: ``kind`` one of :data:`CONTROL_KINDS` (when each
+    passes), ``passed`` computed by the chapter's code (never typed), ``note`` what was done and
+    what came out."""
 
     kind: str
     passed: bool
@@ -194,18 +189,13 @@ def replicates_to_decide(mean: float, se: float | None, n: int | None, edges: It
 
 def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[float, float]:
     """The interval A of values that satisfy the rule (``-inf``/``inf`` for one-sided rules)."""
-    t = tol or 0.0
-    if comparison == "abs":
-        return reference - t, reference + t
-    if comparison == "rel":
-        return reference - t * abs(reference), reference + t * abs(reference)
-    if comparison == "le":
-        return -math.inf, reference + t
-    if comparison == "ge":
-        return reference - t, math.inf
     if comparison == "between":
         return float(reference[0]), float(reference[1])
-    raise ParameterError(f"comparison={comparison!r} has no accepted interval")
+    if comparison not in ("abs", "rel", "le", "ge"):
+        raise ParameterError(f"comparison={comparison!r} has no accepted interval")
+    half = (tol or 0.0) * (abs(reference) if comparison == "rel" else 1)  # ref ± half
+    return (-math.inf if comparison == "le" else reference - half,
+            math.inf if comparison == "ge" else reference + half)
 
 
 def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
@@ -217,9 +207,7 @@ def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
         return "fail"
     if a <= lo and hi <= b:
         return "pass"
-    if hi < a or lo > b:
-        return "fail"
-    return "inconclusive"
+    return "fail" if hi < a or lo > b else "inconclusive"
 
 
 def outcome(measured: float, comparison: str, reference: Any, tol: float | None = 0.0, *,
@@ -373,17 +361,13 @@ class Claim:
         return grade(interval, accepted_set(self.comparison, self.reference, self.tolerance))
 
     def replicates_to_decide(self) -> int | None:
-        """For an inconclusive claim whose uncertainty is a standard error of a mean over
-        ``n`` replicates (an Estimate's own n, else dof + 1): the n′ at which the same mean and
-        spread (se·√(n/n′)) would put the whole t interval on one side of the nearest edge of the
-        accepted set — the sample size that would decide it (None otherwise, or when the mean
-        sits on an edge). A claim skipped at this scale (graded from a larger one) gets it too
-        when its numbers here, graded as if it were not skipped, are inconclusive: what this
-        scale would need to decide it."""
+        """For an inconclusive claim whose uncertainty is the standard error of a mean over ``n``
+        replicates: the smallest n′ > n at which the same mean and spread would decide it
+        (:func:`replicates_to_decide` against the accepted set's edges; None otherwise). A claim
+        skipped here gets it when its numbers, graded as if not skipped, are inconclusive."""
         outcome = self.evaluate() if self.status == "skipped" else self.status
-        if outcome != "inconclusive" or self.se is None or self.dof is None or not isinstance(
-            self.measured, float
-        ):
+        if (outcome != "inconclusive" or self.se is None or self.dof is None
+                or not isinstance(self.measured, float)):
             return None
         edges = accepted_set(self.comparison, self.reference, self.tolerance)
         # inconclusive with n replicates (whatever the t's d.o.f.): the search starts above n

@@ -114,10 +114,9 @@ def lean_words(c: Mapping[str, Any]) -> str:
 
 def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
     """For a claim graded only at a larger scale whose replicates there are recorded
-    (``replicates=``) and whose numbers here are undecided: whether that scale can decide it, at
+    (``replicates=``) and whose numbers here are undecided: whether that scale can decide it at
     this mean and spread — "decided at `paper` if this mean and spread hold: needs ≈ 30
-    replicates, `paper` runs 64" or "may stay undecided at `paper`: needs ≈ 90 replicates,
-    `paper` runs 64" ('' otherwise). ``code`` quotes the scale's name."""
+    replicates, `paper` runs 64" or "may stay undecided at `paper`: …" ('' otherwise)."""
     need = c.get("replicates_to_decide")
     runs = (c.get("replicates") or {}).get(c.get("min_scale", ""))
     if c.get("status") != "skipped" or not need or runs is None:
@@ -129,11 +128,10 @@ def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
 
 
 def deciding_words(c: Mapping[str, Any]) -> str:
-    """For an undecided claim whose uncertainty is over replicates: whether the scale that grades
-    it can decide it (:func:`next_scale_words`), else how many replicates would decide it at this
-    mean and spread (``replicates_to_decide``) over the replicates behind its standard error (its
-    ``n``, else dof + 1): "≈ 59 replicates would decide it (now 36)." ('' when nothing would be
-    said)."""
+    """For an undecided claim: whether the scale that grades it can decide it
+    (:func:`next_scale_words`), else how many replicates would decide it at this mean and spread,
+    beside those behind its standard error (``n``, else dof + 1): "≈ 59 replicates would decide it
+    (now 36)." ('' when nothing would be said)."""
     nxt = next_scale_words(c)
     need, n, dof = c.get("replicates_to_decide"), c.get("n"), c.get("dof")
     if nxt or not need:
@@ -191,9 +189,7 @@ def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = Non
     results (2 not run at this scale); confirms 5 of 6 predictions (1 inconclusive); passes 3 of
     3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
     out no alternative, not counted as reproduced or confirmed. ``failures``
-    (:func:`layerwise.claims.count_failures`): each kind's failures by what they are — findings,
-    results carried from the paper to our conditions, or not findings until their controls
-    pass."""
+    (:func:`layerwise.claims.count_failures`): each kind's failures, said for what they are."""
     weak, failures = weak or {}, failures or {}
     s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
         _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
