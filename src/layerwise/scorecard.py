@@ -163,14 +163,14 @@ def failure_words(fails: Mapping[str, int]) -> str:
                      for k, n in groups)
 
 
-#: How :func:`summary_sentence` counts the passes of each kind: (noun, verb).
+#: How :func:`summary_of` counts the passes of each kind: (noun, verb).
 SUMMARY_WORDS = {"reproduces": ("paper results", "reproduces"),
                  "predicts": ("predictions", "confirms"), "checks": ("checks", "passes")}
 
 
 def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
           fails: Mapping[str, int] | None = None) -> str:
-    """One kind's part of :func:`summary_sentence`: passes of the graded, then what else."""
+    """One kind's part of :func:`summary_of`: passes of the graded, then what else."""
     graded = sum(n.values()) - n["skipped"]
     text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
     extra = [words for count, words in (
@@ -182,26 +182,18 @@ def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def summary_sentence(t: Mapping[str, Mapping[str, int]], scale: str | None = None,
-                     weak: Mapping[str, int] | None = None,
-                     failures: Mapping[str, Mapping[str, int]] | None = None) -> str:
-    """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
-    results (2 not run at this scale); confirms 5 of 6 predictions (1 inconclusive); passes 3 of
-    3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
-    out no alternative, not counted as reproduced or confirmed. ``failures``
-    (:func:`layerwise.claims.count_failures`): each kind's failures, said for what they are."""
-    weak, failures = weak or {}, failures or {}
+def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
+    """The one line of claim records a reader scans in seconds, reproductions first, e.g.
+    "Reproduces 9 of 11 paper results (2 not run at this scale); confirms 5 of 6 predictions (1
+    inconclusive); passes 3 of 3 checks — at scale ci." Passes that rule out no alternative
+    (:func:`layerwise.claims.undiscriminated`) are not counted as reproduced or confirmed;
+    failures are said for what they are (:func:`layerwise.claims.count_failures`)."""
+    claims = list(claims)
+    t, weak, failures = tally(claims), undiscriminated(claims), count_failures(claims)
     s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
         _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
         for k, (noun, verb) in SUMMARY_WORDS.items() if sum(t[k].values()))
     return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".") if s else "No claims."
-
-
-def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
-    """:func:`summary_sentence` of claim records: their tally, passes that rule out no
-    alternative not counted, failures said for what they are."""
-    claims = list(claims)
-    return summary_sentence(tally(claims), scale, undiscriminated(claims), count_failures(claims))
 
 
 def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
@@ -227,13 +219,13 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
         for case, c in members:
             if c["status"] == "pass":
                 continue
-            statement = (shared or c["statement"]).rstrip(".")
+            statement, rem = (shared or c["statement"]).rstrip("."), remark(c)
             rows = said.setdefault(c["status"], [])
-            row = next((r for r in rows if r[0] == statement and r[2] == remark(c)), None)
-            if row is None or not case:
-                rows.append((statement, [case] if case else [], remark(c)))
+            same = next((r for r in rows if r[0] == statement and r[2] == rem), None)
+            if same and case:  # a case joins its family's row with the same outcome and remark
+                same[1].append(case)
             else:
-                row[1].append(case)
+                rows.append((statement, [case] if case else [], rem))
     for status, head in (("fail", "Failed"), ("inconclusive", "Inconclusive"),
                          ("skipped", "Not run at this scale")):
         items = [
