@@ -1,9 +1,7 @@
 """The one HTML table of the book's generated pages — the chapters' scorecards
 (:mod:`layerwise.scorecard`), the reproduction dashboard (:mod:`layerwise.dashboard`) and the
-robustness table (:mod:`layerwise.robustness`) — as a single Jinja template.
-
-A cell's content is markup its caller built (a link, a span with its class); plain strings are
-escaped. Rows may carry an ``id`` (a claim's anchor) and a ``class`` (its outcome)."""
+robustness table (:mod:`layerwise.robustness`) — as a single Jinja template: a cell's content is
+markup its caller built (a link, a span with its class) or text it escapes."""
 
 from __future__ import annotations
 
@@ -54,9 +52,7 @@ class Row:
 markup = Markup
 
 
-def table_html(
-    head: Iterable[str], rows: Iterable[Row], *, cls: str, scroll: bool = False
-) -> str:
+def table_html(head: Iterable[str], rows: Iterable[Row], *, cls: str, scroll: bool = False) -> str:
     """The table: header ``head`` (escaped), ``rows``, class ``cls``; inside the theme's scroll
     container when ``scroll``; a plain cell is escaped text (the template's autoescape)."""
     cells = [Row([c if isinstance(c, Cell) else Cell(c) for c in r.cells], r.id, r.cls)
