@@ -304,9 +304,8 @@ def with_evidence(c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping
     if not found:
         return c
     where, rec = found
-    shown = {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}}
-    shown.update(_here=c, _evidence=where, _evidence_status=rec["status"], lean=None)
-    return shown
+    return {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}, "_here": c,
+            "_evidence": where, "_evidence_status": rec["status"], "lean": None}
 
 
 def _controls_html(c: Mapping[str, Any]) -> str:
@@ -440,12 +439,10 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
     cases (:func:`claim_families`) share one statement row, each case a short row of its own."""
     parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
     for kind in KINDS:
-        rows = [c for c in claims if c.get("kind", "checks") == kind]
+        rows = _rows([c for c in claims if c.get("kind", "checks") == kind], kind, anchor_prefix,
+                     tracked)
         if rows:
-            parts.append(
-                f'<p class="lw-kind"><b>{TITLES[kind]}</b> <small>({html.escape(KINDS[kind])})'
-                "</small></p>"
-                + table_html(("outcome", "claim", "measured"), _rows(rows, kind, anchor_prefix,
-                                                                     tracked), cls="lw-scorecard")
-            )
+            parts.append(f'<p class="lw-kind"><b>{TITLES[kind]}</b> <small>('
+                         f"{html.escape(KINDS[kind])})</small></p>"
+                         + table_html(("outcome", "claim", "measured"), rows, cls="lw-scorecard"))
     return '<div class="lw-card">' + "".join(parts) + "</div>"
