@@ -91,9 +91,6 @@ class Control(NamedTuple):
     passed: bool
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "passed": bool(self.passed), "note": self.note}
-
 
 def _refuse(claim_id: str, bad: Any, message: str) -> None:
     """Refuse claim ``claim_id`` with ``message`` when ``bad`` holds."""
@@ -394,7 +391,7 @@ class Claim:
         """The claim's JSON record (:data:`RECORD`): its fields as they are, and the derived ones —
         the rule as a formula, whether it discriminates, the replicates that would decide it, the
         outcome its numbers lean to when skipped, whether its failure is a finding."""
-        controls, alt = [c.to_json() for c in self.controls], self.alternative
+        controls, alt = [c._asdict() for c in self.controls], self.alternative  # checked Controls
         derived = {
             "interval": None if self.interval is None else list(self.interval),
             "confidence": self.confidence if self.interval is not None else None,
