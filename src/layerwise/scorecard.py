@@ -308,21 +308,11 @@ def with_evidence(c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping
             "_evidence": where, "_evidence_status": rec["status"], "lean": None}
 
 
-def _controls_html(c: Mapping[str, Any]) -> str:
-    """A row's controls (✓/✗ with their notes) and the conditions that differ from the paper's."""
-    differ = "; ".join(f"{k} {fmt(v[0])} (paper: {fmt(v[1])})"
-                       for k, v in (c.get("conditions") or {}).items() if v[0] != v[1])
-    out = "<br>" + _span("lw-cond", f"Our conditions differ: {differ}.") if differ else ""
-    for x in c.get("controls") or ():
-        mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
-        note = f": {x['note']}" if x.get("note") else ""
-        out += "<br>" + _span(f"lw-control lw-control-{cls}", f"{mark} {x['kind']} control{note}")
-    return out
-
-
 def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
     """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
-    would decide an undecided claim, what a pass rules out (or why it is not counted)."""
+    would decide an undecided claim, whether a failure is a finding, the conditions that differ
+    from the paper's, the controls (✓/✗ with their notes), what a pass rules out (or why it is not
+    counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c.get("_evidence"):
         at, there = c["min_scale"], f"the tracked evidence in evidence/{c['_evidence']}"
@@ -341,7 +331,14 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
         note += "<br>" + (_span("lw-note lw-unconfirmed",
                                 f"Not a finding: {why} — {not_a_finding_means(c)}.") if why else
                           _span("lw-note lw-finding", "A finding: it survived all three controls."))
-    note += _controls_html(c)
+    differ = "; ".join(f"{k} {fmt(v[0])} (paper: {fmt(v[1])})"
+                       for k, v in (c.get("conditions") or {}).items() if v[0] != v[1])
+    if differ:
+        note += "<br>" + _span("lw-cond", f"Our conditions differ: {differ}.")
+    for x in c.get("controls") or ():
+        mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
+        said = f": {x['note']}" if x.get("note") else ""
+        note += "<br>" + _span(f"lw-control lw-control-{cls}", f"{mark} {x['kind']} control{said}")
     ruled = rules_out(c)
     if ruled:
         note += "<br>" + _span("lw-alt", f"{ruled[0].upper() + ruled[1:]}.")
