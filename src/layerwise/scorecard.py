@@ -28,9 +28,10 @@ from .htmltable import Cell, Row, markup, table_html
 LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive",
           "skipped": "○ skipped"}
 
-#: The scorecard's table per kind: its title.
-TITLES = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested",
-          "checks": "Checks"}
+#: Per kind: the title of its scorecard table, and the noun and verb its summary counts passes by.
+KIND_WORDS = {"reproduces": ("Paper results reproduced", "paper results", "reproduces"),
+              "predicts": ("Predictions tested", "predictions", "confirms"),
+              "checks": ("Checks", "checks", "passes")}
 
 #: How a skipped claim's numbers at this scale would be graded (its ``lean``), in words.
 LEAN = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}
@@ -163,11 +164,6 @@ def failure_words(fails: Mapping[str, int]) -> str:
                      for k, n in groups)
 
 
-#: How :func:`summary_of` counts the passes of each kind: (noun, verb).
-SUMMARY_WORDS = {"reproduces": ("paper results", "reproduces"),
-                 "predicts": ("predictions", "confirms"), "checks": ("checks", "passes")}
-
-
 def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
           fails: Mapping[str, int] | None = None) -> str:
     """One kind's part of :func:`summary_of`: passes of the graded, then what else."""
@@ -192,7 +188,7 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     t, weak, failures = tally(claims), undiscriminated(claims), count_failures(claims)
     s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
         _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
-        for k, (noun, verb) in SUMMARY_WORDS.items() if sum(t[k].values()))
+        for k, (_, noun, verb) in KIND_WORDS.items() if sum(t[k].values()))
     return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".") if s else "No claims."
 
 
@@ -439,7 +435,7 @@ def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix
         rows = _rows([c for c in claims if c.get("kind", "checks") == kind], kind, anchor_prefix,
                      tracked)
         if rows:
-            parts.append(f'<p class="lw-kind"><b>{TITLES[kind]}</b> <small>('
+            parts.append(f'<p class="lw-kind"><b>{KIND_WORDS[kind][0]}</b> <small>('
                          f"{html.escape(KINDS[kind])})</small></p>"
                          + table_html(("outcome", "claim", "measured"), rows, cls="lw-scorecard"))
     return '<div class="lw-card">' + "".join(parts) + "</div>"
