@@ -334,10 +334,8 @@ class Claim:
         if self.comparison == "true":
             return True
         v = self.alternative[0]
-        if isinstance(v, float) and math.isnan(v):
-            return False
         a, b = accepted_set(self.comparison, self.reference, self.tolerance)
-        return not (a < v < b)
+        return not (a < v < b or (isinstance(v, float) and math.isnan(v)))  # NaN excludes nothing
 
     @property
     def passed(self) -> bool | None:

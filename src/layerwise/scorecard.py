@@ -268,9 +268,8 @@ def _measured_html(c: Mapping[str, Any]) -> str:
     meas = html.escape(fmt(c["measured"]))
     if c.get("se") is not None:
         meas += " " + _span("lw-se", f"± {fmt_se(c['se'])}")
-        split = se_split(c)
-        if split:
-            meas += "<br>" + _span("lw-se", f"({split})")
+    if se_split(c):  # '' without an se
+        meas += "<br>" + _span("lw-se", f"({se_split(c)})")
     if c.get("interval") is not None:
         lo, hi = c["interval"]
         level = f"{100 * c['confidence']:g}\u00a0%"  # "99 %" kept on one line
