@@ -233,8 +233,9 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
     return text
 
 
-def claim_families(claims: list[Mapping[str, Any]],
-                   ) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
+def claim_families(
+    claims: list[Mapping[str, Any]],
+) -> list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]]:
     """Claims made of several cases (``case=`` of :meth:`layerwise.claims.Ledger.claim`,
     statement ``"<case>: <shared>"``), grouped: the cases of one shared statement make one family,
     in the order of its first case. Returns ``[(shared or None, [(case, claim)])]``; a claim
@@ -290,8 +291,8 @@ EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval"
                    "controls", "conditions", "note", "comparison", "reference", "tol")
 
 
-def with_evidence(c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None,
-                  ) -> Mapping[str, Any]:
+def with_evidence(c: Mapping[str, Any],
+                  tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None) -> Mapping[str, Any]:
     """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence of
     its scale decides is shown with the evidence's value, interval, note, controls and conditions
     (what the decision rests on), this run's value kept as ``_here``; else the record itself."""
