@@ -403,7 +403,7 @@ class Claim:
         return {k: derived[k] if k in derived else getattr(self, k) for k in RECORD}
 
 
-#: The keywords of :meth:`Ledger.claim`; the first four are required.
+#: The keywords a claim must give, and all :meth:`Ledger.claim` reads (sorted, as refusals list).
 REQUIRED = ("kind", "measured", "why", "source")
 KEYWORDS = sorted(REQUIRED + (
     "reference", "tol", "comparison", "se", "dof", "n", "interval", "confidence", "min_scale",
