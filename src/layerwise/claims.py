@@ -311,7 +311,8 @@ class Claim:
         for name, pair in conditions.items():
             refuse(not (isinstance(pair, (list, tuple)) and len(pair) == 2),
                    f"conditions[{name!r}] must be (ours, paper's), got {pair!r}")
-        self.conditions = {str(k): [_num(v) for v in pair] for k, pair in conditions.items()}
+        self.conditions = {str(k): [v if isinstance(v, str) else _num(v) for v in pair]
+                           for k, pair in conditions.items()}
         if self.n is None and self.dof is not None:
             self.n = int(self.dof) + 1  # a mean's t: n − 1 degrees of freedom
         replicates = dict(self.replicates or {})  # {scale: replicates it runs}
