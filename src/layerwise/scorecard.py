@@ -288,7 +288,8 @@ def _measured_html(c: Mapping[str, Any]) -> str:
 
 #: The fields of a tracked evidence record a skipped claim's row shows instead of this run's.
 EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval", "confidence",
-                   "controls", "conditions", "note", "comparison", "reference", "tol")
+                   "controls", "conditions", "note", "comparison", "reference", "tolerance",
+                   "rule", "justification")
 
 
 def with_evidence(c: Mapping[str, Any],
