@@ -1118,6 +1118,11 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
     assert "Run at paper in the tracked evidence in evidence/paper-x and undecided there too" in (
         undecided)
 
+    # the evidence's margin and its justification (its rule), not this scale's
+    wider = {**rec, "tolerance": 0.3, "rule": "|x − 1| ≤ 0.3", "justification": "200 runs"}
+    page = led.to_html({"later": ("paper-x", wider)})
+    assert "|x − 1| ≤ 0.3" in page and "200 runs" in page and "≤ 0.1" not in page
+
 
 def test_the_carried_note_is_a_sentence_of_its_own(tmp_path):
     from layerwise.chapter import Chapter
