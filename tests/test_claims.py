@@ -138,14 +138,15 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     c = make(led, id="c", kind="predicts", measured=1.0, se=0.5, reference=1.2, tol=0.1)
     d = make(led, id="d", kind="checks", measured=1.0, reference=1.0, tol=0.1)
     assert a.status == "skipped" and a.passed is None
-    assert b.status == "fail" and led.failed == [b]
+    assert b.status == "fail" and [x for x in led.claims if x.status == "fail"] == [b]
     assert c.status == "inconclusive" and c.passed is False
     assert d.status == "pass" and d.passed is True
-    assert led.counts() == {"pass": 1, "fail": 1, "inconclusive": 1, "skipped": 1}
-    t = led.tally()
+    assert claims.tally_outcomes(led.records()) == {
+        "pass": 1, "fail": 1, "inconclusive": 1, "skipped": 1}
+    t = claims.tally(led.records())
     assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}
     assert t["predicts"]["inconclusive"] == 1 and t["checks"]["pass"] == 1
-    line = led.summary()
+    line = claims.summary_of(led.records(), led.scale)
     assert line.startswith(
         "Reproduces 0 of 1 paper results (1 failed: not a finding until its controls pass, "
         "1 not run at this scale)"
@@ -180,8 +181,8 @@ def test_tally_of_json_records_matches_the_ledger():
             comparison="le",
         )
     records = json.loads(json.dumps([c.to_json() for c in led.claims]))
-    assert claims.tally(records) == led.tally()
-    assert claims.tally_outcomes(records) == led.counts()
+    assert claims.tally(records) == claims.tally(led.records())
+    assert claims.tally_outcomes(records) == claims.tally_outcomes(led.records())
 
 
 @pytest.mark.parametrize(
@@ -553,7 +554,7 @@ def test_an_alternative_outside_the_accepted_set_is_ruled_out_by_a_pass():
     assert rec["alternative"] == {"value": 1.0, "label": "the variance-preserving σ_w² = 1"}
     assert claims.rules_out(rec) == "rules out the variance-preserving σ_w² = 1 (1)"
     assert "Rules out the variance-preserving" in led.to_html()
-    assert led.summary().startswith("Reproduces 1 of 1 paper results")
+    assert claims.summary_of(led.records(), led.scale).startswith("Reproduces 1 of 1 paper results")
 
 
 @pytest.mark.parametrize("alternative", [None, (1.7, "a value inside the margin")])
@@ -573,7 +574,7 @@ def test_a_pass_that_cannot_exclude_its_alternative_is_not_counted(alternative):
     assert c.status == "pass" and c.discriminates is False
     assert claims.rules_out(c.to_json()) == ""
     assert claims.undiscriminated([c.to_json()]) == {"reproduces": 1, "predicts": 0, "checks": 0}
-    assert led.summary().startswith(
+    assert claims.summary_of(led.records(), led.scale).startswith(
         "Reproduces 0 of 1 paper results (1 passes without ruling out an alternative"
     )
     assert "Not discriminating" in led.to_html()
@@ -1038,7 +1039,7 @@ def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
     assert unconfirmed_reason(two) == "no conditions control"
     assert unconfirmed_reason(bad) == "the reference control failed"
     assert unconfirmed_reason(full) == ""
-    line = led.summary()
+    line = claims.summary_of(led.records(), led.scale)
     assert "4 failed: 1 is a finding, 3 are not findings until their controls pass" in line
     page = led.to_html()
     assert page.count("Not a finding:") == 3 and page.count("A finding: it survived") == 1
@@ -1116,6 +1117,11 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
     assert "Decided at" not in undecided
     assert "Run at paper in the tracked evidence in evidence/paper-x and undecided there too" in (
         undecided)
+
+    # the evidence's margin and its justification (its rule), not this scale's
+    wider = {**rec, "tolerance": 0.3, "rule": "|x − 1| ≤ 0.3", "justification": "200 runs"}
+    page = led.to_html({"later": ("paper-x", wider)})
+    assert "|x − 1| ≤ 0.3" in page and "200 runs" in page and "≤ 0.1" not in page
 
 
 def test_the_carried_note_is_a_sentence_of_its_own(tmp_path):
@@ -1239,7 +1245,7 @@ def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
               tol=0.1, why="w", source="s", alternative=(0.0, "zero"), min_scale="paper")
     led.claim("p", "w holds", kind="checks", measured=True, comparison="true", why="w", source="s")
     text = outcomes_sentence([c.to_json() for c in led.claims], "default")
-    assert text.startswith(led.summary())
+    assert text.startswith(claims.summary_of(led.records(), led.scale))
     assert ("Failed: x is 1 (not a finding: no reference, estimator or conditions control); "
             "x is 1 (a finding).") in text
     assert "Inconclusive: y is 2." in text

@@ -5,11 +5,9 @@ A claim is a quantitative statement a chapter makes, in code: what was measured 
 uncertainty, when it has one), what it is compared with (a paper's value, a prediction, a bound),
 by which rule, with which margin and why that margin is honest at the scale the chapter ran at.
 
-**Kinds.** ``reproduces``: a number, curve, panel or statement of a paper or of its authors'
-published data (the source names the figure, equation, table or array); ``predicts``: a
-theoretical prediction — the paper's or one derived in the chapter — against our measurement;
-``checks``: an identity, conservation law or consistency of two computations of ours, kept in the
-book only when a reader learns from it (round-off identities are unit tests, not claims).
+**Kinds** (:data:`KINDS`): a ``reproduces`` claim's source names the figure, equation, table or
+array; a ``checks`` claim is kept only when a reader learns from it (round-off identities are unit
+tests, not claims).
 
 **Outcomes.** The rule (``comparison`` with ``reference`` and the margin ``tol``) defines an
 accepted set A of values, an interval.  A measurement with a standard error ``se`` (and ``dof``
@@ -41,15 +39,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .formatting import fmt, join_sentences
-from .formatting import fmt_se as fmt_se  # how numbers print, importable from here too
-from .formatting import scientific as scientific
-from .formatting import significant as significant
+from .formatting import fmt, fmt_se, join_sentences, significant  # noqa: F401 (importable here)
 from .params import ParameterError, check_choice, check_scale, scale_rank
 
 #: How ``measured`` is compared with ``reference`` and the margin ``tol`` (the accepted set A).
@@ -75,31 +71,31 @@ KINDS: dict[str, str] = {
 OUTCOMES: tuple[str, ...] = ("pass", "fail", "inconclusive", "skipped")
 
 #: The three controls a disagreement must survive before it is a finding (SPEC §1 "Findings and
-#: their controls"), in the order scorecards list them.
+#: their controls"), in the order scorecards list them, and when each passes.
 CONTROL_KINDS: dict[str, str] = {
-    "reference": "the claim's own rule applied to the authors' data or the paper's stated numbers",
-    "estimator": "the estimator recovers a known answer from synthetic data under the same design",
-    "conditions": "our conditions (input, width, batch, depth, training) beside the paper's",
+    "reference": "the authors' own data (or the paper's stated number) satisfy the claim's rule — "
+    "a shape the authors' arrays fail is a misreading of the paper, not a finding",
+    "estimator": "the estimator behind the claim recovers a known answer from synthetic data under "
+    "the same design (grid and its ceiling, fit window, replicates)",
+    "conditions": "our conditions (input, width, batch, depth, training) match the paper's in "
+    "every respect the chapter measured to matter — else the paper's result is carried to ours",
 }
 
 
 class Control(NamedTuple):
-    """The outcome of one control of a claim: ``kind`` one of :data:`CONTROL_KINDS`, ``passed``
-    computed by the chapter's code (never typed), ``note`` what was done and what came out.
-
-    * ``reference`` passes when the authors' own data (or the paper's stated number) satisfy the
-      claim's rule — a shape the authors' arrays fail is a misreading of the paper, not a finding;
-    * ``estimator`` passes when the estimator behind the claim recovers a known answer from
-      synthetic data under the same design (grid and its ceiling, fit window, replicates);
-    * ``conditions`` passes when our conditions match the paper's in every respect the chapter
-      measured to matter — otherwise the claim is the paper's result carried to our conditions."""
+    """The outcome of one control of a claim: ``kind`` one of :data:`CONTROL_KINDS` (when each
+    passes), ``passed`` computed by the chapter's code (never typed), ``note`` what was done and
+    what came out."""
 
     kind: str
     passed: bool
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "passed": bool(self.passed), "note": self.note}
+
+def _refuse(claim_id: str, bad: Any, message: str) -> None:
+    """Refuse claim ``claim_id`` with ``message`` when ``bad`` holds."""
+    if bad:
+        raise ParameterError(f"claim {claim_id}: {message}")
 
 
 def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, ...]:
@@ -111,32 +107,13 @@ def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, .
             c = Control(c.get("kind"), c.get("passed"), c.get("note", ""))
         elif not isinstance(c, Control):
             c = Control(*c)
-        if c.kind not in CONTROL_KINDS:
-            raise ParameterError(
-                f"claim {claim_id}: control kind={c.kind!r} is not allowed; choose one of: "
-                + ", ".join(map(repr, CONTROL_KINDS))
-            )
-        if not isinstance(c.passed, (bool, np.bool_)):
-            raise ParameterError(
-                f"claim {claim_id}: control {c.kind!r} needs passed=True or False (computed), "
-                f"got {c.passed!r}"
-            )
-        if any(o.kind == c.kind for o in out):
-            raise ParameterError(f"claim {claim_id}: control {c.kind!r} is given twice")
+        _refuse(claim_id, c.kind not in CONTROL_KINDS, f"control kind={c.kind!r} is not allowed; "
+                "choose one of: " + ", ".join(map(repr, CONTROL_KINDS)))
+        _refuse(claim_id, not isinstance(c.passed, (bool, np.bool_)),
+                f"control {c.kind!r} needs passed=True or False (computed), got {c.passed!r}")
+        _refuse(claim_id, any(o.kind == c.kind for o in out), f"control {c.kind!r} is given twice")
         out.append(Control(c.kind, bool(c.passed), str(c.note or "").strip()))
     return tuple(sorted(out, key=lambda c: list(CONTROL_KINDS).index(c.kind)))
-
-
-def _conditions(claim_id: str, conditions: Mapping[str, Any] | None) -> dict[str, list[Any]]:
-    """``{name: [ours, paper's]}`` from ``{name: (ours, paper's)}``, values as JSON plain types."""
-    out: dict[str, list[Any]] = {}
-    for name, pair in (conditions or {}).items():
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
-            raise ParameterError(
-                f"claim {claim_id}: conditions[{name!r}] must be (ours, paper's), got {pair!r}"
-            )
-        out[str(name)] = [v if isinstance(v, str) else _num(v) for v in pair]
-    return out
 
 
 def is_finding(c: Mapping[str, Any]) -> bool:
@@ -165,9 +142,7 @@ def _num(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_num(v) for v in x]
     try:
-        if isinstance(x, np.bool_):
-            return bool(x)
-        return float(x)
+        return bool(x) if isinstance(x, np.bool_) else float(x)
     except (TypeError, ValueError):
         return str(x)
 
@@ -180,15 +155,8 @@ def quantile(confidence: float, dof: float | None = None) -> float:
     return t_quantile(confidence, dof)
 
 
-def replicates_to_decide(
-    mean: float,
-    se: float | None,
-    n: int | None,
-    edges: Iterable[float],
-    confidence: float = 0.99,
-    *,
-    start: int | None = None,
-) -> int | None:
+def replicates_to_decide(mean: float, se: float | None, n: int | None, edges: Iterable[float],
+                         confidence: float = 0.99, *, start: int | None = None) -> int | None:
     """The smallest number of replicates k ≥ ``start`` (default ``n``, at least 2) at which a mean
     over ``n`` replicates with the same value and spread (se·√n) would put its whole t interval
     (``confidence``, k − 1 d.o.f.) on one side of the nearest finite of ``edges``: the smallest k
@@ -218,18 +186,13 @@ def replicates_to_decide(
 
 def accepted_set(comparison: str, reference: Any, tol: float | None) -> tuple[float, float]:
     """The interval A of values that satisfy the rule (``-inf``/``inf`` for one-sided rules)."""
-    t = tol or 0.0
-    if comparison == "abs":
-        return reference - t, reference + t
-    if comparison == "rel":
-        return reference - t * abs(reference), reference + t * abs(reference)
-    if comparison == "le":
-        return -math.inf, reference + t
-    if comparison == "ge":
-        return reference - t, math.inf
     if comparison == "between":
         return float(reference[0]), float(reference[1])
-    raise ParameterError(f"comparison={comparison!r} has no accepted interval")
+    if comparison not in ("abs", "rel", "le", "ge"):
+        raise ParameterError(f"comparison={comparison!r} has no accepted interval")
+    half = (tol or 0.0) * (abs(reference) if comparison == "rel" else 1)  # ref ± half
+    return (-math.inf if comparison == "le" else reference - half,
+            math.inf if comparison == "ge" else reference + half)
 
 
 def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
@@ -241,28 +204,24 @@ def grade(interval: tuple[float, float], accepted: tuple[float, float]) -> str:
         return "fail"
     if a <= lo and hi <= b:
         return "pass"
-    if hi < a or lo > b:
-        return "fail"
-    return "inconclusive"
+    return "fail" if hi < a or lo > b else "inconclusive"
 
 
-def outcome(
-    measured: float,
-    comparison: str,
-    reference: Any,
-    tol: float | None = 0.0,
-    *,
-    se: float | None = None,
-    dof: float | None = None,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> str:
-    """The outcome the ledger gives a claim with these
-    numbers — ``pass``, ``fail`` or ``inconclusive`` (its t interval measured ± t·se against
-    the rule's accepted set; a point without ``se``), for a chapter that words its prose or
-    a claim's note before recording the claim."""
+def outcome(measured: float, comparison: str, reference: Any, tol: float | None = 0.0, *,
+            se: float | None = None, dof: float | None = None,
+            confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The outcome the ledger gives a claim with these numbers — ``pass``, ``fail`` or
+    ``inconclusive`` (its t interval measured ± t·se against the rule's accepted set; a point
+    without ``se``), for a chapter that words its prose or a claim's note before recording it."""
     half = 0.0 if se is None else quantile(confidence, dof) * se
     return grade((measured - half, measured + half), accepted_set(comparison, reference, tol))
 
+
+#: The fields of a claim's JSON record, in the order the results files write them.
+RECORD = ("id", "kind", "statement", "case", "measured", "se", "reference_se", "dof", "n",
+          "interval", "confidence", "reference", "tolerance", "comparison", "rule", "justification",
+          "source", "min_scale", "note", "alternative", "discriminates", "replicates_to_decide",
+          "replicates", "controls", "conditions", "lean", "status", "finding", "passed")
 
 
 @dataclass
@@ -295,102 +254,75 @@ class Claim:
     status: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
+        """Check the claim (each refusal names the claim and the keyword to fix), bring its
+        numbers to plain floats, derive the interval from ``se`` and grade it."""
+        refuse = partial(_refuse, self.id)
         check_choice("kind", self.kind, KINDS)
         check_choice("comparison", self.comparison, COMPARISONS)
         check_scale(self.min_scale)
-        if self.comparison in ("abs", "rel") and self.tolerance is None:
-            raise ParameterError(
-                f"claim {self.id}: comparison={self.comparison!r} needs a margin "
-                "tol >= 0 (0 allowed)"
-            )
-        if self.tolerance is not None and not self.tolerance >= 0:
-            raise ParameterError(
-                f"claim {self.id}: tol={self.tolerance!r} must be >= 0; the margin is part of the "
-                "rule — "
-                "put the measurement's uncertainty in se= or interval="
-            )
-        if self.comparison == "between" and (
-            not isinstance(self.reference, (list, tuple))
-            or len(self.reference) != 2
-            or self.reference[0] > self.reference[1]
-        ):
-            raise ParameterError(
-                f"claim {self.id}: comparison='between' needs reference=(lo, hi) with lo <= hi"
-            )
-        if self.comparison not in ("between", "true") and not isinstance(
-            _num(self.reference), float
-        ):
-            raise ParameterError(
-                f"claim {self.id}: comparison={self.comparison!r} needs a numeric reference"
-            )
-        if not self.justification.strip():
-            raise ParameterError(
-                f"claim {self.id}: every claim needs a justification of its rule and margin (why=)"
-            )
-        if not self.source.strip():
-            raise ParameterError(
-                f"claim {self.id}: every claim needs a source (paper and "
-                "figure/equation/table, or 'ours: …')"
-            )
-        if self.se is not None and self.interval is not None:
-            raise ParameterError(
-                f"claim {self.id}: give the uncertainty as se= or as interval=, not both"
-            )
-        if self.comparison == "true" and (self.se is not None or self.interval is not None):
-            raise ParameterError(f"claim {self.id}: comparison='true' takes no uncertainty")
-        if self.se is not None and not float(self.se) >= 0:
-            raise ParameterError(f"claim {self.id}: se={self.se!r} must be a non-negative number")
-        if self.dof is not None and self.se is None:
-            raise ParameterError(f"claim {self.id}: dof= qualifies a standard error; give se= too")
-        if self.reference_se is not None and (
-            self.se is None or not 0 <= float(self.reference_se) <= float(self.se)
-        ):
-            raise ParameterError(
-                f"claim {self.id}: reference_se={self.reference_se!r} is the published part of "
-                "se= and must lie between 0 and se"
-            )
+        comp, ref, tol, se = self.comparison, self.reference, self.tolerance, self.se
+        refuse(comp in ("abs", "rel") and tol is None,
+               f"comparison={comp!r} needs a margin tol >= 0 (0 allowed)")
+        refuse(tol is not None and not tol >= 0,
+               f"tol={tol!r} must be >= 0; the margin is part of the rule — put the measurement's "
+               "uncertainty in se= or interval=")
+        refuse(comp == "between" and (not isinstance(ref, (list, tuple)) or len(ref) != 2
+                                      or ref[0] > ref[1]),
+               "comparison='between' needs reference=(lo, hi) with lo <= hi")
+        refuse(comp not in ("between", "true") and not isinstance(_num(ref), float),
+               f"comparison={comp!r} needs a numeric reference")
+        refuse(not self.justification.strip(),
+               "every claim needs a justification of its rule and margin (why=)")
+        refuse(not self.source.strip(),
+               "every claim needs a source (paper and figure/equation/table, or 'ours: …')")
+        refuse(se is not None and self.interval is not None,
+               "give the uncertainty as se= or as interval=, not both")
+        refuse(comp == "true" and (se is not None or self.interval is not None),
+               "comparison='true' takes no uncertainty")
+        refuse(se is not None and not float(se) >= 0, f"se={se!r} must be a non-negative number")
+        refuse(self.dof is not None and se is None, "dof= qualifies a standard error; give se= too")
+        refuse(self.reference_se is not None
+               and (se is None or not 0 <= float(self.reference_se) <= float(se)),
+               f"reference_se={self.reference_se!r} is the published part of se= and must lie "
+               "between 0 and se")
         self.confidence = float(self.confidence)
         quantile(self.confidence, self.dof)  # validates confidence and dof
         self.measured, self.reference = _num(self.measured), _num(self.reference)
-        self.tolerance = None if self.tolerance is None else float(self.tolerance)
-        self.se = None if self.se is None else float(self.se)
-        self.dof = None if self.dof is None else float(self.dof)
+        self.tolerance, self.se, self.dof = (
+            None if v is None else float(v) for v in (tol, se, self.dof))
         if self.interval is not None:
             lo, hi = (float(v) for v in self.interval)
-            if not lo <= hi:
-                raise ParameterError(
-                    f"claim {self.id}: interval={self.interval!r} must be (lo, hi) with lo <= hi"
-                )
+            refuse(not lo <= hi, f"interval={self.interval!r} must be (lo, hi) with lo <= hi")
             self.interval = (lo, hi)
         elif self.se is not None and isinstance(self.measured, float):
             q = quantile(self.confidence, self.dof)
             self.interval = (self.measured - q * self.se, self.measured + q * self.se)
-        if self.alternative is not None:
-            if not (
-                isinstance(self.alternative, (list, tuple))
-                and len(self.alternative) == 2
-                and isinstance(self.alternative[1], str)
-                and self.alternative[1].strip()
-            ):
-                raise ParameterError(
-                    f"claim {self.id}: alternative= must be (value, 'what the "
-                    "value is'), "
-                    f"got {self.alternative!r}"
-                )
-            value = _num(self.alternative[0])
-            if self.comparison != "true" and not isinstance(value, float):
-                raise ParameterError(
-                    f"claim {self.id}: alternative value {self.alternative[0]!r} "
-                    "must be a number "
-                    f"for comparison={self.comparison!r}"
-                )
-            self.alternative = (value, self.alternative[1].strip())
+        alt = self.alternative
+        if alt is not None:
+            refuse(not (isinstance(alt, (list, tuple)) and len(alt) == 2
+                        and isinstance(alt[1], str) and alt[1].strip()),
+                   f"alternative= must be (value, 'what the value is'), got {alt!r}")
+            value = _num(alt[0])
+            refuse(comp != "true" and not isinstance(value, float),
+                   f"alternative value {alt[0]!r} must be a number for comparison={comp!r}")
+            self.alternative = (value, alt[1].strip())
         self.controls = _controls(self.id, self.controls)
-        self.conditions = _conditions(self.id, self.conditions)
+        conditions = dict(self.conditions or {})  # {name: (ours, paper's)}
+        for name, pair in conditions.items():
+            refuse(not (isinstance(pair, (list, tuple)) and len(pair) == 2),
+                   f"conditions[{name!r}] must be (ours, paper's), got {pair!r}")
+        self.conditions = {str(k): [v if isinstance(v, str) else _num(v) for v in pair]
+                           for k, pair in conditions.items()}
         if self.n is None and self.dof is not None:
             self.n = int(self.dof) + 1  # a mean's t: n − 1 degrees of freedom
-        self.replicates = _replicates(self.id, self.replicates)
-        self.status = "skipped" if self.skipped else self.evaluate()
+        replicates = dict(self.replicates or {})  # {scale: replicates it runs}
+        for scale, k in replicates.items():
+            check_scale(scale)
+            refuse(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1,
+                   f"replicates[{scale!r}]={k!r} must be a whole number >= 1")
+        self.replicates = {scale: int(k) for scale, k in replicates.items()}
+        skipped = scale_rank(self.scale) < scale_rank(self.min_scale)
+        self.status = "skipped" if skipped else self.evaluate()
 
     @property
     def discriminates(self) -> bool | None:
@@ -403,14 +335,8 @@ class Claim:
         if self.comparison == "true":
             return True
         v = self.alternative[0]
-        if isinstance(v, float) and math.isnan(v):
-            return False
         a, b = accepted_set(self.comparison, self.reference, self.tolerance)
-        return not (a < v < b)
-
-    @property
-    def skipped(self) -> bool:
-        return scale_rank(self.scale) < scale_rank(self.min_scale)
+        return not (a < v < b or (isinstance(v, float) and math.isnan(v)))  # NaN excludes nothing
 
     @property
     def passed(self) -> bool | None:
@@ -431,20 +357,13 @@ class Claim:
         return grade(interval, accepted_set(self.comparison, self.reference, self.tolerance))
 
     def replicates_to_decide(self) -> int | None:
-        """For an inconclusive claim whose uncertainty is a standard error of a mean over
-        ``n`` replicates (an Estimate's own n, else dof + 1): the n′ at which the same mean and
-        spread (se·√(n/n′)) would put the whole t interval on one side of the nearest edge of the
-        accepted set — the sample size that would decide it (None otherwise, or when the mean
-        sits on an edge). A claim skipped at this scale (graded from a larger one) gets it too
-        when its numbers here, graded as if it were not skipped, are inconclusive: what this
-        scale would need to decide it."""
+        """For an inconclusive claim whose uncertainty is the standard error of a mean over ``n``
+        replicates: the smallest n′ > n at which the same mean and spread would decide it
+        (:func:`replicates_to_decide` against the accepted set's edges; None otherwise). A claim
+        skipped here gets it when its numbers, graded as if not skipped, are inconclusive."""
         outcome = self.evaluate() if self.status == "skipped" else self.status
-        if (
-            outcome != "inconclusive"
-            or self.se is None
-            or self.dof is None
-            or not isinstance(self.measured, float)
-        ):
+        if (outcome != "inconclusive" or self.se is None or self.dof is None
+                or not isinstance(self.measured, float)):
             return None
         edges = accepted_set(self.comparison, self.reference, self.tolerance)
         # inconclusive with n replicates (whatever the t's d.o.f.): the search starts above n
@@ -455,182 +374,41 @@ class Claim:
         """The rule as a formula, with the reference and margin filled in (a negative value in
         parentheses: ``|x − (−1)| ≤ 0.5``); :func:`layerwise.scorecard.rule_words` says it in
         words."""
-        r, t = self.reference, fmt(self.tolerance or 0.0)
-
-        def v(x: float) -> str:
-            return f"({fmt(x)})" if x < 0 else fmt(x)
-
-        if self.comparison == "abs":
-            return f"|x − {v(r)}| ≤ {t}" if self.tolerance else f"x = {fmt(r)}"
-        if self.comparison == "rel":
-            return f"|x − {v(r)}| ≤ {t}·|{fmt(r)}|"
-        if self.comparison == "le":
-            return f"x ≤ {fmt(r + (self.tolerance or 0.0))}"
-        if self.comparison == "ge":
-            return f"x ≥ {fmt(r - (self.tolerance or 0.0))}"
-        if self.comparison == "between":
+        r, t, comp = self.reference, self.tolerance or 0.0, self.comparison
+        if comp in ("le", "ge"):
+            return f"x ≤ {fmt(r + t)}" if comp == "le" else f"x ≥ {fmt(r - t)}"
+        if comp == "between":
             return f"{fmt(r[0])} ≤ x ≤ {fmt(r[1])}"
-        return "x is true"
+        if comp not in ("abs", "rel"):
+            return "x is true"
+        if comp == "abs" and not self.tolerance:
+            return f"x = {fmt(r)}"
+        near = f"|x − {f'({fmt(r)})' if r < 0 else fmt(r)}| ≤ {fmt(t)}"
+        return near + (f"·|{fmt(r)}|" if comp == "rel" else "")
 
     def to_json(self) -> dict[str, Any]:
-        controls = [c.to_json() for c in self.controls]
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "statement": self.statement,
-            "case": self.case,
-            "measured": self.measured,
-            "se": self.se,
-            "reference_se": self.reference_se,
-            "dof": self.dof,
-            "n": self.n,
+        """The claim's JSON record (:data:`RECORD`): its fields as they are, and the derived ones —
+        the rule as a formula, whether it discriminates, the replicates that would decide it, the
+        outcome its numbers lean to when skipped, whether its failure is a finding."""
+        controls, alt = [c._asdict() for c in self.controls], self.alternative  # checked Controls
+        derived = {
             "interval": None if self.interval is None else list(self.interval),
             "confidence": self.confidence if self.interval is not None else None,
-            "reference": self.reference,
-            "tolerance": self.tolerance,
-            "comparison": self.comparison,
             "rule": self.rule(),
-            "justification": self.justification,
-            "source": self.source,
-            "min_scale": self.min_scale,
-            "note": self.note,
-            "alternative": None
-            if self.alternative is None
-            else {"value": self.alternative[0], "label": self.alternative[1]},
-            "discriminates": self.discriminates,
+            "alternative": None if alt is None else {"value": alt[0], "label": alt[1]},
             "replicates_to_decide": self.replicates_to_decide(),
-            "replicates": self.replicates,
             "controls": controls,
-            "conditions": self.conditions,
             "lean": self.evaluate() if self.status == "skipped" else None,
-            "status": self.status,
             "finding": is_finding({"status": self.status, "controls": controls}),
-            "passed": self.passed,
         }
+        return {k: derived[k] if k in derived else getattr(self, k) for k in RECORD}
 
 
-def _replicates(claim_id: str, replicates: Mapping[str, Any] | None) -> dict[str, int]:
-    """``{scale: replicates it runs}`` checked: known scales, positive whole numbers."""
-    out = {}
-    for scale, k in (replicates or {}).items():
-        check_scale(scale)
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ParameterError(
-                f"claim {claim_id}: replicates[{scale!r}]={k!r} must be a whole number >= 1"
-            )
-        out[scale] = int(k)
-    return out
-
-
-@dataclass(frozen=True)
-class ClaimOptions:
-    """What a chapter says about one claim: the keywords of :meth:`Ledger.claim`, read and checked
-    once (:meth:`read`) before the claim is graded.
-
-    ``kind`` is one of :data:`KINDS`; ``measured`` the value (or a
-    :class:`layerwise.stats.Estimate`, which carries its se, dof, n and interval); ``reference``,
-    ``comparison`` (:data:`COMPARISONS`) and ``tol`` the rule and its margin (what "agrees"
-    means); ``se``/``dof`` or ``interval`` the measurement's uncertainty at level ``confidence``
-    (default the ledger's); ``why`` justifies both at this scale; ``source`` the paper and figure,
-    equation or table (or "ours: …"); ``min_scale`` the smallest scale that grades it.
-    ``note`` says why a claim that is not expected to pass at this scale does not; ``caveat`` is a
-    note recorded only when the numbers do not pass the rule (graded as if the claim were not
-    skipped). ``alternative`` is ``(value, "what it is")``: the credible alternative the rule must
-    exclude (see the module docstring). ``case`` names the case of a claim made of several
-    (``"depth 2"``): its statement is then the part the cases share, recorded as
-    ``"<case>: <statement>"`` (:func:`layerwise.scorecard.claim_families`). ``controls``
-    (:class:`Control` entries: reference, estimator, conditions) record what a disagreement
-    survived — a fail is a *finding* only when all three passed; ``conditions`` maps a condition
-    to ``(ours, paper's)``. ``replicates`` maps a scale to the replicates it runs
-    (``{"paper": 64}``), so that a claim graded only at a larger scale says whether that scale
-    can decide it; ``n`` is the number of replicates behind ``se`` (an Estimate's own)."""
-
-    kind: str
-    measured: Any
-    why: str
-    source: str
-    reference: Any = None
-    tol: float | None = None
-    comparison: str = "abs"
-    se: float | None = None
-    dof: float | None = None
-    n: int | None = None
-    interval: tuple[float, float] | None = None
-    reference_se: float | None = None
-    confidence: float | None = None
-    min_scale: str = "ci"
-    note: str = ""
-    caveat: str = ""
-    alternative: tuple[Any, str] | None = None
-    case: str = ""
-    controls: Iterable[Any] | None = None
-    conditions: Mapping[str, Any] | None = None
-    replicates: Mapping[str, int] | None = None
-
-    @classmethod
-    def read(cls, claim_id: str, options: Mapping[str, Any]) -> ClaimOptions:
-        """The options of claim ``claim_id`` from a chapter's keywords: unknown or missing ones
-        refused by name, an Estimate unpacked (it carries its own uncertainty: no se=, dof= or
-        interval= beside it)."""
-        names = {f.name for f in fields(cls)} - {"reference_se"}
-        unknown = sorted(set(options) - names)
-        if unknown:
-            raise ParameterError(
-                f"claim {claim_id}: {', '.join(unknown)} is not a claim keyword; choose from: "
-                + ", ".join(sorted(names))
-            )
-        missing = [k for k in ("kind", "measured", "why", "source") if k not in options]
-        if missing:
-            raise ParameterError(f"claim {claim_id}: give {', '.join(k + '=' for k in missing)}")
-        kw = dict(options)
-        from .stats import Estimate
-
-        if isinstance(kw["measured"], Estimate):  # one estimate type from stats to the ledger
-            if any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")):
-                raise ParameterError(
-                    f"claim {claim_id}: measured= is an Estimate, which carries its own se and "
-                    "dof; give no se=, dof=, n= or interval="
-                )
-            e = kw["measured"]
-            kw.update(measured=e.mean, se=e.se, dof=e.dof, n=e.n, interval=e.interval,
-                      reference_se=e.reference_se)
-        case = kw.get("case", "")
-        if case and (not isinstance(case, str) or ": " in case):
-            raise ParameterError(
-                f"claim {claim_id}: case={case!r} must be a short label without ': '"
-            )
-        return cls(**kw)
-
-    def claim(self, claim_id: str, statement: str, scale: str, confidence: float) -> Claim:
-        """The graded claim at ``scale`` (``confidence`` unless the options set their own)."""
-        c = Claim(
-            claim_id,
-            f"{self.case}: {statement}" if self.case else statement,
-            self.kind,
-            self.measured,
-            self.reference,
-            self.tol,
-            self.comparison,
-            self.why,
-            self.source,
-            self.min_scale,
-            scale,
-            se=self.se,
-            dof=self.dof,
-            interval=self.interval,
-            confidence=confidence if self.confidence is None else self.confidence,
-            note=self.note,
-            alternative=self.alternative,
-            reference_se=self.reference_se,
-            case=self.case,
-            controls=tuple(self.controls or ()),
-            conditions=dict(self.conditions or {}),
-            n=self.n,
-            replicates=dict(self.replicates or {}),
-        )
-        if self.caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
-            c.note = join_sentences(self.note, self.caveat)
-        return c
+#: The keywords a claim must give, and all :meth:`Ledger.claim` reads (sorted, as refusals list).
+REQUIRED = ("kind", "measured", "why", "source")
+KEYWORDS = sorted(REQUIRED + (
+    "reference", "tol", "comparison", "se", "dof", "n", "interval", "confidence", "min_scale",
+    "note", "caveat", "alternative", "case", "controls", "conditions", "replicates"))
 
 
 class Ledger:
@@ -643,34 +421,60 @@ class Ledger:
         self.claims: list[Claim] = []
 
     def claim(self, id: str, statement: str, **options: Any) -> Claim:
-        """Record and grade one claim; ``options`` are the keywords :class:`ClaimOptions`
-        describes (``kind=``, ``measured=``, ``why=``, ``source=`` required)."""
+        """Record and grade one claim; unknown or missing keywords are refused by name.
+
+        ``kind`` is one of :data:`KINDS`; ``measured`` the value (or a
+        :class:`layerwise.stats.Estimate`, which carries its se, dof, n and interval: no se=,
+        dof=, n= or interval= beside it); ``reference``, ``comparison`` (:data:`COMPARISONS`,
+        default ``abs``) and ``tol`` the rule and its margin (what "agrees" means); ``se``/``dof``
+        or ``interval`` the measurement's uncertainty at level ``confidence`` (default the
+        ledger's); ``why`` justifies both at this scale; ``source`` the paper and figure, equation
+        or table (or "ours: …"); ``min_scale`` the smallest scale that grades it (default ``ci``).
+        ``note`` says why a claim that is not expected to pass at this scale does not; ``caveat``
+        is a note recorded only when the numbers do not pass the rule (graded as if the claim were
+        not skipped). ``alternative`` is ``(value, "what it is")``: the credible alternative the
+        rule must exclude (see the module docstring). ``case`` names the case of a claim made of
+        several (``"depth 2"``): its statement is then the part the cases share, recorded as
+        ``"<case>: <statement>"`` (:func:`layerwise.scorecard.claim_families`). ``controls``
+        (:class:`Control` entries: reference, estimator, conditions) record what a disagreement
+        survived — a fail is a *finding* only when all three passed; ``conditions`` maps a
+        condition to ``(ours, paper's)``. ``replicates`` maps a scale to the replicates it runs
+        (``{"paper": 64}``), so that a claim graded only at a larger scale says whether that scale
+        can decide it; ``n`` is the number of replicates behind ``se`` (an Estimate's own)."""
         if any(c.id == id for c in self.claims):
             raise ParameterError(f"claim id {id!r} is used twice")
-        c = ClaimOptions.read(id, options).claim(id, statement, self.scale, self.confidence)
+        refuse = partial(_refuse, id)
+        unknown = sorted(set(options) - set(KEYWORDS))
+        refuse(unknown, f"{', '.join(unknown)} is not a claim keyword; choose from: "
+               + ", ".join(KEYWORDS))
+        missing = [k for k in REQUIRED if k not in options]
+        refuse(missing, f"give {', '.join(k + '=' for k in missing)}")
+        kw = {"reference": None, "tol": None, "comparison": "abs", "min_scale": "ci", **options}
+        from .stats import Estimate
+
+        if isinstance(e := kw["measured"], Estimate):  # one estimate type from stats to ledger
+            refuse(any(kw.get(k) is not None for k in ("se", "dof", "n", "interval")),
+                   "measured= is an Estimate, which carries its own se and dof; give no se=, "
+                   "dof=, n= or interval=")
+            kw.update(measured=e.mean, se=e.se, dof=e.dof, n=e.n, interval=e.interval,
+                      reference_se=e.reference_se)
+        case, caveat, confidence = (kw.pop(k, d) for k, d in
+                                    (("case", ""), ("caveat", ""), ("confidence", None)))
+        refuse(case and (not isinstance(case, str) or ": " in case),
+               f"case={case!r} must be a short label without ': '")
+        rule = [kw.pop(k) for k in ("kind", "measured", "reference", "tol", "comparison", "why",
+                                    "source", "min_scale")]  # Claim's positional fields
+        c = Claim(id, f"{case}: {statement}" if case else statement, *rule, self.scale, case=case,
+                  confidence=self.confidence if confidence is None else confidence, **kw)
+        if caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
+            c.note = join_sentences(c.note, caveat)
         self.claims.append(c)
         return c
-
-    @property
-    def failed(self) -> list[Claim]:
-        return [c for c in self.claims if c.status == "fail"]
 
     def records(self) -> list[dict[str, Any]]:
         """The claims as JSON records (what the results file, the scorecard and the dashboard
         read)."""
         return [c.to_json() for c in self.claims]
-
-    def counts(self) -> dict[str, int]:
-        return tally_outcomes(self.records())
-
-    def tally(self) -> dict[str, dict[str, int]]:
-        return tally(self.records())
-
-    def summary(self) -> str:
-        """The scorecard's one line (:func:`layerwise.scorecard.summary_of`)."""
-        from .scorecard import summary_of
-
-        return summary_of(self.records(), self.scale)
 
     def to_html(self, tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
         """The scorecard (:func:`layerwise.scorecard.scorecard_html`)."""
@@ -679,9 +483,8 @@ class Ledger:
         return scorecard_html(self.records(), self.scale, tracked=tracked)
 
 
-# ----------------------------------------------------------------------------------------------
-# Tallies of the JSON records (so dashboard, headers and scorecards count alike)
-# ----------------------------------------------------------------------------------------------
+# Tallies of the JSON records (so dashboard, headers and scorecards count alike); records from
+# before claims had kinds count as ``checks``.
 def tally_outcomes(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """``{"pass": n, "fail": n, "inconclusive": n, "skipped": n}`` over claim records."""
     out = dict.fromkeys(OUTCOMES, 0)
@@ -691,9 +494,7 @@ def tally_outcomes(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """Outcome counts per kind: ``{"reproduces": {"pass": …, …}, "predicts": …, "checks": …}``.
-
-    Records from before claims had kinds count as ``checks``."""
+    """Outcome counts per kind: ``{"reproduces": {"pass": …, …}, "predicts": …, "checks": …}``."""
     out = {k: dict.fromkeys(OUTCOMES, 0) for k in KINDS}
     for c in claims:
         out[c.get("kind", "checks")][c["status"]] += 1
@@ -717,19 +518,13 @@ def undiscriminated(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 FAILURES = ("finding", "carried", "unconfirmed")
 
 
-def failure_kind(c: Mapping[str, Any]) -> str:
-    """Which of :data:`FAILURES` a failing claim record is ('' for one that does not fail)."""
-    if c.get("status") != "fail":
-        return ""
-    return "finding" if is_finding(c) else ("carried" if is_carried(c) else "unconfirmed")
-
-
 def count_failures(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """Per kind, the failing claims by :data:`FAILURES`."""
     out = {k: dict.fromkeys(FAILURES, 0) for k in KINDS}
     for c in claims:
         if c.get("status") == "fail":
-            out[c.get("kind", "checks")][failure_kind(c)] += 1
+            what = "finding" if is_finding(c) else ("carried" if is_carried(c) else "unconfirmed")
+            out[c.get("kind", "checks")][what] += 1
     return out
 
 
@@ -738,12 +533,9 @@ def count_findings(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {k: n["finding"] for k, n in count_failures(claims).items()}
 
 
-#: The rendering's names (:mod:`layerwise.scorecard`), importable from here as before the split.
-_RENDERING = frozenset({
-    "LABELS", "claim_families", "interval_words", "join_and", "lean_words",
-    "not_a_finding_means", "outcomes_sentence", "rules_out", "scorecard_html", "se_split",
-    "sentence_case", "summary_of", "summary_sentence", "unconfirmed_reason",
-})
+#: The rendering's names (:mod:`layerwise.scorecard`) read from here.
+_RENDERING = frozenset({"claim_families", "not_a_finding_means", "outcomes_sentence", "rules_out",
+                        "se_split", "sentence_case", "summary_of", "unconfirmed_reason"})
 
 
 def __getattr__(name: str) -> Any:

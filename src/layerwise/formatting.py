@@ -17,26 +17,14 @@ def fmt(x: Any) -> str:
     """Short human form of a number, pair or flag."""
     if x is None:
         return "—"
-    if isinstance(x, bool):
-        return str(x)
     if isinstance(x, (list, tuple)):
         return "[" + ", ".join(fmt(v) for v in x) + "]"
-    if isinstance(x, str):
-        return x
-    x = float(x)
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return significant(x, 4)
+    return str(x) if isinstance(x, (bool, str)) else significant(x, 4)
 
 
 def fmt_se(x: Any) -> str:
     """A standard error to two significant digits."""
-    if x is None:
-        return "—"
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return fmt(x)
-    return significant(x, 2)
+    return "—" if x is None else significant(x, 2)
 
 
 def scientific(x: float, digits: int, *, trim: bool = True) -> str:

@@ -1,9 +1,7 @@
 """The one HTML table of the book's generated pages — the chapters' scorecards
 (:mod:`layerwise.scorecard`), the reproduction dashboard (:mod:`layerwise.dashboard`) and the
-robustness table (:mod:`layerwise.robustness`) — as a single Jinja template.
-
-A cell's content is markup its caller built (a link, a span with its class); plain strings are
-escaped. Rows may carry an ``id`` (a claim's anchor) and a ``class`` (its outcome)."""
+robustness table (:mod:`layerwise.robustness`) — as a single Jinja template: a cell's content is
+markup its caller built (a link, a span with its class) or text it escapes."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 #: The theme's scroll container: a table wider than the column scrolls inside it on a phone
 #: instead of widening the page (the page's CSS shades the edges that hide columns).
@@ -49,23 +47,14 @@ class Row:
     cls: str = ""
 
 
-def markup(html: str) -> Markup:
-    """``html`` taken as markup: the caller escaped what it holds of the records' text."""
-    return Markup(html)
+#: ``markup(html)``: ``html`` taken as markup — the caller escaped what it holds of the records'
+#: text.
+markup = Markup
 
 
-def text(value: object) -> Markup:
-    """``value`` as escaped text (markup stays as it is)."""
-    return escape(value if isinstance(value, Markup) else str(value))
-
-
-def table_html(
-    head: Iterable[str], rows: Iterable[Row], *, cls: str, scroll: bool = False
-) -> str:
+def table_html(head: Iterable[str], rows: Iterable[Row], *, cls: str, scroll: bool = False) -> str:
     """The table: header ``head`` (escaped), ``rows``, class ``cls``; inside the theme's scroll
-    container when ``scroll``."""
-    cells = [
-        Row([c if isinstance(c, Cell) else Cell(text(c)) for c in r.cells], r.id, r.cls)
-        for r in rows
-    ]
+    container when ``scroll``; a plain cell is escaped text (the template's autoescape)."""
+    cells = [Row([c if isinstance(c, Cell) else Cell(c) for c in r.cells], r.id, r.cls)
+             for r in rows]
     return _TEMPLATE.render(head=list(head), rows=cells, cls=cls, scroll=scroll)

@@ -24,16 +24,17 @@ from .claims import (
 from .formatting import as_sentence, fmt, fmt_se, sentence_case
 from .htmltable import Cell, Row, markup, table_html
 
-LABELS = {
-    "pass": "✓ pass",
-    "fail": "✗ fail",
-    "inconclusive": "? inconclusive",
-    "skipped": "○ skipped",
-}
+#: Each outcome as the scorecard and dashboard show it: its symbol and word.
+LABELS = {"pass": "✓ pass", "fail": "✗ fail", "inconclusive": "? inconclusive",
+          "skipped": "○ skipped"}
 
-#: The scorecard's table per kind: its title.
-TITLES = {"reproduces": "Paper results reproduced", "predicts": "Predictions tested",
-          "checks": "Checks"}
+#: Per kind: the title of its scorecard table, and the noun and verb its summary counts passes by.
+KIND_WORDS = {"reproduces": ("Paper results reproduced", "paper results", "reproduces"),
+              "predicts": ("Predictions tested", "predictions", "confirms"),
+              "checks": ("Checks", "checks", "passes")}
+
+#: How a skipped claim's numbers at this scale would be graded (its ``lean``), in words.
+LEAN = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}
 
 
 def join_and(words: Iterable[str], last: str = "and") -> str:
@@ -42,9 +43,7 @@ def join_and(words: Iterable[str], last: str = "and") -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
-# ----------------------------------------------------------------------------------------------
 # A claim in words
-# ----------------------------------------------------------------------------------------------
 def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     """Why a failing claim record is not a finding: the controls missing or failed, in words
     ('' for a finding or a claim that does not fail)."""
@@ -53,12 +52,9 @@ def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
     failed = [k for k in CONTROL_KINDS if passed.get(k) is False]
     missing = [k for k in CONTROL_KINDS if k not in passed]
-    parts = []
-    if failed:
-        parts.append(f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed")
-    if missing:
-        parts.append(f"no {join_and(missing, 'or')} control")
-    return "; ".join(parts)
+    return "; ".join(
+        ([f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed"] if failed
+         else []) + ([f"no {join_and(missing, 'or')} control"] if missing else []))
 
 
 def not_a_finding_means(c: Mapping[str, Any]) -> str:
@@ -76,13 +72,11 @@ def rules_out(c: Mapping[str, Any]) -> str:
     out nothing)."""
     alt = c.get("alternative")
     if c.get("kind") == "checks" or c.get("status") != "pass" or not alt or not c.get(
-        "discriminates"
-    ):
+            "discriminates"):
         return ""
     v = alt.get("value")
     return f"rules out {alt['label']}" + (
-        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})"
-    )
+        "" if v is None or isinstance(v, bool) else f" ({fmt(v)})")
 
 
 def rule_words(c: Mapping[str, Any]) -> str:
@@ -102,18 +96,6 @@ def rule_words(c: Mapping[str, Any]) -> str:
     return words[comparison]() if comparison in words else c.get("rule", "")
 
 
-def interval_words(c: Mapping[str, Any]) -> str:
-    """A claim record's confidence interval in words — level, law, bounds — or '' without one."""
-    if c.get("interval") is None:
-        return ""
-    lo, hi = c["interval"]
-    if c.get("se") is None:
-        law = "as computed"
-    else:
-        law = "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f."
-    return f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
-
-
 def se_split(c: Mapping[str, Any]) -> str:
     """For a claim record whose SE combines ours with a published one (``reference_se``, see
     :func:`layerwise.stats.versus_reference`): the two parts, √(ours² + theirs²), in words;
@@ -126,57 +108,40 @@ def se_split(c: Mapping[str, Any]) -> str:
 
 
 def lean_words(c: Mapping[str, Any]) -> str:
-    """How a skipped claim's numbers at this scale would be graded, in words."""
-    lean = c.get("lean")
-    word = {"pass": "would pass", "fail": "leans to fail", "inconclusive": "is undecided"}.get(
-        lean, ""
-    )
+    """How a skipped claim's numbers at this scale would be graded (:data:`LEAN`), in words."""
+    word = LEAN.get(c.get("lean"), "")
     return f"At this scale it {word}." if word else ""
-
-
-def replicates_now(c: Mapping[str, Any]) -> int | None:
-    """The replicates behind a claim record's standard error (its ``n``, else dof + 1)."""
-    if c.get("n") is not None:
-        return int(c["n"])
-    return None if c.get("dof") is None else int(c["dof"]) + 1
 
 
 def next_scale_words(c: Mapping[str, Any], code: str = "`") -> str:
     """For a claim graded only at a larger scale whose replicates there are recorded
-    (``replicates=``) and whose numbers here are undecided: whether that scale can decide it, at
+    (``replicates=``) and whose numbers here are undecided: whether that scale can decide it at
     this mean and spread — "decided at `paper` if this mean and spread hold: needs ≈ 30
-    replicates, `paper` runs 64" or "may stay undecided at `paper`: needs ≈ 90 replicates,
-    `paper` runs 64" ('' otherwise). ``code`` quotes the scale's name."""
+    replicates, `paper` runs 64" or "may stay undecided at `paper`: …" ('' otherwise)."""
     need = c.get("replicates_to_decide")
     runs = (c.get("replicates") or {}).get(c.get("min_scale", ""))
     if c.get("status") != "skipped" or not need or runs is None:
         return ""
     at = f"{code}{c['min_scale']}{code}"
-    head = {True: f"decided at {at} if this mean and spread hold",
-            False: f"may stay undecided at {at}"}[need <= runs]
+    head = f"decided at {at} if this mean and spread hold" if need <= runs else (
+        f"may stay undecided at {at}")
     return f"{head}: needs ≈ {need} replicates, {at} runs {runs}"
 
 
 def deciding_words(c: Mapping[str, Any]) -> str:
-    """For an undecided claim whose uncertainty is over replicates: whether the scale that grades
-    it can decide it (:func:`next_scale_words`), else how many replicates would decide it at this
-    mean and spread (``replicates_to_decide``): "≈ 59 replicates would decide it (now 36)." ('' when
-    nothing would be said)."""
+    """For an undecided claim: whether the scale that grades it can decide it
+    (:func:`next_scale_words`), else how many replicates would decide it at this mean and spread,
+    beside those behind its standard error (``n``, else dof + 1): "≈ 59 replicates would decide it
+    (now 36)." ('' when nothing would be said)."""
     nxt = next_scale_words(c)
-    if nxt:
-        return sentence_case(nxt) + "."
-    need = c.get("replicates_to_decide")
-    return f"≈ {need} replicates would decide it (now {replicates_now(c)})." if need else ""
+    need, n, dof = c.get("replicates_to_decide"), c.get("n"), c.get("dof")
+    if nxt or not need:
+        return sentence_case(nxt) + "." if nxt else ""
+    now = int(n) if n is not None else (None if dof is None else int(dof) + 1)
+    return f"≈ {need} replicates would decide it (now {now})."
 
 
-def differing_conditions(c: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
-    """A claim record's conditions where ours differ from the paper's: ``[(name, ours, paper)]``."""
-    return [(k, v[0], v[1]) for k, v in (c.get("conditions") or {}).items() if v[0] != v[1]]
-
-
-# ----------------------------------------------------------------------------------------------
 # Summaries
-# ----------------------------------------------------------------------------------------------
 #: How a summary names the failures of each kind (:data:`layerwise.claims.FAILURES`): one, many.
 FAILURE_WORDS = {
     "finding": ("a finding", "findings"),
@@ -201,54 +166,30 @@ def failure_words(fails: Mapping[str, int]) -> str:
 
 def _part(n: Mapping[str, int], noun: str, verb: str, weak: int = 0,
           fails: Mapping[str, int] | None = None) -> str:
+    """One kind's part of :func:`summary_of`: passes of the graded, then what else."""
     graded = sum(n.values()) - n["skipped"]
     text = f"{verb} {n['pass'] - weak} of {graded} {noun}" if graded else f"no {noun} graded"
-    extra = [f"{n['inconclusive']} inconclusive"] if n["inconclusive"] else []
-    if n["fail"]:
-        extra.append(f"{n['fail']} failed" + (f": {failure_words(fails)}" if fails else ""))
-    if weak:
-        extra.insert(
-            0, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"
-        )
-    if n["skipped"]:
-        extra.append(f"{n['skipped']} not run at this scale")
+    extra = [words for count, words in (
+        (weak, f"{weak} {'passes' if weak == 1 else 'pass'} without ruling out an alternative"),
+        (n["inconclusive"], f"{n['inconclusive']} inconclusive"),
+        (n["fail"], f"{n['fail']} failed" + (f": {failure_words(fails)}" if fails else "")),
+        (n["skipped"], f"{n['skipped']} not run at this scale"),
+    ) if count]
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def summary_sentence(
-    t: Mapping[str, Mapping[str, int]],
-    scale: str | None = None,
-    weak: Mapping[str, int] | None = None,
-    failures: Mapping[str, Mapping[str, int]] | None = None,
-) -> str:
-    """One line a reader scans in seconds, reproductions first, e.g. "Reproduces 9 of 11 paper
-    results (2 not run at this scale); confirms 5 of 6 predictions (1 inconclusive); passes 3 of
-    3 checks — at scale ci." ``weak`` (:func:`layerwise.claims.undiscriminated`): passes that rule
-    out no alternative, not counted as reproduced or confirmed. ``failures``
-    (:func:`layerwise.claims.count_failures`): each kind's failures by what they are — findings,
-    results carried from the paper to our conditions, or not findings until their controls
-    pass."""
-    weak, failures = weak or {}, failures or {}
-    parts = [
-        _part(t["reproduces"], "paper results", "Reproduces", weak.get("reproduces", 0),
-              failures.get("reproduces")),
-        _part(t["predicts"], "predictions", "confirms", weak.get("predicts", 0),
-              failures.get("predicts")),
-        _part(t["checks"], "checks", "passes"),
-    ]
-    parts = [p for p, k in zip(parts, KINDS) if sum(t[k].values())]
-    if not parts:
-        return "No claims."
-    s = "; ".join(parts)
-    s = s[0].upper() + s[1:]
-    return s + (f" — at scale {scale}." if scale else ".")
-
-
 def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) -> str:
-    """:func:`summary_sentence` of claim records: their tally, passes that rule out no
-    alternative not counted, failures said for what they are."""
+    """The one line of claim records a reader scans in seconds, reproductions first, e.g.
+    "Reproduces 9 of 11 paper results (2 not run at this scale); confirms 5 of 6 predictions (1
+    inconclusive); passes 3 of 3 checks — at scale ci." Passes that rule out no alternative
+    (:func:`layerwise.claims.undiscriminated`) are not counted as reproduced or confirmed;
+    failures are said for what they are (:func:`layerwise.claims.count_failures`)."""
     claims = list(claims)
-    return summary_sentence(tally(claims), scale, undiscriminated(claims), count_failures(claims))
+    t, weak, failures = tally(claims), undiscriminated(claims), count_failures(claims)
+    s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
+        _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
+        for k, (_, noun, verb) in KIND_WORDS.items() if sum(t[k].values()))
+    return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".") if s else "No claims."
 
 
 def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
@@ -264,8 +205,7 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
             why = unconfirmed_reason(c)
             return "a finding" if not why else f"not a finding: {why}"
         if c["status"] == "skipped":
-            lean = lean_words(c).removeprefix("At this scale it ").rstrip(".")
-            nxt = next_scale_words(c, code="")
+            lean, nxt = LEAN.get(c.get("lean"), ""), next_scale_words(c, code="")
             return "; ".join([f"graded at {c['min_scale']}"] + (
                 [f"here it {lean}"] if lean else []) + ([nxt] if nxt else []))
         return ""
@@ -275,13 +215,13 @@ def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
         for case, c in members:
             if c["status"] == "pass":
                 continue
-            statement = (shared or c["statement"]).rstrip(".")
+            statement, rem = (shared or c["statement"]).rstrip("."), remark(c)
             rows = said.setdefault(c["status"], [])
-            row = next((r for r in rows if r[0] == statement and r[2] == remark(c)), None)
-            if row is None or not case:
-                rows.append((statement, [case] if case else [], remark(c)))
+            same = next((r for r in rows if r[0] == statement and r[2] == rem), None)
+            if same and case:  # a case joins its family's row with the same outcome and remark
+                same[1].append(case)
             else:
-                row[1].append(case)
+                rows.append((statement, [case] if case else [], rem))
     for status, head in (("fail", "Failed"), ("inconclusive", "Inconclusive"),
                          ("skipped", "Not run at this scale")):
         items = [
@@ -309,22 +249,16 @@ def claim_families(
 
     rests = [shared(c) for c in claims]
     count = Counter(r for r in rests if r is not None)
-    groups: list[tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = []
-    where: dict[str, int] = {}
-    for c, rest in zip(claims, rests):
-        if rest is None or count[rest] < 2:
-            groups.append((None, [("", c)]))
-        elif rest in where:
-            groups[where[rest]][1].append((c["case"], c))
-        else:
-            where[rest] = len(groups)
-            groups.append((rest, [(c["case"], c)]))
-    return groups
+    groups: dict[str | int, tuple[str | None, list[tuple[str, Mapping[str, Any]]]]] = {}
+    for i, (c, rest) in enumerate(zip(claims, rests)):
+        if rest is None or count[rest] < 2:  # its own group, keyed by its place
+            groups[i] = (None, [("", c)])
+        else:  # a family, keyed by its shared statement, placed at its first case
+            groups.setdefault(rest, (rest, []))[1].append((c["case"], c))
+    return list(groups.values())
 
 
-# ----------------------------------------------------------------------------------------------
 # The scorecard
-# ----------------------------------------------------------------------------------------------
 def _span(cls: str, text: str) -> str:
     return f'<span class="{cls}">{html.escape(text)}</span>'
 
@@ -335,9 +269,8 @@ def _measured_html(c: Mapping[str, Any]) -> str:
     meas = html.escape(fmt(c["measured"]))
     if c.get("se") is not None:
         meas += " " + _span("lw-se", f"± {fmt_se(c['se'])}")
-        split = se_split(c)
-        if split:
-            meas += "<br>" + _span("lw-se", f"({split})")
+    if se_split(c):  # '' without an se
+        meas += "<br>" + _span("lw-se", f"({se_split(c)})")
     if c.get("interval") is not None:
         lo, hi = c["interval"]
         level = f"{100 * c['confidence']:g}\u00a0%"  # "99 %" kept on one line
@@ -355,12 +288,12 @@ def _measured_html(c: Mapping[str, Any]) -> str:
 
 #: The fields of a tracked evidence record a skipped claim's row shows instead of this run's.
 EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval", "confidence",
-                   "controls", "conditions", "note", "comparison", "reference", "tol")
+                   "controls", "conditions", "note", "comparison", "reference", "tolerance",
+                   "rule", "justification")
 
 
-def with_evidence(
-    c: Mapping[str, Any], tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None
-) -> Mapping[str, Any]:
+def with_evidence(c: Mapping[str, Any],
+                  tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None) -> Mapping[str, Any]:
     """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence of
     its scale decides is shown with the evidence's value, interval, note, controls and conditions
     (what the decision rests on), this run's value kept as ``_here``; else the record itself."""
@@ -368,75 +301,63 @@ def with_evidence(
     if not found:
         return c
     where, rec = found
-    shown = {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}}
-    shown.update(_here=c, _evidence=where, _evidence_status=rec["status"], lean=None)
-    return shown
-
-
-def _controls_html(c: Mapping[str, Any]) -> str:
-    """A row's controls (✓/✗ with their notes) and the conditions that differ from the paper's."""
-    out = ""
-    diff = differing_conditions(c)
-    if diff:
-        words = "; ".join(f"{k} {fmt(o)} (paper: {fmt(p)})" for k, o, p in diff)
-        out += "<br>" + _span("lw-cond", f"Our conditions differ: {words}.")
-    for x in c.get("controls") or ():
-        mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
-        note = f": {x['note']}" if x.get("note") else ""
-        out += "<br>" + _span(f"lw-control lw-control-{cls}", f"{mark} {x['kind']} control{note}")
-    return out
+    return {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}, "_here": c,
+            "_evidence": where, "_evidence_status": rec["status"], "lean": None}
 
 
 def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
     """A row's notes: the chapter's note (unless ``own_note`` is False: a family says it once), what
-    would decide an undecided claim, what a pass rules out (or why it is not counted)."""
+    would decide an undecided claim, whether a failure is a finding, the conditions that differ
+    from the paper's, the controls (✓/✗ with their notes), what a pass rules out (or why it is not
+    counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c.get("_evidence"):
-        said = (
-            f"Decided at {c['min_scale']} by the tracked evidence in evidence/{c['_evidence']}: "
-            f"{LABELS[c['_evidence_status']]}"
-            if c["_evidence_status"] in ("pass", "fail")
-            else f"Run at {c['min_scale']} in the tracked evidence in evidence/{c['_evidence']} "
-            f"and undecided there too: {LABELS[c['_evidence_status']]}"
-        )
-        note += "<br>" + _span(
-            "lw-note lw-decide", f"{said}; the value, note and controls shown are that run's."
-        )
+        at, there = c["min_scale"], f"the tracked evidence in evidence/{c['_evidence']}"
+        said = (f"Decided at {at} by {there}" if c["_evidence_status"] in ("pass", "fail")
+                else f"Run at {at} in {there} and undecided there too")
+        note += "<br>" + _span("lw-note lw-decide", f"{said}: {LABELS[c['_evidence_status']]}; "
+                               "the value, note and controls shown are that run's.")
     if c["status"] == "skipped" and c.get("lean"):
         note += "<br>" + _span("lw-note", lean_words(c))
-    deciding = "" if c.get("_evidence") else html.escape(deciding_words(c))
+    deciding = "" if c.get("_evidence") else deciding_words(c)
     if deciding:  # a scale's name as code
-        words = re.sub(r"`([^`]+)`", r"<code>\1</code>", deciding)
-        note += f'<br><span class="lw-note lw-decide">{words}</span>'
+        note += "<br>" + re.sub(r"`([^`]+)`", r"<code>\1</code>",
+                                _span("lw-note lw-decide", deciding))
     if c["status"] == "fail":
         why = unconfirmed_reason(c)
-        note += "<br>" + (
-            _span("lw-note lw-finding", "A finding: it survived all three controls.")
-            if not why
-            else _span("lw-note lw-unconfirmed",
-                       f"Not a finding: {why} — {not_a_finding_means(c)}.")
-        )
-    note += _controls_html(c)
+        note += "<br>" + (_span("lw-note lw-unconfirmed",
+                                f"Not a finding: {why} — {not_a_finding_means(c)}.") if why else
+                          _span("lw-note lw-finding", "A finding: it survived all three controls."))
+    differ = "; ".join(f"{k} {fmt(v[0])} (paper: {fmt(v[1])})"
+                       for k, v in (c.get("conditions") or {}).items() if v[0] != v[1])
+    if differ:
+        note += "<br>" + _span("lw-cond", f"Our conditions differ: {differ}.")
+    for x in c.get("controls") or ():
+        mark, cls = ("✓", "pass") if x.get("passed") else ("✗", "fail")
+        said = f": {x['note']}" if x.get("note") else ""
+        note += "<br>" + _span(f"lw-control lw-control-{cls}", f"{mark} {x['kind']} control{said}")
     ruled = rules_out(c)
     if ruled:
         note += "<br>" + _span("lw-alt", f"{ruled[0].upper() + ruled[1:]}.")
     elif kind != "checks" and c["status"] == "pass":
         alt = c.get("alternative")
-        why_not = (
-            f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range"
-            if alt
-            else "no alternative named"
-        )
+        why_not = (f"{alt['label']} ({fmt(alt['value'])}) lies inside the accepted range" if alt
+                   else "no alternative named")
         counted = "a reproduction" if kind == "reproduces" else "a confirmed prediction"
-        note += "<br>" + _span(
-            "lw-alt lw-weak", f"Not discriminating: {why_not}; not counted as {counted}."
-        )
+        note += "<br>" + _span("lw-alt lw-weak",
+                               f"Not discriminating: {why_not}; not counted as {counted}.")
     return note
 
 
 def _rule_details(c: Mapping[str, Any], summary: str) -> str:
-    """The folded rule and margin of a row, opened by ``summary`` (HTML)."""
-    words = interval_words(c)
+    """The folded rule and margin of a row, opened by ``summary`` (HTML): the rule in words (and
+    as a formula), the justification, the confidence interval's level, law and bounds."""
+    words = ""
+    if c.get("interval") is not None:
+        lo, hi = c["interval"]
+        law = ("as computed" if c.get("se") is None
+               else "normal" if c.get("dof") is None else f"t with {c['dof']:g} d.o.f.")
+        words = f"{100 * c['confidence']:g} % interval ({law}): [{fmt(lo)}, {fmt(hi)}]"
     level = f"<br>{html.escape(words[0].upper() + words[1:])}." if words else ""
     rule = rule_words(c)
     formula = f" ({c['rule']})" if c.get("rule") and c["rule"] != rule else ""
@@ -457,37 +378,30 @@ def _verdict_cell(c: Mapping[str, Any]) -> Cell:
     of its scale when its row carries it (:func:`with_evidence`), or says it was not run there."""
     skipped = ""
     if c["status"] == "skipped":
-        scale = html.escape(c["min_scale"])
-        if c.get("_evidence"):
-            skipped = (
-                f'<br><span class="lw-min">at <code>{scale}</code> (evidence/'
-                f"{html.escape(c['_evidence'])}): {_verdict(c['_evidence_status'])}</span>"
-            )
-        else:
-            skipped = f'<br><span class="lw-min">not run at <code>{scale}</code></span>'
+        at = f"<code>{html.escape(c['min_scale'])}</code>"
+        where = (f"at {at} (evidence/{html.escape(c['_evidence'])}): "
+                 f"{_verdict(c['_evidence_status'])}" if c.get("_evidence") else f"not run at {at}")
+        skipped = f'<br><span class="lw-min">{where}</span>'
     return Cell(markup(_verdict(c["status"]) + skipped), "lw-verdict", c["status"])
 
 
-def _rows(
-    claims: list[Mapping[str, Any]],
-    kind: str,
-    anchor_prefix: str,
-    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None,
-) -> list[Row]:
+def _rows(claims: list[Mapping[str, Any]], kind: str, anchor_prefix: str,
+          tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None) -> list[Row]:
     """The scorecard rows of one kind: a row per claim; a family's shared statement, then a short
     row per case."""
     more = ' <span class="lw-more">· rule and margin</span>'
+
+    def row(c: Mapping[str, Any], claim: str, cls: str) -> Row:
+        return Row([_verdict_cell(c), Cell(markup(claim), "lw-claim"),
+                    Cell(markup(_measured_html(c)), "lw-num")], f"{anchor_prefix}{c['id']}", cls)
+
     rows = []
     for shared, members in claim_families(claims):
         if shared is None:
             c = with_evidence(members[0][1], tracked)
-            src = _span("lw-src", c["source"])
-            rows.append(Row([
-                _verdict_cell(c),
-                Cell(markup(html.escape(c["statement"]) + _notes_html(c, kind)
-                            + _rule_details(c, src + more)), "lw-claim"),
-                Cell(markup(_measured_html(c)), "lw-num"),
-            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']}"))
+            rows.append(row(c, html.escape(c["statement"]) + _notes_html(c, kind)
+                            + _rule_details(c, _span("lw-src", c["source"]) + more),
+                            f"lw-{c['status']}"))
             continue
         sources = list(dict.fromkeys(c["source"] for _, c in members))
         one_source = len(sources) == 1
@@ -506,33 +420,23 @@ def _rows(
                 more if one_source else " " + _span("lw-src", f"· {c['source']}") + more
             )
             notes_html = _notes_html(c, kind, own_note=not shared_note).removeprefix("<br>")
-            rows.append(Row([
-                _verdict_cell(c),
-                Cell(markup(_rule_details(c, summary) + notes_html), "lw-claim"),
-                Cell(markup(_measured_html(c)), "lw-num"),
-            ], f"{anchor_prefix}{c['id']}", f"lw-{c['status']} lw-member"))
+            rows.append(row(c, _rule_details(c, summary) + notes_html,
+                            f"lw-{c['status']} lw-member"))
     return rows
 
 
-def scorecard_html(
-    claims: list[Mapping[str, Any]],
-    scale: str,
-    *,
-    anchor_prefix: str = "claim-",
-    tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
-) -> str:
+def scorecard_html(claims: list[Mapping[str, Any]], scale: str, *, anchor_prefix: str = "claim-",
+                   tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
     """A compact scorecard, grouped by kind: one row per claim (outcome; statement with its
     notes, the source opening the folded rule and justification; measured with its uncertainty,
     its interval and the rule it is held to in words). Claims that state one thing of several
     cases (:func:`claim_families`) share one statement row, each case a short row of its own."""
     parts = [f'<p class="lw-score"><b>{html.escape(summary_of(claims, scale))}</b></p>']
     for kind in KINDS:
-        rows = [c for c in claims if c.get("kind", "checks") == kind]
+        rows = _rows([c for c in claims if c.get("kind", "checks") == kind], kind, anchor_prefix,
+                     tracked)
         if rows:
-            parts.append(
-                f'<p class="lw-kind"><b>{TITLES[kind]}</b> <small>({html.escape(KINDS[kind])})'
-                "</small></p>"
-                + table_html(("outcome", "claim", "measured"), _rows(rows, kind, anchor_prefix,
-                                                                     tracked), cls="lw-scorecard")
-            )
+            parts.append(f'<p class="lw-kind"><b>{KIND_WORDS[kind][0]}</b> <small>('
+                         f"{html.escape(KINDS[kind])})</small></p>"
+                         + table_html(("outcome", "claim", "measured"), rows, cls="lw-scorecard"))
     return '<div class="lw-card">' + "".join(parts) + "</div>"
