@@ -12,32 +12,25 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from contextlib import suppress
 from pathlib import Path
 
 KINDS = ("claims", "figures", "glue", "parameters", "imports", "computation")
 #: The longest code cell a chapter may have (issue #16: "no code cell over ~25 lines").
 MAX_CELL_LINES = 25
-
-
-def _called(node: ast.AST) -> str | None:
-    """Attribute name of the method a statement calls (``ch.claim(...)`` → ``claim``), else None."""
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        func = node.value.func
-        return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    return None
+#: The kind of a statement that calls a function or method of this name (``ch.claim(...)``).
+CALLED = {"claim": "claims", "figure": "figures", "glue": "glue", "glue_all": "glue"}
 
 
 def statement_kind(node: ast.stmt) -> str:
     """The kind (one of :data:`KINDS`) of one simple statement of a code cell: ``ch.claim(...)`` is
     a claim, ``ch.figure(...)`` a figure, ``ch.glue``/``ch.glue_all`` glue; the ``SCALES`` table and
     the lines that resolve the parameters or open the ``Chapter`` are parameters."""
-    called = _called(node)
-    if called == "claim":
-        return "claims"
-    if called == "figure":
-        return "figures"
-    if called in ("glue", "glue_all"):
-        return "glue"
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called in CALLED:
+            return CALLED[called]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return "imports"
     if isinstance(node, ast.Assign):
@@ -57,33 +50,24 @@ def _block_shape(body: list[ast.stmt], start: int, out: Counter) -> None:
     of claims counts as claims); so is a function the chapter defines (one that
     records claims). Comment lines count with the statement that follows them."""
     for node in body:
-        end = node.end_lineno or node.lineno
         blocks = [b for b in (getattr(node, "body", None), getattr(node, "orelse", None)) if b]
         if isinstance(node, (ast.For, ast.While, ast.If, ast.With, ast.FunctionDef)) and blocks:
-            first = blocks[0][0].lineno
-            out["computation"] += first - start
-            for i, b in enumerate(blocks):
-                if i:  # the ``else:`` line
-                    out["computation"] += 1
-                    _block_shape(b, b[0].lineno, out)
-                else:
-                    _block_shape(b, first, out)
+            out["computation"] += blocks[0][0].lineno - start
+            _block_shape(blocks[0], blocks[0][0].lineno, out)
+            for b in blocks[1:]:  # after the ``else:`` line
+                out["computation"] += 1
+                _block_shape(b, b[0].lineno, out)
         else:
-            out[statement_kind(node)] += end - start + 1
-        start = end + 1
+            out[statement_kind(node)] += (node.end_lineno or node.lineno) - start + 1
+        start = (node.end_lineno or node.lineno) + 1
 
 
 def cell_shape(source: str) -> Counter:
     """Lines of one code cell by kind (a cell that does not parse counts as computation)."""
-    lines = source.splitlines()
     out: Counter = Counter()
-    try:
-        body = ast.parse(source).body
-    except SyntaxError:
-        out["computation"] += len(lines)
-        return out
-    _block_shape(body, 1, out)
-    out["computation"] += len(lines) - sum(out.values())  # trailing comments
+    with suppress(SyntaxError):  # then every line is computation
+        _block_shape(ast.parse(source).body, 1, out)
+    out["computation"] += len(source.splitlines()) - sum(out.values())  # trailing comments
     return out
 
 
