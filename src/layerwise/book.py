@@ -1,16 +1,10 @@
 """The book's execution pipeline: papermill runs chapters, the dashboard is written, Sphinx builds.
 
-``python -m layerwise book run --scale ci [--chapters 07 03] [-p width=2000 ...]``
-    executes ``notebooks/NN_topic.ipynb`` into ``book/chapters/NN_topic.ipynb`` (the copies that
-    ``_toc.yml`` points to), hides the parameter cells and adds the execution header;
-``python -m layerwise book build``
-    writes the reproduction dashboard and renders ``_build/html`` with ``-W -n --keep-going``;
-``python -m layerwise book all --scale ci`` does both (``--executor dask [--scheduler
-tcp://host:8786]`` on ``run``/``all`` sends the simulation blocks to a Dask
-cluster, :mod:`layerwise.executor`; without ``--scheduler``, one ``LocalCluster`` started here
-serves every chapter of the run and is closed at its end); ``list`` shows the chapters;
-``check-pairs`` verifies that every ``.py``/``.ipynb`` pair is in sync; ``shape`` counts each
-chapter's code lines by kind (claims, figures, glue, parameters, imports, computation).
+``run`` executes ``notebooks/NN_topic.ipynb`` into ``book/chapters/NN_topic.ipynb`` (the copies
+``_toc.yml`` points to); ``build`` writes the dashboard and renders ``_build/html``; ``all`` does
+both. ``--executor dask`` sends the simulation blocks to a Dask cluster (:mod:`layerwise.executor`;
+without ``--scheduler``, one ``LocalCluster`` serves every chapter of the run). ``--help`` lists
+every sub-command (one ``cmd_*`` function each).
 
 The machinery, one module per job: :mod:`layerwise.runner` (which chapters, their parameters,
 papermill execution, progress, :class:`ChapterFailed`), :mod:`layerwise.pages` (shaping executed
@@ -295,13 +289,8 @@ def _last_wall_time(nb: Path, scale: str, root: Path) -> float:
 
 
 def _run_chapters(
-    a: argparse.Namespace,
-    todo: dict[str, Path],
-    overrides: dict[str, Any],
-    timeout: float | None,
-    root: Path,
-    executor: str,
-    scheduler: str | None,
+    a: argparse.Namespace, todo: dict[str, Path], overrides: dict[str, Any],
+    timeout: float | None, root: Path, executor: str, scheduler: str | None,
 ) -> list[str]:
     """Run the chapters of ``todo``; the names of those that failed. The one-core chapters
     (:data:`layerwise.chapter.ONE_TORCH_THREAD`) run ``a.jobs`` at a time, the longest last time

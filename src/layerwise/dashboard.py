@@ -135,13 +135,8 @@ def tracked_claims(
 
 
 def save_evidence(
-    scale: str,
-    name: str | None = None,
-    root: Path | None = None,
-    command: str = "",
-    chapters: Iterable[str] = (),
-    claims: Iterable[str] = (),
-    note: str = "",
+    scale: str, name: str | None = None, root: Path | None = None, command: str = "",
+    chapters: Iterable[str] = (), claims: Iterable[str] = (), note: str = "",
     figures: Iterable[str] | None = None,
 ) -> Path:
     """Copy this machine's ledgers at ``scale`` (and their figures) into ``evidence/<name>/`` with
@@ -303,20 +298,19 @@ def write_dashboard(root: Path | None = None) -> Path:
         )
     lines += [""] * bool(evid) + ["## Claims", ""] * bool(runs)
     for ch in chapters:
-        ids: dict[str, dict[Any, Any]] = {}
-        for i, r in enumerate(runs):
-            for c in r["chapters"].get(ch, {}).get("claims", []):
-                ids.setdefault(c["id"], {"c": c})[i] = c
-        body = []
-        for cid, d in ids.items():
-            c = d["c"]
-            link = (f'{_claim_link(ch, cid, c["statement"])}<br><small>'
-                    f"{html.escape(c.get('kind', 'checks'))} · {html.escape(c['source'])}</small>")
-            body.append(Row([markup(link)] + [
-                Cell(f"{SYMBOLS[d[i]['status']]} {fmt(d[i]['measured'])}",
-                     title=LABELS[d[i]["status"]]) if i in d else Cell()
-                for i in range(len(runs))
-            ]))
+        per_run = [{c["id"]: c for c in r["chapters"].get(ch, {}).get("claims", [])} for r in runs]
+        first: dict[str, dict[str, Any]] = {}  # each claim as the first run that has it reads it
+        for got in per_run:
+            for cid, c in got.items():
+                first.setdefault(cid, c)
+        body = [Row([markup(
+            f'{_claim_link(ch, cid, c["statement"])}<br><small>'
+            f"{html.escape(c.get('kind', 'checks'))} · {html.escape(c['source'])}</small>"
+        )] + [
+            Cell(f"{SYMBOLS[got[cid]['status']]} {fmt(got[cid]['measured'])}",
+                 title=LABELS[got[cid]["status"]]) if cid in got else Cell()
+            for got in per_run
+        ]) for cid, c in first.items()]
         lines += [f"### {titles.get(ch, ch)}", "",
                   table_html(["claim", *head], body, cls="lw-dash", scroll=True), ""]
     out = root / "book" / "dashboard.md"

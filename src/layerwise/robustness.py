@@ -72,13 +72,8 @@ def _environment(**values: str | None) -> Iterator[None]:
 
 
 def run_all(
-    seeds: Sequence[int],
-    kernels: Sequence[str],
-    *,
-    scale: str = "ci",
-    chapters: Sequence[str] | None = None,
-    out: Path | None = None,
-    root: Path | None = None,
+    seeds: Sequence[int], kernels: Sequence[str], *, scale: str = "ci",
+    chapters: Sequence[str] | None = None, out: Path | None = None, root: Path | None = None,
 ) -> Path:
     """Run the chapters once per (kernel set, seed), each into ``out/<kernel>-s<seed>/``, and
     write the table; returns its folder.
