@@ -62,9 +62,7 @@ def _number(
         except ValueError:
             value = None
         if value is None or not ok(value):
-            raise argparse.ArgumentTypeError(
-                f"{name}={text!r} is not allowed; expected {expected}"
-            )
+            raise argparse.ArgumentTypeError(f"{name}={text!r} is not allowed; expected {expected}")
         return value
 
     return parse
@@ -86,11 +84,10 @@ PAPER_ON_CPU = """\
 [layerwise] How to reproduce; benchmarks/gpu_paper_part.py computes a chapter's conv nets there)."""
 
 
-def cmd_list(a: argparse.Namespace, root: Path) -> int:
+def cmd_list(a: argparse.Namespace, root: Path) -> None:
     """``list``: each chapter's number and name."""
     for k, v in chapters(root).items():
         print(k, v.stem)
-    return 0
 
 
 def cmd_check_pairs(a: argparse.Namespace, root: Path) -> int:
@@ -102,54 +99,43 @@ def cmd_check_pairs(a: argparse.Namespace, root: Path) -> int:
     return 1 if bad else 0
 
 
-def cmd_shape(a: argparse.Namespace, root: Path) -> int:
+def cmd_shape(a: argparse.Namespace, root: Path) -> None:
     """``shape``: each chapter's code lines by kind, and the totals."""
     rows = shape_table(root)
     cols = ["chapter", *KINDS, "code", "cells", "longest"]
-    total = {
-        "chapter": "total",
-        **{c: sum(int(r[c]) for r in rows) for c in cols[1:-1]},
-        "longest": max(int(r["longest"]) for r in rows),
-    }
+    total = {"chapter": "total", **{c: sum(int(r[c]) for r in rows) for c in cols[1:-1]},
+             "longest": max(int(r["longest"]) for r in rows)}
     for r in [dict(zip(cols, cols)), *rows, total]:
         print(" ".join(f"{r[c]:>11}" if i else f"{r[c]:<28}" for i, c in enumerate(cols)))
-    return 0
 
 
-def cmd_dashboard(a: argparse.Namespace, root: Path) -> int:
+def cmd_dashboard(a: argparse.Namespace, root: Path) -> None:
     """``dashboard``: write ``book/dashboard.md``."""
     print(write_dashboard(root))
-    return 0
 
 
-def cmd_build(a: argparse.Namespace, root: Path) -> int:
+def cmd_build(a: argparse.Namespace, root: Path) -> None:
     """``build``: the dashboard and the HTML."""
     print("built", build_html(root))
-    return 0
 
 
-def cmd_pdf(a: argparse.Namespace, root: Path) -> int:
+def cmd_pdf(a: argparse.Namespace, root: Path) -> None:
     """``pdf``: the whole book printed to one PDF."""
     print(f"printed {build_pdf(root)} (the {built_scale(root)} build)")
-    return 0
 
 
-def cmd_robustness(a: argparse.Namespace, root: Path) -> int:
+def cmd_robustness(a: argparse.Namespace, root: Path) -> None:
     """``robustness``: the chapters per seed and kernel set, every claim tabulated."""
     from .robustness import parse_seeds, run_all
 
-    seeds = parse_seeds(a.seeds)
-    out = run_all(seeds, a.kernels, scale=check_scale(a.scale), chapters=a.chapters, root=root)
+    out = run_all(parse_seeds(a.seeds), a.kernels, scale=a.scale, chapters=a.chapters, root=root)
     print((out / "table.md").read_text())
-    return 0
 
 
-def cmd_evidence(a: argparse.Namespace, root: Path) -> int:
+def cmd_evidence(a: argparse.Namespace, root: Path) -> None:
     """``evidence``: this machine's ledgers at a scale copied into ``evidence/``."""
-    check_scale(a.scale)
     print("saved", save_evidence(a.scale, a.name, root, a.command, a.chapters, a.claims, a.note,
                                      a.figures))
-    return 0
 
 
 def cmd_run(a: argparse.Namespace, root: Path) -> int:
@@ -180,10 +166,11 @@ def cmd_run(a: argparse.Namespace, root: Path) -> int:
     if a.cmd == "all":
         cmd_build(a, root)
         if chromium() is not None:  # the PDF the landing page links, of the same build
-            return cmd_pdf(a, root)
-        older = " — the one there is older than this build" if pdf_path(root).exists() else ""
-        print(f"the PDF of this {built_scale(root)} build: `make pdf` prints it to "
-              f"{pdf_path(root)} (needs headless Chromium: `make browser`){older}")
+            cmd_pdf(a, root)
+        else:
+            older = " — the one there is older than this build" if pdf_path(root).exists() else ""
+            print(f"the PDF of this {built_scale(root)} build: `make pdf` prints it to "
+                  f"{pdf_path(root)} (needs headless Chromium: `make browser`){older}")
     return 0
 
 
@@ -260,13 +247,13 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m layerwise book COMMAND``: the command's exit status; 2 with one line for a bad
-    option or a failed chapter's gate, 130 with one line for Ctrl-C and 143 for SIGTERM (each
-    stops the running chapters first)."""
+    """``python -m layerwise book COMMAND``: the command's exit status (0 when its ``cmd_*``
+    returns None); 2 with one line for a bad option or a failed chapter's gate, 130 with one line
+    for Ctrl-C and 143 for SIGTERM (each stops the running chapters first)."""
     a = parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return a.handler(a, repo_root())
+        return a.handler(a, repo_root()) or 0
     except (ParameterError, ChapterFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -280,12 +267,10 @@ def main(argv: list[str] | None = None) -> int:
 def _last_wall_time(nb: Path, scale: str, root: Path) -> float:
     """How long chapter ``nb`` took at ``scale`` last time: its ledger here, else the newest
     tracked evidence at that scale (0 when neither has it)."""
-    found = [results_root(root) / scale / f"{nb.stem}.json"]
-    found += sorted((root / EVIDENCE_DIR).glob(f"{scale}-*/{nb.stem}.json"), reverse=True)
-    for f in found:
-        if f.exists():
-            return float(json.loads(f.read_text()).get("wall_time_s") or 0.0)
-    return 0.0
+    found = [results_root(root) / scale / f"{nb.stem}.json",
+             *sorted((root / EVIDENCE_DIR).glob(f"{scale}-*/{nb.stem}.json"), reverse=True)]
+    ledger = next((f for f in found if f.exists()), None)
+    return float(json.loads(ledger.read_text()).get("wall_time_s") or 0.0) if ledger else 0.0
 
 
 def _run_chapters(

@@ -39,9 +39,6 @@ SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
 SCROLL = f'<div class="{SCROLL_CLASS}">'
 NOT_EXECUTED = "No chapter has been executed yet: run `make book`."
 
-# ----------------------------------------------------------------------------------------------
-# Runs: this machine's results and the tracked evidence
-# ----------------------------------------------------------------------------------------------
 
 
 def chapter_titles(root: Path) -> dict[str, str]:
@@ -207,9 +204,7 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-# ----------------------------------------------------------------------------------------------
-# Rendering
-# ----------------------------------------------------------------------------------------------
+
 def _kind_cell(claims: list[dict[str, Any]]) -> str:
     """A summary cell: per kind the counted passes of the graded claims, then what failed (with
     the findings among them), was inconclusive or not run."""
@@ -233,12 +228,12 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
     return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" * bool(extra))
 
 
-def _where_cell(data: Mapping[str, Any]) -> str:
-    """A summary cell's second line: the chapter's wall time, or the evidence folders a merged
-    column took its claims from."""
-    if "sources" in data:
-        return "<br>".join(f"evidence/{html.escape(s)}/" for s in data["sources"])
-    return f"{data['wall_time_s']:.0f} s"
+def _chapter_cell(data: Mapping[str, Any]) -> str:
+    """A chapter's summary cell: :func:`_kind_cell`, then its wall time, or the evidence folders a
+    merged column took its claims from."""
+    where = ("<br>".join(f"evidence/{html.escape(s)}/" for s in data["sources"])
+             if "sources" in data else f"{data['wall_time_s']:.0f} s")
+    return f"{_kind_cell(data['claims'])}<br><small>{where}</small>"
 
 
 DASHBOARD_INTRO = """\
@@ -273,10 +268,8 @@ def write_dashboard(root: Path | None = None) -> Path:
     for ch in chapters:
         link = f'<a href="chapters/{ch}.html">{html.escape(titles.get(ch, ch))}</a>'
         rows.append(Row([markup(link)] + [
-            markup(f"{_kind_cell(r['chapters'][ch]['claims'])}<br>"
-                   f"<small>{_where_cell(r['chapters'][ch])}</small>")
-            if ch in r["chapters"] else markup("<small>not run</small>")
-            for r in runs
+            markup(_chapter_cell(r["chapters"][ch]) if ch in r["chapters"]
+                   else "<small>not run</small>") for r in runs
         ]))
     rows.append(Row([markup("<b>whole book</b>")] + [
         markup(f"<b>{_kind_cell([c for d in r['chapters'].values() for c in d['claims']])}</b>")
@@ -377,15 +370,15 @@ def findings_list(records: list[tuple[str, str, dict[str, Any]]]) -> str:
         return f"- {link} ({html.escape(title)}){html.escape(tail)}"
 
     fails = [r for r in records if r[2]["status"] == "fail"]
-    found = [item(*r) for r in fails if is_finding(r[2])]
-    other = [item(*r) for r in fails if not is_finding(r[2])]
     out = []
-    if found:
-        out += ["**Findings** — disagreements that survived all three controls:", "", *found, ""]
-    if other:
-        out += ["**Failures that are not findings** — the papers' results carried to conditions "
-                "that differ from theirs, or suspected artefacts of our own set-up until their "
-                "controls pass:", "", *other, ""]
+    for finding, heading in [
+        (True, "**Findings** — disagreements that survived all three controls:"),
+        (False, "**Failures that are not findings** — the papers' results carried to conditions "
+         "that differ from theirs, or suspected artefacts of our own set-up until their controls "
+         "pass:"),
+    ]:
+        items = [item(*r) for r in fails if is_finding(r[2]) == finding]
+        out += [heading, "", *items, ""] if items else []
     return "\n".join(out)
 
 

@@ -80,19 +80,14 @@ def notebook_shape(path: Path) -> dict[str, int]:
 
     cells = [c for c in jupytext.read(path).cells if c.cell_type == "code"]
     total: Counter = Counter()
+    sizes = []  # a cell's length for the limit: less the scale table's (data, not code)
     for cell in cells:
-        if "parameters" in cell.metadata.get("tags", []):  # papermill's cell, whatever it holds
-            total["parameters"] += len(cell.source.splitlines())
-        else:
-            total.update(cell_shape(cell.source))
-    # a cell's length for the limit: its lines less the scale table's (a table is data, not code)
-    sizes = [len(c.source.splitlines()) - cell_shape(c.source)["parameters"] for c in cells]
-    return {
-        **{k: int(total[k]) for k in KINDS},
-        "cells": len(cells),
-        "code": sum(len(c.source.splitlines()) for c in cells),
-        "longest": max(sizes, default=0),
-    }
+        n, shape = len(cell.source.splitlines()), cell_shape(cell.source)
+        papermill = "parameters" in cell.metadata.get("tags", [])  # that cell, whatever it holds
+        total.update(Counter(parameters=n) if papermill else shape)
+        sizes.append(n - shape["parameters"])
+    return {**{k: int(total[k]) for k in KINDS}, "cells": len(cells), "code": sum(
+        len(c.source.splitlines()) for c in cells), "longest": max(sizes, default=0)}
 
 
 def shape_table(root: Path) -> list[dict[str, object]]:
