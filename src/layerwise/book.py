@@ -32,6 +32,7 @@ from .executor import check_executor, shared_scheduler
 from .params import SCALES, ParameterError, check_choice, check_scale, resolve_device
 from .paths import repo_root, results_root
 from .render import build_html, build_pdf, built_scale, chromium, pdf_path
+from .robustness import KERNELS, parse_seeds, run_all
 from .runner import (
     LIVE,
     TIMEOUTS,
@@ -126,8 +127,6 @@ def cmd_pdf(a: argparse.Namespace, root: Path) -> None:
 
 def cmd_robustness(a: argparse.Namespace, root: Path) -> None:
     """``robustness``: the chapters per seed and kernel set, every claim tabulated."""
-    from .robustness import parse_seeds, run_all
-
     out = run_all(parse_seeds(a.seeds), a.kernels, scale=a.scale, chapters=a.chapters, root=root)
     print((out / "table.md").read_text())
 
@@ -177,9 +176,8 @@ def cmd_run(a: argparse.Namespace, root: Path) -> int:
 def parser() -> argparse.ArgumentParser:
     """The command line: one sub-command per ``cmd_*`` function above (``a.handler``); ``run``
     and ``all`` share their options (``parents=``)."""
-    p = argparse.ArgumentParser(
-        prog="python -m layerwise book", description=__doc__.split("\n\n")[0]
-    )
+    p = argparse.ArgumentParser(prog="python -m layerwise book",
+                                description=__doc__.split("\n\n")[0])
     runs = argparse.ArgumentParser(add_help=False)  # the options of run and all
     opt = runs.add_argument
     opt("--scale", default="default", help=f"one of {', '.join(SCALES)} (default: default)")
@@ -190,12 +188,11 @@ def parser() -> argparse.ArgumentParser:
         help="override a chapter parameter")
     opt("--jobs", type=_jobs, default=min(2, os.cpu_count() or 1),
         help="how many one-core chapters run side by side (default: 2, or 1 on one core)")
-    opt("--timeout", type=_timeout, default=None,
-        help="per-chapter limit in seconds (default by scale)")
-    opt("--executor", default=None, help="where simulation blocks run: local (default) | dask "
-        "(a Dask cluster; needs '.[dask]')")
-    opt("--scheduler", default=None, metavar="ADDR", help="with --executor dask: the scheduler, "
-        "e.g. tcp://host:8786 (default: a LocalCluster here)")
+    opt("--timeout", type=_timeout, help="per-chapter limit in seconds (default by scale)")
+    opt("--executor", help="where simulation blocks run: local (default) | dask (a Dask cluster; "
+        "needs '.[dask]')")
+    opt("--scheduler", metavar="ADDR", help="with --executor dask: the scheduler, e.g. "
+        "tcp://host:8786 (default: a LocalCluster here)")
     sub = p.add_subparsers(dest="cmd", required=True)
     cmd = {}
     for name, handler, help in [
@@ -213,26 +210,23 @@ def parser() -> argparse.ArgumentParser:
         ("evidence", cmd_evidence,
          "copy this machine's ledgers at a scale into the tracked evidence/ folder"),
     ]:
-        parents = [runs] if handler is cmd_run else []
-        cmd[name] = sub.add_parser(name, help=help, parents=parents)
+        cmd[name] = sub.add_parser(name, help=help, parents=[runs] if handler is cmd_run else [])
         cmd[name].set_defaults(handler=handler)
     opt = cmd["robustness"].add_argument
     opt("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default: 0-19)")
-    opt("--kernels", nargs="*", default=["native", "avx2"],
-        help="native and/or avx2 (default: both)")
+    opt("--kernels", nargs="*", default=list(KERNELS), help="native and/or avx2 (default: both)")
     opt("--scale", default="ci", help=f"one of {', '.join(SCALES)} (default: ci)")
     opt("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
     opt = cmd["evidence"].add_argument
     opt("--scale", required=True, help=f"one of {', '.join(SCALES)}")
-    opt("--name", default=None,
-        help="folder name under evidence/ (default: <scale>-<device>-<date>)")
+    opt("--name", help="folder name under evidence/ (default: <scale>-<device>-<date>)")
     opt("--command", default="",
         help="the command that produced the results (recorded in META.json)")
     opt("--chapters", nargs="*", default=[], help="chapter numbers (default: all)")
     opt("--claims", nargs="*", default=[],
         help="keep only these claim ids: the evidence is a part of the run, for them only")
     opt("--note", default="", help="what the part is (with --claims)")
-    opt("--figures", nargs="*", default=None,
+    opt("--figures", nargs="*",
         help="keep only these figures (names without .png; default: all, none with --claims)")
     return p
 
@@ -302,9 +296,7 @@ def _run_chapters(
     jobs = a.jobs if executor == "local" else 1
     beside = [nb for nb in todo.values() if jobs > 1 and nb.stem in ONE_TORCH_THREAD]
     beside.sort(key=lambda nb: -_last_wall_time(nb, a.scale, root))
-    if len(beside) < 2:
-        beside = []
-    failures = []
+    beside, failures = beside if len(beside) > 1 else [], []
     if beside:
         print(f"[layerwise] {len(beside)} one-core chapters, {jobs} at a time (no progress "
               "bars):", ", ".join(nb.stem for nb in beside), flush=True)

@@ -55,20 +55,14 @@ def parse_seeds(text: str) -> list[int]:
 @contextmanager
 def _environment(**values: str | None) -> Iterator[None]:
     """Set (or, for None, remove) environment variables for the duration of the block."""
-
-    def apply(pairs: Mapping[str, str | None]) -> None:
-        for k, v in pairs.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-    old = {k: os.environ.get(k) for k in values}
+    old = {k: os.environ.pop(k, None) for k in values}
     try:
-        apply(values)
+        os.environ.update({k: v for k, v in values.items() if v is not None})
         yield
     finally:
-        apply(old)
+        for k in values:
+            os.environ.pop(k, None)
+        os.environ.update({k: v for k, v in old.items() if v is not None})
 
 
 def run_all(
