@@ -90,10 +90,8 @@ def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
     chapters = {}
     for ch in sorted({ch for r in group for ch in r["chapters"]}):
         have = [r for r in by_date if ch in r["chapters"]]
-        newest = newest_claims(
-            (str(r["meta"].get("date", "")), r["where"], r["chapters"][ch].get("claims", []))
-            for r in have
-        )
+        newest = newest_claims((str(r["meta"].get("date", "")), r["where"],
+                                r["chapters"][ch].get("claims", [])) for r in have)
         chapters[ch] = {"claims": [c for _, c in newest.values()],
                         "sources": [r["where"] for r in have]}
     scale = group[0]["scale"]
@@ -102,7 +100,7 @@ def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def newest_claims(
-    dated: Iterable[tuple[str, str, list[dict[str, Any]]]],
+    dated: Iterable[tuple[str, str, list[dict[str, Any]]]]
 ) -> dict[str, tuple[str, dict[str, Any]]]:
     """One chapter's claims from several evidence folders, given as ``(date, folder, claims)``:
     ``{claim id: (folder, record)}``, each claim from the newest folder that graded it (a claim
@@ -153,20 +151,16 @@ def save_evidence(
     ledgers = {ch: data for ch, data in _ledgers(src).items()
                if not wanted or any(ch == w or ch[:2] == w.zfill(2) for w in wanted)}
     if not ledgers:
-        raise ParameterError(
-            f"scale={scale!r}: no chapter results under {src}"
-            + (f" for chapters {wanted}" if wanted else "")
-            + f"; run `make book SCALE={scale}` first"
-        )
+        which = f" for chapters {wanted}" if wanted else ""
+        raise ParameterError(f"scale={scale!r}: no chapter results under {src}{which}; run "
+                             f"`make book SCALE={scale}` first")
     keep = list(claims)
     graded = {c["id"] for data in ledgers.values() for c in data.get("claims", [])
               if c.get("status") != "skipped"}
     unknown = [c for c in keep if c not in graded]
     if unknown:
-        raise ParameterError(
-            f"claims={unknown}: not graded in the ledgers under {src}; allowed: "
-            + ", ".join(sorted(graded))
-        )
+        raise ParameterError(f"claims={unknown}: not graded in the ledgers under {src}; allowed: "
+                             + ", ".join(sorted(graded)))
     first = next(iter(ledgers.values()))
     device = first.get("device", "?")
     dest = root / EVIDENCE_DIR / (name or f"{scale}-{device}-{time.strftime('%Y-%m-%d')}")
@@ -183,19 +177,15 @@ def save_evidence(
                 shutil.copy2(png, dest / "figures" / f"{ch}__{png.name}")
     # the commit the ledgers record having run (the copying checkout's only where they do not)
     ran = {data.get("git_commit") for data in ledgers.values()}
-    meta = {
-        "scale": scale,
-        "device": device,
-        "machine": first.get("versions", {}).get("machine", "?"),
+    versions = first.get("versions", {})
+    _write_json(dest / "META.json", {
+        "scale": scale, "device": device, "machine": versions.get("machine", "?"),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "git_commit": ran.pop() if len(ran) == 1 and None not in ran else git_commit(root),
-        "versions": first.get("versions", {}),
-        "command": command or f"make book SCALE={scale}",
+        "versions": versions, "command": command or f"make book SCALE={scale}",
         "chapters": list(ledgers),
-    }
-    if keep:
-        meta.update(part=note or "a part of the run", claims=keep)
-    _write_json(dest / "META.json", meta)
+        **({"part": note or "a part of the run", "claims": keep} if keep else {}),
+    })
     return dest
 
 
@@ -343,14 +333,15 @@ def totals_table(claims: list[dict[str, Any]]) -> str:
     """The book's totals per kind of claim, as a markdown table (:data:`TOTAL_COLUMNS`), then what
     each column counts."""
     t, weak, found = tally(claims), undiscriminated(claims), count_findings(claims)
-    lines = ["| | " + " | ".join(TOTAL_COLUMNS) + " |", "| --- |" + " ---: |" * len(TOTAL_COLUMNS)]
+    head = "| | " + " | ".join(TOTAL_COLUMNS) + " |\n| --- |" + " ---: |" * len(TOTAL_COLUMNS)
+    rows = []
     for kind in (k for k in KINDS if sum(t[k].values())):
         n = t[kind]
         cells = (sum(n.values()), n["pass"] - weak[kind], weak[kind], found[kind],
                  n["fail"] - found[kind], n["inconclusive"], n["skipped"])
-        lines.append(f"| {TOTAL_ROWS[kind]} | " + " | ".join(str(c or "—") for c in cells) + " |")
+        rows.append(f"| {TOTAL_ROWS[kind]} | " + " | ".join(str(c or "—") for c in cells) + " |")
     legend = "; ".join(f"**{k}**: {v}" for k, v in TOTAL_COLUMNS.items())
-    return "\n".join(lines) + f"\n\n<small>{legend}.</small>\n"
+    return head + "\n" + "\n".join(rows) + f"\n\n<small>{legend}.</small>\n"
 
 
 def _claim_link(ch: str, cid: str, statement: str) -> str:
