@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,10 @@ def _number(
     naming the option and what it expects."""
 
     def parse(text: str) -> Any:
-        try:
-            value = cast(text)
-        except ValueError:
-            value = None
-        if value is None or not ok(value):
-            raise argparse.ArgumentTypeError(f"{name}={text!r} is not allowed; expected {expected}")
-        return value
+        with suppress(ValueError):  # not a number at all: the same message
+            if ok(value := cast(text)):
+                return value
+        raise argparse.ArgumentTypeError(f"{name}={text!r} is not allowed; expected {expected}")
 
     return parse
 

@@ -1,16 +1,13 @@
-"""What the book says about itself: the reproduction dashboard, the landing page's summary cards,
-and tracked evidence from other machines (SPEC §1 "Claims ledger and scorecard").
+"""What the book says about itself: the reproduction dashboard (:func:`write_dashboard`), the
+landing page's summary cards (:func:`write_summary`, ``book/_generated/summary.md``, included by
+``book/intro.md``) and tracked evidence (SPEC §1 "Claims ledger and scorecard").
 
-* ``results/<scale>/NN_topic.json`` — the ledgers of runs on this build's machine (untracked);
-* ``evidence/<run>/`` — tracked ledgers (and thumbnails) of runs made elsewhere or at a
-  scale CI does not run (a GPU at ``paper``, this machine at ``default``), each
-  with ``META.json`` saying machine, date, code version and command (:func:`save_evidence`);
-* :func:`write_dashboard` writes ``book/dashboard.md`` from both, :func:`write_summary` the landing
-  page's cards (``book/_generated/summary.md``, included by ``book/intro.md``).
-
-Totals come from :func:`layerwise.claims.tally` over the same JSON records the chapters' scorecards
-were drawn from, so the dashboard, the landing page and every scorecard agree; the tables are the
-scorecard's own template (:mod:`layerwise.htmltable`).
+Both read this machine's ledgers (``results/<scale>/NN_topic.json``, untracked) and the tracked
+ledgers (and figures) of runs made elsewhere or at a scale CI does not run (``evidence/<run>/``,
+each with ``META.json``: machine, date, code version, command; :func:`save_evidence`). Totals come
+from :func:`layerwise.claims.tally` over the records the scorecards were drawn from, so the
+dashboard, the landing page and every scorecard agree; the tables are the scorecard's own template
+(:mod:`layerwise.htmltable`).
 """
 
 from __future__ import annotations
@@ -38,6 +35,8 @@ SYMBOLS = {"pass": "✓", "fail": "✗", "inconclusive": "?", "skipped": "○"}
 #: instead of widening the page.
 SCROLL = f'<div class="{SCROLL_CLASS}">'
 NOT_EXECUTED = "No chapter has been executed yet: run `make book`."
+#: Claims with where they come from: ``{claim id: (evidence folder, claim record)}``.
+Sourced = dict[str, tuple[str, dict[str, Any]]]
 
 
 
@@ -99,13 +98,11 @@ def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
             "where": "evidence", "meta": {}, "parts": group, "chapters": chapters}
 
 
-def newest_claims(
-    dated: Iterable[tuple[str, str, list[dict[str, Any]]]]
-) -> dict[str, tuple[str, dict[str, Any]]]:
+def newest_claims(dated: Iterable[tuple[str, str, list[dict[str, Any]]]]) -> Sourced:
     """One chapter's claims from several evidence folders, given as ``(date, folder, claims)``:
     ``{claim id: (folder, record)}``, each claim from the newest folder that graded it (a claim
     skipped everywhere: from the first folder that lists it)."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    out: Sourced = {}
     for _, folder, claims in sorted(dated, key=lambda t: (t[0], t[1])):  # newer overrides
         for c in claims:
             if c.get("status") != "skipped" or c["id"] not in out:
@@ -113,9 +110,7 @@ def newest_claims(
     return out
 
 
-def tracked_claims(
-    root: Path, chapter: str, scales: Iterable[str] = ("paper",)
-) -> dict[str, tuple[str, dict[str, Any]]]:
+def tracked_claims(root: Path, chapter: str, scales: Iterable[str] = ("paper",)) -> Sourced:
     """The claims of ``chapter`` in the newest tracked evidence at each of ``scales``:
     ``{claim id: (evidence folder, record)}`` — what a scorecard shows for a claim graded only at a
     larger scale (SPEC §1 "Undecided is visible")."""
@@ -134,15 +129,13 @@ def save_evidence(
     chapters: Iterable[str] = (), claims: Iterable[str] = (), note: str = "",
     figures: Iterable[str] | None = None,
 ) -> Path:
-    """Copy this machine's ledgers at ``scale`` (and their figures) into ``evidence/<name>/`` with
-    ``META.json``: machine, device, date, code version (git commit), command.  Raw arrays are not
-    copied: the ledgers and figures are the evidence.
-
-    ``chapters`` (numbers or names) keeps only those chapters.  ``claims`` makes the evidence a
-    *part* of a run: only those claim ids are kept in the copied ledgers (each must be graded in
-    them), so a run made for some claims — e.g. one experiment at ``paper`` with the rest of the
-    chapter at smaller settings — is never read as evidence for the others; ``note`` says what
-    the part is (META ``part``).  ``figures`` (names without extension) keeps only those figures;
+    """Copy this machine's ledgers at ``scale`` and their figures (not the raw arrays) into
+    ``evidence/<name>/`` with ``META.json``: machine, device, date, code version (git commit),
+    command. ``chapters`` (numbers or names) keeps only those chapters. ``claims`` makes the
+    evidence a *part* of a run: only those claim ids (each graded there) are kept in the copied
+    ledgers, so a run made for some claims — e.g. one experiment at ``paper`` with the rest of the
+    chapter at smaller settings — is never read as evidence for the others; ``note`` says what the
+    part is (META ``part``). ``figures`` (names without extension) keeps only those figures;
     default: every figure of a whole run, none of a part."""
     root = root or repo_root()
     check_scale(scale)
@@ -440,10 +433,8 @@ def evidence_line(root: Path) -> str:
     missing = [f"`{s}`" for s in SCALES if s not in by_scale and s != "ci"]
     text = "Tracked evidence: " + ("; ".join(have) if have else "none") + "."
     if missing:
-        text += (
-            f" No run at {' or '.join(missing)} is tracked yet: a claim graded only there says "
-            '"not run" on its scorecard, with how it leans at the smaller scale.'
-        )
+        text += (f" No run at {' or '.join(missing)} is tracked yet: a claim graded only there "
+                 'says "not run" on its scorecard, with how it leans at the smaller scale.')
     return text
 
 
@@ -456,8 +447,7 @@ def write_summary(root: Path | None = None) -> Path:
     (gen / "thumbs").mkdir(parents=True, exist_ok=True)
     scales_shown, cards, records = set(), [], []
     for ch, title in chapter_titles(root).items():
-        nb = root / "book" / "chapters" / f"{ch}.ipynb"
-        scale = executed_scale(nb) if nb.exists() else None
+        scale = executed_scale(root / "book" / "chapters" / f"{ch}.ipynb")  # None: not executed
         res = results_root(root) / (scale or "") / f"{ch}.json"
         if scale is None or not res.exists():
             continue

@@ -4,10 +4,8 @@ under both torch CPU kernel sets, every claim's outcomes tabulated.
 ``python -m layerwise book robustness --seeds 0-19 --kernels native avx2`` (``make robustness``)
 runs the chosen chapters at a scale (``ci`` by default) once per (kernel set, seed), each run into
 its own results folder ``results/robustness/<scale>/<kernel>-s<seed>/`` (its own store: every run
-is cold), and writes ``table.md`` and ``table.json`` beside them: per claim, how often it passed,
-failed, was inconclusive or skipped, flagged when it failed anywhere or flipped between pass and
-fail, and every chapter that crashed. A verdict must not depend on the seed or the CPU's kernels:
-the flags are what to fix, at their cause.
+is cold), and writes ``table.md`` and ``table.json`` beside them (:func:`tabulate`). A verdict must
+not depend on the seed or the CPU's kernels: the flags are what to fix, at their cause.
 
 ``native`` leaves torch to pick the machine's own kernels (AVX-512 where the CPU has it);
 ``avx2`` sets ``ATEN_CPU_CAPABILITY=avx2``, the set a CPU without AVX-512 gets.
@@ -173,18 +171,14 @@ def table_markdown(table: Mapping[str, Any]) -> str:
     """The table as Markdown: one sentence (runs, claims, and what failed, flipped or crashed),
     then one row per claim whose outcome varied or failed (the book's table template,
     :mod:`layerwise.htmltable`)."""
+    crashed = sum(len(v) for v in table["crashes"].values())
     lines = [
-        "# Robustness of the scorecard",
-        "",
+        "# Robustness of the scorecard", "",
         f"{len(table['runs'])} runs, {len(table['claims'])} claims: {len(table['flagged'])} failed "
         f"in some run, {len(table['flips'])} flipped between pass and fail, "
-        f"{len(table['varying'])} changed outcome at all; "
-        f"{sum(len(v) for v in table['crashes'].values())} chapter runs crashed.",
-        "",
-        "Runs: " + ", ".join(table["runs"]),
-        "",
-        "Code: " + (", ".join(table.get("commits", [])) or "unknown"),
-        "",
+        f"{len(table['varying'])} changed outcome at all; {crashed} chapter runs crashed.", "",
+        "Runs: " + ", ".join(table["runs"]), "",
+        "Code: " + (", ".join(table.get("commits", [])) or "unknown"), "",
     ]
     if table["crashes"]:
         lines += ["## Crashes", "",

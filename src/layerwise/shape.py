@@ -35,20 +35,18 @@ def statement_kind(node: ast.stmt) -> str:
         return "imports"
     if isinstance(node, ast.Assign):
         text = ast.unparse(node.value)
-        if (
-            any(isinstance(t, ast.Name) and t.id == "SCALES" for t in node.targets)
-            or "resolve_from(" in text
-            or text.startswith("Chapter(")
+        if any(isinstance(t, ast.Name) and t.id == "SCALES" for t in node.targets) or (
+            "resolve_from(" in text or text.startswith("Chapter(")
         ):
             return "parameters"
     return "computation"
 
 
 def _block_shape(body: list[ast.stmt], start: int, out: Counter) -> None:
-    """Add the lines ``start``… of the statements ``body`` to ``out`` by kind. A loop or ``if`` is
-    split: its header lines are computation, its body is counted statement by statement (a loop
-    of claims counts as claims); so is a function the chapter defines (one that
-    records claims). Comment lines count with the statement that follows them."""
+    """Add the lines ``start``… of the statements ``body`` to ``out`` by kind. A loop, ``if``,
+    ``with`` or function the chapter defines is split: its header lines are computation, its body
+    counted statement by statement (a loop of claims counts as claims). Comment lines count with
+    the statement that follows them."""
     for node in body:
         blocks = [b for b in (getattr(node, "body", None), getattr(node, "orelse", None)) if b]
         if isinstance(node, (ast.For, ast.While, ast.If, ast.With, ast.FunctionDef)) and blocks:
@@ -92,7 +90,5 @@ def notebook_shape(path: Path) -> dict[str, int]:
 
 def shape_table(root: Path) -> list[dict[str, object]]:
     """:func:`notebook_shape` of every chapter under ``root/notebooks``, with its ``chapter``."""
-    return [
-        {"chapter": p.stem, **notebook_shape(p)}
-        for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))
-    ]
+    chapters = sorted((root / "notebooks").glob("[0-9][0-9]_*.py"))
+    return [{"chapter": p.stem, **notebook_shape(p)} for p in chapters]
