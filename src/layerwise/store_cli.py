@@ -13,10 +13,13 @@ from .store import ResultsStore
 
 
 def _entries(root: Path) -> list[Path]:
+    """The entry folders (``<name>/<key>/`` with a ``meta.json``) of the store at ``root``."""
     return sorted(p.parent for p in root.glob("*/*/meta.json"))
 
 
 def main(argv: list[str] | None = None) -> int:
+    """List the store's entries, or verify them (or those of ``import``'s source, copying the
+    sound ones in): 1 when one is corrupt, 2 when the source is not a results-store folder."""
     p = argparse.ArgumentParser(prog="python -m layerwise store", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list entries with their device and wall time")
@@ -28,31 +31,23 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "list":
         for d in _entries(root):
             m = json.loads((d / "meta.json").read_text())
-            print(
-                f"{m['name']:<50} {m['key'][:12]}  {m.get('device', '?'):<6} "
-                f"{m.get('wall_time_s', 0):9.1f} s  {m['created']}"
-            )
+            print(f"{m['name']:<50} {m['key'][:12]}  {m.get('device', '?'):<6} "
+                  f"{m.get('wall_time_s', 0):9.1f} s  {m['created']}")
         return 0
     src = root if a.cmd == "verify" else a.source
     if not src.is_dir():
-        print(
-            f"error: source={src} is not a results-store folder (expected <name>/<key>/meta.json)",
-            file=sys.stderr,
-        )
+        expected = "expected <name>/<key>/meta.json"
+        print(f"error: source={src} is not a results-store folder ({expected})", file=sys.stderr)
         return 2
     bad = 0
     for d in _entries(src):
-        problem = ResultsStore._validate(
-            d, json.loads((d / "meta.json").read_text()).get("key", "")
-        )
-        if problem is not None or d.name != json.loads((d / "meta.json").read_text()).get("key"):
+        key = json.loads((d / "meta.json").read_text()).get("key", "")
+        problem = ResultsStore._validate(d, key)
+        if problem is not None or d.name != key:
             print(f"corrupt: {d} ({problem or 'folder name is not its key'})", file=sys.stderr)
             bad += 1
-            continue
-        if a.cmd == "import":
-            dest = root / d.parent.name / d.name
-            if not dest.exists():
-                shutil.copytree(d, dest)
-                print(f"imported {d.parent.name}/{d.name[:12]}")
+        elif a.cmd == "import" and not (root / d.parent.name / d.name).exists():
+            shutil.copytree(d, root / d.parent.name / d.name)
+            print(f"imported {d.parent.name}/{d.name[:12]}")
     print(f"{len(_entries(src))} entries, {bad} corrupt")
     return 1 if bad else 0
