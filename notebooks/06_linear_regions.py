@@ -68,7 +68,7 @@ dataset = None  # a data set as the ladder's last rung: mnist | mnist:DIR | mnis
 # %%
 import math
 
-from layerwise import data, regions, tables
+from layerwise import dashboard, data, regions, tables
 from layerwise.chapter import Chapter, format_value, join_words
 from layerwise.claims import Control
 from layerwise.figures import ch06 as figures
@@ -865,11 +865,11 @@ ch.glue("ladder_cost_hours", ladder_ms * paper["ladder_nets"] * paper["ladder_st
         digits=2)
 
 # %%
-# Hanin & Rolnick's own regime, the paper ladder's last rung: graded by this run when it runs that
-# scale, else read from the newest tracked paper evidence (evidence/*/; None when there is none)
+# Hanin & Rolnick's regime (the last rung): graded here at paper, else by tracked paper evidence
 LARGE = "train_grows_large_data"
 regime = ({"folder": None, "status": ch.status(LARGE), "estimate": rungs["late"][-1]}
-          if ch.status(LARGE) != "skipped" else study.tracked_record(repo_root(), LARGE))
+          if ch.status(LARGE) != "skipped"
+          else dashboard.tracked_record(repo_root(), ch.name, LARGE))
 REGIME = {"pass": "the count ends above its initial value, as they report",
           "fail": "the count ends below its initial value, against their report (the scorecard "
                   "gives the claim's controls)",

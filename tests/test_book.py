@@ -505,12 +505,12 @@ SMART_QUOTES = str.maketrans("‘’“”", "''\"\"")
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_what_we_found_says_what_the_scorecard_says(ci_book, chapter):
     """Every chapter's "What we found" ends with the ledger's own sentence
-    (claims.outcomes_sentence: the scorecard's summary, then every claim of any kind that does not
-    pass), computed after the last claim — so no summary counts fewer failures than its
+    (scorecard.outcomes_sentence: the scorecard's summary, then every claim of any kind that does
+    not pass), computed after the last claim — so no summary counts fewer failures than its
     scorecard — and the page shows it."""
     import html as html_lib
 
-    from layerwise.claims import outcomes_sentence
+    from layerwise.scorecard import outcomes_sentence
 
     res = json.loads((ROOT / "results" / "ci" / f"{chapter}.json").read_text())
     glued = [v for k, v in res["glued"].items() if k in ("found_outcomes", "found_summary")]
@@ -526,8 +526,8 @@ def test_what_we_found_says_what_the_scorecard_says(ci_book, chapter):
 def test_dashboard_and_headers_agree_with_the_ledgers(ci_book):
     import nbformat
 
-    from layerwise.claims import summary_of
     from layerwise.dashboard import _kind_cell
+    from layerwise.scorecard import summary_of
 
     all_claims = []
     for chapter in CHAPTERS:

@@ -11,10 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from layerwise import claims
+from layerwise import claims, scorecard
 from layerwise.chapter import GLUE_PREFIX, Chapter, first_sentence, format_value
 from layerwise.claims import Ledger, accepted_set, grade, quantile
 from layerwise.params import ParameterError
+
+
+def _page(led, tracked=None):
+    """The ledger's scorecard, as the chapter shows it."""
+    return scorecard.scorecard_html(led.records(), led.scale, tracked=tracked)
 
 
 def make(led=None, **kw):
@@ -146,13 +151,13 @@ def test_claims_above_the_scale_are_skipped_visibly_and_tallied_by_kind():
     t = claims.tally(led.records())
     assert t["reproduces"] == {"pass": 0, "fail": 1, "inconclusive": 0, "skipped": 1}
     assert t["predicts"]["inconclusive"] == 1 and t["checks"]["pass"] == 1
-    line = claims.summary_of(led.records(), led.scale)
+    line = scorecard.summary_of(led.records(), led.scale)
     assert line.startswith(
         "Reproduces 0 of 1 paper results (1 failed: not a finding until its controls pass, "
         "1 not run at this scale)"
     )
     assert "confirms 0 of 1 predictions (1 inconclusive)" in line and "passes 1 of 1 checks" in line
-    html = led.to_html()
+    html = _page(led)
     for text in (
         'title="skipped">○',
         'title="fail">✗',
@@ -552,9 +557,10 @@ def test_an_alternative_outside_the_accepted_set_is_ruled_out_by_a_pass():
     assert c.status == "pass" and c.discriminates is True
     rec = c.to_json()
     assert rec["alternative"] == {"value": 1.0, "label": "the variance-preserving σ_w² = 1"}
-    assert claims.rules_out(rec) == "rules out the variance-preserving σ_w² = 1 (1)"
-    assert "Rules out the variance-preserving" in led.to_html()
-    assert claims.summary_of(led.records(), led.scale).startswith("Reproduces 1 of 1 paper results")
+    assert scorecard.rules_out(rec) == "rules out the variance-preserving σ_w² = 1 (1)"
+    assert "Rules out the variance-preserving" in _page(led)
+    summary = scorecard.summary_of(led.records(), led.scale)
+    assert summary.startswith("Reproduces 1 of 1 paper results")
 
 
 @pytest.mark.parametrize("alternative", [None, (1.7, "a value inside the margin")])
@@ -572,12 +578,12 @@ def test_a_pass_that_cannot_exclude_its_alternative_is_not_counted(alternative):
         source="s",
     )
     assert c.status == "pass" and c.discriminates is False
-    assert claims.rules_out(c.to_json()) == ""
+    assert scorecard.rules_out(c.to_json()) == ""
     assert claims.undiscriminated([c.to_json()]) == {"reproduces": 1, "predicts": 0, "checks": 0}
-    assert claims.summary_of(led.records(), led.scale).startswith(
+    assert scorecard.summary_of(led.records(), led.scale).startswith(
         "Reproduces 0 of 1 paper results (1 passes without ruling out an alternative"
     )
-    assert "Not discriminating" in led.to_html()
+    assert "Not discriminating" in _page(led)
 
 
 def test_directional_claims_rule_out_no_effect_at_their_boundary_and_checks_need_none():
@@ -624,7 +630,7 @@ def test_directional_claims_rule_out_no_effect_at_their_boundary_and_checks_need
     )
     assert (
         flag.discriminates is True
-        and claims.rules_out(flag.to_json()) == "rules out a convex region"
+        and scorecard.rules_out(flag.to_json()) == "rules out a convex region"
     )
 
 
@@ -723,7 +729,7 @@ def test_an_inconclusive_mean_reports_the_replicates_that_would_decide_it():
     )
     assert (
         c.to_json()["replicates_to_decide"] == n
-        and f"≈ {n} replicates would decide it (now 4)" in led.to_html()
+        and f"≈ {n} replicates would decide it (now 4)" in _page(led)
     )
     done = led.claim(
         "e",
@@ -822,9 +828,9 @@ def test_a_combined_standard_error_is_shown_with_its_two_parts():
     own = estimate(ours).se
     record = c.to_json()
     assert record["reference_se"] == 2.4 and record["se"] == pytest.approx(math.hypot(own, 2.4))
-    split = claims.se_split(record)
+    split = scorecard.se_split(record)
     assert split == f"ours {claims.fmt_se(own)} and the authors' 2.4, combined"
-    assert html.escape(split) in led.to_html()
+    assert html.escape(split) in _page(led)
     plain = led.claim(
         "p",
         "plain",
@@ -835,7 +841,7 @@ def test_a_combined_standard_error_is_shown_with_its_two_parts():
         why="w",
         source="s",
     )
-    assert plain.to_json()["reference_se"] is None and claims.se_split(plain.to_json()) == ""
+    assert plain.to_json()["reference_se"] is None and scorecard.se_split(plain.to_json()) == ""
     with pytest.raises(ParameterError, match="reference_se"):
         claims.Claim(
             "x", "s", "checks", 1.0, 1.0, 0.5, "abs", "w", "s", "ci", "ci", se=0.1, reference_se=0.2
@@ -856,7 +862,7 @@ def test_a_scorecard_row_keeps_the_source_on_the_line_that_opens_the_rule():
         why="because",
         source="Paper 2019, Eq. 3",
     )
-    page = led.to_html()
+    page = _page(led)
     summary = page.split("<summary>")[1].split("</summary>")[0]
     assert "Paper 2019, Eq. 3" in summary and "my_claim" not in summary
     assert "Claim <code>my_claim</code>. Rule:" in page.split("</summary>")[1]
@@ -938,8 +944,8 @@ def test_claims_that_state_one_thing_of_several_cases_share_one_statement_row():
         why="w",
         source="other",
     )
-    groups = claims.claim_families([c.to_json() for c in led.claims])
-    page = led.to_html()
+    groups = scorecard.claim_families([c.to_json() for c in led.claims])
+    page = _page(led)
     assert [(s, [lab for lab, _ in m]) for s, m in groups] == [
         ("regions grow like N² (log–log slope)", ["Depth 1", "Depth 2", "Depth 6"]),
         (None, [""]),
@@ -972,7 +978,7 @@ def test_a_family_with_several_sources_names_each_case_source():
             why="w",
             source=src,
         )
-    page = led.to_html()
+    page = _page(led)
     assert "· Paper A" in page and "· Paper B" in page and page.count("The same thing") == 1
     with pytest.raises(ParameterError, match="case="):
         led.claim(
@@ -1007,11 +1013,12 @@ def test_a_family_says_a_shared_note_once_and_keeps_a_formula_as_written():
             source="s",
             note=note,
         )
-    page = led.to_html()
+    page = _page(led)
     assert page.count("Graded from the paper scale.") == 1  # said once, as a sentence
     assert "log(mˡ/m⁰) is nearly Gaussian" in page and "Log(mˡ" not in page
-    assert claims.sentence_case("regions grow") == "Regions grow"
-    assert claims.sentence_case("δχ ≥ 1") == "δχ ≥ 1" and claims.sentence_case("q* at") == "q* at"
+    assert scorecard.sentence_case("regions grow") == "Regions grow"
+    assert scorecard.sentence_case("δχ ≥ 1") == "δχ ≥ 1"
+    assert scorecard.sentence_case("q* at") == "q* at"
 
 
 # -- findings and their controls (SPEC §1 "Findings and their controls") --------------------------
@@ -1022,7 +1029,8 @@ def _failing(led, id, controls=(), conditions=None):
 
 
 def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
-    from layerwise.claims import Control, is_finding, unconfirmed_reason
+    from layerwise.claims import Control, is_finding
+    from layerwise.scorecard import unconfirmed_reason
 
     led = Ledger("default")
     bare = _failing(led, "bare").to_json()
@@ -1039,16 +1047,16 @@ def test_a_fail_is_a_finding_only_after_all_three_controls_pass():
     assert unconfirmed_reason(two) == "no conditions control"
     assert unconfirmed_reason(bad) == "the reference control failed"
     assert unconfirmed_reason(full) == ""
-    line = claims.summary_of(led.records(), led.scale)
+    line = scorecard.summary_of(led.records(), led.scale)
     assert "4 failed: 1 is a finding, 3 are not findings until their controls pass" in line
-    page = led.to_html()
+    page = _page(led)
     assert page.count("Not a finding:") == 3 and page.count("A finding: it survived") == 1
     assert "✗ reference control: authors&#x27; arrays fail it too" in page
     assert page.count("a suspected artefact of our own set-up until its controls pass") == 3
     # a failed conditions control: the paper's result carried to our conditions
     cond = _failing(led, "cond", [Control("reference", True), Control("estimator", True),
                                   Control("conditions", False, "input differs")]).to_json()
-    from layerwise.claims import not_a_finding_means
+    from layerwise.scorecard import not_a_finding_means
 
     assert not_a_finding_means(cond).startswith("the paper's result carried to our conditions")
     # a passing claim carries its controls too, and is never a finding
@@ -1077,7 +1085,7 @@ def test_conditions_that_differ_are_named_on_the_scorecard():
     c = _failing(led, "x", conditions={"input": ("photo patches", "CIFAR-10"),
                                        "width": (128, 128)}).to_json()
     assert c["conditions"] == {"input": ["photo patches", "CIFAR-10"], "width": [128.0, 128.0]}
-    page = led.to_html()
+    page = _page(led)
     assert "Our conditions differ: input photo patches (paper: CIFAR-10)." in page
     assert "width 128" not in page
 
@@ -1088,10 +1096,10 @@ def test_a_claim_graded_at_a_larger_scale_says_it_was_not_run_and_how_it_leans()
                   reference=1.0, tol=0.1, why="w", source="s", alternative=(0.0, "zero"),
                   min_scale="paper").to_json()
     assert c["status"] == "skipped" and c["lean"] == "fail"
-    page = led.to_html()
+    page = _page(led)
     assert "not run at <code>paper</code>" in page and "At this scale it leans to fail." in page
     tracked = {"later": ("paper-cpu-2026-11-28", {"status": "pass"})}
-    page = led.to_html(tracked)
+    page = _page(led, tracked)
     assert "not run at <code>" not in page
     assert "at <code>paper</code> (evidence/paper-cpu-2026-11-28): ✓" in page
 
@@ -1105,22 +1113,22 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
            "statement": "x is 1 (the paper run's own settings)",
            "interval": [0.99, 1.05], "confidence": 0.99, "note": "the paper run's note",
            "controls": [{"kind": "conditions", "passed": True, "note": "same data"}]}
-    page = led.to_html({"later": ("paper-x", rec)})
+    page = _page(led, {"later": ("paper-x", rec)})
     assert "Decided at paper by the tracked evidence in evidence/paper-x: ✓ pass" in page
     assert "1.02" in page and "[0.99, 1.05]" in page and "at this scale: 3" in page
     assert "The paper run&#x27;s note." in page and "✓ conditions control: same data" in page
     assert "leans" not in page and "replicates" not in page  # no projection once decided
     assert "x is 1 (the paper run&#x27;s own settings)" in page  # its statement, not this run's
-    bare = led.to_html()
+    bare = _page(led)
     assert "leans to fail" in bare and "Decided at" not in bare
-    undecided = led.to_html({"later": ("paper-x", {**rec, "status": "inconclusive"})})
+    undecided = _page(led, {"later": ("paper-x", {**rec, "status": "inconclusive"})})
     assert "Decided at" not in undecided
     assert "Run at paper in the tracked evidence in evidence/paper-x and undecided there too" in (
         undecided)
 
     # the evidence's margin and its justification (its rule), not this scale's
     wider = {**rec, "tolerance": 0.3, "rule": "|x − 1| ≤ 0.3", "justification": "200 runs"}
-    page = led.to_html({"later": ("paper-x", wider)})
+    page = _page(led, {"later": ("paper-x", wider)})
     assert "|x − 1| ≤ 0.3" in page and "200 runs" in page and "≤ 0.1" not in page
 
 
@@ -1234,7 +1242,8 @@ def test_estimate_side_and_sign_follow_the_interval_rule():
 
 
 def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
-    from layerwise.claims import Control, outcomes_sentence
+    from layerwise.claims import Control
+    from layerwise.scorecard import outcomes_sentence
 
     led = Ledger("default")
     _failing(led, "f1")
@@ -1245,7 +1254,7 @@ def test_the_outcomes_sentence_names_every_claim_that_does_not_pass():
               tol=0.1, why="w", source="s", alternative=(0.0, "zero"), min_scale="paper")
     led.claim("p", "w holds", kind="checks", measured=True, comparison="true", why="w", source="s")
     text = outcomes_sentence([c.to_json() for c in led.claims], "default")
-    assert text.startswith(claims.summary_of(led.records(), led.scale))
+    assert text.startswith(scorecard.summary_of(led.records(), led.scale))
     assert ("Failed: x is 1 (not a finding: no reference, estimator or conditions control); "
             "x is 1 (a finding).") in text
     assert "Inconclusive: y is 2." in text
@@ -1279,7 +1288,7 @@ def test_the_interval_is_in_the_row_itself_not_only_in_the_folded_details():
     make(led, id="boot", measured=interval_estimate(0.5, 0.25, 0.75), reference=0.0,
          comparison="ge")
     make(led, id="exact", measured=0.5, reference=0.0, comparison="ge")
-    page = led.to_html()
+    page = _page(led)
     num = _cells(page, "se").split('class="lw-num"')[1]
     assert f'<span class="lw-ci">99\u00a0% [{claims.fmt(lo)}, {claims.fmt(hi)}]</span>' in num
     assert '<span class="lw-ci">99\u00a0% [0.25, 0.75]</span>' in _cells(page, "boot")
@@ -1306,7 +1315,7 @@ def test_rules_are_said_in_words_for_every_comparison():
         measured = True if comparison == "true" else 0.0
         c = make(led, id=comparison, measured=measured, comparison=comparison, **kw).to_json()
         assert (rule_words(c), c["rule"]) == (words, formula)
-        page = led.to_html()
+        page = _page(led)
         assert f'<span class="lw-rule">expected {html.escape(words)}</span>' in _cells(
             page, comparison)
         assert f"Rule: {html.escape(words)}" in page
@@ -1329,8 +1338,8 @@ def test_a_deferred_claim_says_whether_its_scale_can_decide_it_from_the_row_s_ow
         c = make(led, id=name, measured=e, reference=0.6, comparison="ge", min_scale="paper",
                  replicates=rep).to_json()
         assert c["status"] == "skipped" and c["replicates_to_decide"] == need
-        rows[name] = _cells(led.to_html(), name)
-        found[name] = claims.outcomes_sentence(led.records(), "ci")
+        rows[name] = _cells(_page(led), name)
+        found[name] = scorecard.outcomes_sentence(led.records(), "ci")
     # "What we found" says the same as the row, from the same count
     assert (f"(graded at paper; here it is undecided; may stay undecided at paper: needs ≈ {need} "
             f"replicates, paper runs {need - 1})" in found["short"])

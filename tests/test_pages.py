@@ -13,7 +13,8 @@ import nbformat
 import pytest
 
 from layerwise import chapter, dashboard, pages, render
-from layerwise.claims import Ledger, summary_of, tally, undiscriminated
+from layerwise.claims import Ledger, tally, undiscriminated
+from layerwise.scorecard import summary_of
 
 GLUE = "application/papermill.record/"
 

@@ -200,3 +200,14 @@ def test_git_commit_names_the_head_and_flags_uncommitted_code(tmp_path: Path):
     assert pv.git_commit(tmp_path) == head
     (tmp_path / "src" / "a.py").write_text("x = 2\n")
     assert pv.git_commit(tmp_path) == head + "+uncommitted changes"
+
+
+@pytest.mark.parametrize("study", [f"layerwise.studies.ch{i:02d}" for i in range(1, 9)])
+def test_a_study_cache_does_not_follow_the_book_machinery(study):
+    """A study's cached results are keyed on the source of what it imports: a study that imported
+    the dashboard or the scorecard (Chapter 6 did, to read tracked evidence) recomputed its hours
+    of `paper` training whenever a page's wording changed."""
+    machinery = {"book", "chapter", "dashboard", "executor", "htmltable", "pages", "paths",
+                 "provenance", "render", "robustness", "runner", "scorecard", "store"}
+    _, modules = pv.fingerprint_of(study)
+    assert not {m.removeprefix("layerwise.") for m in modules} & machinery

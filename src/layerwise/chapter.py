@@ -464,10 +464,10 @@ class Chapter:
 
     def glue_outcomes(self, name: str = "found_outcomes") -> None:
         """Glue as ``name`` the sentence a chapter's "What we found" ends with, from the same
-        ledger as its scorecard (:func:`layerwise.claims.outcomes_sentence`): the scorecard's
+        ledger as its scorecard (:func:`layerwise.scorecard.outcomes_sentence`): the scorecard's
         summary, then every claim of any kind that does not pass — failures (finding or not),
         inconclusive ones and those not run at this scale, with how they lean."""
-        from .claims import outcomes_sentence
+        from .scorecard import outcomes_sentence
 
         self.glue(name, outcomes_sentence([c.to_json() for c in self.ledger.claims], self.scale))
 
@@ -671,7 +671,9 @@ class Chapter:
             from IPython.display import HTML, display
 
             from .dashboard import tracked_claims
+            from .scorecard import scorecard_html
 
-            display(HTML(self.ledger.to_html(tracked_claims(repo_root(), self.name))))
+            tracked = tracked_claims(repo_root(), self.name)
+            display(HTML(scorecard_html(self.ledger.records(), self.scale, tracked=tracked)))
         except ImportError:  # pragma: no cover
             pass

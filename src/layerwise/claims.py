@@ -476,12 +476,6 @@ class Ledger:
         read)."""
         return [c.to_json() for c in self.claims]
 
-    def to_html(self, tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None) -> str:
-        """The scorecard (:func:`layerwise.scorecard.scorecard_html`)."""
-        from .scorecard import scorecard_html
-
-        return scorecard_html(self.records(), self.scale, tracked=tracked)
-
 
 # Tallies of the JSON records (so dashboard, headers and scorecards count alike); records from
 # before claims had kinds count as ``checks``.
@@ -531,16 +525,3 @@ def count_failures(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, i
 def count_findings(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Per kind, the failing claims that are findings (:func:`is_finding`)."""
     return {k: n["finding"] for k, n in count_failures(claims).items()}
-
-
-#: The rendering's names (:mod:`layerwise.scorecard`) read from here.
-_RENDERING = frozenset({"claim_families", "not_a_finding_means", "outcomes_sentence", "rules_out",
-                        "se_split", "sentence_case", "summary_of", "unconfirmed_reason"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RENDERING:
-        from . import scorecard
-
-        return getattr(scorecard, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

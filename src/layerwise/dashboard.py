@@ -493,3 +493,24 @@ def title_page(root: Path, scales: list[str]) -> str:
         f"<code>{commit}</code> · built {date}.</p>\n"
         f"</div>\n{pdf}"
     )
+
+
+def tracked_record(root: str | Path, chapter: str, claim_id: str) -> dict[str, Any] | None:
+    """Claim ``claim_id`` as the newest tracked ``paper`` evidence under ``root``/evidence records
+    it (:func:`tracked_claims`), or None when no evidence grades it:
+    ``folder`` (the evidence folder's name), ``status`` (the recorded outcome), ``estimate``
+    (an :class:`~layerwise.stats.Estimate` with the recorded interval) and the record's
+    ``conditions`` {name: (ours, the paper's)}."""
+    from .stats import Estimate
+
+    found = tracked_claims(Path(root), chapter).get(claim_id)
+    if found is None:
+        return None
+    folder, rec = found
+    interval = tuple(rec["interval"]) if rec.get("interval") else None
+    dof = rec.get("dof")
+    n = rec.get("n") or (int(dof) + 1 if dof is not None else None)  # a mean over n replicates
+    return {"folder": folder, "status": rec["status"],
+            "estimate": Estimate(float(rec["measured"]), rec.get("se"), rec.get("dof"),
+                                 n, interval),
+            "conditions": {k: tuple(v) for k, v in rec.get("conditions", {}).items()}}

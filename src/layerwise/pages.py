@@ -33,7 +33,7 @@ def execution_header(info: dict[str, Any], scale: str, stem: str, duration: floa
     """The admonition under a chapter's title: the scorecard's one-line summary, where, how and
     with what the chapter was executed (from its results JSON ``info``), how to re-run it,
     downloads."""
-    from .claims import summary_of
+    from .scorecard import summary_of
 
     store = info.get("store", {})
     versions = info.get("versions", {})

@@ -14,7 +14,6 @@ its conclusions from the claims' outcomes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -570,25 +569,3 @@ def ladder_summary(units: Mapping[str, np.ndarray], n_rungs: int) -> dict[str, A
             "sign": [e.sign() for e in late],
             "n_train": np.asarray(units["n_train"]).reshape(n_rungs, -1)[:, 0],
             "n_nets": int(count.shape[1])}
-
-
-def tracked_record(root: str | Path, claim_id: str,
-                   chapter: str = "06_linear_regions") -> dict[str, Any] | None:
-    """Claim ``claim_id`` as the newest tracked ``paper`` evidence under ``root``/evidence records
-    it (:func:`layerwise.dashboard.tracked_claims`), or None when no evidence grades it:
-    ``folder`` (the evidence folder's name), ``status`` (the recorded outcome), ``estimate``
-    (an :class:`~layerwise.stats.Estimate` with the recorded interval) and the record's
-    ``conditions`` {name: (ours, the paper's)}."""
-    from ..dashboard import tracked_claims
-
-    found = tracked_claims(Path(root), chapter).get(claim_id)
-    if found is None:
-        return None
-    folder, rec = found
-    interval = tuple(rec["interval"]) if rec.get("interval") else None
-    dof = rec.get("dof")
-    n = rec.get("n") or (int(dof) + 1 if dof is not None else None)  # a mean over n replicates
-    return {"folder": folder, "status": rec["status"],
-            "estimate": Estimate(float(rec["measured"]), rec.get("se"), rec.get("dof"),
-                                 n, interval),
-            "conditions": {k: tuple(v) for k, v in rec.get("conditions", {}).items()}}
