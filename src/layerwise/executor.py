@@ -108,8 +108,9 @@ def _probe(address: str, timeout: float) -> None:
         ) from None
 
 
-#: The Dask setting that the LocalCluster unsets for its workers (``None`` removes it): glibc's
-#: own heap trimming instead of the nanny's 64 KiB threshold.
+#: The Dask setting that the LocalCluster unsets for its workers: with the nanny's default
+#: MALLOC_TRIM_THRESHOLD_=65536 glibc hands freed memory back at once, a worker pays a page fault
+#: for each of torch's re-allocations and a trainability cell took twice as long (measured).
 WORKER_MALLOC_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 #: The worker's statistical profiler, which walks the computing thread's stack every 10 ms under
@@ -162,10 +163,7 @@ def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
 
     if _ENV_BEFORE_CLUSTER is None:
         _ENV_BEFORE_CLUSTER = dict(os.environ)
-    # the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand freed memory back to the
-    # OS at once: a worker then pays a page fault for each of torch's re-allocations, and a
-    # trainability cell took twice as long as in the chapter's own process (measured). Set for the
-    # whole process, not in a context: a worker that dies is replaced by a nanny made later.
+    # for the whole process, not in a context: a worker that dies is replaced by a nanny made later
     dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False})
     try:
         with _sigint_ignored():
@@ -212,11 +210,8 @@ def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOU
     """A new ``distributed.Client`` for ``kind='dask'``: to ``scheduler``, or to a new two-process
     ``LocalCluster``.  An unreachable scheduler raises :class:`ParameterError` naming it."""
     distributed = require_distributed()
-    if scheduler is None:
-        cluster = local_cluster()
-        client = distributed.Client(cluster, set_as_default=False)
-        client._layerwise_cluster = cluster  # closed with the client
-        return client
+    if scheduler is None:  # the client's ``cluster``, closed with it by close_all
+        return distributed.Client(local_cluster(), set_as_default=False)
     _probe(scheduler, timeout)
     try:
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
@@ -258,8 +253,8 @@ def close_all() -> None:
         _, client = _CLIENTS.popitem()
         with contextlib.suppress(Exception):  # best effort at exit
             client.close()
-            if (cluster := getattr(client, "_layerwise_cluster", None)) is not None:
-                cluster.close()
+            if client.cluster is not None:  # the LocalCluster of connect
+                client.cluster.close()
 
 
 def client_fingerprint(code: str | Sequence[str] | None) -> str:
