@@ -67,11 +67,8 @@ def block_config(config: Mapping[str, Any], n_blocks: int, index: int) -> dict[s
 
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
     """SHA-256 over the canonical JSON of the entry's name, configuration and code version."""
-    payload = json.dumps(
-        {"name": name, "config": _canonical(config), "code_version": code_version},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
+    record = {"name": name, "config": _canonical(config), "code_version": code_version}
+    payload = json.dumps(record, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
