@@ -1,29 +1,20 @@
-"""Where the book's heavy units of work run: in this process, or on a Dask
-cluster (SPEC §4, issue #31).
+"""Where the book's heavy units of work run: in this process, or on a Dask cluster (SPEC §4,
+issue #31).
 
-Independent units (today: the moments engine's blocks of networks, Chapters 3–5, and Chapter 7's
+Independent units (the moments engine's blocks of networks, Chapters 3–5, and Chapter 7's
 trainability cells through ``Chapter.cached_units``) go through one seam,
-:meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*:
-
-``local`` (the default)
-    ``None``: the units run one after the other in this process, exactly as before; reading or
-    building the book needs no new dependency.
-``dask``
-    a ``distributed.Client`` — to the scheduler at ``scheduler`` (``tcp://host:8786``, e.g. one
-    started with ``dask scheduler``, or a ``dask_jobqueue.SLURMCluster``'s address), or, with no
-    address, to a ``LocalCluster`` of two single-threaded worker processes on this machine.  Each
-    unit's arrays are written into the client's results store as they arrive, so a re-run resumes.
+:meth:`layerwise.store.ResultsStore.get_or_compute_blocks`, which takes an *executor*: ``None``
+(``local``, the default: the units run one after the other in this process; no new dependency) or
+a ``distributed.Client`` (``dask``: to the scheduler at ``scheduler``, ``tcp://host:8786``, or,
+with no address, to a ``LocalCluster`` of two single-threaded worker processes on this machine).
 
 :func:`resolve_executor` reads ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER`` when not given
-arguments (the book runner sets them for the chapter kernels from ``--executor``/``--scheduler``,
-make from ``EXECUTOR=``/``SCHEDULER=``; with no scheduler the runner starts one
-:func:`local_cluster` for the whole run, :func:`shared_scheduler`, and gives the chapters its
-address). :func:`map_units` maps the missing units onto the cluster and yields them as they
-complete. A worker runs a unit through :func:`run_unit`, which
-first compares the fingerprint of the worker's ``layerwise`` source
-(:func:`layerwise.provenance.fingerprint_of`) with the client's, sent with the task, and refuses to
-compute when they differ (:class:`CodeMismatch`): results keyed on one version of the code are
-never computed by another.
+arguments (the book runner sets them for the chapter kernels; with no scheduler it starts one
+:func:`local_cluster` for the whole run, :func:`shared_scheduler`). :func:`map_units` maps the
+missing units onto the cluster and yields them as they complete; a worker runs each through
+:func:`run_unit`, which refuses to compute (:class:`CodeMismatch`) when the fingerprint of its
+``layerwise`` source differs from the client's: results keyed on one version of the code are never
+computed by another.
 """
 
 from __future__ import annotations
@@ -53,8 +44,6 @@ ENV_SCHEDULER = "LAYERWISE_SCHEDULER"
 CONNECT_TIMEOUT_S = 10.0
 #: Worker processes of the LocalCluster started when no scheduler is given.
 LOCAL_WORKERS = 2
-#: How to install the optional dependency, for error messages.
-INSTALL_HINT = "pip install -e '.[dask]'"
 
 _CLIENTS: dict[tuple[str, str | None], Any] = {}
 
@@ -67,15 +56,12 @@ class CodeMismatch(RuntimeError):
 def settings(kind: str | None = None, scheduler: str | None = None) -> tuple[str, str | None]:
     """The executor kind and scheduler address: the arguments, else ``$LAYERWISE_EXECUTOR`` /
     ``$LAYERWISE_SCHEDULER``, else ``("local", None)``; validated (no connection is made)."""
-    if kind is None:
-        kind = os.environ.get(ENV_EXECUTOR) or "local"
-    if scheduler is None:
-        scheduler = os.environ.get(ENV_SCHEDULER) or None
+    kind = (os.environ.get(ENV_EXECUTOR) or "local") if kind is None else kind
     kind = check_choice(
         "executor", kind.strip().lower() if isinstance(kind, str) else kind, EXECUTORS
     )
-    if scheduler is not None:
-        scheduler = scheduler.strip() or None
+    scheduler = os.environ.get(ENV_SCHEDULER) if scheduler is None else scheduler
+    scheduler = (scheduler or "").strip() or None
     if scheduler is not None and kind != "dask":
         raise ParameterError(
             f"scheduler={scheduler!r} is only used with executor='dask' (make: EXECUTOR=dask "
@@ -90,8 +76,9 @@ def require_distributed() -> Any:
         import distributed
     except ImportError:
         raise ParameterError(
-            f"executor='dask' needs the optional packages dask and distributed; install them with "
-            f"`{INSTALL_HINT}` (on the client and on every worker), or use executor='local'"
+            "executor='dask' needs the optional packages dask and distributed; install them with "
+            "`pip install -e '.[dask]'` (on the client and on every worker), or use "
+            "executor='local'"
         ) from None
     return distributed
 
@@ -112,8 +99,7 @@ def _probe(address: str, timeout: float) -> None:
             f"scheduler={address!r} is not an address like tcp://host:8786 ({exc})"
         ) from None
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
         raise ParameterError(
             f"no Dask scheduler reachable at {address} ({exc}); start one with `dask scheduler` "
@@ -122,8 +108,9 @@ def _probe(address: str, timeout: float) -> None:
         ) from None
 
 
-#: The Dask setting that the LocalCluster unsets for its workers (``None`` removes it): glibc's
-#: own heap trimming instead of the nanny's 64 KiB threshold.
+#: The Dask setting that the LocalCluster unsets for its workers: with the nanny's default
+#: MALLOC_TRIM_THRESHOLD_=65536 glibc hands freed memory back at once, a worker pays a page fault
+#: for each of torch's re-allocations and a trainability cell took twice as long (measured).
 WORKER_MALLOC_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 #: The worker's statistical profiler, which walks the computing thread's stack every 10 ms under
@@ -141,12 +128,8 @@ def _nanny_keys() -> set[str]:
     """The environment variables a Dask nanny writes into its parent's environment."""
     import dask
 
-    keys = set(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
-    return (
-        keys
-        | set(dask.config.get("distributed.nanny.environ", default={}) or {})
-        | {"__DASK_PARENT_PID"}
-    )
+    keys = ("distributed.nanny.pre-spawn-environ", "distributed.nanny.environ")
+    return {"__DASK_PARENT_PID"}.union(*(dask.config.get(k, default={}) or {} for k in keys))
 
 
 def restore_environ() -> None:
@@ -154,13 +137,10 @@ def restore_environ() -> None:
     — else a chapter kernel started after the cluster would inherit the workers' single-thread
     settings and compute its own (non-unit) results on one thread instead of the machine's, unlike
     a local run."""
-    if _ENV_BEFORE_CLUSTER is None:
-        return
-    for key in _nanny_keys():
-        if key in _ENV_BEFORE_CLUSTER:
-            os.environ[key] = _ENV_BEFORE_CLUSTER[key]
-        else:
-            os.environ.pop(key, None)
+    before = _ENV_BEFORE_CLUSTER
+    for key in _nanny_keys() if before is not None else ():
+        os.environ.pop(key, None)
+        os.environ.update({key: before[key]} if key in before else {})
 
 
 def kernel_environ() -> dict[str, str]:
@@ -183,10 +163,7 @@ def local_cluster(n_workers: int = LOCAL_WORKERS) -> Any:
 
     if _ENV_BEFORE_CLUSTER is None:
         _ENV_BEFORE_CLUSTER = dict(os.environ)
-    # the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand freed memory back to the
-    # OS at once: a worker then pays a page fault for each of torch's re-allocations, and a
-    # trainability cell took twice as long as in the chapter's own process (measured). Set for the
-    # whole process, not in a context: a worker that dies is replaced by a nanny made later.
+    # for the whole process, not in a context: a worker that dies is replaced by a nanny made later
     dask.config.set({WORKER_MALLOC_KEY: None, WORKER_PROFILER_KEY: False})
     try:
         with _sigint_ignored():
@@ -225,22 +202,16 @@ def shared_scheduler(kind: str, scheduler: str | None) -> Iterator[str | None]:
     if kind != "dask" or scheduler is not None:
         yield scheduler
         return
-    cluster = local_cluster()
-    try:
+    with contextlib.closing(local_cluster()) as cluster:
         yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 def connect(kind: str, scheduler: str | None, *, timeout: float = CONNECT_TIMEOUT_S) -> Any:
     """A new ``distributed.Client`` for ``kind='dask'``: to ``scheduler``, or to a new two-process
     ``LocalCluster``.  An unreachable scheduler raises :class:`ParameterError` naming it."""
     distributed = require_distributed()
-    if scheduler is None:
-        cluster = local_cluster()
-        client = distributed.Client(cluster, set_as_default=False)
-        client._layerwise_cluster = cluster  # closed with the client
-        return client
+    if scheduler is None:  # the client's ``cluster``, closed with it by close_all
+        return distributed.Client(local_cluster(), set_as_default=False)
     _probe(scheduler, timeout)
     try:
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
@@ -255,14 +226,11 @@ def resolve_executor(kind: str | None = None, scheduler: str | None = None) -> A
     """``None`` for the local executor (units run in this process), else a ``distributed.Client``
     (cached per process: one cluster or connection however many runs use it).  Arguments left out
     are read from ``$LAYERWISE_EXECUTOR`` and ``$LAYERWISE_SCHEDULER``."""
-    kind, scheduler = settings(kind, scheduler)
-    if kind == "local":
+    key = settings(kind, scheduler)
+    if key[0] == "local":
         return None
-    client = _CLIENTS.get((kind, scheduler))
-    if client is not None and client.status == "running":
-        return client
-    client = connect(kind, scheduler)
-    _CLIENTS[(kind, scheduler)] = client
+    if (client := _CLIENTS.get(key)) is None or client.status != "running":
+        client = _CLIENTS[key] = connect(*key)
     return client
 
 
@@ -278,30 +246,21 @@ def check_executor(kind: str | None = None, scheduler: str | None = None) -> tup
     return kind, scheduler
 
 
+@atexit.register
 def close_all() -> None:
     """Close every client (and LocalCluster) this process opened."""
     while _CLIENTS:
         _, client = _CLIENTS.popitem()
-        cluster = getattr(client, "_layerwise_cluster", None)
-        try:
+        with contextlib.suppress(Exception):  # best effort at exit
             client.close()
-            if cluster is not None:
-                cluster.close()
-        except Exception:  # pragma: no cover - best effort at exit
-            pass
-
-
-atexit.register(close_all)
-
-
-def workers_modules(code: str | Sequence[str] | None) -> str | tuple[str, ...]:
-    """The module(s) whose source a unit's result depends on (``None``: the whole package)."""
-    return all_modules() if code is None else (code if isinstance(code, str) else tuple(code))
+            if client.cluster is not None:  # the LocalCluster of connect
+                client.cluster.close()
 
 
 def client_fingerprint(code: str | Sequence[str] | None) -> str:
-    """The fingerprint of this process's source of ``code`` (sent with every task)."""
-    return fingerprint_of(workers_modules(code))[0]
+    """The fingerprint of this process's source of ``code``, the module(s) a unit's result depends
+    on (``None``: the whole package); sent with every task and checked by :func:`run_unit`."""
+    return fingerprint_of(all_modules() if code is None else code)[0]
 
 
 def timed(
@@ -325,8 +284,7 @@ def run_unit(
     """What a worker runs for unit ``i``: check that its code is the client's, then
     :func:`timed` ``func(i)``.  Raises :class:`CodeMismatch` before computing anything when the
     worker's fingerprint of ``code`` differs from ``expected``, the client's."""
-    got = fingerprint_of(workers_modules(code))[0]
-    if got != expected:
+    if (got := client_fingerprint(code)) != expected:
         raise CodeMismatch(
             f"worker {platform.node()} runs layerwise code {got[:12]}, the client {expected[:12]}: "
             "refusing to mix results from different code — install the same commit on the "
@@ -359,14 +317,13 @@ def map_units(
     run = uuid.uuid4().hex[:8]
     keys = [f"{name}.block-{i}-{run}" for i in todo]
     futures = client.map(unit, todo, key=keys, pure=False, retries=2)
-    index = dict(zip(keys, todo))
-    pending = set(futures)
+    pending = dict(zip(futures, todo))  # the units not yet handed back
     try:
         for fut in as_completed(futures, loop=client.loop):
             arrays, info = fut.result()
-            pending.discard(fut)
+            i = pending.pop(fut)
             fut.release()
-            yield index[fut.key], arrays, info
+            yield i, arrays, info
     finally:
         if pending:
             client.cancel(list(pending))

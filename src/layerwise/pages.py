@@ -1,12 +1,5 @@
-"""Shaping executed chapters for the page (CONTRIBUTING "The shape of a chapter").
-
-:func:`decorate` turns the notebook papermill executed into what Jupyter Book renders: parameter
-cells removed, code collapsed behind a toggle, cells that show nothing removed (they stay in the
-downloadable notebook; stderr shows nothing, myst-nb's ``nb_output_stderr: remove`` in
-``_config.yml`` keeps it off the page), each figure of :meth:`layerwise.chapter.Chapter.figure`
-turned into a numbered ``{glue:figure}`` (:func:`figure_directive`) right after the cell that drew
-it, and the execution header — with the scorecard's one-line summary — added after the title
-(:func:`execution_header`).
+"""Shaping executed chapters for the page (CONTRIBUTING "The shape of a chapter"):
+:func:`decorate` turns the notebook papermill executed into what Jupyter Book renders.
 """
 
 from __future__ import annotations
@@ -24,9 +17,7 @@ def figure_directive(label: str, caption: str, alt: str, phone_px: int = 0) -> s
     gets the class ``lw-phone-<px>``: that minimum width on phones, scrolling sideways."""
     alt = " ".join(alt.split()).replace("`", "'")
     cls = f":figclass: lw-phone-{int(phone_px)}\n" if phone_px else ""
-    return (
-        f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n{cls}\n{caption.strip()}\n```"
-    )
+    return f"```{{glue:figure}} {label}\n:name: {label}\n:alt: {alt}\n{cls}\n{caption.strip()}\n```"
 
 
 def execution_header(info: dict[str, Any], scale: str, stem: str, duration: float | None) -> str:
@@ -67,18 +58,16 @@ def decorate(executed: Path, results: Path, scale: str) -> None:
     nb = nbformat.read(executed, as_version=4)
     cells = []
     for cell in nb.cells:
-        tags = cell.metadata.setdefault("tags", [])
-        if "lw-execution-header" in tags or "lw-figure" in tags:
-            continue
-        cells.append(cell)
-        if cell.cell_type == "code":
-            cells.extend(shape_code_cell(cell))
+        if not {"lw-execution-header", "lw-figure"} & set(cell.metadata.setdefault("tags", [])):
+            cells += [cell, *(shape_code_cell(cell) if cell.cell_type == "code" else [])]
     nb.cells = cells
     duration = nb.metadata.get("papermill", {}).get("duration")
     info: dict[str, Any] = json.loads(results.read_text()) if results.exists() else {}
     nb.metadata["layerwise"] = {"scale": scale, "chapter": executed.stem}
-    header = nbformat.v4.new_markdown_cell(execution_header(info, scale, executed.stem, duration))
-    header.metadata["tags"] = ["lw-execution-header"]
+    header = nbformat.v4.new_markdown_cell(
+        execution_header(info, scale, executed.stem, duration),
+        metadata={"tags": ["lw-execution-header"]},
+    )
     first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
     if first_md >= 0:
         # the header goes between the chapter's introduction and its first section: a title cell
@@ -104,7 +93,7 @@ def shape_code_cell(cell: Any) -> list[Any]:
     import nbformat
 
     tags = cell.metadata.setdefault("tags", [])
-    if "parameters" in tags or "injected-parameters" in tags:
+    if {"parameters", "injected-parameters"} & set(tags):
         if "remove-cell" not in tags:
             tags.append("remove-cell")
         return []
@@ -118,11 +107,8 @@ def shape_code_cell(cell: Any) -> list[Any]:
                 for k, v in out["data"].items()
             }
             meta["scrapbook"]["mime_prefix"] = GLUE_PREFIX
-            md = nbformat.v4.new_markdown_cell(
-                figure_directive(lw["figure"], lw["caption"], lw["alt"], lw.get("phone_px", 0))
-            )
-            md.metadata["tags"] = ["lw-figure"]
-            figures.append(md)
+            md = figure_directive(lw["figure"], lw["caption"], lw["alt"], lw.get("phone_px", 0))
+            figures.append(nbformat.v4.new_markdown_cell(md, metadata={"tags": ["lw-figure"]}))
         elif not (meta.get("scrapbook", {}).get("mime_prefix") or out.get("name") == "stderr"):
             visible = True
     if not {"hide-input", "remove-cell", "remove-input"} & set(tags):

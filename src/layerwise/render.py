@@ -48,21 +48,13 @@ def toc_files(root: Path) -> list[str]:
     """Every document ``_toc.yml`` names (its root first), as written there (no suffix)."""
     import yaml
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    out = [toc["root"]]
-
-    def walk(node: Any) -> None:
+    def walk(node: Any) -> list[str]:
         if isinstance(node, dict):
-            if "file" in node:
-                out.append(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
+            return ([node["file"]] if "file" in node else []) + walk(list(node.values()))
+        return [f for v in node for f in walk(v)] if isinstance(node, list) else []
 
-    walk(toc.get("parts", toc.get("chapters", [])))
-    return out
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    return [toc["root"], *walk(toc.get("parts", toc.get("chapters", [])))]
 
 
 def _prepare(root: Path) -> None:
@@ -85,12 +77,8 @@ def _prepare(root: Path) -> None:
 
 def _jupyter_book(root: Path, builder: str, *flags: str) -> subprocess.CompletedProcess:
     jb = Path(sys.executable).parent / "jupyter-book"
-    return subprocess.run(
-        [str(jb), "build", str(root), "--builder", builder, *flags],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
+    cmd = [str(jb), "build", str(root), "--builder", builder, *flags]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True)
 
 
 def build_html(root: Path | None = None) -> Path:
@@ -110,14 +98,9 @@ def built_scale(root: Path | None = None) -> str:
     """The scale the book's executed chapters were run at: one of the scales, ``mixed`` if they
     differ, ``unexecuted`` if none records one."""
     root = root or repo_root()
-    scales = {
-        executed_scale(root / f"{entry}.ipynb")
-        for entry in toc_files(root)
-        if (root / f"{entry}.ipynb").exists()
-    } - {None}
-    if not scales:
-        return "unexecuted"
-    return scales.pop() if len(scales) == 1 else "mixed"
+    executed = [root / f"{entry}.ipynb" for entry in toc_files(root)]
+    scales = {executed_scale(nb) for nb in executed if nb.exists()} - {None}
+    return "unexecuted" if not scales else scales.pop() if len(scales) == 1 else "mixed"
 
 
 def pdf_path(root: Path | None = None, scale: str | None = None) -> Path:
@@ -152,8 +135,7 @@ def build_pdf(root: Path | None = None) -> Path:
     Chromium (math typeset by the local MathJax, figures included) to :func:`pdf_path`,
     ``_build/pdf/layerwise-<scale>.pdf``."""
     root = root or repo_root()
-    browser = chromium()
-    if browser is None:
+    if (browser := chromium()) is None:
         raise ChapterFailed(
             "make pdf needs headless Chromium: `make browser` installs Debian's chromium"
         )

@@ -1,12 +1,9 @@
 """Running chapters: which there are, their parameters, and executing them with papermill.
 
-:func:`run_chapter` executes ``notebooks/NN_topic.ipynb`` with papermill's Python API
-(``papermill.execute_notebook``, in a child process so that a time limit can stop it) into
-``book/chapters/NN_topic.ipynb`` — papermill's progress bar and the kernel's stderr (the block bars
-of :meth:`layerwise.store.ResultsStore.get_or_compute_blocks`) on the terminal — raises
-:class:`ChapterFailed` with the failing cell's traceback, and hands the executed copy to
-:func:`layerwise.pages.decorate` for the page.  :func:`check_pairs` verifies that every
-``.ipynb`` that papermill executes matches its jupytext ``.py`` source.
+:func:`run_chapter` executes ``notebooks/NN_topic.ipynb`` with papermill in a child process (so
+that a time limit can stop it) into ``book/chapters/NN_topic.ipynb``, raises :class:`ChapterFailed`
+with the failing cell's traceback, and hands the executed copy to :func:`layerwise.pages.decorate`.
+:func:`check_pairs` verifies that every ``.ipynb`` matches its jupytext ``.py`` source.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .executor import kernel_environ
+from .executor import ENV_EXECUTOR, ENV_SCHEDULER, kernel_environ
 from .params import ParameterError, check_like
 from .paths import repo_root, results_root
 
@@ -39,11 +36,9 @@ class ChapterFailed(RuntimeError):
 
 def chapters(root: Path | None = None) -> dict[str, Path]:
     """``{"07": notebooks/07_meanfield_chaos.ipynb, …}`` for every paired chapter notebook."""
-    nb_dir = (root or repo_root()) / "notebooks"
-    out = {}
-    for p in sorted(nb_dir.glob("[0-9][0-9]_*.ipynb")):
-        out[p.name[:2]] = p
-    return out
+    return {
+        p.name[:2]: p for p in sorted((root or repo_root()).glob("notebooks/[0-9][0-9]_*.ipynb"))
+    }
 
 
 def select(requested: list[str] | None, root: Path | None = None) -> dict[str, Path]:
@@ -81,8 +76,7 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
             value = raw.strip()
         if key in out and out[key] != value:
             raise ParameterError(
-                f"override {key!r} is given twice ({key}={out[key]!r} and "
-                f"{key}={value!r}); "
+                f"override {key!r} is given twice ({key}={out[key]!r} and {key}={value!r}); "
                 "give it once"
             )
         out[key] = value
@@ -103,7 +97,7 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     their own options) and has the type of its default there, or, where that is ``None``, of its
     value at every scale (:func:`notebook_presets`, :func:`layerwise.params.check_like`).  Returns
     the overrides normalised (ints given for floats become floats)."""
-    allowed = notebook_parameters(nb_path)
+    allowed = notebook_defaults(nb_path)  # {name: default}
     reserved = sorted(set(overrides) & set(RESERVED))
     if reserved:
         raise ParameterError(
@@ -117,13 +111,12 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         )
     if not overrides:
         return {}
-    defaults = notebook_defaults(nb_path)
     presets = notebook_presets(nb_path)
     out = {}
     for name, value in overrides.items():
         try:
-            if defaults.get(name) is not None:
-                out[name] = check_like(name, value, {"default": defaults[name]}, preset=False)
+            if allowed.get(name) is not None:
+                out[name] = check_like(name, value, {"default": allowed[name]}, preset=False)
             else:
                 out[name] = check_like(
                     name, value, {s: row[name] for s, row in presets.items() if name in row}
@@ -141,24 +134,20 @@ def check_overrides(nb_path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def notebook_parameters(nb_path: Path) -> list[str]:
-    """Names of the notebook's ``parameters`` cell (papermill's own inspection)."""
-    return list(_inspect(nb_path))
+    """Names of the notebook's ``parameters`` cell."""
+    return list(notebook_defaults(nb_path))
 
 
-def _inspect(nb_path: Path) -> dict[str, Any]:
+def notebook_defaults(nb_path: Path) -> dict[str, Any]:
+    """``{name: default}`` of the notebook's parameters cell, by papermill's own inspection
+    (``None`` where it is not a literal)."""
     import papermill as pm
 
     params = pm.inspect_notebook(str(nb_path))
     if not params:
         raise ChapterFailed(f"{nb_path.name} has no cell tagged 'parameters'")
-    return params
-
-
-def notebook_defaults(nb_path: Path) -> dict[str, Any]:
-    """``{name: default}`` of the notebook's parameters cell (``None`` where it is not
-    a literal)."""
     out = {}
-    for name, p in _inspect(nb_path).items():
+    for name, p in params.items():
         try:
             out[name] = ast.literal_eval(p.get("default") or "None")
         except (ValueError, SyntaxError):
@@ -170,8 +159,7 @@ def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
     """The chapter's scale table ``{scale: {name: value}}``: the literal ``SCALES = {...}``
     assignment of the notebook's code, read as data with :func:`ast.literal_eval` (nothing runs).
     ``{}`` when the notebook has no such literal table."""
-    cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
-    for cell in cells:
+    for cell in json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", []):
         if cell.get("cell_type") != "code":
             continue
         try:
@@ -179,10 +167,8 @@ def notebook_presets(nb_path: Path) -> dict[str, dict[str, Any]]:
         except SyntaxError:  # a cell with IPython magics holds no scale table
             continue
         for stmt in tree.body:
-            if (
-                isinstance(stmt, ast.Assign)
-                and [getattr(t, "id", None) for t in stmt.targets] == ["SCALES"]
-            ):
+            names = [getattr(t, "id", None) for t in getattr(stmt, "targets", ())]
+            if isinstance(stmt, ast.Assign) and names == ["SCALES"]:
                 try:
                     table = ast.literal_eval(stmt.value)
                 except ValueError:
@@ -196,6 +182,11 @@ def check_pairs(root: Path | None = None) -> list[str]:
     """Names of notebooks whose ``.ipynb`` differs from its ``.py`` source (cells and metadata)."""
     import jupytext
 
+    def cells(nb: Any) -> list[tuple[str, str, list[str]]]:
+        return [
+            (c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells
+        ]
+
     root = root or repo_root()
     bad = []
     for py in sorted((root / "notebooks").glob("[0-9][0-9]_*.py")):
@@ -203,15 +194,8 @@ def check_pairs(root: Path | None = None) -> list[str]:
         if not ipynb.exists():
             bad.append(f"{py.name}: no paired {ipynb.name}")
             continue
-        a = jupytext.read(py)
-        b = jupytext.read(ipynb)
-        src_a = [
-            (c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in a.cells
-        ]
-        src_b = [
-            (c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in b.cells
-        ]
-        if src_a != src_b:
+        a, b = jupytext.read(py), jupytext.read(ipynb)
+        if cells(a) != cells(b):
             bad.append(f"{py.name} and {ipynb.name} differ: run `jupytext --sync {py}`")
         elif b.metadata.get("kernelspec", {}).get("name") != "python3":
             bad.append(f"{ipynb.name}: kernelspec is not python3 (`jupytext --set-kernel python3`)")
@@ -283,18 +267,12 @@ def run_chapter(
     out = (executed_dir or root / "book" / "chapters") / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
     results_dir = results_root(root)
-    env = {
-        **kernel_environ(),  # not the single-thread settings a LocalCluster here wrote
-        "LAYERWISE_RESULTS": str(results_dir),
-        "PYTHONHASHSEED": "0",
-    }
-    if quiet:
-        env["TQDM_DISABLE"] = "1"
+    # not the single-thread settings a LocalCluster here wrote (kernel_environ)
+    env = {**kernel_environ(), "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0"}
+    env |= {"TQDM_DISABLE": "1"} if quiet else {}
     if executor is not None:
-        env["LAYERWISE_EXECUTOR"] = executor
-        env.pop("LAYERWISE_SCHEDULER", None)
-        if scheduler:
-            env["LAYERWISE_SCHEDULER"] = scheduler
+        env.pop(ENV_SCHEDULER, None)
+        env |= {ENV_EXECUTOR: executor} | ({ENV_SCHEDULER: scheduler} if scheduler else {})
     arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
     started = time.time()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:

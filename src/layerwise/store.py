@@ -2,12 +2,10 @@
 
 An entry is a folder ``<root>/<name>/<key>/`` holding ``arrays.npz`` and ``meta.json``.  The key
 is the SHA-256 of the canonical JSON of ``{name, config, code_version}``: the full configuration
-(seed included) and the code that produced it — for the book, the fingerprint of
-:mod:`layerwise.provenance` (the source of the called module and of every ``layerwise`` module it
-imports), recorded in ``meta.json`` with the list of modules hashed — *not* the device or the
-book's prose, so a rebuild after a prose edit re-uses the entry and a result computed elsewhere (a
-GPU) can be dropped in.  ``meta.json`` is written last and records
-the SHA-256 of ``arrays.npz``; an entry whose metadata is missing, unreadable, for another key, or
+(seed included) and the fingerprint of the code that produced it (:mod:`layerwise.provenance`) —
+not the device or the book's prose, so a rebuild after a prose edit re-uses the entry and a result
+computed elsewhere (a GPU) can be dropped in.  ``meta.json`` is written last and records the
+SHA-256 of ``arrays.npz``; an entry whose metadata is missing, unreadable, for another key, or
 whose arrays do not match the checksum is reported and recomputed, never used.  Long runs are split
 into blocks, each its own entry, so an interrupted run resumes losing at most the unfinished block.
 """
@@ -69,11 +67,8 @@ def block_config(config: Mapping[str, Any], n_blocks: int, index: int) -> dict[s
 
 def config_key(name: str, config: Mapping[str, Any], code_version: str) -> str:
     """SHA-256 over the canonical JSON of the entry's name, configuration and code version."""
-    payload = json.dumps(
-        {"name": name, "config": _canonical(config), "code_version": code_version},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
+    record = {"name": name, "config": _canonical(config), "code_version": code_version}
+    payload = json.dumps(record, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -90,11 +85,8 @@ def versions() -> dict[str, str]:
 
 
 def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @dataclass
@@ -208,25 +200,16 @@ class ResultsStore:
         code_modules: Sequence[str] = (),
         device: str = "cpu",
     ) -> Entry:
-        """Load the entry for ``config`` or run ``compute()`` and store its
-        arrays (``code_modules``, the modules whose source ``code_version`` fingerprints, only goes
-        into the metadata)."""
+        """Load the entry for ``config`` or run ``compute()`` and store its arrays
+        (``code_modules``, the modules whose source ``code_version`` fingerprints, only goes into
+        the metadata)."""
         entry = self.load(name, config, code_version)
         if entry is not None:
             return entry
         self.events.append(("miss", name, config_key(name, config, code_version)))
-        t0 = time.perf_counter()
-        arrays = compute()
-        wall = time.perf_counter() - t0
-        return self.save(
-            name,
-            config,
-            code_version,
-            arrays,
-            device=device,
-            wall_time_s=wall,
-            code_modules=list(code_modules),
-        )
+        arrays, info = timed(lambda _: compute(), 0)
+        meta = {"device": device, **info, "code_modules": list(code_modules)}
+        return self.save(name, config, code_version, arrays, **meta)
 
     def get_or_compute_blocks(
         self,
@@ -245,12 +228,11 @@ class ResultsStore:
     ) -> Entry:
         """Compute ``n_blocks`` independent blocks (each cached) and concatenate them on axis 0.
 
-        Block ``i`` is keyed by ``config`` plus its place in the split (:func:`block_config`:
-        ``n_blocks`` and ``block_index=i``), so an interrupted run resumes from the blocks already
-        on disk and a different split never reads another split's blocks; the assembled result
-        is cached as its own entry. Arrays named in ``shared`` (e.g. the layer index of each
-        record) are the same in every block: they are checked to be identical and kept once
-        instead of concatenated.
+        Block ``i`` is keyed by ``config`` plus its place in the split (:func:`block_config`), so an
+        interrupted run resumes from the blocks already on disk and a different split never reads
+        another split's blocks; the assembled result is cached as its own entry. Arrays named in
+        ``shared`` (e.g. the layer index of each record) are the same in every block: they are
+        checked to be identical and kept once instead of concatenated.
 
         ``executor`` (:func:`layerwise.executor.resolve_executor`): ``None`` computes the missing
         blocks here, one after the other; a ``distributed.Client`` (or a function returning one,
@@ -265,10 +247,10 @@ class ResultsStore:
         if entry is not None:
             return entry
         self.events.append(("miss", name, config_key(name, full_cfg, code_version)))
-        saved = {"code_version": code_version, "code_modules": code_modules, "device": device}
+        block, meta = f"{name}.block", {"device": device, "code_modules": list(code_modules)}
         cfgs = [block_config(config, n_blocks, i) for i in range(n_blocks)]
-        blocks = {i: self.load(f"{name}.block", c, code_version) for i, c in enumerate(cfgs)}
-        todo = [i for i, e in blocks.items() if e is None]
+        blocks = [self.load(block, c, code_version) for c in cfgs]
+        todo = [i for i, e in enumerate(blocks) if e is None]
         if executor is None or not todo:
             units = ((i, *timed(compute_block, i)) for i in todo)
         else:
@@ -283,37 +265,11 @@ class ResultsStore:
         )
         with bar, contextlib.closing(units):  # an error or Ctrl-C withdraws queued units
             for i, arrays, info in units:
-                key = config_key(f"{name}.block", cfgs[i], code_version)
-                self.events.append(("miss", f"{name}.block", key))
-                blocks[i] = self.save(
-                    f"{name}.block",
-                    cfgs[i],
-                    code_version,
-                    arrays,
-                    device=device,
-                    code_modules=list(code_modules),
-                    **info,
-                )
+                self.events.append(("miss", block, config_key(block, cfgs[i], code_version)))
+                blocks[i] = self.save(block, cfgs[i], code_version, arrays, **meta, **info)
                 bar.update()
-        done = [blocks[i] for i in range(n_blocks)]
-        return self._assemble(name, full_cfg, done, shared=shared, **saved)
-
-    def _assemble(
-        self,
-        name: str,
-        full_cfg: Mapping[str, Any],
-        blocks: Sequence[Entry],
-        *,
-        code_version: str,
-        code_modules: Sequence[str],
-        device: str,
-        shared: tuple[str, ...],
-    ) -> Entry:
-        """Concatenate ``blocks`` (in order) on axis 0, arrays in ``shared`` kept once, and store
-        it."""
         keys = blocks[0].arrays.keys()
-        missing = [k for k in shared if k not in keys]
-        if missing:
+        if missing := [k for k in shared if k not in keys]:
             raise ParameterError(
                 f"shared={missing} are not arrays of the blocks; they have: {sorted(keys)}"
             )
@@ -321,19 +277,9 @@ class ResultsStore:
             if not all(np.array_equal(b.arrays[k], blocks[0].arrays[k]) for b in blocks):
                 raise ValueError(f"array {k!r} declared shared differs between blocks of {name}")
         arrays = {
-            k: blocks[0].arrays[k]
-            if k in shared
-            else np.concatenate([b.arrays[k] for b in blocks], axis=0)
+            k: blocks[0].arrays[k] if k in shared else np.concatenate([b.arrays[k] for b in blocks])
             for k in keys
         }
+        meta["device"] = ",".join(sorted({str(b.meta.get("device", device)) for b in blocks}))
         wall = sum(float(b.meta.get("wall_time_s", 0.0)) for b in blocks)
-        devices = sorted({str(b.meta.get("device", device)) for b in blocks})
-        return self.save(
-            name,
-            full_cfg,
-            code_version,
-            arrays,
-            device=",".join(devices),
-            wall_time_s=wall,
-            code_modules=list(code_modules),
-        )
+        return self.save(name, full_cfg, code_version, arrays, **meta, wall_time_s=wall)
