@@ -264,7 +264,8 @@ def test_dashboard_totals_agree_with_the_ledgers_and_show_evidence(tmp_path, mon
 
 def test_evidence_of_one_scale_is_one_column_newest_claim_first(tmp_path, monkeypatch):
     """Two tracked parts at ``paper`` (and one whole run) read as one dashboard column: each
-    claim from the newest folder that graded it, the folders named in the cell, each listed."""
+    claim from the newest folder that graded it, the folders it comes from named in the cell,
+    every folder listed."""
     import time
 
     root = _repo(tmp_path, monkeypatch)
@@ -284,10 +285,11 @@ def test_evidence_of_one_scale_is_one_column_newest_claim_first(tmp_path, monkey
     assert merged["label"] == "paper (tracked: 3 runs and parts)"
     first = merged["chapters"]["01_first"]
     assert [c["measured"] for c in first["claims"]] == [1.04]  # the newest part's value
-    assert first["sources"] == ["paper-cpu-old", "paper-gpu-new"]
+    # the old part's only claim is re-graded by the new one: the cell does not name it
+    assert first["sources"] == ["paper-gpu-new"]
     text = dashboard.write_dashboard(root).read_text()
     assert text.count("paper (tracked: 3 runs and parts)") == 3  # summary and both chapters
-    assert "evidence/paper-cpu-old/<br>evidence/paper-gpu-new/" in text
+    assert "evidence/paper-gpu-new/" in text and "evidence/paper-cpu-old/<br>" not in text
     for name in ("paper-cpu-old", "paper-gpu-new", "paper-cpu-whole"):
         assert f"(`evidence/{name}/`)" in text  # each folder still listed with its META
 

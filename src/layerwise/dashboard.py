@@ -83,8 +83,9 @@ def load_runs(root: Path) -> list[dict[str, Any]]:
 
 def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
     """Several evidence folders of one scale (a whole run and parts of others) as one column:
-    per chapter, each claim as the scorecards read it (:func:`newest_claims`), and the folders the
-    chapter came from (``sources``)."""
+    per chapter, each claim as the scorecards read it (:func:`newest_claims`), and the folders its
+    claims come from (``sources``: a folder whose every claim a newer one re-graded is not
+    named)."""
     by_date = sorted(group, key=lambda r: (str(r["meta"].get("date", "")), r["where"]))
     chapters = {}
     for ch in sorted({ch for r in group for ch in r["chapters"]}):
@@ -92,7 +93,8 @@ def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
         newest = newest_claims((str(r["meta"].get("date", "")), r["where"],
                                 r["chapters"][ch].get("claims", [])) for r in have)
         chapters[ch] = {"claims": [c for _, c in newest.values()],
-                        "sources": [r["where"] for r in have]}
+                        "sources": [r["where"] for r in have
+                                    if r["where"] in {f for f, _ in newest.values()}]}
     scale = group[0]["scale"]
     return {"label": f"{scale} (tracked: {len(group)} runs and parts)", "scale": scale,
             "where": "evidence", "meta": {}, "parts": group, "chapters": chapters}
