@@ -1132,6 +1132,20 @@ def test_a_row_decided_by_tracked_evidence_shows_the_evidence_not_this_scale():
     assert "|x − 1| ≤ 0.3" in page and "200 runs" in page and "≤ 0.1" not in page
 
 
+
+def test_a_row_shown_from_evidence_of_a_larger_scale_names_that_scale():
+    """At ci, a claim graded from default that paper evidence decides says "at paper", not "at
+    default" (the evidence's scale, which tracked_claims records with each claim)."""
+    led = Ledger("ci")
+    led.claim("mid", "x is 1", kind="predicts", measured=3.0, se=0.1, dof=9, reference=1.0,
+              tol=0.1, why="w", source="s", min_scale="default")
+    rec = {"id": "mid", "status": "pass", "measured": 1.0, "se": 0.01, "dof": 9,
+           "interval": [0.97, 1.03], "confidence": 0.99, "scale": "paper"}
+    page = _page(led, {"mid": ("paper-x", rec)})
+    assert "at <code>paper</code> (evidence/paper-x)" in page
+    assert "Decided at paper by the tracked evidence" in page
+    assert "at <code>default</code>" not in page and "Decided at default" not in page
+
 def test_the_carried_note_is_a_sentence_of_its_own(tmp_path):
     from layerwise.chapter import Chapter
     from layerwise.claims import Control
@@ -1156,7 +1170,9 @@ def test_tracked_claims_reads_the_newest_evidence_at_a_scale(tmp_path):
         scale = name.split("-")[0]
         (d / "META.json").write_text(json.dumps({"scale": scale, "date": date}))
         (d / "05_x.json").write_text(json.dumps({"claims": [{"id": "k", "status": status}]}))
-    assert tracked_claims(tmp_path, "05_x") == {"k": ("paper-b", {"id": "k", "status": "pass"})}
+    # each record with the scale its run was made at (a row names it)
+    assert tracked_claims(tmp_path, "05_x") == {
+        "k": ("paper-b", {"id": "k", "status": "pass", "scale": "paper"})}
     assert tracked_claims(tmp_path, "06_y") == {}
 
 

@@ -114,12 +114,14 @@ def newest_claims(dated: Iterable[tuple[str, str, list[dict[str, Any]]]]) -> Sou
 
 def tracked_claims(root: Path, chapter: str, scales: Iterable[str] = ("paper",)) -> Sourced:
     """The claims of ``chapter`` in the newest tracked evidence at each of ``scales``:
-    ``{claim id: (evidence folder, record)}`` — what a scorecard shows for a claim graded only at a
-    larger scale (SPEC §1 "Undecided is visible")."""
+    ``{claim id: (evidence folder, record)}``, each record with the ``scale`` its run was made at —
+    what a scorecard shows for a claim graded only at a larger scale (SPEC §1 "Undecided is
+    visible")."""
     scales = tuple(scales)
     dated = [
         (str(meta.get("date", "")), folder.name,
-         json.loads((folder / f"{chapter}.json").read_text()).get("claims", []))
+         [dict(c, scale=meta["scale"])
+          for c in json.loads((folder / f"{chapter}.json").read_text()).get("claims", [])])
         for folder, meta in _evidence(root)
         if meta.get("scale") in scales and (folder / f"{chapter}.json").exists()
     ]

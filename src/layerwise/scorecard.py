@@ -277,7 +277,7 @@ def _measured_html(c: Mapping[str, Any]) -> str:
         meas += "<br>" + _span("lw-ci", f"{level} [{fmt(lo)}, {fmt(hi)}]")
     here = c.get("_here")
     if here is not None:  # the tracked evidence's value decides; this scale's shown small
-        scale = html.escape(here["min_scale"])
+        scale = html.escape(c["_evidence_scale"])
         meas = (f'<span class="lw-min">at <code>{scale}</code>:</span> {meas}<br>'
                 + _span("lw-se", f"at this scale: {fmt(here['measured'])}"
                         + (f" ± {fmt_se(here['se'])}" if here.get("se") is not None else "")))
@@ -294,15 +294,17 @@ EVIDENCE_FIELDS = ("statement", "case", "measured", "se", "dof", "n", "interval"
 
 def with_evidence(c: Mapping[str, Any],
                   tracked: Mapping[str, tuple[str, Mapping[str, Any]]] | None) -> Mapping[str, Any]:
-    """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence of
-    its scale decides is shown with the evidence's value, interval, note, controls and conditions
-    (what the decision rests on), this run's value kept as ``_here``; else the record itself."""
+    """A claim's record as its row shows it: a claim skipped at this scale that tracked evidence
+    decides is shown, labelled with the evidence's scale, with the evidence's value, interval,
+    note, controls and conditions (what the decision rests on), this run's value kept as
+    ``_here``; else the record itself."""
     found = (tracked or {}).get(c["id"]) if c["status"] == "skipped" else None
     if not found:
         return c
     where, rec = found
     return {**c, **{k: rec[k] for k in EVIDENCE_FIELDS if k in rec}, "_here": c,
-            "_evidence": where, "_evidence_status": rec["status"], "lean": None}
+            "_evidence": where, "_evidence_status": rec["status"], "lean": None,
+            "_evidence_scale": rec.get("scale", c["min_scale"])}
 
 
 def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> str:
@@ -312,7 +314,7 @@ def _notes_html(c: Mapping[str, Any], kind: str, *, own_note: bool = True) -> st
     counted)."""
     note = "<br>" + _span("lw-note", as_sentence(c["note"])) if own_note and c.get("note") else ""
     if c.get("_evidence"):
-        at, there = c["min_scale"], f"the tracked evidence in evidence/{c['_evidence']}"
+        at, there = c["_evidence_scale"], f"the tracked evidence in evidence/{c['_evidence']}"
         said = (f"Decided at {at} by {there}" if c["_evidence_status"] in ("pass", "fail")
                 else f"Run at {at} in {there} and undecided there too")
         note += "<br>" + _span("lw-note lw-decide", f"{said}: {LABELS[c['_evidence_status']]}; "
@@ -378,7 +380,7 @@ def _verdict_cell(c: Mapping[str, Any]) -> Cell:
     of its scale when its row carries it (:func:`with_evidence`), or says it was not run there."""
     skipped = ""
     if c["status"] == "skipped":
-        at = f"<code>{html.escape(c['min_scale'])}</code>"
+        at = f"<code>{html.escape(c.get('_evidence_scale', c['min_scale']))}</code>"
         where = (f"at {at} (evidence/{html.escape(c['_evidence'])}): "
                  f"{_verdict(c['_evidence_status'])}" if c.get("_evidence") else f"not run at {at}")
         skipped = f'<br><span class="lw-min">{where}</span>'
