@@ -983,8 +983,8 @@ ch.claim("trainable_depth_peaks_at_criticality",
              "transition than σw² = 1",
          source="Schoenholz et al. 2017, §5 and Fig. 5", min_scale="default",
          conditions=TRAIN_CONDITIONS,
-         note="100 steps at width 32 leave accuracy near 50 % at every depth at ci: the peak is "
-              "graded from default on")
+         note="graded from default on: ci's 100 steps at width 32 are too short a training for "
+              "the peak to form")
 
 # %%
 ch.claim("trainable_depth_proportional_to_xi_c",

@@ -594,9 +594,8 @@ ch.claim("kfac_inverse_nearer_block_tridiagonal", "the far blocks (layers 1 and 
          reference=1.0, tol=0, comparison="le", why="the direction of 'nearer block-tridiagonal'",
          source=M_G, alternative=(1.0, "far blocks as large a part of the inverse as of F (a "
                                         "rotated F's ratio, exactly on average)"),
-         min_scale="default", note="at ci's hidden width of 12 units the far blocks' share of the "
-                                   "inverse is as large as F's (ratio ≈ 1.2): the structure needs "
-                                   "wider layers")
+         min_scale="default", note="graded from default on: ci's hidden width of 12 units is "
+                                   "too narrow for the layer structure this claim is about")
 ch.claim("kfac_factorisation_costs_direction", "the exact diagonal blocks, inverted alone, "
          "point nearer the exact damped natural gradient than K-FAC does: the cosine gain over "
          "K-FAC > 0 (per net the smaller of the two states)", kind="predicts",
