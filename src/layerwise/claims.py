@@ -116,6 +116,14 @@ def _controls(claim_id: str, controls: Iterable[Any] | None) -> tuple[Control, .
     return tuple(sorted(out, key=lambda c: list(CONTROL_KINDS).index(c.kind)))
 
 
+def replicates_now(c: Mapping[str, Any]) -> int | None:
+    """The replicates behind a claim record's standard error: its ``n``, else dof + 1 (records
+    written before claims carried ``n``), else None."""
+    if c.get("n") is not None:
+        return int(c["n"])
+    return None if c.get("dof") is None else int(c["dof"]) + 1
+
+
 def is_finding(c: Mapping[str, Any]) -> bool:
     """A claim record is a *finding* when it fails and all three controls passed."""
     if c.get("status") != "fail":
@@ -462,10 +470,9 @@ class Ledger:
                                     (("case", ""), ("caveat", ""), ("confidence", None)))
         refuse(case and (not isinstance(case, str) or ": " in case),
                f"case={case!r} must be a short label without ': '")
-        rule = [kw.pop(k) for k in ("kind", "measured", "reference", "tol", "comparison", "why",
-                                    "source", "min_scale")]  # Claim's positional fields
-        c = Claim(id, f"{case}: {statement}" if case else statement, *rule, self.scale, case=case,
-                  confidence=self.confidence if confidence is None else confidence, **kw)
+        c = Claim(id, f"{case}: {statement}" if case else statement, scale=self.scale, case=case,
+                  confidence=self.confidence if confidence is None else confidence,
+                  tolerance=kw.pop("tol"), justification=kw.pop("why"), **kw)
         if caveat and c.evaluate() != "pass":  # two phrases of a chapter: two sentences
             c.note = join_sentences(c.note, caveat)
         self.claims.append(c)

@@ -18,6 +18,7 @@ from .claims import (
     count_failures,
     is_carried,
     is_finding,
+    replicates_now,
     tally,
     undiscriminated,
 )
@@ -52,9 +53,12 @@ def unconfirmed_reason(c: Mapping[str, Any]) -> str:
     passed = {x.get("kind"): x.get("passed") for x in c.get("controls") or ()}
     failed = [k for k in CONTROL_KINDS if passed.get(k) is False]
     missing = [k for k in CONTROL_KINDS if k not in passed]
-    return "; ".join(
-        ([f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed"] if failed
-         else []) + ([f"no {join_and(missing, 'or')} control"] if missing else []))
+    parts = []
+    if failed:
+        parts.append(f"the {join_and(failed)} control{'s' if len(failed) > 1 else ''} failed")
+    if missing:
+        parts.append(f"no {join_and(missing, 'or')} control")
+    return "; ".join(parts)
 
 
 def not_a_finding_means(c: Mapping[str, Any]) -> str:
@@ -134,11 +138,10 @@ def deciding_words(c: Mapping[str, Any]) -> str:
     beside those behind its standard error (``n``, else dof + 1): "≈ 59 replicates would decide it
     (now 36)." ('' when nothing would be said)."""
     nxt = next_scale_words(c)
-    need, n, dof = c.get("replicates_to_decide"), c.get("n"), c.get("dof")
-    if nxt or not need:
-        return sentence_case(nxt) + "." if nxt else ""
-    now = int(n) if n is not None else (None if dof is None else int(dof) + 1)
-    return f"≈ {need} replicates would decide it (now {now})."
+    if nxt:
+        return sentence_case(nxt) + "."
+    need = c.get("replicates_to_decide")
+    return f"≈ {need} replicates would decide it (now {replicates_now(c)})." if need else ""
 
 
 # Summaries
@@ -186,10 +189,18 @@ def summary_of(claims: Iterable[Mapping[str, Any]], scale: str | None = None) ->
     failures are said for what they are (:func:`layerwise.claims.count_failures`)."""
     claims = list(claims)
     t, weak, failures = tally(claims), undiscriminated(claims), count_failures(claims)
-    s = "; ".join(  # a check's pass needs no alternative; a failed check is no finding
-        _part(t[k], noun, verb, *(() if k == "checks" else (weak.get(k, 0), failures.get(k))))
-        for k, (_, noun, verb) in KIND_WORDS.items() if sum(t[k].values()))
-    return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".") if s else "No claims."
+    parts = []
+    for k, (_, noun, verb) in KIND_WORDS.items():
+        if not sum(t[k].values()):
+            continue
+        if k == "checks":  # a check's pass needs no alternative; a failed check is no finding
+            parts.append(_part(t[k], noun, verb))
+        else:
+            parts.append(_part(t[k], noun, verb, weak.get(k, 0), failures.get(k)))
+    if not parts:
+        return "No claims."
+    s = "; ".join(parts)
+    return s[0].upper() + s[1:] + (f" — at scale {scale}." if scale else ".")
 
 
 def outcomes_sentence(claims: Iterable[Mapping[str, Any]], scale: str) -> str:
@@ -269,8 +280,8 @@ def _measured_html(c: Mapping[str, Any]) -> str:
     meas = html.escape(fmt(c["measured"]))
     if c.get("se") is not None:
         meas += " " + _span("lw-se", f"± {fmt_se(c['se'])}")
-    if se_split(c):  # '' without an se
-        meas += "<br>" + _span("lw-se", f"({se_split(c)})")
+    if split := se_split(c):  # '' without an se
+        meas += "<br>" + _span("lw-se", f"({split})")
     if c.get("interval") is not None:
         lo, hi = c["interval"]
         level = f"{100 * c['confidence']:g}\u00a0%"  # "99 %" kept on one line
