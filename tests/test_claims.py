@@ -1214,6 +1214,7 @@ def test_part_evidence_keeps_only_the_claims_it_was_run_for(tmp_path, monkeypatc
         assert sorted(p.name for p in (dest / "figures").iterdir()) == kept
     dest = save_evidence("paper", "p", tmp_path, claims=["ladder"])  # a part: named figures only
     assert not list((dest / "figures").iterdir())
+    (run / "07_y.json").write_text("{ half-written")  # another chapter's ledger is not read
     dest = save_evidence("paper", "whole", tmp_path, chapters=["06"])  # a whole run: every figure
     assert len(list((dest / "figures").iterdir())) == 2
     shutil.rmtree(dest)

@@ -21,7 +21,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .claims import KINDS, count_findings, is_finding, tally, tally_outcomes, undiscriminated
+from .claims import (
+    KINDS,
+    count_findings,
+    is_finding,
+    replicates_now,
+    tally,
+    tally_outcomes,
+    undiscriminated,
+)
 from .formatting import fmt
 from .htmltable import SCROLL_CLASS, Cell, Row, markup, table_html
 from .params import SCALES, ParameterError, check_scale
@@ -39,7 +47,6 @@ NOT_EXECUTED = "No chapter has been executed yet: run `make book`."
 Sourced = dict[str, tuple[str, dict[str, Any]]]
 
 
-
 def chapter_titles(root: Path) -> dict[str, str]:
     """``{"07_meanfield_chaos": "7. Mean-field …"}``: the chapter's number (as the numbered table of
     contents shows it) and its notebook's first heading."""
@@ -51,9 +58,12 @@ def chapter_titles(root: Path) -> dict[str, str]:
     return out
 
 
-def _ledgers(folder: Path) -> dict[str, dict[str, Any]]:
-    """The chapter ledgers (``NN_topic.json``) in ``folder``, by chapter."""
-    return {f.stem: json.loads(f.read_text()) for f in sorted(folder.glob("[0-9][0-9]_*.json"))}
+def _ledgers(folder: Path, wanted: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """The chapter ledgers (``NN_topic.json``) in ``folder``, by chapter; with ``wanted`` (chapter
+    numbers or names) only those are read."""
+    wanted = [str(w) for w in wanted]
+    return {f.stem: json.loads(f.read_text()) for f in sorted(folder.glob("[0-9][0-9]_*.json"))
+            if not wanted or any(f.stem == w or f.stem[:2] == w.zfill(2) for w in wanted)}
 
 
 def _evidence(root: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -92,9 +102,9 @@ def merged_evidence(group: list[dict[str, Any]]) -> dict[str, Any]:
         have = [r for r in by_date if ch in r["chapters"]]
         newest = newest_claims((str(r["meta"].get("date", "")), r["where"],
                                 r["chapters"][ch].get("claims", [])) for r in have)
+        used = {folder for folder, _ in newest.values()}
         chapters[ch] = {"claims": [c for _, c in newest.values()],
-                        "sources": [r["where"] for r in have
-                                    if r["where"] in {f for f, _ in newest.values()}]}
+                        "sources": [r["where"] for r in have if r["where"] in used]}
     scale = group[0]["scale"]
     return {"label": f"{scale} (tracked: {len(group)} runs and parts)", "scale": scale,
             "where": "evidence", "meta": {}, "parts": group, "chapters": chapters}
@@ -128,6 +138,25 @@ def tracked_claims(root: Path, chapter: str, scales: Iterable[str] = ("paper",))
     return {k: v for k, v in newest_claims(dated).items() if v[1].get("status") != "skipped"}
 
 
+def tracked_record(root: str | Path, chapter: str, claim_id: str) -> dict[str, Any] | None:
+    """Claim ``claim_id`` as the newest tracked ``paper`` evidence under ``root``/evidence records
+    it (:func:`tracked_claims`), or None when no evidence grades it:
+    ``folder`` (the evidence folder's name), ``status`` (the recorded outcome), ``estimate``
+    (an :class:`~layerwise.stats.Estimate` with the recorded interval) and the record's
+    ``conditions`` {name: (ours, the paper's)}."""
+    from .stats import Estimate
+
+    found = tracked_claims(Path(root), chapter).get(claim_id)
+    if found is None:
+        return None
+    folder, rec = found
+    interval = tuple(rec["interval"]) if rec.get("interval") else None
+    return {"folder": folder, "status": rec["status"],
+            "estimate": Estimate(float(rec["measured"]), rec.get("se"), rec.get("dof"),
+                                 replicates_now(rec), interval),
+            "conditions": {k: tuple(v) for k, v in rec.get("conditions", {}).items()}}
+
+
 def save_evidence(
     scale: str, name: str | None = None, root: Path | None = None, command: str = "",
     chapters: Iterable[str] = (), claims: Iterable[str] = (), note: str = "",
@@ -145,8 +174,7 @@ def save_evidence(
     check_scale(scale)
     src = results_root(root) / scale
     wanted = [str(c) for c in chapters]
-    ledgers = {ch: data for ch, data in _ledgers(src).items()
-               if not wanted or any(ch == w or ch[:2] == w.zfill(2) for w in wanted)}
+    ledgers = _ledgers(src, wanted)
     if not ledgers:
         which = f" for chapters {wanted}" if wanted else ""
         raise ParameterError(f"scale={scale!r}: no chapter results under {src}{which}; run "
@@ -212,7 +240,8 @@ def _kind_cell(claims: list[dict[str, Any]]) -> str:
     if sum(weak.values()):
         extra.insert(0, f"{sum(weak.values())} not discriminating")
     mark = "✗" if o["fail"] else ("?" if o["inconclusive"] else "✓")
-    return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" * bool(extra))
+    return f"{mark} " + " · ".join(parts) + (f"<br><small>{', '.join(extra)}</small>" if extra
+                                             else "")
 
 
 def _chapter_cell(data: Mapping[str, Any]) -> str:
@@ -227,19 +256,14 @@ DASHBOARD_INTRO = """\
 # Reproduction dashboard
 
 Every quantitative claim of the book, graded in every run we have: the runs on this build's machine
-(`results/<scale>/`) and the tracked evidence from other machines or larger scales (`evidence/`, \
-with
-machine, date, code version and command). Claims are of three kinds: **reproduces** (a result of \
-a paper
-or of its authors' published data), **predicts** (a theoretical prediction against our \
-measurement) and
-**checks** (a consistency of our own computations). Outcomes: ✓ pass (the whole confidence interval
-satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive (the interval \
-straddles the
-rule — never counted as a pass), ○ not run (the claim is graded only at a larger scale).
-A failure is a *finding* only after it survives three controls (the rule applied to the authors' \
-data,
-the estimator on synthetic truth, our conditions beside the paper's).
+(`results/<scale>/`) and the tracked evidence from other machines or larger scales (`evidence/`,
+with machine, date, code version and command). Claims are of three kinds: **reproduces** (a result
+of a paper or of its authors' published data), **predicts** (a theoretical prediction against our
+measurement) and **checks** (a consistency of our own computations). Outcomes: ✓ pass (the whole
+confidence interval satisfies the rule), ✗ fail (the whole interval violates it), ? inconclusive
+(the interval straddles the rule — never counted as a pass), ○ not run (the claim is graded only at
+a larger scale). A failure is a *finding* only after it survives three controls (the rule applied
+to the authors' data, the estimator on synthetic truth, our conditions beside the paper's).
 """
 
 
@@ -266,7 +290,8 @@ def write_dashboard(root: Path | None = None) -> Path:
         lines += ["## Summary", "", table_html(["chapter", *head], rows, cls="lw-dash",
                                                scroll=True), ""]
     evid = [p for r in runs if r["where"] != "build" for p in r.get("parts", [r])]
-    lines += ["### Evidence runs", ""] * bool(evid)
+    if evid:
+        lines += ["### Evidence runs", ""]
     for r in evid:
         m = r["meta"]
         part = (f" A part of that run ({m['part']}), evidence for "
@@ -276,7 +301,10 @@ def write_dashboard(root: Path | None = None) -> Path:
             f"{m.get('device', '?')}, {m.get('date', '?')}, code `{m.get('git_commit', '?')}`, "
             f"command `{m.get('command', '?')}`.{part}"
         )
-    lines += [""] * bool(evid) + ["## Claims", ""] * bool(runs)
+    if evid:
+        lines.append("")
+    if runs:
+        lines += ["## Claims", ""]
     for ch in chapters:
         per_run = [{c["id"]: c for c in r["chapters"].get(ch, {}).get("claims", [])} for r in runs]
         first: dict[str, dict[str, Any]] = {}  # each claim as the first run that has it reads it
@@ -497,24 +525,3 @@ def title_page(root: Path, scales: list[str]) -> str:
         f"<code>{commit}</code> · built {date}.</p>\n"
         f"</div>\n{pdf}"
     )
-
-
-def tracked_record(root: str | Path, chapter: str, claim_id: str) -> dict[str, Any] | None:
-    """Claim ``claim_id`` as the newest tracked ``paper`` evidence under ``root``/evidence records
-    it (:func:`tracked_claims`), or None when no evidence grades it:
-    ``folder`` (the evidence folder's name), ``status`` (the recorded outcome), ``estimate``
-    (an :class:`~layerwise.stats.Estimate` with the recorded interval) and the record's
-    ``conditions`` {name: (ours, the paper's)}."""
-    from .stats import Estimate
-
-    found = tracked_claims(Path(root), chapter).get(claim_id)
-    if found is None:
-        return None
-    folder, rec = found
-    interval = tuple(rec["interval"]) if rec.get("interval") else None
-    dof = rec.get("dof")
-    n = rec.get("n") or (int(dof) + 1 if dof is not None else None)  # a mean over n replicates
-    return {"folder": folder, "status": rec["status"],
-            "estimate": Estimate(float(rec["measured"]), rec.get("se"), rec.get("dof"),
-                                 n, interval),
-            "conditions": {k: tuple(v) for k, v in rec.get("conditions", {}).items()}}
