@@ -138,9 +138,13 @@ def restore_environ() -> None:
     settings and compute its own (non-unit) results on one thread instead of the machine's, unlike
     a local run."""
     before = _ENV_BEFORE_CLUSTER
-    for key in _nanny_keys() if before is not None else ():
-        os.environ.pop(key, None)
-        os.environ.update({key: before[key]} if key in before else {})
+    if before is None:
+        return
+    for key in _nanny_keys():
+        if key in before:
+            os.environ[key] = before[key]
+        else:
+            os.environ.pop(key, None)
 
 
 def kernel_environ() -> dict[str, str]:

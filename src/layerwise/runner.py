@@ -269,10 +269,13 @@ def run_chapter(
     results_dir = results_root(root)
     # not the single-thread settings a LocalCluster here wrote (kernel_environ)
     env = {**kernel_environ(), "LAYERWISE_RESULTS": str(results_dir), "PYTHONHASHSEED": "0"}
-    env |= {"TQDM_DISABLE": "1"} if quiet else {}
+    if quiet:
+        env["TQDM_DISABLE"] = "1"
     if executor is not None:
+        env[ENV_EXECUTOR] = executor
         env.pop(ENV_SCHEDULER, None)
-        env |= {ENV_EXECUTOR: executor} | ({ENV_SCHEDULER: scheduler} if scheduler else {})
+        if scheduler:
+            env[ENV_SCHEDULER] = scheduler
     arg = json.dumps({"nb": str(nb), "out": str(out), "params": params, "cwd": str(nb.parent)})
     started = time.time()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
