@@ -706,7 +706,10 @@ ch.glue("ng_direction_verdict", ch.verdict(
 # * **(a) fixed training budget**: every network gets `rand_budget` full-batch Adam steps, whatever
 #   loss it reaches;
 # * **(b) fixed training loss**: every network is read off at the first step at which its training
-#   cross-entropy is ≤ 10 × `target_loss`.
+#   cross-entropy is ≤ 10 × `target_loss` *and* every training label is fitted. The comparison is
+#   meant "among zero-training error models" (Neyshabur et al., as quoted in the slides), and a
+#   small mean loss alone does not guarantee zero error: one misfit example out of n costs at least
+#   ln 2 / n.
 #
 # We train bias-free ReLU MLPs 64-h-h-10 on digits in which a fraction of the labels has been
 # replaced by uniformly random ones. For each network and protocol we compute, each divided by the
@@ -867,9 +870,10 @@ ch.claim("rand_test_chance", "with 100 % random labels the test accuracy is at c
          source="Zhang et al. 2017; Liang et al. 2019 (label randomisation)", min_scale="default",
          alternative=(tables["loss"].query("fraction == 0").test_accuracy.mean(),
                       "the clean-label test accuracy"))
-ch.claim("rand_all_fit", "every run reaches its target loss within the step cap and fits its "
-         "training labels, random ones included, under both protocols (min training accuracy; "
-         "a run that never reached its target loss counts as 0)", kind="checks",
+ch.claim("rand_all_fit", "every run reaches its target loss with every training label fitted "
+         "within the step cap, and the fixed-budget nets fit their labels too, random ones "
+         "included (min training accuracy; a run that never reached its target counts as 0)",
+         kind="checks",
          measured=rand["min_train_accuracy"], reference=1.0, tol=0, comparison="ge",
          why="capacities compare only at equal (zero) training error",
          source="Liang et al. 2019 / Zhang et al. 2017 protocol (networks memorise random labels)")

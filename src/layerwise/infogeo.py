@@ -480,10 +480,13 @@ def train_two_protocols(
     stopping rules, the :data:`PROTOCOLS`.
 
     ``budget``: the parameters after exactly ``budget`` steps (a fixed training budget, whatever
-    the loss); ``loss``: the parameters at the first recorded loss ≤ ``target_loss`` (a fixed
-    training loss; the network :func:`train_mlp` returns, to round-off). The run goes on until both
-    are taken or ``max_steps`` steps are done (then ``loss`` is None). Returns both networks, the
-    loss history and ``target_step`` (steps to reach the target; None if not reached)."""
+    the loss); ``loss``: the parameters at the first step whose recorded loss is ≤ ``target_loss``
+    *and* whose every training label is fitted (:func:`margins` > 0) — a fixed training loss at
+    zero training error, the premise of the label-randomisation protocol (a misfit example alone
+    costs at least ln 2 / n of mean loss, so a small loss does not imply zero error). The run goes
+    on until both are taken or ``max_steps`` steps are done (then ``loss`` is None). Returns both
+    networks, the loss history and ``target_step`` (steps to reach the target; None if not
+    reached)."""
     budget, max_steps = (
         check_positive_int("budget", budget),
         check_positive_int("max_steps", max_steps),
@@ -496,11 +499,15 @@ def train_two_protocols(
     yoh, x = one_hot(y, widths[-1], dtype), x.to(dtype)
     out: dict[str, Any] = {"budget": None, "loss": None, "target_step": None}
 
+    def fits_all() -> bool:
+        with torch.no_grad():
+            return bool(margins(forward(params, x), y).min() > 0)
+
     def read_off(k: int, value: float | None) -> bool:
         """At step k (the parameters after k updates): take what is due; True stops."""
         if k == budget:
             out["budget"] = {name: v.detach().clone() for name, v in params.items()}
-        if out["loss"] is None and value is not None and value <= target_loss:
+        if out["loss"] is None and value is not None and value <= target_loss and fits_all():
             out["loss"] = {name: v.detach().clone() for name, v in params.items()}
             out["target_step"] = k
         return k == max_steps or (k >= budget and out["loss"] is not None)
@@ -1348,7 +1355,8 @@ def label_randomisation_run(
     ``fraction`` of the training labels randomised, one
     :func:`~layerwise.infogeo.train_two_protocols` run (at most ``steps`` steps), and for each
     protocol ``q`` in :data:`~layerwise.infogeo.PROTOCOLS` (``budget``: after ``budget`` steps;
-    ``loss``: at the first loss ≤ ``target_loss``): :func:`~layerwise.infogeo.capacity_measures`
+    ``loss``: at the first loss ≤ ``target_loss`` with every training label fitted):
+    :func:`~layerwise.infogeo.capacity_measures`
     and :func:`~layerwise.infogeo.fisher_rao_factors` on the training set, the test accuracy and
     the training loss, as keys ``{q}_{name}``; also ``target_step`` (−1 if the target was not
     reached: then the ``loss_…`` entries are NaN)."""
