@@ -41,3 +41,23 @@ def assert_fits_column(fig) -> None:
     from layerwise.chapter import MAX_FIGURE_WIDTH_IN
 
     assert fig.get_size_inches()[0] <= MAX_FIGURE_WIDTH_IN + 1e-9
+
+
+def assert_layout_stable(fig) -> None:
+    """Saved as ``save_figure`` saves it (the PNG, then the SVG at another resolution), the
+    constrained layout is applied (no "constrained_layout not applied" warning) and puts the axes
+    in the same place in both files (``plotting.LAYOUT_SHIFT``, as ``save_figure`` requires)."""
+    import io
+    import warnings
+
+    import numpy as np
+
+    from layerwise.plotting import LAYOUT_SHIFT
+
+    pos = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fmt in ("png", "svg"):
+            fig.savefig(io.BytesIO(), format=fmt)
+            pos[fmt] = [ax.get_position().bounds for ax in fig.axes]
+    np.testing.assert_allclose(pos["svg"], pos["png"], atol=LAYOUT_SHIFT)

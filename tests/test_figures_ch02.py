@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import assert_fits_column
+import pytest
+from conftest import assert_fits_column, assert_layout_stable
 
 from layerwise import diffusion
 from layerwise.figures import ch02 as F
-from layerwise.plotting import legends_over_data
+from layerwise.plotting import legends_over_data, save_figure
 from layerwise.stats import Estimate
 
 
@@ -76,8 +77,9 @@ def test_gradients_vs_capacity_plots_network_one():
     assert not legends_over_data(fig)
 
 
-def test_shattering_three_panels():
-    Ls = np.unique(np.geomspace(2, 400, 25).astype(int))  # the chapter's depths
+def shattering_data():
+    """Depths (the chapter's), straight-path weights, gradient correlations and gradients."""
+    Ls = np.unique(np.geomspace(2, 400, 25).astype(int))
     w = {
         "w_res": np.full(len(Ls), 0.4),
         "w_res_pred": np.full(len(Ls), 0.39),
@@ -89,8 +91,14 @@ def test_shattering_three_panels():
         "residual": np.array([[0.95, 0.9], [0.9, 0.85]]),
     }
     grad0 = {a: np.random.default_rng(3).standard_normal(32) for a in corr}
+    return Ls, w, corr, grad0
+
+
+def test_shattering_three_panels():
+    Ls, w, corr, grad0 = shattering_data()
     fig = F.shattering(Ls, w, corr, grad0, np.array([2, 10]))
     assert_fits_column(fig)
+    assert_layout_stable(fig)  # its legend above the panel once collapsed the SVG
     assert len(fig.axes) == 3
     wmax, c, gr = fig.axes
     np.testing.assert_array_equal(wmax.lines[2].get_ydata(), w["w_plain3"])
@@ -99,6 +107,29 @@ def test_shattering_three_panels():
     np.testing.assert_allclose(gr.lines[1].get_ydata(), (g - g.mean()) / g.std() + 4)
     assert gr.lines[1].get_label() == "residual, depth 10"
     assert not legends_over_data(fig)  # above the w_max panel, in headroom on the others
+
+
+def test_save_figure_refuses_an_svg_laid_out_apart_from_its_png(tmp_path, monkeypatch):
+    """The legend above the straight-path panel stretched to the panel's width (``mode="expand"``,
+    as it once was) collapses the constrained layout when the SVG is drawn after the PNG."""
+
+    def stretched(ax, ncols):
+        return ax.legend(
+            loc="lower left",
+            bbox_to_anchor=(0, 1.02, 1, 0.2),
+            mode="expand",
+            ncols=ncols,
+            borderaxespad=0,
+        )
+
+    monkeypatch.setattr(F, "legend_above", stretched)
+    Ls, w, corr, grad0 = shattering_data()
+    fig = F.shattering(Ls, w, corr, grad0, np.array([2, 10]))
+    with (
+        pytest.warns(UserWarning, match="constrained_layout not applied"),
+        pytest.raises(ValueError, match="SVG's layout differs from its PNG's"),
+    ):
+        save_figure(fig, tmp_path / "shattering", {"L": Ls})
 
 
 def test_drift_limit_profiles_gaussian_and_sorted_rate():

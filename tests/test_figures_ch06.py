@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from conftest import assert_layout_stable
 from matplotlib.collections import PolyCollection
 
 from layerwise import plotting
@@ -79,6 +80,7 @@ def test_counts_vs_neurons():
     curve = np.array([[24.0, 60.0, 96.0], [120.0, 700.0, 1700.0]])
     ratio = np.array([[1.0, 0.9], [1.1, 1.05], [0.98, 1.2]])
     fig = figures.counts_vs_neurons(Ns, [1, 2], mean, se, curve, ratio, np.full_like(ratio, 0.05))
+    assert_layout_stable(fig)  # legends above both panels
     ax1, ax2 = fig.axes
     data = _errorbar_data(ax1)
     assert [d[2] for d in data] == ["depth 1", "depth 2"]

@@ -58,11 +58,19 @@ def depth_colors(n: int) -> list[Any]:
     return sns.color_palette(CMAP, n)
 
 
+LAYOUT_SHIFT = 0.02
+"""How far (a fraction of the figure) an axes may sit apart in a figure's SVG and PNG: the
+constrained layout's iterations move an axes by about 1 % between draws; a collapse by tens."""
+
+
 def save_figure(fig: Any, stem: str | Path, arrays: Mapping[str, Any]) -> list[Path]:
     """Save ``fig`` as ``stem.png`` and ``stem.svg`` and the arrays it was drawn from
     as ``stem.npz``.
 
     ``arrays`` must be non-empty: every figure in the book is reproducible from saved numbers.
+    The two images must have the same layout: an axes placed more than :data:`LAYOUT_SHIFT` of
+    the figure apart in the SVG (drawn second, at another resolution) than in the PNG is an error
+    (a constrained layout that feeds back on itself collapsed Chapter 2's SVG once).
     Returns the three paths.
     """
     if not arrays:
@@ -71,7 +79,15 @@ def save_figure(fig: Any, stem: str | Path, arrays: Mapping[str, Any]) -> list[P
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg"), stem.with_suffix(".npz")]
     fig.savefig(paths[0], metadata={"Software": None})
+    placed = np.array([ax.get_position().bounds for ax in fig.axes])
     fig.savefig(paths[1], metadata={"Date": None})
+    shift = np.abs(np.array([ax.get_position().bounds for ax in fig.axes]) - placed)
+    if shift.size and shift.max() > LAYOUT_SHIFT:
+        raise ValueError(
+            f"figure {stem.name!r}: its SVG's layout differs from its PNG's (an axes moved by "
+            f"{shift.max():.0%} of the figure); a legend or colorbar sized from its axes feeds "
+            "back into the constrained layout"
+        )
     np.savez(paths[2], **{k: np.asarray(v) for k, v in arrays.items()})
     return paths
 
@@ -107,12 +123,13 @@ def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: 
 
 
 def legend_above(ax: Any, ncols: int) -> Any:
-    """A legend in a band above ``ax``, as wide as the panel, in ``ncols`` columns: for panels
-    whose data leave no free corner at any scale."""
+    """A legend in a band above ``ax``, from its left edge, in ``ncols`` columns: for panels
+    whose data leave no free corner at any scale. At its natural width: a legend stretched to the
+    panel's width (``mode="expand"``) feeds its width back into the constrained layout, which then
+    shrinks the panel a little more at every draw (the SVG, drawn after the PNG, collapsed)."""
     return ax.legend(
         loc="lower left",
-        bbox_to_anchor=(0, 1.02, 1, 0.2),
-        mode="expand",
+        bbox_to_anchor=(0, 1.02),
         ncols=ncols,
         borderaxespad=0,
         handlelength=1.2,
