@@ -123,6 +123,9 @@ def test_label_randomisation_panels():
     assert np.allclose(fig.axes[3].lines[0].get_ydata(), [1.5, 0.6])
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["ℓ₂"]
     assert plotting.legends_over_data(fig) == {}  # the measures' legends sit above their curves
+    fig.canvas.draw()  # log axes' labels plain: the margin axis spans 0.5–1.5, less than a decade
+    labels = {i: [t.get_text() for t in fig.axes[i].get_yticklabels(minor=True)] for i in (1, 3)}
+    assert "0.6" in labels[3] and not any("10^" in s or "e-" in s for s in sum(labels.values(), []))
 
 
 def test_label_randomisation_protocols_panels():

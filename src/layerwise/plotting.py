@@ -102,6 +102,20 @@ def is_blank(png: str | Path, min_std: float = 0.01) -> bool:
     return float(np.std(img)) < min_std
 
 
+def plain_log_labels(ax: Any) -> None:
+    """Label the ticks ``ax``'s log y axis labels by default (the decades; on a range of about a
+    decade or less some minor ticks too) as plain numbers — 0.9, 4.4, 100 — not 9×10⁻¹, 4.4×10⁰,
+    10²."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    ax.yaxis.set_major_formatter(Plain())
+    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False))
+
+
 def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: Any) -> Any:
     """A legend in a band of empty space at the top of ``ax``, the way Labatie (2019) lays out
     Figs. 4–5, so that no curve runs under it: the legend is placed at the top in at most

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..plotting import CMAP, depth_colors, legend_in_headroom, tight_layout
+from ..plotting import CMAP, depth_colors, legend_in_headroom, plain_log_labels, tight_layout
 from ..studies.ch08 import KFAC_STATES, NATURAL_GRADIENTS
 
 #: the label-randomisation protocols (:data:`layerwise.infogeo.PROTOCOLS`) as the legends name them
@@ -310,6 +310,8 @@ def label_randomisation(
         ylabel="margin γ",
         title="margin (10th percentile)",
     )
+    for a in axes[[0, 1, 3]]:  # "0.9", "4.4" on narrow log ranges, not "9×10⁻¹", "4.4×10⁰"
+        plain_log_labels(a)
     tight_layout(fig)
     for a in axes[:2]:  # the measures' legends above their curves
         legend_in_headroom(a)
