@@ -220,3 +220,26 @@ def test_chain_capacities_one_panel_per_depth():
     np.testing.assert_array_equal(pts.get_xdata(), T["two_pred"].ravel())
     np.testing.assert_array_equal(pts.get_ydata(), T["relu_two_kappa"].ravel())
     assert [ax.get_legend() for ax in fig.axes] == [None, None] and len(fig.legends) == 1
+
+
+def test_plain_log_labels_only_on_narrow_axes_with_default_labels():
+    """0.8–1.5 gets "0.9", "1"; 10⁻³⁰–2 keeps 10⁻ⁿ; a formatter the figure chose stays."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    from layerwise.plotting import plain_log_labels
+
+    fig, axes = plt.subplots(1, 3, figsize=(6, 2))
+    for ax, lims in zip(axes, [(0.8, 1.5), (1e-30, 2), (0.8, 1.5)]):
+        ax.set(yscale="log", ylim=lims)
+    axes[2].yaxis.set_minor_formatter(NullFormatter())
+    axes[2].yaxis.set_major_formatter(NullFormatter())
+    plain_log_labels(fig)
+    fig.canvas.draw()
+
+    def labels(ax):
+        ticks = ax.get_yticklabels() + ax.get_yticklabels(minor=True)
+        return [t.get_text() for t in ticks if t.get_text()]
+
+    assert {"0.9", "1"} <= set(labels(axes[0])) and not any("$" in s for s in labels(axes[0]))
+    assert all("10^" in s for s in labels(axes[1])) and labels(axes[2]) == []  # mathtext 10⁻ⁿ

@@ -30,7 +30,7 @@ from .claims import Ledger
 from .formatting import join_sentences, scientific
 from .params import ParameterError, check_positive_int, check_scale, resolve_device
 from .paths import repo_root, results_root, store_root
-from .plotting import legends_over_data, save_figure, set_style
+from .plotting import legends_over_data, plain_log_labels, save_figure, set_style
 from .provenance import fingerprint_of, function_fingerprint, git_commit
 from .store import ArrayDict, ResultsStore, versions
 
@@ -593,6 +593,7 @@ class Chapter:
         size at the book's column width."""
         import matplotlib.pyplot as plt
 
+        plain_log_labels(fig)  # before the checks below: labels change the layout
         width = check_figure(fig, name)
         covered = legends_over_data(fig)  # plotted points under a legend, per axes
         phone = phone_width(fig)

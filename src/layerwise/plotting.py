@@ -102,18 +102,24 @@ def is_blank(png: str | Path, min_std: float = 0.01) -> bool:
     return float(np.std(img)) < min_std
 
 
-def plain_log_labels(ax: Any) -> None:
-    """Label the ticks ``ax``'s log y axis labels by default (the decades; on a range of about a
-    decade or less some minor ticks too) as plain numbers — 0.9, 4.4, 100 — not 9×10⁻¹, 4.4×10⁰,
-    10²."""
-    from matplotlib.ticker import LogFormatter
+def plain_log_labels(fig: Any, lo: float = 1e-4, hi: float = 1e5) -> None:
+    """On every log axis of ``fig`` that still has matplotlib's default labels and whose range lies
+    within [``lo``, ``hi``]: the same ticks labelled as plain numbers — 0.9, 4.4, 100 — instead of
+    9×10⁻¹, 4.4×10⁰, 10². Axes spanning more (10⁻³⁰ … 1) and formatters a figure chose keep
+    theirs."""
+    from matplotlib.ticker import LogFormatter, LogFormatterSciNotation
 
     class Plain(LogFormatter):
         def __call__(self, x: float, pos: int | None = None) -> str:
             return f"{x:g}" if super().__call__(x, pos) else ""
 
-    ax.yaxis.set_major_formatter(Plain())
-    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False))
+    for ax in fig.axes:
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            default = isinstance(axis.get_major_formatter(), LogFormatterSciNotation)
+            if axis.get_scale() == "log" and default and lo <= min(limits) <= max(limits) <= hi:
+                axis.set_major_formatter(Plain())
+                minor = axis.get_minor_formatter()
+                axis.set_minor_formatter(Plain(labelOnlyBase=getattr(minor, "labelOnlyBase", True)))
 
 
 def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: Any) -> Any:

@@ -310,8 +310,7 @@ def label_randomisation(
         ylabel="margin γ",
         title="margin (10th percentile)",
     )
-    for a in axes[[0, 1, 3]]:  # "0.9", "4.4" on narrow log ranges, not "9×10⁻¹", "4.4×10⁰"
-        plain_log_labels(a)
+    plain_log_labels(fig)  # before the layout: "0.9", not "9×10⁻¹"
     tight_layout(fig)
     for a in axes[:2]:  # the measures' legends above their curves
         legend_in_headroom(a)
