@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from .claims import OUTCOMES
-from .htmltable import Cell, Row, table_html
 from .params import ParameterError, check_choice, check_scale
 from .provenance import git_commit
 
@@ -168,9 +167,9 @@ def tabulate(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def table_markdown(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: one sentence (runs, claims, and what failed, flipped or crashed),
-    then one row per claim whose outcome varied or failed (the book's table template,
-    :mod:`layerwise.htmltable`)."""
+    """The table as Markdown, readable as printed and as rendered: one sentence (runs, claims, and
+    what failed, flipped or crashed), then a pipe table with one row per claim whose outcome varied
+    or failed."""
     crashed = sum(len(v) for v in table["crashes"].values())
     lines = [
         "# Robustness of the scorecard", "",
@@ -184,18 +183,18 @@ def table_markdown(table: Mapping[str, Any]) -> str:
         lines += ["## Crashes", "",
                   *[f"- {ch}: {', '.join(v)}" for ch, v in sorted(table["crashes"].items())], ""]
     shown = sorted(set(table["varying"]) | set(table["flagged"]))
-    rows = []
+    rows = [COLUMNS, ("---",) * len(COLUMNS)]
     for key in shown:
         r = table["claims"][key]
         flag = "flip" if key in table["flips"] else ("fail" if key in table["flagged"] else "")
         failed = ", ".join(r["failed_in"][:6]) + (" …" if len(r["failed_in"]) > 6 else "")
-        counts = [str(r["counts"].get(s, 0)) for s in OUTCOMES]
-        rows.append(Row([key, r["kind"], *counts, failed, flag], cls=f"lw-{flag}" if flag else ""))
+        rows.append((key, r["kind"], *(str(r["counts"].get(s, 0)) for s in OUTCOMES), failed, flag))
+    pipes = ["| " + " | ".join(row) + " |" for row in rows]
     if not shown:
-        rows.append(Row([Cell("(none)", colspan=len(COLUMNS))]))
+        pipes.append("| (none) " + "| " * (len(COLUMNS) - 1) + "|")
     totals = ", ".join(f"{v} {k}" for k, v in table["totals"].items())
     return "\n".join([
         *lines, "## Claims whose outcome varied or failed", "",
-        table_html(COLUMNS, rows, cls="lw-dash lw-robustness", scroll=True), "",
+        *pipes, "",
         f"Every other claim had the same outcome in every run (totals over all runs: {totals}).",
     ]) + "\n"
