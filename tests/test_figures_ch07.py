@@ -1,5 +1,6 @@
 """Chapter 7's figures drawn from small synthetic arrays: panels, plotted data, width."""
 
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -175,3 +176,7 @@ def test_trainability(k_found):
     assert _has_line(ax, sw_fine, 6 * xi_fine) and _has_line(ax, sw2[1:], l_max[1:])
     assert _has_line(ax, sw_fine, 2.0 * xi_fine) == (k_found is not None)
     assert ax.get_title() == "training accuracy after 100 SGD steps"
+    leg = ax.get_legend()  # legible over any cell: white text and samples in a dark box
+    face = leg.get_frame().get_facecolor()
+    assert leg.get_frame_on() and max(face[:3]) < 0.3 and face[3] >= 0.8
+    assert all(matplotlib.colors.to_rgb(t.get_color()) == (1, 1, 1) for t in leg.get_texts())

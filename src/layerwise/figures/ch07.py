@@ -307,7 +307,16 @@ def trainability(
         title=f"training accuracy after {steps} SGD steps",
     )
     fig.colorbar(im, ax=ax, label="training accuracy")
-    ax.legend(loc="upper right")
+    # on the map: white text in a dark box, or the dark text vanishes into the dark cells (and the
+    # white 6 ξ_c sample into a light box)
+    ax.legend(
+        loc="upper right",
+        frameon=True,
+        facecolor="0.15",
+        edgecolor="none",
+        framealpha=0.85,
+        labelcolor="white",
+    )
     return fig
 
 
