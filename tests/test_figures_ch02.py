@@ -223,7 +223,8 @@ def test_chain_capacities_one_panel_per_depth():
 
 
 def test_plain_log_labels_only_on_narrow_axes_with_default_labels():
-    """0.8–1.5 gets "0.9", "1"; 10⁻³⁰–2 keeps 10⁻ⁿ; a formatter the figure chose stays."""
+    """0.8–1.5 gets "0.9", "1"; 10⁻³⁰–2 keeps 10⁻ⁿ; a formatter the figure chose stays; a base-2
+    axis is labelled at its powers of 2."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
@@ -232,6 +233,8 @@ def test_plain_log_labels_only_on_narrow_axes_with_default_labels():
     fig, axes = plt.subplots(1, 3, figsize=(6, 2))
     for ax, lims in zip(axes, [(0.8, 1.5), (1e-30, 2), (0.8, 1.5)]):
         ax.set(yscale="log", ylim=lims)
+    axes[0].set_xscale("log", base=2)  # a base-2 axis labels (some of) its powers of 2: 16, 64, …
+    axes[0].set_xlim(6, 300)
     axes[2].yaxis.set_minor_formatter(NullFormatter())
     axes[2].yaxis.set_major_formatter(NullFormatter())
     plain_log_labels(fig)
@@ -243,3 +246,6 @@ def test_plain_log_labels_only_on_narrow_axes_with_default_labels():
 
     assert {"0.9", "1"} <= set(labels(axes[0])) and not any("$" in s for s in labels(axes[0]))
     assert all("10^" in s for s in labels(axes[1])) and labels(axes[2]) == []  # mathtext 10⁻ⁿ
+    ticks = axes[0].get_xticklabels()
+    shown = [t.get_text() for t in ticks if 6 <= t.get_position()[0] <= 300 and t.get_text()]
+    assert len(shown) >= 3 and set(shown) <= {"8", "16", "32", "64", "128", "256"}

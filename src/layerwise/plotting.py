@@ -117,9 +117,11 @@ def plain_log_labels(fig: Any, lo: float = 1e-4, hi: float = 1e5) -> None:
         for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
             default = isinstance(axis.get_major_formatter(), LogFormatterSciNotation)
             if axis.get_scale() == "log" and default and lo <= min(limits) <= max(limits) <= hi:
-                axis.set_major_formatter(Plain())
+                base = axis.get_transform().base  # 2 on a base-2 axis: 8, 16, 32 for 2³, 2⁴, 2⁵
+                axis.set_major_formatter(Plain(base))
                 minor = axis.get_minor_formatter()
-                axis.set_minor_formatter(Plain(labelOnlyBase=getattr(minor, "labelOnlyBase", True)))
+                only = getattr(minor, "labelOnlyBase", True)
+                axis.set_minor_formatter(Plain(base, labelOnlyBase=only))
 
 
 def legend_in_headroom(ax: Any, *, ncols: int = 2, pad: float = 0.06, **kwargs: Any) -> Any:
