@@ -250,7 +250,7 @@ def test_label_randomisation_run_matches_its_parts():
     # run for exactly `budget` steps
     t = int(r["target_step"])
     _, h_first = infogeo.train_mlp(x, y, [6, 12, 4], steps=200, lr=1e-2, seed=2, target_loss=0.3)
-    p_loss, h_loss = infogeo.train_mlp(x, y, [6, 12, 4], steps=t, lr=1e-2, seed=2)
+    p_loss, _ = infogeo.train_mlp(x, y, [6, 12, 4], steps=t, lr=1e-2, seed=2)
     p_budget, h_budget = infogeo.train_mlp(x, y, [6, 12, 4], steps=60, lr=1e-2, seed=2)
     assert len(h_first) - 1 <= t != 60 and float(r["loss_train_accuracy"]) == 1.0
     for q, p in (("loss", p_loss), ("budget", p_budget)):
