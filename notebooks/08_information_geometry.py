@@ -455,8 +455,8 @@ for t, when in (("init", "at He initialisation"), ("trained", "after training"))
              "which splits exactly into the dropped blocks and the within-block Kronecker error",
              alternative=(0.5, "the dropped blocks and the Kronecker error equal (share ½)"),
              min_scale="default" if t == "init" else "ci",
-             note="" if t == "trained" else "the share varies widely from net to net at "
-                  "initialisation (about 0.4 to 1 at ci): graded from default on",
+             note="" if t == "trained" else "graded from default on: at initialisation the "
+                  "share varies too widely from net to net for ci's few nets",
              source="this chapter; Martens & Grosse 2015, §3–4 (F is not block-diagonal)")
 
 # %%
