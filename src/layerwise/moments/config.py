@@ -261,7 +261,3 @@ class MomentsConfig:
         else:
             d["reff_locations"] = list(d["reff_locations"])
         return d
-
-    def array_names(self) -> list[str]:
-        """Names of the arrays :func:`simulate` returns, ``<moment>_<loc>``."""
-        return [f"{m}_{loc}" for m in MOMENTS for loc in self.locations]
