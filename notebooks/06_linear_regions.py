@@ -562,6 +562,13 @@ ratio = "(final / initial, mean over runs)"
 wide = f"with {runs}, the interval is wider than the window"
 trained = dict(kind="reproduces", min_scale="default")  # too short to decide at ci
 paper_runs = SCALES["paper"]["n_train_seeds"]
+PAPER_DATA = "MNIST: 60 000 28×28 images"
+PAPER_STEPS = "≈ 18 750 Adam steps (20 MNIST epochs at batch 64)"
+epoch_steps = params["epochs"] * -(-len(inputs) // 64)
+n_kept = 1797 - params["n_held"]  # the step-by-step trainings' digits
+# the conditions of every claim read off these short trainings (controls for the directions below)
+SHORT = {"data": ("1 797 8×8 digits (scikit-learn)", PAPER_DATA),
+         "training steps": (f"{epoch_steps} Adam steps", PAPER_STEPS)}
 
 
 # graded from the paper scale; the scorecard says from this scale's mean and spread whether the
@@ -575,7 +582,8 @@ ch.claim("train_modest", f"Training with true labels ({setting}) changes the cou
          f"{ratio}", measured=grows, **paper_only, reference=(0.5, 3.0),
          comparison="between",
          why="'modest' is declared as within a factor 2–3 either way of the initial count",
-         alternative=(training["alt"]["count"], "growth to Montúfar et al.'s maximum"), caveat=wide,
+         alternative=(training["alt"]["count"], "growth to Montúfar et al.'s maximum"),
+         caveat=wide, conditions=SHORT,
          source="Hanin & Rolnick 2019 (NeurIPS), Fig. 5 and §5; Montúfar et al. 2014, Thm. 4")
 
 # %%
@@ -585,6 +593,7 @@ ch.claim("train_lines_modest", f"After training ({setting}), boundary crossings 
          why="'linear in the number of neurons, far below exponential' is declared as within a "
              "factor 2 of the initial crossings (≈ Nθ/π)", caveat=wide,
          alternative=(training["alt"]["lines"], "growth to the maximal boundaries (nᵢₙ = 1)"),
+         conditions=SHORT,
          source="Hanin & Rolnick 2019 (ICML), abstract and §3 (experiments during training)")
 if (memorising := training["memorisation"]) is not None:  # paired: same slice, net, batch order
     ch.claim("memorisation_more", f"Memorising ({params['label_noise'][-1]:.0%} random labels) "
@@ -593,7 +602,7 @@ if (memorising := training["memorisation"]) is not None:  # paired: same slice, 
              reference=0.0, tol=0.0, comparison="ge", alternative=(0.0, "no effect of the labels"),
              why="the paper states a direction: more regions with random labels",
              source="Hanin & Rolnick 2019 (NeurIPS), Fig. 6; Daróczy, slides §3",
-             caveat=f"{runs} do not decide the sign")
+             caveat=f"{runs} do not decide the sign", conditions=SHORT)
 
 # %%
 final = training["final"]  # final / initial per preprocessing and learning rate, true labels
@@ -699,7 +708,9 @@ ch.claim("train_early_rise", f"In its first {early_step} Adam steps the count ri
          measured=stepwise["early_all"], reference=0.0, tol=0.0, comparison="ge",
          alternative=no_change, min_scale="default", caveat=f"{per_net} do not decide the sign",
          why="the paper states a direction: a rise", source="Hanin & Rolnick 2019 (NeurIPS), "
-         "Fig. 5 (count against training); Daróczy, slides §3")
+         "Fig. 5 (count against training); Daróczy, slides §3",
+         conditions={"data": (f"{n_kept} 8×8 digits (scikit-learn)", PAPER_DATA),
+                     "training steps": (f"{early_step} Adam steps", PAPER_STEPS)})
 
 # %%
 ch.glue_all({"early_step": early_step, "last_step": last_step,
@@ -756,11 +767,6 @@ conditions_note = (
     f"{size_words} (data-set size)")
 
 # %%
-PAPER_DATA = "MNIST: 60 000 28×28 images"
-PAPER_STEPS = "≈ 18 750 Adam steps (20 MNIST epochs at batch 64)"
-n_kept = 1797 - params["n_held"]
-
-
 def short_training(steps, data):
     """The controls and conditions of a direction claim carried to short training on digits."""
     return dict(controls=[Control("estimator", counter_ok, counter_note),
@@ -769,7 +775,6 @@ def short_training(steps, data):
                             "training steps": (f"{steps} Adam steps", PAPER_STEPS)})
 
 # %%
-epoch_steps = params["epochs"] * -(-len(inputs) // 64)
 ch.claim("train_grows", f"Carried to short training on small digits (the 1 797 8×8 digits, "
          f"{epoch_steps} Adam steps; Hanin & Rolnick: MNIST, ≈ 18 750): training with true labels "
          f"({setting}) increases the count {ratio}", measured=grows, **trained, **rise,

@@ -88,3 +88,45 @@ def test_a_reproduction_whose_conditions_control_failed_is_graded_as_a_predictio
                      "bare": "reproduces"}
     note = ch.ledger.claims[0].note
     assert note.startswith("Own note. Graded as a prediction: the paper's result carried")
+
+
+def test_a_reproduction_in_conditions_unlike_the_papers_is_graded_as_a_prediction(tmp_path):
+    """A reproduction counts only like for like: a claim whose recorded conditions differ from the
+    paper's in some respect, with no conditions control showing the difference harmless, is the
+    paper's result carried to our conditions (predicts, naming the respects); the same conditions,
+    or a passed conditions control, leave it a reproduction. Tracked records written before the
+    rule are read the same way (dashboard), and a graded record is read back unchanged."""
+    import json
+
+    from layerwise import dashboard
+    from layerwise.chapter import Chapter
+    from layerwise.claims import Control, regraded
+
+    ch = Chapter("07_meanfield_chaos", scale="ci", seed=0, results=tmp_path)
+    common = dict(kind="reproduces", measured=1.0, reference=1.0, tol=0.1, why="w",
+                  source="paper, Fig. 1", alternative=(0.0, "zero"))
+    differ = {"data": ("8×8 digits", "MNIST"), "width": (64, 64.0), "steps": (300, "long")}
+    ch.claim("unlike", "x is 1", conditions=differ, **common)
+    ch.claim("alike", "x is 1", conditions={"width": (128, 128.0)}, **common)
+    ch.claim("shown", "x is 1", conditions=differ,
+             controls=[Control("conditions", True, "the steps do not move it")], **common)
+    ch.claim("a_check", "x is 1", conditions=differ, **{**common, "kind": "checks"})
+    got = {c.id: c for c in ch.ledger.claims}
+    assert {k: c.kind for k, c in got.items()} == {
+        "unlike": "predicts", "alike": "reproduces", "shown": "reproduces", "a_check": "checks"}
+    assert got["unlike"].status == "pass"  # the grade moves, not the outcome
+    assert got["unlike"].note == ("Graded as a prediction: the paper's result carried to our "
+                                  "conditions, which differ from the paper's (data, steps) in "
+                                  "ways this run did not show harmless.")
+    # a record from before the rule: as the ledger would write it today; graded records unchanged
+    old = json.loads(json.dumps(dict(got["unlike"].to_json(), kind="reproduces", note="")))
+    assert regraded(old)["kind"] == "predicts" and regraded(old)["note"] == got["unlike"].note
+    for c in ch.ledger.records():
+        assert regraded(c) == c
+    folder = tmp_path / "evidence" / "paper-cpu-x"
+    folder.mkdir(parents=True)
+    (folder / "META.json").write_text(json.dumps({"scale": "paper", "date": "2026-11-29"}))
+    (folder / "07_meanfield_chaos.json").write_text(json.dumps({"claims": [old]}))
+    (_, rec), = dashboard.tracked_claims(tmp_path, "07_meanfield_chaos").values()
+    assert rec["kind"] == "predicts"
+    assert dashboard._ledgers(folder)["07_meanfield_chaos"]["claims"][0]["kind"] == "predicts"

@@ -417,20 +417,16 @@ class Chapter:
         nothing, so a cell that ends with a claim shows no repr on the page.
 
         A ``reproduces`` claim whose *conditions* control failed — the run measured a condition in
-        which we differ from the paper (input, width, training …) to matter — is recorded as
-        ``predicts``: it is the paper's result carried to our conditions, not a reproduction, and
-        its failure is not a failed reproduction (SPEC §1 "Findings and their controls")."""
-        from .claims import _controls  # the ledger's own reading of Control / dict / tuple
+        which we differ from the paper (input, width, training …) to matter — or whose
+        ``conditions`` differ from the paper's with no conditions control showing the difference
+        harmless is recorded as ``predicts`` (:func:`layerwise.claims.carried_note`): it is the
+        paper's result carried to our conditions, not a like-for-like reproduction, and its
+        failure is not a failed reproduction (SPEC §1 "Findings and their controls")."""
+        from .claims import _controls, carried_note  # the ledger's own reading of the controls
 
         kw["controls"] = _controls(id, kw.get("controls"))
-        if kw.get("kind") == "reproduces" and any(
-            c.kind == "conditions" and not c.passed for c in kw["controls"]
-        ):
+        if carried := carried_note(kw.get("kind"), kw["controls"], kw.get("conditions")):
             kw["kind"] = "predicts"
-            carried = (
-                "Graded as a prediction: the paper's result carried to our conditions, which this "
-                "run measured to differ from the paper's in a way that matters."
-            )
             kw["note"] = join_sentences(kw.get("note") or "", carried)
         self.ledger.claim(id, statement, **kw)
 

@@ -139,6 +139,44 @@ def is_carried(c: Mapping[str, Any]) -> bool:
                for x in c.get("controls") or ())
 
 
+#: Why a ``reproduces`` claim is graded as a prediction: its conditions control failed, or our
+#: conditions differ from the paper's and no conditions control showed the difference harmless.
+CARRIED = {
+    "measured": "Graded as a prediction: the paper's result carried to our conditions, which this "
+    "run measured to differ from the paper's in a way that matters.",
+    "unshown": "Graded as a prediction: the paper's result carried to our conditions, which differ "
+    "from the paper's ({names}) in ways this run did not show harmless.",
+}
+
+
+def carried_note(kind: str, controls: Iterable[Any], conditions: Mapping[str, Any] | None) -> str:
+    """The sentence that grades a claim as the paper's result carried to our conditions (SPEC §1
+    "Findings and their controls"; a reproduction counts only like for like), or "" when it is
+    not carried: a ``reproduces`` claim whose *conditions* control failed, or whose ``conditions``
+    (``{name: (ours, paper's)}``) differ in some respect while no conditions control passed.
+    ``controls`` are :class:`Control` entries or their JSON records."""
+    if kind != "reproduces":
+        return ""
+    passed = {c.kind if isinstance(c, Control) else c.get("kind"):
+              c.passed if isinstance(c, Control) else c.get("passed") for c in controls or ()}
+    if passed.get("conditions") is False:
+        return CARRIED["measured"]
+    names = [k for k, (ours, theirs) in (conditions or {}).items() if ours != theirs]
+    return CARRIED["unshown"].format(names=", ".join(names)) if names and not passed.get(
+        "conditions") else ""
+
+
+def regraded(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A claim record (JSON) graded by :func:`carried_note` — tracked evidence written before a
+    rule of it existed is read as today's ledger would record it: ``kind`` predicts and the
+    sentence added to its ``note``. Records already graded come back unchanged."""
+    out = dict(record)
+    if sentence := carried_note(out.get("kind", "checks"), out.get("controls"),
+                                out.get("conditions")):
+        out.update(kind="predicts", note=join_sentences(out.get("note") or "", sentence))
+    return out
+
+
 #: Confidence level of the intervals when a claim does not state its own.
 DEFAULT_CONFIDENCE = 0.99
 

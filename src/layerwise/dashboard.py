@@ -25,6 +25,7 @@ from .claims import (
     KINDS,
     count_findings,
     is_finding,
+    regraded,
     replicates_now,
     tally,
     tally_outcomes,
@@ -62,8 +63,15 @@ def _ledgers(folder: Path, wanted: Iterable[str] = ()) -> dict[str, dict[str, An
     """The chapter ledgers (``NN_topic.json``) in ``folder``, by chapter; with ``wanted`` (chapter
     numbers or names) only those are read."""
     wanted = [str(w) for w in wanted]
-    return {f.stem: json.loads(f.read_text()) for f in sorted(folder.glob("[0-9][0-9]_*.json"))
+    return {f.stem: _graded(json.loads(f.read_text()))
+            for f in sorted(folder.glob("[0-9][0-9]_*.json"))
             if not wanted or any(f.stem == w or f.stem[:2] == w.zfill(2) for w in wanted)}
+
+
+def _graded(ledger: dict[str, Any]) -> dict[str, Any]:
+    """A chapter ledger read from disk with each claim graded by today's rule
+    (:func:`layerwise.claims.regraded`: tracked evidence may predate it)."""
+    return dict(ledger, claims=[regraded(c) for c in ledger.get("claims", [])])
 
 
 def _evidence(root: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -131,7 +139,7 @@ def tracked_claims(root: Path, chapter: str, scales: Iterable[str] = ("paper",))
     dated = [
         (str(meta.get("date", "")), folder.name,
          [dict(c, scale=meta["scale"])
-          for c in json.loads((folder / f"{chapter}.json").read_text()).get("claims", [])])
+          for c in _graded(json.loads((folder / f"{chapter}.json").read_text()))["claims"]])
         for folder, meta in _evidence(root)
         if meta.get("scale") in scales and (folder / f"{chapter}.json").exists()
     ]
@@ -484,7 +492,7 @@ def write_summary(root: Path | None = None) -> Path:
         if scale is None or not res.exists():
             continue
         scales_shown.add(scale)
-        data = json.loads(res.read_text())
+        data = _graded(json.loads(res.read_text()))
         records += [(ch, title, c) for c in data["claims"]]
         img = ""
         thumb = results_root(root) / data["figures"][0] if data.get("figures") else None
