@@ -992,7 +992,7 @@ ch.table(fig3_numbers, f"Labatie's Fig. 3 in numbers: the mean increment δχ of
 # the convolutional nets' and the authors'.
 
 # %% tags=["remove-cell"]
-# the networks that fit the default's 30-minute budget (about a minute each on two cores) decide
+# the networks that fit the default's 20-minute budget (about a minute each on two cores) decide
 # the rank collapse; the halving of δχ's excess, the bound δχ ≥ 1 and the bracket on χ need more
 # (issue #28: sized from the measured spread, the number in each note)
 late, log10chi_conv = fig3_conv["late"], fig3_conv["log10chi"]
