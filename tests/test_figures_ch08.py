@@ -123,6 +123,15 @@ def test_label_randomisation_panels():
     assert np.allclose(fig.axes[3].lines[0].get_ydata(), [1.5, 0.6])
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["ℓ₂"]
     assert plotting.legends_over_data(fig) == {}  # the measures' legends sit above their curves
+    # the accuracy panel: the chance line named on it, and the legend clear of it and of the
+    # whole falling test-accuracy line (not only its points)
+    ax = fig.axes[2]
+    assert [t.get_text() for t in ax.texts] == ["chance (10 classes)"]
+    box = ax.get_legend().get_window_extent()
+    assert box.y0 > ax.transData.transform((0.5, 0.1))[1]
+    x = np.linspace(0.0, 1.0, 201)
+    line = ax.transData.transform(np.c_[x, np.interp(x, [0.0, 1.0], [0.85, 0.11])])
+    assert not any(box.contains(*xy) for xy in line)
     fig.canvas.draw()  # log axes' labels plain: the margin axis spans 0.5–1.5, less than a decade
     labels = {i: [t.get_text() for t in fig.axes[i].get_yticklabels(minor=True)] for i in (1, 3)}
     assert "0.6" in labels[3] and not any("10^" in s or "e-" in s for s in sum(labels.values(), []))

@@ -294,13 +294,16 @@ def label_randomisation(
         d.train_accuracy.mean().index, d.train_accuracy.mean(), "s--", label="train accuracy"
     )
     axes[2].axhline(0.1, color="gray", ls=":", lw=1)
+    axes[2].text(0.02, 0.1, "chance (10 classes)", transform=axes[2].get_yaxis_transform(),
+                 va="bottom", color="gray")  # at the left, below the test accuracy
     axes[2].set(
         xlabel="fraction of random labels",
         ylabel="accuracy",
         ylim=(0, 1.05),
         title="generalisation",
     )
-    axes[2].legend(loc="lower left")  # below the falling test accuracy
+    # under the train accuracy, right of the falling test accuracy, clear of the chance line
+    axes[2].legend(loc="upper right", bbox_to_anchor=(1.0, 0.93))
     axes[3].errorbar(
         d.margin.mean().index, d.margin.mean(), yerr=d.margin.std().fillna(0), fmt="o-"
     )
