@@ -66,6 +66,7 @@ import pandas as pd
 from layerwise import data, labatie, published
 from layerwise.chapter import Chapter
 from layerwise.claims import Control
+from layerwise.controls import input_words
 from layerwise.figures import ch03 as figures
 from layerwise.moments import MomentsConfig
 from layerwise.params import resolve_from
@@ -118,17 +119,18 @@ for k in [k for k in SCALES["ci"] if k not in ("depth", "widths", "block", "data
 ch.glue("p_depth", int(L))
 ch.glue("p_widths", ", ".join(str(w) for w in params["widths"]))
 INPUT = {"patches": "photo patches (3 photographs)", "digits": "8×8 digits",
-         "gaussian": "Gaussian pixels"}.get(DATASET, DATASET)
+         "gaussian": "Gaussian pixels"}.get(DATASET) or input_words(DATASET)  # "CIFAR-10", …
 ch.glue("p_dataset", INPUT)
 
 
 # %%
-def conditions(width, batch, ref_width, ref_batch, nets, ref_nets, arch="fully-connected",
+def conditions(width, batch, ref_width, ref_batch, arch="fully-connected",
                ref_arch="fully-connected", ref_input="CIFAR-10"):
-    """Our conditions beside the authors' (the ledger's ``conditions``)."""
+    """Our conditions beside the authors' (the ledger's ``conditions``; how many networks each
+    side ran is not a condition: it sets the interval, not the value)."""
     return {"architecture": (arch, ref_arch), "input": (INPUT, ref_input),
             "width": (int(width), int(ref_width)), "batch": (int(batch), int(ref_batch)),
-            "depth": (int(L), 200), "networks": (int(nets), int(ref_nets))}
+            "depth": (int(L), 200)}
 
 
 def conditions_control(cond, measured_to_matter):
@@ -250,7 +252,7 @@ HISTO_FC = "vanilla_histo_fc"   # the authors' fully-connected Fig. 2 nets: widt
 AUTHORS_L = L if L in published.moment(HISTO_FC, "nu2_signal_loc3").depth else 200
 AUTHORS_FIG2 = ("the authors' published arrays (their fully-connected nets of Fig. 2: width 128, "
                 "B = 1024, CIFAR-10, 10 000 networks)")
-fig2_cond = conditions(params["hist_width"], params["hist_batch"], 128, 1024, fig2["n"], 10000)
+fig2_cond = conditions(params["hist_width"], params["hist_batch"], 128, 1024)
 gauss_control = study.percentile_ks_gaussian(          # a Gaussian sample summarised as theirs
     np.quantile(np.random.default_rng(seed).standard_normal(10000), np.arange(1, 100) / 100),
     0.0, 1.0, 10000)
@@ -314,7 +316,7 @@ for key, name in SIGNAL_NOISE:
              why="0.5: a common threshold for approximate symmetry; the SE is at least that of a "
                  "Gaussian sample",
              note=f"from n = {skew.n} networks the 99 % interval of a skewness is about "
-                  f"±{2.6 * np.sqrt(6 / skew.n):.2f} wide")
+                  f"±{2.6 * np.sqrt(6 / skew.n):.2f} wide", conditions=fig2_cond)
 
 # %% [markdown]
 # At l = L the KS
@@ -365,8 +367,7 @@ ch.figure(figures.log_moment_cdfs(ours2, fig2_conv["quarters"], authors2), "fig2
 # %% tags=["remove-cell"]
 ks2 = versus_authors["ks"]
 conv2_cond = conditions(params["hist_conv_width"], params["hist_conv_batch"], 128, 1024,
-                        fig2_conv["n"], 10000, arch="conv 3×3, periodic",
-                        ref_arch="conv 3×3, periodic")
+                        arch="conv 3×3, periodic", ref_arch="conv 3×3, periodic")
 for k, name in SIGNAL_NOISE:
     ch.glue(f"ks2_{k}", ks2[k]["ks"], digits=4)
     ch.claim(f"fig2_conv_{k}_matches_authors", f"the distribution over networks of log(mˡ/m⁰) "
@@ -563,13 +564,15 @@ for key, name in SIGNAL_NOISE:
              reference=0.0, tol=0.0, comparison="le",
              alternative=(0.0, "no drift (infinite-width limit)"),
              why="a sign: the slope through the origin of the mean log against l",
-             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly decreasing negative expectation')")
+             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly decreasing negative expectation')",
+             conditions=fig2_cond)
     ch.claim(f"diffusion_{key}_positive", "the variance of log(mˡ/m⁰) across networks grows "
              "with depth (diffusion > 0)", case=name, kind="reproduces",
              measured=fig2["diffusion"][key], reference=0.0, tol=0.0, comparison="ge",
              alternative=(0.0, "no diffusion (infinite-width limit: variance 0)"),
              why="a sign: the slope through the origin of the variance against l",
-             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')")
+             source="Labatie 2019, Theorem 1 and Fig. 2 ('slowly increasing variance')",
+             conditions=fig2_cond)
 
 # %%
 curv = {}   # per log-moment: ours, the authors' curvatures, Theorem 1 on their arrays, a walk
@@ -801,7 +804,8 @@ ch.claim("diffusion_width_exponent", "the diffusion of log ν₂ scales as 1/N: 
 ch.claim("diffusion_slower_wider", "the diffusion is slower at the largest width than at the "
          "smallest", kind="reproduces", measured=width_study["slowing"], reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "width-independent diffusion"), why="a sign",
-         source="Labatie 2019, App. A ('the diffusion getting slower with larger N')")
+         source="Labatie 2019, App. A ('the diffusion getting slower with larger N')",
+         conditions={"input": (INPUT, "CIFAR-10")})
 
 # %% [markdown]
 # Over widths {glue}`p_widths` ({glue}`p_width_nets` networks each) the measured
@@ -845,9 +849,9 @@ ch.figure(fig, "fig3_fc",
 NETS = {"fc": "fully-connected nets", "conv": "convolutional nets"}   # the claims' cases
 
 
-def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None, bound_note="",
-                          to1_min_scale=None, to1_note="", replicates=None):
-    """Claims and glue on the increments δχ of Fig. 3(a), for the run tagged ``tag``
+def fig3_increment_claims(tag, sensitivity, cond, min_scale="ci", bound_min_scale=None,
+                          bound_note="", to1_min_scale=None, to1_note="", replicates=None):
+    """Claims and glue on δχ (Fig. 3(a)) of the run ``tag`` in conditions ``cond``
     (``replicates``: the networks a larger scale runs, for the scorecard's 'decided at …')."""
     early, late = sensitivity["early"], sensitivity["late"]
     case = NETS[tag]
@@ -866,48 +870,46 @@ def fig3_increment_claims(tag, sensitivity, min_scale="ci", bound_min_scale=None
                           "δχ kept at its first-10-layer value (exponential growth)"),
              why="'tends to': the excess at least halves (paired per network)",
              source="Labatie 2019, Fig. 3(a) and Theorem 2", min_scale=to1_min_scale or min_scale,
-             note=to1_note, replicates=replicates)
+             note=to1_note, replicates=replicates, conditions=cond)
 
 
 # %%
-def fig3_shape_claims(tag, sensitivity, min_scale="ci", chi_note="", chi_min_scale=None,
-                      chi_controls=(), chi_conditions=None, replicates=None):
-    """Claims and glue on the signal's rank and the growth of χ (Fig. 3(b)); returns log10 χᴸ."""
+def fig3_shape_claims(tag, sensitivity, cond, min_scale="ci", chi_note="", chi_min_scale=None,
+                      chi_controls=(), replicates=None):
+    """Claims and glue on the rank and growth of χ (Fig. 3(b)) in ``cond``; returns log10 χᴸ."""
     reff, log10chi = sensitivity["reff"], sensitivity["log10chi"]
     case = NETS[tag]
     ch.glue_all({f"{tag}_reff_late": reff, f"{tag}_log10chi": log10chi}, digits=4)
-    ch.claim(f"{tag}_reff_to_1", f"effective rank r(x) at layer {L} → 1: one-dimensional signal "
-                                 "(mean ≤ 1.5)",
-             case=case, kind="reproduces", measured=reff, reference=1.5, tol=0.0, comparison="le",
+    ch.claim(f"{tag}_reff_to_1", f"effective rank r(x) at layer {L} → 1: one-dimensional "
+             "signal (mean ≤ 1.5)", case=case, kind="reproduces", measured=reff, reference=1.5,
+             tol=0.0, comparison="le",
              alternative=(sensitivity["reff_first"].mean,
                           "no collapse: effective rank r of the signal at the first record"),
              why="1.5: less than half a second direction (photo patches enter nearly rank one: "
                  "the Gaussian-input claim rules out 'no collapse')",
-             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale, replicates=replicates)
-    ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log₁₀ χ at layer {L} between 0 and 1 (χ between "
-                                "1 and "
-             "10)", case=case, kind="reproduces", measured=log10chi, reference=(0.0, 1.0),
-             comparison="between",
+             source="Labatie 2019, §5 and Fig. 3(b)", min_scale=min_scale, conditions=cond,
+             replicates=replicates)
+    ch.claim(f"{tag}_chi_slow", f"χ grows slowly: log₁₀ χ at layer {L} between 0 and 1 (χ "
+             "between 1 and 10)", case=case, kind="reproduces", measured=log10chi,
+             reference=(0.0, 1.0), comparison="between",
              alternative=(L * np.log10(sensitivity["early"].mean),
                           f"δχ kept at its first-10-layer value over {L} layers"),
              why="a bracket read off the paper's Fig. 3 (exponential growth would give χ ≫ 10)",
              source="Labatie 2019, Fig. 3 and §5", min_scale=chi_min_scale or min_scale,
-             note=chi_note, controls=chi_controls, conditions=chi_conditions,
-             replicates=replicates)
+             note=chi_note, controls=chi_controls, conditions=cond, replicates=replicates)
     return log10chi
 
 
 # %%
-fig3_increment_claims("fc", fig3_fc)
+fc_cond = conditions(params["width"], params["batch"], 512, 64)
+fig3_increment_claims("fc", fig3_fc, fc_cond)
 authors_fc = published.moment("vanilla_fc", "chi_loc3")
 authors_fc_chi = Estimate(*authors_fc.mean_se(200, log10=True), authors_fc.n - 1, authors_fc.n)
 chi_gap = study.chi_versus_authors(fig3_fc, "vanilla_fc")
-fc_cond = conditions(params["width"], params["batch"], 512, 64, fig3_fc["n"], 200)
 # assigned: a cell ending in a value would print it
 fc_log10chi = fig3_shape_claims(
-    "fc", fig3_fc, chi_note="log10 χᴸ spreads by several tenths across networks, so a handful of "
-    "networks cannot place its mean inside the bracket",
-    chi_conditions=fc_cond,
+    "fc", fig3_fc, fc_cond, chi_note="log10 χᴸ spreads by several tenths across networks, so a "
+    "handful of networks cannot place its mean inside the bracket",
     chi_controls=[Control("reference", authors_fc_chi.side(0.0) == 1 and
                           authors_fc_chi.side(1.0) == -1,
                           "the bracket on the authors' fully-connected nets (width 512, "
@@ -1009,8 +1011,12 @@ ch.glue("conv_chi_sd", log10chi_conv.se * np.sqrt(log10chi_conv.n), digits=2)
 # paper's (at ci they are reduced, and their spread says nothing about the paper's nets)
 SAME_CONV = all(params[k] == SCALES["paper"][k] for k in ("conv_width", "conv_batch"))
 PAPER_CONV_NETS = {"paper": SCALES["paper"]["conv_nets"]} if SAME_CONV else {}
+conv_cond = conditions(params["conv_width"], params["conv_batch"], 512, 64,
+                       arch="conv 3×3, periodic", ref_arch="conv 3×3, symmetric/zero padding")
+
+# %% tags=["remove-cell"]
 fig3_increment_claims(
-    "conv", fig3_conv, min_scale="default", bound_min_scale="paper",
+    "conv", fig3_conv, conv_cond, min_scale="default", bound_min_scale="paper",
     bound_note=f"graded from the paper scale: the last quarter's δχ exceeds 1 by "
                f"{late.mean - 1:.4f} on average and spreads by {late.se * np.sqrt(late.n):.4f} "
                f"between networks; {ch.glued['conv_bound_nets']} networks would put the 99 % "
@@ -1020,17 +1026,15 @@ fig3_increment_claims(
     replicates=PAPER_CONV_NETS)
 
 # %% tags=["remove-cell"]
-conv_cond = conditions(params["conv_width"], params["conv_batch"], 512, 64, fig3_conv["n"], 200,
-                       arch="conv 3×3, periodic", ref_arch="conv 3×3, symmetric/zero padding")
 authors_conv_chi = {v: e["log10chi"] for v, e in authors_ends.items()}
 conv_log10chi = fig3_shape_claims(
-    "conv", fig3_conv, min_scale="default", chi_min_scale="paper",
+    "conv", fig3_conv, conv_cond, min_scale="default", chi_min_scale="paper",
     chi_note=f"graded from the paper scale: log10 χᴸ spreads by {ch.glued['conv_chi_sd']} between "
              f"networks (the authors' 200 symmetric-boundary nets: "
              f"{authors_ends['vanilla_symmetric']['log10chi_std']:.2f}); "
              f"{ch.glued['conv_bracket_nets']} networks would place the mean's 99 % interval "
              f"inside or outside the bracket ({params['conv_nets']} here)",
-    chi_conditions=conv_cond, replicates=PAPER_CONV_NETS,
+    replicates=PAPER_CONV_NETS,
     chi_controls=[Control("reference", all(e.side(0.0) == 1 and e.side(1.0) == -1
                                            for e in authors_conv_chi.values()),
                           "the bracket on the authors' convolutional nets (width 512, B = 64, "
@@ -1104,14 +1108,15 @@ ch.glue_all({"lin_late": trend["linearity"]}, digits=4)
 ch.claim("coactivation_grows", f"the fraction of always-on/off units grows with depth (l = 10 "
          f"→ {L})", kind="reproduces", measured=trend["growth"], reference=0.0, tol=0.0,
          comparison="ge", alternative=(0.0, "no growth with depth"),
-         why="a sign, paired per network",
+         why="a sign, paired per network", conditions={"input": (INPUT, "CIFAR-10")},
          source="Labatie 2019, §5 (co-activation; Balduzzi et al. 2017)")
 ch.claim("pseudo_linear", f"pseudo-linearity at l = {L}: linearity index ≥ 0.9",
          kind="reproduces", measured=trend["linearity"], reference=0.9, tol=0.0, comparison="ge",
          alternative=(trend["linearity_first"].mean,
                       f"the index at the first record, l = {coactivation['depth'][0]}"),
          why="0.9: units split the data on average at most 1/40 of the time, p(1−p) ≤ 0.025",
-         source="Labatie 2019, §5 ('convergence to pseudo-linearity'), D.9")
+         source="Labatie 2019, §5 ('convergence to pseudo-linearity'), D.9",
+         conditions={"input": (INPUT, "CIFAR-10")})
 
 # %% [markdown]
 # The always-on/off fraction is {glue}`coact_early` at
@@ -1195,7 +1200,8 @@ for ds, case, kind, src in [
              reference=1.5, tol=0.0, comparison="le",
              alternative=(reff_in.mean,
                           f"no collapse: effective rank r of the {ds} input x⁰"),
-             why="the threshold for patches", source=src)
+             why="the threshold for patches", source=src,
+             conditions={"input": ("8×8 digits", "MNIST")} if ds == "digits" else {})
 data_verdict = ch.verdict(["data_digits_reff_to_1", "data_gaussian_reff_to_1"],
                           "with digits and Gaussian inputs too the signal ends up one-dimensional",
                           "with some inputs the signal does not end up one-dimensional",
