@@ -157,13 +157,14 @@ def carried_note(kind: str, controls: Iterable[Any], conditions: Mapping[str, An
     ``controls`` are :class:`Control` entries or their JSON records."""
     if kind != "reproduces":
         return ""
-    passed = {c.kind if isinstance(c, Control) else c.get("kind"):
-              c.passed if isinstance(c, Control) else c.get("passed") for c in controls or ()}
+    records = (c._asdict() if isinstance(c, Control) else c for c in controls or ())
+    passed = {c.get("kind"): c.get("passed") for c in records}
     if passed.get("conditions") is False:
         return CARRIED["measured"]
     names = [k for k, (ours, theirs) in (conditions or {}).items() if ours != theirs]
-    return CARRIED["unshown"].format(names=", ".join(names)) if names and not passed.get(
-        "conditions") else ""
+    if not names or passed.get("conditions"):
+        return ""
+    return CARRIED["unshown"].format(names=", ".join(names))
 
 
 def regraded(record: Mapping[str, Any]) -> dict[str, Any]:
