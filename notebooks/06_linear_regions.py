@@ -566,9 +566,15 @@ PAPER_DATA = "MNIST: 60 000 28×28 images"
 PAPER_STEPS = "≈ 18 750 Adam steps (20 MNIST epochs at batch 64)"
 epoch_steps = params["epochs"] * -(-len(inputs) // 64)
 n_kept = 1797 - params["n_held"]  # the step-by-step trainings' digits
+
+
+def short_conditions(steps, data):
+    """Our conditions beside Hanin & Rolnick's for a claim read off short training on digits."""
+    return {"data": (data, PAPER_DATA), "training steps": (f"{steps} Adam steps", PAPER_STEPS)}
+
+
 # the conditions of every claim read off these short trainings (controls for the directions below)
-SHORT = {"data": ("1 797 8×8 digits (scikit-learn)", PAPER_DATA),
-         "training steps": (f"{epoch_steps} Adam steps", PAPER_STEPS)}
+SHORT = short_conditions(epoch_steps, "1 797 8×8 digits (scikit-learn)")
 
 
 # graded from the paper scale; the scorecard says from this scale's mean and spread whether the
@@ -770,8 +776,7 @@ def short_training(steps, data):
     """The controls and conditions of a direction claim carried to short training on digits."""
     return dict(controls=[Control("estimator", counter_ok, counter_note),
                           Control("conditions", not any(matters), conditions_note)],
-                conditions={"data": (data, PAPER_DATA),
-                            "training steps": (f"{steps} Adam steps", PAPER_STEPS)})
+                conditions=short_conditions(steps, data))
 
 # %%
 ch.claim("train_grows", f"Carried to short training on small digits (the 1 797 8×8 digits, "
