@@ -63,14 +63,14 @@ def _ledgers(folder: Path, wanted: Iterable[str] = ()) -> dict[str, dict[str, An
     """The chapter ledgers (``NN_topic.json``) in ``folder``, by chapter; with ``wanted`` (chapter
     numbers or names) only those are read."""
     wanted = [str(w) for w in wanted]
-    return {f.stem: _graded(json.loads(f.read_text()))
-            for f in sorted(folder.glob("[0-9][0-9]_*.json"))
+    return {f.stem: read_ledger(f) for f in sorted(folder.glob("[0-9][0-9]_*.json"))
             if not wanted or any(f.stem == w or f.stem[:2] == w.zfill(2) for w in wanted)}
 
 
-def _graded(ledger: dict[str, Any]) -> dict[str, Any]:
-    """A chapter ledger read from disk with each claim graded by today's rule
+def read_ledger(path: Path) -> dict[str, Any]:
+    """A chapter ledger (JSON) with each claim graded by today's rule
     (:func:`layerwise.claims.regraded`: tracked evidence may predate it)."""
+    ledger = json.loads(Path(path).read_text())
     return dict(ledger, claims=[regraded(c) for c in ledger.get("claims", [])])
 
 
@@ -139,7 +139,7 @@ def tracked_claims(root: Path, chapter: str, scales: Iterable[str] = ("paper",))
     dated = [
         (str(meta.get("date", "")), folder.name,
          [dict(c, scale=meta["scale"])
-          for c in _graded(json.loads((folder / f"{chapter}.json").read_text()))["claims"]])
+          for c in read_ledger(folder / f"{chapter}.json")["claims"]])
         for folder, meta in _evidence(root)
         if meta.get("scale") in scales and (folder / f"{chapter}.json").exists()
     ]
@@ -492,7 +492,7 @@ def write_summary(root: Path | None = None) -> Path:
         if scale is None or not res.exists():
             continue
         scales_shown.add(scale)
-        data = _graded(json.loads(res.read_text()))
+        data = read_ledger(res)
         records += [(ch, title, c) for c in data["claims"]]
         img = ""
         thumb = results_root(root) / data["figures"][0] if data.get("figures") else None
